@@ -1,0 +1,116 @@
+package sdk
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Config is a plugin's table from the recipe, as decoded TOML values
+// (string, bool, int64, float64, []any, map[string]any). Over the wire it
+// travels as JSON, so integers may arrive as float64; the accessors accept
+// both.
+type Config map[string]any
+
+// Only returns an error naming the first key of c that is not in allowed,
+// and listing what would have been accepted.
+func (c Config) Only(allowed ...string) error {
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	var bad []string
+	for k := range c {
+		if !ok[k] {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	sort.Strings(allowed)
+	return fmt.Errorf("unknown key %q (accepted: %s)", bad[0], strings.Join(allowed, ", "))
+}
+
+// Float returns key as a float64, or def if it is absent.
+func (c Config) Float(key string, def float64) (float64, error) {
+	v, ok := c[key]
+	if !ok {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("key %q: %v is not a finite number", key, x)
+		}
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case int:
+		return float64(x), nil
+	}
+	return 0, fmt.Errorf("key %q: want a number, got %T %v", key, v, v)
+}
+
+// Int returns key as an int, or def if it is absent. A float value must be
+// integral.
+func (c Config) Int(key string, def int) (int, error) {
+	v, ok := c[key]
+	if !ok {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case int64:
+		return int(x), nil
+	case int:
+		return x, nil
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, fmt.Errorf("key %q: want an integer, got %v", key, x)
+		}
+		return int(x), nil
+	}
+	return 0, fmt.Errorf("key %q: want an integer, got %T %v", key, v, v)
+}
+
+// String returns key as a string, or def if it is absent.
+func (c Config) String(key, def string) (string, error) {
+	v, ok := c[key]
+	if !ok {
+		return def, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("key %q: want a string, got %T %v", key, v, v)
+	}
+	return s, nil
+}
+
+// Bool returns key as a bool, or def if it is absent.
+func (c Config) Bool(key string, def bool) (bool, error) {
+	v, ok := c[key]
+	if !ok {
+		return def, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("key %q: want true or false, got %T %v", key, v, v)
+	}
+	return b, nil
+}
+
+// IntRange returns key as an int in [lo, hi], or def if absent.
+func (c Config) IntRange(key string, def, lo, hi int) (int, error) {
+	v, err := c.Int(key, def)
+	if err != nil {
+		return 0, err
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("key %q: %d is out of range (accepted: %d..%d)", key, v, lo, hi)
+	}
+	return v, nil
+}

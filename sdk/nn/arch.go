@@ -1,0 +1,195 @@
+// Package nn is the small 1-D convolutional network library that uaxai
+// plugins use: an architecture spec, a flat float32 parameter vector with
+// PyTorch state_dict names, forward and backward passes on batches, Adam,
+// safetensors I/O and an eval-mode inference Model with folded batchnorm.
+//
+// Tensors are laid out as PyTorch lays them out: activations are (B, C, T)
+// row-major, conv weights (out, in, kernel), dense weights (out, in).
+package nn
+
+import (
+	"fmt"
+	"strings"
+)
+
+// LayerKind names one layer type of an architecture spec.
+type LayerKind string
+
+// The layer kinds an architecture may use.
+const (
+	KindConv1D        LayerKind = "conv1d"        // valid cross-correlation, stride 1
+	KindReLU          LayerKind = "relu"          // max(u, 0)
+	KindMaxPool1D     LayerKind = "maxpool1d"     // window Kernel, stride 1
+	KindGlobalMaxPool LayerKind = "globalmaxpool" // max over all time steps: (C, T) -> (C, 1)
+	KindBatchNorm1D   LayerKind = "batchnorm1d"   // per channel, eps 1e-5, momentum 0.1
+	KindFlatten       LayerKind = "flatten"       // (C, T) -> (C*T, 1)
+	KindDense         LayerKind = "dense"         // y = W x + b
+	KindDropout       LayerKind = "dropout"       // inverted dropout with probability P
+)
+
+// Layer is one entry of an architecture spec. A recipe writes it as
+//
+//	[[model.layers]]
+//	kind = "conv1d"
+//	name = "conv1"
+//	out = 8
+//	kernel = 3
+//
+// Name is required for layers with parameters (conv1d, batchnorm1d, dense):
+// it is the prefix of their state_dict names ("conv1.weight").
+type Layer struct {
+	Kind   LayerKind `toml:"kind" json:"kind"`
+	Name   string    `toml:"name" json:"name,omitempty"`
+	Out    int       `toml:"out" json:"out,omitempty"`       // conv1d: output channels; dense: units
+	Kernel int       `toml:"kernel" json:"kernel,omitempty"` // conv1d, maxpool1d: window length
+	P      float64   `toml:"p" json:"p,omitempty"`           // dropout probability
+}
+
+// Arch is a network architecture: an input of InChannels x InLen samples
+// followed by Layers. The last layer's output is the logit vector; softmax
+// is applied on top by the Model and the loss.
+type Arch struct {
+	Name       string  `toml:"name" json:"name"`
+	InChannels int     `toml:"in_channels" json:"in_channels"`
+	InLen      int     `toml:"in_len" json:"in_len"`
+	Layers     []Layer `toml:"layers" json:"layers"`
+}
+
+// PaperArchName is the name of the paper's network (Table 4, tb:DCNN).
+const PaperArchName = "paper-1dcnn"
+
+// PaperArch returns the paper's 1-D CNN: 640 -> conv 638 -> conv 636 ->
+// maxpool 634 -> bn -> conv 632 -> conv 630 -> global max -> bn -> dense 64
+// -> bn -> dense 16.
+func PaperArch() Arch {
+	return Arch{
+		Name: PaperArchName, InChannels: 1, InLen: 640,
+		Layers: []Layer{
+			{Kind: KindConv1D, Name: "conv1", Out: 8, Kernel: 3},
+			{Kind: KindReLU},
+			{Kind: KindConv1D, Name: "conv2", Out: 8, Kernel: 3},
+			{Kind: KindReLU},
+			{Kind: KindMaxPool1D, Kernel: 3},
+			{Kind: KindBatchNorm1D, Name: "bn1"},
+			{Kind: KindConv1D, Name: "conv3", Out: 16, Kernel: 3},
+			{Kind: KindReLU},
+			{Kind: KindConv1D, Name: "conv4", Out: 16, Kernel: 3},
+			{Kind: KindReLU},
+			{Kind: KindGlobalMaxPool},
+			{Kind: KindBatchNorm1D, Name: "bn2"},
+			{Kind: KindFlatten},
+			{Kind: KindDense, Name: "fc1", Out: 64},
+			{Kind: KindReLU},
+			{Kind: KindBatchNorm1D, Name: "bn3"},
+			{Kind: KindDense, Name: "fc2", Out: 16},
+		},
+	}
+}
+
+// PaperArchDropout is the paper's network with dropout of probability p on
+// fc2's input, as MC dropout uses it.
+func PaperArchDropout(p float64) Arch {
+	a := PaperArch()
+	n := len(a.Layers)
+	layers := append([]Layer{}, a.Layers[:n-1]...)
+	layers = append(layers, Layer{Kind: KindDropout, P: p}, a.Layers[n-1])
+	a.Layers = layers
+	return a
+}
+
+// LookupArch returns a named built-in architecture.
+func LookupArch(name string) (Arch, error) {
+	switch name {
+	case PaperArchName, "":
+		return PaperArch(), nil
+	}
+	return Arch{}, fmt.Errorf("unknown architecture %q (known: %s)", name, PaperArchName)
+}
+
+// Shape is the (channels, length) shape of one sample's activation.
+type Shape struct{ C, T int }
+
+// Size is C*T.
+func (s Shape) Size() int { return s.C * s.T }
+
+// Shapes validates the architecture and returns the output shape of every
+// layer (index i is the output of Layers[i]); the input shape is
+// Shape{InChannels, InLen}.
+func (a Arch) Shapes() ([]Shape, error) {
+	if a.InChannels < 1 || a.InLen < 1 {
+		return nil, fmt.Errorf("arch %q: in_channels and in_len must be >= 1, got %d and %d", a.Name, a.InChannels, a.InLen)
+	}
+	if len(a.Layers) == 0 {
+		return nil, fmt.Errorf("arch %q: no layers", a.Name)
+	}
+	cur := Shape{a.InChannels, a.InLen}
+	out := make([]Shape, len(a.Layers))
+	names := map[string]bool{}
+	for i, l := range a.Layers {
+		where := fmt.Sprintf("arch %q layer %d (%s)", a.Name, i, l.Kind)
+		switch l.Kind {
+		case KindConv1D, KindDense, KindBatchNorm1D:
+			if l.Name == "" {
+				return nil, fmt.Errorf("%s: name is required for a layer with parameters", where)
+			}
+			if strings.ContainsAny(l.Name, ". ") {
+				return nil, fmt.Errorf("%s: name %q must not contain '.' or spaces", where, l.Name)
+			}
+			if names[l.Name] {
+				return nil, fmt.Errorf("%s: duplicate layer name %q", where, l.Name)
+			}
+			names[l.Name] = true
+		}
+		switch l.Kind {
+		case KindConv1D:
+			if l.Out < 1 || l.Kernel < 1 {
+				return nil, fmt.Errorf("%s: out and kernel must be >= 1, got %d and %d", where, l.Out, l.Kernel)
+			}
+			if cur.T < l.Kernel {
+				return nil, fmt.Errorf("%s: input length %d is shorter than kernel %d", where, cur.T, l.Kernel)
+			}
+			cur = Shape{l.Out, cur.T - l.Kernel + 1}
+		case KindMaxPool1D:
+			if l.Kernel < 1 || cur.T < l.Kernel {
+				return nil, fmt.Errorf("%s: kernel must be in [1, %d], got %d", where, cur.T, l.Kernel)
+			}
+			cur = Shape{cur.C, cur.T - l.Kernel + 1}
+		case KindGlobalMaxPool:
+			cur = Shape{cur.C, 1}
+		case KindReLU, KindBatchNorm1D:
+		case KindDropout:
+			if !(l.P >= 0 && l.P < 1) {
+				return nil, fmt.Errorf("%s: p must be in [0, 1), got %g", where, l.P)
+			}
+		case KindFlatten:
+			cur = Shape{cur.C * cur.T, 1}
+		case KindDense:
+			if cur.T != 1 {
+				return nil, fmt.Errorf("%s: dense needs a flat input (length 1), got %d channels x %d; add a flatten or globalmaxpool layer", where, cur.C, cur.T)
+			}
+			if l.Out < 1 {
+				return nil, fmt.Errorf("%s: out must be >= 1, got %d", where, l.Out)
+			}
+			cur = Shape{l.Out, 1}
+		default:
+			return nil, fmt.Errorf("%s: unknown kind %q (accepted: conv1d, relu, maxpool1d, globalmaxpool, batchnorm1d, flatten, dense, dropout)", where, l.Kind)
+		}
+		out[i] = cur
+	}
+	if cur.T != 1 {
+		return nil, fmt.Errorf("arch %q: the last layer must give a flat logit vector, got %d x %d", a.Name, cur.C, cur.T)
+	}
+	return out, nil
+}
+
+// Classes is the number of logits, the output width of the last layer.
+func (a Arch) Classes() int {
+	s, err := a.Shapes()
+	if err != nil {
+		return 0
+	}
+	return s[len(s)-1].C
+}
+
+// Validate reports whether the architecture is well formed.
+func (a Arch) Validate() error { _, err := a.Shapes(); return err }

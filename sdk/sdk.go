@@ -1,0 +1,163 @@
+// Package sdk is what a uaxai plugin author imports: the three plugin
+// interfaces (Posterior, Explainer, Summary), their request and result
+// types, Serve, and the network library in sdk/nn.
+//
+// A plugin is a Go value that implements one of the interfaces. Its main
+// function is one line:
+//
+//	func main() { sdk.Serve(myexplainer.New()) }
+//
+// The host runs it out of process over gRPC (hashicorp/go-plugin); the
+// protocol is internal to this module and versioned by ProtocolVersion.
+package sdk
+
+import (
+	"context"
+
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// Kind is one of the three plugin kinds.
+type Kind string
+
+// The plugin kinds.
+const (
+	KindPosterior Kind = "posterior"
+	KindExplainer Kind = "explainer"
+	KindSummary   Kind = "summary"
+)
+
+// Info describes a plugin. ID is namespaced by kind: "explainer.occlusion".
+type Info struct {
+	ID      string
+	Version string
+	Summary string
+}
+
+// Posterior is a model distribution q_phi: it is fitted once on a training
+// set (the host caches the Artifact) and then sampled.
+type Posterior interface {
+	Info() PosteriorInfo
+	// Check validates the plugin's recipe table without doing any work.
+	Check(cfg Config) error
+	// Fit trains or post-processes and returns everything Sample needs.
+	Fit(ctx context.Context, req FitRequest) (Artifact, error)
+	// Sample returns req.Draws parameter draws theta_1..theta_S. Draw s
+	// must depend only on (artifact, config, req.Seeds[s]).
+	Sample(ctx context.Context, a Artifact, req SampleRequest) ([]nn.Params, error)
+}
+
+// PosteriorInfo describes a posterior. A finite posterior (an ensemble of K
+// members) has Finite set, and accepts at most K draws.
+type PosteriorInfo struct {
+	Info
+	Finite bool
+}
+
+// Dataset is a labelled set of waveforms, X holding N rows of Len values.
+type Dataset struct {
+	X   []float32
+	Y   []int
+	N   int
+	Len int
+}
+
+// Row returns waveform i.
+func (d Dataset) Row(i int) []float32 { return d.X[i*d.Len : (i+1)*d.Len : (i+1)*d.Len] }
+
+// FitRequest is what a posterior is fitted on.
+type FitRequest struct {
+	Arch     nn.Arch
+	Train    Dataset
+	Val      Dataset
+	Training nn.TrainConfig // the recipe's [train] table
+	Config   Config         // the posterior's own recipe table
+	Seed     uint64         // base seed; members derive theirs from it or from Config
+	Workers  int            // goroutines the plugin may use (0: all cores)
+}
+
+// Artifact is a fitted posterior: the architecture and named float32
+// tensors (ensemble members, a MAP estimate and its precision, ...), plus
+// string metadata. The host stores it as safetensors in its cache.
+type Artifact struct {
+	Arch    nn.Arch
+	Tensors map[string][]float32
+	Meta    map[string]string
+}
+
+// SampleRequest asks for len(Seeds) draws; draw s uses Seeds[s].
+type SampleRequest struct {
+	Seeds  []uint64
+	Config Config
+}
+
+// Needs says what an explainer asks of the model.
+type Needs uint8
+
+// The model capabilities an explainer can need.
+const (
+	NeedsProbs Needs = 1 << iota
+	NeedsInputGrad
+	NeedsLayer
+)
+
+// ExplainerInfo describes an explainer. A stochastic explainer (LIME) draws
+// its random state from ExplainRequest.Seeds.
+type ExplainerInfo struct {
+	Info
+	Needs      Needs
+	Stochastic bool
+}
+
+// Explainer is an attribution operator tau_x(theta, xi).
+type Explainer interface {
+	Info() ExplainerInfo
+	// Check validates the plugin's recipe table without doing any work.
+	Check(cfg Config) error
+	// Explain returns one map per input of req: len(result) == len(req.Targets),
+	// each of length m.InputLen(). Maps stay signed.
+	Explain(ctx context.Context, m nn.Model, req ExplainRequest) ([][]float64, error)
+}
+
+// ExplainRequest is a batch of inputs to explain under one model draw.
+type ExplainRequest struct {
+	X       []float32 // B inputs, InputLen values each
+	Targets []int     // the class explained for each input
+	Seeds   []uint64  // one per input, for stochastic explainers
+	Config  Config
+}
+
+// OutputKind is what a summary produces.
+type OutputKind string
+
+// The summary output kinds.
+const (
+	OutputMap  OutputKind = "map"  // a real-valued relevance map
+	OutputSet  OutputKind = "set"  // a binary index set
+	OutputBand OutputKind = "band" // a lower and an upper map
+)
+
+// SummaryInfo describes a summary.
+type SummaryInfo struct {
+	Info
+	Output OutputKind
+}
+
+// Summary is a UA-RAO summary functional Phi applied to the empirical
+// explanation distribution of each input.
+type Summary interface {
+	Info() SummaryInfo
+	// Check validates the plugin's recipe table without doing any work.
+	Check(cfg Config) error
+	// Summarise takes a batch of inputs; draws[i] holds the S maps of input
+	// i (draws[i][s] has N values). It returns one Result per input.
+	Summarise(ctx context.Context, draws [][][]float64, cfg Config) ([]Result, error)
+}
+
+// Result is one summary of one input: Map for OutputMap, Set for
+// OutputSet, Lower and Upper for OutputBand.
+type Result struct {
+	Map          []float64
+	Set          []bool
+	Lower, Upper []float64
+}
