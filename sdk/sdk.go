@@ -74,6 +74,15 @@ type FitRequest struct {
 	Config   Config         // the posterior's own recipe table
 	Seed     uint64         // base seed; members derive theirs from it or from Config
 	Workers  int            // goroutines the plugin may use (0: all cores)
+	// Progress, if not nil, receives progress reports during Fit. Over
+	// gRPC the reports are streamed to the host, which draws a progress bar.
+	Progress func(Progress) `json:"-"`
+}
+
+// Progress is one progress report of a long call.
+type Progress struct {
+	Done, Total int    // units of work done and in all (epochs, members, ...)
+	Message     string // e.g. "member 2 epoch 14 loss 0.0831 val_acc 0.972"
 }
 
 // Artifact is a fitted posterior: the architecture and named float32

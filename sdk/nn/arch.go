@@ -90,6 +90,7 @@ func PaperArch() Arch {
 // fc2's input, as MC dropout uses it.
 func PaperArchDropout(p float64) Arch {
 	a := PaperArch()
+	a.Name = PaperArchName + "-dropout"
 	n := len(a.Layers)
 	layers := append([]Layer{}, a.Layers[:n-1]...)
 	layers = append(layers, Layer{Kind: KindDropout, P: p}, a.Layers[n-1])

@@ -1,0 +1,67 @@
+package nn
+
+import "fmt"
+
+// FoldDropout turns one MC-dropout draw into an ordinary network. masks[j]
+// is the keep mask of the j-th dropout layer of a (one entry per input unit
+// of that layer, the same for every input). Each dropout layer must be
+// followed directly by a dense or conv1d layer, whose weight columns are
+// scaled: w'[o,i,k] = w[o,i,k] m_i / (1 - p). The dropout layers are
+// removed from the returned architecture.
+func FoldDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, error) {
+	lay, err := NewLayout(a)
+	if err != nil {
+		return Arch{}, nil, err
+	}
+	if len(p) != lay.Size {
+		return Arch{}, nil, fmt.Errorf("arch %q: parameter vector has %d values, want %d", a.Name, len(p), lay.Size)
+	}
+	shapes, _ := a.Shapes()
+	out := Arch{Name: a.Name, InChannels: a.InChannels, InLen: a.InLen}
+	q := append([]float32(nil), p...)
+	j := 0
+	for i, l := range a.Layers {
+		if l.Kind != KindDropout {
+			out.Layers = append(out.Layers, l)
+			continue
+		}
+		if j >= len(masks) {
+			return Arch{}, nil, fmt.Errorf("arch %q: %d dropout masks given, layer %d is dropout number %d", a.Name, len(masks), i, j+1)
+		}
+		m := masks[j]
+		j++
+		in := Shape{a.InChannels, a.InLen}
+		if i > 0 {
+			in = shapes[i-1]
+		}
+		if i+1 >= len(a.Layers) || (a.Layers[i+1].Kind != KindDense && a.Layers[i+1].Kind != KindConv1D) {
+			return Arch{}, nil, fmt.Errorf("arch %q: dropout layer %d must be followed by a dense or conv1d layer to be folded", a.Name, i)
+		}
+		if len(m) != in.C {
+			return Arch{}, nil, fmt.Errorf("arch %q: dropout layer %d needs a mask of %d units, got %d", a.Name, i, in.C, len(m))
+		}
+		next := a.Layers[i+1]
+		k := 1
+		if next.Kind == KindConv1D {
+			k = next.Kernel
+		}
+		w := lay.View(q, next.Name+".weight")
+		scale := float32(1 / (1 - l.P))
+		for o := 0; o < next.Out; o++ {
+			for c := 0; c < in.C; c++ {
+				for t := 0; t < k; t++ {
+					if m[c] {
+						w[(o*in.C+c)*k+t] *= scale
+					} else {
+						w[(o*in.C+c)*k+t] = 0
+					}
+				}
+			}
+		}
+	}
+	if j != len(masks) {
+		return Arch{}, nil, fmt.Errorf("arch %q: %d dropout masks given for %d dropout layers", a.Name, len(masks), j)
+	}
+	// The layout of out equals that of a (dropout has no parameters).
+	return out, q, nil
+}
