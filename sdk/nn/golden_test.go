@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"bufio"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,90 +8,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
-// goldenDir finds ../shared/golden/paper-1dcnn beside the repository root.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden", "paper-1dcnn")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden set not found at %s (the shared/ folder beside the repository)", g)
-	}
-	return g
-}
-
-func readCSV32(t testing.TB, path string) [][]float32 {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows [][]float32
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var row []float32
-		for _, s := range strings.Split(line, ",") {
-			v, err := strconv.ParseFloat(s, 32)
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			row = append(row, float32(v))
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-type golden struct {
+type goldenSet struct {
 	dir    string
 	params Params
 	x      []float32
 	labels []int
 }
 
-func loadGolden(t testing.TB) golden {
-	g := golden{dir: goldenDir(t)}
+func loadGolden(t testing.TB) goldenSet {
+	g := goldenSet{dir: golden.Dir(t, "paper-1dcnn")}
 	p, err := LoadParams(filepath.Join(g.dir, "model.safetensors"), PaperArch())
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.params = p
-	for _, r := range readCSV32(t, filepath.Join(g.dir, "waveforms.csv")) {
-		g.x = append(g.x, r...)
-	}
-	for _, r := range readCSV32(t, filepath.Join(g.dir, "labels.csv")) {
-		g.labels = append(g.labels, int(r[0]))
-	}
+	g.x, g.labels = golden.Inputs(t, g.dir)
 	return g
-}
-
-func flat(rows [][]float32) []float32 {
-	var out []float32
-	for _, r := range rows {
-		out = append(out, r...)
-	}
-	return out
 }
 
 // within checks |got - want| <= tol * max(1, |want|) element-wise.
@@ -147,16 +82,16 @@ func TestGoldenLogitsAndProbs(t *testing.T) {
 	}
 	logits := make([]float32, 16*16)
 	m.Logits(logits, g.x)
-	within(t, "folded logits", logits, flat(readCSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+	within(t, "folded logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 16*16)
 	m.Probs(probs, g.x)
-	within(t, "folded probs", probs, flat(readCSV32(t, filepath.Join(g.dir, "probs.csv"))), 1e-5)
+	within(t, "folded probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "probs.csv"))), 1e-5)
 
 	// The unfolded network in eval mode computes the same function.
 	net, _ := NewNet(PaperArch())
 	ws := net.NewWorkspace(16)
 	net.Forward(ws, g.params.Data, g.x, false, nil)
-	within(t, "unfolded logits", ws.Logits(), flat(readCSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+	within(t, "unfolded logits", ws.Logits(), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 }
 
 func TestGoldenInputGrad(t *testing.T) {
@@ -167,7 +102,7 @@ func TestGoldenInputGrad(t *testing.T) {
 	}
 	grad := make([]float32, len(g.x))
 	m.InputGrad(grad, nil, g.x, g.labels)
-	within(t, "input grad", grad, flat(readCSV32(t, filepath.Join(g.dir, "input_grad.csv"))), 1e-5)
+	within(t, "input grad", grad, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "input_grad.csv"))), 1e-5)
 }
 
 func readTensors(t testing.TB, path string) *safetensors.File {
@@ -332,7 +267,7 @@ func TestGoldenAdam(t *testing.T) {
 func TestGoldenMCDropoutFold(t *testing.T) {
 	g := loadGolden(t)
 	dir := filepath.Join(g.dir, "mcdropout_fold")
-	maskRow := readCSV32(t, filepath.Join(dir, "mask.csv"))[0]
+	maskRow := golden.CSV32(t, filepath.Join(dir, "mask.csv"))[0]
 	mask := make([]bool, len(maskRow))
 	for i, v := range maskRow {
 		mask[i] = v != 0
@@ -358,10 +293,10 @@ func TestGoldenMCDropoutFold(t *testing.T) {
 	}
 	logits := make([]float32, 256)
 	m.Logits(logits, g.x)
-	within(t, "mc-dropout logits", logits, flat(readCSV32(t, filepath.Join(dir, "logits.csv"))), 1e-5)
+	within(t, "mc-dropout logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 256)
 	m.Probs(probs, g.x)
-	within(t, "mc-dropout probs", probs, flat(readCSV32(t, filepath.Join(dir, "probs.csv"))), 1e-5)
+	within(t, "mc-dropout probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(dir, "probs.csv"))), 1e-5)
 
 	// A train-mode forward of the dropout net with that mask on fc2's input
 	// is the folded network (eval-mode batchnorm elsewhere is what the
@@ -369,5 +304,5 @@ func TestGoldenMCDropoutFold(t *testing.T) {
 	net, _ := NewNet(da)
 	ws := net.NewWorkspace(16)
 	net.Forward(ws, p.Data, g.x, false, nil)
-	within(t, "eval-mode dropout is the identity", ws.Logits(), flat(readCSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+	within(t, "eval-mode dropout is the identity", ws.Logits(), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 }

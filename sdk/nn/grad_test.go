@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // smallArch uses every layer kind on a short input.
@@ -292,8 +294,42 @@ func TestGoldenGradCAMLayer(t *testing.T) {
 			}
 		}
 	}
-	within(t, "grad-cam", cam, flat(readCSV32(t, filepath.Join(g.dir, "gradcam_raw.csv"))), 1e-5)
+	within(t, "grad-cam", cam, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "gradcam_raw.csv"))), 1e-5)
 	if _, err := m.LayerShape("nope"); err == nil {
 		t.Error("unknown layer accepted")
+	}
+}
+
+// TestWindowProbsMatchesPlain: the incremental occlusion path equals full
+// forward passes of the occluded inputs, on the paper's net and on a
+// network with other kernel sizes and channels.
+func TestWindowProbsMatchesPlain(t *testing.T) {
+	paper := loadGolden(t)
+	cases := []struct {
+		p Params
+		x []float32
+	}{{paper.params, paper.x[:640]}}
+	net, p, x, _ := randomSetup(t, smallArch(), 1, 9)
+	cases = append(cases, struct {
+		p Params
+		x []float32
+	}{Params{Arch: net.Arch(), Data: p}, x})
+	for _, c := range cases {
+		m, err := NewModel(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T := c.p.Arch.InLen
+		for _, width := range []int{1, 5, T / 3} {
+			var starts []int
+			for s := 0; s+width <= T; s += 2 {
+				starts = append(starts, s)
+			}
+			fast := make([]float32, len(starts))
+			plain := make([]float32, len(starts))
+			m.WindowProbs(fast, c.x, starts, width, 0.25, 1)
+			m.windowProbsPlain(plain, c.x, starts, width, 0.25, 1)
+			within(t, c.p.Arch.Name+" window probs", fast, plain, 1e-6)
+		}
 	}
 }

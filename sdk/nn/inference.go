@@ -21,6 +21,9 @@ type Inference struct {
 	net    *Net
 	folded []float32
 	pool   sync.Pool
+
+	planOnce sync.Once
+	plan     *windowPlan // nil: no local-stack structure (see WindowProbs)
 }
 
 // NewModel builds the eval-mode model of p. It fails on a parameter vector

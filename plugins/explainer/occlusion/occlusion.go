@@ -1,0 +1,155 @@
+// Package occlusion is the attribution operator "explainer.occlusion",
+// Captum's Occlusion on the class probability: windows of `window` samples
+// starting at s = 0, stride, 2 stride, ... (s + window <= N) are set to
+// `baseline`, and
+//
+//	map[t] = (1 / |W_t|) sum_{s in W_t} (p_c(x) - p_c(x with window s set to the baseline))
+//
+// where W_t is the set of windows covering t. A position no window covers
+// (when the stride leaves a tail) gets 0. The map stays signed. With several
+// input channels a window occludes every channel at once, and each channel's
+// map row is the same time map.
+package occlusion
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// ID is the plugin's ID.
+const ID = "explainer.occlusion"
+
+// Explainer is the occlusion operator.
+type Explainer struct{}
+
+// New returns the occlusion explainer.
+func New() *Explainer { return &Explainer{} }
+
+// Info describes the plugin.
+func (*Explainer) Info() sdk.ExplainerInfo {
+	return sdk.ExplainerInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)"}, Needs: sdk.NeedsProbs}
+}
+
+type config struct {
+	window, stride int
+	baseline       float32
+}
+
+func parse(cfg sdk.Config) (config, error) {
+	if err := cfg.Only("window", "stride", "baseline"); err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	w, err := cfg.IntRange("window", 60, 1, 1<<20)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	s, err := cfg.IntRange("stride", 1, 1, 1<<20)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	b, err := cfg.Float("baseline", 0)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	return config{window: w, stride: s, baseline: float32(b)}, nil
+}
+
+// Check validates window (>= 1, default 60), stride (>= 1, default 1) and
+// baseline (a number, default 0).
+func (*Explainer) Check(cfg sdk.Config) error { _, err := parse(cfg); return err }
+
+// WindowProber is implemented by models that compute the probabilities of
+// occluded copies of an input faster than a full forward pass each (see
+// nn.Inference.WindowProbs). Results must equal the plain computation.
+type WindowProber interface {
+	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
+}
+
+// Explain computes one occlusion map per input.
+func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	c, err := parse(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	n := m.InputLen()
+	if c.window > m.Arch().InLen {
+		return nil, fmt.Errorf("%s: window %d is longer than the input (%d samples)", ID, c.window, m.Arch().InLen)
+	}
+	B := len(req.Targets)
+	if len(req.X) != B*n {
+		return nil, fmt.Errorf("%s: %d input values for %d targets of %d samples", ID, len(req.X), B, n)
+	}
+	T := m.Arch().InLen // windows slide over time, across every channel
+	var starts []int
+	for s := 0; s+c.window <= T; s += c.stride {
+		starts = append(starts, s)
+	}
+	k := m.Classes()
+	base := make([]float32, B*k)
+	m.Probs(base, req.X)
+	fast, _ := m.(WindowProber)
+	const chunk = 64
+	buf := make([]float32, chunk*n)
+	probs := make([]float32, chunk*k)
+	pw := make([]float32, len(starts))
+	out := make([][]float64, B)
+	for b := 0; b < B; b++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		y := req.Targets[b]
+		if y < 0 || y >= k {
+			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
+		}
+		x := req.X[b*n : (b+1)*n]
+		if fast != nil {
+			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
+		} else {
+			for s0 := 0; s0 < len(starts); s0 += chunk {
+				s1 := min(s0+chunk, len(starts))
+				for j := s0; j < s1; j++ {
+					row := buf[(j-s0)*n : (j-s0+1)*n]
+					copy(row, x)
+					for ch := 0; ch < n/T; ch++ {
+						for t := starts[j]; t < starts[j]+c.window; t++ {
+							row[ch*T+t] = c.baseline
+						}
+					}
+				}
+				m.Probs(probs[:(s1-s0)*k], buf[:(s1-s0)*n])
+				for j := s0; j < s1; j++ {
+					pw[j] = probs[(j-s0)*k+y]
+				}
+			}
+		}
+		row := Accumulate(make([]float64, T), base[b*k+y], pw, starts, c.window)
+		out[b] = make([]float64, n)
+		for ch := 0; ch < n/T; ch++ {
+			copy(out[b][ch*T:], row)
+		}
+	}
+	return out, nil
+}
+
+// Accumulate writes map[t] = mean over the windows s covering t of
+// (p0 - pw[s]) into dst (0 where no window covers t), and returns dst.
+func Accumulate(dst []float64, p0 float32, pw []float32, starts []int, window int) []float64 {
+	cnt := make([]int, len(dst))
+	clear(dst)
+	for j, s := range starts {
+		d := float64(p0) - float64(pw[j])
+		for t := s; t < s+window; t++ {
+			dst[t] += d
+			cnt[t]++
+		}
+	}
+	for t := range dst {
+		if cnt[t] > 0 {
+			dst[t] /= float64(cnt[t])
+		}
+	}
+	return dst
+}

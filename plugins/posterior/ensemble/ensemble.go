@@ -1,0 +1,211 @@
+// Package ensemble is the deep-ensemble posterior "posterior.ensemble": K
+// networks trained independently from their own seeds (initialisation and
+// shuffling), each a draw of the implicit distribution q_phi. It is finite:
+// draw s is member s, so S <= K.
+package ensemble
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// ID is the plugin's ID.
+const ID = "posterior.ensemble"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// Posterior trains K members. The deterministic baseline is the same code
+// with K = 1 (see New and NewDeterministic).
+type Posterior struct {
+	id, summary   string
+	defaultK      int
+	allowMembers  bool
+	defaultSeedOf func(req sdk.FitRequest, k int) uint64
+}
+
+// New returns the ensemble posterior.
+func New() *Posterior {
+	return &Posterior{id: ID, summary: "deep ensemble of K independently trained members (members, seeds)", defaultK: 5, allowMembers: true,
+		defaultSeedOf: func(req sdk.FitRequest, k int) uint64 { return req.Seed + uint64(k) }}
+}
+
+// NewDeterministic returns "posterior.deterministic": one trained network,
+// a point mass at its parameters.
+func NewDeterministic() *Posterior {
+	return &Posterior{id: "posterior.deterministic", summary: "one trained network (seed)", defaultK: 1,
+		defaultSeedOf: func(req sdk.FitRequest, _ int) uint64 { return req.Seed }}
+}
+
+// Info describes the plugin.
+func (p *Posterior) Info() sdk.PosteriorInfo {
+	return sdk.PosteriorInfo{Info: sdk.Info{ID: p.id, Version: Version, Summary: p.summary}, Finite: true}
+}
+
+type config struct {
+	seeds []uint64
+}
+
+func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
+	allowed := []string{"seed"}
+	if p.allowMembers {
+		allowed = []string{"members", "seeds"}
+	}
+	if err := cfg.Only(allowed...); err != nil {
+		return config{}, fmt.Errorf("%s: %w", p.id, err)
+	}
+	k := p.defaultK
+	var seeds []uint64
+	if p.allowMembers {
+		var err error
+		if k, err = cfg.IntRange("members", p.defaultK, 1, 1000); err != nil {
+			return config{}, fmt.Errorf("%s: %w", p.id, err)
+		}
+		if v, ok := cfg["seeds"]; ok {
+			list, ok := v.([]any)
+			if !ok {
+				return config{}, fmt.Errorf("%s: key \"seeds\": want a list of integers, got %T", p.id, v)
+			}
+			if _, has := cfg["members"]; has && len(list) != k {
+				return config{}, fmt.Errorf("%s: key \"seeds\" has %d entries, members = %d", p.id, len(list), k)
+			}
+			k = len(list)
+			for i := range list {
+				s, err := sdk.Config{"s": list[i]}.Int("s", 0)
+				if err != nil || s < 0 {
+					return config{}, fmt.Errorf("%s: key \"seeds\" entry %d: want a nonnegative integer, got %v", p.id, i, list[i])
+				}
+				seeds = append(seeds, uint64(s))
+			}
+		}
+	} else if _, ok := cfg["seed"]; ok {
+		s, err := cfg.Int("seed", 0)
+		if err != nil || s < 0 {
+			return config{}, fmt.Errorf("%s: key \"seed\": want a nonnegative integer, got %v", p.id, cfg["seed"])
+		}
+		seeds = []uint64{uint64(s)}
+	}
+	if seeds == nil && req != nil {
+		for i := 0; i < k; i++ {
+			seeds = append(seeds, p.defaultSeedOf(*req, i))
+		}
+	}
+	return config{seeds: seeds}, nil
+}
+
+// Check validates the recipe table: members (>= 1) and seeds (one
+// nonnegative integer a member) for the ensemble, seed for the
+// deterministic baseline.
+func (p *Posterior) Check(cfg sdk.Config) error {
+	_, err := p.parse(cfg, nil)
+	return err
+}
+
+// Fit trains the members, up to Workers at a time, each on one goroutine
+// (a member's result does not depend on how many run beside it).
+func (p *Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	c, err := p.parse(req.Config, &req)
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	k := len(c.seeds)
+	workers := req.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	perMember := 1
+	if workers > k {
+		perMember = workers / k
+	}
+	train := nn.Data{X: req.Train.X, Y: req.Train.Y, N: req.Train.N, Len: req.Train.Len}
+	val := nn.Data{X: req.Val.X, Y: req.Val.Y, N: req.Val.N, Len: req.Val.Len}
+	members := make([][]float32, k)
+	errs := make([]error, k)
+	var mu sync.Mutex
+	done := 0
+	total := k * req.Training.Epochs
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, min(workers, k))
+	var wg sync.WaitGroup
+	for i := 0; i < k; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			res, err := nn.Train(ctx, req.Arch, train, val, req.Training, c.seeds[i], nn.TrainOptions{
+				Workers: perMember,
+				Progress: func(r nn.EpochReport) {
+					if req.Progress == nil {
+						return
+					}
+					mu.Lock()
+					done++
+					d := done
+					mu.Unlock()
+					req.Progress(sdk.Progress{Done: d, Total: total, Message: fmt.Sprintf("member %d/%d (seed %d) epoch %d/%d loss %.4f val_loss %.4f val_acc %.4f",
+						i+1, k, c.seeds[i], r.Epoch, r.Epochs, r.TrainLoss, r.ValLoss, r.ValAcc)})
+				},
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: member %d (seed %d): %w", p.id, i, c.seeds[i], err)
+				cancel()
+				return
+			}
+			members[i] = res.Params.Data
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return sdk.Artifact{}, err
+		}
+	}
+	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}, Meta: map[string]string{"members": strconv.Itoa(k)}}
+	for i, m := range members {
+		a.Tensors[memberName(i)] = m
+		a.Meta["seed."+strconv.Itoa(i)] = strconv.FormatUint(c.seeds[i], 10)
+	}
+	return a, nil
+}
+
+func memberName(i int) string { return "member." + strconv.Itoa(i) }
+
+// Sample returns members 0..S-1; the seeds are not used (the ensemble is
+// finite and its draws are its members, in order).
+func (p *Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	k := 0
+	for {
+		if _, ok := a.Tensors[memberName(k)]; !ok {
+			break
+		}
+		k++
+	}
+	if len(req.Seeds) > k {
+		return nil, fmt.Errorf("%s: %d draws asked of a finite posterior of %d members (draws must be <= %d)", p.id, len(req.Seeds), k, k)
+	}
+	lay, err := nn.NewLayout(a.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.id, err)
+	}
+	out := make([]nn.Params, len(req.Seeds))
+	for s := range out {
+		d := a.Tensors[memberName(s)]
+		if len(d) != lay.Size {
+			return nil, fmt.Errorf("%s: artifact tensor %s has %d values, arch %q needs %d", p.id, memberName(s), len(d), a.Arch.Name, lay.Size)
+		}
+		out[s] = nn.Params{Arch: a.Arch, Data: append([]float32(nil), d...)}
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+// Package mean is the UA-RAO summary "summary.mean": the coordinatewise
+// mean of the explanation draws, Rbar[n] = (1/S) sum_s R^(s)[n].
+package mean
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// ID is the plugin's ID.
+const ID = "summary.mean"
+
+// Summary is the mean map.
+type Summary struct{}
+
+// New returns the mean summary.
+func New() *Summary { return &Summary{} }
+
+// Info describes the plugin.
+func (*Summary) Info() sdk.SummaryInfo {
+	return sdk.SummaryInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise mean of the draws"}, Output: sdk.OutputMap, MinDraws: 1}
+}
+
+// Check accepts an empty table.
+func (*Summary) Check(cfg sdk.Config) error {
+	if err := cfg.Only(); err != nil {
+		return fmt.Errorf("%s: %w", ID, err)
+	}
+	return nil
+}
+
+// Summarise returns the mean map of every input.
+func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		if len(d) == 0 {
+			return nil, fmt.Errorf("%s: input %d has no draws", ID, i)
+		}
+		out[i].Map = Mean(make([]float64, len(d[0])), d)
+	}
+	return out, nil
+}
+
+// Mean writes dst[n] = (1/S) sum_s r[s][n] and returns dst.
+func Mean(dst []float64, r [][]float64) []float64 {
+	clear(dst)
+	for _, row := range r {
+		for n, v := range row[:len(dst)] {
+			dst[n] += v
+		}
+	}
+	inv := 1 / float64(len(r))
+	for n := range dst {
+		dst[n] *= inv
+	}
+	return dst
+}

@@ -1,0 +1,65 @@
+// Package variance is the UA-RAO summary "summary.variance": the
+// coordinatewise sample variance of the explanation draws,
+// s²[n] = (1/(S-1)) sum_s (R^(s)[n] - Rbar[n])², defined for S >= 2.
+package variance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// ID is the plugin's ID.
+const ID = "summary.variance"
+
+// Summary is the variance map.
+type Summary struct{}
+
+// New returns the variance summary.
+func New() *Summary { return &Summary{} }
+
+// Info describes the plugin.
+func (*Summary) Info() sdk.SummaryInfo {
+	return sdk.SummaryInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise sample variance of the draws (S >= 2)"}, Output: sdk.OutputMap, MinDraws: 2}
+}
+
+// Check accepts an empty table.
+func (*Summary) Check(cfg sdk.Config) error {
+	if err := cfg.Only(); err != nil {
+		return fmt.Errorf("%s: %w", ID, err)
+	}
+	return nil
+}
+
+// Summarise returns the variance map of every input.
+func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		if len(d) < 2 {
+			return nil, fmt.Errorf("%s: input %d has %d draws, the sample variance needs at least 2", ID, i, len(d))
+		}
+		out[i].Map = Variance(make([]float64, len(d[0])), d)
+	}
+	return out, nil
+}
+
+// Variance writes the sample variance dst[n] = (1/(S-1)) sum_s (r[s][n] -
+// mean[n])², computed with Welford's update for accuracy, and returns dst.
+func Variance(dst []float64, r [][]float64) []float64 {
+	mean := make([]float64, len(dst))
+	clear(dst)
+	for s, row := range r {
+		k := float64(s + 1)
+		for n, v := range row[:len(dst)] {
+			d := v - mean[n]
+			mean[n] += d / k
+			dst[n] += d * (v - mean[n])
+		}
+	}
+	inv := 1 / float64(len(r)-1)
+	for n := range dst {
+		dst[n] *= inv
+	}
+	return dst
+}
