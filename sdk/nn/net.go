@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // BNEps is the batchnorm epsilon (PyTorch's default).
@@ -627,10 +629,8 @@ func convForward(out, x, w, bias []float32, cin, tin, cout, k int) {
 		for t := range dst {
 			dst[t] = bo
 		}
-		for i := 0; i < cin; i++ {
-			corrK(dst, x[i*tin:(i+1)*tin], w[(o*cin+i)*k:(o*cin+i+1)*k])
-		}
 	}
+	kern.ConvMulti(out, tout, x, tin, w, cout, cin, k, tout)
 }
 
 // convBackward for one sample: gb[o] += sum_t dy[o,t];
@@ -638,31 +638,17 @@ func convForward(out, x, w, bias []float32, cin, tin, cout, k int) {
 // (dx is overwritten; gw, gb and dx may be nil).
 func convBackward(dx, gw, gb, dy, x, w []float32, cin, tin, cout, k int) {
 	tout := tin - k + 1
+	if gb != nil {
+		for o := 0; o < cout; o++ {
+			gb[o] += kern.Sum(dy[o*tout : (o+1)*tout])
+		}
+	}
+	if gw != nil {
+		kern.ConvMultiGradW(gw, dy, tout, x, tin, cout, cin, k, tout)
+	}
 	if dx != nil {
 		clear(dx)
-	}
-	for o := 0; o < cout; o++ {
-		d := dy[o*tout : (o+1)*tout]
-		if gb != nil {
-			var s float32
-			for _, v := range d {
-				s += v
-			}
-			gb[o] += s
-		}
-		for i := 0; i < cin; i++ {
-			xi := x[i*tin : (i+1)*tin]
-			wo := w[(o*cin+i)*k : (o*cin+i+1)*k]
-			if gw != nil {
-				dotK(gw[(o*cin+i)*k:(o*cin+i+1)*k], d, xi)
-			}
-			if dx != nil {
-				di := dx[i*tin : (i+1)*tin]
-				for j, wj := range wo {
-					axpy(di[j:j+tout], d, wj)
-				}
-			}
-		}
+		kern.ConvMultiGradX(dx, tin, dy, tout, w, cout, cin, k, tout)
 	}
 }
 
@@ -670,7 +656,7 @@ func convBackward(dx, gw, gb, dy, x, w []float32, cin, tin, cout, k int) {
 func denseForward(out, x, w, bias []float32) {
 	nin := len(x)
 	for o := range out {
-		out[o] = bias[o] + dot(w[o*nin:(o+1)*nin], x)
+		out[o] = bias[o] + kern.Dot(w[o*nin:(o+1)*nin], x)
 	}
 }
 
@@ -685,10 +671,10 @@ func denseBackward(dx, gw, gb, dy, x, w []float32) {
 			gb[o] += d
 		}
 		if gw != nil {
-			axpy(gw[o*nin:(o+1)*nin], x, d)
+			kern.Axpy(gw[o*nin:(o+1)*nin], x, d)
 		}
 		if dx != nil {
-			axpy(dx, w[o*nin:(o+1)*nin], d)
+			kern.Axpy(dx, w[o*nin:(o+1)*nin], d)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package nn
 
 import (
 	"math"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // windowPlan is the split of a folded network into a local stack (layers
@@ -175,10 +177,8 @@ func (m *Inference) localRange(i int, in, out []float32, lo, hi int, idx []int32
 			for t := range dst {
 				dst[t] = bias[oc]
 			}
-			for ic := 0; ic < is.C; ic++ {
-				corrK(dst, in[ic*is.T+a:ic*is.T+b+k-1], w[(oc*is.C+ic)*k:(oc*is.C+ic+1)*k])
-			}
 		}
+		kern.ConvMulti(out[a:], os.T, in[a:], is.T, w, l.Out, is.C, k, b-a)
 	case KindReLU:
 		for c := 0; c < os.C; c++ {
 			for t := a; t < b; t++ {

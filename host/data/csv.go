@@ -1,0 +1,497 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// File names of a dataset directory.
+const (
+	WaveformsFile   = "waveforms.csv"
+	LabelsFile      = "labels.csv"
+	DisturbanceFile = "disturbance.csv"
+	EventFile       = "event.csv"
+	ParamsFile      = "params.jsonl"
+)
+
+// paramsLine is one line of params.jsonl.
+type paramsLine struct {
+	Index  int                `json:"index"`
+	Label  int                `json:"label"`
+	Class  string             `json:"class"`
+	Seed   uint64             `json:"seed"`
+	SNRdB  json.RawMessage    `json:"snr_db,omitempty"`
+	Params map[string]float64 `json:"params"`
+}
+
+// WriteCSV writes the records of s to dir (created if missing):
+//
+//	waveforms.csv    x, one record a line, N comma-separated values
+//	labels.csv       the label, one integer a line
+//	disturbance.csv  d, one record a line (only if every record has D)
+//	event.csv        event as 0/1, one record a line (only if every record has Event)
+//	params.jsonl     {"index":i,"label":l,"class":"sag","seed":key,"snr_db":v,"params":{...}}
+//
+// Values are written with strconv 'g', -1 (float64), so they read back
+// exactly. In params.jsonl, "snr_db" is null for a noise-free record
+// (SNRdB = +Inf) and absent when the SNR is unknown (NaN); "index" is the
+// position in the split, "seed" the record's stream key.
+//
+// Every file is written to a temporary file in dir and renamed into place
+// only once all files are complete, so a failure leaves the previous files
+// (or none), never a half-written one. A disturbance.csv or event.csv left
+// from an earlier write is removed when s has no D or Event.
+func WriteCSV(dir string, s Split) (err error) {
+	n, hasD, hasE, err := checkSplit(s)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	type file struct {
+		name  string
+		write func(w *bufio.Writer) error
+	}
+	files := []file{
+		{WaveformsFile, func(w *bufio.Writer) error { return writeRows(w, s, func(r *Record) []float64 { return r.X }) }},
+		{LabelsFile, func(w *bufio.Writer) error {
+			var b []byte
+			for i := range s.Records {
+				b = strconv.AppendInt(b[:0], int64(s.Records[i].Label), 10)
+				b = append(b, '\n')
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+	if hasD {
+		files = append(files, file{DisturbanceFile, func(w *bufio.Writer) error { return writeRows(w, s, func(r *Record) []float64 { return r.D }) }})
+	}
+	if hasE {
+		files = append(files, file{EventFile, func(w *bufio.Writer) error {
+			b := make([]byte, 0, 2*n)
+			for i := range s.Records {
+				b = b[:0]
+				for j, e := range s.Records[i].Event {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					if e {
+						b = append(b, '1')
+					} else {
+						b = append(b, '0')
+					}
+				}
+				b = append(b, '\n')
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	}
+	files = append(files, file{ParamsFile, func(w *bufio.Writer) error { return writeParams(w, s) }})
+
+	var temps []string
+	defer func() {
+		if err != nil {
+			for _, t := range temps {
+				os.Remove(t)
+			}
+		}
+	}()
+	for _, f := range files {
+		tmp, err := writeTemp(dir, f.name, f.write)
+		if tmp != "" {
+			temps = append(temps, tmp)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i, f := range files {
+		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
+			return fmt.Errorf("data: %w", err)
+		}
+	}
+	temps = nil
+	for _, stale := range []struct {
+		name string
+		has  bool
+	}{{DisturbanceFile, hasD}, {EventFile, hasE}} {
+		if !stale.has {
+			if err := os.Remove(filepath.Join(dir, stale.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("data: removing stale %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSplit checks that s can be written: at least one record, all X of
+// the same length N >= 1 with finite values, labels in range, D and Event
+// of length N in all records or in none.
+func checkSplit(s Split) (n int, hasD, hasE bool, err error) {
+	if len(s.Records) == 0 {
+		return 0, false, false, fmt.Errorf("data: split %q has no records", s.Name)
+	}
+	n = len(s.Records[0].X)
+	if n == 0 {
+		return 0, false, false, fmt.Errorf("data: split %q record 0: empty waveform", s.Name)
+	}
+	hasD = s.Records[0].D != nil
+	hasE = s.Records[0].Event != nil
+	for i := range s.Records {
+		r := &s.Records[i]
+		if len(r.X) != n {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: %d waveform values, want %d as in record 0", s.Name, i, len(r.X), n)
+		}
+		if r.Label < 0 || r.Label >= NumClasses {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: label %d, want 0..%d", s.Name, i, r.Label, NumClasses-1)
+		}
+		if (r.D != nil) != hasD || (r.D != nil && len(r.D) != n) {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: %d disturbance values, want %d in every record or none", s.Name, i, len(r.D), n)
+		}
+		if (r.Event != nil) != hasE || (r.Event != nil && len(r.Event) != n) {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: %d event values, want %d in every record or none", s.Name, i, len(r.Event), n)
+		}
+		for j, v := range r.X {
+			if !finite(v) {
+				return 0, false, false, fmt.Errorf("data: split %q record %d: waveform value %d is %v, want a finite number", s.Name, i, j, v)
+			}
+		}
+		for j, v := range r.D {
+			if !finite(v) {
+				return 0, false, false, fmt.Errorf("data: split %q record %d: disturbance value %d is %v, want a finite number", s.Name, i, j, v)
+			}
+		}
+	}
+	return n, hasD, hasE, nil
+}
+
+func writeRows(w *bufio.Writer, s Split, row func(*Record) []float64) error {
+	var b []byte
+	for i := range s.Records {
+		b = b[:0]
+		for j, v := range row(&s.Records[i]) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		}
+		b = append(b, '\n')
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeParams(w *bufio.Writer, s Split) error {
+	for i := range s.Records {
+		r := &s.Records[i]
+		pl := paramsLine{Index: i, Label: r.Label, Class: ClassNames[r.Label], Seed: r.Seed, Params: r.Params}
+		if pl.Params == nil {
+			pl.Params = map[string]float64{}
+		}
+		for k, v := range pl.Params {
+			if !finite(v) {
+				return fmt.Errorf("data: split %q record %d: params[%q] = %v, want a finite number", s.Name, i, k, v)
+			}
+		}
+		switch {
+		case math.IsInf(r.SNRdB, 1):
+			pl.SNRdB = json.RawMessage("null")
+		case math.IsNaN(r.SNRdB):
+		case finite(r.SNRdB):
+			pl.SNRdB = strconv.AppendFloat(nil, r.SNRdB, 'g', -1, 64)
+		default:
+			return fmt.Errorf("data: split %q record %d: SNRdB = %v, want a finite number, +Inf (no noise) or NaN (unknown)", s.Name, i, r.SNRdB)
+		}
+		b, err := json.Marshal(pl)
+		if err != nil {
+			return fmt.Errorf("data: split %q record %d: %w", s.Name, i, err)
+		}
+		b = append(b, '\n')
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTemp writes a temporary file in dir through write, syncs and closes
+// it, and returns its path. On error the temporary file is removed and ""
+// returned.
+func writeTemp(dir, name string, write func(w *bufio.Writer) error) (string, error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("data: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("data: writing %s: %w", filepath.Join(dir, name), err)
+	}
+	return f.Name(), nil
+}
+
+// lineError is an error in line Line (1-based; record Line-1) of file Path.
+type lineError struct {
+	Path string
+	Line int
+	Msg  string
+}
+
+func (e *lineError) Error() string {
+	return fmt.Sprintf("%s: line %d (record %d): %s", e.Path, e.Line, e.Line-1, e.Msg)
+}
+
+func lineErr(path string, line int, format string, args ...any) error {
+	return &lineError{Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// scanLines calls fn for every line of the file at path (without the line
+// end; a "\r" before "\n" is dropped). Empty lines are errors.
+func scanLines(path string, fn func(line int, text []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<28)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
+		if len(bytes.TrimSpace(text)) == 0 {
+			return lineErr(path, line, "empty line, want one record a line")
+		}
+		if err := fn(line, text); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("data: %s: after line %d: %w", path, line, err)
+	}
+	return nil
+}
+
+// countFields returns the number of comma-separated fields of text.
+func countFields(text []byte) int { return bytes.Count(text, []byte{','}) + 1 }
+
+// parseRow parses the comma-separated finite numbers of text into dst,
+// which must have room for exactly their number.
+func parseRow(path string, line int, text []byte, dst []float64) error {
+	if got := countFields(text); got != len(dst) {
+		return lineErr(path, line, "%d values, want %d", got, len(dst))
+	}
+	j := 0
+	for field := range bytes.SplitSeq(text, []byte{','}) {
+		s := string(bytes.TrimSpace(field))
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !finite(v) {
+			return lineErr(path, line, "value %d is %q, want a finite number", j+1, s)
+		}
+		dst[j] = v
+		j++
+	}
+	return nil
+}
+
+// ReadWaveforms reads a CSV file of waveforms, one a line, n
+// comma-separated finite numbers each (n <= 0: as many as on the first
+// line). Errors name the file, the line and what was expected.
+func ReadWaveforms(path string, n int) ([][]float64, error) {
+	var rows [][]float64
+	err := scanLines(path, func(line int, text []byte) error {
+		if n <= 0 {
+			n = countFields(text)
+		}
+		row := make([]float64, n)
+		if err := parseRow(path, line, text, row); err != nil {
+			return err
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("data: %s: no records, want one waveform a line", path)
+	}
+	return rows, nil
+}
+
+// ReadCSV reads a dataset directory written by WriteCSV. waveforms.csv and
+// labels.csv are required; disturbance.csv, event.csv and params.jsonl are
+// read when present (else D and Event are nil, Params nil, Seed 0, SNRdB
+// NaN). N is the number of values on the first line of waveforms.csv;
+// every row of every file must have N values, every file as many lines as
+// waveforms.csv. The split is named after the directory's base name.
+// Errors name the file, the line and what was expected.
+func ReadCSV(dir string) (Split, error) {
+	wpath := filepath.Join(dir, WaveformsFile)
+	xs, err := ReadWaveforms(wpath, 0)
+	if err != nil {
+		return Split{}, err
+	}
+	n, nrec := len(xs[0]), len(xs)
+	recs := make([]Record, nrec)
+	for i := range recs {
+		recs[i].X = xs[i]
+		recs[i].SNRdB = math.NaN()
+	}
+
+	lpath := filepath.Join(dir, LabelsFile)
+	count := 0
+	err = scanLines(lpath, func(line int, text []byte) error {
+		if line > nrec {
+			return lineErr(lpath, line, "more labels than the %d records of %s", nrec, wpath)
+		}
+		s := string(bytes.TrimSpace(text))
+		l, err := strconv.Atoi(s)
+		if err != nil || l < 0 || l >= NumClasses {
+			return lineErr(lpath, line, "label %q, want an integer 0..%d", s, NumClasses-1)
+		}
+		recs[line-1].Label = l
+		count = line
+		return nil
+	})
+	if err != nil {
+		return Split{}, err
+	}
+	if count != nrec {
+		return Split{}, fmt.Errorf("data: %s: %d labels, want %d (one a record of %s)", lpath, count, nrec, wpath)
+	}
+
+	dpath := filepath.Join(dir, DisturbanceFile)
+	if exists(dpath) {
+		count = 0
+		err = scanLines(dpath, func(line int, text []byte) error {
+			if line > nrec {
+				return lineErr(dpath, line, "more rows than the %d records of %s", nrec, wpath)
+			}
+			recs[line-1].D = make([]float64, n)
+			count = line
+			return parseRow(dpath, line, text, recs[line-1].D)
+		})
+		if err != nil {
+			return Split{}, err
+		}
+		if count != nrec {
+			return Split{}, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", dpath, count, nrec, wpath)
+		}
+	}
+
+	epath := filepath.Join(dir, EventFile)
+	if exists(epath) {
+		count = 0
+		err = scanLines(epath, func(line int, text []byte) error {
+			if line > nrec {
+				return lineErr(epath, line, "more rows than the %d records of %s", nrec, wpath)
+			}
+			if got := countFields(text); got != n {
+				return lineErr(epath, line, "%d values, want %d", got, n)
+			}
+			ev := make([]bool, n)
+			j := 0
+			for field := range bytes.SplitSeq(text, []byte{','}) {
+				switch string(bytes.TrimSpace(field)) {
+				case "0":
+				case "1":
+					ev[j] = true
+				default:
+					return lineErr(epath, line, "value %d is %q, want 0 or 1", j+1, field)
+				}
+				j++
+			}
+			recs[line-1].Event = ev
+			count = line
+			return nil
+		})
+		if err != nil {
+			return Split{}, err
+		}
+		if count != nrec {
+			return Split{}, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", epath, count, nrec, wpath)
+		}
+	}
+
+	ppath := filepath.Join(dir, ParamsFile)
+	if exists(ppath) {
+		count = 0
+		err = scanLines(ppath, func(line int, text []byte) error {
+			if line > nrec {
+				return lineErr(ppath, line, "more lines than the %d records of %s", nrec, wpath)
+			}
+			var pl paramsLine
+			if err := json.Unmarshal(text, &pl); err != nil {
+				return lineErr(ppath, line, "%v, want a JSON object {\"index\",\"label\",\"class\",\"seed\",\"snr_db\",\"params\"}", err)
+			}
+			r := &recs[line-1]
+			if pl.Index != line-1 {
+				return lineErr(ppath, line, "index %d, want %d", pl.Index, line-1)
+			}
+			if pl.Label != r.Label {
+				return lineErr(ppath, line, "label %d, want %d as in %s", pl.Label, r.Label, lpath)
+			}
+			if pl.Class != ClassNames[r.Label] {
+				return lineErr(ppath, line, "class %q, want %q (label %d)", pl.Class, ClassNames[r.Label], r.Label)
+			}
+			switch s := string(bytes.TrimSpace(pl.SNRdB)); s {
+			case "":
+			case "null":
+				r.SNRdB = math.Inf(1)
+			default:
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil || !finite(v) {
+					return lineErr(ppath, line, "snr_db %s, want a finite number or null (no noise)", s)
+				}
+				r.SNRdB = v
+			}
+			r.Seed = pl.Seed
+			r.Params = pl.Params
+			count = line
+			return nil
+		})
+		if err != nil {
+			return Split{}, err
+		}
+		if count != nrec {
+			return Split{}, fmt.Errorf("data: %s: %d lines, want %d (one a record of %s)", ppath, count, nrec, wpath)
+		}
+	}
+	return Split{Name: filepath.Base(filepath.Clean(dir)), Records: recs}, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}

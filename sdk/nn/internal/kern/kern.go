@@ -1,0 +1,421 @@
+// Package kern holds the float32 kernels of the nn package's 1-D
+// convolutional network: cross-correlations with short kernels, their
+// gradients, and a few vector primitives.
+//
+// Every kernel has a portable pure-Go implementation. On amd64 CPUs with
+// AVX2 and FMA (detected at run time with golang.org/x/sys/cpu) hand-written
+// assembly is used instead; the build tag purego forces the portable code.
+// The two agree up to float32 rounding: the assembly fuses multiply-adds
+// and sums in a different order (8 or more partial sums in vector lanes).
+// Inputs shorter than 8 elements always take the portable code.
+//
+// All sums accumulate in float32. Slices that are too short, negative
+// sizes or strides are programmer errors and make the kernels panic before
+// anything is written. Output slices must not overlap the inputs unless a
+// doc comment says so; the result is unspecified otherwise.
+package kern
+
+import (
+	"fmt"
+	"math"
+)
+
+// Accelerated reports whether the AVX2+FMA assembly kernels are in use.
+func Accelerated() bool { return useAVX2 }
+
+// minVec is the shortest length the vector kernels accept: their tails
+// reuse an overlapping 8-lane chunk.
+const minVec = 8
+
+func shortPanic(what string, have, need int) {
+	panic(fmt.Sprintf("kern: %s has length %d, need %d", what, have, need))
+}
+
+// Corr3 adds a 3-tap valid cross-correlation of x to dst:
+//
+//	dst[t] += w0*x[t] + w1*x[t+1] + w2*x[t+2],  t = 0..len(dst)-1.
+//
+// len(x) must be at least len(dst)+2. It is the forward convolution of one
+// (output, input) channel pair; with the taps reversed (w2, w1, w0) on a dy
+// padded by two zeros on both sides it is the input gradient.
+func Corr3(dst, x []float32, w0, w1, w2 float32) {
+	n := len(dst)
+	if len(x) < n+2 {
+		shortPanic("Corr3 x", len(x), n+2)
+	}
+	if useAVX2 && n >= minVec {
+		corr3AVX2(dst, x, w0, w1, w2)
+		return
+	}
+	corr3Generic(dst, x, w0, w1, w2)
+}
+
+// CorrK adds a valid cross-correlation with k = len(w) taps to dst:
+//
+//	dst[t] += sum_{j<k} w[j]*x[t+j],  t = 0..len(dst)-1.
+//
+// len(x) must be at least len(dst)+k-1. With k = 0 it does nothing.
+func CorrK(dst, x, w []float32) {
+	n, k := len(dst), len(w)
+	if k == 0 || n == 0 {
+		return
+	}
+	if len(x) < n+k-1 {
+		shortPanic("CorrK x", len(x), n+k-1)
+	}
+	if k == 3 {
+		Corr3(dst, x, w[0], w[1], w[2])
+		return
+	}
+	if useAVX2 && n >= minVec {
+		corrKAVX2(dst, x, w)
+		return
+	}
+	corrKGeneric(dst, x, w)
+}
+
+// Dot3 returns the three lagged dot products of dy with x
+//
+//	s0 = sum_t dy[t]*x[t],  s1 = sum_t dy[t]*x[t+1],  s2 = sum_t dy[t]*x[t+2]
+//
+// over t = 0..len(dy)-1: the weight gradient of one (output, input) channel
+// pair of a 3-tap convolution. len(x) must be at least len(dy)+2. The sums
+// accumulate in float32 (16 partial sums per lag on the AVX2 path, which
+// keeps the rounding error near sqrt(n/16) ulps for n = 640; float64
+// accumulation would halve the vector width for no accuracy the network
+// needs).
+func Dot3(dy, x []float32) (s0, s1, s2 float32) {
+	n := len(dy)
+	if len(x) < n+2 {
+		shortPanic("Dot3 x", len(x), n+2)
+	}
+	if useAVX2 && n >= minVec {
+		return dot3AVX2(dy, x)
+	}
+	return dot3Generic(dy, x)
+}
+
+// DotK adds the lagged dot products of dy with x to dst:
+//
+//	dst[j] += sum_t dy[t]*x[t+j],  j = 0..len(dst)-1, t = 0..len(dy)-1.
+//
+// len(x) must be at least len(dy)+len(dst)-1.
+func DotK(dst, dy, x []float32) {
+	k, n := len(dst), len(dy)
+	if k == 0 || n == 0 {
+		return
+	}
+	if len(x) < n+k-1 {
+		shortPanic("DotK x", len(x), n+k-1)
+	}
+	if k == 3 {
+		s0, s1, s2 := Dot3(dy, x)
+		dst[0] += s0
+		dst[1] += s1
+		dst[2] += s2
+		return
+	}
+	for j := range dst {
+		dst[j] += Dot(dy, x[j:j+n])
+	}
+}
+
+// Dot returns sum_i x[i]*y[i] over i = 0..len(x)-1. len(y) must be at least
+// len(x).
+func Dot(x, y []float32) float32 {
+	if len(y) < len(x) {
+		shortPanic("Dot y", len(y), len(x))
+	}
+	if useAVX2 && len(x) >= minVec {
+		return dotAVX2(x, y)
+	}
+	return dotGeneric(x, y)
+}
+
+// Sum returns sum_i x[i].
+func Sum(x []float32) float32 {
+	if useAVX2 && len(x) >= minVec {
+		return sumAVX2(x)
+	}
+	return sumGeneric(x)
+}
+
+// Axpy adds a times x to dst: dst[i] += a*x[i], i = 0..len(dst)-1. len(x)
+// must be at least len(dst).
+func Axpy(dst, x []float32, a float32) {
+	if len(x) < len(dst) {
+		shortPanic("Axpy x", len(x), len(dst))
+	}
+	if useAVX2 && len(dst) >= minVec {
+		axpyAVX2(dst, x, a)
+		return
+	}
+	axpyGeneric(dst, x, a)
+}
+
+// Scale multiplies x by a in place: x[i] *= a.
+func Scale(x []float32, a float32) {
+	if useAVX2 && len(x) >= minVec {
+		scaleAVX2(x, a)
+		return
+	}
+	scaleGeneric(x, a)
+}
+
+// AddConst adds c to every element in place: x[i] += c.
+func AddConst(x []float32, c float32) {
+	if useAVX2 && len(x) >= minVec {
+		addConstAVX2(x, c)
+		return
+	}
+	addConstGeneric(x, c)
+}
+
+// ReluInPlace sets the negative elements of x to zero: x[i] = max(x[i], 0).
+// NaNs and negative zeros are left as they are.
+func ReluInPlace(x []float32) {
+	if useAVX2 && len(x) >= minVec {
+		reluAVX2(x)
+		return
+	}
+	reluGeneric(x)
+}
+
+// checkRows validates a matrix argument: a must hold rows rows of the given
+// length, stride elements apart.
+func checkRows(fn, what string, a []float32, rows, stride, length int) {
+	if stride < 0 || length < 0 {
+		panic(fmt.Sprintf("kern: %s: negative %s stride %d or row length %d", fn, what, stride, length))
+	}
+	if rows == 0 || length == 0 {
+		return
+	}
+	// (rows-1)*stride + length, saturating instead of overflowing: the
+	// assembly trusts this check.
+	need := mulSat(rows-1, stride)
+	if need > math.MaxInt-length {
+		need = math.MaxInt
+	} else {
+		need += length
+	}
+	if len(a) < need {
+		shortPanic(fn+" "+what, len(a), need)
+	}
+}
+
+// mulSat returns a*b for a, b >= 0, or math.MaxInt if that overflows.
+func mulSat(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+// checkW checks that w holds the O*C*K weights of a convolution.
+func checkW(fn string, w []float32, O, C, K int) {
+	if need := mulSat(mulSat(O, C), K); len(w) < need {
+		shortPanic(fn+" weights", len(w), need)
+	}
+}
+
+func checkDims(fn string, O, C, K, T int) {
+	if O < 0 || C < 0 || K < 0 || T < 0 {
+		panic(fmt.Sprintf("kern: %s: negative size O=%d C=%d K=%d T=%d", fn, O, C, K, T))
+	}
+}
+
+// packMax bounds the packed weight block handed to the assembly: 4 output
+// rows times up to packMax/(4K) input channels per call.
+const packMax = 768
+
+// ConvMulti adds a K-tap valid cross-correlation of C input rows into O
+// output rows, PyTorch's conv1d without bias:
+//
+//	dst[o*dstStride+t] += sum_{i<C} sum_{k<K} w[(o*C+i)*K+k] * x[i*xStride+t+k]
+//
+// for o < O and t < T. w is laid out (O, C, K); input rows have T+K-1
+// valid samples. The AVX2 path computes 4 output rows by 16 time steps per
+// register block, so every load of x feeds 4 output channels.
+func ConvMulti(dst []float32, dstStride int, x []float32, xStride int, w []float32, O, C, K, T int) {
+	checkDims("ConvMulti", O, C, K, T)
+	checkRows("ConvMulti", "dst", dst, O, dstStride, T)
+	if O == 0 || C == 0 || K == 0 || T == 0 {
+		return
+	}
+	checkRows("ConvMulti", "x", x, C, xStride, T+K-1)
+	checkW("ConvMulti", w, O, C, K)
+	if !useAVX2 || T < minVec || 4*K > packMax {
+		convMultiGeneric(dst, dstStride, x, xStride, w, O, C, K, T)
+		return
+	}
+	cb := packMax / (4 * K) // input channels per packed block
+	var wp [packMax]float32
+	o := 0
+	for ; o+4 <= O; o += 4 {
+		for c0 := 0; c0 < C; c0 += cb {
+			cn := min(cb, C-c0)
+			// wp[(c*K+k)*4+r] = w[o+r, c0+c, k]
+			for r := 0; r < 4; r++ {
+				wr := w[((o+r)*C+c0)*K : ((o+r)*C+c0+cn)*K]
+				for j, v := range wr {
+					wp[j*4+r] = v
+				}
+			}
+			convx4AVX2(&dst[o*dstStride], dstStride, &x[c0*xStride], xStride, &wp[0], cn, K, T)
+		}
+	}
+	for ; o < O; o++ {
+		d := dst[o*dstStride : o*dstStride+T]
+		for i := 0; i < C; i++ {
+			CorrK(d, x[i*xStride:i*xStride+T+K-1], w[(o*C+i)*K:(o*C+i+1)*K])
+		}
+	}
+}
+
+// Conv3Multi is ConvMulti with K = 3.
+func Conv3Multi(dst []float32, dstStride int, x []float32, xStride int, w []float32, O, C, T int) {
+	ConvMulti(dst, dstStride, x, xStride, w, O, C, 3, T)
+}
+
+// ConvMultiGradW adds the weight gradient of ConvMulti to dw:
+//
+//	dw[(o*C+i)*K+k] += sum_{t<T} dy[o*dyStride+t] * x[i*xStride+t+k]
+//
+// for o < O, i < C, k < K. dy has O rows of T samples, x has C rows of T+K-1.
+// The AVX2 path has a register-blocked kernel for K = 3 (4 output rows by
+// one input row by 3 taps, 12 vector accumulators); other K use Dot.
+func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStride int, O, C, K, T int) {
+	checkDims("ConvMultiGradW", O, C, K, T)
+	checkW("ConvMultiGradW", dw, O, C, K)
+	if O == 0 || C == 0 || K == 0 || T == 0 {
+		return
+	}
+	checkRows("ConvMultiGradW", "dy", dy, O, dyStride, T)
+	checkRows("ConvMultiGradW", "x", x, C, xStride, T+K-1)
+	if !useAVX2 || T < minVec {
+		convGradWGeneric(dw, dy, dyStride, x, xStride, O, C, K, T)
+		return
+	}
+	o := 0
+	if K == 3 {
+		var out [12]float32
+		for ; o+4 <= O; o += 4 {
+			for i := 0; i < C; i++ {
+				gradw3x4AVX2(&out, &dy[o*dyStride], dyStride, &x[i*xStride], T)
+				for r := 0; r < 4; r++ {
+					g := dw[((o+r)*C+i)*3 : ((o+r)*C+i)*3+3]
+					g[0] += out[r*3]
+					g[1] += out[r*3+1]
+					g[2] += out[r*3+2]
+				}
+			}
+		}
+	}
+	for ; o < O; o++ {
+		d := dy[o*dyStride : o*dyStride+T]
+		for i := 0; i < C; i++ {
+			DotK(dw[(o*C+i)*K:(o*C+i+1)*K], d, x[i*xStride:i*xStride+T+K-1])
+		}
+	}
+}
+
+// ConvMultiGradX adds the input gradient of ConvMulti to dx:
+//
+//	dx[i*dxStride+t+k] += sum_{o<O} w[(o*C+i)*K+k] * dy[o*dyStride+t]
+//
+// for i < C, t < T, k < K; dx has C rows of T+K-1 samples. It is a full
+// correlation of dy with the flipped taps; the AVX2 path runs ConvMulti's
+// kernel on the T-K+1 interior samples of each dx row (roles of C and O
+// swapped) and adds the 2(K-1) edge samples with scalar code.
+func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []float32, O, C, K, T int) {
+	checkDims("ConvMultiGradX", O, C, K, T)
+	if O == 0 || C == 0 || K == 0 || T == 0 {
+		return
+	}
+	checkRows("ConvMultiGradX", "dx", dx, C, dxStride, T+K-1)
+	checkRows("ConvMultiGradX", "dy", dy, O, dyStride, T)
+	checkW("ConvMultiGradX", w, O, C, K)
+	Ti := T - K + 1 // interior outputs s = K-1 .. T-1 see every tap
+	if !useAVX2 || Ti < minVec || 4*K > packMax {
+		convGradXGeneric(dx, dxStride, dy, dyStride, w, O, C, K, T)
+		return
+	}
+	// Interior: dx[i, K-1+u] += sum_o sum_j w[o,i,K-1-j] * dy[o, u+j].
+	ob := packMax / (4 * K) // dy rows per packed block
+	var wp [packMax]float32
+	i := 0
+	for ; i+4 <= C; i += 4 {
+		for o0 := 0; o0 < O; o0 += ob {
+			on := min(ob, O-o0)
+			// wp[(o*K+j)*4+r] = w[o0+o, i+r, K-1-j]; the 4 rows
+			// w[o0+o, i..i+3, :] are contiguous.
+			for o := 0; o < on; o++ {
+				src := w[((o0+o)*C+i)*K : ((o0+o)*C+i+4)*K]
+				dst := wp[o*K*4 : (o+1)*K*4]
+				if K == 3 {
+					src, dst := src[:12], dst[:12]
+					dst[0], dst[1], dst[2], dst[3] = src[2], src[5], src[8], src[11]
+					dst[4], dst[5], dst[6], dst[7] = src[1], src[4], src[7], src[10]
+					dst[8], dst[9], dst[10], dst[11] = src[0], src[3], src[6], src[9]
+					continue
+				}
+				for r := 0; r < 4; r++ {
+					for j := 0; j < K; j++ {
+						dst[j*4+r] = src[r*K+K-1-j]
+					}
+				}
+			}
+			convx4AVX2(&dx[i*dxStride+K-1], dxStride, &dy[o0*dyStride], dyStride, &wp[0], on, K, Ti)
+		}
+	}
+	var wf [packMax]float32
+	for ; i < C; i++ {
+		// Remaining rows: the same interior sum with CorrK on flipped taps.
+		d := dx[i*dxStride+K-1 : i*dxStride+T]
+		for o := 0; o < O; o++ {
+			wr := w[(o*C+i)*K : (o*C+i+1)*K]
+			for j := 0; j < K; j++ {
+				wf[j] = wr[K-1-j]
+			}
+			CorrK(d, dy[o*dyStride:o*dyStride+T], wf[:K])
+		}
+	}
+	// Edges: s < K-1 and s >= T, where only some taps land in dy.
+	if K == 3 {
+		for o := 0; o < O; o++ {
+			d := dy[o*dyStride : o*dyStride+T]
+			d0, d1, e1, e2 := d[0], d[1], d[T-1], d[T-2]
+			wo := w[o*C*3 : (o+1)*C*3]
+			for i := 0; i < C; i++ {
+				wr := wo[i*3 : i*3+3]
+				row := dx[i*dxStride : i*dxStride+T+2]
+				row[0] += wr[0] * d0
+				row[1] += wr[0]*d1 + wr[1]*d0
+				row[T] += wr[1]*e1 + wr[2]*e2
+				row[T+1] += wr[2] * e1
+			}
+		}
+		return
+	}
+	for o := 0; o < O; o++ {
+		d := dy[o*dyStride : o*dyStride+T]
+		for i := 0; i < C; i++ {
+			wr := w[(o*C+i)*K : (o*C+i+1)*K]
+			row := dx[i*dxStride : i*dxStride+T+K-1]
+			for s := 0; s < K-1; s++ {
+				var acc float32
+				for k := 0; k <= s; k++ {
+					acc += wr[k] * d[s-k]
+				}
+				row[s] += acc
+			}
+			for s := T; s < T+K-1; s++ {
+				var acc float32
+				for k := s - T + 1; k < K; k++ {
+					acc += wr[k] * d[s-k]
+				}
+				row[s] += acc
+			}
+		}
+	}
+}

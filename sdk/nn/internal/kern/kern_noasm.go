@@ -1,0 +1,25 @@
+//go:build !amd64 || purego
+
+package kern
+
+const useAVX2 = false
+
+// Stubs for the assembly kernels; useAVX2 is false so they are never called.
+
+func corr3AVX2(dst, x []float32, w0, w1, w2 float32) { panic("kern: no asm") }
+func corrKAVX2(dst, x, w []float32)                  { panic("kern: no asm") }
+func dot3AVX2(dy, x []float32) (s0, s1, s2 float32)  { panic("kern: no asm") }
+func dotAVX2(x, y []float32) float32                 { panic("kern: no asm") }
+func sumAVX2(x []float32) float32                    { panic("kern: no asm") }
+func axpyAVX2(dst, x []float32, a float32)           { panic("kern: no asm") }
+func scaleAVX2(x []float32, a float32)               { panic("kern: no asm") }
+func addConstAVX2(x []float32, c float32)            { panic("kern: no asm") }
+func reluAVX2(x []float32)                           { panic("kern: no asm") }
+
+func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, C, K, T int) {
+	panic("kern: no asm")
+}
+
+func gradw3x4AVX2(out *[12]float32, dy *float32, dyStride int, x *float32, T int) {
+	panic("kern: no asm")
+}
