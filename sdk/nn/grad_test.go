@@ -333,3 +333,19 @@ func TestWindowProbsMatchesPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestReluBackwardZeros: the gradient passes only where the ReLU output is
+// strictly positive (PyTorch's rule: 0 at u = 0), -0 included.
+func TestReluBackwardZeros(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	out := []float32{0, negZero, 1e-38, 2, float32(math.SmallestNonzeroFloat32)}
+	dout := []float32{5, 5, 5, 5, 5}
+	din := make([]float32, len(out))
+	reluBackward(din, dout, out)
+	want := []float32{0, 0, 5, 5, 5}
+	for i := range want {
+		if din[i] != want[i] {
+			t.Errorf("out %g: gradient %g, want %g", out[i], din[i], want[i])
+		}
+	}
+}

@@ -267,9 +267,9 @@ func (n *Net) forward(ws *Workspace, p, x []float32, train bool, rnd *rand.Rand,
 		case KindReLU:
 			n.parallel(b, func(_, b0, b1 int) {
 				sz := os.Size()
-				for j, v := range in[b0*sz : b1*sz] {
-					out[b0*sz+j] = max(v, 0)
-				}
+				o := out[b0*sz : b1*sz]
+				copy(o, in[b0*sz:b1*sz])
+				kern.ReluInPlace(o)
 			})
 		case KindMaxPool1D:
 			idx := ws.idx[i]
@@ -498,13 +498,7 @@ func (n *Net) backward(ws *Workspace, p, dOut, dParams []float32, stop int, need
 			out := ws.acts[i]
 			n.parallel(b, func(_, b0, b1 int) {
 				sz := os.Size()
-				for j := b0 * sz; j < b1*sz; j++ {
-					if out[j] > 0 {
-						din[j] = dout[j]
-					} else {
-						din[j] = 0
-					}
-				}
+				reluBackward(din[b0*sz:b1*sz], dout[b0*sz:b1*sz], out[b0*sz:b1*sz])
 			})
 		case KindMaxPool1D, KindGlobalMaxPool:
 			idx := ws.idx[i]
@@ -676,6 +670,19 @@ func denseBackward(dx, gw, gb, dy, x, w []float32) {
 		if dx != nil {
 			kern.Axpy(dx, w[o*nin:(o+1)*nin], d)
 		}
+	}
+}
+
+// reluBackward: din[j] = dout[j] if out[j] > 0, else 0, where out = max(u, 0)
+// holds +0 or a positive number. Branchless: a ReLU's sign pattern is
+// random, so a branch mispredicts often.
+func reluBackward(din, dout, out []float32) {
+	dout, out = dout[:len(din)], out[:len(din)]
+	for j, v := range out {
+		x := int32(math.Float32bits(v))
+		y := x &^ (x >> 31)   // x when v >= +0, else 0 (so -0 counts as 0)
+		m := uint32(-y >> 31) // all ones when v > 0, else 0
+		din[j] = math.Float32frombits(math.Float32bits(dout[j]) & m)
 	}
 }
 
