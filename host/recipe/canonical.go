@@ -1,0 +1,312 @@
+package recipe
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// The canonical form: every key written, defaults filled in, keys in a fixed
+// order (host tables in schema order, plugin tables sorted by key), paths
+// absolute. Re-parsing it gives an equal Recipe.
+
+type canonRecipe struct {
+	Name      string           `toml:"name"`
+	Seed      int64            `toml:"seed"`
+	Workers   int              `toml:"workers"`
+	Out       string           `toml:"out"`
+	Data      canonData        `toml:"data"`
+	Model     canonModel       `toml:"model"`
+	Train     nn.TrainConfig   `toml:"train"`
+	Posterior []map[string]any `toml:"posterior"`
+	Explainer []map[string]any `toml:"explainer"`
+	Summary   []map[string]any `toml:"summary"`
+	Evaluate  canonEvaluate    `toml:"evaluate"`
+}
+
+type canonData struct {
+	Source        string    `toml:"source"`
+	ValFraction   *float64  `toml:"val_fraction,omitempty"`
+	Classes       []string  `toml:"classes,omitempty"`
+	TrainPerClass *int      `toml:"train_per_class,omitempty"`
+	TestSplits    *int      `toml:"test_splits,omitempty"`
+	TestPerClass  *int      `toml:"test_per_class,omitempty"`
+	F0            *float64  `toml:"f0,omitempty"`
+	Fs            *float64  `toml:"fs,omitempty"`
+	Cycles        *int      `toml:"cycles,omitempty"`
+	Noise         *bool     `toml:"noise,omitempty"`
+	SNRdB         []float64 `toml:"snr_db,omitempty"`
+	Phase         any       `toml:"phase,omitempty"`
+	Train         string    `toml:"train,omitempty"`
+	Val           string    `toml:"val,omitempty"`
+	Test          []string  `toml:"test,omitempty"`
+}
+
+type canonModel struct {
+	Arch       string           `toml:"arch"`
+	InChannels int              `toml:"in_channels,omitzero"`
+	InLen      int              `toml:"in_len,omitzero"`
+	Layers     []map[string]any `toml:"layers,omitempty"`
+}
+
+type canonEvaluate struct {
+	Mask   string   `toml:"mask"`
+	Eps    float64  `toml:"eps"`
+	Groups []string `toml:"groups"`
+	Abs    bool     `toml:"abs"`
+}
+
+// pathFn maps an absolute path to the form written: itself in Canonical,
+// relative to the recipe's directory in Hash.
+type pathFn func(string) string
+
+func (r *Recipe) relPath(p string) string {
+	if r.Dir == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(r.Dir, p); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (r *Recipe) canonData(path pathFn) canonData {
+	d := r.Data
+	c := canonData{Source: d.Source, Classes: d.Classes}
+	if d.ValFraction != 0 {
+		c.ValFraction = ptr(d.ValFraction)
+	}
+	if d.Source == SourcePQD {
+		c.TrainPerClass, c.TestSplits, c.TestPerClass = ptr(d.TrainPerClass), ptr(d.TestSplits), ptr(d.TestPerClass)
+		c.F0, c.Fs, c.Cycles, c.Noise = ptr(d.F0), ptr(d.Fs), ptr(d.Cycles), ptr(d.Noise)
+		c.SNRdB = []float64{d.SNRdB[0], d.SNRdB[1]}
+		if d.Phase.Random {
+			c.Phase = "random"
+		} else {
+			c.Phase = d.Phase.Value
+		}
+	}
+	if d.Train != "" {
+		c.Train = path(d.Train)
+	}
+	if d.Val != "" {
+		c.Val = path(d.Val)
+	}
+	for _, t := range d.Test {
+		c.Test = append(c.Test, path(t))
+	}
+	return c
+}
+
+func (r *Recipe) canonModel() canonModel {
+	m := canonModel{Arch: r.Model.Arch}
+	if r.Model.Layers == nil {
+		return m
+	}
+	m.InChannels, m.InLen = r.Model.InChannels, r.Model.InLen
+	m.Layers = make([]map[string]any, len(r.Model.Layers))
+	for i, l := range r.Model.Layers {
+		t := map[string]any{"kind": string(l.Kind)}
+		if l.Name != "" {
+			t["name"] = l.Name
+		}
+		if l.Out != 0 {
+			t["out"] = l.Out
+		}
+		if l.Kernel != 0 {
+			t["kernel"] = l.Kernel
+		}
+		if l.P != 0 {
+			t["p"] = l.P
+		}
+		m.Layers[i] = t
+	}
+	return m
+}
+
+// canonPlugin is one plugin table: its host keys and its config.
+func canonPlugin(p PluginRef, path pathFn, label bool) map[string]any {
+	t := make(map[string]any, len(p.Config)+3)
+	for k, v := range p.Config {
+		t[k] = v
+	}
+	if p.Script != "" {
+		t["script"] = path(p.Script)
+	} else {
+		t["use"] = p.ID
+	}
+	if label {
+		t["label"] = p.Label
+	}
+	switch p.Kind {
+	case sdk.KindPosterior:
+		t["draws"] = p.Draws
+	case sdk.KindExplainer:
+		t["target"] = p.Target
+	}
+	return t
+}
+
+func canonPlugins(ps []PluginRef, path pathFn) []map[string]any {
+	out := make([]map[string]any, len(ps))
+	for i, p := range ps {
+		out[i] = canonPlugin(p, path, true)
+	}
+	return out
+}
+
+func (r *Recipe) canon(path pathFn) canonRecipe {
+	groups := append([]string{}, r.Evaluate.Groups...)
+	return canonRecipe{
+		Name: r.Name, Seed: int64(r.Seed), Workers: r.Workers, Out: r.Out,
+		Data: r.canonData(path), Model: r.canonModel(), Train: r.Train,
+		Posterior: canonPlugins(r.Posteriors, path),
+		Explainer: canonPlugins(r.Explainers, path),
+		Summary:   canonPlugins(r.Summaries, path),
+		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
+	}
+}
+
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := toml.NewEncoder(&b)
+	enc.Indent = ""
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Canonical returns the recipe as run: TOML with every default filled in,
+// paths absolute, keys in a fixed order. The bytes depend only on the
+// Recipe's value, and Parse of them gives an equal Recipe (up to Line,
+// Path and the line table).
+func (r *Recipe) Canonical() ([]byte, error) {
+	body, err := encode(r.canon(func(p string) string { return p }))
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: canonical form: %w", r.name, err)
+	}
+	head := "# uaxai recipe as run: defaults filled in.\n"
+	if r.Path != "" {
+		head += "# from " + r.Path + "\n"
+	}
+	return append([]byte(head+"\n"), body...), nil
+}
+
+// Hash parts. A part is a top-level key or table name, or one entry of a
+// plugin kind ("posterior.0").
+var (
+	// FitParts determine the trained posteriors, together with the
+	// posterior's own part "posterior.N".
+	FitParts = []string{"seed", "data", "model", "train"}
+	// ResultParts determine every number of a run: Hash() hashes them.
+	ResultParts = []string{"seed", "data", "model", "train", "posterior", "explainer", "summary", "evaluate"}
+)
+
+// Hash returns the SHA-256 (hex) of the named canonical parts, in the order
+// given; with no parts it hashes ResultParts. Parts:
+//
+//   - "name", "seed", "workers", "out": the top-level value.
+//   - "data", "train", "evaluate": the canonical table, with paths relative
+//     to the recipe's directory (so a moved checkout keeps its hashes). Only
+//     the paths of a "files" source are hashed, not the files' contents.
+//   - "model": the resolved architecture (nn.Arch), so that a change to a
+//     built-in architecture changes the hash.
+//   - "posterior", "explainer", "summary": every table of that kind in full
+//     (use or script, label, draws, target, config). A script's path is
+//     hashed, not its contents.
+//   - "posterior.N": what Fit of the N-th posterior (0-based) sees of its
+//     table: its ID and config, not its label or draws. The cache key of a
+//     trained posterior is Hash(append(FitParts, "posterior.N")...).
+//   - "explainer.N", "summary.N": that table without its label.
+//
+// Workers, out and name never change results, so ResultParts leave them
+// out; a summary changes Hash() but not Hash(FitParts...). An unknown part
+// is a programmer error and panics.
+func (r *Recipe) Hash(parts ...string) string {
+	if len(parts) == 0 {
+		parts = ResultParts
+	}
+	rel := r.relPath
+	h := sha256.New()
+	for _, part := range parts {
+		b, err := r.part(part, rel)
+		if err != nil {
+			panic(fmt.Sprintf("recipe: hash part %q: %v", part, err))
+		}
+		fmt.Fprintf(h, "%s %d\n", part, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
+	wrap := func(v any) ([]byte, error) { return encode(map[string]any{strings.SplitN(part, ".", 2)[0]: v}) }
+	switch part {
+	case "name":
+		return []byte(strconv.Quote(r.Name)), nil
+	case "seed":
+		return []byte(strconv.FormatUint(r.Seed, 10)), nil
+	case "workers":
+		return []byte(strconv.Itoa(r.Workers)), nil
+	case "out":
+		return []byte(strconv.Quote(r.Out)), nil
+	case "data":
+		return wrap(r.canonData(path))
+	case "train":
+		return wrap(r.Train)
+	case "evaluate":
+		return wrap(r.canon(path).Evaluate)
+	case "model":
+		a, err := r.Arch()
+		if err != nil {
+			return nil, err
+		}
+		return wrap(a)
+	case "posterior":
+		return wrap(canonPlugins(r.Posteriors, path))
+	case "explainer":
+		return wrap(canonPlugins(r.Explainers, path))
+	case "summary":
+		return wrap(canonPlugins(r.Summaries, path))
+	}
+	kind, idx, ok := strings.Cut(part, ".")
+	if ok {
+		var list []PluginRef
+		switch sdk.Kind(kind) {
+		case sdk.KindPosterior:
+			list = r.Posteriors
+		case sdk.KindExplainer:
+			list = r.Explainers
+		case sdk.KindSummary:
+			list = r.Summaries
+		default:
+			return nil, fmt.Errorf("unknown part")
+		}
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 || i >= len(list) {
+			return nil, fmt.Errorf("no %s table %s (have %d)", kind, idx, len(list))
+		}
+		p := list[i]
+		if p.Kind == sdk.KindPosterior {
+			t := map[string]any{"use": p.ID}
+			for k, v := range p.Config {
+				t[k] = v
+			}
+			return wrap(t)
+		}
+		return wrap(canonPlugin(p, path, false))
+	}
+	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, <kind>.<index>)")
+}

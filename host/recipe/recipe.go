@@ -1,0 +1,360 @@
+// Package recipe decodes, completes and validates uaxai TOML recipes.
+//
+// A recipe is one TOML file per experiment. Decoding is strict: an unknown
+// key in a host table is an error that names the key, its line and the
+// accepted keys. The plugin tables ([[posterior]], [[explainer]],
+// [[summary]]) are split: the host keys (use, label, draws, target, script)
+// are decoded here, every other key goes to the plugin as its sdk.Config,
+// and the plugin's Check validates it (KeyLine and PluginError give such
+// errors a line number).
+//
+// # Schema
+//
+// Every key, its type, default and accepted values (REFERENCE.md beside
+// this file says the same with examples):
+//
+//	name     string  required; [a-z0-9_-]+; names the run directory runs/<name>-<time>/
+//	seed     integer default 2026; >= 0; base seed of every random stream
+//	workers  integer default 0 (all cores); >= 0
+//	out      string  default "runs"; run directory root, relative to the working directory
+//
+//	[data]
+//	source           string  "pqd" (default; the built-in generator) or "files"
+//	val_fraction     float   default 0.1; in (0, 1); pqd, or files without val
+//	classes          array   default [] (all 16 classes); class names (strings) or
+//	                         indices 0..15 (integers), no duplicates
+//	# source = "pqd" only:
+//	train_per_class  integer default 900; >= 1 (training pool per class, before the val split)
+//	test_splits      integer default 5; >= 1
+//	test_per_class   integer default 100; >= 1 (per class and split)
+//	f0               float   default 50.0; > 0 (nominal frequency, Hz)
+//	fs               float   default 3200.0; > 0 (sampling rate, Hz)
+//	cycles           integer default 10; >= 1; fs/f0*cycles must be an integer (the waveform length)
+//	noise            bool    default true
+//	snr_db           [min, max] floats, default [20.0, 50.0]; min <= max; equal values fix the SNR
+//	phase            "random" (default) or a number (radians)
+//	# source = "files" only (paths relative to the recipe's directory):
+//	train            string  required; a directory with waveforms.csv and labels.csv (+ disturbance.csv)
+//	val              string  optional; as train; without it val_fraction of train is held out
+//	test             array of strings, required, >= 1 directory, one per test split
+//
+//	[model]
+//	arch             string  default "paper-1dcnn"; a built-in (nn.LookupArch), or the
+//	                         name of the inline architecture given by the keys below
+//	in_channels      integer inline only; >= 1
+//	in_len           integer inline only; >= 1 (with source pqd it must equal fs/f0*cycles)
+//	[[model.layers]] inline only; keys of nn.Layer: kind, name, out, kernel, p
+//
+//	[train]          nn.TrainConfig, defaults nn.PaperTrainConfig()
+//	epochs           integer default 100; >= 1
+//	batch            integer default 64; >= 1
+//	lr               float   default 0.01; > 0
+//	weight_decay     float   default 1e-4; >= 0
+//	step_every       integer default 10; >= 1 (epochs between learning-rate decays)
+//	step_gamma       float   default 0.5; in (0, 1]
+//	beta1, beta2     float   default 0.9, 0.999; in [0, 1)
+//	eps              float   default 1e-8; > 0
+//
+//	[[posterior]]    one or more
+//	use              string  required; plugin ID, the "posterior." prefix is optional
+//	label            string  default the ID; unique among the posteriors
+//	draws            integer default 1; >= 1 (S, the number of draws)
+//	(other keys)     the plugin's own config
+//
+//	[[explainer]]    one or more
+//	use              string  required; plugin ID, the "explainer." prefix is optional
+//	label            string  default the ID; unique among the explainers
+//	target           string  "true" (default) or "predicted": the class explained
+//	(other keys)     the plugin's own config
+//
+//	[[summary]]      one or more
+//	use              string  plugin ID, the "summary." prefix is optional; or
+//	script           string  a yaegi script (host/script), relative to the recipe's directory
+//	label            string  default the ID (a script: "summary.script.<file base name>"); unique
+//	(other keys)     the plugin's (or script's) own config
+//
+//	[evaluate]
+//	mask             string  "amplitude" (default; |d| > eps, paper Def. 4.1) or "event"
+//	eps              float   default 0.02; > 0
+//	groups           array   default ["all", "disc-7"]; each "all" or "disc-7", no duplicates
+//	abs              bool    default true; score |R| (the paper does)
+//
+// Nested tables inside a plugin table ([posterior.prior] after a
+// [[posterior]], or an inline table) are plugin config like any other key,
+// passed on as map[string]any; arrays arrive as []any.
+package recipe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// Data sources.
+const (
+	SourcePQD   = "pqd"   // the built-in synthetic PQD generator
+	SourceFiles = "files" // CSV directories
+)
+
+// Explanation targets.
+const (
+	TargetTrue      = "true"      // explain the true class
+	TargetPredicted = "predicted" // explain the predicted class
+)
+
+// Mask kinds of [evaluate].
+const (
+	MaskAmplitude = "amplitude" // |d[n]| > eps (paper Def. 4.1)
+	MaskEvent     = "event"     // the labelled event interval
+)
+
+// Evaluation groups.
+const (
+	GroupAll   = "all"    // every disturbance class
+	GroupDisc7 = "disc-7" // the seven discriminative classes of the paper
+)
+
+// Defaults of the top-level keys.
+const (
+	DefaultSeed = 2026
+	DefaultOut  = "runs"
+)
+
+// Recipe is a decoded, completed and validated recipe.
+type Recipe struct {
+	Name       string
+	Seed       uint64
+	Workers    int // 0: all cores
+	Out        string
+	Data       Data
+	Model      Model
+	Train      nn.TrainConfig
+	Posteriors []PluginRef
+	Explainers []PluginRef
+	Summaries  []PluginRef
+	Evaluate   Evaluate
+	Path       string // absolute path of the file it came from ("" from Parse)
+	Dir        string // absolute directory that relative paths are resolved against
+
+	name  string // the name errors use
+	lines keyLines
+}
+
+// Data is the [data] table. Fields that do not apply to the source are zero.
+type Data struct {
+	Source        string
+	ValFraction   float64  // 0 when source = "files" and Val is given
+	Classes       []string // nil: all; names, or indices written in decimal ("3")
+	TrainPerClass int
+	TestSplits    int
+	TestPerClass  int
+	F0, Fs        float64
+	Cycles        int
+	Noise         bool
+	SNRdB         [2]float64 // min, max
+	Phase         Phase
+	Train, Val    string   // absolute directories (files)
+	Test          []string // absolute directories (files), one per split
+}
+
+// Len is the waveform length fs/f0*cycles of the pqd source, 0 for files.
+func (d Data) Len() int {
+	if d.Source != SourcePQD {
+		return 0
+	}
+	l, _ := waveLen(d.F0, d.Fs, d.Cycles)
+	return l
+}
+
+// Phase is the phase of the fundamental: random per waveform, or fixed.
+type Phase struct {
+	Random bool
+	Value  float64 // radians, when not Random
+}
+
+func (p Phase) String() string {
+	if p.Random {
+		return "random"
+	}
+	return strconv.FormatFloat(p.Value, 'g', -1, 64)
+}
+
+// Model is the [model] table: a built-in architecture (Layers == nil) or an
+// inline one.
+type Model struct {
+	Arch       string // built-in name, or the inline architecture's name
+	InChannels int
+	InLen      int
+	Layers     []nn.Layer
+}
+
+// Evaluate is the [evaluate] table.
+type Evaluate struct {
+	Mask   string
+	Eps    float64
+	Groups []string
+	Abs    bool
+}
+
+// PluginRef is one [[posterior]], [[explainer]] or [[summary]] table.
+type PluginRef struct {
+	Kind   sdk.Kind // the table it came from
+	Index  int      // 0-based position among the tables of its kind
+	ID     string   // normalised: "posterior.ensemble"; "" for a script
+	Label  string   // row label in tables
+	Script string   // summary scripts: absolute path
+	Draws  int      // posteriors: S, >= 1
+	Target string   // explainers: TargetTrue or TargetPredicted
+	Config sdk.Config
+	Line   int // line of the table header
+}
+
+// Load reads and parses a recipe file. Relative paths in it are resolved
+// against the file's directory.
+func Load(path string) (*Recipe, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	r, err := Parse(path, data, filepath.Dir(abs))
+	if err != nil {
+		return nil, err
+	}
+	r.Path = abs
+	return r, nil
+}
+
+// Parse decodes a recipe. name is used in error messages; dir is the
+// directory that relative paths are resolved against ("" is the working
+// directory).
+func Parse(name string, data []byte, dir string) (*Recipe, error) {
+	if dir == "" {
+		dir = "."
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", name, err)
+	}
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, parseError(name, pe)
+		}
+		return nil, fmt.Errorf("recipe %s: %w", name, err)
+	}
+	d := &decoder{name: name, lines: scanKeyLines(string(data)), dir: absDir}
+	r, err := d.recipe(raw)
+	if err != nil {
+		return nil, err
+	}
+	r.Dir = absDir
+	r.name = name
+	r.lines = d.lines
+	return r, nil
+}
+
+// parseError formats a TOML syntax error with its line, column and the
+// library's excerpt of the text.
+func parseError(name string, pe toml.ParseError) error {
+	ctx := pe.ErrorWithPosition()
+	if i := strings.Index(ctx, "\n"); i >= 0 {
+		ctx = strings.Trim(ctx[i:], "\n")
+	} else {
+		ctx = ""
+	}
+	msg := fmt.Sprintf("recipe %s: line %d, column %d: %s", name, pe.Position.Line, pe.Position.Col, pe.Message)
+	if ctx != "" {
+		msg += "\n\n" + ctx
+	}
+	return &SyntaxError{Line: pe.Position.Line, Col: pe.Position.Col, msg: msg, err: pe}
+}
+
+// SyntaxError is a TOML syntax error in a recipe.
+type SyntaxError struct {
+	Line, Col int
+	msg       string
+	err       error
+}
+
+func (e *SyntaxError) Error() string { return e.msg }
+func (e *SyntaxError) Unwrap() error { return e.err }
+
+// Arch returns the model architecture: the built-in one named by
+// [model].arch, or the inline one.
+func (r *Recipe) Arch() (nn.Arch, error) {
+	if r.Model.Layers == nil {
+		return nn.LookupArch(r.Model.Arch)
+	}
+	a := nn.Arch{
+		Name: r.Model.Arch, InChannels: r.Model.InChannels, InLen: r.Model.InLen,
+		Layers: append([]nn.Layer(nil), r.Model.Layers...),
+	}
+	return a, a.Validate()
+}
+
+// KeyLine returns the line where a key, table or array element is defined,
+// or 0 if it is unknown (absent from the file: a default). Array elements
+// are addressed by their 0-based index in decimal:
+//
+//	r.KeyLine("train", "epochs")
+//	r.KeyLine("posterior", "1")            // the second [[posterior]] header
+//	r.KeyLine("posterior", "1", "members")
+//	r.KeyLine("model", "layers", "0", "kind")
+func (r *Recipe) KeyLine(path ...string) int {
+	if len(path) == 0 {
+		return 0
+	}
+	return r.lines[pathKey(path...)]
+}
+
+// Errorf returns an error in the recipe's style, "recipe NAME: line N: ...",
+// with the line of path (or of its nearest defined parent).
+func (r *Recipe) Errorf(path []string, format string, args ...any) error {
+	d := &decoder{name: r.name, lines: r.lines}
+	return d.errAt(path, format, args...)
+}
+
+// PluginError places an error returned by a plugin's Check for ref's config
+// in the recipe: it names the table and gives the line of the key the error
+// quotes (`key "window"`, `unknown key "windw"`), or the table header's.
+func (r *Recipe) PluginError(ref PluginRef, err error) error {
+	path := []string{string(ref.Kind), strconv.Itoa(ref.Index)}
+	msg := err.Error()
+	for _, pre := range []string{`key "`, `key '`} {
+		if i := strings.Index(msg, pre); i >= 0 {
+			rest := msg[i+len(pre):]
+			if j := strings.IndexAny(rest, `"'`); j > 0 {
+				if _, ok := ref.Config[rest[:j]]; ok {
+					path = append(path, rest[:j])
+				}
+			}
+			break
+		}
+	}
+	who := ref.ID
+	if ref.Script != "" {
+		who = ref.Script
+	}
+	return &wrapped{msg: r.Errorf(path, "%s (%s): %v", tableName(path[:2]), who, err).Error(), err: err}
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
