@@ -42,8 +42,9 @@ type Posterior interface {
 	Check(cfg Config) error
 	// Fit trains or post-processes and returns everything Sample needs.
 	Fit(ctx context.Context, req FitRequest) (Artifact, error)
-	// Sample returns req.Draws parameter draws theta_1..theta_S. Draw s
-	// must depend only on (artifact, config, req.Seeds[s]).
+	// Sample returns len(req.Seeds) parameter draws theta_1..theta_S. Draw
+	// s must depend only on (artifact, config, s, req.Seeds[s]): a finite
+	// posterior returns its members in order and may ignore the seeds.
 	Sample(ctx context.Context, a Artifact, req SampleRequest) ([]nn.Params, error)
 }
 
@@ -150,6 +151,9 @@ const (
 type SummaryInfo struct {
 	Info
 	Output OutputKind
+	// MinDraws is the fewest draws the summary is defined for (the sample
+	// variance needs 2); the host skips, and reports, a posterior with fewer.
+	MinDraws int
 }
 
 // Summary is a UA-RAO summary functional Phi applied to the empirical

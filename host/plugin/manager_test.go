@@ -1,0 +1,468 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/uaxai/uaxai/host/plugin/internal/testplugin/echo"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// testBin and gradinputBin are the plugin binaries TestMain builds: the
+// test plugin and the example third-party plugin (test-only state).
+var testBin, gradinputBin string
+
+// TestMain serves a built-in when the test binary is re-executed as
+// `<test binary> plugin serve <id>` by a Manager (the go-plugin magic
+// cookie is then set), and otherwise builds the testplugin binary once
+// and runs the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(sdk.MagicCookieKey) != "" && len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
+		if err := ServeBuiltin(testRegistry(), os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "uaxai-plugin-test")
+	if err != nil {
+		panic(err)
+	}
+	testBin = filepath.Join(dir, "testplugin")
+	gradinputBin = filepath.Join(dir, "uaxai-explainer-gradinput")
+	out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"./internal/testplugin", "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the test plugin: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func testRegistry() *Registry {
+	r := NewRegistry()
+	must(r.Add("explainer.builtin-echo", sdk.KindExplainer, "0.0.1", func() any { return echo.New("explainer.builtin-echo") }))
+	must(r.Add("summary.mean", sdk.KindSummary, "1.0.0", func() any { return echo.Mean{} }))
+	return r
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// install copies the test plugin into dir under name.
+func install(t *testing.T, dir, name string, mode os.FileMode) string {
+	t.Helper()
+	b, err := os.ReadFile(testBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func quietLogger(t *testing.T) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.Discard})
+}
+
+func newManager(t *testing.T, opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = quietLogger(t)
+	}
+	m := NewManager(testRegistry(), opts)
+	t.Cleanup(m.Close)
+	return m
+}
+
+// model is a real 8-sample network for the plugins to build.
+func model(t *testing.T) nn.Model {
+	t.Helper()
+	a := nn.Arch{Name: "tiny", InChannels: 1, InLen: 8, Layers: []nn.Layer{
+		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3},
+		{Kind: nn.KindGlobalMaxPool},
+		{Kind: nn.KindFlatten},
+		{Kind: nn.KindDense, Name: "fc", Out: 3},
+	}}
+	lay, err := nn.NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := make([]float32, lay.Size)
+	for i := range d {
+		d[i] = float32(i%5) * 0.1
+	}
+	m, err := nn.NewModel(nn.Params{Arch: a, Data: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func request(cfg sdk.Config) sdk.ExplainRequest {
+	x := make([]float32, 16)
+	for i := range x {
+		x[i] = float32(i) - 4
+	}
+	return sdk.ExplainRequest{X: x, Targets: []int{0, 2}, Config: cfg}
+}
+
+func checkEcho(t *testing.T, maps [][]float64) {
+	t.Helper()
+	if len(maps) != 2 || maps[0][3] != -1 || maps[1][7] != 3*11 {
+		t.Fatalf("echo maps %v", maps)
+	}
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func pidOf(t *testing.T, e sdk.Explainer) int {
+	t.Helper()
+	r, ok := e.(remoteExplainer)
+	if !ok {
+		t.Fatalf("%T is not a remote explainer", e)
+	}
+	return r.p.pid
+}
+
+func TestBinaryPlugin(t *testing.T) {
+	dir := t.TempDir()
+	path := install(t, dir, "uaxai-explainer-echo", 0o755)
+	m := newManager(t, Options{Dirs: []string{filepath.Join(dir, "missing"), dir}})
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Info().ID != "explainer.echo" || e.Info().Version != "0.0.1" {
+		t.Errorf("Info %+v", e.Info())
+	}
+	maps, err := e.Explain(ctx, model(t), request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+	pid := pidOf(t, e)
+	if !alive(pid) {
+		t.Fatalf("plugin pid %d not running", pid)
+	}
+	e2, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil || pidOf(t, e2) != pid {
+		t.Errorf("second request started another process (%v)", err)
+	}
+	_, err = e.Explain(ctx, model(t), request(sdk.Config{"fail": "window too long"}))
+	if err == nil || err.Error() != "explainer.echo: Explain: window too long" {
+		t.Errorf("plugin error %q, want it to name the plugin", err)
+	}
+	if err := e.Check(sdk.Config{"windw": 3}); err == nil || !strings.Contains(err.Error(), `explainer.echo: Check: unknown key "windw"`) {
+		t.Errorf("Check: %v", err)
+	}
+
+	// Crash: the error names the plugin, its binary and its pid, and shows
+	// what it wrote to stderr; the next request restarts it.
+	_, err = e.Explain(ctx, model(t), request(sdk.Config{"crash": true}))
+	want := fmt.Sprintf("explainer.echo (%s, pid %d) exited unexpectedly during Explain", path, pid)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "echo: crashing on request") {
+		t.Fatalf("crash error %q, want %q and the plugin's last stderr line", err, want)
+	}
+	if _, err := e.Explain(ctx, model(t), request(nil)); err == nil || !strings.Contains(err.Error(), "exited unexpectedly") {
+		t.Errorf("a call on the dead plugin: %v", err)
+	}
+	e3, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pidOf(t, e3) == pid {
+		t.Errorf("the crashed plugin was not restarted")
+	}
+	maps, err = e3.Explain(ctx, model(t), request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+
+	// Close kills it.
+	pid3 := pidOf(t, e3)
+	m.Close()
+	if alive(pid3) {
+		t.Errorf("pid %d still running after Close", pid3)
+	}
+	if _, err := m.Explainer(ctx, "explainer.echo"); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("request after Close: %v", err)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "uaxai-explainer-echo", 0o755)
+	m := newManager(t, Options{Dirs: []string{dir}})
+	e, err := m.Explainer(context.Background(), "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = e.Explain(ctx, model(t), request(sdk.Config{"block": true}))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "explainer.echo") {
+		t.Fatalf("blocked call: %v, want DeadlineExceeded naming the plugin", err)
+	}
+	// The plugin saw its context end.
+	var maps [][]float64
+	for i := 0; i < 50; i++ {
+		if maps, err = e.Explain(context.Background(), model(t), request(sdk.Config{"cancelled": true})); err != nil {
+			t.Fatal(err)
+		}
+		if maps[0][0] == 1 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("the plugin counted %v cancelled calls, want 1", maps[0][0])
+}
+
+func TestBuiltinOutOfProcess(t *testing.T) {
+	// The test binary serves built-ins (see TestMain).
+	m := newManager(t, Options{Exe: os.Args[0]})
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.builtin-echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := e.Explain(ctx, model(t), request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+	s, err := m.Summary(ctx, "summary.mean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Summarise(ctx, [][][]float64{{{1, 2}, {3, 6}}}, nil)
+	if err != nil || !reflect.DeepEqual(res[0].Map, []float64{2, 4}) {
+		t.Errorf("mean summary: %v, %v", res, err)
+	}
+	pid := pidOf(t, e)
+	_, err = e.Explain(ctx, model(t), request(sdk.Config{"crash": true}))
+	want := fmt.Sprintf("explainer.builtin-echo (built-in, pid %d) exited unexpectedly during Explain", pid)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("crash error %q, want %q", err, want)
+	}
+}
+
+func TestInProcess(t *testing.T) {
+	m := newManager(t, Options{InProcess: true})
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.builtin-echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, remote := e.(remoteExplainer); remote {
+		t.Fatal("in-process built-in runs remotely")
+	}
+	maps, err := e.Explain(ctx, model(t), request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+	_, err = e.Explain(ctx, model(t), request(sdk.Config{"fail": "nope"}))
+	if err == nil || err.Error() != "explainer.builtin-echo: Explain: nope" {
+		t.Errorf("in-process error %q, want the same form as a remote one", err)
+	}
+}
+
+func TestUnknownAndMismatched(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "uaxai-explainer-echo", 0o755)
+	path := install(t, dir, "uaxai-explainer-other", 0o755)
+	m := newManager(t, Options{Dirs: []string{dir}, InProcess: true})
+	ctx := context.Background()
+
+	_, err := m.Explainer(ctx, "explainer.nope")
+	if err == nil || !strings.Contains(err.Error(), `unknown plugin "explainer.nope" (known: explainer.builtin-echo, explainer.echo, explainer.other, summary.mean;`) ||
+		!strings.Contains(err.Error(), "uaxai-explainer-nope") || !strings.Contains(err.Error(), dir) {
+		t.Errorf("unknown plugin: %v", err)
+	}
+	if _, err := m.Summary(ctx, "explainer.echo"); err == nil || !strings.Contains(err.Error(), `plugin "explainer.echo" is of kind explainer, not summary`) {
+		t.Errorf("wrong kind: %v", err)
+	}
+	if _, err := m.Explainer(ctx, "occlusion"); err == nil || !strings.Contains(err.Error(), "not of the form kind.name") || !strings.Contains(err.Error(), "explainer.echo") {
+		t.Errorf("bad ID: %v", err)
+	}
+	broken := filepath.Join(dir, "uaxai-explainer-broken")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'broken: cannot start' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Explainer(ctx, "explainer.broken")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`starting plugin "explainer.broken" (%s)`, broken)) || !strings.Contains(err.Error(), "broken: cannot start") {
+		t.Errorf("binary that fails to start: %v", err)
+	}
+	_, err = m.Explainer(ctx, "explainer.other")
+	want := fmt.Sprintf(`plugin binary %s serves "explainer.echo", but its file name says "explainer.other"; rename it uaxai-explainer-echo`, path)
+	if err == nil || err.Error() != want {
+		t.Errorf("mismatched name: %v\nwant %s", err, want)
+	}
+}
+
+func TestList(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	p1 := install(t, d1, "uaxai-explainer-echo", 0o755)
+	p2 := install(t, d2, "uaxai-explainer-echo", 0o755)
+	install(t, d1, "uaxai-explainer-noexec", 0o644)
+	install(t, d1, "uaxai-tool", 0o755)
+	install(t, d1, "uaxai-explainer-builtin-echo", 0o755) // shadowed by the built-in (and serves another ID)
+	m := newManager(t, Options{Dirs: []string{d1, d2}})
+	got, err := m.List(context.Background())
+	want := []Entry{
+		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: "built-in"},
+		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p1},
+		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p2, Shadowed: true},
+		{ID: "summary.mean", Kind: sdk.KindSummary, Version: "1.0.0", Source: "built-in"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("List:\n got %+v\nwant %+v", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), `uaxai-explainer-builtin-echo serves "explainer.echo"`) {
+		t.Errorf("List error %v, want the misnamed binary reported", err)
+	}
+	// The binary in use stays running; the probed ones do not.
+	m.mu.Lock()
+	n := len(m.procs)
+	m.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d plugin processes after List, want 1", n)
+	}
+}
+
+func TestKillOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "uaxai-explainer-echo", 0o755)
+	m := newManager(t, Options{Dirs: []string{dir}})
+	ctx, stop := m.KillOnSignal(context.Background())
+	defer stop()
+	e, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, e)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not cancel the context")
+	}
+	for i := 0; i < 200 && alive(pid); i++ {
+		time.Sleep(25 * time.Millisecond)
+	}
+	if alive(pid) {
+		t.Errorf("plugin pid %d survived SIGTERM of the host", pid)
+	}
+	if _, err := e.Explain(context.Background(), model(t), request(nil)); err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("call after the signal: %v", err)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := NewRegistry()
+	mk := func() any { return echo.Mean{} }
+	for _, c := range []struct {
+		id      string
+		kind    sdk.Kind
+		version string
+		make    func() any
+		want    string
+	}{
+		{"summary.mean", sdk.KindSummary, "1", mk, ""},
+		{"summary.mean", sdk.KindSummary, "1", mk, "already registered"},
+		{"mean", sdk.KindSummary, "1", mk, "not of the form kind.name"},
+		{"explainer.mean", sdk.KindSummary, "1", mk, "namespaced explainer but its kind is summary"},
+		{"summary.x", sdk.KindSummary, "", mk, "empty version"},
+		{"summary.y", sdk.KindSummary, "1", nil, "nil constructor"},
+		{"explainer.a", sdk.KindExplainer, "1", mk, ""},
+	} {
+		err := r.Add(c.id, c.kind, c.version, c.make)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("Add(%q): %v, want %q", c.id, err, c.want)
+		}
+	}
+	if got := r.IDs(); !reflect.DeepEqual(got, []string{"explainer.a", "summary.mean"}) {
+		t.Errorf("IDs %v", got)
+	}
+	if _, err := r.Lookup("summary.nope"); err == nil || !strings.Contains(err.Error(), "built-ins: explainer.a, summary.mean") {
+		t.Errorf("Lookup: %v", err)
+	}
+	if err := ServeBuiltin(r, "summary.nope"); err == nil {
+		t.Errorf("ServeBuiltin of an unknown ID succeeded")
+	}
+}
+
+func TestDefaultDirs(t *testing.T) {
+	t.Setenv(PathEnv, "/a/b:/c::/a/b")
+	exe, _ := os.Executable()
+	got := DefaultDirs("/flag", "/c")
+	want := []string{"/flag", "/c", "/a/b", filepath.Dir(exe)}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultDirs %v, want %v", got, want)
+	}
+}
+
+// TestThirdPartyBinary runs the example plugin's real binary.
+func TestThirdPartyBinary(t *testing.T) {
+	dir := filepath.Dir(gradinputBin)
+	m := newManager(t, Options{Dirs: []string{dir}})
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.gradinput")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Info().Needs != sdk.NeedsInputGrad || e.Info().Stochastic {
+		t.Errorf("Info %+v", e.Info())
+	}
+	mod := model(t)
+	req := request(nil)
+	maps, err := e.Explain(ctx, mod, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := make([]float32, len(req.X))
+	mod.InputGrad(grad, nil, req.X, req.Targets)
+	for b := range maps {
+		for i, v := range maps[b] {
+			if want := float64(req.X[b*8+i]) * float64(grad[b*8+i]); v != want {
+				t.Fatalf("input %d index %d: %v, want x * grad = %v", b, i, v, want)
+			}
+		}
+	}
+	list, err := m.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, en := range list {
+		found = found || en == Entry{ID: "explainer.gradinput", Kind: sdk.KindExplainer, Version: "1.0.0", Source: gradinputBin}
+	}
+	if !found {
+		t.Errorf("List %+v lacks the gradinput binary", list)
+	}
+}

@@ -1,0 +1,97 @@
+// Package plugin is the host side of uaxai's plugins: a Registry of the
+// built-in plugins compiled into the uaxai binary, and a Manager that
+// starts plugins out of process over hashicorp/go-plugin (gRPC) and hands
+// them to the host as ordinary sdk.Posterior, sdk.Explainer and
+// sdk.Summary values.
+//
+// Built-ins are served by re-executing the uaxai binary as
+// `uaxai plugin serve <id>` (whose command runs ServeBuiltin), so they
+// prove the same protocol as third-party plugins. Third-party plugins are
+// executables named uaxai-<kind>-<name> (e.g. uaxai-explainer-gradinput)
+// in the plugin directories (see DefaultDirs); they serve the plugin
+// <kind>.<name>.
+//
+// Every plugin is started once and reused; Close kills them all. The
+// command line arranges for Close to run on SIGINT and SIGTERM too (see
+// Manager.KillOnSignal). A plugin process that dies makes an error that
+// names the plugin, its binary and its pid.
+package plugin
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// Builtin is a plugin compiled into the uaxai binary.
+type Builtin struct {
+	ID      string
+	Kind    sdk.Kind
+	Version string
+	// New returns a fresh plugin value: an sdk.Posterior, sdk.Explainer
+	// or sdk.Summary according to Kind.
+	New func() any
+}
+
+// Registry maps built-in plugin IDs to their constructors. It is a value,
+// not a global: the command line fills one, tests build their own. Fill
+// it before use; it is not safe for concurrent Add.
+type Registry struct {
+	m map[string]Builtin
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[string]Builtin{}} }
+
+// Add registers a built-in whose values newPlugin makes. The ID must be
+// "kind.name" with the given kind (see sdk.ParseID) and not yet
+// registered; version must be set and newPlugin not nil.
+func (r *Registry) Add(id string, kind sdk.Kind, version string, newPlugin func() any) error {
+	k, _, err := sdk.ParseID(id)
+	if err != nil {
+		return fmt.Errorf("registering a built-in: %w", err)
+	}
+	if k != kind {
+		return fmt.Errorf("registering built-in %q: its ID is namespaced %s but its kind is %s", id, k, kind)
+	}
+	if version == "" {
+		return fmt.Errorf("registering built-in %q: empty version", id)
+	}
+	if newPlugin == nil {
+		return fmt.Errorf("registering built-in %q: nil constructor", id)
+	}
+	if _, dup := r.m[id]; dup {
+		return fmt.Errorf("registering built-in %q: already registered", id)
+	}
+	r.m[id] = Builtin{ID: id, Kind: kind, Version: version, New: newPlugin}
+	return nil
+}
+
+// Lookup returns the built-in called id, or an error that lists the
+// registered IDs.
+func (r *Registry) Lookup(id string) (Builtin, error) {
+	b, ok := r.m[id]
+	if !ok {
+		return Builtin{}, fmt.Errorf("no built-in plugin %q (built-ins: %s)", id, listIDs(r.IDs()))
+	}
+	return b, nil
+}
+
+// IDs returns the registered IDs, sorted.
+func (r *Registry) IDs() []string {
+	ids := make([]string, 0, len(r.m))
+	for id := range r.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func listIDs(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}

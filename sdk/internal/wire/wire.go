@@ -1,0 +1,186 @@
+// Package wire converts between the Go values of the sdk and the byte
+// encodings of the uaxai.v1 protocol (package pb): little-endian float
+// arrays, JSON configs and model draws. It imports no sdk package but nn,
+// so that package sdk can use it.
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/uaxai/uaxai/sdk/internal/pb"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// Float32Bytes encodes v as little-endian IEEE 754 binary32 values.
+func Float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// Float32s decodes little-endian binary32 values. Empty input gives nil.
+func Float32s(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("float32 array of %d bytes is not a multiple of 4", len(b))
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// Float64Bytes encodes v as little-endian IEEE 754 binary64 values.
+func Float64Bytes(v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// Float64s decodes little-endian binary64 values. Empty input gives nil.
+func Float64s(b []byte) ([]float64, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("float64 array of %d bytes is not a multiple of 8", len(b))
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v, nil
+}
+
+// Float64Rows decodes rows*cols little-endian binary64 values into rows
+// slices that share one backing array; each row's capacity is its length.
+func Float64Rows(b []byte, rows, cols int) ([][]float64, error) {
+	if rows < 0 || cols < 0 || int64(rows)*int64(cols)*8 != int64(len(b)) {
+		return nil, fmt.Errorf("%d bytes do not hold %d x %d float64 values", len(b), rows, cols)
+	}
+	flat, err := Float64s(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float64, rows)
+	for i := range out {
+		out[i] = flat[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return out, nil
+}
+
+// Ints converts a protocol int64 list to ints.
+func Ints(v []int64) []int {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// Int64s converts ints to a protocol int64 list.
+func Int64s(v []int) []int64 {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+// Config encodes a plugin's recipe table as JSON. A nil table encodes to
+// nothing.
+func Config(c map[string]any) ([]byte, error) {
+	if c == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding config: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeConfig decodes a JSON recipe table. Numbers become float64,
+// tables map[string]any and arrays []any; empty input gives nil.
+func DecodeConfig(b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var c map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(&c); err != nil {
+		return nil, fmt.Errorf("decoding config: %w", err)
+	}
+	if c == nil {
+		c = map[string]any{}
+	}
+	return c, nil
+}
+
+// Arch encodes an architecture as JSON.
+func Arch(a nn.Arch) ([]byte, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encoding architecture: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeArch decodes a JSON architecture, rejecting unknown fields.
+func DecodeArch(b []byte) (nn.Arch, error) {
+	var a nn.Arch
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&a); err != nil {
+		return nn.Arch{}, fmt.Errorf("decoding architecture: %w", err)
+	}
+	return a, nil
+}
+
+// Params encodes a model draw.
+func Params(p nn.Params) (*pb.Params, error) {
+	a, err := Arch(p.Arch)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Params{ArchJson: a, Data: Float32Bytes(p.Data)}, nil
+}
+
+// DecodeParams decodes a model draw.
+func DecodeParams(m *pb.Params) (nn.Params, error) {
+	if m == nil {
+		return nn.Params{}, fmt.Errorf("missing model parameters")
+	}
+	a, err := DecodeArch(m.GetArchJson())
+	if err != nil {
+		return nn.Params{}, err
+	}
+	d, err := Float32s(m.GetData())
+	if err != nil {
+		return nn.Params{}, fmt.Errorf("parameters: %w", err)
+	}
+	return nn.Params{Arch: a, Data: d}, nil
+}

@@ -1,0 +1,145 @@
+package sdktest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// PosteriorCase is a small fit-and-sample case: keep it to a few epochs on
+// a few rows, as the posterior is fitted three times (in process with 1
+// and 2 workers, and over the wire). Draws is the number of draws asked
+// (default 3; at most the members of a finite posterior).
+type PosteriorCase struct {
+	Arch     nn.Arch
+	Train    sdk.Dataset
+	Val      sdk.Dataset
+	Training nn.TrainConfig
+	Config   sdk.Config
+	Seed     uint64
+	Draws    int
+}
+
+// Posterior runs the conformance checks on a posterior (see the package
+// documentation). Besides them it checks that Fit gives the same artifact
+// with 1 and 2 workers, that progress reports are sane (0 <= Done <=
+// Total) and reach the host over the wire, that every draw builds with
+// nn.NewModel, and, for a continuous (not Finite) posterior, that draw s
+// depends on Seeds[s] only and changes with it. (A finite posterior's draw
+// s is its member s.)
+func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
+	t.Helper()
+	info := impl.Info()
+	h := &harness{t: t, id: info.ID}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	h.ctx = ctx
+
+	h.checkInfo(info.Info, sdk.KindPosterior)
+	local := sdk.CheckedPosterior(impl)
+	h.checkConfig("in process", local.Check, c.Config)
+	if c.Draws == 0 {
+		c.Draws = 3
+	}
+	if err := c.Arch.Validate(); err != nil {
+		h.fatalf("bad case: %v", err)
+	}
+
+	fit := func(p sdk.Posterior, workers int) (sdk.Artifact, []sdk.Progress, error) {
+		var (
+			mu   sync.Mutex
+			prog []sdk.Progress
+		)
+		req := sdk.FitRequest{
+			Arch: c.Arch, Train: c.Train, Val: c.Val, Training: c.Training,
+			Config: c.Config, Seed: c.Seed, Workers: workers,
+			Progress: func(p sdk.Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				prog = append(prog, p)
+			},
+		}
+		a, err := p.Fit(ctx, req)
+		mu.Lock()
+		defer mu.Unlock()
+		return a, slices.Clone(prog), err
+	}
+	art, prog, err := fit(local, 1)
+	if err != nil {
+		h.fatalf("in process: Fit: %v", err)
+	}
+	for i, p := range prog {
+		if p.Done < 0 || p.Total < 0 || p.Total > 0 && p.Done > p.Total {
+			h.errorf("progress report %d: done %d of %d (want 0 <= done <= total)", i, p.Done, p.Total)
+			break
+		}
+	}
+	if a2, _, err := fit(local, 2); err != nil {
+		h.errorf("in process: Fit with 2 workers: %v", err)
+	} else if d := diffArtifact(a2, art); d != "" {
+		h.errorf("Fit with 2 workers gives another artifact than with 1 (%s); results must not depend on the number of workers", d)
+	}
+
+	seeds := defaultSeeds(c.Draws, "sample")
+	sample := func(p sdk.Posterior, a sdk.Artifact, seeds []uint64) ([]nn.Params, error) {
+		return p.Sample(ctx, a, sdk.SampleRequest{Seeds: slices.Clone(seeds), Config: c.Config})
+	}
+	draws, err := sample(local, art, seeds)
+	if err != nil {
+		h.fatalf("in process: Sample: %v", err)
+	}
+	for s, d := range draws {
+		if _, err := nn.NewModel(d); err != nil {
+			h.errorf("draw %d does not build a model: %v", s, err)
+		}
+	}
+	if got, err := sample(local, art, seeds); err != nil {
+		h.errorf("in process: second Sample: %v", err)
+	} else if d := diffParams(got, draws); d != "" {
+		h.errorf("Sample is not deterministic: the same seeds gave different draws (%s)", d)
+	}
+	// A finite posterior's draw s is member s, whatever the seeds; a
+	// continuous one's draw s is a function of Seeds[s].
+	if c.Draws >= 2 && !info.Finite {
+		if got, err := sample(local, art, seeds[1:]); err != nil {
+			h.errorf("in process: Sample of seeds 1..: %v", err)
+		} else if d := diffParams(got, draws[1:]); d != "" {
+			h.errorf("draw s must depend only on Seeds[s]: sampling seeds 1.. alone gives other draws (%s, draw index relative to 1)", d)
+		}
+	}
+	if !info.Finite {
+		if got, err := sample(local, art, otherSeeds(seeds)); err != nil {
+			h.errorf("in process: Sample with other seeds: %v", err)
+		} else if diffParams(got, draws) == "" {
+			h.errorf("a continuous (not Finite) posterior gave the same draws for different seeds")
+		}
+	}
+
+	v, stop := h.serve(impl, sdk.KindPosterior)
+	defer stop()
+	remote := v.(sdk.Posterior)
+	if ri := remote.Info(); ri != info {
+		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
+	}
+	h.checkConfig("remote", remote.Check, c.Config)
+	ra, rprog, err := fit(remote, 2)
+	if err != nil {
+		h.errorf("remote: Fit: %v", err)
+	} else {
+		if d := diffArtifact(ra, art); d != "" {
+			h.errorf("remote artifact differs from the in-process one (%s)", d)
+		}
+		if len(prog) > 0 && len(rprog) == 0 {
+			h.errorf("progress reports did not reach the host over the wire (%d in process, none remote)", len(prog))
+		}
+	}
+	if got, err := sample(remote, art, seeds); err != nil {
+		h.errorf("remote: Sample: %v", err)
+	} else if d := diffParams(got, draws); d != "" {
+		h.errorf("remote draws differ from in-process draws (%s)", d)
+	}
+}

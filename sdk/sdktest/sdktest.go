@@ -1,0 +1,310 @@
+// Package sdktest is the conformance kit a plugin author runs in their own
+// tests. Each function runs a plugin both in process and over the real
+// plugin protocol (served by sdk.ServeConfig inside the test process,
+// through go-plugin's gRPC transport) on a small case the author
+// provides, and reports every broken rule with t.Errorf:
+//
+//   - Info: the ID is namespaced by the kind ("explainer.name") and a
+//     version is set; the remote Info equals the in-process one.
+//   - Check accepts the case's config and rejects an unknown key with an
+//     error that names it, in process and remotely.
+//   - Answers have the right shape and finite values (the checks of
+//     sdk.CheckedExplainer and friends).
+//   - The plugin does not modify its inputs.
+//   - Determinism: the same request gives the same bytes, whatever the
+//     batch split (and, for posteriors, the number of workers).
+//   - Seeds: a stochastic explainer's maps change with the seeds, a
+//     deterministic one's do not; a continuous posterior's draws change
+//     with the seeds, and draw s depends on Seeds[s] only (a finite
+//     posterior's draw s is its member s).
+//   - The remote answer equals the in-process answer bit for bit.
+//
+// A typical test:
+//
+//	func TestConformance(t *testing.T) {
+//		sdktest.Explainer(t, occlusion.New(), sdktest.ExplainerCase{
+//			Model: params, X: x, Targets: []int{3, 7},
+//			Config: sdk.Config{"window": int64(8)},
+//		})
+//	}
+package sdktest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// UnknownKey is the config key the kit adds to a case's config to check
+// that Check rejects unknown keys.
+const UnknownKey = "sdktest_unknown_key"
+
+// timeout bounds each conformance run.
+const timeout = 5 * time.Minute
+
+// harness carries what every check needs.
+type harness struct {
+	t   testing.TB
+	id  string
+	ctx context.Context
+}
+
+func (h *harness) errorf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Errorf("sdktest: %s: %s", h.id, fmt.Sprintf(format, args...))
+}
+
+func (h *harness) fatalf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Fatalf("sdktest: %s: %s", h.id, fmt.Sprintf(format, args...))
+}
+
+// checkInfo checks the ID's namespace and the version.
+func (h *harness) checkInfo(i sdk.Info, kind sdk.Kind) {
+	h.t.Helper()
+	k, _, err := sdk.ParseID(i.ID)
+	switch {
+	case err != nil:
+		h.errorf("Info: %v", err)
+	case k != kind:
+		h.errorf("Info: ID %q is namespaced %q, want %q (%s.<name>)", i.ID, k, kind, kind)
+	}
+	if i.Version == "" {
+		h.errorf("Info: empty Version (the run manifest records it)")
+	}
+}
+
+// checkConfig checks that check accepts cfg and rejects cfg plus an
+// unknown key, naming it.
+func (h *harness) checkConfig(where string, check func(sdk.Config) error, cfg sdk.Config) {
+	h.t.Helper()
+	if err := check(cfg); err != nil {
+		h.errorf("%s: Check rejects the case's config %v: %v", where, cfg, err)
+	}
+	bad := sdk.Config{}
+	maps.Copy(bad, cfg)
+	bad[UnknownKey] = true
+	err := check(bad)
+	switch {
+	case err == nil:
+		h.errorf("%s: Check accepts the unknown key %q (unknown keys must be errors; see sdk.Config.Only)", where, UnknownKey)
+	case !strings.Contains(err.Error(), UnknownKey):
+		h.errorf("%s: Check rejects the unknown key %q with an error that does not name it: %v", where, UnknownKey, err)
+	}
+}
+
+// serve serves impl inside the test process over go-plugin's gRPC
+// transport, with sdk.ServeConfig, and returns the dispensed client and a
+// function that stops both.
+func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
+	h.t.Helper()
+	cfg, err := sdk.ServeConfig(impl)
+	if err != nil {
+		h.fatalf("sdk.ServeConfig: %v", err)
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "sdktest", Level: hclog.Warn, Output: os.Stderr})
+	cfg.Logger = log
+	ctx, cancel := context.WithCancel(context.Background())
+	rc := make(chan *goplugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	cfg.Test = &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: rc, CloseCh: closed}
+	go goplugin.Serve(cfg)
+	var r *goplugin.ReattachConfig
+	select {
+	case r = <-rc:
+	case <-time.After(30 * time.Second):
+		cancel()
+		h.fatalf("the plugin server did not start")
+	}
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		Plugins:          sdk.ClientPlugins(),
+		Reattach:         r,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		Logger:           log,
+	})
+	stop := func() {
+		client.Kill()
+		cancel()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	proto, err := client.Client()
+	if err != nil {
+		stop()
+		h.fatalf("connecting to the plugin server: %v", err)
+	}
+	stop = func() {
+		// Close asks the server to stop; cancelling as well would stop it
+		// twice at once (a data race inside go-plugin), so cancel only if
+		// it does not stop by itself.
+		_ = proto.Close()
+		client.Kill()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			cancel()
+		}
+		cancel()
+	}
+	v, err := proto.Dispense(string(kind))
+	if err != nil {
+		stop()
+		h.fatalf("dispensing the plugin over gRPC: %v", err)
+	}
+	return v, stop
+}
+
+// defaultSeeds derives n seeds, one per input or draw.
+func defaultSeeds(n int, salt string) []uint64 {
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = rng.Key(2026, "sdktest", salt, i, 0)
+	}
+	return s
+}
+
+// otherSeeds returns seeds that all differ from s.
+func otherSeeds(s []uint64) []uint64 {
+	o := make([]uint64, len(s))
+	for i, v := range s {
+		o[i] = rng.Key(v, "sdktest-other", "", i, 0)
+		if o[i] == v {
+			o[i]++
+		}
+	}
+	return o
+}
+
+// diff64 describes the first difference between two float64 slices, bit
+// for bit ("" if they are identical).
+func diff64(a, b []float64) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("lengths %d and %d", len(a), len(b))
+	}
+	for j := range a {
+		if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+			return fmt.Sprintf("index %d: %v (bits %#016x) vs %v (bits %#016x)", j, a[j], math.Float64bits(a[j]), b[j], math.Float64bits(b[j]))
+		}
+	}
+	return ""
+}
+
+// diff32 is diff64 for float32.
+func diff32(a, b []float32) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("lengths %d and %d", len(a), len(b))
+	}
+	for j := range a {
+		if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+			return fmt.Sprintf("index %d: %v (bits %#08x) vs %v (bits %#08x)", j, a[j], math.Float32bits(a[j]), b[j], math.Float32bits(b[j]))
+		}
+	}
+	return ""
+}
+
+// diffMaps describes the first difference between two batches of maps.
+func diffMaps(a, b [][]float64) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d maps vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if d := diff64(a[i], b[i]); d != "" {
+			return fmt.Sprintf("input %d: %s", i, d)
+		}
+	}
+	return ""
+}
+
+// diffResult describes the first difference between two summary results.
+func diffResult(a, b sdk.Result) string {
+	if d := diff64(a.Map, b.Map); d != "" {
+		return "map: " + d
+	}
+	if d := diff64(a.Lower, b.Lower); d != "" {
+		return "lower: " + d
+	}
+	if d := diff64(a.Upper, b.Upper); d != "" {
+		return "upper: " + d
+	}
+	if len(a.Set) != len(b.Set) {
+		return fmt.Sprintf("set: lengths %d and %d", len(a.Set), len(b.Set))
+	}
+	for j := range a.Set {
+		if a.Set[j] != b.Set[j] {
+			return fmt.Sprintf("set: index %d: %v vs %v", j, a.Set[j], b.Set[j])
+		}
+	}
+	return ""
+}
+
+func diffResults(a, b []sdk.Result) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d results vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if d := diffResult(a[i], b[i]); d != "" {
+			return fmt.Sprintf("input %d: %s", i, d)
+		}
+	}
+	return ""
+}
+
+// diffParams describes the first difference between two lists of draws.
+func diffParams(a, b []nn.Params) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d draws vs %d", len(a), len(b))
+	}
+	for s := range a {
+		if fmt.Sprint(a[s].Arch) != fmt.Sprint(b[s].Arch) {
+			return fmt.Sprintf("draw %d: architectures differ: %+v vs %+v", s, a[s].Arch, b[s].Arch)
+		}
+		if d := diff32(a[s].Data, b[s].Data); d != "" {
+			return fmt.Sprintf("draw %d: parameter %s", s, d)
+		}
+	}
+	return ""
+}
+
+// diffArtifact describes the first difference between two artifacts.
+func diffArtifact(a, b sdk.Artifact) string {
+	if fmt.Sprint(a.Arch) != fmt.Sprint(b.Arch) {
+		return fmt.Sprintf("architectures differ: %+v vs %+v", a.Arch, b.Arch)
+	}
+	if len(a.Tensors) != len(b.Tensors) {
+		return fmt.Sprintf("%d tensors vs %d", len(a.Tensors), len(b.Tensors))
+	}
+	for k, v := range a.Tensors {
+		w, ok := b.Tensors[k]
+		if !ok {
+			return fmt.Sprintf("tensor %q missing", k)
+		}
+		if d := diff32(v, w); d != "" {
+			return fmt.Sprintf("tensor %q: %s", k, d)
+		}
+	}
+	if len(a.Meta) != len(b.Meta) {
+		return fmt.Sprintf("%d meta entries vs %d", len(a.Meta), len(b.Meta))
+	}
+	for k, v := range a.Meta {
+		if b.Meta[k] != v {
+			return fmt.Sprintf("meta %q: %q vs %q", k, v, b.Meta[k])
+		}
+	}
+	return ""
+}

@@ -1,0 +1,322 @@
+package sdktest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// recorder is a testing.TB that records failures instead of failing the
+// test; Fatal ends the harness goroutine as testing does.
+type recorder struct {
+	testing.TB
+	mu    sync.Mutex
+	fails []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fails = append(r.fails, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); runtime.Goexit() }
+func (r *recorder) Logf(format string, args ...any)   {}
+
+// run runs f against a recorder and returns the failures it reported.
+func run(t *testing.T, f func(tb testing.TB)) []string {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.fails
+}
+
+// expect checks that exactly the failures matching want were reported:
+// none if want is empty, else at least one containing each of want.
+func expect(t *testing.T, name string, fails []string, want ...string) {
+	t.Helper()
+	if len(want) == 0 {
+		for _, f := range fails {
+			t.Errorf("%s: unexpected failure: %s", name, f)
+		}
+		return
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(fails, func(f string) bool { return strings.Contains(f, w) }) {
+			t.Errorf("%s: no failure mentions %q; failures: %q", name, w, fails)
+		}
+	}
+}
+
+// tinyArch is a 1-D CNN small enough for fast tests: 8 samples, conv to
+// 2 x 6, global max, 3 classes.
+func tinyArch() nn.Arch {
+	return nn.Arch{Name: "tiny", InChannels: 1, InLen: 8, Layers: []nn.Layer{
+		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3},
+		{Kind: nn.KindReLU},
+		{Kind: nn.KindGlobalMaxPool},
+		{Kind: nn.KindFlatten},
+		{Kind: nn.KindDense, Name: "fc", Out: 3},
+	}}
+}
+
+func tinyParams(seed uint64) nn.Params {
+	lay, err := nn.NewLayout(tinyArch())
+	if err != nil {
+		panic(err)
+	}
+	r := rng.New(seed)
+	d := make([]float32, lay.Size)
+	for i := range d {
+		d[i] = float32(r.NormFloat64() * 0.5)
+	}
+	return nn.Params{Arch: tinyArch(), Data: d}
+}
+
+func explainerCase() ExplainerCase {
+	x := make([]float32, 3*8)
+	r := rng.New(7)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return ExplainerCase{Model: tinyParams(1), X: x, Targets: []int{0, 2, 1}, Config: sdk.Config{"scale": int64(2)}}
+}
+
+// gradX is a correct explainer: scale * x * d p / d x, plus seeded noise
+// of size Config "noise" when stochastic. Its fields break it on purpose.
+type gradX struct {
+	id             string
+	stochastic     bool
+	acceptsAll     bool
+	counter        *atomic.Int64 // adds a call counter: not deterministic
+	batchNorm      bool          // divides by the batch's largest value
+	usesSeeds      bool          // adds seed noise while declared deterministic
+	mutates        bool          // overwrites its input
+	nan            bool          // returns a NaN
+	strictInt      bool          // reads "scale" as int64 only: works in process only
+	ignoreSeedsToo bool          // stochastic but ignores the seeds
+}
+
+func (g *gradX) Info() sdk.ExplainerInfo {
+	id := g.id
+	if id == "" {
+		id = "explainer.gradx"
+	}
+	return sdk.ExplainerInfo{Info: sdk.Info{ID: id, Version: "0.0.1"}, Needs: sdk.NeedsInputGrad, Stochastic: g.stochastic}
+}
+
+func (g *gradX) Check(cfg sdk.Config) error {
+	if g.acceptsAll {
+		return nil
+	}
+	if err := cfg.Only("scale"); err != nil {
+		return err
+	}
+	_, err := cfg.Float("scale", 1)
+	return err
+}
+
+func (g *gradX) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	scale, err := req.Config.Float("scale", 1)
+	if err != nil {
+		return nil, err
+	}
+	if g.strictInt {
+		if _, ok := req.Config["scale"].(int64); !ok {
+			scale = 1
+		}
+	}
+	n := m.InputLen()
+	grad := make([]float32, len(req.X))
+	m.InputGrad(grad, nil, req.X, req.Targets)
+	maps := make([][]float64, len(req.Targets))
+	top := 0.0
+	for b := range maps {
+		maps[b] = make([]float64, n)
+		var r interface{ Float64() float64 }
+		if (g.stochastic && !g.ignoreSeedsToo) || g.usesSeeds {
+			r = rng.New(req.Seeds[b])
+		}
+		for t := range maps[b] {
+			v := scale * float64(req.X[b*n+t]) * float64(grad[b*n+t])
+			if r != nil {
+				v += 0.01 * r.Float64()
+			}
+			if g.counter != nil {
+				v += float64(g.counter.Add(1))
+			}
+			maps[b][t] = v
+			top = math.Max(top, math.Abs(v))
+		}
+	}
+	if g.batchNorm {
+		for _, mp := range maps {
+			for t := range mp {
+				mp[t] /= top
+			}
+		}
+	}
+	if g.mutates {
+		req.X[0] = 42
+	}
+	if g.nan {
+		maps[1][3] = math.NaN()
+	}
+	return maps, nil
+}
+
+func TestExplainerConforming(t *testing.T) {
+	for _, g := range []*gradX{{}, {stochastic: true}} {
+		expect(t, fmt.Sprintf("stochastic %v", g.stochastic), run(t, func(tb testing.TB) { Explainer(tb, g, explainerCase()) }))
+	}
+	// The real testing.T passes too.
+	Explainer(t, &gradX{}, explainerCase())
+}
+
+func TestExplainerBroken(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		g    *gradX
+		want []string
+	}{
+		{"namespace", &gradX{id: "summary.gradx"}, []string{`ID "summary.gradx" is namespaced "summary", want "explainer"`}},
+		{"bad ID", &gradX{id: "gradx"}, []string{`not of the form kind.name`}},
+		{"accepts unknown keys", &gradX{acceptsAll: true}, []string{`in process: Check accepts the unknown key "sdktest_unknown_key"`, "remote: Check accepts"}},
+		{"not deterministic", &gradX{counter: new(atomic.Int64)}, []string{"not deterministic: the same request gave different maps (input 0: index 0:", "remote maps differ"}},
+		{"batch dependent", &gradX{batchNorm: true}, []string{"maps depend on the batch: inputs 0..0 explained alone"}},
+		{"seeds while deterministic", &gradX{usesSeeds: true}, []string{"declares itself deterministic (Stochastic false) but its maps changed with the seeds"}},
+		{"stochastic ignoring seeds", &gradX{stochastic: true, ignoreSeedsToo: true}, []string{"declares itself stochastic but its maps did not change"}},
+		{"mutates input", &gradX{mutates: true}, []string{"Explain modified its input X (index 0:"}},
+		{"NaN", &gradX{nan: true}, []string{"sdktest: explainer.gradx: in process: explainer.gradx: Explain: input 1: map value 3 is NaN"}},
+		{"remote differs", &gradX{strictInt: true}, []string{"remote maps differ from in-process maps (input 0: index"}},
+	} {
+		expect(t, c.name, run(t, func(tb testing.TB) { Explainer(tb, c.g, explainerCase()) }), c.want...)
+	}
+}
+
+func TestExplainerBadCase(t *testing.T) {
+	c := explainerCase()
+	c.X = c.X[1:]
+	expect(t, "bad case", run(t, func(tb testing.TB) { Explainer(tb, &gradX{}, c) }), "bad case: 23 values in X for 3 targets of input length 8")
+}
+
+// meanSummary is the pointwise mean; first returns the first draw.
+type meanSummary struct{ first bool }
+
+func (s meanSummary) Info() sdk.SummaryInfo {
+	return sdk.SummaryInfo{Info: sdk.Info{ID: "summary.mean", Version: "1"}, Output: sdk.OutputMap}
+}
+func (meanSummary) Check(cfg sdk.Config) error { return cfg.Only() }
+func (s meanSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		m := make([]float64, len(d[0]))
+		for _, r := range d {
+			for j, v := range r {
+				m[j] += v / float64(len(d))
+			}
+		}
+		if s.first {
+			m = slices.Clone(d[0])
+		}
+		out[i].Map = m
+	}
+	return out, nil
+}
+
+func summaryCase() SummaryCase {
+	r := rng.New(3)
+	draws := make([][][]float64, 3)
+	for i := range draws {
+		draws[i] = make([][]float64, 5)
+		for s := range draws[i] {
+			draws[i][s] = make([]float64, 7)
+			for j := range draws[i][s] {
+				draws[i][s][j] = r.NormFloat64() * 1e3
+			}
+		}
+	}
+	return SummaryCase{Draws: draws}
+}
+
+func TestSummary(t *testing.T) {
+	expect(t, "mean", run(t, func(tb testing.TB) { Summary(tb, meanSummary{}, summaryCase()) }))
+	expect(t, "first draw", run(t, func(tb testing.TB) { Summary(tb, meanSummary{first: true}, summaryCase()) }),
+		"input 0: the result depends on the order of the draws (map index 0:")
+	c := summaryCase()
+	c.OrderDependent = true
+	expect(t, "first draw, declared", run(t, func(tb testing.TB) { Summary(tb, meanSummary{first: true}, c) }))
+}
+
+// noisePosterior's artifact is a base parameter vector drawn from the
+// seed (and, broken, the worker count); draw s is base + 0.1 N(0, 1) from
+// Seeds[s] (broken: from a shared counter).
+type noisePosterior struct {
+	workerDependent bool
+	counter         *atomic.Int64
+}
+
+func (noisePosterior) Info() sdk.PosteriorInfo {
+	return sdk.PosteriorInfo{Info: sdk.Info{ID: "posterior.noise", Version: "2"}}
+}
+func (noisePosterior) Check(cfg sdk.Config) error { return cfg.Only("sigma") }
+func (p noisePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	seed := req.Seed
+	if p.workerDependent {
+		seed += uint64(req.Workers)
+	}
+	for e := 1; e <= 3; e++ {
+		req.Progress(sdk.Progress{Done: e, Total: 3, Message: "epoch"})
+	}
+	base := tinyParams(seed)
+	return sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"base": base.Data}, Meta: map[string]string{"rows": fmt.Sprint(req.Train.N)}}, nil
+}
+func (p noisePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	sigma, err := req.Config.Float("sigma", 0.1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]nn.Params, len(req.Seeds))
+	for s, seed := range req.Seeds {
+		if p.counter != nil {
+			seed = uint64(p.counter.Add(1))
+		}
+		r := rng.New(seed)
+		d := slices.Clone(a.Tensors["base"])
+		for i := range d {
+			d[i] += float32(sigma * r.NormFloat64())
+		}
+		out[s] = nn.Params{Arch: a.Arch, Data: d}
+	}
+	return out, nil
+}
+
+func posteriorCase() PosteriorCase {
+	return PosteriorCase{
+		Arch:   tinyArch(),
+		Train:  sdk.Dataset{X: make([]float32, 4*8), Y: []int{0, 1, 2, 0}, N: 4, Len: 8},
+		Config: sdk.Config{"sigma": 0.2}, Seed: 11, Draws: 3,
+	}
+}
+
+func TestPosterior(t *testing.T) {
+	expect(t, "noise", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{}, posteriorCase()) }))
+	expect(t, "worker dependent", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{workerDependent: true}, posteriorCase()) }),
+		`Fit with 2 workers gives another artifact than with 1 (tensor "base"`)
+	expect(t, "counter", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{counter: new(atomic.Int64)}, posteriorCase()) }),
+		"Sample is not deterministic", "draw s must depend only on Seeds[s]", "remote draws differ")
+}
