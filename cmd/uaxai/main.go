@@ -1,0 +1,116 @@
+// Command uaxai computes and evaluates explanation distributions of a 1-D
+// CNN power-quality classifier: run a recipe, generate data, train, predict,
+// and serve the built-in plugins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `uaxai: uncertainty-aware explanations of a 1-D CNN power-quality classifier
+
+usage:
+  uaxai run RECIPE.toml [--workers N] [--plugins DIR] [--out DIR] [--no-cache]
+                                     run a recipe: fit, explain, summarise, score, report
+  uaxai recipe check RECIPE.toml     validate a recipe (and every plugin's table) without running it
+  uaxai plugins [--plugins DIR]      list the plugins: ID, kind, version, source
+  uaxai data generate --per-class N --seed S --out DIR [--f0 HZ] [--noise=false]
+                                     write synthetic PQD records as CSV
+  uaxai train (--recipe R.toml | --per-class N ...) --out W.safetensors
+                                     train one network and save its weights
+  uaxai predict --weights W.safetensors --input X.csv [--arch paper-1dcnn]
+                                     print 16 class probabilities per input line
+  uaxai plugin serve ID              (internal) serve a built-in plugin to a host
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command; it returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	// Ctrl-C and SIGTERM cancel the context; commands stop their work and
+	// kill their plugin processes before returning.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "recipe":
+		if len(args) < 2 || args[1] != "check" {
+			err = fmt.Errorf("usage: uaxai recipe check RECIPE.toml")
+			break
+		}
+		err = cmdRecipeCheck(ctx, args[2:], stdout, stderr)
+	case "plugins":
+		err = cmdPlugins(ctx, args[1:], stdout, stderr)
+	case "plugin":
+		if len(args) < 3 || args[1] != "serve" {
+			err = fmt.Errorf("usage: uaxai plugin serve ID")
+			break
+		}
+		err = cmdPluginServe(args[2])
+	case "data":
+		if len(args) < 2 || args[1] != "generate" {
+			err = fmt.Errorf("usage: uaxai data generate --per-class N --seed S --out DIR")
+			break
+		}
+		err = cmdDataGenerate(ctx, args[2:], stdout, stderr)
+	case "train":
+		err = cmdTrain(ctx, args[1:], stdout, stderr)
+	case "predict":
+		err = cmdPredict(ctx, args[1:], stdout, stderr)
+	default:
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict)", args[0])
+	}
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "uaxai: interrupted:", err)
+		return 130
+	}
+	fmt.Fprintln(stderr, "uaxai:", err)
+	return 1
+}
+
+// flags returns a FlagSet that reports errors instead of exiting.
+func flags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses flags that may come before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uaxai/uaxai/internal/golden"
+)
+
+// buildUaxai builds the command once per test binary.
+func buildUaxai(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "uaxai")
+	cmd := exec.Command("go", "build", "-o", exe, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// TestPredictGolden: `uaxai predict` on the golden model and waveforms
+// reproduces PyTorch's probabilities within 1e-5.
+func TestPredictGolden(t *testing.T) {
+	dir := golden.Dir(t, "paper-1dcnn")
+	var out, errb bytes.Buffer
+	code := run([]string{"predict", "--weights", filepath.Join(dir, "model.safetensors"), "--input", filepath.Join(dir, "waveforms.csv")}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := golden.CSV32(t, filepath.Join(dir, "probs.csv"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for r, line := range lines {
+		f := strings.Split(line, ",")
+		if len(f) != 16 {
+			t.Fatalf("line %d: %d values, want 16", r+1, len(f))
+		}
+		for j, s := range f {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(v - float64(want[r][j])); d > 1e-5 {
+				t.Errorf("line %d class %d: %g, want %g", r+1, j, v, want[r][j])
+			}
+		}
+	}
+}
+
+// TestPredictBadInput: errors name the file and line.
+func TestPredictBadInput(t *testing.T) {
+	dir := golden.Dir(t, "paper-1dcnn")
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("1,2,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"predict", "--weights", filepath.Join(dir, "model.safetensors"), "--input", bad}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "bad.csv") || !strings.Contains(errb.String(), "line 1") {
+		t.Errorf("exit %d, stderr %q: want an error naming bad.csv line 1", code, errb.String())
+	}
+	code = run([]string{"predict", "--weights", filepath.Join(dir, "param_grads_zero_mask.safetensors"), "--input", filepath.Join(dir, "waveforms.csv")}, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "missing parameter") {
+		t.Errorf("weights without running statistics accepted: exit %d, %q", code, errb.String())
+	}
+}
+
+const e2eRecipe = `name = "e2e"
+seed = 3
+[data]
+train_per_class = 10
+val_fraction = 0.2
+test_splits = 2
+test_per_class = %d
+[train]
+epochs = 1
+[[posterior]]
+use = "ensemble"
+draws = 2
+members = 2
+[[explainer]]
+use = "%s"
+%s
+[[summary]]
+use = "mean"
+`
+
+func writeRecipe(t *testing.T, dir string, perClass int, explainer, extra string) string {
+	p := filepath.Join(dir, "r.toml")
+	body := strings.Replace(strings.Replace(strings.Replace(e2eRecipe, "%d", strconv.Itoa(perClass), 1), "%s", explainer, 1), "%s", extra, 1)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func findRunDir(t *testing.T, root string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(root, "e2e-*"))
+	if len(m) != 1 {
+		t.Fatalf("run directories under %s: %v", root, m)
+	}
+	return m[0]
+}
+
+// TestRunOutOfProcess runs a recipe through real plugin processes with 1
+// and 2 workers: results.json is the same bytes.
+func TestRunOutOfProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	exe := buildUaxai(t)
+	dir := t.TempDir()
+	rec := writeRecipe(t, dir, 2, "occlusion", "stride = 10")
+	var results [][]byte
+	for _, w := range []string{"1", "2"} {
+		out := filepath.Join(dir, "out"+w)
+		cmd := exec.Command(exe, "run", rec, "--workers", w, "--out", out, "--no-cache")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("workers %s: %v\n%s", w, err, b)
+		}
+		b, err := os.ReadFile(filepath.Join(findRunDir(t, out), "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, b)
+	}
+	if !bytes.Equal(results[0], results[1]) {
+		t.Error("results.json differs between 1 and 2 workers")
+	}
+}
+
+// childWith returns the pid of a child process of parent whose command
+// line contains s, or 0.
+func childWith(parent int, s string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
+			continue
+		}
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), s) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestKilledExplainerIsNamed: the explainer runs as its own process; killed
+// during the explanation stage, the run fails with an error naming it, and
+// no plugin process is left behind.
+func TestKilledExplainerIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	exe := buildUaxai(t)
+	dir := t.TempDir()
+	rec := writeRecipe(t, dir, 40, "occlusion", "stride = 1")
+	cmd := exec.Command(exe, "run", rec, "--workers", "1", "--out", filepath.Join(dir, "out"), "--no-cache")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	killed := false
+	for sc.Scan() {
+		line := sc.Text()
+		log.WriteString(line + "\n")
+		if !killed && strings.HasPrefix(line, "explain ") {
+			pid := childWith(cmd.Process.Pid, "plugin serve explainer.occlusion")
+			if pid == 0 {
+				t.Fatalf("no explainer process under pid %d during the run", cmd.Process.Pid)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("the run never reached the explanation stage:\n%s", log.String())
+	}
+	if err == nil {
+		t.Fatalf("the run succeeded after its explainer was killed:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "explainer.occlusion") {
+		t.Errorf("the error does not name the explainer:\n%s", log.String())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if pid := childWith(cmd.Process.Pid, "plugin serve"); pid != 0 {
+		t.Errorf("plugin process %d left behind", pid)
+	}
+}
+
+// TestThirdPartyPlugin builds the example gradient x input explainer as its
+// own binary, discovers it in a plugin directory and runs it in a recipe.
+func TestThirdPartyPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs binaries")
+	}
+	exe := buildUaxai(t)
+	plugdir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(plugdir, "uaxai-explainer-gradinput"), "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the plugin: %v\n%s", err, b)
+	}
+	out, err := exec.Command(exe, "plugins", "--plugins", plugdir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "explainer.gradinput") || !strings.Contains(string(out), plugdir) {
+		t.Fatalf("plugins does not list the binary (%v):\n%s", err, out)
+	}
+	dir := t.TempDir()
+	rec := writeRecipe(t, dir, 2, "gradinput", "")
+	b, err := exec.Command(exe, "run", rec, "--plugins", plugdir, "--out", filepath.Join(dir, "out"), "--no-cache").CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, b)
+	}
+	rd := findRunDir(t, filepath.Join(dir, "out"))
+	res, err := os.ReadFile(filepath.Join(rd, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), `"explainer.gradinput"`) {
+		t.Error("results.json has no gradinput row")
+	}
+}

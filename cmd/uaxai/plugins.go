@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/uaxai/uaxai/host/builtin"
+	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/progress"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/host/store"
+)
+
+func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
+	reg, err := builtin.Registry()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the uaxai executable to serve built-in plugins: %w", err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "uaxai", Output: stderr, Level: hclog.Warn})
+	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger}), nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("run", stderr)
+	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	out := fs.String("out", "", "run directory root (default: the recipe's out)")
+	noCache := fs.Bool("no-cache", false, "fit posteriors again instead of reading the cache")
+	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: uaxai run RECIPE.toml [flags]")
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
+		Command: append([]string{"uaxai", "run"}, args...)}
+	if !*noCache {
+		opt.Cache = store.Cache{Dir: *cacheDir}
+	}
+	_, err = runner.Run(ctx, r, opt)
+	return err
+}
+
+func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("recipe check", stderr)
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: uaxai recipe check RECIPE.toml")
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := runner.Check(ctx, r, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d posteriors, %d explainers, %d summaries)\n", pos[0], len(r.Posteriors), len(r.Explainers), len(r.Summaries))
+	return nil
+}
+
+func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("plugins", stderr)
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	list, err := m.List(ctx)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", "ID", "KIND", "VERSION", "SOURCE")
+	for _, e := range list {
+		fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", e.ID, e.Kind, e.Version, e.Source)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}
+
+func cmdPluginServe(id string) error {
+	reg, err := builtin.Registry()
+	if err != nil {
+		return err
+	}
+	return plugin.ServeBuiltin(reg, id)
+}

@@ -1,0 +1,515 @@
+// Package engine computes explanation distributions and scores them: for
+// every posterior q it draws theta_1..theta_S, applies every explainer to
+// every test record under every draw (the Monte Carlo estimate of the
+// push-forward Q_x = (tau_x)#q of the paper's def:1), summarises the S maps
+// of each record with every summary, and scores the summaries against the
+// ground-truth masks (host/eval).
+//
+// Work is split into fixed batches of records, handed to a worker pool; a
+// batch's results go to fixed slots, and every random stream is keyed by
+// (seed, purpose, split, record, draw), so results are the same bytes for
+// any number of workers.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// Step is one plugin of a run as the recipe configures it.
+type Step struct {
+	ID     string // plugin ID, or the script path for a scripted summary
+	Label  string // row label
+	Draws  int    // posteriors: S
+	Target string // explainers: "true" or "predicted"
+	Config sdk.Config
+	Ref    any // resolver-specific reference (e.g. the recipe's PluginRef)
+}
+
+// TestSplit is one test split with its ground-truth masks.
+type TestSplit struct {
+	Name  string
+	Data  sdk.Dataset
+	Masks [][]bool // per record; an empty mask is counted, never scored
+}
+
+// Plan is everything one run computes.
+type Plan struct {
+	Seed       uint64
+	Workers    int // 0: GOMAXPROCS
+	Batch      int // records per plugin call (0: 32)
+	Arch       nn.Arch
+	Train      nn.TrainConfig
+	TrainSet   sdk.Dataset
+	ValSet     sdk.Dataset
+	Tests      []TestSplit
+	Classes    []int            // classes reported, in order
+	Groups     map[string][]int // macro groups ("all", "disc-7")
+	Abs        bool             // score |R| (the paper's nonnegative relevance)
+	Posteriors []Step
+	Explainers []Step
+	Summaries  []Step
+	// CacheKey returns the cache key of a posterior's artifact; nil
+	// disables the cache.
+	CacheKey func(p Step, info sdk.PosteriorInfo) string
+}
+
+// Resolver turns steps into plugins.
+type Resolver interface {
+	Posterior(ctx context.Context, s Step) (sdk.Posterior, error)
+	Explainer(ctx context.Context, s Step) (sdk.Explainer, error)
+	Summary(ctx context.Context, s Step) (sdk.Summary, error)
+}
+
+// Cache stores fitted posteriors.
+type Cache interface {
+	Get(key string) (sdk.Artifact, bool, error)
+	Put(key string, a sdk.Artifact) error
+}
+
+// Observer receives progress; all methods may be called from several
+// goroutines.
+type Observer interface {
+	// Stage starts a stage of total units ("fit posterior.ensemble").
+	Stage(name string, total int)
+	// Advance reports done units of the current stage, with a message.
+	Advance(done int, msg string)
+	// Note reports something the user should know (a cache hit, a skip).
+	Note(msg string)
+}
+
+// Record is the score of one record under one (posterior, explainer,
+// summary) combination.
+type Record struct {
+	Split, Index, Label, Target, Pred, MaskLen int
+	RMA, IoU                                   float64
+	OK                                         bool
+	Why                                        eval.Skip
+}
+
+// Row is one (posterior, explainer, summary) combination.
+type Row struct {
+	Posterior, Explainer, Summary string // IDs
+	Label                         string // "Deep ensemble" or a composed label
+	Draws                         int
+	Accuracy                      eval.Stat
+	AccuracyBySplit               []float64
+	Agg                           eval.Agg
+	Records                       []Record `json:"-"`
+}
+
+// Results is the outcome of a run. It holds no timings, so that the same
+// plan gives the same bytes.
+type Results struct {
+	Rows  []Row
+	Notes []string
+}
+
+// Timings are wall times of the stages, kept apart from Results.
+type Timings map[string]time.Duration
+
+// Run executes the plan.
+func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (*Results, Timings, error) {
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	if p.Batch <= 0 {
+		p.Batch = 32
+	}
+	if p.Workers <= 0 {
+		p.Workers = runtime.GOMAXPROCS(0)
+	}
+	tim := Timings{}
+	out := &Results{}
+	explainers := make([]sdk.Explainer, len(p.Explainers))
+	for i, s := range p.Explainers {
+		e, err := res.Explainer(ctx, s)
+		if err != nil {
+			return nil, tim, err
+		}
+		if err := e.Check(s.Config); err != nil {
+			return nil, tim, fmt.Errorf("explainer %s: %w", s.ID, err)
+		}
+		explainers[i] = e
+	}
+	summaries := make([]sdk.Summary, len(p.Summaries))
+	for i, s := range p.Summaries {
+		sm, err := res.Summary(ctx, s)
+		if err != nil {
+			return nil, tim, err
+		}
+		if err := sm.Check(s.Config); err != nil {
+			return nil, tim, fmt.Errorf("summary %s: %w", s.ID, err)
+		}
+		summaries[i] = sm
+	}
+	for _, ps := range p.Posteriors {
+		post, err := res.Posterior(ctx, ps)
+		if err != nil {
+			return nil, tim, err
+		}
+		if err := post.Check(ps.Config); err != nil {
+			return nil, tim, fmt.Errorf("posterior %s: %w", ps.ID, err)
+		}
+		t0 := time.Now()
+		art, err := fitCached(ctx, p, ps, post, cache, obs)
+		if err != nil {
+			return nil, tim, err
+		}
+		tim["fit "+ps.Label] = time.Since(t0)
+		seeds := make([]uint64, ps.Draws)
+		for s := range seeds {
+			seeds[s] = rng.Key(p.Seed, "posterior", ps.ID, -1, s)
+		}
+		draws, err := post.Sample(ctx, art, sdk.SampleRequest{Seeds: seeds, Config: ps.Config})
+		if err != nil {
+			return nil, tim, fmt.Errorf("posterior %s: sample: %w", ps.ID, err)
+		}
+		if len(draws) != ps.Draws {
+			return nil, tim, fmt.Errorf("posterior %s: asked for %d draws, got %d", ps.ID, ps.Draws, len(draws))
+		}
+		models := make([]*nn.Inference, len(draws))
+		for s, d := range draws {
+			if models[s], err = nn.NewModel(d); err != nil {
+				return nil, tim, fmt.Errorf("posterior %s: draw %d: %w", ps.ID, s, err)
+			}
+		}
+		t0 = time.Now()
+		preds, acc, err := predict(ctx, p, models)
+		if err != nil {
+			return nil, tim, err
+		}
+		tim["predict "+ps.Label] = time.Since(t0)
+		for ei, es := range p.Explainers {
+			t0 = time.Now()
+			rows, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, models, preds, obs)
+			if err != nil {
+				return nil, tim, err
+			}
+			tim["explain "+ps.Label+" / "+es.Label] = time.Since(t0)
+			for i := range rows {
+				rows[i].Accuracy = eval.StatOf(acc)
+				rows[i].AccuracyBySplit = acc
+				out.Rows = append(out.Rows, rows[i])
+			}
+			out.Notes = append(out.Notes, notes...)
+		}
+	}
+	return out, tim, nil
+}
+
+func fitCached(ctx context.Context, p Plan, ps Step, post sdk.Posterior, cache Cache, obs Observer) (sdk.Artifact, error) {
+	key := ""
+	if cache != nil && p.CacheKey != nil {
+		key = p.CacheKey(ps, post.Info())
+		a, ok, err := cache.Get(key)
+		if err != nil {
+			obs.Note(fmt.Sprintf("cache: %v (fitting again)", err))
+		} else if ok {
+			obs.Note(fmt.Sprintf("%s: fitted posterior taken from the cache (%s)", ps.Label, key[:12]))
+			return a, nil
+		}
+	}
+	obs.Stage("fit "+ps.Label, 0)
+	art, err := post.Fit(ctx, sdk.FitRequest{
+		Arch: p.Arch, Train: p.TrainSet, Val: p.ValSet, Training: p.Train, Config: ps.Config,
+		Seed: p.Seed, Workers: p.Workers,
+		Progress: func(pr sdk.Progress) {
+			obs.Stage("fit "+ps.Label, pr.Total)
+			obs.Advance(pr.Done, pr.Message)
+		},
+	})
+	if err != nil {
+		return sdk.Artifact{}, fmt.Errorf("posterior %s: fit: %w", ps.ID, err)
+	}
+	if key != "" {
+		if err := cache.Put(key, art); err != nil {
+			obs.Note(fmt.Sprintf("cache: could not store %s: %v", ps.Label, err))
+		}
+	}
+	return art, nil
+}
+
+// predict returns, per test split and record, the class of the posterior
+// predictive mean p(y|x) = (1/S) sum_s p(y|x, theta_s), and the accuracy of
+// each split.
+func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []float64, error) {
+	preds := make([][]int, len(p.Tests))
+	acc := make([]float64, len(p.Tests))
+	for si, ts := range p.Tests {
+		d := ts.Data
+		preds[si] = make([]int, d.N)
+		k := p.Arch.Classes()
+		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
+			mean := make([]float64, (b1-b0)*k)
+			pr := make([]float32, (b1-b0)*k)
+			for _, m := range models {
+				m.Probs(pr, d.X[b0*d.Len:b1*d.Len])
+				for j, v := range pr {
+					mean[j] += float64(v)
+				}
+			}
+			for r := b0; r < b1; r++ {
+				row := mean[(r-b0)*k : (r-b0+1)*k]
+				best := 0
+				for j, v := range row {
+					if v > row[best] {
+						best = j
+					}
+				}
+				preds[si][r] = best
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		correct := 0
+		for r, y := range d.Y {
+			if preds[si][r] == y {
+				correct++
+			}
+		}
+		acc[si] = float64(correct) / float64(max(d.N, 1))
+	}
+	return preds, acc, nil
+}
+
+// explain computes, for one posterior and one explainer, the S maps of
+// every scorable record, every summary of them, and the scores.
+func explain(ctx context.Context, p Plan, ps Step, es Step, ex sdk.Explainer, sums []sdk.Summary, models []*nn.Inference, preds [][]int, obs Observer) ([]Row, []string, error) {
+	S := len(models)
+	var notes []string
+	active := make([]bool, len(sums))
+	for i, sm := range sums {
+		info := sm.Info()
+		if info.Output != sdk.OutputMap {
+			notes = append(notes, fmt.Sprintf("%s gives a %s, which RMA and IoU do not score (the paper defers sets and bands to other metrics): not in the tables", info.ID, info.Output))
+			continue
+		}
+		if S < info.MinDraws {
+			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", ps.Label, es.Label, S, info.ID, info.MinDraws))
+			continue
+		}
+		active[i] = true
+	}
+	stochastic := ex.Info().Stochastic
+	recs := make([][][]Record, len(sums)) // summary -> split -> record
+	total := 0
+	for _, ts := range p.Tests {
+		total += ts.Data.N
+	}
+	obs.Stage(fmt.Sprintf("explain %s / %s", ps.Label, es.Label), total)
+	var done atomic.Int64
+	for i := range sums {
+		recs[i] = make([][]Record, len(p.Tests))
+		for si, ts := range p.Tests {
+			recs[i][si] = make([]Record, ts.Data.N)
+		}
+	}
+	for si, ts := range p.Tests {
+		d := ts.Data
+		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
+			// Records to explain: those with a non-empty mask.
+			var idx []int
+			for r := b0; r < b1; r++ {
+				if countTrue(ts.Masks[r]) > 0 {
+					idx = append(idx, r)
+				}
+			}
+			x := make([]float32, 0, len(idx)*d.Len)
+			targets := make([]int, len(idx))
+			for j, r := range idx {
+				x = append(x, d.Row(r)...)
+				targets[j] = d.Y[r]
+				if es.Target == "predicted" {
+					targets[j] = preds[si][r]
+				}
+			}
+			draws := make([][][]float64, len(idx)) // record -> draw -> map
+			for j := range draws {
+				draws[j] = make([][]float64, S)
+			}
+			if len(idx) > 0 {
+				for s, m := range models {
+					req := sdk.ExplainRequest{X: x, Targets: targets, Config: es.Config}
+					if stochastic {
+						req.Seeds = make([]uint64, len(idx))
+						for j, r := range idx {
+							req.Seeds[j] = rng.Key(p.Seed, "explainer", ts.Name, r, s)
+						}
+					}
+					maps, err := ex.Explain(ctx, m, req)
+					if err != nil {
+						return fmt.Errorf("%s on split %s records %d..%d, draw %d: %w", es.ID, ts.Name, b0, b1-1, s, err)
+					}
+					if len(maps) != len(idx) {
+						return fmt.Errorf("%s: %d maps for %d inputs", es.ID, len(maps), len(idx))
+					}
+					for j := range idx {
+						draws[j][s] = maps[j]
+					}
+				}
+			}
+			for i, sm := range sums {
+				if !active[i] {
+					continue
+				}
+				var results []sdk.Result
+				if len(idx) > 0 {
+					var err error
+					results, err = sm.Summarise(ctx, draws, p.Summaries[i].Config)
+					if err != nil {
+						return fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
+					}
+					if len(results) != len(idx) {
+						return fmt.Errorf("%s: %d results for %d inputs", sm.Info().ID, len(results), len(idx))
+					}
+				}
+				j := 0
+				for r := b0; r < b1; r++ {
+					rec := Record{Split: si, Index: r, Label: d.Y[r], Target: d.Y[r], Pred: preds[si][r], MaskLen: countTrue(ts.Masks[r])}
+					if es.Target == "predicted" {
+						rec.Target = preds[si][r]
+					}
+					if rec.MaskLen == 0 {
+						rec.Why = eval.EmptyMask
+					} else {
+						var err error
+						rec.RMA, rec.IoU, rec.Why, err = score(results[j].Map, ts.Masks[r], p.Abs)
+						if err != nil {
+							return fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
+						}
+						rec.OK = rec.Why == eval.Scored
+						j++
+					}
+					recs[i][si][r] = rec
+				}
+			}
+			n := done.Add(int64(b1 - b0))
+			obs.Advance(int(n), "")
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	reported := map[int]bool{}
+	for _, c := range p.Classes {
+		reported[c] = true
+	}
+	var rows []Row
+	for i, sm := range sums {
+		if !active[i] {
+			continue
+		}
+		var scores []eval.Score
+		var all []Record
+		outside := 0
+		for si := range p.Tests {
+			for _, rec := range recs[i][si] {
+				all = append(all, rec)
+				if !reported[rec.Label] {
+					outside++ // the normal class: counted in records.csv, never scored
+					continue
+				}
+				scores = append(scores, eval.Score{Split: si, Class: rec.Label, RMA: rec.RMA, IoU: rec.IoU, OK: rec.OK, Why: rec.Why})
+			}
+		}
+		agg, err := eval.Aggregate(scores, p.Classes, p.Groups, len(p.Tests))
+		if err != nil {
+			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", ps.Label, es.Label, sm.Info().ID, err)
+		}
+		if i == firstActive(active) {
+			notes = append(notes, fmt.Sprintf("%s / %s: %d records of unscored classes (normal) left out; %d disturbance records with an empty mask, %d with zero relevance mass, %d non-finite: counted, not scored",
+				ps.Label, es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
+		}
+		rows = append(rows, Row{Posterior: ps.ID, Explainer: es.ID, Summary: sm.Info().ID, Label: ps.Label, Draws: S, Agg: agg, Records: all})
+	}
+	return rows, notes, nil
+}
+
+// score takes RMA and IoU of a map (of |R| when abs).
+func score(m []float64, mask []bool, abs bool) (rma, iou float64, why eval.Skip, err error) {
+	if abs {
+		m = eval.Abs(make([]float64, len(m)), m)
+	} else {
+		for n, v := range m {
+			if v < 0 {
+				return 0, 0, 0, fmt.Errorf("map value %d is %g: a signed map needs evaluate.abs = true", n, v)
+			}
+		}
+	}
+	rma, iou, why = eval.Localise(m, mask)
+	return rma, iou, why, nil
+}
+
+func firstActive(a []bool) int {
+	for i, v := range a {
+		if v {
+			return i
+		}
+	}
+	return -1
+}
+
+func countTrue(m []bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
+}
+
+// parallelBatches runs fn over [b0, b1) batches of size batch with up to
+// workers goroutines; the first error cancels the rest.
+func parallelBatches(ctx context.Context, n, batch, workers int, fn func(b0, b1 int) error) error {
+	nb := (n + batch - 1) / batch
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for range min(workers, nb) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				if err := fn(b*batch, min((b+1)*batch, n)); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Stage(string, int)   {}
+func (nopObserver) Advance(int, string) {}
+func (nopObserver) Note(string)         {}

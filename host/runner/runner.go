@@ -1,0 +1,451 @@
+// Package runner executes a recipe end to end: it builds the data, resolves
+// the plugins (out-of-process built-ins and binaries, or scripts), runs the
+// engine and writes the run directory.
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/host/script"
+	"github.com/uaxai/uaxai/host/store"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// Plugins resolves plugin IDs; host/plugin's Manager implements it.
+type Plugins interface {
+	Posterior(ctx context.Context, id string) (sdk.Posterior, error)
+	Explainer(ctx context.Context, id string) (sdk.Explainer, error)
+	Summary(ctx context.Context, id string) (sdk.Summary, error)
+}
+
+// Options are the settings of a run that are not in the recipe.
+type Options struct {
+	Plugins  Plugins
+	Cache    engine.Cache // nil: no cache
+	Workers  int          // overrides the recipe's workers when > 0
+	Out      string       // overrides the recipe's out when not ""
+	Observer engine.Observer
+	Stdout   io.Writer // the tables; nil: no output
+	Command  []string  // the command line, for the manifest
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Dir     string
+	Results *engine.Results
+	Timings engine.Timings
+}
+
+// Datasets is the data of a recipe.
+type Datasets struct {
+	Train, Val sdk.Dataset
+	Tests      []engine.TestSplit
+}
+
+// ToDataset converts records to the float32 rows the network reads.
+func ToDataset(recs []data.Record) sdk.Dataset {
+	if len(recs) == 0 {
+		return sdk.Dataset{}
+	}
+	n := len(recs[0].X)
+	d := sdk.Dataset{X: make([]float32, 0, len(recs)*n), Y: make([]int, len(recs)), N: len(recs), Len: n}
+	for i, r := range recs {
+		for _, v := range r.X {
+			d.X = append(d.X, float32(v))
+		}
+		d.Y[i] = r.Label
+	}
+	return d
+}
+
+func masks(recs []data.Record, ev recipe.Evaluate, split string) ([][]bool, error) {
+	out := make([][]bool, len(recs))
+	for i, r := range recs {
+		switch ev.Mask {
+		case recipe.MaskEvent:
+			if r.Event == nil {
+				return nil, fmt.Errorf("split %s record %d: mask = \"event\" needs event.csv", split, i)
+			}
+			out[i] = data.EventMask(make([]bool, len(r.Event)), r.Event)
+		default:
+			if r.D == nil {
+				return nil, fmt.Errorf("split %s record %d: mask = \"amplitude\" needs the disturbance d (disturbance.csv)", split, i)
+			}
+			out[i] = data.Mask(make([]bool, len(r.D)), r.D, ev.Eps)
+		}
+	}
+	return out, nil
+}
+
+// LoadData builds the recipe's datasets.
+func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
+	var train, val []data.Record
+	var tests []data.Split
+	switch r.Data.Source {
+	case recipe.SourcePQD:
+		if len(r.Data.Classes) > 0 {
+			return Datasets{}, r.Errorf([]string{"data", "classes"}, "a class subset is not supported by the built-in splits yet (accepted: leave classes out for all 16)")
+		}
+		cfg := data.DefaultConfig()
+		cfg.F0, cfg.Fs, cfg.Cycles, cfg.Noise = r.Data.F0, r.Data.Fs, r.Data.Cycles, r.Data.Noise
+		cfg.SNRMin, cfg.SNRMax = r.Data.SNRdB[0], r.Data.SNRdB[1]
+		if !r.Data.Phase.Random {
+			ph := r.Data.Phase.Value
+			cfg.Phase = &ph
+		}
+		ps, err := data.MakePaperSplits(ctx, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, r.Data.TestSplits, r.Data.TestPerClass)
+		if err != nil {
+			return Datasets{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
+		}
+		train, val, tests = ps.Train.Records, ps.Val.Records, ps.Tests
+	case recipe.SourceFiles:
+		read := func(dir string) (data.Split, error) {
+			s, err := data.ReadCSV(dir)
+			if err != nil {
+				return data.Split{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
+			}
+			return s, nil
+		}
+		s, err := read(r.Data.Train)
+		if err != nil {
+			return Datasets{}, err
+		}
+		train = s.Records
+		if r.Data.Val != "" {
+			if s, err = read(r.Data.Val); err != nil {
+				return Datasets{}, err
+			}
+			val = s.Records
+		} else {
+			train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
+		}
+		for _, dir := range r.Data.Test {
+			s, err := read(dir)
+			if err != nil {
+				return Datasets{}, err
+			}
+			tests = append(tests, s)
+		}
+	default:
+		return Datasets{}, r.Errorf([]string{"data", "source"}, "unknown source %q (accepted: pqd, files)", r.Data.Source)
+	}
+	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val)}
+	for i, s := range tests {
+		name := s.Name
+		if name == "" {
+			name = fmt.Sprintf("test-%d", i)
+		}
+		m, err := masks(s.Records, r.Evaluate, name)
+		if err != nil {
+			return Datasets{}, fmt.Errorf("recipe %s: %w", r.Name, err)
+		}
+		ds.Tests = append(ds.Tests, engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m})
+	}
+	return ds, nil
+}
+
+// HoldOut splits records into training and validation: per class c with
+// n_c records, round(frac * n_c) records chosen by the permutation of the
+// stream (seed, "data-split", "files", c) are held out. Both parts keep the
+// input order.
+func HoldOut(recs []data.Record, frac float64, seed uint64) (train, val []data.Record) {
+	byClass := map[int][]int{}
+	for i, r := range recs {
+		byClass[r.Label] = append(byClass[r.Label], i)
+	}
+	held := make([]bool, len(recs))
+	for c, idx := range byClass {
+		k := int(math.Round(frac * float64(len(idx))))
+		perm := rng.For(seed, "data-split", "files", c, -1).Perm(len(idx))
+		for _, j := range perm[:k] {
+			held[idx[j]] = true
+		}
+	}
+	for i, r := range recs {
+		if held[i] {
+			val = append(val, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, val
+}
+
+// hashDataset is a SHA-256 of a dataset's values and labels.
+func hashDataset(d sdk.Dataset) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range d.X {
+		binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
+		h.Write(b[:4])
+	}
+	for _, y := range d.Y {
+		binary.LittleEndian.PutUint64(b[:], uint64(y))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// resolver maps engine steps to plugins: scripts through host/script,
+// everything else through the plugin manager.
+type resolver struct {
+	p   Plugins
+	ctx context.Context
+}
+
+func (r resolver) Posterior(ctx context.Context, s engine.Step) (sdk.Posterior, error) {
+	return r.p.Posterior(ctx, s.ID)
+}
+
+func (r resolver) Explainer(ctx context.Context, s engine.Step) (sdk.Explainer, error) {
+	return r.p.Explainer(ctx, s.ID)
+}
+
+func (r resolver) Summary(ctx context.Context, s engine.Step) (sdk.Summary, error) {
+	if ref, ok := s.Ref.(recipe.PluginRef); ok && ref.Script != "" {
+		return script.Load(ref.Script, script.WithContext(r.ctx))
+	}
+	return r.p.Summary(ctx, s.ID)
+}
+
+func steps(refs []recipe.PluginRef) []engine.Step {
+	out := make([]engine.Step, len(refs))
+	for i, p := range refs {
+		id := p.ID
+		if p.Script != "" {
+			id = p.Script
+		}
+		out[i] = engine.Step{ID: id, Label: p.Label, Draws: p.Draws, Target: p.Target, Config: p.Config, Ref: p}
+	}
+	return out
+}
+
+// Check validates a recipe's plugin tables with the plugins themselves,
+// without running anything.
+func Check(ctx context.Context, r *recipe.Recipe, p Plugins) error {
+	res := resolver{p: p, ctx: ctx}
+	for _, ref := range r.Posteriors {
+		pl, err := res.Posterior(ctx, steps([]recipe.PluginRef{ref})[0])
+		if err != nil {
+			return r.PluginError(ref, err)
+		}
+		if err := pl.Check(ref.Config); err != nil {
+			return r.PluginError(ref, err)
+		}
+		if info := pl.Info(); info.Finite && ref.Draws > 1 {
+			// A finite posterior's size is known only after Fit; the
+			// ensemble's is its members key.
+			if k, err := ref.Config.Int("members", -1); err == nil && k > 0 && ref.Draws > k {
+				return r.PluginError(ref, fmt.Errorf("key \"draws\": %d draws of a finite posterior of %d members (accepted: 1..%d)", ref.Draws, k, k))
+			}
+		}
+	}
+	for _, ref := range r.Explainers {
+		e, err := res.Explainer(ctx, steps([]recipe.PluginRef{ref})[0])
+		if err != nil {
+			return r.PluginError(ref, err)
+		}
+		if err := e.Check(ref.Config); err != nil {
+			return r.PluginError(ref, err)
+		}
+	}
+	for _, ref := range r.Summaries {
+		s, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0])
+		if err != nil {
+			return r.PluginError(ref, err)
+		}
+		if err := s.Check(ref.Config); err != nil {
+			return r.PluginError(ref, err)
+		}
+	}
+	return nil
+}
+
+// Run executes a recipe and writes its run directory.
+func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
+	start := time.Now()
+	if err := Check(ctx, r, opt.Plugins); err != nil {
+		return nil, err
+	}
+	arch, err := r.Arch()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	ds, err := LoadData(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	dataTime := time.Since(t0)
+	if ds.Train.Len != arch.InChannels*arch.InLen {
+		return nil, r.Errorf([]string{"model"}, "the architecture takes %d values per input, the data has %d", arch.InChannels*arch.InLen, ds.Train.Len)
+	}
+	workers := r.Workers
+	if opt.Workers > 0 {
+		workers = opt.Workers
+	}
+	groups := map[string][]int{}
+	for _, g := range r.Evaluate.Groups {
+		switch g {
+		case recipe.GroupAll:
+			var all []int
+			for c := 1; c < data.NumClasses; c++ {
+				all = append(all, c)
+			}
+			groups[g] = all
+		case recipe.GroupDisc7:
+			groups[g] = append([]int(nil), data.Disc7...)
+		}
+	}
+	classes := make([]int, 0, data.NumClasses-1)
+	for c := 1; c < data.NumClasses; c++ {
+		classes = append(classes, c)
+	}
+	trainHash, valHash := hashDataset(ds.Train), hashDataset(ds.Val)
+	plan := engine.Plan{
+		Seed: r.Seed, Workers: workers, Arch: arch, Train: r.Train,
+		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
+		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
+		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
+		CacheKey: func(p engine.Step, info sdk.PosteriorInfo) string {
+			k, err := store.Key("uaxai-posterior-1", arch, r.Train, trainHash, valHash, r.Seed, info.ID, info.Version, p.Config)
+			if err != nil {
+				return ""
+			}
+			return k
+		},
+	}
+	var cache engine.Cache
+	if opt.Cache != nil {
+		cache = opt.Cache
+	}
+	res, tim, err := engine.Run(ctx, plan, resolver{p: opt.Plugins, ctx: ctx}, cache, opt.Observer)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+	}
+	tim["data"] = dataTime
+	out := r.Out
+	if opt.Out != "" {
+		out = opt.Out
+	}
+	dir, err := report.NewRunDir(out, r.Name, start)
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	if err := writeRun(dir, r, res, tim, ds, workers, opt, start); err != nil {
+		return nil, err
+	}
+	if opt.Stdout != nil {
+		if err := report.Main(res).Render(opt.Stdout, false); err != nil {
+			return nil, err
+		}
+		for _, n := range res.Notes {
+			fmt.Fprintln(opt.Stdout, "note:", n)
+		}
+		fmt.Fprintln(opt.Stdout, "run directory:", dir)
+	}
+	return &Outcome{Dir: dir, Results: res, Timings: tim}, nil
+}
+
+func writeRun(dir string, r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Datasets, workers int, opt Options, start time.Time) error {
+	canon, err := r.Canonical()
+	if err != nil {
+		return err
+	}
+	rj, err := report.ResultsJSON(r.Name, r.Seed, res)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(ds.Tests))
+	for i, t := range ds.Tests {
+		names[i] = t.Name
+	}
+	rc, err := report.RecordsCSV(res, names)
+	if err != nil {
+		return err
+	}
+	md, err := report.Markdown(r.Name, res.Notes, report.Main(res), report.PerClass(res))
+	if err != nil {
+		return err
+	}
+	man, err := manifest(r, res, tim, ds, workers, opt, start)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{"recipe.toml", canon}, {"results.json", rj}, {"records.csv", rc}, {"tables.md", md}, {"manifest.json", man}} {
+		if err := report.WriteFile(dir, f.name, f.b); err != nil {
+			return fmt.Errorf("run directory %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func manifest(r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Datasets, workers int, opt Options, start time.Time) ([]byte, error) {
+	host, _ := os.Hostname()
+	m := map[string]any{
+		"recipe":      r.Name,
+		"recipe_path": r.Path,
+		"seed":        r.Seed,
+		"command":     strings.Join(opt.Command, " "),
+		"started":     start.UTC().Format(time.RFC3339),
+		"wall_s":      time.Since(start).Seconds(),
+		"workers":     workers,
+		"go":          runtime.Version(),
+		"machine":     map[string]any{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU(), "host": host},
+		"data": map[string]any{"train": ds.Train.N, "val": ds.Val.N, "tests": len(ds.Tests),
+			"train_sha256": hashDataset(ds.Train), "val_sha256": hashDataset(ds.Val)},
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		m["module"] = bi.Main.Path + "@" + bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				m["revision"] = s.Value
+			}
+		}
+	}
+	plugins := map[string]string{}
+	for _, row := range res.Rows {
+		plugins[row.Posterior], plugins[row.Explainer], plugins[row.Summary] = "", "", ""
+	}
+	timings := map[string]float64{}
+	keys := make([]string, 0, len(tim))
+	for k := range tim {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		timings[k] = tim[k].Seconds()
+	}
+	m["timings_s"] = timings
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ArchOf is a convenience for commands: the recipe's architecture or the
+// named built-in.
+func ArchOf(name string) (nn.Arch, error) { return nn.LookupArch(name) }

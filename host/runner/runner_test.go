@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/builtin"
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/store"
+)
+
+// tinyRecipe is a recipe small enough for a unit test: two posteriors,
+// occlusion, mean and variance (which the single-draw baseline skips).
+func tinyRecipe(out, extra string) string {
+	return `name = "tiny"
+seed = 7
+out = "` + out + `"
+
+[data]
+train_per_class = 12
+val_fraction = 0.25
+test_splits = 2
+test_per_class = 2
+
+[train]
+epochs = 2
+
+[[posterior]]
+use = "deterministic"
+label = "Deterministic"
+
+[[posterior]]
+use = "ensemble"
+label = "Ensemble"
+draws = 2
+members = 2
+
+[[explainer]]
+use = "occlusion"
+window = 60
+stride = 20
+
+[[summary]]
+use = "mean"
+
+[[summary]]
+use = "variance"
+` + extra
+}
+
+type notes struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (n *notes) Stage(string, int)   {}
+func (n *notes) Advance(int, string) {}
+func (n *notes) Note(s string)       { n.mu.Lock(); n.all = append(n.all, s); n.mu.Unlock() }
+
+func runTiny(t *testing.T, dir string, workers int, cache *store.Cache, obs *notes) *Outcome {
+	t.Helper()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	defer m.Close()
+	opt := Options{Plugins: m, Workers: workers, Observer: obs}
+	if cache != nil {
+		opt.Cache = *cache
+	}
+	o, err := Run(context.Background(), r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWorkersGiveIdenticalResults: the same recipe gives the same
+// results.json and records.csv bytes with 1 and 2 workers, and a second
+// run with a warm cache gives them again without fitting.
+func TestWorkersGiveIdenticalResults(t *testing.T) {
+	dir := t.TempDir()
+	cache := &store.Cache{Dir: filepath.Join(dir, "cache")}
+	one := runTiny(t, dir, 1, nil, &notes{})
+	two := runTiny(t, dir, 2, cache, &notes{})
+	for _, f := range []string{"results.json", "records.csv"} {
+		a, b := read(t, filepath.Join(one.Dir, f)), read(t, filepath.Join(two.Dir, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between 1 and 2 workers", f)
+		}
+	}
+	obs := &notes{}
+	three := runTiny(t, dir, 2, cache, obs)
+	if !bytes.Equal(read(t, filepath.Join(one.Dir, "results.json")), read(t, filepath.Join(three.Dir, "results.json"))) {
+		t.Error("results.json differs after a cache hit")
+	}
+	hits := 0
+	for _, n := range obs.all {
+		if strings.Contains(n, "from the cache") {
+			hits++
+		}
+	}
+	if hits != 2 {
+		t.Errorf("%d cache hits on the second run, want 2 (notes: %q)", hits, obs.all)
+	}
+	// Every file of the run directory is there; timings only in the manifest.
+	for _, f := range []string{"recipe.toml", "manifest.json", "results.json", "records.csv", "tables.md"} {
+		if _, err := os.Stat(filepath.Join(one.Dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if bytes.Contains(read(t, filepath.Join(one.Dir, "results.json")), []byte("timing")) {
+		t.Error("results.json holds timings")
+	}
+	// Rows: baseline x mean (variance needs 2 draws), ensemble x mean, x variance.
+	if got := len(one.Results.Rows); got != 3 {
+		t.Errorf("%d result rows, want 3", got)
+	}
+	// Normal records are counted in records.csv, never scored.
+	csv := string(read(t, filepath.Join(one.Dir, "records.csv")))
+	if !strings.Contains(csv, ",normal,") || strings.Contains(csv, ",normal,0,0,0,true,") {
+		t.Error("records.csv lacks the unscored normal records, or scores one")
+	}
+}
+
+// TestHoldOut: per class round(frac * n) records are held out, the rest
+// train, and the choice is a function of the seed.
+func TestHoldOut(t *testing.T) {
+	var recs []data.Record
+	for i := 0; i < 40; i++ {
+		recs = append(recs, data.Record{Label: i % 4, SNRdB: float64(i)})
+	}
+	tr, va := HoldOut(recs, 0.3, 1)
+	if len(va) != 4*3 || len(tr) != 40-12 {
+		t.Fatalf("held out %d, trained %d; want 12 and 28", len(va), len(tr))
+	}
+	per := map[int]int{}
+	for _, r := range va {
+		per[r.Label]++
+	}
+	for c := 0; c < 4; c++ {
+		if per[c] != 3 {
+			t.Errorf("class %d: %d held out, want 3", c, per[c])
+		}
+	}
+	_, va2 := HoldOut(recs, 0.3, 1)
+	_, va3 := HoldOut(recs, 0.3, 2)
+	same := func(a, b []data.Record) bool {
+		for i := range a {
+			if a[i].SNRdB != b[i].SNRdB {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(va, va2) {
+		t.Error("same seed, different hold-out")
+	}
+	if same(va, va3) {
+		t.Error("different seeds, same hold-out")
+	}
+}
