@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +13,11 @@ import (
 
 	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // tinyRecipe is a recipe small enough for a unit test: two posteriors,
@@ -179,5 +183,54 @@ func TestHoldOut(t *testing.T) {
 	}
 	if same(va, va3) {
 		t.Error("different seeds, same hold-out")
+	}
+}
+
+// TestScriptSummaryInARecipe: a recipe loads recipes/scripts/trimmed_mean.go
+// by path; with trim = 0 the trimmed mean is the mean, so its scores equal
+// the mean row's (a metamorphic check through the whole engine).
+func TestScriptSummaryInARecipe(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(golden.RepoRoot(t), "recipes", "scripts", "trimmed_mean.go")
+	extra := "\n[[summary]]\nscript = \"" + script + "\"\ntrim = 0.0\n"
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), extra)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	defer m.Close()
+	o, err := Run(context.Background(), r, Options{Plugins: m, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]engine.Row{}
+	for _, row := range o.Results.Rows {
+		byKey[row.Posterior+" "+row.Summary] = row
+	}
+	mean, ok1 := byKey["posterior.ensemble summary.mean"]
+	trim, ok2 := byKey["posterior.ensemble summary.trimmed_mean"]
+	if !ok1 || !ok2 {
+		t.Fatalf("rows: %v", byKey)
+	}
+	for i := range mean.Records {
+		a, b := mean.Records[i], trim.Records[i]
+		if a.OK != b.OK || math.Abs(a.RMA-b.RMA) > 1e-12 || math.Abs(a.IoU-b.IoU) > 1e-12 {
+			t.Fatalf("record %d: mean %+v, trimmed mean (trim 0) %+v", i, a, b)
+		}
+	}
+	// A bad script key is placed at its line by recipe check.
+	bad := strings.Replace(tinyRecipe(filepath.Join(dir, "runs"), extra), "trim = 0.0", "trim = 0.7", 1)
+	r, err = recipe.Parse("tiny.toml", []byte(bad), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Check(context.Background(), r, m)
+	line := strings.Count(bad[:strings.Index(bad, "trim = 0.7")], "\n") + 1
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line %d", line)) {
+		t.Errorf("trim = 0.7: %v; want an error at line %d", err, line)
 	}
 }
