@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/runner"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -44,6 +46,15 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	if err := data.WriteCSV(*out, s); err != nil {
+		return fmt.Errorf("data generate: %w", err)
+	}
+	// dataset.json: what regenerates any record: Generate(config, label,
+	// rng.New(seed of params.jsonl)).
+	meta, err := json.MarshalIndent(map[string]any{"generator": "uaxai host/data", "seed": *seed, "split": *split, "per_class": *perClass, "config": cfg}, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := report.WriteFile(*out, "dataset.json", append(meta, '\n')); err != nil {
 		return fmt.Errorf("data generate: %w", err)
 	}
 	fmt.Fprintf(stdout, "wrote %d records (%d a class, seed %d) to %s\n", len(s.Records), *perClass, *seed, *out)
