@@ -233,9 +233,14 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the plugin: %v\n%s", err, b)
 	}
-	out, err := exec.Command(exe, "plugins", "--plugins", plugdir).CombinedOutput()
+	out, err := exec.Command(exe, "plugins", "--plugins", plugdir, "--scripts", "../../recipes/scripts").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "explainer.gradinput") || !strings.Contains(string(out), plugdir) {
 		t.Fatalf("plugins does not list the binary (%v):\n%s", err, out)
+	}
+	for _, want := range []string{"explainer.occlusion          explainer  1.0.0    built-in", "summary.trimmed_mean", "script ../../recipes/scripts/trimmed_mean.go"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("plugins output lacks %q:\n%s", want, out)
+		}
 	}
 	dir := t.TempDir()
 	rec := writeRecipe(t, dir, 2, "gradinput", "")

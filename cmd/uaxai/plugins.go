@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -14,7 +15,9 @@ import (
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/host/store"
+	"github.com/uaxai/uaxai/sdk"
 )
 
 func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
@@ -91,6 +94,7 @@ func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("plugins", stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	scripts := fs.String("scripts", filepath.Join("recipes", "scripts"), "directory of script summaries (*.go) to list")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -101,8 +105,9 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer m.Close()
 	list, err := m.List(ctx)
 	if err != nil {
-		return err
+		fmt.Fprintln(stderr, "uaxai: plugins:", err) // the binaries that failed; list the rest
 	}
+	list = append(list, listScripts(*scripts, stderr)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", "ID", "KIND", "VERSION", "SOURCE")
 	for _, e := range list {
@@ -110,6 +115,23 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	_, err = io.WriteString(stdout, b.String())
 	return err
+}
+
+// listScripts loads every script summary of dir; a script that does not
+// load is reported on stderr and left out.
+func listScripts(dir string, stderr io.Writer) []plugin.Entry {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []plugin.Entry
+	for _, f := range files {
+		s, err := script.Load(f)
+		if err != nil {
+			fmt.Fprintln(stderr, "uaxai: plugins:", err)
+			continue
+		}
+		info := s.Info()
+		out = append(out, plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + f})
+	}
+	return out
 }
 
 func cmdPluginServe(id string) error {
