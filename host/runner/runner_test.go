@@ -234,3 +234,35 @@ func TestScriptSummaryInARecipe(t *testing.T) {
 		t.Errorf("trim = 0.7: %v; want an error at line %d", err, line)
 	}
 }
+
+// TestShippedRecipesCheck: every recipe under recipes/ parses and every
+// plugin accepts its table.
+func TestShippedRecipesCheck(t *testing.T) {
+	root := filepath.Join(golden.RepoRoot(t), "recipes")
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".toml") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil || len(files) < 2 {
+		t.Fatalf("recipes: %v %v", files, err)
+	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	defer m.Close()
+	for _, f := range files {
+		r, err := recipe.Load(f)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if err := Check(context.Background(), r, m); err != nil {
+			t.Error(err)
+		}
+	}
+}
