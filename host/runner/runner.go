@@ -46,6 +46,8 @@ type Options struct {
 	Observer engine.Observer
 	Stdout   io.Writer // the tables; nil: no output
 	Command  []string  // the command line, for the manifest
+
+	versions map[string]string // plugin versions by ID, for the manifest
 }
 
 // Outcome is what a run produced.
@@ -242,54 +244,67 @@ func steps(refs []recipe.PluginRef) []engine.Step {
 // Check validates a recipe's plugin tables with the plugins themselves,
 // without running anything.
 func Check(ctx context.Context, r *recipe.Recipe, p Plugins) error {
+	_, err := check(ctx, r, p)
+	return err
+}
+
+// check is Check, returning the version of every plugin by ID.
+func check(ctx context.Context, r *recipe.Recipe, p Plugins) (map[string]string, error) {
 	res := resolver{p: p, ctx: ctx}
+	versions := map[string]string{}
 	for _, ref := range r.Posteriors {
 		pl, err := res.Posterior(ctx, steps([]recipe.PluginRef{ref})[0])
 		if err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
 		if err := pl.Check(ref.Config); err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
-		if info := pl.Info(); info.Finite && ref.Draws > 1 {
+		info := pl.Info()
+		versions[info.ID] = info.Version
+		if info.Finite && ref.Draws > 1 {
 			// A finite posterior's size is known only after Fit; the
 			// ensemble's is its members key.
 			if k, err := ref.Config.Int("members", -1); err == nil && k > 0 && ref.Draws > k {
-				return r.PluginError(ref, fmt.Errorf("key \"draws\": %d draws of a finite posterior of %d members (accepted: 1..%d)", ref.Draws, k, k))
+				return nil, r.PluginError(ref, fmt.Errorf("key \"draws\": %d draws of a finite posterior of %d members (accepted: 1..%d)", ref.Draws, k, k))
 			}
 		}
 	}
 	for _, ref := range r.Explainers {
 		e, err := res.Explainer(ctx, steps([]recipe.PluginRef{ref})[0])
 		if err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
 		if err := e.Check(ref.Config); err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
+		versions[e.Info().ID] = e.Info().Version
 	}
 	for _, ref := range r.Summaries {
 		s, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0])
 		if err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
 		if err := s.Check(ref.Config); err != nil {
-			return r.PluginError(ref, err)
+			return nil, r.PluginError(ref, err)
 		}
+		versions[s.Info().ID] = s.Info().Version
 	}
-	return nil
+	return versions, nil
 }
 
 // Run executes a recipe and writes its run directory.
 func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	start := time.Now()
-	if err := Check(ctx, r, opt.Plugins); err != nil {
+	versions, err := check(ctx, r, opt.Plugins)
+	if err != nil {
 		return nil, err
 	}
 	arch, err := r.Arch()
 	if err != nil {
 		return nil, err
 	}
+	opt.versions = versions
 	t0 := time.Now()
 	ds, err := LoadData(ctx, r)
 	if err != nil {
@@ -425,10 +440,7 @@ func manifest(r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Data
 			}
 		}
 	}
-	plugins := map[string]string{}
-	for _, row := range res.Rows {
-		plugins[row.Posterior], plugins[row.Explainer], plugins[row.Summary] = "", "", ""
-	}
+	m["plugins"] = opt.versions
 	timings := map[string]float64{}
 	keys := make([]string, 0, len(tim))
 	for k := range tim {
