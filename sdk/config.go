@@ -114,3 +114,27 @@ func (c Config) IntRange(key string, def, lo, hi int) (int, error) {
 	}
 	return v, nil
 }
+
+// SummariseMaps applies f to every input of a batch of draws and returns
+// the maps as Results: the batch plumbing of a map summary. f writes the
+// map of one input's draws r (S x N) into dst (N values) and returns it.
+// An input with fewer than minDraws draws is an error naming the summary.
+func SummariseMaps(id string, draws [][][]float64, minDraws int, f func(dst []float64, r [][]float64) []float64) ([]Result, error) {
+	out := make([]Result, len(draws))
+	for i, d := range draws {
+		if len(d) < max(minDraws, 1) {
+			return nil, fmt.Errorf("%s: input %d has %d draws, at least %d needed", id, i, len(d), max(minDraws, 1))
+		}
+		out[i].Map = f(make([]float64, len(d[0])), d)
+	}
+	return out, nil
+}
+
+// CheckNoKeys is the Check of a plugin without configuration: any key is an
+// error naming the plugin.
+func CheckNoKeys(id string, cfg Config) error {
+	if err := cfg.Only(); err != nil {
+		return fmt.Errorf("%s: %w", id, err)
+	}
+	return nil
+}

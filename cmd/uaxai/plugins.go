@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,28 @@ func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
 	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger}), nil
 }
 
+// recipeAndManager parses the flags (pluginDir is the --plugins flag's
+// value, read after parsing), loads the one
+// recipe argument and starts a plugin manager.
+func recipeAndManager(fs *flag.FlagSet, args []string, pluginDir *string, stderr io.Writer, usage string) (*recipe.Recipe, *plugin.Manager, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(pos) != 1 {
+		return nil, nil, fmt.Errorf("%s", usage)
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := newManager(*pluginDir, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, m, nil
+}
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("run", stderr)
 	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
@@ -40,18 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "run directory root (default: the recipe's out)")
 	noCache := fs.Bool("no-cache", false, "fit posteriors again instead of reading the cache")
 	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("usage: uaxai run RECIPE.toml [flags]")
-	}
-	r, err := recipe.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	m, err := newManager(*plugins, stderr)
+	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai run RECIPE.toml [flags]")
 	if err != nil {
 		return err
 	}
@@ -68,18 +80,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("recipe check", stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("usage: uaxai recipe check RECIPE.toml")
-	}
-	r, err := recipe.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	m, err := newManager(*plugins, stderr)
+	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai recipe check RECIPE.toml")
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := runner.Check(ctx, r, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d posteriors, %d explainers, %d summaries)\n", pos[0], len(r.Posteriors), len(r.Explainers), len(r.Summaries))
+	fmt.Fprintf(stdout, "%s: ok (%d posteriors, %d explainers, %d summaries)\n", r.Path, len(r.Posteriors), len(r.Explainers), len(r.Summaries))
 	return nil
 }
 

@@ -4,7 +4,6 @@ package mean
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -24,23 +23,11 @@ func (*Summary) Info() sdk.SummaryInfo {
 }
 
 // Check accepts an empty table.
-func (*Summary) Check(cfg sdk.Config) error {
-	if err := cfg.Only(); err != nil {
-		return fmt.Errorf("%s: %w", ID, err)
-	}
-	return nil
-}
+func (*Summary) Check(cfg sdk.Config) error { return sdk.CheckNoKeys(ID, cfg) }
 
 // Summarise returns the mean map of every input.
 func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
-	out := make([]sdk.Result, len(draws))
-	for i, d := range draws {
-		if len(d) == 0 {
-			return nil, fmt.Errorf("%s: input %d has no draws", ID, i)
-		}
-		out[i].Map = Mean(make([]float64, len(d[0])), d)
-	}
-	return out, nil
+	return sdk.SummariseMaps(ID, draws, 1, Mean)
 }
 
 // Mean writes dst[n] = (1/S) sum_s r[s][n] and returns dst.

@@ -5,7 +5,6 @@ package variance
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -25,23 +24,11 @@ func (*Summary) Info() sdk.SummaryInfo {
 }
 
 // Check accepts an empty table.
-func (*Summary) Check(cfg sdk.Config) error {
-	if err := cfg.Only(); err != nil {
-		return fmt.Errorf("%s: %w", ID, err)
-	}
-	return nil
-}
+func (*Summary) Check(cfg sdk.Config) error { return sdk.CheckNoKeys(ID, cfg) }
 
 // Summarise returns the variance map of every input.
 func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
-	out := make([]sdk.Result, len(draws))
-	for i, d := range draws {
-		if len(d) < 2 {
-			return nil, fmt.Errorf("%s: input %d has %d draws, the sample variance needs at least 2", ID, i, len(d))
-		}
-		out[i].Map = Variance(make([]float64, len(d[0])), d)
-	}
-	return out, nil
+	return sdk.SummariseMaps(ID, draws, 2, Variance)
 }
 
 // Variance writes the sample variance dst[n] = (1/(S-1)) sum_s (r[s][n] -
