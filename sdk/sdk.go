@@ -39,6 +39,9 @@ type Info struct {
 type Posterior interface {
 	Info() PosteriorInfo
 	// Check validates the plugin's recipe table without doing any work.
+	// The host adds its own key "draws" (the number of draws S the recipe
+	// asks for) to the table it passes to Check, and only to Check, so that
+	// a finite posterior can reject more draws than it has members.
 	Check(cfg Config) error
 	// Fit trains or post-processes and returns everything Sample needs.
 	Fit(ctx context.Context, req FitRequest) (Artifact, error)

@@ -47,6 +47,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// kill their plugin processes before returning.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first signal, restore the default handlers, so that a
+		// second Ctrl-C ends the process at once (plugin processes die with
+		// it: they are started with a parent-death signal).
+		<-ctx.Done()
+		stop()
+	}()
 	var err error
 	switch args[0] {
 	case "run":

@@ -178,7 +178,6 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("predict: %w", err)
 	}
 	w := bufio.NewWriter(stdout)
-	defer w.Flush()
 	k := m.Classes()
 	x := make([]float32, m.InputLen())
 	pr := make([]float32, k)
@@ -196,7 +195,12 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			w.WriteString(strconv.FormatFloat(float64(v), 'g', 9, 32))
 		}
-		w.WriteByte('\n')
+		if err := w.WriteByte('\n'); err != nil {
+			return fmt.Errorf("predict: write: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("predict: write: %w", err)
 	}
 	return nil
 }

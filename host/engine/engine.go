@@ -58,9 +58,12 @@ type Plan struct {
 	Posteriors []Step
 	Explainers []Step
 	Summaries  []Step
+	// Checkpoint, if not nil, receives the results so far after every
+	// (posterior, explainer) block, so that a failure later loses nothing.
+	Checkpoint func(*Results) error
 	// CacheKey returns the cache key of a posterior's artifact; nil
 	// disables the cache.
-	CacheKey func(p Step, info sdk.PosteriorInfo) string
+	CacheKey func(p Step, info sdk.PosteriorInfo) (string, error)
 }
 
 // Resolver turns steps into plugins.
@@ -99,12 +102,14 @@ type Record struct {
 // Row is one (posterior, explainer, summary) combination.
 type Row struct {
 	Posterior, Explainer, Summary string // IDs
-	Label                         string // "Deep ensemble" or a composed label
-	Draws                         int
-	Accuracy                      eval.Stat
-	AccuracyBySplit               []float64
-	Agg                           eval.Agg
-	Records                       []Record `json:"-"`
+	// Label, ExplainerLabel and SummaryLabel are the recipe's labels of the
+	// three steps (unique per kind, so they tell rows apart).
+	Label, ExplainerLabel, SummaryLabel string
+	Draws                               int
+	Accuracy                            eval.Stat
+	AccuracyBySplit                     []float64
+	Agg                                 eval.Agg
+	Records                             []Record `json:"-"`
 }
 
 // Results is the outcome of a run. It holds no timings, so that the same
@@ -202,6 +207,11 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 				out.Rows = append(out.Rows, rows[i])
 			}
 			out.Notes = append(out.Notes, notes...)
+			if p.Checkpoint != nil {
+				if err := p.Checkpoint(out); err != nil {
+					return nil, tim, err
+				}
+			}
 		}
 	}
 	return out, tim, nil
@@ -210,7 +220,12 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 func fitCached(ctx context.Context, p Plan, ps Step, post sdk.Posterior, cache Cache, obs Observer) (sdk.Artifact, error) {
 	key := ""
 	if cache != nil && p.CacheKey != nil {
-		key = p.CacheKey(ps, post.Info())
+		var err error
+		if key, err = p.CacheKey(ps, post.Info()); err != nil {
+			obs.Note(fmt.Sprintf("%s: no cache key (%v): fitting without the cache", ps.Label, err))
+		}
+	}
+	if key != "" {
 		a, ok, err := cache.Get(key)
 		if err != nil {
 			obs.Note(fmt.Sprintf("cache: %v (fitting again)", err))
@@ -273,13 +288,11 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []fl
 		if err != nil {
 			return nil, nil, err
 		}
-		correct := 0
-		for r, y := range d.Y {
-			if preds[si][r] == y {
-				correct++
-			}
+		a, ok := eval.Accuracy(preds[si], d.Y)
+		if !ok {
+			return nil, nil, fmt.Errorf("test split %s is empty", ts.Name)
 		}
-		acc[si] = float64(correct) / float64(max(d.N, 1))
+		acc[si] = a
 	}
 	return preds, acc, nil
 }
@@ -301,6 +314,9 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex sdk.Explainer, su
 			continue
 		}
 		active[i] = true
+	}
+	if firstActive(active) < 0 {
+		return nil, notes, nil // no summary to take: explaining would be wasted work
 	}
 	stochastic := ex.Info().Stochastic
 	recs := make([][][]Record, len(sums)) // summary -> split -> record
@@ -433,7 +449,8 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex sdk.Explainer, su
 			notes = append(notes, fmt.Sprintf("%s / %s: %d records of unscored classes (normal) left out; %d disturbance records with an empty mask, %d with zero relevance mass, %d non-finite: counted, not scored",
 				ps.Label, es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
 		}
-		rows = append(rows, Row{Posterior: ps.ID, Explainer: es.ID, Summary: sm.Info().ID, Label: ps.Label, Draws: S, Agg: agg, Records: all})
+		rows = append(rows, Row{Posterior: ps.ID, Explainer: es.ID, Summary: sm.Info().ID, Label: ps.Label, ExplainerLabel: es.Label, SummaryLabel: p.Summaries[i].Label,
+			Draws: S, Agg: agg, Records: all})
 	}
 	return rows, notes, nil
 }
@@ -494,7 +511,7 @@ func parallelBatches(ctx context.Context, n, batch, workers int, fn func(b0, b1 
 				if b >= nb {
 					return
 				}
-				if err := fn(b*batch, min((b+1)*batch, n)); err != nil {
+				if err := protect(func() error { return fn(b*batch, min((b+1)*batch, n)) }); err != nil {
 					once.Do(func() { first = err; cancel() })
 					return
 				}
@@ -506,6 +523,18 @@ func parallelBatches(ctx context.Context, n, batch, workers int, fn func(b0, b1 
 		return first
 	}
 	return ctx.Err()
+}
+
+// protect runs fn and turns a panic into an error, so that a bug on a
+// worker goroutine fails the run cleanly (plugins are killed, results
+// written so far are kept) instead of crashing the host.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error (please report): %v", r)
+		}
+	}()
+	return fn()
 }
 
 type nopObserver struct{}

@@ -115,7 +115,7 @@ func (b *Bar) lineLocked(now time.Time) string {
 	if b.total <= 0 {
 		return fmt.Sprintf("%s  %s  %s", b.stage, el, b.msg)
 	}
-	frac := float64(b.done) / float64(b.total)
+	frac := min(max(float64(b.done)/float64(b.total), 0), 1) // a plugin's report may be off
 	const width = 24
 	fill := int(frac * width)
 	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)

@@ -60,20 +60,21 @@ func PM(s eval.Stat) string {
 	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.SD)
 }
 
-// rowLabel is the posterior's label, qualified by explainer and summary when
-// the run has more than one of either.
-func rowLabel(res *engine.Results, r engine.Row) string {
+// RowLabel is the posterior's label, qualified by the explainer's and the
+// summary's labels when the run has more than one of either, so that every
+// row of a run has its own label.
+func RowLabel(res *engine.Results, r engine.Row) string {
 	exps, sums := map[string]bool{}, map[string]bool{}
 	for _, x := range res.Rows {
-		exps[x.Explainer] = true
-		sums[x.Summary] = true
+		exps[x.ExplainerLabel] = true
+		sums[x.SummaryLabel] = true
 	}
 	l := r.Label
 	if len(exps) > 1 {
-		l += " / " + r.Explainer
+		l += " / " + r.ExplainerLabel
 	}
 	if len(sums) > 1 {
-		l += " / " + r.Summary
+		l += " / " + r.SummaryLabel
 	}
 	return l
 }
@@ -81,12 +82,12 @@ func rowLabel(res *engine.Results, r engine.Row) string {
 // Main is tab:bnn_results: Method, Accuracy, RMA, IoU, RMA (disc-7),
 // IoU (disc-7), each mean ± sd over the test splits.
 func Main(res *engine.Results) Table {
-	t := Table{Title: "Localisation of the mean UA-RAO (mean ± sd over test splits)",
+	t := Table{Title: "Accuracy and localisation of the UA-RAO maps (mean ± sd over test splits)",
 		Header: []string{"Method", "Accuracy", "RMA", "IoU", "RMA (disc-7)", "IoU (disc-7)"}}
 	for _, r := range res.Rows {
 		all, _ := r.Agg.Group("all")
 		d7, _ := r.Agg.Group("disc-7")
-		t.Rows = append(t.Rows, []string{rowLabel(res, r), PM(r.Accuracy), PM(all.RMA), PM(all.IoU), PM(d7.RMA), PM(d7.IoU)})
+		t.Rows = append(t.Rows, []string{RowLabel(res, r), PM(r.Accuracy), PM(all.RMA), PM(all.IoU), PM(d7.RMA), PM(d7.IoU)})
 	}
 	return t
 }
@@ -96,7 +97,7 @@ func Main(res *engine.Results) Table {
 func PerClass(res *engine.Results) Table {
 	t := Table{Title: "Per-class localisation (mean ± sd over test splits)", Header: []string{"Class"}}
 	for _, r := range res.Rows {
-		l := rowLabel(res, r)
+		l := RowLabel(res, r)
 		t.Header = append(t.Header, l+" RMA", l+" IoU")
 	}
 	if len(res.Rows) == 0 {
@@ -135,15 +136,19 @@ func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 
 // ResultsJSON is the deterministic JSON of the results (no timings).
 func ResultsJSON(recipe string, seed uint64, res *engine.Results) ([]byte, error) {
+	type row struct {
+		Label string `json:"label"`
+		engine.Row
+		Records int `json:"records"`
+	}
 	doc := struct {
-		Recipe string         `json:"recipe"`
-		Seed   uint64         `json:"seed"`
-		Rows   []engine.Row   `json:"rows"`
-		Notes  []string       `json:"notes"`
-		Counts map[string]int `json:"records_per_row"`
-	}{Recipe: recipe, Seed: seed, Rows: res.Rows, Notes: res.Notes, Counts: map[string]int{}}
+		Recipe string   `json:"recipe"`
+		Seed   uint64   `json:"seed"`
+		Rows   []row    `json:"rows"`
+		Notes  []string `json:"notes"`
+	}{Recipe: recipe, Seed: seed, Rows: []row{}, Notes: res.Notes}
 	for _, r := range res.Rows {
-		doc.Counts[rowLabel(res, r)] = len(r.Records)
+		doc.Rows = append(doc.Rows, row{Label: RowLabel(res, r), Row: r, Records: len(r.Records)})
 	}
 	if doc.Notes == nil {
 		doc.Notes = []string{}
@@ -159,11 +164,11 @@ func ResultsJSON(recipe string, seed uint64, res *engine.Results) ([]byte, error
 func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	_ = w.Write([]string{"posterior", "explainer", "summary", "split", "record", "label", "class", "target", "predicted", "mask_len", "scored", "why", "rma", "iou"})
+	_ = w.Write([]string{"row", "posterior", "explainer", "summary", "split", "record", "label", "class", "target", "predicted", "mask_len", "scored", "why", "rma", "iou"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
 	for _, r := range res.Rows {
 		for _, rec := range r.Records {
-			_ = w.Write([]string{r.Posterior, r.Explainer, r.Summary, splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label),
+			_ = w.Write([]string{RowLabel(res, r), r.Posterior, r.Explainer, r.Summary, splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label),
 				data.ClassName(rec.Label), strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen),
 				strconv.FormatBool(rec.OK), rec.Why.String(), f(rec.RMA), f(rec.IoU)})
 		}
@@ -191,21 +196,39 @@ func NewRunDir(root, name string, now time.Time) (string, error) {
 	}
 }
 
-// WriteFile writes one file of a run directory atomically (a temp file and
-// a rename), so an interrupted run never leaves a half-written file.
+// WriteFile writes one file of a run directory atomically (a temp file,
+// fsync, mode 0644, a rename, fsync of the directory), so an interrupted run
+// never leaves a half-written file.
 func WriteFile(dir, name string, b []byte) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(b); err != nil {
+	fail := func(err error) error {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, name))
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if d, err := os.Open(dir); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }

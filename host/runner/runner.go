@@ -15,12 +15,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/script"
@@ -48,6 +48,7 @@ type Options struct {
 	Command  []string  // the command line, for the manifest
 
 	versions map[string]string // plugin versions by ID, for the manifest
+	digests  map[string]string // script SHA-256 by path, for the manifest
 }
 
 // Outcome is what a run produced.
@@ -104,9 +105,6 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	var tests []data.Split
 	switch r.Data.Source {
 	case recipe.SourcePQD:
-		if len(r.Data.Classes) > 0 {
-			return Datasets{}, r.Errorf([]string{"data", "classes"}, "a class subset is not supported by the built-in splits yet (accepted: leave classes out for all 16)")
-		}
 		cfg := data.DefaultConfig()
 		cfg.F0, cfg.Fs, cfg.Cycles, cfg.Noise = r.Data.F0, r.Data.Fs, r.Data.Cycles, r.Data.Noise
 		cfg.SNRMin, cfg.SNRMax = r.Data.SNRdB[0], r.Data.SNRdB[1]
@@ -152,10 +150,9 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	}
 	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val)}
 	for i, s := range tests {
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("test-%d", i)
-		}
+		// Splits are named test-<i> whatever their folder: names key the
+		// random streams and label records.csv, so they must be unique.
+		name := fmt.Sprintf("test-%d", i)
 		m, err := masks(s.Records, r.Evaluate, name)
 		if err != nil {
 			return Datasets{}, fmt.Errorf("recipe %s: %w", r.Name, err)
@@ -163,6 +160,32 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		ds.Tests = append(ds.Tests, engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m})
 	}
 	return ds, nil
+}
+
+// checkLengths checks that every split has the model's input length.
+func checkLengths(r *recipe.Recipe, ds Datasets, want int) error {
+	check := func(d sdk.Dataset, path []string, what string) error {
+		if d.N > 0 && d.Len != want {
+			return r.Errorf(path, "%s has waveforms of %d values; the model takes %d (accepted: %d values a line)", what, d.Len, want, want)
+		}
+		return nil
+	}
+	if err := check(ds.Train, []string{"data", "train"}, "the training set"); err != nil {
+		return err
+	}
+	if err := check(ds.Val, []string{"data", "val"}, "the validation set"); err != nil {
+		return err
+	}
+	for i, t := range ds.Tests {
+		what := "test split " + t.Name
+		if r.Data.Source == recipe.SourceFiles && i < len(r.Data.Test) {
+			what += " (" + r.Data.Test[i] + ")"
+		}
+		if err := check(t.Data, []string{"data", "test"}, what); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HoldOut splits records into training and validation: per class c with
@@ -210,8 +233,9 @@ func hashDataset(d sdk.Dataset) string {
 // resolver maps engine steps to plugins: scripts through host/script,
 // everything else through the plugin manager.
 type resolver struct {
-	p   Plugins
-	ctx context.Context
+	p       Plugins
+	workers int
+	digests map[string]string // script path -> SHA-256 of its source
 }
 
 func (r resolver) Posterior(ctx context.Context, s engine.Step) (sdk.Posterior, error) {
@@ -224,7 +248,14 @@ func (r resolver) Explainer(ctx context.Context, s engine.Step) (sdk.Explainer, 
 
 func (r resolver) Summary(ctx context.Context, s engine.Step) (sdk.Summary, error) {
 	if ref, ok := s.Ref.(recipe.PluginRef); ok && ref.Script != "" {
-		return script.Load(ref.Script, script.WithContext(r.ctx))
+		sc, err := script.Load(ref.Script, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := sc.(interface{ Digest() string }); ok && r.digests != nil {
+			r.digests[ref.Script] = d.Digest()
+		}
+		return sc, nil
 	}
 	return r.p.Summary(ctx, s.ID)
 }
@@ -244,31 +275,33 @@ func steps(refs []recipe.PluginRef) []engine.Step {
 // Check validates a recipe's plugin tables with the plugins themselves,
 // without running anything.
 func Check(ctx context.Context, r *recipe.Recipe, p Plugins) error {
-	_, err := check(ctx, r, p)
+	_, err := check(ctx, r, p, nil)
 	return err
 }
 
 // check is Check, returning the version of every plugin by ID.
-func check(ctx context.Context, r *recipe.Recipe, p Plugins) (map[string]string, error) {
-	res := resolver{p: p, ctx: ctx}
+func check(ctx context.Context, r *recipe.Recipe, p Plugins, digests map[string]string) (map[string]string, error) {
+	if len(r.Data.Classes) > 0 {
+		return nil, r.Errorf([]string{"data", "classes"}, "a class subset is not supported yet (accepted: leave classes out for all 16)")
+	}
+	res := resolver{p: p, digests: digests}
 	versions := map[string]string{}
 	for _, ref := range r.Posteriors {
 		pl, err := res.Posterior(ctx, steps([]recipe.PluginRef{ref})[0])
 		if err != nil {
 			return nil, r.PluginError(ref, err)
 		}
-		if err := pl.Check(ref.Config); err != nil {
-			return nil, r.PluginError(ref, err)
+		// The host's draws goes to Check too (see sdk.Posterior).
+		withDraws := ref
+		withDraws.Config = sdk.Config{"draws": int64(ref.Draws)}
+		for k, v := range ref.Config {
+			withDraws.Config[k] = v
+		}
+		if err := pl.Check(withDraws.Config); err != nil {
+			return nil, r.PluginError(withDraws, err)
 		}
 		info := pl.Info()
 		versions[info.ID] = info.Version
-		if info.Finite && ref.Draws > 1 {
-			// A finite posterior's size is known only after Fit; the
-			// ensemble's is its members key.
-			if k, err := ref.Config.Int("members", -1); err == nil && k > 0 && ref.Draws > k {
-				return nil, r.PluginError(ref, fmt.Errorf("key \"draws\": %d draws of a finite posterior of %d members (accepted: 1..%d)", ref.Draws, k, k))
-			}
-		}
 	}
 	for _, ref := range r.Explainers {
 		e, err := res.Explainer(ctx, steps([]recipe.PluginRef{ref})[0])
@@ -296,7 +329,8 @@ func check(ctx context.Context, r *recipe.Recipe, p Plugins) (map[string]string,
 // Run executes a recipe and writes its run directory.
 func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	start := time.Now()
-	versions, err := check(ctx, r, opt.Plugins)
+	digests := map[string]string{}
+	versions, err := check(ctx, r, opt.Plugins, digests)
 	if err != nil {
 		return nil, err
 	}
@@ -304,60 +338,29 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt.versions = versions
+	opt.versions, opt.digests = versions, digests
 	t0 := time.Now()
 	ds, err := LoadData(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	dataTime := time.Since(t0)
-	if ds.Train.Len != arch.InChannels*arch.InLen {
-		return nil, r.Errorf([]string{"model"}, "the architecture takes %d values per input, the data has %d", arch.InChannels*arch.InLen, ds.Train.Len)
+	if err := checkLengths(r, ds, arch.InChannels*arch.InLen); err != nil {
+		return nil, err
 	}
 	workers := r.Workers
 	if opt.Workers > 0 {
 		workers = opt.Workers
 	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	paper := eval.PaperGroups()
 	groups := map[string][]int{}
 	for _, g := range r.Evaluate.Groups {
-		switch g {
-		case recipe.GroupAll:
-			var all []int
-			for c := 1; c < data.NumClasses; c++ {
-				all = append(all, c)
-			}
-			groups[g] = all
-		case recipe.GroupDisc7:
-			groups[g] = append([]int(nil), data.Disc7...)
-		}
+		groups[g] = paper[g]
 	}
-	classes := make([]int, 0, data.NumClasses-1)
-	for c := 1; c < data.NumClasses; c++ {
-		classes = append(classes, c)
-	}
-	trainHash, valHash := hashDataset(ds.Train), hashDataset(ds.Val)
-	plan := engine.Plan{
-		Seed: r.Seed, Workers: workers, Arch: arch, Train: r.Train,
-		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
-		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
-		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
-		CacheKey: func(p engine.Step, info sdk.PosteriorInfo) string {
-			k, err := store.Key("uaxai-posterior-1", arch, r.Train, trainHash, valHash, r.Seed, info.ID, info.Version, p.Config)
-			if err != nil {
-				return ""
-			}
-			return k
-		},
-	}
-	var cache engine.Cache
-	if opt.Cache != nil {
-		cache = opt.Cache
-	}
-	res, tim, err := engine.Run(ctx, plan, resolver{p: opt.Plugins, ctx: ctx}, cache, opt.Observer)
-	if err != nil {
-		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
-	}
-	tim["data"] = dataTime
+	classes := paper[recipe.GroupAll] // the 15 disturbance classes; normal is never scored
 	out := r.Out
 	if opt.Out != "" {
 		out = opt.Out
@@ -366,10 +369,49 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	if err := writeRun(dir, r, res, tim, ds, workers, opt, start); err != nil {
+	w := &runWriter{dir: dir, r: r, ds: ds, opt: opt, workers: workers, start: start,
+		trainHash: hashDataset(ds.Train), valHash: hashDataset(ds.Val), tim: engine.Timings{"data": dataTime}}
+	if err := w.begin(); err != nil {
+		return nil, err
+	}
+	plan := engine.Plan{
+		Seed: r.Seed, Workers: workers, Arch: arch, Train: r.Train,
+		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
+		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
+		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
+		CacheKey: func(p engine.Step, info sdk.PosteriorInfo) (string, error) {
+			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, p.Config)
+		},
+		Checkpoint: w.results,
+	}
+	var cache engine.Cache
+	if opt.Cache != nil {
+		cache = opt.Cache
+	}
+	res, tim, err := engine.Run(ctx, plan, resolver{p: opt.Plugins, workers: workers}, cache, opt.Observer)
+	for k, v := range tim {
+		w.tim[k] = v
+	}
+	if err != nil {
+		status := "failed"
+		if ctx.Err() != nil {
+			status = "interrupted"
+		}
+		if merr := w.manifest(status, err); merr != nil {
+			return nil, fmt.Errorf("recipe %s: %w (and the manifest: %v)", r.Name, err, merr)
+		}
+		return nil, fmt.Errorf("recipe %s: %w (results so far: %s)", r.Name, err, dir)
+	}
+	if err := w.results(res); err != nil {
+		return nil, err
+	}
+	if err := w.manifest("complete", nil); err != nil {
 		return nil, err
 	}
 	if opt.Stdout != nil {
+		if f, ok := opt.Observer.(interface{ Finish() }); ok {
+			f.Finish()
+		}
 		if err := report.Main(res).Render(opt.Stdout, false); err != nil {
 			return nil, err
 		}
@@ -378,59 +420,90 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		}
 		fmt.Fprintln(opt.Stdout, "run directory:", dir)
 	}
+	tim = w.tim
 	return &Outcome{Dir: dir, Results: res, Timings: tim}, nil
 }
 
-func writeRun(dir string, r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Datasets, workers int, opt Options, start time.Time) error {
-	canon, err := r.Canonical()
+// runWriter writes the run directory: recipe.toml and a manifest when the
+// run starts, the results after every block, the final manifest at the end
+// (status complete, failed or interrupted).
+type runWriter struct {
+	dir                string
+	r                  *recipe.Recipe
+	ds                 Datasets
+	opt                Options
+	workers            int
+	start              time.Time
+	trainHash, valHash string
+	tim                engine.Timings
+}
+
+func (w *runWriter) write(name string, b []byte) error {
+	if err := report.WriteFile(w.dir, name, b); err != nil {
+		return fmt.Errorf("run directory %s: %w", w.dir, err)
+	}
+	return nil
+}
+
+func (w *runWriter) begin() error {
+	canon, err := w.r.Canonical()
 	if err != nil {
 		return err
 	}
-	rj, err := report.ResultsJSON(r.Name, r.Seed, res)
+	if err := w.write("recipe.toml", canon); err != nil {
+		return err
+	}
+	return w.manifest("running", nil)
+}
+
+func (w *runWriter) results(res *engine.Results) error {
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res)
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(ds.Tests))
-	for i, t := range ds.Tests {
+	names := make([]string, len(w.ds.Tests))
+	for i, t := range w.ds.Tests {
 		names[i] = t.Name
 	}
 	rc, err := report.RecordsCSV(res, names)
 	if err != nil {
 		return err
 	}
-	md, err := report.Markdown(r.Name, res.Notes, report.Main(res), report.PerClass(res))
-	if err != nil {
-		return err
-	}
-	man, err := manifest(r, res, tim, ds, workers, opt, start)
+	md, err := report.Markdown(w.r.Name, res.Notes, report.Main(res), report.PerClass(res))
 	if err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{"recipe.toml", canon}, {"results.json", rj}, {"records.csv", rc}, {"tables.md", md}, {"manifest.json", man}} {
-		if err := report.WriteFile(dir, f.name, f.b); err != nil {
-			return fmt.Errorf("run directory %s: %w", dir, err)
+	}{{"results.json", rj}, {"records.csv", rc}, {"tables.md", md}} {
+		if err := w.write(f.name, f.b); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func manifest(r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Datasets, workers int, opt Options, start time.Time) ([]byte, error) {
+func (w *runWriter) manifest(status string, runErr error) error {
 	host, _ := os.Hostname()
 	m := map[string]any{
-		"recipe":      r.Name,
-		"recipe_path": r.Path,
-		"seed":        r.Seed,
-		"command":     strings.Join(opt.Command, " "),
-		"started":     start.UTC().Format(time.RFC3339),
-		"wall_s":      time.Since(start).Seconds(),
-		"workers":     workers,
-		"go":          runtime.Version(),
-		"machine":     map[string]any{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU(), "host": host},
-		"data": map[string]any{"train": ds.Train.N, "val": ds.Val.N, "tests": len(ds.Tests),
-			"train_sha256": hashDataset(ds.Train), "val_sha256": hashDataset(ds.Val)},
+		"status":         status,
+		"recipe":         w.r.Name,
+		"recipe_path":    w.r.Path,
+		"seed":           w.r.Seed,
+		"command":        strings.Join(w.opt.Command, " "),
+		"started":        w.start.UTC().Format(time.RFC3339),
+		"wall_s":         time.Since(w.start).Seconds(),
+		"workers":        w.workers,
+		"go":             runtime.Version(),
+		"machine":        map[string]any{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU(), "host": host},
+		"plugins":        w.opt.versions,
+		"scripts_sha256": w.opt.digests,
+		"data": map[string]any{"train": w.ds.Train.N, "val": w.ds.Val.N, "tests": len(w.ds.Tests),
+			"train_sha256": w.trainHash, "val_sha256": w.valHash},
+	}
+	if runErr != nil {
+		m["error"] = runErr.Error()
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		m["module"] = bi.Main.Path + "@" + bi.Main.Version
@@ -440,22 +513,16 @@ func manifest(r *recipe.Recipe, res *engine.Results, tim engine.Timings, ds Data
 			}
 		}
 	}
-	m["plugins"] = opt.versions
 	timings := map[string]float64{}
-	keys := make([]string, 0, len(tim))
-	for k := range tim {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		timings[k] = tim[k].Seconds()
+	for k, v := range w.tim {
+		timings[k] = v.Seconds()
 	}
 	m["timings_s"] = timings
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return append(b, '\n'), nil
+	return w.write("manifest.json", append(b, '\n'))
 }
 
 // ArchOf is a convenience for commands: the recipe's architecture or the

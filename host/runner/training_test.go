@@ -40,8 +40,8 @@ func trainAndTest(t *testing.T, perClass, epochs, testSplits int, cfg nn.TrainCo
 // under a minute on 2 cores) classifies a held-out split of 1,600
 // waveforms with accuracy >= 0.90.
 func TestQuickTrainingAccuracy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains a network for about half a minute")
+	if testing.Short() || raceEnabled {
+		t.Skip("trains a network for about half a minute (ten times that under -race)")
 	}
 	accs := trainAndTest(t, 300, 30, 1, nn.PaperTrainConfig())
 	if accs[0] < 0.90 {

@@ -13,13 +13,14 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // ID is the plugin's ID.
 const ID = "posterior.ensemble"
 
 // Version is the plugin's version.
-const Version = "1.0.0"
+const Version = "1.1.0"
 
 // Posterior trains K members. The deterministic baseline is the same code
 // with K = 1 (see New and NewDeterministic).
@@ -33,7 +34,7 @@ type Posterior struct {
 // New returns the ensemble posterior.
 func New() *Posterior {
 	return &Posterior{id: ID, summary: "deep ensemble of K independently trained members (members, seeds)", defaultK: 5, allowMembers: true,
-		defaultSeedOf: func(req sdk.FitRequest, k int) uint64 { return req.Seed + uint64(k) }}
+		defaultSeedOf: func(req sdk.FitRequest, k int) uint64 { return rng.Key(req.Seed, "ensemble-member", "", k, -1) }}
 }
 
 // NewDeterministic returns "posterior.deterministic": one trained network,
@@ -50,6 +51,7 @@ func (p *Posterior) Info() sdk.PosteriorInfo {
 
 type config struct {
 	seeds []uint64
+	k     int // members
 }
 
 func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
@@ -76,6 +78,9 @@ func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
 				return config{}, fmt.Errorf("%s: key \"seeds\" has %d entries, members = %d", p.id, len(list), k)
 			}
 			k = len(list)
+			if k == 0 {
+				return config{}, fmt.Errorf("%s: key \"seeds\" is empty (accepted: one nonnegative integer a member)", p.id)
+			}
 			for i := range list {
 				s, err := sdk.Config{"s": list[i]}.Int("s", 0)
 				if err != nil || s < 0 {
@@ -96,15 +101,32 @@ func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
 			seeds = append(seeds, p.defaultSeedOf(*req, i))
 		}
 	}
-	return config{seeds: seeds}, nil
+	return config{seeds: seeds, k: k}, nil
 }
 
-// Check validates the recipe table: members (>= 1) and seeds (one
-// nonnegative integer a member) for the ensemble, seed for the
-// deterministic baseline.
+// Check validates the recipe table: members (>= 1, default 5) and seeds
+// (one nonnegative integer a member; default: keyed streams of the recipe
+// seed) for the ensemble, seed for the deterministic baseline; and the
+// host's draws, which may not exceed the members.
 func (p *Posterior) Check(cfg sdk.Config) error {
-	_, err := p.parse(cfg, nil)
-	return err
+	own := sdk.Config{}
+	for k, v := range cfg {
+		if k != "draws" {
+			own[k] = v
+		}
+	}
+	c, err := p.parse(own, nil)
+	if err != nil {
+		return err
+	}
+	d, err := cfg.Int("draws", 1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.id, err)
+	}
+	if d < 1 || d > c.k {
+		return fmt.Errorf("%s: key \"draws\": %d draws of a finite posterior of %d member(s) (accepted: 1..%d)", p.id, d, c.k, c.k)
+	}
+	return nil
 }
 
 // Fit trains the members, up to Workers at a time, each on one goroutine

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/builtin"
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/recipe"
+)
+
+func inProcess(t *testing.T) *plugin.Manager {
+	t.Helper()
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	t.Cleanup(m.Close)
+	return m
+}
+
+func lineOf(text, needle string) int {
+	return strings.Count(text[:strings.Index(text, needle)], "\n") + 1
+}
+
+// TestTooManyDrawsIsACheckError: a finite posterior rejects more draws than
+// members at check time, at the line of draws.
+func TestTooManyDrawsIsACheckError(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Replace(tinyRecipe(dir, ""), "label = \"Deterministic\"", "label = \"Deterministic\"\ndraws = 2", 1)
+	r, err := recipe.Parse("tiny.toml", []byte(text), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Check(context.Background(), r, inProcess(t))
+	want := fmt.Sprintf("line %d", lineOf(text, "draws = 2"))
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "accepted: 1..1") {
+		t.Errorf("draws = 2 of the deterministic posterior: %v; want an error at %s", err, want)
+	}
+}
+
+// TestWrongLengthTestSplit: a test folder whose waveforms do not fit the
+// model is an error naming it, before any training, never a panic.
+func TestWrongLengthTestSplit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := data.DefaultConfig()
+	train, err := data.MakeSplit(context.Background(), cfg, 1, "train", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := data.Split{Name: "short"}
+	for _, rec := range train.Records[:3] {
+		rec.X, rec.D, rec.Event = rec.X[:320], rec.D[:320], rec.Event[:320]
+		short.Records = append(short.Records, rec)
+	}
+	for name, s := range map[string]data.Split{"train": train, "short": short} {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := data.WriteCSV(filepath.Join(dir, name), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := `name = "files"
+out = "` + filepath.Join(dir, "runs") + `"
+[data]
+source = "files"
+train = "train"
+test = ["short"]
+[train]
+epochs = 1
+[[posterior]]
+use = "deterministic"
+[[explainer]]
+use = "occlusion"
+[[summary]]
+use = "mean"
+`
+	r, err := recipe.Parse("files.toml", []byte(text), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), r, Options{Plugins: inProcess(t)})
+	if err == nil || !strings.Contains(err.Error(), "short") || !strings.Contains(err.Error(), "320") {
+		t.Errorf("a test split of 320-sample waveforms: %v; want an error naming the folder and the length", err)
+	}
+}
+
+// cancelAt cancels the run when a stage starts.
+type cancelAt struct {
+	stage  string
+	cancel func()
+}
+
+func (c cancelAt) Stage(name string, _ int) {
+	if strings.Contains(name, c.stage) {
+		c.cancel()
+	}
+}
+func (cancelAt) Advance(int, string) {}
+func (cancelAt) Note(string)         {}
+
+// TestInterruptedRunKeepsResults: interrupted while fitting the second
+// posterior, the run keeps the first posterior's rows and says so.
+func TestInterruptedRunKeepsResults(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = Run(ctx, r, Options{Plugins: inProcess(t), Observer: cancelAt{stage: "fit Ensemble", cancel: cancel}})
+	if err == nil {
+		t.Fatal("the interrupted run succeeded")
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "tiny-*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	man := string(read(t, filepath.Join(runs[0], "manifest.json")))
+	if !strings.Contains(man, `"status": "interrupted"`) || !strings.Contains(man, `"error"`) {
+		t.Errorf("manifest of an interrupted run:\n%s", man)
+	}
+	res := string(read(t, filepath.Join(runs[0], "results.json")))
+	if !strings.Contains(res, `"posterior.deterministic"`) || strings.Contains(res, `"posterior.ensemble"`) {
+		t.Errorf("results.json should hold the finished deterministic rows only:\n%.400s", res)
+	}
+	if st, err := os.Stat(filepath.Join(runs[0], "results.json")); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("results.json mode %v, want 0644 (%v)", st.Mode().Perm(), err)
+	}
+}
