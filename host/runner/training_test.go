@@ -10,7 +10,7 @@ import (
 
 // trainAndTest trains the paper's network on the generator's splits and
 // returns the test accuracy of every test split.
-func trainAndTest(t *testing.T, perClass, epochs, testSplits int, cfg nn.TrainConfig) []float64 {
+func trainAndTest(t *testing.T, perClass, epochs, testSplits int, cfg nn.TrainConfig, trainSeed uint64) []float64 {
 	t.Helper()
 	ctx := context.Background()
 	ps, err := data.MakePaperSplits(ctx, data.DefaultConfig(), 2026, perClass, 0.1, testSplits, 100)
@@ -22,7 +22,7 @@ func trainAndTest(t *testing.T, perClass, epochs, testSplits int, cfg nn.TrainCo
 		return nn.Data{X: d.X, Y: d.Y, N: d.N, Len: d.Len}
 	}
 	cfg.Epochs = epochs
-	res, err := nn.Train(ctx, nn.PaperArch(), conv(ps.Train.Records), conv(ps.Val.Records), cfg, 2026, nn.TrainOptions{})
+	res, err := nn.Train(ctx, nn.PaperArch(), conv(ps.Train.Records), conv(ps.Val.Records), cfg, trainSeed, nn.TrainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestQuickTrainingAccuracy(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("trains a network for about half a minute (ten times that under -race)")
 	}
-	accs := trainAndTest(t, 300, 30, 1, nn.PaperTrainConfig())
+	accs := trainAndTest(t, 300, 30, 1, nn.PaperTrainConfig(), 2026)
 	if accs[0] < 0.90 {
 		t.Errorf("quick setting: test accuracy %.4f, want >= 0.90", accs[0])
 	}
