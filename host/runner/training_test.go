@@ -36,14 +36,15 @@ func trainAndTest(t *testing.T, perClass, epochs, testSplits int, cfg nn.TrainCo
 	return accs
 }
 
-// TestQuickTrainingAccuracy: the quick setting (300 a class, 30 epochs,
-// under a minute on 2 cores) classifies a held-out split of 1,600
-// waveforms with accuracy >= 0.90.
+// TestQuickTrainingAccuracy: the quick setting (600 a class, 50 epochs,
+// about half a minute on 2 cores) classifies a held-out split of 1,600
+// waveforms with accuracy >= 0.90 (measured: 0.937 with training seed 2026,
+// 0.958 with seed 7).
 func TestQuickTrainingAccuracy(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("trains a network for about half a minute (ten times that under -race)")
 	}
-	accs := trainAndTest(t, 300, 30, 1, nn.PaperTrainConfig(), 2026)
+	accs := trainAndTest(t, 600, 50, 1, nn.PaperTrainConfig(), 2026)
 	if accs[0] < 0.90 {
 		t.Errorf("quick setting: test accuracy %.4f, want >= 0.90", accs[0])
 	}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -346,6 +347,143 @@ func TestReluBackwardZeros(t *testing.T) {
 	for i := range want {
 		if din[i] != want[i] {
 			t.Errorf("out %g: gradient %g, want %g", out[i], din[i], want[i])
+		}
+	}
+}
+
+// TestSparseBackwardMatchesDense: the backward passes that use the
+// sparsity of the global max pool's gradient (conv4 from the pool's
+// argmax, then relu3 and conv3 on the few steps that gradient reaches)
+// agree with the dense kernels, in train and eval mode, for the parameter
+// and input gradients and for a gradient returned at an inner layer. The
+// short paper network has supports too wide for the sparse conv3 (dense
+// fallback); smallArch densifies at a batchnorm; chain keeps a support
+// through convs of kernel 5 and 4 down to the input.
+func TestSparseBackwardMatchesDense(t *testing.T) {
+	paper := PaperArch()
+	paper.InLen = 96 // short rows: supports cover a good part of them
+	// Three convs of other kernel sizes before the pool: sparse conv3,
+	// then the support kept through c2 and c1 down to the input gradient.
+	chain := Arch{Name: "chain", InChannels: 2, InLen: 160, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 4},
+		{Kind: KindReLU},
+		{Kind: KindConv1D, Name: "c2", Out: 5, Kernel: 5},
+		{Kind: KindReLU},
+		{Kind: KindConv1D, Name: "c3", Out: 4, Kernel: 2},
+		{Kind: KindReLU},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d1", Out: 3},
+	}}
+	for _, a := range []Arch{PaperArch(), paper, smallArch(), chain} {
+		for _, train := range []bool{true, false} {
+			var got [2][]float32
+			var inner [2][]float32
+			for k, dense := range []bool{false, true} {
+				net, p, x, y := randomSetup(t, a, 19, 5)
+				net.dense = dense
+				ws := net.NewWorkspace(19)
+				net.Forward(ws, p, x, train, nil)
+				dz := make([]float32, 19*net.Classes())
+				CrossEntropy(dz, ws.Logits(), y, net.Classes())
+				g := make([]float32, len(p))
+				dx := make([]float32, len(x))
+				net.Backward(ws, p, dz, g, dx)
+				got[k] = append(g, dx...)
+				// The gradient at the first batchnorm's input: the output of
+				// the layer before it.
+				li := 1 // chain: c1's ReLU
+				for j, l := range a.Layers {
+					if l.Kind == KindBatchNorm1D {
+						li = j - 1
+						break
+					}
+				}
+				inner[k] = append([]float32(nil), net.backward(ws, p, dz, nil, li, false)...)
+			}
+			within(t, fmt.Sprintf("%s train=%v sparse vs dense", a.Name, train), got[0], got[1], 2e-6)
+			within(t, fmt.Sprintf("%s train=%v inner gradient", a.Name, train), inner[0], inner[1], 2e-6)
+		}
+	}
+}
+
+// TestNoAllocs: a train step's forward and backward allocate nothing once
+// the workspace is warm, with any number of workers.
+func TestNoAllocs(t *testing.T) {
+	for _, w := range []int{1, 2, 3} {
+		net, p, x, y := randomSetup(t, PaperArch(), 20, 3)
+		net.Workers = w
+		ws := net.NewWorkspace(20)
+		dz := make([]float32, 20*net.Classes())
+		g := make([]float32, len(p))
+		dx := make([]float32, len(x))
+		if n := testing.AllocsPerRun(5, func() {
+			net.Forward(ws, p, x, true, nil)
+			CrossEntropy(dz, ws.Logits(), y, net.Classes())
+			net.Backward(ws, p, dz, g, dx)
+		}); n != 0 {
+			t.Errorf("workers=%d: %v allocations per step", w, n)
+		}
+	}
+}
+
+// TestDropoutTrain: in train mode the dropout layer multiplies by a mask of
+// 0 and 1/(1-p) drawn from the random source in batch order (the same draws
+// for any number of workers), and its backward multiplies by the same mask.
+func TestDropoutTrain(t *testing.T) {
+	const p, b = 0.3, 13
+	a := PaperArchDropout(p)
+	a.InLen = 64
+	var ref []float32
+	for _, w := range []int{1, 3} {
+		net, params, x, y := randomSetup(t, a, b, 4)
+		net.Workers = w
+		di, err := net.LayerIndex("fc2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		di-- // the dropout layer
+		ws := net.NewWorkspace(b)
+		net.Forward(ws, params, x, true, rand.New(rand.NewPCG(8, 9)))
+		in, out := ws.Act(di-1), ws.Act(di)
+		draws := rand.New(rand.NewPCG(8, 9))
+		zeros := 0
+		mask := make([]float32, len(out))
+		for j := range out {
+			m := float32(1 / (1 - p))
+			if draws.Float64() < p {
+				m = 0
+				zeros++
+			}
+			mask[j] = m
+			if out[j] != in[j]*m {
+				t.Fatalf("workers=%d: dropout output %d is %g, want %g*%g", w, j, out[j], in[j], m)
+			}
+		}
+		if zeros == 0 || zeros == len(out) {
+			t.Fatalf("mask has %d zeros of %d", zeros, len(out))
+		}
+		dz := make([]float32, b*net.Classes())
+		CrossEntropy(dz, ws.Logits(), y, net.Classes())
+		g := make([]float32, len(params))
+		dx := make([]float32, len(x))
+		gout := append([]float32(nil), net.backward(ws, params, dz, nil, di, false)...)
+		gin := net.backward(ws, params, dz, nil, di-1, false)
+		for j := range gin {
+			if gin[j] != gout[j]*mask[j] {
+				t.Fatalf("workers=%d: dropout input gradient %d is %g, want %g*%g", w, j, gin[j], gout[j], mask[j])
+			}
+		}
+		net.Backward(ws, params, dz, g, dx)
+		g = append(g, dx...)
+		if ref == nil {
+			ref = g
+			continue
+		}
+		for i := range g {
+			if math.Float32bits(g[i]) != math.Float32bits(ref[i]) {
+				t.Fatalf("workers=%d: gradient %d differs: %g vs %g", w, i, g[i], ref[i])
+			}
 		}
 	}
 }

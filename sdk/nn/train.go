@@ -31,7 +31,7 @@ func (d Data) Check(what string, inLen, classes int) error {
 		}
 	}
 	for i, v := range d.X {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		if v-v != 0 { // NaN or ±Inf
 			return fmt.Errorf("%s: row %d value %d is %v, want a finite number", what, i/d.Len, i%d.Len, v)
 		}
 	}

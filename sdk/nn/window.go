@@ -172,29 +172,23 @@ func (m *Inference) localRange(i int, in, out []float32, lo, hi int, idx []int32
 	switch l.Kind {
 	case KindConv1D:
 		w, bias := m.folded[o.w:o.w+l.Out*is.C*k], m.folded[o.b:o.b+l.Out]
-		for oc := 0; oc < l.Out; oc++ {
-			dst := out[oc*os.T+a : oc*os.T+b]
-			for t := range dst {
-				dst[t] = bias[oc]
-			}
-		}
-		kern.ConvMulti(out[a:], os.T, in[a:], is.T, w, l.Out, is.C, k, b-a)
+		kern.ConvMultiBias(out[a:], nil, os.T, in[a:], is.T, w, nil, bias, l.Out, is.C, k, b-a)
 	case KindReLU:
 		for c := 0; c < os.C; c++ {
-			for t := a; t < b; t++ {
-				out[c*os.T+t] = max(in[c*is.T+t], 0)
-			}
+			kern.Relu(out[c*os.T+a:c*os.T+b], in[c*is.T+a:c*is.T+b])
 		}
 	case KindMaxPool1D:
 		for c := 0; c < os.C; c++ {
-			maxPoolForward(out[c*os.T+a:c*os.T+b], idx[:b-a], in[c*is.T+a:c*is.T+b+k-1], k)
+			kern.MaxPool(out[c*os.T+a:c*os.T+b], idx[:b-a], in[c*is.T+a:c*is.T+b+k-1], k)
 		}
 	case KindBatchNorm1D:
+		// kern.Normalize's arithmetic, without the xhat output.
 		g, bt, rm, rv := m.folded[o.w:], m.folded[o.b:], m.folded[o.rm:], m.folded[o.rv:]
 		for c := 0; c < os.C; c++ {
-			mu, istd := float64(rm[c]), 1/math.Sqrt(float64(rv[c])+BNEps)
+			mu, istd := float32(rm[c]), float32(1/math.Sqrt(float64(rv[c])+BNEps))
 			for t := a; t < b; t++ {
-				out[c*os.T+t] = float32((float64(in[c*is.T+t])-mu)*istd*float64(g[c]) + float64(bt[c]))
+				h := float32(in[c*is.T+t]-mu) * istd
+				out[c*os.T+t] = float32(h*g[c]) + bt[c]
 			}
 		}
 	case KindDropout:

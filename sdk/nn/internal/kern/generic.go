@@ -1,5 +1,7 @@
 package kern
 
+import "math"
+
 // Portable implementations. They are the reference the accelerated kernels
 // are tested against, and the implementation used on other architectures,
 // on CPUs without AVX2/FMA, with the purego build tag, and for short inputs
@@ -143,6 +145,149 @@ func convGradXGeneric(dx []float32, dxs int, dy []float32, dys int, w []float32,
 			for k, wk := range wi {
 				axpyGeneric(xi[k:k+T], d, wk)
 			}
+		}
+	}
+}
+
+func reluToGeneric(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		if v < 0 {
+			v = 0
+		}
+		dst[i] = v
+	}
+}
+
+// reluGradGeneric is branchless: a ReLU's sign pattern is random, so a
+// branch mispredicts often. With a = |y| as bits, y <= 0 fails exactly when
+// y is a NaN (a > inf) or positive and nonzero.
+func reluGradGeneric(dx, dy, y []float32) {
+	dy, y = dy[:len(dx)], y[:len(dx)]
+	for i, v := range y {
+		b := math.Float32bits(v)
+		a := b & 0x7fffffff
+		nz := uint32(-int32(a)) >> 31                   // a != 0
+		nan := uint32(int32(0x7f800000)-int32(a)) >> 31 // a > inf bits
+		pos := b>>31 ^ 1                                // sign clear
+		m := -(nz&pos | nan)
+		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
+	}
+}
+
+func maxPoolGeneric(dst []float32, idx []int32, x []float32, k int) {
+	idx = idx[:len(dst)]
+	for t := range dst {
+		best, at := x[t], t
+		for j := t + 1; j < t+k; j++ {
+			if x[j] > best {
+				best, at = x[j], j
+			}
+		}
+		dst[t], idx[t] = best, int32(at)
+	}
+}
+
+// maxPoolGradGeneric writes dx[s] for s in [s0, s1), adding the matching
+// dy[t] in increasing t. The sum starts at +0 and never becomes -0, so
+// adding +0 for a non-matching t (as the vector code does) changes nothing.
+func maxPoolGradGeneric(dx, dy []float32, idx []int32, k, s0, s1 int) {
+	n := len(dy)
+	for s := s0; s < s1; s++ {
+		var acc float32
+		for t := max(0, s-k+1); t <= min(s, n-1); t++ {
+			var m uint32
+			if idx[t] == int32(s) {
+				m = ^uint32(0)
+			}
+			acc += math.Float32frombits(math.Float32bits(dy[t]) & m)
+		}
+		dx[s] = acc
+	}
+}
+
+func argMaxGeneric(x []float32) (float32, int) {
+	best, at := x[0], 0
+	for j, v := range x {
+		if v > best {
+			best, at = v, j
+		}
+	}
+	return best, at
+}
+
+func sum64Generic(x []float32) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+	}
+	if i < len(x) {
+		s0 += float64(x[i])
+	}
+	return s0 + s1
+}
+
+func sqDev64Generic(x []float32, c float64) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		d0, d1 := float64(x[i])-c, float64(x[i+1])-c
+		s0 += d0 * d0
+		s1 += d1 * d1
+	}
+	if i < len(x) {
+		d := float64(x[i]) - c
+		s0 += d * d
+	}
+	return s0 + s1
+}
+
+func sumDot64Generic(x, y []float32) (sx, sxy float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		a := float64(v)
+		sx += a
+		sxy += a * float64(y[i])
+	}
+	return sx, sxy
+}
+
+// The explicit float32 conversions keep the compiler from fusing a
+// multiply and an add, so the result is the assembly's.
+
+func normalizeGeneric(xh, y, x []float32, mu, s, g, b float32) {
+	xh, y = xh[:len(x)], y[:len(x)]
+	for i, v := range x {
+		h := float32(v-mu) * s
+		xh[i] = h
+		y[i] = float32(h*g) + b
+	}
+}
+
+func normalizeGradGeneric(dx, dy, xh []float32, k, md, mdx float32) {
+	dy, xh = dy[:len(dx)], xh[:len(dx)]
+	for i := range dx {
+		dx[i] = k * ((dy[i] - md) - float32(xh[i]*mdx))
+	}
+}
+
+func gerGeneric(a []float32, lda int, x, y []float32) {
+	for i, xi := range x {
+		row := a[i*lda : i*lda+len(y)]
+		for j, yj := range y {
+			row[j] += xi * yj
+		}
+	}
+}
+
+func gemvTGeneric(y, a []float32, lda int, x []float32) {
+	clear(y)
+	for i, xi := range x {
+		row := a[i*lda : i*lda+len(y)]
+		for j, v := range row {
+			y[j] += xi * v
 		}
 	}
 }

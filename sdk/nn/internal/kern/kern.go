@@ -1,18 +1,22 @@
 // Package kern holds the float32 kernels of the nn package's 1-D
 // convolutional network: cross-correlations with short kernels, their
-// gradients, and a few vector primitives.
+// gradients, max pooling, batchnorm rows, ReLU, a few matrix-vector and
+// vector primitives.
 //
 // Every kernel has a portable pure-Go implementation. On amd64 CPUs with
 // AVX2 and FMA (detected at run time with golang.org/x/sys/cpu) hand-written
 // assembly is used instead; the build tag purego forces the portable code.
 // The two agree up to float32 rounding: the assembly fuses multiply-adds
 // and sums in a different order (8 or more partial sums in vector lanes).
-// Inputs shorter than 8 elements always take the portable code.
+// Relu, ReluGrad, MaxPool, MaxPoolGrad, ArgMax, Normalize and
+// NormalizeGrad give the same bits on both paths. Inputs shorter than 8
+// elements always take the portable code.
 //
-// All sums accumulate in float32. Slices that are too short, negative
-// sizes or strides are programmer errors and make the kernels panic before
-// anything is written. Output slices must not overlap the inputs unless a
-// doc comment says so; the result is unspecified otherwise.
+// Sums accumulate in float32, except those of Sum64, SqDev64 and SumDot64
+// (float64). Slices that are too short, negative sizes or strides are
+// programmer errors and make the kernels panic before anything is written.
+// Output slices must not overlap the inputs unless a doc comment says so;
+// the result is unspecified otherwise.
 package kern
 
 import (
@@ -248,26 +252,85 @@ func ConvMulti(dst []float32, dstStride int, x []float32, xStride int, w []float
 		convMultiGeneric(dst, dstStride, x, xStride, w, O, C, K, T)
 		return
 	}
+	convMulti(dst, nil, dstStride, x, xStride, w, nil, nil, O, C, K, T)
+}
+
+// PackedLen is the length of the packed weights of a convolution with O
+// outputs, C inputs and K taps (see PackConv).
+func PackedLen(O, C, K int) int { return (O &^ 3) * C * K }
+
+// PackConv writes the weights w, laid out (O, C, K), in the order the AVX2
+// convolution reads them, for ConvMultiBias:
+//
+//	wp[o*C*K + (c*K+k)*4 + r] = w[((o+r)*C+c)*K+k]
+//
+// for o = 0, 4, 8, ... < O-3, r < 4, c < C, k < K (rows past the last
+// group of 4 are read from w). len(wp) must be at least PackedLen(O, C, K).
+func PackConv(wp, w []float32, O, C, K int) {
+	checkDims("PackConv", O, C, K, 0)
+	checkW("PackConv", w, O, C, K)
+	if n := PackedLen(O, C, K); len(wp) < n {
+		shortPanic("PackConv wp", len(wp), n)
+	}
+	ck := C * K
+	for o := 0; o+4 <= O; o += 4 {
+		blk := wp[o*ck : (o+4)*ck]
+		for r := 0; r < 4; r++ {
+			for j, v := range w[(o+r)*ck : (o+r+1)*ck] {
+				blk[j*4+r] = v
+			}
+		}
+	}
+}
+
+// convMulti is the AVX2 path of ConvMulti (bias and rel nil) and
+// ConvMultiBias (dst rows start from bias[o] instead of their contents;
+// rel, if not nil, gets max(dst, 0) at the same offsets), with weights
+// packed per block here or, if pw is not nil, by PackConv. The arguments
+// have been checked; T >= minVec, C, K >= 1 and 4K <= packMax.
+func convMulti(dst, rel []float32, dstStride int, x []float32, xStride int, w, pw, bias []float32, O, C, K, T int) {
 	cb := packMax / (4 * K) // input channels per packed block
 	var wp [packMax]float32
 	o := 0
 	for ; o+4 <= O; o += 4 {
+		var b, rl *float32
+		if bias != nil {
+			b = &bias[o]
+		}
 		for c0 := 0; c0 < C; c0 += cb {
 			cn := min(cb, C-c0)
 			// wp[(c*K+k)*4+r] = w[o+r, c0+c, k]
-			for r := 0; r < 4; r++ {
-				wr := w[((o+r)*C+c0)*K : ((o+r)*C+c0+cn)*K]
-				for j, v := range wr {
-					wp[j*4+r] = v
+			var blk *float32
+			if pw != nil {
+				blk = &pw[o*C*K+c0*K*4]
+			} else {
+				for r := 0; r < 4; r++ {
+					wr := w[((o+r)*C+c0)*K : ((o+r)*C+c0+cn)*K]
+					for j, v := range wr {
+						wp[j*4+r] = v
+					}
 				}
+				blk = &wp[0]
 			}
-			convx4AVX2(&dst[o*dstStride], dstStride, &x[c0*xStride], xStride, &wp[0], cn, K, T)
+			if rel != nil && c0+cn == C {
+				rl = &rel[o*dstStride] // the last block writes the ReLU
+			}
+			convx4AVX2(&dst[o*dstStride], dstStride, &x[c0*xStride], xStride, blk, b, rl, cn, K, T)
+			b = nil // later blocks add to what the first wrote
 		}
 	}
 	for ; o < O; o++ {
 		d := dst[o*dstStride : o*dstStride+T]
+		if bias != nil {
+			for t := range d {
+				d[t] = bias[o]
+			}
+		}
 		for i := 0; i < C; i++ {
 			CorrK(d, x[i*xStride:i*xStride+T+K-1], w[(o*C+i)*K:(o*C+i+1)*K])
+		}
+		if rel != nil {
+			Relu(rel[o*dstStride:o*dstStride+T], d)
 		}
 	}
 }
@@ -365,7 +428,7 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 					}
 				}
 			}
-			convx4AVX2(&dx[i*dxStride+K-1], dxStride, &dy[o0*dyStride], dyStride, &wp[0], on, K, Ti)
+			convx4AVX2(&dx[i*dxStride+K-1], dxStride, &dy[o0*dyStride], dyStride, &wp[0], nil, nil, on, K, Ti)
 		}
 	}
 	var wf [packMax]float32

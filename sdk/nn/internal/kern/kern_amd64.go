@@ -41,15 +41,69 @@ func reluAVX2(x []float32)
 
 // convx4AVX2 computes 4 rows of ConvMulti from packed weights:
 //
-//	dst[r*dstStride+t] += sum_{c<C} sum_{k<K} wp[(c*K+k)*4+r] * x[c*xStride+t+k]
+//	dst[r*dstStride+t] = a[r,t] + sum_{c<C} sum_{k<K} wp[(c*K+k)*4+r] * x[c*xStride+t+k]
 //
-// for r < 4, t < T; T >= 8, C >= 1, K >= 1.
+// for r < 4, t < T, with a[r,t] = dst[r*dstStride+t] if bias is nil, else
+// bias[r]; if rel is not nil, rel[r*dstStride+t] = max(dst[r*dstStride+t], 0)
+// too. T >= 8, C >= 1, K >= 1.
 //
 //go:noescape
-func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, C, K, T int)
+func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, bias, rel *float32, C, K, T int)
 
 // gradw3x4AVX2 sets out[r*3+k] = sum_{t<T} dy[r*dyStride+t] * x[t+k] for
 // r < 4, k < 3; T >= 8.
 //
 //go:noescape
 func gradw3x4AVX2(out *[12]float32, dy *float32, dyStride int, x *float32, T int)
+
+//go:noescape
+func reluToAVX2(dst, x []float32)
+
+//go:noescape
+func reluGradAVX2(dx, dy, y []float32)
+
+// maxPoolAVX2 is MaxPool for n >= 8 outputs.
+//
+//go:noescape
+func maxPoolAVX2(dst *float32, idx *int32, x *float32, n, k int)
+
+// maxPoolGradAVX2 writes the m >= 8 interior outputs s = k-1..k-2+m of
+// MaxPoolGrad, dx pointing at dx[k-1]:
+//
+//	dx[s] = sum_{j<k} (idx[s-k+1+j] == s ? dy[s-k+1+j] : 0).
+//
+//go:noescape
+func maxPoolGradAVX2(dx, dy *float32, idx *int32, m, k int)
+
+// argMaxAVX2 returns the first position of the largest element of x, NaNs
+// skipped; x[0] is not a NaN and len(x) >= 8.
+//
+//go:noescape
+func argMaxAVX2(x []float32) int
+
+// The float64 reductions take a length that is a multiple of 4 (>= 8).
+
+//go:noescape
+func sum64AVX2(x []float32) float64
+
+//go:noescape
+func sqDev64AVX2(x []float32, c float64) float64
+
+//go:noescape
+func sumDot64AVX2(x, y []float32) (sx, sxy float64)
+
+//go:noescape
+func normalizeAVX2(xh, y, x []float32, mu, sc, ga, be float32)
+
+//go:noescape
+func normalizeGradAVX2(dx, dy, xh []float32, k, md, mdx float32)
+
+// gerAVX2 is Ger for len(x) >= 1, len(y) >= 8.
+//
+//go:noescape
+func gerAVX2(a *float32, lda int, x, y []float32)
+
+// gemvTAVX2 is GemvT for len(x) >= 1, len(y) >= 8.
+//
+//go:noescape
+func gemvTAVX2(y []float32, a *float32, lda int, x []float32)

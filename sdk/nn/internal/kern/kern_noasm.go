@@ -16,10 +16,26 @@ func scaleAVX2(x []float32, a float32)               { panic("kern: no asm") }
 func addConstAVX2(x []float32, c float32)            { panic("kern: no asm") }
 func reluAVX2(x []float32)                           { panic("kern: no asm") }
 
-func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, C, K, T int) {
+func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, bias, rel *float32, C, K, T int) {
 	panic("kern: no asm")
 }
 
 func gradw3x4AVX2(out *[12]float32, dy *float32, dyStride int, x *float32, T int) {
 	panic("kern: no asm")
 }
+
+func reluToAVX2(dst, x []float32)                                { panic("kern: no asm") }
+func reluGradAVX2(dx, dy, y []float32)                           { panic("kern: no asm") }
+func maxPoolAVX2(dst *float32, idx *int32, x *float32, n, k int) { panic("kern: no asm") }
+func maxPoolGradAVX2(dx, dy *float32, idx *int32, m, k int)      { panic("kern: no asm") }
+func argMaxAVX2(x []float32) int                                 { panic("kern: no asm") }
+func sum64AVX2(x []float32) float64                              { panic("kern: no asm") }
+func sqDev64AVX2(x []float32, c float64) float64                 { panic("kern: no asm") }
+func sumDot64AVX2(x, y []float32) (sx, sxy float64)              { panic("kern: no asm") }
+func normalizeAVX2(xh, y, x []float32, mu, s, g, b float32)      { panic("kern: no asm") }
+func normalizeGradAVX2(dx, dy, xh []float32, k, md, mdx float32) {
+	panic("kern: no asm")
+}
+
+func gerAVX2(a *float32, lda int, x, y []float32)             { panic("kern: no asm") }
+func gemvTAVX2(y []float32, a *float32, lda int, x []float32) { panic("kern: no asm") }
