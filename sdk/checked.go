@@ -260,17 +260,21 @@ type checkedPosterior struct {
 
 func (c *checkedPosterior) Info() PosteriorInfo { return c.impl.Info() }
 
-func (c *checkedPosterior) Check(cfg Config) (err error) {
+// checkedCheck calls a plugin's Check, with its panics recovered and its
+// error named after the plugin.
+func checkedCheck(id string, cfg Config, check func(Config) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = recovered(c.id, "Check", r)
+			err = recovered(id, "Check", r)
 		}
 	}()
-	if err := c.impl.Check(cfg); err != nil {
-		return pluginErr(c.id, "Check", err)
+	if err := check(cfg); err != nil {
+		return pluginErr(id, "Check", err)
 	}
 	return nil
 }
+
+func (c *checkedPosterior) Check(cfg Config) error { return checkedCheck(c.id, cfg, c.impl.Check) }
 
 func (c *checkedPosterior) Fit(ctx context.Context, req FitRequest) (a Artifact, err error) {
 	if err := checkFitRequest(req); err != nil {
@@ -330,17 +334,7 @@ type checkedExplainer struct {
 
 func (c *checkedExplainer) Info() ExplainerInfo { return c.impl.Info() }
 
-func (c *checkedExplainer) Check(cfg Config) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = recovered(c.info.ID, "Check", r)
-		}
-	}()
-	if err := c.impl.Check(cfg); err != nil {
-		return pluginErr(c.info.ID, "Check", err)
-	}
-	return nil
-}
+func (c *checkedExplainer) Check(cfg Config) error { return checkedCheck(c.info.ID, cfg, c.impl.Check) }
 
 func (c *checkedExplainer) Explain(ctx context.Context, m nn.Model, req ExplainRequest) (maps [][]float64, err error) {
 	id := c.info.ID
@@ -382,17 +376,7 @@ type checkedSummary struct {
 
 func (c *checkedSummary) Info() SummaryInfo { return c.impl.Info() }
 
-func (c *checkedSummary) Check(cfg Config) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = recovered(c.info.ID, "Check", r)
-		}
-	}()
-	if err := c.impl.Check(cfg); err != nil {
-		return pluginErr(c.info.ID, "Check", err)
-	}
-	return nil
-}
+func (c *checkedSummary) Check(cfg Config) error { return checkedCheck(c.info.ID, cfg, c.impl.Check) }
 
 func (c *checkedSummary) Summarise(ctx context.Context, draws [][][]float64, cfg Config) (res []Result, err error) {
 	id := c.info.ID

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -58,18 +59,7 @@ type posteriorClient struct {
 
 func (c *posteriorClient) Info() PosteriorInfo { return c.info }
 
-func (c *posteriorClient) Check(cfg Config) error {
-	b, err := encodeConfig(cfg)
-	if err != nil {
-		return pluginErr(c.info.ID, "Check", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
-	defer cancel()
-	if _, err := c.rpc.Check(ctx, &pb.CheckRequest{ConfigJson: b}); err != nil {
-		return callErr(ctx, c.info.ID, "Check", err)
-	}
-	return nil
-}
+func (c *posteriorClient) Check(cfg Config) error { return remoteCheck(c.info.ID, cfg, c.rpc.Check) }
 
 func (c *posteriorClient) Fit(ctx context.Context, req FitRequest) (Artifact, error) {
 	id := c.info.ID
@@ -153,6 +143,21 @@ func (c *posteriorClient) Sample(ctx context.Context, a Artifact, req SampleRequ
 	return draws, nil
 }
 
+// remoteCheck sends a Check to a plugin of any kind (the three services
+// share the request and response messages).
+func remoteCheck(id string, cfg Config, call func(context.Context, *pb.CheckRequest, ...grpc.CallOption) (*pb.CheckResponse, error)) error {
+	b, err := encodeConfig(cfg)
+	if err != nil {
+		return pluginErr(id, "Check", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	defer cancel()
+	if _, err := call(ctx, &pb.CheckRequest{ConfigJson: b}); err != nil {
+		return callErr(ctx, id, "Check", err)
+	}
+	return nil
+}
+
 type explainerClient struct {
 	rpc  pb.ExplainerClient
 	info ExplainerInfo
@@ -160,18 +165,7 @@ type explainerClient struct {
 
 func (c *explainerClient) Info() ExplainerInfo { return c.info }
 
-func (c *explainerClient) Check(cfg Config) error {
-	b, err := encodeConfig(cfg)
-	if err != nil {
-		return pluginErr(c.info.ID, "Check", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
-	defer cancel()
-	if _, err := c.rpc.Check(ctx, &pb.CheckRequest{ConfigJson: b}); err != nil {
-		return callErr(ctx, c.info.ID, "Check", err)
-	}
-	return nil
-}
+func (c *explainerClient) Check(cfg Config) error { return remoteCheck(c.info.ID, cfg, c.rpc.Check) }
 
 // paramser is what the client needs of a model to send it: nn.NewModel's
 // models have it.
@@ -220,18 +214,7 @@ type summaryClient struct {
 
 func (c *summaryClient) Info() SummaryInfo { return c.info }
 
-func (c *summaryClient) Check(cfg Config) error {
-	b, err := encodeConfig(cfg)
-	if err != nil {
-		return pluginErr(c.info.ID, "Check", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
-	defer cancel()
-	if _, err := c.rpc.Check(ctx, &pb.CheckRequest{ConfigJson: b}); err != nil {
-		return callErr(ctx, c.info.ID, "Check", err)
-	}
-	return nil
-}
+func (c *summaryClient) Check(cfg Config) error { return remoteCheck(c.info.ID, cfg, c.rpc.Check) }
 
 func (c *summaryClient) Summarise(ctx context.Context, draws [][][]float64, cfg Config) ([]Result, error) {
 	id := c.info.ID

@@ -125,16 +125,21 @@ func (s *posteriorServer) Info(context.Context, *pb.InfoRequest) (_ *pb.Posterio
 	return &pb.PosteriorInfo{Info: encodeInfo(i.Info), Finite: i.Finite}, nil
 }
 
-func (s *posteriorServer) Check(_ context.Context, r *pb.CheckRequest) (_ *pb.CheckResponse, err error) {
-	defer guard(s.log, s.id, "Check", &err)
+// serveCheck answers a Check for a plugin of any kind.
+func serveCheck(log hclog.Logger, id string, r *pb.CheckRequest, check func(Config) error) (_ *pb.CheckResponse, err error) {
+	defer guard(log, id, "Check", &err)
 	cfg, err := decodeConfig(r.GetConfigJson())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if err := s.impl.Check(cfg); err != nil {
+	if err := check(cfg); err != nil {
 		return nil, toStatus(err, codes.InvalidArgument)
 	}
 	return &pb.CheckResponse{}, nil
+}
+
+func (s *posteriorServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
+	return serveCheck(s.log, s.id, r, s.impl.Check)
 }
 
 func (s *posteriorServer) Fit(r *pb.FitRequest, stream pb.Posterior_FitServer) (err error) {
@@ -215,16 +220,8 @@ func (s *explainerServer) Info(context.Context, *pb.InfoRequest) (_ *pb.Explaine
 	return &pb.ExplainerInfo{Info: encodeInfo(i.Info), Needs: uint32(i.Needs), Stochastic: i.Stochastic}, nil
 }
 
-func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (_ *pb.CheckResponse, err error) {
-	defer guard(s.log, s.id, "Check", &err)
-	cfg, err := decodeConfig(r.GetConfigJson())
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err := s.impl.Check(cfg); err != nil {
-		return nil, toStatus(err, codes.InvalidArgument)
-	}
-	return &pb.CheckResponse{}, nil
+func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
+	return serveCheck(s.log, s.id, r, s.impl.Check)
 }
 
 func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ *pb.ExplainResponse, err error) {
@@ -270,16 +267,8 @@ func (s *summaryServer) Info(context.Context, *pb.InfoRequest) (_ *pb.SummaryInf
 	return &pb.SummaryInfo{Info: encodeInfo(i.Info), Output: string(i.Output), MinDraws: int64(i.MinDraws)}, nil
 }
 
-func (s *summaryServer) Check(_ context.Context, r *pb.CheckRequest) (_ *pb.CheckResponse, err error) {
-	defer guard(s.log, s.id, "Check", &err)
-	cfg, err := decodeConfig(r.GetConfigJson())
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err := s.impl.Check(cfg); err != nil {
-		return nil, toStatus(err, codes.InvalidArgument)
-	}
-	return &pb.CheckResponse{}, nil
+func (s *summaryServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
+	return serveCheck(s.log, s.id, r, s.impl.Check)
 }
 
 func (s *summaryServer) Summarise(ctx context.Context, r *pb.SummariseRequest) (_ *pb.SummariseResponse, err error) {
