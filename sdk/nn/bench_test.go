@@ -91,3 +91,33 @@ func BenchmarkTrainEpoch(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/epoch")
 	b.ReportMetric(3*flopsForward(PaperArch())*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkOcclusionMap: the 581 window probabilities of one occlusion map
+// (window 60, stride 1) on the paper's network, by the incremental path
+// (WindowProbs) and by full forward passes of the occluded inputs.
+func BenchmarkOcclusionMap(b *testing.B) {
+	net, p, x, _ := benchSetup(b, 1)
+	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	starts := make([]int, 581)
+	for i := range starts {
+		starts[i] = i
+	}
+	dst := make([]float32, len(starts))
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{
+		{"incremental", func() { m.WindowProbs(dst, x, starts, 60, 0, 3) }},
+		{"full", func() { m.windowProbsPlain(dst, x, starts, 60, 0, 3) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.fn()
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/map")
+		})
+	}
+}

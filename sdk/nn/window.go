@@ -102,6 +102,8 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 	}
 	xw := append([]float32(nil), x...)
 	idx := make([]int32, ls.T+net.in.T)
+	prev := make([]span, plan.g+1) // empty: nothing perturbed yet
+	cur := make([]span, plan.g+1)
 	k := m.Classes()
 	const hb = 64
 	hws := plan.head.NewWorkspace(hb)
@@ -111,7 +113,18 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 		j1 := min(j0+hb, len(starts))
 		for j := j0; j < j1; j++ {
 			s := starts[j]
+			// The ranges this window perturbs, per layer (index 0 is the
+			// input). Positions the previous window perturbed and this one
+			// does not are restored; the others are recomputed anyway.
 			lo, hi := s, min(s+width, T0)
+			cur[0] = span{lo, hi}
+			for i := 0; i < plan.g; i++ {
+				cur[i+1] = m.outRange(i, cur[i])
+			}
+			restoreDiff(xw, x, net.in.C, T0, prev[0], cur[0])
+			for i := 0; i < plan.g; i++ {
+				restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
+			}
 			for c := 0; c < net.in.C; c++ {
 				for t := lo; t < hi; t++ {
 					xw[c*T0+t] = baseline
@@ -119,9 +132,11 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 			}
 			in := xw
 			for i := 0; i < plan.g; i++ {
-				lo, hi = m.localRange(i, in, work[i], lo, hi, idx)
+				m.localRange(i, in, work[i], cur[i+1], idx)
 				in = work[i]
 			}
+			lo, hi = cur[plan.g].lo, cur[plan.g].hi
+			copy(prev, cur)
 			// Global max per channel over unperturbed prefix, recomputed
 			// range and unperturbed suffix.
 			pv := pooled[(j-j0)*ls.C : (j-j0+1)*ls.C]
@@ -133,16 +148,12 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 				if hi < ls.T {
 					v = max(v, suffix[c*ls.T+hi])
 				}
-				for _, u := range work[plan.g-1][c*ls.T+lo : c*ls.T+hi] {
+				if hi > lo {
+					u, _ := kern.ArgMax(work[plan.g-1][c*ls.T+lo : c*ls.T+hi])
 					v = max(v, u)
 				}
 				pv[c] = v
 			}
-			// Restore the working copies.
-			for c := 0; c < net.in.C; c++ {
-				copy(xw[c*T0+s:c*T0+min(s+width, T0)], x[c*T0+s:c*T0+min(s+width, T0)])
-			}
-			m.restore(work, base, s, min(s+width, T0), plan.g)
 		}
 		nb := j1 - j0
 		plan.head.Forward(hws, plan.hp, pooled[:nb*ls.C], false, nil)
@@ -153,10 +164,40 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 	}
 }
 
-// localRange recomputes the output of local layer i on the positions that
-// input positions [lo, hi) influence, reading in (the layer's input,
-// perturbed on [lo, hi)) and writing out; it returns the output range.
-func (m *Inference) localRange(i int, in, out []float32, lo, hi int, idx []int32) (int, int) {
+// span is the half-open range [lo, hi) of time positions.
+type span struct{ lo, hi int }
+
+// outRange maps the perturbed input range of local layer i to the range
+// of its output that depends on it: [lo-k+1, hi) clipped, k the kernel.
+func (m *Inference) outRange(i int, in span) span {
+	l := m.net.arch.Layers[i]
+	k := 1
+	if l.Kind == KindConv1D || l.Kind == KindMaxPool1D {
+		k = l.Kernel
+	}
+	a, b := max(0, in.lo-k+1), min(m.net.shapes[i].T, in.hi)
+	if a >= b || in.lo >= in.hi {
+		return span{a, a}
+	}
+	return span{a, b}
+}
+
+// restoreDiff copies base over the positions of prev that are not in cur,
+// in each of the C rows of length T.
+func restoreDiff(buf, base []float32, C, T int, prev, cur span) {
+	for _, r := range [2]span{{prev.lo, min(prev.hi, cur.lo)}, {max(prev.lo, cur.hi), prev.hi}} {
+		if r.lo >= r.hi {
+			continue
+		}
+		for c := 0; c < C; c++ {
+			copy(buf[c*T+r.lo:c*T+r.hi], base[c*T+r.lo:c*T+r.hi])
+		}
+	}
+}
+
+// localRange recomputes the output of local layer i on the positions out
+// (see outRange), reading in, the layer's input.
+func (m *Inference) localRange(i int, in, out []float32, r span, idx []int32) {
 	net := m.net
 	l := net.arch.Layers[i]
 	is, os := net.ins[i], net.shapes[i]
@@ -164,9 +205,9 @@ func (m *Inference) localRange(i int, in, out []float32, lo, hi int, idx []int32
 	if l.Kind == KindConv1D || l.Kind == KindMaxPool1D {
 		k = l.Kernel
 	}
-	a, b := max(0, lo-k+1), min(os.T, hi)
+	a, b := r.lo, r.hi
 	if a >= b {
-		return a, a
+		return
 	}
 	o := net.offs[i]
 	switch l.Kind {
@@ -194,28 +235,6 @@ func (m *Inference) localRange(i int, in, out []float32, lo, hi int, idx []int32
 	case KindDropout:
 		for c := 0; c < os.C; c++ {
 			copy(out[c*os.T+a:c*os.T+b], in[c*is.T+a:c*is.T+b])
-		}
-	}
-	return a, b
-}
-
-// restore copies the unperturbed activations back over the ranges that
-// window [lo, hi) of the input changed.
-func (m *Inference) restore(work, base [][]float32, lo, hi, g int) {
-	net := m.net
-	for i := 0; i < g; i++ {
-		l := net.arch.Layers[i]
-		k := 1
-		if l.Kind == KindConv1D || l.Kind == KindMaxPool1D {
-			k = l.Kernel
-		}
-		os := net.shapes[i]
-		lo, hi = max(0, lo-k+1), min(os.T, hi)
-		if lo >= hi {
-			return
-		}
-		for c := 0; c < os.C; c++ {
-			copy(work[i][c*os.T+lo:c*os.T+hi], base[i][c*os.T+lo:c*os.T+hi])
 		}
 	}
 }
