@@ -135,10 +135,12 @@ func listScripts(dir string, stderr io.Writer) []plugin.Entry {
 	return out
 }
 
+// cmdPluginServe serves a built-in; id is "explainer.occlusion" (the ID)
+// or "explainer/occlusion" (DESIGN.md's spelling).
 func cmdPluginServe(id string) error {
 	reg, err := builtin.Registry()
 	if err != nil {
 		return err
 	}
-	return plugin.ServeBuiltin(reg, id)
+	return plugin.ServeBuiltin(reg, strings.Replace(id, "/", ".", 1))
 }
