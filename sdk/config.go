@@ -138,3 +138,39 @@ func CheckNoKeys(id string, cfg Config) error {
 	}
 	return nil
 }
+
+// Clone returns a deep copy of c, with arrays as []any and nested tables as
+// map[string]any (the types Config documents; a TOML decoder may give
+// []map[string]any for an array of tables).
+func (c Config) Clone() Config {
+	out := make(Config, len(c))
+	for k, v := range c {
+		out[k] = CloneValue(v)
+	}
+	return out
+}
+
+// CloneValue deep-copies one config value as Clone does.
+func CloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = CloneValue(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = CloneValue(e)
+		}
+		return a
+	case []map[string]any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = CloneValue(e)
+		}
+		return a
+	}
+	return v
+}

@@ -122,7 +122,8 @@ type Results struct {
 // Timings are wall times of the stages, kept apart from Results.
 type Timings map[string]time.Duration
 
-// Run executes the plan.
+// Run executes the plan. Every step's table must have passed its plugin's
+// Check already (runner.Check does it, mapping errors to recipe lines).
 func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (*Results, Timings, error) {
 	if obs == nil {
 		obs = nopObserver{}
@@ -141,9 +142,6 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 		if err != nil {
 			return nil, tim, err
 		}
-		if err := e.Check(s.Config); err != nil {
-			return nil, tim, fmt.Errorf("explainer %s: %w", s.ID, err)
-		}
 		explainers[i] = e
 	}
 	summaries := make([]sdk.Summary, len(p.Summaries))
@@ -152,18 +150,12 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 		if err != nil {
 			return nil, tim, err
 		}
-		if err := sm.Check(s.Config); err != nil {
-			return nil, tim, fmt.Errorf("summary %s: %w", s.ID, err)
-		}
 		summaries[i] = sm
 	}
 	for _, ps := range p.Posteriors {
 		post, err := res.Posterior(ctx, ps)
 		if err != nil {
 			return nil, tim, err
-		}
-		if err := post.Check(ps.Config); err != nil {
-			return nil, tim, fmt.Errorf("posterior %s: %w", ps.ID, err)
 		}
 		t0 := time.Now()
 		art, err := fitCached(ctx, p, ps, post, cache, obs)

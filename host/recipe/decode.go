@@ -876,7 +876,7 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 	}
 	for key, v := range tbl {
 		if !host[key] {
-			ref.Config[key] = normalise(v)
+			ref.Config[key] = sdk.CloneValue(v)
 		}
 	}
 	var use, script string
@@ -978,32 +978,6 @@ func normaliseID(use string, kind sdk.Kind) (string, error) {
 		return "", fmt.Errorf("%q is not a plugin ID (accepted: lower-case letters, digits, '_', '-' and '.', optionally prefixed %q)", use, k+".")
 	}
 	return id, nil
-}
-
-// normalise makes plugin config values the types sdk.Config documents:
-// arrays become []any and nested tables map[string]any.
-func normalise(v any) any {
-	switch x := v.(type) {
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, m := range x {
-			out[i] = normalise(m)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normalise(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = normalise(e)
-		}
-		return out
-	}
-	return v
 }
 
 // ---- [evaluate] ----

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -26,7 +27,6 @@ import (
 	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -230,34 +230,48 @@ func hashDataset(d sdk.Dataset) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// resolver maps engine steps to plugins: scripts through host/script,
-// everything else through the plugin manager.
+// resolver maps engine steps to plugins: scripts through host/script
+// (each loaded once, its digest kept for the manifest), everything else
+// through the plugin manager, which keeps its clients.
 type resolver struct {
 	p       Plugins
 	workers int
+	mu      sync.Mutex
+	scripts map[string]sdk.Summary
 	digests map[string]string // script path -> SHA-256 of its source
 }
 
-func (r resolver) Posterior(ctx context.Context, s engine.Step) (sdk.Posterior, error) {
+func newResolver(p Plugins, workers int) *resolver {
+	return &resolver{p: p, workers: workers, scripts: map[string]sdk.Summary{}, digests: map[string]string{}}
+}
+
+func (r *resolver) Posterior(ctx context.Context, s engine.Step) (sdk.Posterior, error) {
 	return r.p.Posterior(ctx, s.ID)
 }
 
-func (r resolver) Explainer(ctx context.Context, s engine.Step) (sdk.Explainer, error) {
+func (r *resolver) Explainer(ctx context.Context, s engine.Step) (sdk.Explainer, error) {
 	return r.p.Explainer(ctx, s.ID)
 }
 
-func (r resolver) Summary(ctx context.Context, s engine.Step) (sdk.Summary, error) {
-	if ref, ok := s.Ref.(recipe.PluginRef); ok && ref.Script != "" {
-		sc, err := script.Load(ref.Script, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
-		if err != nil {
-			return nil, err
-		}
-		if d, ok := sc.(interface{ Digest() string }); ok && r.digests != nil {
-			r.digests[ref.Script] = d.Digest()
-		}
+func (r *resolver) Summary(ctx context.Context, s engine.Step) (sdk.Summary, error) {
+	ref, ok := s.Ref.(recipe.PluginRef)
+	if !ok || ref.Script == "" {
+		return r.p.Summary(ctx, s.ID)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sc, ok := r.scripts[ref.Script]; ok {
 		return sc, nil
 	}
-	return r.p.Summary(ctx, s.ID)
+	sc, err := script.Load(ref.Script, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := sc.(interface{ Digest() string }); ok {
+		r.digests[ref.Script] = d.Digest()
+	}
+	r.scripts[ref.Script] = sc
+	return sc, nil
 }
 
 func steps(refs []recipe.PluginRef) []engine.Step {
@@ -275,16 +289,15 @@ func steps(refs []recipe.PluginRef) []engine.Step {
 // Check validates a recipe's plugin tables with the plugins themselves,
 // without running anything.
 func Check(ctx context.Context, r *recipe.Recipe, p Plugins) error {
-	_, err := check(ctx, r, p, nil)
+	_, err := check(ctx, r, newResolver(p, 1))
 	return err
 }
 
 // check is Check, returning the version of every plugin by ID.
-func check(ctx context.Context, r *recipe.Recipe, p Plugins, digests map[string]string) (map[string]string, error) {
+func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]string, error) {
 	if len(r.Data.Classes) > 0 {
 		return nil, r.Errorf([]string{"data", "classes"}, "a class subset is not supported yet (accepted: leave classes out for all 16)")
 	}
-	res := resolver{p: p, digests: digests}
 	versions := map[string]string{}
 	for _, ref := range r.Posteriors {
 		pl, err := res.Posterior(ctx, steps([]recipe.PluginRef{ref})[0])
@@ -329,8 +342,15 @@ func check(ctx context.Context, r *recipe.Recipe, p Plugins, digests map[string]
 // Run executes a recipe and writes its run directory.
 func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	start := time.Now()
-	digests := map[string]string{}
-	versions, err := check(ctx, r, opt.Plugins, digests)
+	workers := r.Workers
+	if opt.Workers > 0 {
+		workers = opt.Workers
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	plugins := newResolver(opt.Plugins, workers)
+	versions, err := check(ctx, r, plugins)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +358,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt.versions, opt.digests = versions, digests
+	opt.versions, opt.digests = versions, plugins.digests
 	t0 := time.Now()
 	ds, err := LoadData(ctx, r)
 	if err != nil {
@@ -347,13 +367,6 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	dataTime := time.Since(t0)
 	if err := checkLengths(r, ds, arch.InChannels*arch.InLen); err != nil {
 		return nil, err
-	}
-	workers := r.Workers
-	if opt.Workers > 0 {
-		workers = opt.Workers
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
 	}
 	paper := eval.PaperGroups()
 	groups := map[string][]int{}
@@ -388,7 +401,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if opt.Cache != nil {
 		cache = opt.Cache
 	}
-	res, tim, err := engine.Run(ctx, plan, resolver{p: opt.Plugins, workers: workers}, cache, opt.Observer)
+	res, tim, err := engine.Run(ctx, plan, plugins, cache, opt.Observer)
 	for k, v := range tim {
 		w.tim[k] = v
 	}
@@ -524,7 +537,3 @@ func (w *runWriter) manifest(status string, runErr error) error {
 	}
 	return w.write("manifest.json", append(b, '\n'))
 }
-
-// ArchOf is a convenience for commands: the recipe's architecture or the
-// named built-in.
-func ArchOf(name string) (nn.Arch, error) { return nn.LookupArch(name) }

@@ -696,7 +696,7 @@ func (s *Script) Check(cfg sdk.Config) error {
 	if err != nil {
 		return err
 	}
-	in.io.cfg = copyConfig(cfg)
+	in.io.cfg = cfg.Clone()
 	in.io.checkErr, in.io.checkCalled = nil, false
 	reusable, err := s.run(ctx, in, in.check, "Check")
 	if !reusable { // stopped inside the call: its goroutine may still touch in.io
@@ -745,7 +745,7 @@ func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Con
 		return nil, err
 	}
 	h := in.io
-	h.draws, h.cfg = copyDraws(draws), copyConfig(cfg)
+	h.draws, h.cfg = copyDraws(draws), cfg.Clone()
 	h.out, h.lo, h.hi, h.err, h.resultCalled = nil, nil, nil, nil, false
 	reusable, err := s.run(ctx, in, in.summarise, s.fn)
 	if !reusable { // stopped inside the call: its goroutine may still touch in.io
@@ -840,36 +840,4 @@ func copyDraws(d [][][]float64) [][][]float64 {
 		}
 	}
 	return out
-}
-
-func copyConfig(c sdk.Config) map[string]interface{} {
-	out := make(map[string]interface{}, len(c))
-	for k, v := range c {
-		out[k] = copyValue(v)
-	}
-	return out
-}
-
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyValue(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = copyValue(e)
-		}
-		return a
-	case []map[string]any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = copyValue(e)
-		}
-		return a
-	}
-	return v
 }

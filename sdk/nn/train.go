@@ -192,9 +192,6 @@ func argmax(v []float32) int {
 	return best
 }
 
-// Argmax returns the index of the largest value (the first on ties).
-func Argmax(v []float32) int { return argmax(v) }
-
 func checkTrainConfig(c TrainConfig) error {
 	switch {
 	case c.Epochs < 1:
