@@ -101,15 +101,19 @@ type Record struct {
 
 // Row is one (posterior, explainer, summary) combination.
 type Row struct {
-	Posterior, Explainer, Summary string // IDs
+	Posterior string `json:"posterior"` // IDs
+	Explainer string `json:"explainer"`
+	Summary   string `json:"summary"`
 	// Label, ExplainerLabel and SummaryLabel are the recipe's labels of the
 	// three steps (unique per kind, so they tell rows apart).
-	Label, ExplainerLabel, SummaryLabel string
-	Draws                               int
-	Accuracy                            eval.Stat
-	AccuracyBySplit                     []float64
-	Agg                                 eval.Agg
-	Records                             []Record `json:"-"`
+	Label           string    `json:"posterior_label"`
+	ExplainerLabel  string    `json:"explainer_label"`
+	SummaryLabel    string    `json:"summary_label"`
+	Draws           int       `json:"draws"`
+	Accuracy        eval.Stat `json:"accuracy"`
+	AccuracyBySplit []float64 `json:"accuracy_by_split"`
+	Agg             eval.Agg  `json:"scores"`
+	Records         []Record  `json:"-"`
 }
 
 // Results is the outcome of a run. It holds no timings, so that the same

@@ -25,11 +25,11 @@ type Score struct {
 
 // Counts counts records by outcome.
 type Counts struct {
-	Scored      int // both metrics defined, averaged
-	EmptyMask   int // empty ground-truth mask (e.g. the normal class)
-	ZeroMass    int // map with zero relevance mass
-	NonFinite   int // map holding NaN or Inf
-	Unexplained int // OK false without a reason (Why = Scored)
+	Scored      int `json:"scored"`      // both metrics defined, averaged
+	EmptyMask   int `json:"empty_mask"`  // empty ground-truth mask (e.g. the normal class)
+	ZeroMass    int `json:"zero_mass"`   // map with zero relevance mass
+	NonFinite   int `json:"non_finite"`  // map holding NaN or Inf
+	Unexplained int `json:"unexplained"` // OK false without a reason (Why = Scored)
 }
 
 // Skipped returns the number of records not scored.
@@ -62,10 +62,11 @@ func (c *Counts) plus(d Counts) {
 
 // Stat is a mean ± sample standard deviation across splits (see MeanSD).
 type Stat struct {
-	Mean, SD float64
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
 	// N is the number of splits the statistic is over. N = 0 means
 	// undefined (no split had data); then Mean = SD = 0, never NaN.
-	N int
+	N int `json:"n"`
 }
 
 // StatOf returns the Stat of xs (the zero Stat if xs is empty).
@@ -83,18 +84,20 @@ type Cell struct {
 	//   RMA_{s,c} = (1/n_{s,c}) sum_{i in split s, class c, OK} RMA_i,
 	// and 0 when Counts.Scored = 0 (then the cell is missing: it is left
 	// out of its split's macro averages and listed in Agg.Missing).
-	RMA, IoU float64
-	Counts   Counts
+	RMA    float64 `json:"rma"`
+	IoU    float64 `json:"iou"`
+	Counts Counts  `json:"counts"`
 }
 
 // ClassAgg is one class across the splits (a row of tab:perclass_*).
 type ClassAgg struct {
-	Class int
+	Class int `json:"class"`
 	// RMA and IoU: mean ± sd over the splits of the per-split class means,
 	// over the splits where the class has a scored record (N of them).
-	RMA, IoU Stat
-	Splits   []Cell // one per split
-	Counts   Counts // over all splits
+	RMA    Stat   `json:"rma"`
+	IoU    Stat   `json:"iou"`
+	Splits []Cell `json:"splits"` // one per split
+	Counts Counts `json:"counts"` // over all splits
 }
 
 // GroupSplit is a macro average of one group in one split.
@@ -103,36 +106,41 @@ type GroupSplit struct {
 	// classes of the group with a scored record in this split,
 	//   macro_s = (1/|G_s|) sum_{c in G_s} RMA_{s,c},
 	// 0 when G_s is empty.
-	RMA, IoU float64
-	Classes  int   // |G_s|
-	Missing  []int // classes of the group without a scored record in this split
+	RMA     float64 `json:"rma"`
+	IoU     float64 `json:"iou"`
+	Classes int     `json:"classes"` // |G_s|
+	Missing []int   `json:"missing"` // classes of the group without a scored record in this split
 }
 
 // GroupAgg is one group of classes ("all", "disc-7") across the splits: a
 // column pair of tab:bnn_results.
 type GroupAgg struct {
-	Name    string
-	Classes []int
+	Name    string `json:"name"`
+	Classes []int  `json:"classes"`
 	// RMA and IoU: mean ± sd of the per-split macros over the splits where
 	// at least one class of the group has data (N of them).
-	RMA, IoU Stat
-	Splits   []GroupSplit // one per split
+	RMA    Stat         `json:"rma"`
+	IoU    Stat         `json:"iou"`
+	Splits []GroupSplit `json:"splits"` // one per split
 }
 
 // SplitClass names one class in one split.
-type SplitClass struct{ Split, Class int }
+type SplitClass struct {
+	Split int `json:"split"`
+	Class int `json:"class"`
+}
 
 // Agg is the aggregate of a set of scored records over test splits.
 type Agg struct {
-	NSplits int
-	Classes []ClassAgg // in the order of the classes argument
-	Groups  []GroupAgg // sorted by name
-	Counts  Counts     // over all records
+	NSplits int        `json:"splits"`
+	Classes []ClassAgg `json:"classes"` // in the order of the classes argument
+	Groups  []GroupAgg `json:"groups"`  // sorted by name
+	Counts  Counts     `json:"counts"`  // over all records
 	// Missing lists the (split, class) cells without a scored record, in
 	// split then class order. A missing cell is left out of its split's
 	// macros and out of its class's Stat. A complete run has none, except
 	// for a class that is never scored (the normal class, if listed).
-	Missing []SplitClass
+	Missing []SplitClass `json:"missing"`
 }
 
 // Class returns the aggregate of class c.

@@ -2,8 +2,12 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +78,64 @@ func TestRunDirAndWriteFile(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(a, ".f.json.*"))
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestResultsJSONSchema: every key of results.json is snake_case, no key
+// repeats in a case-insensitive way within an object, and the rows decode
+// back into the engine's types unchanged.
+func TestResultsJSONSchema(t *testing.T) {
+	agg, err := eval.Aggregate([]eval.Score{
+		{Split: 0, Class: 1, RMA: 0.5, IoU: 0.25, OK: true},
+		{Split: 1, Class: 1, RMA: 0.7, IoU: 0.5, OK: true},
+		{Split: 1, Class: 4, Why: eval.ZeroMass},
+	}, []int{1, 4}, map[string][]int{"all": {1, 4}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &engine.Results{Rows: []engine.Row{{
+		Posterior: "posterior.ensemble", Explainer: "explainer.occlusion", Summary: "summary.mean",
+		Label: "Ens", ExplainerLabel: "occlusion", SummaryLabel: "mean", Draws: 5,
+		Accuracy: eval.StatOf([]float64{0.9, 0.95}), AccuracyBySplit: []float64{0.9, 0.95}, Agg: agg,
+	}}, Notes: []string{"n"}}
+	j, err := ResultsJSON("x", 3, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			seen := map[string]string{}
+			for k, x := range v {
+				if !snake.MatchString(k) {
+					t.Errorf("%s: key %q is not snake_case", path, k)
+				}
+				if o, ok := seen[strings.ToLower(k)]; ok {
+					t.Errorf("%s: keys %q and %q differ only in case", path, k, o)
+				}
+				seen[strings.ToLower(k)] = k
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("$", doc)
+	var back struct {
+		Rows []engine.Row `json:"rows"`
+	}
+	if err := json.Unmarshal(j, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Rows) != 1 || !reflect.DeepEqual(back.Rows[0], res.Rows[0]) {
+		t.Errorf("rows do not round-trip:\n got %+v\nwant %+v", back.Rows, res.Rows)
 	}
 }
