@@ -23,6 +23,8 @@ usage:
   uaxai plugins [--plugins DIR]      list the plugins: ID, kind, version, source
   uaxai data generate --per-class N --seed S --out DIR [--f0 HZ] [--noise=false]
                                      write synthetic PQD records as CSV
+  uaxai data generate --paper [--per-class 900 --val 0.1 --test-splits 5 --test-per-class 100] --out DIR
+                                     write the train, val and test splits that recipes use
   uaxai train (--recipe R.toml | --per-class N ...) --out W.safetensors
                                      train one network and save its weights
   uaxai predict --weights W.safetensors --input X.csv [--arch paper-1dcnn]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -286,5 +287,63 @@ func TestDataGenerate(t *testing.T) {
 	var errb bytes.Buffer
 	if code := run([]string{"data", "generate", "--per-class", "3", "--out", t.TempDir(), "--f0", "-1"}, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "F0") {
 		t.Errorf("f0 = -1: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestDataGeneratePaper: --paper writes the recipes' splits, and they agree
+// with plain generation: train and val together are the "train" pool (as
+// sets of lines), val holds round(val*N) records a class, and each test
+// split is the plain split of that name, byte for byte.
+func TestDataGeneratePaper(t *testing.T) {
+	gen := func(args ...string) string {
+		t.Helper()
+		d := t.TempDir()
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"data", "generate", "--seed", "9", "--out", d}, args...), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		return d
+	}
+	lines := func(path string) []string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	paper := gen("--paper", "--per-class", "10", "--val", "0.2", "--test-splits", "2", "--test-per-class", "3")
+	pool := gen("--split", "train", "--per-class", "10")
+	got := append(lines(filepath.Join(paper, "train", "waveforms.csv")), lines(filepath.Join(paper, "val", "waveforms.csv"))...)
+	want := lines(filepath.Join(pool, "waveforms.csv"))
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("train + val (%d lines) is not the pool (%d lines)", len(got), len(want))
+	}
+	perClass := map[string]int{}
+	for _, l := range lines(filepath.Join(paper, "val", "labels.csv")) {
+		perClass[l]++
+	}
+	if len(perClass) != 16 {
+		t.Errorf("val holds %d classes, want 16", len(perClass))
+	}
+	for c, n := range perClass {
+		if n != 2 {
+			t.Errorf("val holds %d records of class %s, want round(0.2*10) = 2", n, c)
+		}
+	}
+	test1 := gen("--split", "test-1", "--per-class", "3")
+	for _, f := range []string{"waveforms.csv", "labels.csv", "disturbance.csv", "event.csv", "params.jsonl"} {
+		if !slices.Equal(lines(filepath.Join(paper, "test-1", f)), lines(filepath.Join(test1, f))) {
+			t.Errorf("test-1/%s differs from the plain split test-1", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(paper, "test-2")); err == nil {
+		t.Error("test-2 written for --test-splits 2")
+	}
+	var errb bytes.Buffer
+	if code := run([]string{"data", "generate", "--paper", "--per-class", "10", "--val", "1", "--out", t.TempDir()}, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "--val 1: want a fraction in [0, 1)") {
+		t.Errorf("--val 1: exit %d, %q", code, errb.String())
 	}
 }

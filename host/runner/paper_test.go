@@ -9,14 +9,17 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// TestPaperTrainingAccuracy is the paper-size check: 900 a class, 90/10,
-// 100 epochs, five test splits of 100 a class, for each of the paper's
-// five training seeds (2026-2030). One network's accuracy depends on its
-// seed by about a point on this data (PyTorch on the same splits: 0.969),
-// so the check is on the mean over the seeds: >= 0.97 (the paper reports
-// 0.977). About 5 minutes a seed on 2 cores:
+// TestPaperTrainingAccuracy is the paper-size check of issue 2: 900 a
+// class, 90/10, 100 epochs, five test splits of 100 a class, for each of
+// the paper's five training seeds (2026-2030); the mean over the seeds must
+// reach 0.97 (the paper reports 0.977). About 90 s a seed on 2 cores:
 //
 //	go test -tags paper -run PaperTraining -timeout 120m -v ./host/runner/
+//
+// On the spec's data (SNR 20-50 dB) it fails: 0.958 ± 0.011 over the seeds.
+// PyTorch with the same protocol on the same splits gives 0.962 ± 0.009
+// (testdata/torch_train.py, seeds 2026-2030), so the threshold, not the
+// port, is what is off; with SNR 30-50 dB one seed reaches 0.984.
 func TestPaperTrainingAccuracy(t *testing.T) {
 	var means []float64
 	for seed := uint64(2026); seed <= 2030; seed++ {
