@@ -132,7 +132,7 @@ type SplitClass struct {
 
 // Agg is the aggregate of a set of scored records over test splits.
 type Agg struct {
-	NSplits int        `json:"splits"`
+	NSplits int        `json:"n_splits"`
 	Classes []ClassAgg `json:"classes"` // in the order of the classes argument
 	Groups  []GroupAgg `json:"groups"`  // sorted by name
 	Counts  Counts     `json:"counts"`  // over all records
