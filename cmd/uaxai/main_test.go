@@ -346,4 +346,10 @@ func TestDataGeneratePaper(t *testing.T) {
 	if code := run([]string{"data", "generate", "--paper", "--per-class", "10", "--val", "1", "--out", t.TempDir()}, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "--val 1: want a fraction in [0, 1)") {
 		t.Errorf("--val 1: exit %d, %q", code, errb.String())
 	}
+	for _, args := range [][]string{{"--test-splits", "2"}, {"--paper", "--split", "x"}} {
+		errb.Reset()
+		if code := run(append([]string{"data", "generate", "--out", t.TempDir()}, args...), &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "--paper") {
+			t.Errorf("%v: exit %d, %q", args, code, errb.String())
+		}
+	}
 }

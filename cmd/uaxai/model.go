@@ -39,6 +39,14 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	if *out == "" {
 		return fmt.Errorf("data generate: --out DIR is required")
 	}
+	for _, f := range []string{"val", "test-splits", "test-per-class", "split"} {
+		if isSet(fs, f) && *paper == (f == "split") {
+			if *paper {
+				return fmt.Errorf("data generate: --split does not go with --paper, which names its splits train, val, test-0, ...")
+			}
+			return fmt.Errorf("data generate: --%s needs --paper", f)
+		}
+	}
 	if *paper && !isSet(fs, "per-class") {
 		*perClass = 900
 	}
