@@ -3,11 +3,15 @@
 package runner
 
 import (
+	"flag"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
+
+var paperSNRMin = flag.Float64("paper.snr-min", data.DefaultConfig().SNRMin, "lowest SNR (dB) of the generated records")
 
 // TestPaperTrainingAccuracy is the paper-size check of issue 2: 900 a
 // class, 90/10, 100 epochs, five test splits of 100 a class, for each of
@@ -19,11 +23,20 @@ import (
 // On the spec's data (SNR 20-50 dB) it fails: 0.958 ± 0.011 over the seeds.
 // PyTorch with the same protocol on the same splits gives 0.962 ± 0.009
 // (testdata/torch_train.py, seeds 2026-2030), so the threshold, not the
-// port, is what is off; with SNR 30-50 dB one seed reaches 0.984.
+// port, is what is off. With the SNR floor at 30 dB the seeds reach
+// 0.982 ± 0.003 (every seed >= 0.977):
+//
+//	go test -tags paper -run PaperTraining -timeout 120m -v ./host/runner/ -args -paper.snr-min 30
 func TestPaperTrainingAccuracy(t *testing.T) {
+	dc := data.DefaultConfig()
+	dc.SNRMin = *paperSNRMin
+	if err := dc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("SNR %g-%g dB", dc.SNRMin, dc.SNRMax)
 	var means []float64
 	for seed := uint64(2026); seed <= 2030; seed++ {
-		accs := trainAndTest(t, 900, 100, 5, nn.PaperTrainConfig(), seed)
+		accs := trainAndTest(t, dc, 900, 100, 5, nn.PaperTrainConfig(), seed)
 		st := eval.StatOf(accs)
 		means = append(means, st.Mean)
 		t.Logf("seed %d: test accuracy %.4f ± %.4f over %d splits %v", seed, st.Mean, st.SD, st.N, accs)
