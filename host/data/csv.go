@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // File names of a dataset directory.
@@ -112,19 +114,18 @@ func WriteCSV(dir string, s Split) (err error) {
 		}
 	}()
 	for _, f := range files {
-		tmp, err := writeTemp(dir, f.name, f.write)
-		if tmp != "" {
-			temps = append(temps, tmp)
-		}
+		tmp, err := atomicfile.Temp(dir, f.name, f.write)
 		if err != nil {
-			return err
+			return fmt.Errorf("data: writing %s: %w", filepath.Join(dir, f.name), err)
 		}
+		temps = append(temps, tmp)
 	}
 	for i, f := range files {
 		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
 			return fmt.Errorf("data: %w", err)
 		}
 	}
+	atomicfile.SyncDir(dir)
 	temps = nil
 	for _, stale := range []struct {
 		name string
@@ -229,35 +230,6 @@ func writeParams(w *bufio.Writer, s Split) error {
 		}
 	}
 	return nil
-}
-
-// writeTemp writes a temporary file in dir through write, syncs and closes
-// it, and returns its path. On error the temporary file is removed and ""
-// returned.
-func writeTemp(dir, name string, write func(w *bufio.Writer) error) (string, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("data: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("data: writing %s: %w", filepath.Join(dir, name), err)
-	}
-	return f.Name(), nil
 }
 
 // lineError is an error in line Line (1-based; record Line-1) of file Path.

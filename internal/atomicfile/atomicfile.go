@@ -1,0 +1,71 @@
+// Package atomicfile writes files so that a reader never sees a partial
+// one: the bytes go to a temporary file in the target's directory, which is
+// synced, given mode 0644 and only then renamed into place. It serves the
+// host (run directories, datasets) and the sdk (safetensors) alike.
+package atomicfile
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+)
+
+// Temp writes a complete temporary file for dir/name through write
+// (buffered), syncs it, closes it, gives it mode 0644 and returns its path,
+// ready to be renamed to dir/name. On error nothing is left behind and ""
+// is returned. Renaming several temporaries only after all are written
+// commits a set of files together.
+func Temp(dir, name string, write func(w *bufio.Writer) error) (string, error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// WriteFile writes b to path atomically (Temp, a rename, and a sync of the
+// directory so that the rename survives a crash).
+func WriteFile(path string, b []byte) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := Temp(dir, name, func(w *bufio.Writer) error { _, err := w.Write(b); return err })
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	SyncDir(dir)
+	return nil
+}
+
+// SyncDir makes renames in dir durable, where the file system allows it
+// (best effort: a failure to sync a directory loses nothing already
+// written).
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
