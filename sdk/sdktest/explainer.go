@@ -1,7 +1,6 @@
 package sdktest
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -26,12 +25,9 @@ type ExplainerCase struct {
 func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	t.Helper()
 	info := impl.Info()
-	h := &harness{t: t, id: info.ID}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	h, cancel := newHarness(t, info.Info, sdk.KindExplainer)
 	defer cancel()
-	h.ctx = ctx
-
-	h.checkInfo(info.Info, sdk.KindExplainer)
+	ctx := h.ctx
 	h.checkConfig("in process", sdk.CheckedExplainer(impl).Check, c.Config)
 
 	m, err := nn.NewModel(c.Model)

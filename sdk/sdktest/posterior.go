@@ -1,7 +1,6 @@
 package sdktest
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -34,12 +33,9 @@ type PosteriorCase struct {
 func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	t.Helper()
 	info := impl.Info()
-	h := &harness{t: t, id: info.ID}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	h, cancel := newHarness(t, info.Info, sdk.KindPosterior)
 	defer cancel()
-	h.ctx = ctx
-
-	h.checkInfo(info.Info, sdk.KindPosterior)
+	ctx := h.ctx
 	local := sdk.CheckedPosterior(impl)
 	h.checkConfig("in process", local.Check, c.Config)
 	if c.Draws == 0 {

@@ -61,6 +61,17 @@ type harness struct {
 	ctx context.Context
 }
 
+// newHarness starts the checks of one plugin: a harness whose context ends
+// after the package's timeout (call the returned cancel when done), and
+// the checks of its Info against kind.
+func newHarness(t testing.TB, info sdk.Info, kind sdk.Kind) (*harness, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	h := &harness{t: t, id: info.ID, ctx: ctx}
+	h.checkInfo(info, kind)
+	return h, cancel
+}
+
 func (h *harness) errorf(format string, args ...any) {
 	h.t.Helper()
 	h.t.Errorf("sdktest: %s: %s", h.id, fmt.Sprintf(format, args...))

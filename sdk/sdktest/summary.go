@@ -1,7 +1,6 @@
 package sdktest
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -26,12 +25,9 @@ type SummaryCase struct {
 func Summary(t testing.TB, impl sdk.Summary, c SummaryCase) {
 	t.Helper()
 	info := impl.Info()
-	h := &harness{t: t, id: info.ID}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	h, cancel := newHarness(t, info.Info, sdk.KindSummary)
 	defer cancel()
-	h.ctx = ctx
-
-	h.checkInfo(info.Info, sdk.KindSummary)
+	ctx := h.ctx
 	switch info.Output {
 	case sdk.OutputMap, sdk.OutputSet, sdk.OutputBand:
 	default:
