@@ -159,18 +159,8 @@ func TopL(dst []int, r []float64, L int) []int {
 	if L == 0 {
 		return dst
 	}
-	kth, need := selectTop(r, L)
 	i := 0
-	for n, v := range r {
-		k := orderKey(v)
-		if k > kth || (k == kth && need > 0) {
-			if k == kth {
-				need--
-			}
-			dst[i] = n
-			i++
-		}
-	}
+	forTop(r, L, func(n int) { dst[i] = n; i++ })
 	// dst is in index order; sort by value, descending. The comparison is
 	// a total order (index breaks ties), so any sort gives one result.
 	slices.SortFunc(dst, func(a, b int) int {
@@ -208,20 +198,28 @@ func IoU(r []float64, mask []bool) (iou float64, ok bool) {
 	if L == 0 || hasNaN(r) {
 		return 0, false
 	}
-	kth, need := selectTop(r, L)
 	k := 0
+	forTop(r, L, func(n int) {
+		if mask[n] {
+			k++
+		}
+	})
+	return float64(k) / float64(2*L-k), true
+}
+
+// forTop calls fn(n) for every n in T_L(r), in index order, with the tie
+// rule of TopL. r holds no NaN and 1 <= L <= len(r).
+func forTop(r []float64, L int, fn func(n int)) {
+	kth, need := selectTop(r, L)
 	for n, v := range r {
-		key := orderKey(v)
-		if key > kth || (key == kth && need > 0) {
-			if key == kth {
+		k := orderKey(v)
+		if k > kth || (k == kth && need > 0) {
+			if k == kth {
 				need--
 			}
-			if mask[n] {
-				k++
-			}
+			fn(n)
 		}
 	}
-	return float64(k) / float64(2*L-k), true
 }
 
 // Skip says why a record is not scored.
