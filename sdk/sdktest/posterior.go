@@ -107,6 +107,9 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 			h.errorf("draw s must depend only on Seeds[s]: sampling seeds 1.. alone gives other draws (%s, draw index relative to 1)", d)
 		}
 	}
+	if info.Finite {
+		checkMembers(h, draws, func(seeds []uint64) ([]nn.Params, error) { return sample(local, art, seeds) }, seeds)
+	}
 	if !info.Finite {
 		if got, err := sample(local, art, otherSeeds(seeds)); err != nil {
 			h.errorf("in process: Sample with other seeds: %v", err)
@@ -137,5 +140,32 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.errorf("remote: Sample: %v", err)
 	} else if d := diffParams(got, draws); d != "" {
 		h.errorf("remote draws differ from in-process draws (%s)", d)
+	}
+}
+
+// checkMembers checks what makes a finite posterior's draw s its member
+// s: the draws are distinct networks (an ensemble that repeats one member
+// is one network), a request for fewer draws gives the first ones, in
+// order, and the seeds change nothing.
+func checkMembers(h *harness, draws []nn.Params, sample func([]uint64) ([]nn.Params, error), seeds []uint64) {
+	h.t.Helper()
+	for s := range draws {
+		for r := range s {
+			if diffParams(draws[s:s+1], draws[r:r+1]) == "" {
+				h.errorf("finite posterior: draws %d and %d are the same network; draw s must be member s, and members differ", r, s)
+			}
+		}
+	}
+	if len(draws) >= 2 {
+		if got, err := sample(seeds[:len(seeds)-1]); err != nil {
+			h.errorf("in process: Sample of %d draws: %v", len(seeds)-1, err)
+		} else if d := diffParams(got, draws[:len(draws)-1]); d != "" {
+			h.errorf("finite posterior: %d draws are not the first %d of %d draws (%s); draw s must be member s", len(got), len(got), len(draws), d)
+		}
+	}
+	if got, err := sample(otherSeeds(seeds)); err != nil {
+		h.errorf("in process: Sample with other seeds: %v", err)
+	} else if d := diffParams(got, draws); d != "" {
+		h.errorf("finite posterior: other seeds gave other draws (%s); draw s must be member s whatever the seeds", d)
 	}
 }

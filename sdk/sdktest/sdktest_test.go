@@ -320,3 +320,48 @@ func TestPosterior(t *testing.T) {
 	expect(t, "counter", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{counter: new(atomic.Int64)}, posteriorCase()) }),
 		"Sample is not deterministic", "draw s must depend only on Seeds[s]", "remote draws differ")
 }
+
+// memberPosterior is a finite ensemble of three members drawn from the
+// seed; broken, it returns member 0 for every draw, or member order
+// depends on the number of draws, or the seeds pick the members.
+type memberPosterior struct {
+	repeat, reversed, seeded bool
+}
+
+func (memberPosterior) Info() sdk.PosteriorInfo {
+	return sdk.PosteriorInfo{Info: sdk.Info{ID: "posterior.members", Version: "1"}, Finite: true}
+}
+func (memberPosterior) Check(cfg sdk.Config) error { return cfg.Only("sigma") }
+func (memberPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}}
+	for k := range 3 {
+		a.Tensors[fmt.Sprint(k)] = tinyParams(req.Seed + uint64(k)).Data
+	}
+	return a, nil
+}
+func (p memberPosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	out := make([]nn.Params, len(req.Seeds))
+	for s := range out {
+		k := s
+		switch {
+		case p.repeat:
+			k = 0
+		case p.reversed:
+			k = len(out) - 1 - s
+		case p.seeded:
+			k = int(req.Seeds[s] % 3)
+		}
+		out[s] = nn.Params{Arch: a.Arch, Data: slices.Clone(a.Tensors[fmt.Sprint(k)])}
+	}
+	return out, nil
+}
+
+func TestFinitePosterior(t *testing.T) {
+	expect(t, "members", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{}, posteriorCase()) }))
+	expect(t, "member 0 repeated", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{repeat: true}, posteriorCase()) }),
+		"draws 0 and 1 are the same network")
+	expect(t, "order depends on S", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{reversed: true}, posteriorCase()) }),
+		"2 draws are not the first 2 of 3 draws")
+	expect(t, "seeds pick members", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{seeded: true}, posteriorCase()) }),
+		"other seeds gave other draws")
+}
