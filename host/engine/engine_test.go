@@ -274,7 +274,6 @@ func testPlan(n, draws, workers, batch int) Plan {
 	}
 }
 
-
 var splitNames = []string{"test-0", "test-1"}
 
 func runPlan(t *testing.T, p Plan, f *fakes, cache Cache) *Results {
