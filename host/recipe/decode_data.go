@@ -1,0 +1,239 @@
+package recipe
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func defaultData() Data {
+	return Data{
+		Source: SourcePQD, ValFraction: 0.1, TrainPerClass: 900, TestSplits: 5, TestPerClass: 100,
+		F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRdB: [2]float64{20, 50}, Phase: Phase{Random: true},
+	}
+}
+
+var pqdOnly = []string{"train_per_class", "test_splits", "test_per_class", "f0", "fs", "cycles", "noise", "snr_db", "phase"}
+var filesOnly = []string{"train", "val", "test"}
+
+func (d *decoder) data(v any, dd *Data) error {
+	path := []string{"data"}
+	tbl, err := d.asTable(v, path)
+	if err != nil {
+		return err
+	}
+	if s, ok := tbl["source"]; ok {
+		if err := d.setString(&dd.Source)(s, sub(path, "source")); err != nil {
+			return err
+		}
+	}
+	var classes []any
+	fields := []field{
+		{"source", func(any, []string) error { return nil }},
+		{"val_fraction", d.setFloat(&dd.ValFraction)},
+		{"classes", func(v any, p []string) error {
+			arr, ok := asArray(v)
+			if !ok {
+				return d.keyErr(p, "want an array of class names or indices, got %s", describe(v))
+			}
+			classes = arr
+			return nil
+		}},
+	}
+	var pqdFields, fileFields []field
+	var snr, phase any
+	pqdFields = []field{
+		{"train_per_class", d.setInt(&dd.TrainPerClass)},
+		{"test_splits", d.setInt(&dd.TestSplits)},
+		{"test_per_class", d.setInt(&dd.TestPerClass)},
+		{"f0", d.setFloat(&dd.F0)},
+		{"fs", d.setFloat(&dd.Fs)},
+		{"cycles", d.setInt(&dd.Cycles)},
+		{"noise", d.setBool(&dd.Noise)},
+		{"snr_db", func(v any, _ []string) error { snr = v; return nil }},
+		{"phase", func(v any, _ []string) error { phase = v; return nil }},
+	}
+	fileFields = []field{
+		{"train", d.setString(&dd.Train)},
+		{"val", d.setString(&dd.Val)},
+		{"test", d.setStrings(&dd.Test)},
+	}
+	switch dd.Source {
+	case SourcePQD:
+		fields = append(fields, pqdFields...)
+		if k := firstPresent(tbl, filesOnly); k != "" {
+			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %q)", SourceFiles, dd.Source)
+		}
+	case SourceFiles:
+		fields = append(fields, fileFields...)
+		if k := firstPresent(tbl, pqdOnly); k != "" {
+			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %q)", SourcePQD, dd.Source)
+		}
+		*dd = Data{Source: SourceFiles, ValFraction: dd.ValFraction}
+	default:
+		return d.keyErr(sub(path, "source"), "unknown source %q (accepted: %s, %s)", dd.Source, SourcePQD, SourceFiles)
+	}
+	if err := d.table(tbl, path, fields); err != nil {
+		return err
+	}
+	if err := d.classes(classes, sub(path, "classes"), dd); err != nil {
+		return err
+	}
+	if dd.Source == SourceFiles {
+		return d.filesData(tbl, path, dd)
+	}
+
+	if !(dd.ValFraction > 0 && dd.ValFraction < 1) {
+		return d.keyErr(sub(path, "val_fraction"), "%v is outside (0, 1)", dd.ValFraction)
+	}
+	for _, c := range []struct {
+		key string
+		n   int
+	}{{"train_per_class", dd.TrainPerClass}, {"test_splits", dd.TestSplits}, {"test_per_class", dd.TestPerClass}, {"cycles", dd.Cycles}} {
+		if c.n < 1 {
+			return d.keyErr(sub(path, c.key), "%d must be >= 1", c.n)
+		}
+	}
+	if !(dd.F0 > 0) {
+		return d.keyErr(sub(path, "f0"), "%v must be > 0 (usually 50 or 60 Hz)", dd.F0)
+	}
+	if !(dd.Fs > 0) {
+		return d.keyErr(sub(path, "fs"), "%v must be > 0", dd.Fs)
+	}
+	if _, ok := waveLen(dd.F0, dd.Fs, dd.Cycles); !ok {
+		at := "fs"
+		for _, k := range []string{"cycles", "fs", "f0"} {
+			if _, ok := tbl[k]; ok {
+				at = k
+			}
+		}
+		return d.keyErr(sub(path, at), "fs/f0*cycles = %v/%v*%d = %v is not an integer number of samples", dd.Fs, dd.F0, dd.Cycles, dd.Fs/dd.F0*float64(dd.Cycles))
+	}
+	if snr != nil {
+		p := sub(path, "snr_db")
+		arr, ok := asArray(snr)
+		if !ok || len(arr) != 2 {
+			return d.keyErr(p, "want [min, max] in dB, got %s", describe(snr))
+		}
+		for i := range arr {
+			if err := d.setFloat(&dd.SNRdB[i])(arr[i], sub(p, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+		if dd.SNRdB[0] > dd.SNRdB[1] {
+			return d.keyErr(p, "min %v > max %v (write [min, max]; equal values fix the SNR)", dd.SNRdB[0], dd.SNRdB[1])
+		}
+	}
+	if phase != nil {
+		p := sub(path, "phase")
+		switch x := phase.(type) {
+		case string:
+			if x != "random" {
+				return d.keyErr(p, "%q is not accepted (accepted: \"random\" or a number in radians)", x)
+			}
+			dd.Phase = Phase{Random: true}
+		default:
+			var f float64
+			if err := d.setFloat(&f)(phase, p); err != nil {
+				return d.keyErr(p, "want \"random\" or a number in radians, got %s", describe(phase))
+			}
+			dd.Phase = Phase{Value: f}
+		}
+	}
+	return nil
+}
+
+// waveLen returns fs/f0*cycles if it is an integer.
+func waveLen(f0, fs float64, cycles int) (int, bool) {
+	if !(f0 > 0 && fs > 0 && cycles > 0) {
+		return 0, false
+	}
+	x := fs / f0 * float64(cycles)
+	n := math.Round(x)
+	if math.Abs(x-n) > 1e-9*math.Max(1, x) || n < 1 || n > 1<<31 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// NumClasses is the number of classes of the PQD benchmark (normal + 15).
+const NumClasses = 16
+
+func (d *decoder) classes(arr []any, p []string, dd *Data) error {
+	if len(arr) == 0 {
+		dd.Classes = nil
+		return nil
+	}
+	seen := map[string]int{}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		ep := sub(p, strconv.Itoa(i))
+		switch x := e.(type) {
+		case string:
+			if strings.TrimSpace(x) == "" {
+				return d.keyErr(ep, "empty class name")
+			}
+			out[i] = x
+		case int64:
+			if x < 0 || x >= NumClasses {
+				return d.keyErr(ep, "class index %d is out of range (accepted: 0..%d)", x, NumClasses-1)
+			}
+			out[i] = strconv.FormatInt(x, 10)
+		default:
+			return d.keyErr(ep, "want a class name or index, got %s", describe(e))
+		}
+		if j, dup := seen[out[i]]; dup {
+			return d.keyErr(ep, "class %s is listed twice (elements %d and %d)", out[i], j, i)
+		}
+		seen[out[i]] = i
+	}
+	dd.Classes = out
+	return nil
+}
+
+func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
+	if dd.Train == "" {
+		return d.errAt(path, "[data] with source = %q needs key \"train\" (a directory with waveforms.csv and labels.csv)", SourceFiles)
+	}
+	if len(dd.Test) == 0 {
+		return d.errAt(sub(path, "test"), "[data] with source = %q needs key \"test\": an array of >= 1 directories, one per test split", SourceFiles)
+	}
+	if dd.Val != "" {
+		if _, ok := tbl["val_fraction"]; ok {
+			return d.keyErr(sub(path, "val_fraction"), "applies only when \"val\" is not given (val_fraction of train is then held out)")
+		}
+		dd.ValFraction = 0
+	} else if !(dd.ValFraction > 0 && dd.ValFraction < 1) {
+		return d.keyErr(sub(path, "val_fraction"), "%v is outside (0, 1)", dd.ValFraction)
+	}
+	check := func(dir *string, p []string) error {
+		abs := d.resolve(*dir)
+		fi, err := os.Stat(abs)
+		if err != nil || !fi.IsDir() {
+			return d.keyErr(p, "%s is not a directory", abs)
+		}
+		for _, f := range []string{"waveforms.csv", "labels.csv"} {
+			if _, err := os.Stat(filepath.Join(abs, f)); err != nil {
+				return d.keyErr(p, "%s has no %s (a data directory holds waveforms.csv, labels.csv and optionally disturbance.csv)", abs, f)
+			}
+		}
+		*dir = abs
+		return nil
+	}
+	if err := check(&dd.Train, sub(path, "train")); err != nil {
+		return err
+	}
+	if dd.Val != "" {
+		if err := check(&dd.Val, sub(path, "val")); err != nil {
+			return err
+		}
+	}
+	for i := range dd.Test {
+		if err := check(&dd.Test[i], sub(path, "test", strconv.Itoa(i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

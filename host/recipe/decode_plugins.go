@@ -1,0 +1,179 @@
+package recipe
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+
+// hostKeys are the keys of each plugin table that the host reads; all
+// others go to the plugin.
+var hostKeys = map[sdk.Kind][]string{
+	sdk.KindPosterior: {"use", "label", "draws"},
+	sdk.KindExplainer: {"use", "label", "target"},
+	sdk.KindSummary:   {"use", "label", "script"},
+}
+
+// HostKeys returns the keys of a plugin table of the given kind that the
+// host reads itself; every other key is the plugin's.
+func HostKeys(kind sdk.Kind) []string { return append([]string(nil), hostKeys[kind]...) }
+
+func (d *decoder) plugins(v any, kind sdk.Kind) ([]PluginRef, error) {
+	k := string(kind)
+	if v == nil {
+		return nil, d.errAt(nil, "no [[%s]] table: a recipe needs at least one (e.g. [[%s]] with use = %q)", k, k, example[kind])
+	}
+	arr, ok := asArray(v)
+	if !ok {
+		return nil, d.errAt([]string{k}, "%s must be an array of tables: write [[%s]], not [%s]", k, k, k)
+	}
+	if len(arr) == 0 {
+		return nil, d.errAt([]string{k}, "no [[%s]] table: a recipe needs at least one", k)
+	}
+	refs := make([]PluginRef, len(arr))
+	labels := map[string]int{}
+	for i, e := range arr {
+		path := []string{k, strconv.Itoa(i)}
+		tbl, ok := e.(map[string]any)
+		if !ok {
+			return nil, d.keyErr(path, "want a table, got %s", describe(e))
+		}
+		ref, err := d.plugin(tbl, path, kind)
+		if err != nil {
+			return nil, err
+		}
+		ref.Index = i
+		if j, dup := labels[ref.Label]; dup {
+			lp := sub(path, "label")
+			if _, ok := tbl["label"]; !ok {
+				lp = path
+			}
+			return nil, d.errAt(lp, "%s: label %q is already used by %s (line %d); labels name the result rows and must be unique: set label = \"...\"",
+				tableName(path), ref.Label, tableName([]string{k, strconv.Itoa(j)}), refs[j].Line)
+		}
+		labels[ref.Label] = i
+		refs[i] = ref
+	}
+	return refs, nil
+}
+
+var example = map[sdk.Kind]string{sdk.KindPosterior: "ensemble", sdk.KindExplainer: "occlusion", sdk.KindSummary: "mean"}
+
+func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (PluginRef, error) {
+	ref := PluginRef{Kind: kind, Config: sdk.Config{}, Line: d.line(path)}
+	host := map[string]bool{}
+	for _, h := range hostKeys[kind] {
+		host[h] = true
+	}
+	for key, v := range tbl {
+		if !host[key] {
+			ref.Config[key] = sdk.CloneValue(v)
+		}
+	}
+	var use, script string
+	var haveUse, haveScript bool
+	ref.Draws = 0
+	get := func(key string, dst *string, have *bool) error {
+		v, ok := tbl[key]
+		if !ok {
+			return nil
+		}
+		*have = true
+		return d.setString(dst)(v, sub(path, key))
+	}
+	if err := get("use", &use, &haveUse); err != nil {
+		return ref, err
+	}
+	var haveLabel bool
+	if err := get("label", &ref.Label, &haveLabel); err != nil {
+		return ref, err
+	}
+	if haveLabel && strings.TrimSpace(ref.Label) == "" {
+		return ref, d.keyErr(sub(path, "label"), "is empty")
+	}
+	switch kind {
+	case sdk.KindPosterior:
+		ref.Draws = 1
+		if v, ok := tbl["draws"]; ok {
+			if err := d.setInt(&ref.Draws)(v, sub(path, "draws")); err != nil {
+				return ref, err
+			}
+			if ref.Draws < 1 {
+				return ref, d.keyErr(sub(path, "draws"), "%d must be >= 1 (S, the number of draws)", ref.Draws)
+			}
+		}
+	case sdk.KindExplainer:
+		ref.Target = TargetTrue
+		var have bool
+		if err := get("target", &ref.Target, &have); err != nil {
+			return ref, err
+		}
+		if ref.Target != TargetTrue && ref.Target != TargetPredicted {
+			return ref, d.keyErr(sub(path, "target"), "%q is not accepted (accepted: %q, %q)", ref.Target, TargetTrue, TargetPredicted)
+		}
+	case sdk.KindSummary:
+		if err := get("script", &script, &haveScript); err != nil {
+			return ref, err
+		}
+	}
+	switch {
+	case haveUse && haveScript:
+		return ref, d.errAt(sub(path, "script"), "%s has both use and script: give one", tableName(path))
+	case haveScript:
+		if strings.TrimSpace(script) == "" {
+			return ref, d.keyErr(sub(path, "script"), "is empty")
+		}
+		abs := d.resolve(script)
+		fi, err := os.Stat(abs)
+		if err != nil || !fi.Mode().IsRegular() {
+			return ref, d.keyErr(sub(path, "script"), "script file %s does not exist (paths are relative to the recipe's directory %s)", abs, d.dir)
+		}
+		ref.Script = abs
+		if !haveLabel {
+			base := filepath.Base(abs)
+			ref.Label = "summary.script." + strings.TrimSuffix(base, filepath.Ext(base))
+		}
+	case haveUse:
+		id, err := normaliseID(use, kind)
+		if err != nil {
+			return ref, d.keyErr(sub(path, "use"), "%v", err)
+		}
+		ref.ID = id
+		if !haveLabel {
+			ref.Label = id
+		}
+	default:
+		what := "use = \"<plugin>\""
+		if kind == sdk.KindSummary {
+			what += " or script = \"<file.go>\""
+		}
+		return ref, d.errAt(path, "%s needs %s (e.g. use = %q)", tableName(path), what, example[kind])
+	}
+	return ref, nil
+}
+
+// normaliseID turns "ensemble" or "posterior.ensemble" into
+// "posterior.ensemble".
+func normaliseID(use string, kind sdk.Kind) (string, error) {
+	k := string(kind)
+	id := use
+	if !strings.HasPrefix(use, k+".") {
+		for _, other := range []sdk.Kind{sdk.KindPosterior, sdk.KindExplainer, sdk.KindSummary} {
+			if other != kind && strings.HasPrefix(use, string(other)+".") {
+				return "", fmt.Errorf("%q is a %s plugin, not a %s", use, other, kind)
+			}
+		}
+		id = k + "." + use
+	}
+	if !idRE.MatchString(strings.TrimPrefix(id, k+".")) {
+		return "", fmt.Errorf("%q is not a plugin ID (accepted: lower-case letters, digits, '_', '-' and '.', optionally prefixed %q)", use, k+".")
+	}
+	return id, nil
+}
