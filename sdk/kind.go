@@ -32,41 +32,24 @@ func ParseID(id string) (Kind, string, error) {
 	return kind, name, nil
 }
 
-// KindOf returns the kind of plugin p is: which of Posterior, Explainer
-// and Summary it implements.
-func KindOf(p any) (Kind, error) {
+// Describe returns the kind of plugin p (which of Posterior, Explainer
+// and Summary it implements) and its Info, after checking that the ID is
+// namespaced by that kind and that Info sets only its kind's fields. It is
+// the one place that reads a plugin's identity: Serve, the host's
+// registry and sdktest all call it.
+func Describe(p Plugin) (Kind, Info, error) {
+	var kind Kind
 	switch p.(type) {
 	case Posterior:
-		return KindPosterior, nil
+		kind = KindPosterior
 	case Explainer:
-		return KindExplainer, nil
+		kind = KindExplainer
 	case Summary:
-		return KindSummary, nil
+		kind = KindSummary
+	default:
+		return "", Info{}, fmt.Errorf("%T is not a plugin: it implements none of sdk.Posterior, sdk.Explainer, sdk.Summary", p)
 	}
-	return "", fmt.Errorf("%T is not a plugin: it implements none of sdk.Posterior, sdk.Explainer, sdk.Summary", p)
-}
-
-// infoOf returns the common Info of a plugin of any kind.
-func infoOf(p any) (Info, error) {
-	switch v := p.(type) {
-	case Posterior:
-		return v.Info().Info, nil
-	case Explainer:
-		return v.Info().Info, nil
-	case Summary:
-		return v.Info().Info, nil
-	}
-	_, err := KindOf(p)
-	return Info{}, err
-}
-
-// checkInfo checks that a plugin's ID is namespaced by its kind.
-func checkInfo(p any) (Kind, Info, error) {
-	kind, err := KindOf(p)
-	if err != nil {
-		return "", Info{}, err
-	}
-	info, _ := infoOf(p)
+	info := p.Info()
 	k, _, err := ParseID(info.ID)
 	if err != nil {
 		return "", Info{}, fmt.Errorf("%T: %w", p, err)
@@ -74,5 +57,50 @@ func checkInfo(p any) (Kind, Info, error) {
 	if k != kind {
 		return "", Info{}, fmt.Errorf("%T is a plugin of kind %s but its ID %q is namespaced %s; use %s.<name>", p, kind, info.ID, k, kind)
 	}
+	if err := info.checkKind(kind); err != nil {
+		return "", Info{}, fmt.Errorf("%s: %w", info.ID, err)
+	}
 	return kind, info, nil
+}
+
+// checkKind checks that only the fields of kind are set, and a summary's
+// output kind.
+func (i Info) checkKind(kind Kind) error {
+	if i.Version == "" {
+		return fmt.Errorf("Info.Version is empty (want the plugin's version, e.g. \"1.0.0\")")
+	}
+	var other []string
+	if kind != KindPosterior && i.Finite {
+		other = append(other, "Finite")
+	}
+	if kind != KindExplainer {
+		if i.Needs != 0 {
+			other = append(other, "Needs")
+		}
+		if i.Stochastic {
+			other = append(other, "Stochastic")
+		}
+	}
+	if kind != KindSummary {
+		if i.Output != "" {
+			other = append(other, "Output")
+		}
+		if i.MinDraws != 0 {
+			other = append(other, "MinDraws")
+		}
+	}
+	if len(other) > 0 {
+		return fmt.Errorf("a %s sets Info.%s, which only another kind of plugin may set", kind, strings.Join(other, ", Info."))
+	}
+	if kind == KindSummary {
+		switch i.Output {
+		case OutputMap, OutputSet, OutputBand:
+		default:
+			return fmt.Errorf("Info.Output is %q (accepted: map, set, band)", i.Output)
+		}
+		if i.MinDraws < 0 {
+			return fmt.Errorf("Info.MinDraws is %d (want >= 0)", i.MinDraws)
+		}
+	}
+	return nil
 }

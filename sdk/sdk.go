@@ -2,13 +2,15 @@
 // interfaces (Posterior, Explainer, Summary), their request and result
 // types, Serve, and the network library in sdk/nn.
 //
-// A plugin is a Go value that implements one of the interfaces. Its main
-// function is one line:
+// A plugin is a Go value that implements one of the interfaces; each of
+// them embeds Plugin, so every plugin describes itself with one Info. Its
+// main function is one line:
 //
 //	func main() { sdk.Serve(myexplainer.New()) }
 //
 // The host runs it out of process over gRPC (hashicorp/go-plugin); the
-// protocol is internal to this module and versioned by ProtocolVersion.
+// protocol is internal to this module. The host's side of it is package
+// sdk/driver, which a plugin author never needs.
 package sdk
 
 import (
@@ -27,35 +29,51 @@ const (
 	KindSummary   Kind = "summary"
 )
 
-// Info describes a plugin. ID is namespaced by kind: "explainer.occlusion".
+// Plugin is what every plugin value is: something that describes itself.
+// Posterior, Explainer and Summary embed it; Describe reads a plugin's
+// kind and checks its Info.
+type Plugin interface {
+	Info() Info
+}
+
+// Info describes a plugin: its identity, and what the host must know of
+// it before calling it. Only the fields of the plugin's own kind may be
+// set; Describe rejects the others.
 type Info struct {
-	ID      string
-	Version string
-	Summary string
+	ID      string // namespaced by kind: "explainer.occlusion"
+	Version string // the plugin's own version, e.g. "1.2.0"; part of cache keys
+	Summary string // one line for `uaxai plugins`
+
+	// Posteriors. A finite posterior (an ensemble of K members) returns
+	// its members in order, and accepts at most K draws.
+	Finite bool
+
+	// Explainers: what the explainer asks of the model, and whether it
+	// draws random numbers (then it gets one seed per input).
+	Needs      Needs
+	Stochastic bool
+
+	// Summaries: what the summary produces (required), and the fewest
+	// draws it is defined for (the sample variance needs 2); the host
+	// skips, and reports, a posterior with fewer.
+	Output   OutputKind
+	MinDraws int
 }
 
 // Posterior is a model distribution q_phi: it is fitted once on a training
 // set (the host caches the Artifact) and then sampled.
 type Posterior interface {
-	Info() PosteriorInfo
+	Plugin
 	// Check validates the plugin's recipe table without doing any work.
-	// The host adds its own key "draws" (the number of draws S the recipe
-	// asks for) to the table it passes to Check, and only to Check, so that
-	// a finite posterior can reject more draws than it has members.
-	Check(cfg Config) error
+	// draws is the number of draws S the recipe asks for, so that a finite
+	// posterior can reject more draws than it has members.
+	Check(cfg Config, draws int) error
 	// Fit trains or post-processes and returns everything Sample needs.
 	Fit(ctx context.Context, req FitRequest) (Artifact, error)
 	// Sample returns len(req.Seeds) parameter draws theta_1..theta_S. Draw
 	// s must depend only on (artifact, config, s, req.Seeds[s]): a finite
 	// posterior returns its members in order and may ignore the seeds.
 	Sample(ctx context.Context, a Artifact, req SampleRequest) ([]nn.Params, error)
-}
-
-// PosteriorInfo describes a posterior. A finite posterior (an ensemble of K
-// members) has Finite set, and accepts at most K draws.
-type PosteriorInfo struct {
-	Info
-	Finite bool
 }
 
 // Dataset is a labelled set of waveforms, X holding N rows of Len values.
@@ -114,17 +132,9 @@ const (
 	NeedsLayer
 )
 
-// ExplainerInfo describes an explainer. A stochastic explainer (LIME) draws
-// its random state from ExplainRequest.Seeds.
-type ExplainerInfo struct {
-	Info
-	Needs      Needs
-	Stochastic bool
-}
-
 // Explainer is an attribution operator tau_x(theta, xi).
 type Explainer interface {
-	Info() ExplainerInfo
+	Plugin
 	// Check validates the plugin's recipe table without doing any work.
 	Check(cfg Config) error
 	// Explain returns one map per input of req: len(result) == len(req.Targets),
@@ -150,19 +160,10 @@ const (
 	OutputBand OutputKind = "band" // a lower and an upper map
 )
 
-// SummaryInfo describes a summary.
-type SummaryInfo struct {
-	Info
-	Output OutputKind
-	// MinDraws is the fewest draws the summary is defined for (the sample
-	// variance needs 2); the host skips, and reports, a posterior with fewer.
-	MinDraws int
-}
-
 // Summary is a UA-RAO summary functional Phi applied to the empirical
 // explanation distribution of each input.
 type Summary interface {
-	Info() SummaryInfo
+	Plugin
 	// Check validates the plugin's recipe table without doing any work.
 	Check(cfg Config) error
 	// Summarise takes a batch of inputs; draws[i] holds the S maps of input

@@ -2,16 +2,14 @@ package sdk
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/uaxai/uaxai/sdk/internal/check"
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -49,80 +47,21 @@ func toStatus(err error, code codes.Code) error {
 // stack in the plugin's log (which the host shows).
 func guard(log hclog.Logger, id, method string, err *error) {
 	if r := recover(); r != nil {
-		e := recovered(id, method, r)
+		e := check.Recovered(id, method, r)
 		log.Error("plugin panicked", "plugin", id, "method", method, "error", e)
 		*err = status.Errorf(codes.Internal, "panic: %v (stack trace in the plugin's log)", r)
 	}
 }
 
-// modelCacheSize is how many built models the explainer server keeps: the
-// host sends the same draw for consecutive batches, and a few draws at
-// once when it runs workers in parallel.
-const modelCacheSize = 8
-
-// modelCache keeps the last built models keyed by a hash of (architecture
-// JSON, parameter bytes), most recent first.
-type modelCache struct {
-	build   modelBuilder
-	mu      sync.Mutex
-	entries []cachedModel
-}
-
-type cachedModel struct {
-	key [sha256.Size]byte
-	m   nn.Model
-}
-
-func (c *modelCache) get(p *pb.Params) (nn.Model, error) {
-	h := sha256.New()
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(p.GetArchJson())))
-	h.Write(n[:])
-	h.Write(p.GetArchJson())
-	h.Write(p.GetData())
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.key == key {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			c.mu.Unlock()
-			return e.m, nil
-		}
-	}
-	c.mu.Unlock()
-
-	params, err := wire.DecodeParams(p)
-	if err != nil {
-		return nil, err
-	}
-	m, err := c.build(params)
-	if err != nil {
-		return nil, fmt.Errorf("building the model: %w", err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) < modelCacheSize {
-		c.entries = append(c.entries, cachedModel{})
-	}
-	copy(c.entries[1:], c.entries[:len(c.entries)-1])
-	c.entries[0] = cachedModel{key: key, m: m}
-	return m, nil
-}
-
 type posteriorServer struct {
 	pb.UnimplementedPosteriorServer
 	impl Posterior
-	id   string
+	info Info // as Describe read it when the plugin started
 	log  hclog.Logger
 }
 
-func (s *posteriorServer) Info(context.Context, *pb.InfoRequest) (_ *pb.PosteriorInfo, err error) {
-	defer guard(s.log, s.id, "Info", &err)
-	i := s.impl.Info()
-	return &pb.PosteriorInfo{Info: encodeInfo(i.Info), Finite: i.Finite}, nil
+func (s *posteriorServer) Info(context.Context, *pb.InfoRequest) (*pb.PosteriorInfo, error) {
+	return &pb.PosteriorInfo{Info: encodeInfo(s.info), Finite: s.info.Finite}, nil
 }
 
 // serveCheck answers a Check for a plugin of any kind.
@@ -139,11 +78,12 @@ func serveCheck(log hclog.Logger, id string, r *pb.CheckRequest, check func(Conf
 }
 
 func (s *posteriorServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
-	return serveCheck(s.log, s.id, r, s.impl.Check)
+	draws := int(r.GetDraws())
+	return serveCheck(s.log, s.info.ID, r, func(cfg Config) error { return s.impl.Check(cfg, draws) })
 }
 
 func (s *posteriorServer) Fit(r *pb.FitRequest, stream pb.Posterior_FitServer) (err error) {
-	defer guard(s.log, s.id, "Fit", &err)
+	defer guard(s.log, s.info.ID, "Fit", &err)
 	req, err := decodeFitRequest(r)
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
@@ -184,7 +124,7 @@ func (s *posteriorServer) Fit(r *pb.FitRequest, stream pb.Posterior_FitServer) (
 }
 
 func (s *posteriorServer) Sample(ctx context.Context, r *pb.SampleRequest) (_ *pb.SampleResponse, err error) {
-	defer guard(s.log, s.id, "Sample", &err)
+	defer guard(s.log, s.info.ID, "Sample", &err)
 	a, err := decodeArtifact(r.GetArtifact())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
@@ -208,28 +148,60 @@ func (s *posteriorServer) Sample(ctx context.Context, r *pb.SampleRequest) (_ *p
 
 type explainerServer struct {
 	pb.UnimplementedExplainerServer
-	impl   Explainer
-	id     string
-	log    hclog.Logger
-	models *modelCache
+	impl  Explainer
+	info  Info
+	log   hclog.Logger
+	build modelBuilder
+
+	mu     sync.Mutex
+	next   uint64              // the last handle given out
+	models map[uint64]nn.Model // loaded draws by handle
 }
 
-func (s *explainerServer) Info(context.Context, *pb.InfoRequest) (_ *pb.ExplainerInfo, err error) {
-	defer guard(s.log, s.id, "Info", &err)
-	i := s.impl.Info()
-	return &pb.ExplainerInfo{Info: encodeInfo(i.Info), Needs: uint32(i.Needs), Stochastic: i.Stochastic}, nil
+func (s *explainerServer) Info(context.Context, *pb.InfoRequest) (*pb.ExplainerInfo, error) {
+	return &pb.ExplainerInfo{Info: encodeInfo(s.info), Needs: uint32(s.info.Needs), Stochastic: s.info.Stochastic}, nil
 }
 
 func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
-	return serveCheck(s.log, s.id, r, s.impl.Check)
+	return serveCheck(s.log, s.info.ID, r, s.impl.Check)
+}
+
+// Load builds a draw's model once; batches then name it by its handle.
+func (s *explainerServer) Load(_ context.Context, r *pb.LoadRequest) (_ *pb.LoadResponse, err error) {
+	defer guard(s.log, s.info.ID, "Load", &err)
+	params, err := wire.DecodeParams(r.GetModel())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	m, err := s.build(params)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.models[s.next] = m
+	return &pb.LoadResponse{Handle: s.next}, nil
+}
+
+// Release forgets a loaded draw.
+func (s *explainerServer) Release(_ context.Context, r *pb.ReleaseRequest) (*pb.ReleaseResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.models[r.GetHandle()]; !ok {
+		return nil, status.Errorf(codes.NotFound, "no model with handle %d is loaded", r.GetHandle())
+	}
+	delete(s.models, r.GetHandle())
+	return &pb.ReleaseResponse{}, nil
 }
 
 func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ *pb.ExplainResponse, err error) {
-	defer guard(s.log, s.id, "Explain", &err)
-	info := s.impl.Info()
-	m, err := s.models.get(r.GetModel())
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+	defer guard(s.log, s.info.ID, "Explain", &err)
+	s.mu.Lock()
+	m, ok := s.models[r.GetModel()]
+	s.mu.Unlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no model with handle %d is loaded (Load it first)", r.GetModel())
 	}
 	x, err := wire.Float32s(r.GetX())
 	if err != nil {
@@ -240,7 +212,7 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	req := ExplainRequest{X: x, Targets: wire.Ints(r.GetTargets()), Seeds: r.GetSeeds(), Config: cfg}
-	if err := checkExplainRequest(m, req, info.Stochastic); err != nil {
+	if err := check.Batch(m.InputLen(), m.Classes(), req.X, req.Targets, req.Seeds, s.info.Stochastic); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	maps, err := s.impl.Explain(ctx, m, req)
@@ -257,27 +229,25 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 type summaryServer struct {
 	pb.UnimplementedSummaryServer
 	impl Summary
-	id   string
+	info Info
 	log  hclog.Logger
 }
 
-func (s *summaryServer) Info(context.Context, *pb.InfoRequest) (_ *pb.SummaryInfo, err error) {
-	defer guard(s.log, s.id, "Info", &err)
-	i := s.impl.Info()
-	return &pb.SummaryInfo{Info: encodeInfo(i.Info), Output: string(i.Output), MinDraws: int64(i.MinDraws)}, nil
+func (s *summaryServer) Info(context.Context, *pb.InfoRequest) (*pb.SummaryInfo, error) {
+	return &pb.SummaryInfo{Info: encodeInfo(s.info), Output: string(s.info.Output), MinDraws: int64(s.info.MinDraws)}, nil
 }
 
 func (s *summaryServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {
-	return serveCheck(s.log, s.id, r, s.impl.Check)
+	return serveCheck(s.log, s.info.ID, r, s.impl.Check)
 }
 
 func (s *summaryServer) Summarise(ctx context.Context, r *pb.SummariseRequest) (_ *pb.SummariseResponse, err error) {
-	defer guard(s.log, s.id, "Summarise", &err)
+	defer guard(s.log, s.info.ID, "Summarise", &err)
 	draws, err := decodeDraws(r.GetInputs())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if err := checkDrawsIn(draws, s.impl.Info().MinDraws); err != nil {
+	if err := check.Draws(draws, s.info.MinDraws); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	cfg, err := decodeConfig(r.GetConfigJson())

@@ -5,8 +5,6 @@
 package builtin
 
 import (
-	"fmt"
-
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
@@ -16,13 +14,13 @@ import (
 )
 
 // Constructors returns the built-in plugin constructors.
-func Constructors() []func() any {
-	return []func() any{
-		func() any { return ensemble.NewDeterministic() },
-		func() any { return ensemble.New() },
-		func() any { return occlusion.New() },
-		func() any { return mean.New() },
-		func() any { return variance.New() },
+func Constructors() []func() sdk.Plugin {
+	return []func() sdk.Plugin{
+		func() sdk.Plugin { return ensemble.NewDeterministic() },
+		func() sdk.Plugin { return ensemble.New() },
+		func() sdk.Plugin { return occlusion.New() },
+		func() sdk.Plugin { return mean.New() },
+		func() sdk.Plugin { return variance.New() },
 	}
 }
 
@@ -30,22 +28,8 @@ func Constructors() []func() any {
 func Registry() (*plugin.Registry, error) {
 	r := plugin.NewRegistry()
 	for _, mk := range Constructors() {
-		p := mk()
-		kind, err := sdk.KindOf(p)
-		if err != nil {
+		if err := r.Add(mk); err != nil {
 			return nil, err
-		}
-		var info sdk.Info
-		switch v := p.(type) {
-		case sdk.Posterior:
-			info = v.Info().Info
-		case sdk.Explainer:
-			info = v.Info().Info
-		case sdk.Summary:
-			info = v.Info().Info
-		}
-		if err := r.Add(info.ID, kind, info.Version, mk); err != nil {
-			return nil, fmt.Errorf("built-in %s: %w", info.ID, err)
 		}
 	}
 	return r, nil

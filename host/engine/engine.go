@@ -13,6 +13,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
@@ -32,7 +34,6 @@ type Step struct {
 	Draws  int    // posteriors: S
 	Target string // explainers: "true" or "predicted"
 	Config sdk.Config
-	Ref    any // resolver-specific reference (e.g. the recipe's PluginRef)
 }
 
 // TestSplit is one test split with its ground-truth masks.
@@ -63,14 +64,16 @@ type Plan struct {
 	Checkpoint func(*Results) error
 	// CacheKey returns the cache key of a posterior's artifact; nil
 	// disables the cache.
-	CacheKey func(p Step, info sdk.PosteriorInfo) (string, error)
+	CacheKey func(p Step, info sdk.Info) (string, error)
 }
 
-// Resolver turns steps into plugins.
-type Resolver interface {
-	Posterior(ctx context.Context, s Step) (sdk.Posterior, error)
-	Explainer(ctx context.Context, s Step) (sdk.Explainer, error)
-	Summary(ctx context.Context, s Step) (sdk.Summary, error)
+// Plugins resolves a step's ID (a plugin ID, or a script's path) to the
+// host's side of the plugin (package sdk/driver). host/plugin's Manager
+// implements it for plugin IDs; host/runner adds scripts.
+type Plugins interface {
+	Posterior(ctx context.Context, id string) (sdk.Posterior, error)
+	Explainer(ctx context.Context, id string) (driver.Explainer, error)
+	Summary(ctx context.Context, id string) (sdk.Summary, error)
 }
 
 // Cache stores fitted posteriors.
@@ -128,7 +131,7 @@ type Timings map[string]time.Duration
 
 // Run executes the plan. Every step's table must have passed its plugin's
 // Check already (runner.Check does it, mapping errors to recipe lines).
-func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (*Results, Timings, error) {
+func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*Results, Timings, error) {
 	if obs == nil {
 		obs = nopObserver{}
 	}
@@ -140,9 +143,9 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 	}
 	tim := Timings{}
 	out := &Results{}
-	explainers := make([]sdk.Explainer, len(p.Explainers))
+	explainers := make([]driver.Explainer, len(p.Explainers))
 	for i, s := range p.Explainers {
-		e, err := res.Explainer(ctx, s)
+		e, err := res.Explainer(ctx, s.ID)
 		if err != nil {
 			return nil, tim, err
 		}
@@ -150,14 +153,14 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 	}
 	summaries := make([]sdk.Summary, len(p.Summaries))
 	for i, s := range p.Summaries {
-		sm, err := res.Summary(ctx, s)
+		sm, err := res.Summary(ctx, s.ID)
 		if err != nil {
 			return nil, tim, err
 		}
 		summaries[i] = sm
 	}
 	for _, ps := range p.Posteriors {
-		post, err := res.Posterior(ctx, ps)
+		post, err := res.Posterior(ctx, ps.ID)
 		if err != nil {
 			return nil, tim, err
 		}
@@ -192,7 +195,7 @@ func Run(ctx context.Context, p Plan, res Resolver, cache Cache, obs Observer) (
 		tim["predict "+ps.Label] = time.Since(t0)
 		for ei, es := range p.Explainers {
 			t0 = time.Now()
-			rows, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, models, preds, obs)
+			rows, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, obs)
 			if err != nil {
 				return nil, tim, err
 			}
@@ -293,142 +296,210 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []fl
 	return preds, acc, nil
 }
 
+// block is the work of one (posterior, explainer) pair: explain every
+// scorable record under every draw, summarise, score.
+type block struct {
+	p      *Plan
+	ps, es Step
+	ex     driver.Explainer
+	sums   []sdk.Summary
+	active []bool         // summaries whose maps are scored
+	models []driver.Model // draw s loaded into the explainer
+	preds  [][]int        // predicted class per split and record
+	recs   [][][]Record   // summary -> split -> record
+}
+
 // explain computes, for one posterior and one explainer, the S maps of
 // every scorable record, every summary of them, and the scores.
-func explain(ctx context.Context, p Plan, ps Step, es Step, ex sdk.Explainer, sums []sdk.Summary, models []*nn.Inference, preds [][]int, obs Observer) ([]Row, []string, error) {
-	S := len(models)
-	var notes []string
-	active := make([]bool, len(sums))
-	for i, sm := range sums {
-		info := sm.Info()
-		if info.Output != sdk.OutputMap {
-			notes = append(notes, fmt.Sprintf("%s gives a %s, which RMA and IoU do not score (the paper defers sets and bands to other metrics): not in the tables", info.ID, info.Output))
-			continue
-		}
-		if S < info.MinDraws {
-			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", ps.Label, es.Label, S, info.ID, info.MinDraws))
-			continue
-		}
-		active[i] = true
-	}
-	if firstActive(active) < 0 {
+func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, obs Observer) (_ []Row, _ []string, err error) {
+	b := &block{p: &p, ps: ps, es: es, ex: ex, sums: sums, preds: preds}
+	notes := b.activate(len(draws))
+	if firstActive(b.active) < 0 {
 		return nil, notes, nil // no summary to take: explaining would be wasted work
 	}
-	stochastic := ex.Info().Stochastic
-	recs := make([][][]Record, len(sums)) // summary -> split -> record
+	// Each draw's parameters go to the explainer once.
+	for s, d := range draws {
+		m, err := ex.Load(ctx, d)
+		if err != nil {
+			b.close()
+			return nil, nil, fmt.Errorf("%s: draw %d of %s: %w", es.ID, s, ps.Label, err)
+		}
+		b.models = append(b.models, m)
+	}
+	defer func() {
+		if cerr := b.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
 	total := 0
+	b.recs = make([][][]Record, len(sums))
+	for i := range sums {
+		b.recs[i] = make([][]Record, len(p.Tests))
+		for si, ts := range p.Tests {
+			b.recs[i][si] = make([]Record, ts.Data.N)
+		}
+	}
 	for _, ts := range p.Tests {
 		total += ts.Data.N
 	}
 	obs.Stage(fmt.Sprintf("explain %s / %s", ps.Label, es.Label), total)
 	var done atomic.Int64
-	for i := range sums {
-		recs[i] = make([][]Record, len(p.Tests))
-		for si, ts := range p.Tests {
-			recs[i][si] = make([]Record, ts.Data.N)
-		}
-	}
 	for si, ts := range p.Tests {
-		d := ts.Data
-		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
-			// Records to explain: those with a non-empty mask.
-			var idx []int
-			for r := b0; r < b1; r++ {
-				if countTrue(ts.Masks[r]) > 0 {
-					idx = append(idx, r)
-				}
+		err := parallelBatches(ctx, ts.Data.N, p.Batch, p.Workers, func(b0, b1 int) error {
+			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
+			if err != nil {
+				return err
 			}
-			x := make([]float32, 0, len(idx)*d.Len)
-			targets := make([]int, len(idx))
-			for j, r := range idx {
-				x = append(x, d.Row(r)...)
-				targets[j] = d.Y[r]
-				if es.Target == "predicted" {
-					targets[j] = preds[si][r]
-				}
+			if err := b.scoreBatch(ctx, si, b0, b1, idx, maps); err != nil {
+				return err
 			}
-			draws := make([][][]float64, len(idx)) // record -> draw -> map
-			for j := range draws {
-				draws[j] = make([][]float64, S)
-			}
-			if len(idx) > 0 {
-				for s, m := range models {
-					req := sdk.ExplainRequest{X: x, Targets: targets, Config: es.Config}
-					if stochastic {
-						req.Seeds = make([]uint64, len(idx))
-						for j, r := range idx {
-							req.Seeds[j] = rng.Key(p.Seed, "explainer", ts.Name, r, s)
-						}
-					}
-					maps, err := ex.Explain(ctx, m, req)
-					if err != nil {
-						return fmt.Errorf("%s on split %s records %d..%d, draw %d: %w", es.ID, ts.Name, b0, b1-1, s, err)
-					}
-					if len(maps) != len(idx) {
-						return fmt.Errorf("%s: %d maps for %d inputs", es.ID, len(maps), len(idx))
-					}
-					for j := range idx {
-						draws[j][s] = maps[j]
-					}
-				}
-			}
-			for i, sm := range sums {
-				if !active[i] {
-					continue
-				}
-				var results []sdk.Result
-				if len(idx) > 0 {
-					var err error
-					results, err = sm.Summarise(ctx, draws, p.Summaries[i].Config)
-					if err != nil {
-						return fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
-					}
-					if len(results) != len(idx) {
-						return fmt.Errorf("%s: %d results for %d inputs", sm.Info().ID, len(results), len(idx))
-					}
-				}
-				j := 0
-				for r := b0; r < b1; r++ {
-					rec := Record{Split: si, Index: r, Label: d.Y[r], Target: d.Y[r], Pred: preds[si][r], MaskLen: countTrue(ts.Masks[r])}
-					if es.Target == "predicted" {
-						rec.Target = preds[si][r]
-					}
-					if rec.MaskLen == 0 {
-						rec.Why = eval.EmptyMask
-					} else {
-						var err error
-						rec.RMA, rec.IoU, rec.Why, err = score(results[j].Map, ts.Masks[r], p.Abs)
-						if err != nil {
-							return fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
-						}
-						rec.OK = rec.Why == eval.Scored
-						j++
-					}
-					recs[i][si][r] = rec
-				}
-			}
-			n := done.Add(int64(b1 - b0))
-			obs.Advance(int(n), "")
+			obs.Advance(int(done.Add(int64(b1-b0))), "")
 			return nil
 		})
 		if err != nil {
 			return nil, nil, err
 		}
 	}
+	rows, notes2, err := b.rows()
+	return rows, append(notes, notes2...), err
+}
+
+// activate marks the summaries whose maps RMA and IoU score, and says
+// why the others are left out.
+func (b *block) activate(S int) []string {
+	var notes []string
+	b.active = make([]bool, len(b.sums))
+	for i, sm := range b.sums {
+		info := sm.Info()
+		if info.Output != sdk.OutputMap {
+			notes = append(notes, fmt.Sprintf("%s gives a %s, which RMA and IoU do not score (the paper defers sets and bands to other metrics): not in the tables", info.ID, info.Output))
+			continue
+		}
+		if S < info.MinDraws {
+			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", b.ps.Label, b.es.Label, S, info.ID, info.MinDraws))
+			continue
+		}
+		b.active[i] = true
+	}
+	return notes
+}
+
+// close releases every loaded draw.
+func (b *block) close() error {
+	var errs []error
+	for _, m := range b.models {
+		errs = append(errs, m.Close())
+	}
+	b.models = nil
+	return errors.Join(errs...)
+}
+
+// explainBatch is the explain step: records b0..b1-1 of split si that
+// have a non-empty mask (idx), and the S maps of each (maps[j][s] is the
+// map of record idx[j] under draw s).
+func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, maps [][][]float64, err error) {
+	ts := b.p.Tests[si]
+	d := ts.Data
+	for r := b0; r < b1; r++ {
+		if countTrue(ts.Masks[r]) > 0 {
+			idx = append(idx, r)
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil, nil
+	}
+	x := make([]float32, 0, len(idx)*d.Len)
+	targets := make([]int, len(idx))
+	for j, r := range idx {
+		x = append(x, d.Row(r)...)
+		targets[j] = b.target(si, r)
+	}
+	maps = make([][][]float64, len(idx))
+	for j := range maps {
+		maps[j] = make([][]float64, len(b.models))
+	}
+	stochastic := b.ex.Info().Stochastic
+	for s, m := range b.models {
+		req := sdk.ExplainRequest{X: x, Targets: targets, Config: b.es.Config}
+		if stochastic {
+			req.Seeds = make([]uint64, len(idx))
+			for j, r := range idx {
+				req.Seeds[j] = rng.Key(b.p.Seed, "explainer", ts.Name, r, s)
+			}
+		}
+		out, err := m.Explain(ctx, req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s on split %s records %d..%d, draw %d: %w", b.es.ID, ts.Name, b0, b1-1, s, err)
+		}
+		for j := range idx {
+			maps[j][s] = out[j]
+		}
+	}
+	return idx, maps, nil
+}
+
+// target is the class explained for record r of split si.
+func (b *block) target(si, r int) int {
+	if b.es.Target == "predicted" {
+		return b.preds[si][r]
+	}
+	return b.p.Tests[si].Data.Y[r]
+}
+
+// scoreBatch is the score step: every active summary of the maps of the
+// explained records idx, scored against their masks; records b0..b1-1
+// without a mask are counted as such.
+func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps [][][]float64) error {
+	ts := b.p.Tests[si]
+	for i, sm := range b.sums {
+		if !b.active[i] {
+			continue
+		}
+		var results []sdk.Result
+		if len(idx) > 0 {
+			var err error
+			if results, err = sm.Summarise(ctx, maps, b.p.Summaries[i].Config); err != nil {
+				return fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
+			}
+		}
+		j := 0
+		for r := b0; r < b1; r++ {
+			rec := Record{Split: si, Index: r, Label: ts.Data.Y[r], Target: b.target(si, r), Pred: b.preds[si][r], MaskLen: countTrue(ts.Masks[r])}
+			if rec.MaskLen == 0 {
+				rec.Why = eval.EmptyMask
+			} else {
+				var err error
+				rec.RMA, rec.IoU, rec.Why, err = score(results[j].Map, ts.Masks[r], b.p.Abs)
+				if err != nil {
+					return fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
+				}
+				rec.OK = rec.Why == eval.Scored
+				j++
+			}
+			b.recs[i][si][r] = rec
+		}
+	}
+	return nil
+}
+
+// rows aggregates the scores of every active summary into its row.
+func (b *block) rows() ([]Row, []string, error) {
+	p := b.p
 	reported := map[int]bool{}
 	for _, c := range p.Classes {
 		reported[c] = true
 	}
 	var rows []Row
-	for i, sm := range sums {
-		if !active[i] {
+	var notes []string
+	for i, sm := range b.sums {
+		if !b.active[i] {
 			continue
 		}
 		var scores []eval.Score
 		var all []Record
 		outside := 0
 		for si := range p.Tests {
-			for _, rec := range recs[i][si] {
+			for _, rec := range b.recs[i][si] {
 				all = append(all, rec)
 				if !reported[rec.Label] {
 					outside++ // the normal class: counted in records.csv, never scored
@@ -439,14 +510,14 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex sdk.Explainer, su
 		}
 		agg, err := eval.Aggregate(scores, p.Classes, p.Groups, len(p.Tests))
 		if err != nil {
-			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", ps.Label, es.Label, sm.Info().ID, err)
+			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", b.ps.Label, b.es.Label, sm.Info().ID, err)
 		}
-		if i == firstActive(active) {
+		if i == firstActive(b.active) {
 			notes = append(notes, fmt.Sprintf("%s / %s: %d records of unscored classes (normal) left out; %d disturbance records with an empty mask, %d with zero relevance mass, %d non-finite: counted, not scored",
-				ps.Label, es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
+				b.ps.Label, b.es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
 		}
-		rows = append(rows, Row{Posterior: ps.ID, Explainer: es.ID, Summary: sm.Info().ID, Label: ps.Label, ExplainerLabel: es.Label, SummaryLabel: p.Summaries[i].Label,
-			Draws: S, Agg: agg, Records: all})
+		rows = append(rows, Row{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: sm.Info().ID, Label: b.ps.Label, ExplainerLabel: b.es.Label, SummaryLabel: p.Summaries[i].Label,
+			Draws: len(b.models), Agg: agg, Records: all})
 	}
 	return rows, notes, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
@@ -103,10 +104,10 @@ type fakePosterior struct {
 	seeds   [][]uint64 // Sample's seeds, per call
 }
 
-func (p *fakePosterior) Info() sdk.PosteriorInfo {
-	return sdk.PosteriorInfo{Info: sdk.Info{ID: p.id, Version: "1.0.0"}, Finite: true}
+func (p *fakePosterior) Info() sdk.Info {
+	return sdk.Info{ID: p.id, Version: "1.0.0", Finite: true}
 }
-func (p *fakePosterior) Check(sdk.Config) error { return nil }
+func (p *fakePosterior) Check(sdk.Config, int) error { return nil }
 func (p *fakePosterior) Fit(_ context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	p.mu.Lock()
 	p.fits++
@@ -156,8 +157,8 @@ type echoExplainer struct {
 	calls    []call
 }
 
-func (e *echoExplainer) Info() sdk.ExplainerInfo {
-	return sdk.ExplainerInfo{Info: sdk.Info{ID: e.id, Version: "1.0.0"}, Needs: sdk.NeedsProbs, Stochastic: true}
+func (e *echoExplainer) Info() sdk.Info {
+	return sdk.Info{ID: e.id, Version: "1.0.0", Needs: sdk.NeedsProbs, Stochastic: true}
 }
 func (e *echoExplainer) Check(sdk.Config) error { return nil }
 func (e *echoExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
@@ -193,8 +194,8 @@ type spySummary struct {
 	draws [][][]float64 // per input, in call order
 }
 
-func (*spySummary) Info() sdk.SummaryInfo {
-	return sdk.SummaryInfo{Info: sdk.Info{ID: "summary.spy", Version: "1.0.0"}, Output: sdk.OutputMap, MinDraws: 1}
+func (*spySummary) Info() sdk.Info {
+	return sdk.Info{ID: "summary.spy", Version: "1.0.0", Output: sdk.OutputMap, MinDraws: 1}
 }
 func (*spySummary) Check(sdk.Config) error { return nil }
 func (sp *spySummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Config) ([]sdk.Result, error) {
@@ -216,26 +217,29 @@ func (sp *spySummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Co
 	return out, nil
 }
 
-// fakes resolves steps to the fakes above.
+// fakes resolves IDs to the fakes above, driven in process as the host
+// drives any plugin (package driver), so their answers are checked.
 type fakes struct {
 	post *fakePosterior
 	ex   *echoExplainer
 	sum  *spySummary
 }
 
-func (f *fakes) Posterior(_ context.Context, s Step) (sdk.Posterior, error) {
-	if s.ID != f.post.id {
-		return nil, fmt.Errorf("unknown posterior %q", s.ID)
+func (f *fakes) Posterior(_ context.Context, id string) (sdk.Posterior, error) {
+	if id != f.post.id {
+		return nil, fmt.Errorf("unknown posterior %q", id)
 	}
-	return f.post, nil
+	return driver.LocalPosterior(f.post)
 }
-func (f *fakes) Explainer(_ context.Context, s Step) (sdk.Explainer, error) {
-	if s.ID != f.ex.id {
-		return nil, fmt.Errorf("unknown explainer %q", s.ID)
+func (f *fakes) Explainer(_ context.Context, id string) (driver.Explainer, error) {
+	if id != f.ex.id {
+		return nil, fmt.Errorf("unknown explainer %q", id)
 	}
-	return f.ex, nil
+	return driver.LocalExplainer(f.ex)
 }
-func (f *fakes) Summary(context.Context, Step) (sdk.Summary, error) { return f.sum, nil }
+func (f *fakes) Summary(context.Context, string) (sdk.Summary, error) {
+	return driver.LocalSummary(f.sum)
+}
 
 func newFakes(members int) *fakes {
 	return &fakes{

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 )
 
 // PathEnv is the environment variable that lists plugin directories,
@@ -112,12 +113,12 @@ func (m *Manager) Posterior(ctx context.Context, id string) (sdk.Posterior, erro
 
 // Explainer returns the explainer plugin id ("explainer.occlusion"),
 // starting it on first use.
-func (m *Manager) Explainer(ctx context.Context, id string) (sdk.Explainer, error) {
+func (m *Manager) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
 	v, err := m.get(ctx, id, sdk.KindExplainer)
 	if err != nil {
 		return nil, err
 	}
-	return v.(sdk.Explainer), nil
+	return v.(driver.Explainer), nil
 }
 
 // Summary returns the summary plugin id ("summary.mean"), starting it on
@@ -176,7 +177,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			} else {
 				var v any
 				if v, err = m.get(ctx, id, kind); err == nil {
-					info = infoOf(v)
+					info = v.(sdk.Plugin).Info()
 				}
 			}
 			if err != nil {
@@ -357,38 +358,17 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 
 // inProcess makes a built-in and wraps it as a remote plugin behaves.
 func inProcess(b Builtin) (any, error) {
-	v := b.New()
-	kind, err := sdk.KindOf(v)
+	kind, v, err := driver.Local(b.New())
 	if err != nil {
 		return nil, fmt.Errorf("built-in %q: %w", b.ID, err)
 	}
 	if kind != b.Kind {
 		return nil, fmt.Errorf("built-in %q is registered as a %s but is a %s", b.ID, b.Kind, kind)
 	}
-	if got := infoOf(v).ID; got != b.ID {
+	if got := v.(sdk.Plugin).Info().ID; got != b.ID {
 		return nil, fmt.Errorf("built-in registered as %q says its ID is %q", b.ID, got)
 	}
-	switch p := v.(type) {
-	case sdk.Posterior:
-		return sdk.CheckedPosterior(p), nil
-	case sdk.Explainer:
-		return sdk.CheckedExplainer(p), nil
-	default:
-		return sdk.CheckedSummary(p.(sdk.Summary)), nil
-	}
-}
-
-// infoOf returns the common Info of any plugin value.
-func infoOf(v any) sdk.Info {
-	switch p := v.(type) {
-	case sdk.Posterior:
-		return p.Info().Info
-	case sdk.Explainer:
-		return p.Info().Info
-	case sdk.Summary:
-		return p.Info().Info
-	}
-	return sdk.Info{}
+	return v, nil
 }
 
 // binaries scans the plugin directories: for each ID, the paths of the
@@ -450,7 +430,7 @@ func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, path stri
 	if err != nil {
 		return sdk.Info{}, err
 	}
-	info := infoOf(v)
+	info := v.(sdk.Plugin).Info()
 	m.mu.Lock()
 	delete(m.procs, p)
 	m.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/plugin/internal/testplugin/echo"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -30,7 +31,7 @@ var testBin, gradinputBin string
 // cookie is then set), and otherwise builds the testplugin binary once
 // and runs the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(sdk.MagicCookieKey) != "" && len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
+	if os.Getenv("UAXAI_PLUGIN") != "" && len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
 		if err := ServeBuiltin(testRegistry(), os.Args[3]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -56,8 +57,8 @@ func TestMain(m *testing.M) {
 
 func testRegistry() *Registry {
 	r := NewRegistry()
-	must(r.Add("explainer.builtin-echo", sdk.KindExplainer, "0.0.1", func() any { return echo.New("explainer.builtin-echo") }))
-	must(r.Add("summary.mean", sdk.KindSummary, "1.0.0", func() any { return echo.Mean{} }))
+	must(r.Add(func() sdk.Plugin { return echo.New("explainer.builtin-echo") }))
+	must(r.Add(func() sdk.Plugin { return echo.Mean{} }))
 	return r
 }
 
@@ -95,7 +96,19 @@ func newManager(t *testing.T, opts Options) *Manager {
 }
 
 // model is a real 8-sample network for the plugins to build.
-func model(t *testing.T) nn.Model {
+// explain loads the tiny model into e, explains one batch and releases
+// the model, as the engine does for each draw.
+func explain(t *testing.T, ctx context.Context, e driver.Explainer, req sdk.ExplainRequest) ([][]float64, error) {
+	t.Helper()
+	m, err := e.Load(ctx, params(t))
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return m.Explain(ctx, req)
+}
+
+func params(t *testing.T) nn.Params {
 	t.Helper()
 	a := nn.Arch{Name: "tiny", InChannels: 1, InLen: 8, Layers: []nn.Layer{
 		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3},
@@ -111,11 +124,7 @@ func model(t *testing.T) nn.Model {
 	for i := range d {
 		d[i] = float32(i%5) * 0.1
 	}
-	m, err := nn.NewModel(nn.Params{Arch: a, Data: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return nn.Params{Arch: a, Data: d}
 }
 
 func request(cfg sdk.Config) sdk.ExplainRequest {
@@ -136,7 +145,7 @@ func checkEcho(t *testing.T, maps [][]float64) {
 // alive reports whether process pid exists.
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
-func pidOf(t *testing.T, e sdk.Explainer) int {
+func pidOf(t *testing.T, e driver.Explainer) int {
 	t.Helper()
 	r, ok := e.(remoteExplainer)
 	if !ok {
@@ -157,7 +166,7 @@ func TestBinaryPlugin(t *testing.T) {
 	if e.Info().ID != "explainer.echo" || e.Info().Version != "0.0.1" {
 		t.Errorf("Info %+v", e.Info())
 	}
-	maps, err := e.Explain(ctx, model(t), request(nil))
+	maps, err := explain(t, ctx, e, request(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +179,7 @@ func TestBinaryPlugin(t *testing.T) {
 	if err != nil || pidOf(t, e2) != pid {
 		t.Errorf("second request started another process (%v)", err)
 	}
-	_, err = e.Explain(ctx, model(t), request(sdk.Config{"fail": "window too long"}))
+	_, err = explain(t, ctx, e, request(sdk.Config{"fail": "window too long"}))
 	if err == nil || err.Error() != "explainer.echo: Explain: window too long" {
 		t.Errorf("plugin error %q, want it to name the plugin", err)
 	}
@@ -180,12 +189,12 @@ func TestBinaryPlugin(t *testing.T) {
 
 	// Crash: the error names the plugin, its binary and its pid, and shows
 	// what it wrote to stderr; the next request restarts it.
-	_, err = e.Explain(ctx, model(t), request(sdk.Config{"crash": true}))
+	_, err = explain(t, ctx, e, request(sdk.Config{"crash": true}))
 	want := fmt.Sprintf("explainer.echo (%s, pid %d) exited unexpectedly during Explain", path, pid)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "echo: crashing on request") {
 		t.Fatalf("crash error %q, want %q and the plugin's last stderr line", err, want)
 	}
-	if _, err := e.Explain(ctx, model(t), request(nil)); err == nil || !strings.Contains(err.Error(), "exited unexpectedly") {
+	if _, err := explain(t, ctx, e, request(nil)); err == nil || !strings.Contains(err.Error(), "exited unexpectedly") {
 		t.Errorf("a call on the dead plugin: %v", err)
 	}
 	e3, err := m.Explainer(ctx, "explainer.echo")
@@ -195,7 +204,7 @@ func TestBinaryPlugin(t *testing.T) {
 	if pidOf(t, e3) == pid {
 		t.Errorf("the crashed plugin was not restarted")
 	}
-	maps, err = e3.Explain(ctx, model(t), request(nil))
+	maps, err = explain(t, ctx, e3, request(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +231,14 @@ func TestCancellation(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err = e.Explain(ctx, model(t), request(sdk.Config{"block": true}))
+	_, err = explain(t, ctx, e, request(sdk.Config{"block": true}))
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "explainer.echo") {
 		t.Fatalf("blocked call: %v, want DeadlineExceeded naming the plugin", err)
 	}
 	// The plugin saw its context end.
 	var maps [][]float64
 	for i := 0; i < 50; i++ {
-		if maps, err = e.Explain(context.Background(), model(t), request(sdk.Config{"cancelled": true})); err != nil {
+		if maps, err = explain(t, context.Background(), e, request(sdk.Config{"cancelled": true})); err != nil {
 			t.Fatal(err)
 		}
 		if maps[0][0] == 1 {
@@ -248,7 +257,7 @@ func TestBuiltinOutOfProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maps, err := e.Explain(ctx, model(t), request(nil))
+	maps, err := explain(t, ctx, e, request(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +271,7 @@ func TestBuiltinOutOfProcess(t *testing.T) {
 		t.Errorf("mean summary: %v, %v", res, err)
 	}
 	pid := pidOf(t, e)
-	_, err = e.Explain(ctx, model(t), request(sdk.Config{"crash": true}))
+	_, err = explain(t, ctx, e, request(sdk.Config{"crash": true}))
 	want := fmt.Sprintf("explainer.builtin-echo (built-in, pid %d) exited unexpectedly during Explain", pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("crash error %q, want %q", err, want)
@@ -279,12 +288,12 @@ func TestInProcess(t *testing.T) {
 	if _, remote := e.(remoteExplainer); remote {
 		t.Fatal("in-process built-in runs remotely")
 	}
-	maps, err := e.Explain(ctx, model(t), request(nil))
+	maps, err := explain(t, ctx, e, request(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkEcho(t, maps)
-	_, err = e.Explain(ctx, model(t), request(sdk.Config{"fail": "nope"}))
+	_, err = explain(t, ctx, e, request(sdk.Config{"fail": "nope"}))
 	if err == nil || err.Error() != "explainer.builtin-echo: Explain: nope" {
 		t.Errorf("in-process error %q, want the same form as a remote one", err)
 	}
@@ -378,30 +387,38 @@ func TestKillOnSignal(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("plugin pid %d survived SIGTERM of the host", pid)
 	}
-	if _, err := e.Explain(context.Background(), model(t), request(nil)); err == nil || !strings.Contains(err.Error(), "shutting down") {
+	if _, err := explain(t, context.Background(), e, request(nil)); err == nil || !strings.Contains(err.Error(), "shutting down") {
 		t.Errorf("call after the signal: %v", err)
 	}
 }
 
+// named is a plugin whose Info the test chooses.
+type named struct {
+	echo.Mean
+	info sdk.Info
+}
+
+func (n named) Info() sdk.Info { return n.info }
+
 func TestRegistry(t *testing.T) {
 	r := NewRegistry()
-	mk := func() any { return echo.Mean{} }
+	mk := func(id, version string) func() sdk.Plugin {
+		return func() sdk.Plugin { return named{info: sdk.Info{ID: id, Version: version, Output: sdk.OutputMap}} }
+	}
 	for _, c := range []struct {
-		id      string
-		kind    sdk.Kind
-		version string
-		make    func() any
-		want    string
+		id   string
+		make func() sdk.Plugin
+		want string
 	}{
-		{"summary.mean", sdk.KindSummary, "1", mk, ""},
-		{"summary.mean", sdk.KindSummary, "1", mk, "already registered"},
-		{"mean", sdk.KindSummary, "1", mk, "not of the form kind.name"},
-		{"explainer.mean", sdk.KindSummary, "1", mk, "namespaced explainer but its kind is summary"},
-		{"summary.x", sdk.KindSummary, "", mk, "empty version"},
-		{"summary.y", sdk.KindSummary, "1", nil, "nil constructor"},
-		{"explainer.a", sdk.KindExplainer, "1", mk, ""},
+		{"summary.mean", mk("summary.mean", "1"), ""},
+		{"summary.mean", mk("summary.mean", "1"), "already registered"},
+		{"mean", mk("mean", "1"), "not of the form kind.name"},
+		{"explainer.mean", mk("explainer.mean", "1"), "is a plugin of kind summary but its ID \"explainer.mean\" is namespaced explainer"},
+		{"summary.x", mk("summary.x", ""), "Version is empty"},
+		{"summary.y", nil, "nil constructor"},
+		{"explainer.a", func() sdk.Plugin { return echo.New("explainer.a") }, ""},
 	} {
-		err := r.Add(c.id, c.kind, c.version, c.make)
+		err := r.Add(c.make)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("Add(%q): %v, want %q", c.id, err, c.want)
 		}
@@ -439,9 +456,12 @@ func TestThirdPartyBinary(t *testing.T) {
 	if e.Info().Needs != sdk.NeedsInputGrad || e.Info().Stochastic {
 		t.Errorf("Info %+v", e.Info())
 	}
-	mod := model(t)
+	mod, err := nn.NewModel(params(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req := request(nil)
-	maps, err := e.Explain(ctx, mod, req)
+	maps, err := explain(t, ctx, e, req)
 	if err != nil {
 		t.Fatal(err)
 	}

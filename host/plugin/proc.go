@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -35,11 +36,11 @@ func (m *Manager) launch(id string, kind sdk.Kind, cmd *exec.Cmd, source string)
 	configureCmd(cmd)
 	p := &proc{m: m, id: id, source: source, stderr: &tail{}}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		Plugins:          sdk.ClientPlugins(),
+		HandshakeConfig:  driver.Handshake(),
+		Plugins:          driver.PluginSet(),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		GRPCDialOptions:  driver.DialOptions(),
 		Logger:           m.log.Named(id),
 		Stderr:           p.stderr,
 		SyncStdout:       &lineLog{log: m.log.Named(id), stream: "stdout"},
@@ -81,7 +82,11 @@ func (m *Manager) launch(id string, kind sdk.Kind, cmd *exec.Cmd, source string)
 			return fmt.Errorf("plugin %q (%s, pid %d): %w%s", id, source, p.pid, err, p.stderr.suffix())
 		})
 	}
-	if got := infoOf(raw).ID; got != id {
+	pl, ok := raw.(sdk.Plugin)
+	if !ok {
+		return fail(func() error { return fmt.Errorf("plugin %q (%s): dispensed %T, not a plugin", id, source, raw) })
+	}
+	if got := pl.Info().ID; got != id {
 		if source == "built-in" {
 			return fail(func() error {
 				return fmt.Errorf("built-in %q serves plugin %q: the registry and the plugin's Info disagree", id, got)
@@ -96,7 +101,7 @@ func (m *Manager) launch(id string, kind sdk.Kind, cmd *exec.Cmd, source string)
 	switch v := raw.(type) {
 	case sdk.Posterior:
 		return remotePosterior{v, p}, p, nil
-	case sdk.Explainer:
+	case driver.Explainer:
 		return remoteExplainer{v, p}, p, nil
 	case sdk.Summary:
 		return remoteSummary{v, p}, p, nil
@@ -147,14 +152,14 @@ func (p *proc) wrap(method string, err error) error {
 }
 
 // remotePosterior, remoteExplainer and remoteSummary add process failure
-// detection to the sdk's clients.
+// detection to the driver's clients.
 type remotePosterior struct {
 	sdk.Posterior
 	p *proc
 }
 
-func (r remotePosterior) Check(cfg sdk.Config) error {
-	return r.p.wrap("Check", r.Posterior.Check(cfg))
+func (r remotePosterior) Check(cfg sdk.Config, draws int) error {
+	return r.p.wrap("Check", r.Posterior.Check(cfg, draws))
 }
 
 func (r remotePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
@@ -168,7 +173,7 @@ func (r remotePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.Sam
 }
 
 type remoteExplainer struct {
-	sdk.Explainer
+	driver.Explainer
 	p *proc
 }
 
@@ -176,10 +181,25 @@ func (r remoteExplainer) Check(cfg sdk.Config) error {
 	return r.p.wrap("Check", r.Explainer.Check(cfg))
 }
 
-func (r remoteExplainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
-	maps, err := r.Explainer.Explain(ctx, m, req)
+func (r remoteExplainer) Load(ctx context.Context, draw nn.Params) (driver.Model, error) {
+	m, err := r.Explainer.Load(ctx, draw)
+	if err != nil {
+		return nil, r.p.wrap("Load", err)
+	}
+	return remoteModel{m, r.p}, nil
+}
+
+type remoteModel struct {
+	driver.Model
+	p *proc
+}
+
+func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
+	maps, err := r.Model.Explain(ctx, req)
 	return maps, r.p.wrap("Explain", err)
 }
+
+func (r remoteModel) Close() error { return r.p.wrap("Release", r.Model.Close()) }
 
 type remoteSummary struct {
 	sdk.Summary

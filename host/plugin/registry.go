@@ -32,7 +32,7 @@ type Builtin struct {
 	Version string
 	// New returns a fresh plugin value: an sdk.Posterior, sdk.Explainer
 	// or sdk.Summary according to Kind.
-	New func() any
+	New func() sdk.Plugin
 }
 
 // Registry maps built-in plugin IDs to their constructors. It is a value,
@@ -45,27 +45,21 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{m: map[string]Builtin{}} }
 
-// Add registers a built-in whose values newPlugin makes. The ID must be
-// "kind.name" with the given kind (see sdk.ParseID) and not yet
-// registered; version must be set and newPlugin not nil.
-func (r *Registry) Add(id string, kind sdk.Kind, version string, newPlugin func() any) error {
-	k, _, err := sdk.ParseID(id)
+// Add registers the built-in that newPlugin makes. It makes one value to
+// read its kind, ID and version with sdk.Describe; the ID must not be
+// registered yet.
+func (r *Registry) Add(newPlugin func() sdk.Plugin) error {
+	if newPlugin == nil {
+		return fmt.Errorf("registering a built-in: nil constructor")
+	}
+	kind, info, err := sdk.Describe(newPlugin())
 	if err != nil {
 		return fmt.Errorf("registering a built-in: %w", err)
 	}
-	if k != kind {
-		return fmt.Errorf("registering built-in %q: its ID is namespaced %s but its kind is %s", id, k, kind)
+	if _, dup := r.m[info.ID]; dup {
+		return fmt.Errorf("registering built-in %q: already registered", info.ID)
 	}
-	if version == "" {
-		return fmt.Errorf("registering built-in %q: empty version", id)
-	}
-	if newPlugin == nil {
-		return fmt.Errorf("registering built-in %q: nil constructor", id)
-	}
-	if _, dup := r.m[id]; dup {
-		return fmt.Errorf("registering built-in %q: already registered", id)
-	}
-	r.m[id] = Builtin{ID: id, Kind: kind, Version: version, New: newPlugin}
+	r.m[info.ID] = Builtin{ID: info.ID, Kind: kind, Version: info.Version, New: newPlugin}
 	return nil
 }
 

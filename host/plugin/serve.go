@@ -1,8 +1,6 @@
 package plugin
 
 import (
-	"fmt"
-
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -17,14 +15,6 @@ func ServeBuiltin(reg *Registry, id string) error {
 	if err != nil {
 		return err
 	}
-	v := b.New()
-	kind, err := sdk.KindOf(v)
-	if err != nil {
-		return fmt.Errorf("built-in %q: %w", id, err)
-	}
-	if kind != b.Kind {
-		return fmt.Errorf("built-in %q is registered as a %s but is a %s", id, b.Kind, kind)
-	}
-	sdk.Serve(v)
+	sdk.Serve(b.New())
 	return nil
 }

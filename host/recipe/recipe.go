@@ -89,6 +89,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -337,7 +338,7 @@ func (r *Recipe) PluginError(ref PluginRef, err error) error {
 		if i := strings.Index(msg, pre); i >= 0 {
 			rest := msg[i+len(pre):]
 			if j := strings.IndexAny(rest, `"'`); j > 0 {
-				if _, ok := ref.Config[rest[:j]]; ok {
+				if _, ok := ref.Config[rest[:j]]; ok || slices.Contains(hostKeys[ref.Kind], rest[:j]) {
 					path = append(path, rest[:j])
 				}
 			}

@@ -27,22 +27,16 @@ import (
 	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
-// Plugins resolves plugin IDs; host/plugin's Manager implements it.
-type Plugins interface {
-	Posterior(ctx context.Context, id string) (sdk.Posterior, error)
-	Explainer(ctx context.Context, id string) (sdk.Explainer, error)
-	Summary(ctx context.Context, id string) (sdk.Summary, error)
-}
-
 // Options are the settings of a run that are not in the recipe.
 type Options struct {
-	Plugins  Plugins
-	Cache    engine.Cache // nil: no cache
-	Workers  int          // overrides the recipe's workers when > 0
-	Out      string       // overrides the recipe's out when not ""
+	Plugins  engine.Plugins // host/plugin's Manager; the runner adds scripts
+	Cache    engine.Cache   // nil: no cache
+	Workers  int            // overrides the recipe's workers when > 0
+	Out      string         // overrides the recipe's out when not ""
 	Observer engine.Observer
 	Stdout   io.Writer // the tables; nil: no output
 	Command  []string  // the command line, for the manifest
@@ -230,48 +224,50 @@ func hashDataset(d sdk.Dataset) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// resolver maps engine steps to plugins: scripts through host/script
-// (each loaded once, its digest kept for the manifest), everything else
-// through the plugin manager, which keeps its clients.
+// resolver adds the recipe's scripted summaries to a plugin manager:
+// a step whose ID is a script path of the recipe is loaded through
+// host/script (once, its digest kept for the manifest) and checked as a
+// plugin is (driver.LocalSummary); every other ID goes to the manager,
+// which keeps its clients.
 type resolver struct {
-	p       Plugins
+	engine.Plugins
 	workers int
+	paths   map[string]bool // the recipe's script paths
 	mu      sync.Mutex
 	scripts map[string]sdk.Summary
 	digests map[string]string // script path -> SHA-256 of its source
 }
 
-func newResolver(p Plugins, workers int) *resolver {
-	return &resolver{p: p, workers: workers, scripts: map[string]sdk.Summary{}, digests: map[string]string{}}
+func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
+	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, scripts: map[string]sdk.Summary{}, digests: map[string]string{}}
+	for _, ref := range r.Summaries {
+		if ref.Script != "" {
+			res.paths[ref.Script] = true
+		}
+	}
+	return res
 }
 
-func (r *resolver) Posterior(ctx context.Context, s engine.Step) (sdk.Posterior, error) {
-	return r.p.Posterior(ctx, s.ID)
-}
-
-func (r *resolver) Explainer(ctx context.Context, s engine.Step) (sdk.Explainer, error) {
-	return r.p.Explainer(ctx, s.ID)
-}
-
-func (r *resolver) Summary(ctx context.Context, s engine.Step) (sdk.Summary, error) {
-	ref, ok := s.Ref.(recipe.PluginRef)
-	if !ok || ref.Script == "" {
-		return r.p.Summary(ctx, s.ID)
+func (r *resolver) Summary(ctx context.Context, id string) (sdk.Summary, error) {
+	if !r.paths[id] {
+		return r.Plugins.Summary(ctx, id)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if sc, ok := r.scripts[ref.Script]; ok {
+	if sc, ok := r.scripts[id]; ok {
 		return sc, nil
 	}
-	sc, err := script.Load(ref.Script, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
+	sc, err := script.Load(id, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := sc.(interface{ Digest() string }); ok {
-		r.digests[ref.Script] = d.Digest()
+	checked, err := driver.LocalSummary(sc)
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", id, err)
 	}
-	r.scripts[ref.Script] = sc
-	return sc, nil
+	r.digests[id] = sc.Digest()
+	r.scripts[id] = checked
+	return checked, nil
 }
 
 func steps(refs []recipe.PluginRef) []engine.Step {
@@ -281,15 +277,15 @@ func steps(refs []recipe.PluginRef) []engine.Step {
 		if p.Script != "" {
 			id = p.Script
 		}
-		out[i] = engine.Step{ID: id, Label: p.Label, Draws: p.Draws, Target: p.Target, Config: p.Config, Ref: p}
+		out[i] = engine.Step{ID: id, Label: p.Label, Draws: p.Draws, Target: p.Target, Config: p.Config}
 	}
 	return out
 }
 
 // Check validates a recipe's plugin tables with the plugins themselves,
 // without running anything.
-func Check(ctx context.Context, r *recipe.Recipe, p Plugins) error {
-	_, err := check(ctx, r, newResolver(p, 1))
+func Check(ctx context.Context, r *recipe.Recipe, p engine.Plugins) error {
+	_, err := check(ctx, r, newResolver(p, r, 1))
 	return err
 }
 
@@ -300,24 +296,18 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 	}
 	versions := map[string]string{}
 	for _, ref := range r.Posteriors {
-		pl, err := res.Posterior(ctx, steps([]recipe.PluginRef{ref})[0])
+		pl, err := res.Posterior(ctx, ref.ID)
 		if err != nil {
 			return nil, r.PluginError(ref, err)
 		}
-		// The host's draws goes to Check too (see sdk.Posterior).
-		withDraws := ref
-		withDraws.Config = sdk.Config{"draws": int64(ref.Draws)}
-		for k, v := range ref.Config {
-			withDraws.Config[k] = v
-		}
-		if err := pl.Check(withDraws.Config); err != nil {
-			return nil, r.PluginError(withDraws, err)
+		if err := pl.Check(ref.Config, ref.Draws); err != nil {
+			return nil, r.PluginError(ref, err)
 		}
 		info := pl.Info()
 		versions[info.ID] = info.Version
 	}
 	for _, ref := range r.Explainers {
-		e, err := res.Explainer(ctx, steps([]recipe.PluginRef{ref})[0])
+		e, err := res.Explainer(ctx, ref.ID)
 		if err != nil {
 			return nil, r.PluginError(ref, err)
 		}
@@ -327,7 +317,7 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 		versions[e.Info().ID] = e.Info().Version
 	}
 	for _, ref := range r.Summaries {
-		s, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0])
+		s, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0].ID)
 		if err != nil {
 			return nil, r.PluginError(ref, err)
 		}
@@ -349,7 +339,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	plugins := newResolver(opt.Plugins, workers)
+	plugins := newResolver(opt.Plugins, r, workers)
 	versions, err := check(ctx, r, plugins)
 	if err != nil {
 		return nil, err
@@ -392,7 +382,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
 		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
 		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
-		CacheKey: func(p engine.Step, info sdk.PosteriorInfo) (string, error) {
+		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {
 			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, p.Config)
 		},
 		Checkpoint: w.results,

@@ -72,7 +72,7 @@ func WithContext(ctx context.Context) Option { return func(o *options) { o.ctx =
 
 // Load reads, checks and loads a summary script. Errors name the script and,
 // for syntax, type and import errors, the line.
-func Load(path string, opts ...Option) (sdk.Summary, error) {
+func Load(path string, opts ...Option) (*Script, error) {
 	s, err := load(path, opts...)
 	if err != nil {
 		return nil, err

@@ -100,7 +100,7 @@ type Script struct {
 	source []byte
 	digest string
 	pkg    string // package name
-	info   sdk.SummaryInfo
+	info   sdk.Info
 	fn     string // the result function: "Summarise" or "SummariseBand"
 	check  bool   // the script defines Check
 	opts   options
@@ -121,7 +121,7 @@ type instance struct {
 }
 
 // Info describes the script: ID, Version and Output from its constants.
-func (s *Script) Info() sdk.SummaryInfo { return s.info }
+func (s *Script) Info() sdk.Info { return s.info }
 
 // Path is the script's file as given to Load.
 func (s *Script) Path() string { return s.path }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -25,15 +26,24 @@ type ExplainerCase struct {
 func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	t.Helper()
 	info := impl.Info()
-	h, cancel := newHarness(t, info.Info, sdk.KindExplainer)
+	h, cancel := newHarness(t, impl, sdk.KindExplainer)
 	defer cancel()
 	ctx := h.ctx
-	h.checkConfig("in process", sdk.CheckedExplainer(impl).Check, c.Config)
+	local, err := driver.LocalExplainer(impl)
+	if err != nil {
+		h.fatalf("%v", err)
+	}
+	h.checkConfig("in process", local.Check, c.Config)
 
 	m, err := nn.NewModel(c.Model)
 	if err != nil {
 		h.fatalf("bad case: building the model: %v", err)
 	}
+	lm, err := local.Load(ctx, c.Model)
+	if err != nil {
+		h.fatalf("in process: Load: %v", err)
+	}
+	defer lm.Close()
 	b, n := len(c.Targets), m.InputLen()
 	if b == 0 || len(c.X) != b*n {
 		h.fatalf("bad case: %d values in X for %d targets of input length %d", len(c.X), b, n)
@@ -51,10 +61,8 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 			Seeds: slices.Clone(seeds[lo:hi]), Config: c.Config,
 		}
 	}
-	local := sdk.CheckedExplainer(impl)
-
 	req := request(0, b, seeds)
-	want, err := local.Explain(ctx, m, req)
+	want, err := lm.Explain(ctx, req)
 	if err != nil {
 		h.fatalf("in process: %v", err)
 	}
@@ -66,7 +74,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	}
 
 	// Determinism.
-	if got, err := local.Explain(ctx, m, request(0, b, seeds)); err != nil {
+	if got, err := lm.Explain(ctx, request(0, b, seeds)); err != nil {
 		h.errorf("in process, second call: %v", err)
 	} else if d := diffMaps(got, want); d != "" {
 		h.errorf("not deterministic: the same request gave different maps (%s)", d)
@@ -77,7 +85,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	if b >= 2 {
 		half := b / 2
 		for _, r := range [][2]int{{0, half}, {half, b}} {
-			got, err := local.Explain(ctx, m, request(r[0], r[1], seeds))
+			got, err := lm.Explain(ctx, request(r[0], r[1], seeds))
 			if err != nil {
 				h.errorf("in process, inputs %d..%d alone: %v", r[0], r[1]-1, err)
 				continue
@@ -89,7 +97,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	}
 
 	// Seeds.
-	if got, err := local.Explain(ctx, m, request(0, b, otherSeeds(seeds))); err != nil {
+	if got, err := lm.Explain(ctx, request(0, b, otherSeeds(seeds))); err != nil {
 		h.errorf("in process, other seeds: %v", err)
 	} else {
 		same := diffMaps(got, want) == ""
@@ -104,15 +112,31 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	// Over the wire.
 	v, stop := h.serve(impl, sdk.KindExplainer)
 	defer stop()
-	remote := v.(sdk.Explainer)
+	remote := v.(driver.Explainer)
 	if ri := remote.Info(); ri != info {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", remote.Check, c.Config)
-	got, err := remote.Explain(ctx, m, request(0, b, seeds))
+	rm, err := remote.Load(ctx, c.Model)
 	if err != nil {
-		h.errorf("remote: %v", err)
-	} else if d := diffMaps(got, want); d != "" {
-		h.errorf("remote maps differ from in-process maps (%s)", d)
+		h.fatalf("remote: Load: %v", err)
+	}
+	for half := range 2 { // two batches under one loaded draw
+		lo, hi := half*b/2, b/2+half*(b-b/2)
+		if lo == hi {
+			continue
+		}
+		got, err := rm.Explain(ctx, request(lo, hi, seeds))
+		if err != nil {
+			h.errorf("remote: %v", err)
+		} else if d := diffMaps(got, want[lo:hi]); d != "" {
+			h.errorf("remote maps of inputs %d..%d differ from in-process maps (%s)", lo, hi-1, d)
+		}
+	}
+	if err := rm.Close(); err != nil {
+		h.errorf("remote: releasing the draw: %v", err)
+	}
+	if _, err := rm.Explain(ctx, request(0, b, seeds)); err == nil {
+		h.errorf("remote: Explain under a released draw succeeded")
 	}
 }

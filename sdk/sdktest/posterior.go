@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -33,14 +34,17 @@ type PosteriorCase struct {
 func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	t.Helper()
 	info := impl.Info()
-	h, cancel := newHarness(t, info.Info, sdk.KindPosterior)
+	h, cancel := newHarness(t, impl, sdk.KindPosterior)
 	defer cancel()
 	ctx := h.ctx
-	local := sdk.CheckedPosterior(impl)
-	h.checkConfig("in process", local.Check, c.Config)
+	local, err := driver.LocalPosterior(impl)
+	if err != nil {
+		h.fatalf("%v", err)
+	}
 	if c.Draws == 0 {
 		c.Draws = 3
 	}
+	h.checkConfig("in process", func(cfg sdk.Config) error { return local.Check(cfg, c.Draws) }, c.Config)
 	if err := c.Arch.Validate(); err != nil {
 		h.fatalf("bad case: %v", err)
 	}
@@ -124,7 +128,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	if ri := remote.Info(); ri != info {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
-	h.checkConfig("remote", remote.Check, c.Config)
+	h.checkConfig("remote", func(cfg sdk.Config) error { return remote.Check(cfg, c.Draws) }, c.Config)
 	ra, rprog, err := fit(remote, 2)
 	if err != nil {
 		h.errorf("remote: Fit: %v", err)

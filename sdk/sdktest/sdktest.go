@@ -43,6 +43,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/internal/proto"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
@@ -63,12 +65,16 @@ type harness struct {
 
 // newHarness starts the checks of one plugin: a harness whose context ends
 // after the package's timeout (call the returned cancel when done), and
-// the checks of its Info against kind.
-func newHarness(t testing.TB, info sdk.Info, kind sdk.Kind) (*harness, context.CancelFunc) {
+// sdk.Describe's checks of its Info against kind.
+func newHarness(t testing.TB, p sdk.Plugin, kind sdk.Kind) (*harness, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	h := &harness{t: t, id: info.ID, ctx: ctx}
-	h.checkInfo(info, kind)
+	h := &harness{t: t, id: p.Info().ID, ctx: ctx}
+	if k, _, err := sdk.Describe(p); err != nil {
+		h.errorf("Info: %v", err)
+	} else if k != kind {
+		h.errorf("Info: a %s checked as a %s", k, kind)
+	}
 	return h, cancel
 }
 
@@ -80,21 +86,6 @@ func (h *harness) errorf(format string, args ...any) {
 func (h *harness) fatalf(format string, args ...any) {
 	h.t.Helper()
 	h.t.Fatalf("sdktest: %s: %s", h.id, fmt.Sprintf(format, args...))
-}
-
-// checkInfo checks the ID's namespace and the version.
-func (h *harness) checkInfo(i sdk.Info, kind sdk.Kind) {
-	h.t.Helper()
-	k, _, err := sdk.ParseID(i.ID)
-	switch {
-	case err != nil:
-		h.errorf("Info: %v", err)
-	case k != kind:
-		h.errorf("Info: ID %q is namespaced %q, want %q (%s.<name>)", i.ID, k, kind, kind)
-	}
-	if i.Version == "" {
-		h.errorf("Info: empty Version (the run manifest records it)")
-	}
 }
 
 // checkConfig checks that check accepts cfg and rejects cfg plus an
@@ -117,13 +108,13 @@ func (h *harness) checkConfig(where string, check func(sdk.Config) error, cfg sd
 }
 
 // serve serves impl inside the test process over go-plugin's gRPC
-// transport, with sdk.ServeConfig, and returns the dispensed client and a
-// function that stops both.
-func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
+// transport, with the configuration sdk.Serve uses, and returns the
+// client that package driver dispenses and a function that stops both.
+func (h *harness) serve(impl sdk.Plugin, kind sdk.Kind) (any, func()) {
 	h.t.Helper()
-	cfg, err := sdk.ServeConfig(impl)
+	cfg, err := proto.ServeConfig(impl)
 	if err != nil {
-		h.fatalf("sdk.ServeConfig: %v", err)
+		h.fatalf("serving: %v", err)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "sdktest", Level: hclog.Warn, Output: os.Stderr})
 	cfg.Logger = log
@@ -140,11 +131,11 @@ func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
 		h.fatalf("the plugin server did not start")
 	}
 	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		Plugins:          sdk.ClientPlugins(),
+		HandshakeConfig:  driver.Handshake(),
+		Plugins:          driver.PluginSet(),
 		Reattach:         r,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		GRPCDialOptions:  driver.DialOptions(),
 		Logger:           log,
 	})
 	stop := func() {
@@ -155,7 +146,7 @@ func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	proto, err := client.Client()
+	rpc, err := client.Client()
 	if err != nil {
 		stop()
 		h.fatalf("connecting to the plugin server: %v", err)
@@ -164,7 +155,7 @@ func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
 		// Close asks the server to stop; cancelling as well would stop it
 		// twice at once (a data race inside go-plugin), so cancel only if
 		// it does not stop by itself.
-		_ = proto.Close()
+		_ = rpc.Close()
 		client.Kill()
 		select {
 		case <-closed:
@@ -173,7 +164,7 @@ func (h *harness) serve(impl any, kind sdk.Kind) (any, func()) {
 		}
 		cancel()
 	}
-	v, err := proto.Dispense(string(kind))
+	v, err := rpc.Dispense(string(kind))
 	if err != nil {
 		stop()
 		h.fatalf("dispensing the plugin over gRPC: %v", err)

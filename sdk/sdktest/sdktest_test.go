@@ -111,12 +111,12 @@ type gradX struct {
 	ignoreSeedsToo bool          // stochastic but ignores the seeds
 }
 
-func (g *gradX) Info() sdk.ExplainerInfo {
+func (g *gradX) Info() sdk.Info {
 	id := g.id
 	if id == "" {
 		id = "explainer.gradx"
 	}
-	return sdk.ExplainerInfo{Info: sdk.Info{ID: id, Version: "0.0.1"}, Needs: sdk.NeedsInputGrad, Stochastic: g.stochastic}
+	return sdk.Info{ID: id, Version: "0.0.1", Needs: sdk.NeedsInputGrad, Stochastic: g.stochastic}
 }
 
 func (g *gradX) Check(cfg sdk.Config) error {
@@ -193,16 +193,16 @@ func TestExplainerBroken(t *testing.T) {
 		g    *gradX
 		want []string
 	}{
-		{"namespace", &gradX{id: "summary.gradx"}, []string{`ID "summary.gradx" is namespaced "summary", want "explainer"`}},
+		{"namespace", &gradX{id: "summary.gradx"}, []string{`is a plugin of kind explainer but its ID "summary.gradx" is namespaced summary`}},
 		{"bad ID", &gradX{id: "gradx"}, []string{`not of the form kind.name`}},
 		{"accepts unknown keys", &gradX{acceptsAll: true}, []string{`in process: Check accepts the unknown key "sdktest_unknown_key"`, "remote: Check accepts"}},
-		{"not deterministic", &gradX{counter: new(atomic.Int64)}, []string{"not deterministic: the same request gave different maps (input 0: index 0:", "remote maps differ"}},
+		{"not deterministic", &gradX{counter: new(atomic.Int64)}, []string{"not deterministic: the same request gave different maps (input 0: index 0:", "remote maps of inputs"}},
 		{"batch dependent", &gradX{batchNorm: true}, []string{"maps depend on the batch: inputs 0..0 explained alone"}},
 		{"seeds while deterministic", &gradX{usesSeeds: true}, []string{"declares itself deterministic (Stochastic false) but its maps changed with the seeds"}},
 		{"stochastic ignoring seeds", &gradX{stochastic: true, ignoreSeedsToo: true}, []string{"declares itself stochastic but its maps did not change"}},
 		{"mutates input", &gradX{mutates: true}, []string{"Explain modified its input X (index 0:"}},
 		{"NaN", &gradX{nan: true}, []string{"sdktest: explainer.gradx: in process: explainer.gradx: Explain: input 1: map value 3 is NaN"}},
-		{"remote differs", &gradX{strictInt: true}, []string{"remote maps differ from in-process maps (input 0: index"}},
+		{"remote differs", &gradX{strictInt: true}, []string{"remote maps of inputs 0..0 differ from in-process maps (input 0: index"}},
 	} {
 		expect(t, c.name, run(t, func(tb testing.TB) { Explainer(tb, c.g, explainerCase()) }), c.want...)
 	}
@@ -217,8 +217,8 @@ func TestExplainerBadCase(t *testing.T) {
 // meanSummary is the pointwise mean; first returns the first draw.
 type meanSummary struct{ first bool }
 
-func (s meanSummary) Info() sdk.SummaryInfo {
-	return sdk.SummaryInfo{Info: sdk.Info{ID: "summary.mean", Version: "1"}, Output: sdk.OutputMap}
+func (s meanSummary) Info() sdk.Info {
+	return sdk.Info{ID: "summary.mean", Version: "1", Output: sdk.OutputMap}
 }
 func (meanSummary) Check(cfg sdk.Config) error { return cfg.Only() }
 func (s meanSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
@@ -270,10 +270,10 @@ type noisePosterior struct {
 	counter         *atomic.Int64
 }
 
-func (noisePosterior) Info() sdk.PosteriorInfo {
-	return sdk.PosteriorInfo{Info: sdk.Info{ID: "posterior.noise", Version: "2"}}
+func (noisePosterior) Info() sdk.Info {
+	return sdk.Info{ID: "posterior.noise", Version: "2"}
 }
-func (noisePosterior) Check(cfg sdk.Config) error { return cfg.Only("sigma") }
+func (noisePosterior) Check(cfg sdk.Config, _ int) error { return cfg.Only("sigma") }
 func (p noisePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	seed := req.Seed
 	if p.workerDependent {
@@ -328,10 +328,15 @@ type memberPosterior struct {
 	repeat, reversed, seeded bool
 }
 
-func (memberPosterior) Info() sdk.PosteriorInfo {
-	return sdk.PosteriorInfo{Info: sdk.Info{ID: "posterior.members", Version: "1"}, Finite: true}
+func (memberPosterior) Info() sdk.Info {
+	return sdk.Info{ID: "posterior.members", Version: "1", Finite: true}
 }
-func (memberPosterior) Check(cfg sdk.Config) error { return cfg.Only("sigma") }
+func (memberPosterior) Check(cfg sdk.Config, draws int) error {
+	if draws > 3 {
+		return fmt.Errorf("%d draws of 3 members", draws)
+	}
+	return cfg.Only("sigma")
+}
 func (memberPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}}
 	for k := range 3 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 )
 
 // SummaryCase is a small batch to summarise: Draws[i] holds the S x N
@@ -25,7 +26,7 @@ type SummaryCase struct {
 func Summary(t testing.TB, impl sdk.Summary, c SummaryCase) {
 	t.Helper()
 	info := impl.Info()
-	h, cancel := newHarness(t, info.Info, sdk.KindSummary)
+	h, cancel := newHarness(t, impl, sdk.KindSummary)
 	defer cancel()
 	ctx := h.ctx
 	switch info.Output {
@@ -36,7 +37,10 @@ func Summary(t testing.TB, impl sdk.Summary, c SummaryCase) {
 	if info.MinDraws < 0 {
 		h.errorf("Info: MinDraws %d < 0", info.MinDraws)
 	}
-	local := sdk.CheckedSummary(impl)
+	local, err := driver.LocalSummary(impl)
+	if err != nil {
+		h.fatalf("%v", err)
+	}
 	h.checkConfig("in process", local.Check, c.Config)
 
 	if len(c.Draws) == 0 {

@@ -35,9 +35,9 @@ func New() *Explainer { return &Explainer{} }
 
 // Info describes the plugin: it needs input gradients and is
 // deterministic.
-func (*Explainer) Info() sdk.ExplainerInfo {
-	return sdk.ExplainerInfo{
-		Info:  sdk.Info{ID: ID, Version: Version, Summary: "gradient x input of the class probability (times_input)"},
+func (*Explainer) Info() sdk.Info {
+	return sdk.Info{
+		ID: ID, Version: Version, Summary: "gradient x input of the class probability (times_input)",
 		Needs: sdk.NeedsInputGrad,
 	}
 }

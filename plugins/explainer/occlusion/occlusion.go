@@ -29,8 +29,8 @@ type Explainer struct{}
 func New() *Explainer { return &Explainer{} }
 
 // Info describes the plugin.
-func (*Explainer) Info() sdk.ExplainerInfo {
-	return sdk.ExplainerInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)"}, Needs: sdk.NeedsProbs}
+func (*Explainer) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: "1.0.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)", Needs: sdk.NeedsProbs}
 }
 
 type config struct {

@@ -45,8 +45,8 @@ func NewDeterministic() *Posterior {
 }
 
 // Info describes the plugin.
-func (p *Posterior) Info() sdk.PosteriorInfo {
-	return sdk.PosteriorInfo{Info: sdk.Info{ID: p.id, Version: Version, Summary: p.summary}, Finite: true}
+func (p *Posterior) Info() sdk.Info {
+	return sdk.Info{ID: p.id, Version: Version, Summary: p.summary, Finite: true}
 }
 
 type config struct {
@@ -107,24 +107,14 @@ func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
 // Check validates the recipe table: members (>= 1, default 5) and seeds
 // (one nonnegative integer a member; default: keyed streams of the recipe
 // seed) for the ensemble, seed for the deterministic baseline; and the
-// host's draws, which may not exceed the members.
-func (p *Posterior) Check(cfg sdk.Config) error {
-	own := sdk.Config{}
-	for k, v := range cfg {
-		if k != "draws" {
-			own[k] = v
-		}
-	}
-	c, err := p.parse(own, nil)
+// recipe's draws, which may not exceed the members.
+func (p *Posterior) Check(cfg sdk.Config, draws int) error {
+	c, err := p.parse(cfg, nil)
 	if err != nil {
 		return err
 	}
-	d, err := cfg.Int("draws", 1)
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.id, err)
-	}
-	if d < 1 || d > c.k {
-		return fmt.Errorf("%s: key \"draws\": %d draws of a finite posterior of %d member(s) (accepted: 1..%d)", p.id, d, c.k, c.k)
+	if draws < 1 || draws > c.k {
+		return fmt.Errorf("%s: key \"draws\": %d draws of a finite posterior of %d member(s) (accepted: 1..%d)", p.id, draws, c.k, c.k)
 	}
 	return nil
 }

@@ -78,11 +78,11 @@ func TestMembersAreIndependentTrainings(t *testing.T) {
 		t.Errorf("3 draws of 2 members: %v", err)
 	}
 	for _, bad := range []sdk.Config{{"members": int64(0)}, {"seeds": "x"}, {"members": int64(2), "seeds": []any{int64(1)}}, {"member": int64(2)}} {
-		if err := New().Check(bad); err == nil {
+		if err := New().Check(bad, 1); err == nil {
 			t.Errorf("config %v accepted", bad)
 		}
 	}
-	if err := NewDeterministic().Check(sdk.Config{"members": int64(2)}); err == nil {
+	if err := NewDeterministic().Check(sdk.Config{"members": int64(2)}, 1); err == nil {
 		t.Error("the deterministic posterior accepted members")
 	}
 }

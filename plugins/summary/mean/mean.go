@@ -18,8 +18,8 @@ type Summary struct{}
 func New() *Summary { return &Summary{} }
 
 // Info describes the plugin.
-func (*Summary) Info() sdk.SummaryInfo {
-	return sdk.SummaryInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise mean of the draws"}, Output: sdk.OutputMap, MinDraws: 1}
+func (*Summary) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise mean of the draws", Output: sdk.OutputMap, MinDraws: 1}
 }
 
 // Check accepts an empty table.

@@ -19,8 +19,8 @@ type Summary struct{}
 func New() *Summary { return &Summary{} }
 
 // Info describes the plugin.
-func (*Summary) Info() sdk.SummaryInfo {
-	return sdk.SummaryInfo{Info: sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise sample variance of the draws (S >= 2)"}, Output: sdk.OutputMap, MinDraws: 2}
+func (*Summary) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise sample variance of the draws (S >= 2)", Output: sdk.OutputMap, MinDraws: 2}
 }
 
 // Check accepts an empty table.

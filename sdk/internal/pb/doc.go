@@ -1,5 +1,5 @@
 // Package pb is the generated protobuf and gRPC code of the uaxai plugin
-// protocol (protobuf package uaxai.v1, source uaxai/v1/plugin.proto). It
+// protocol (protobuf package uaxai.v2, source uaxai/v2/plugin.proto). It
 // is internal to the sdk: no generated type appears in a public signature;
 // package sdk converts to and from its own types.
 //
@@ -10,5 +10,5 @@
 // google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2), run go generate
 // in this directory:
 //
-//go:generate protoc --proto_path=. --go_out=. --go_opt=module=github.com/uaxai/uaxai/sdk/internal/pb --go-grpc_out=. --go-grpc_opt=module=github.com/uaxai/uaxai/sdk/internal/pb uaxai/v1/plugin.proto
+//go:generate protoc --proto_path=. --go_out=. --go_opt=module=github.com/uaxai/uaxai/sdk/internal/pb --go-grpc_out=. --go-grpc_opt=module=github.com/uaxai/uaxai/sdk/internal/pb uaxai/v2/plugin.proto
 package pb

@@ -184,3 +184,47 @@ func DecodeParams(m *pb.Params) (nn.Params, error) {
 	}
 	return nn.Params{Arch: a, Data: d}, nil
 }
+
+// Artifact encodes a fitted posterior: its architecture, named float32
+// tensors and string metadata.
+func Artifact(arch nn.Arch, tensors map[string][]float32, meta map[string]string) (*pb.Artifact, error) {
+	a, err := Arch(arch)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.Artifact{ArchJson: a, Meta: meta}
+	if tensors != nil {
+		out.Tensors = make(map[string][]byte, len(tensors))
+		for k, v := range tensors {
+			out.Tensors[k] = Float32Bytes(v)
+		}
+	}
+	return out, nil
+}
+
+// DecodeArtifact decodes what Artifact encodes. An empty tensor decodes
+// as an empty, not a nil, slice.
+func DecodeArtifact(a *pb.Artifact) (nn.Arch, map[string][]float32, map[string]string, error) {
+	if a == nil {
+		return nn.Arch{}, nil, nil, fmt.Errorf("missing artifact")
+	}
+	arch, err := DecodeArch(a.GetArchJson())
+	if err != nil {
+		return nn.Arch{}, nil, nil, fmt.Errorf("artifact: %w", err)
+	}
+	var tensors map[string][]float32
+	if len(a.GetTensors()) > 0 {
+		tensors = make(map[string][]float32, len(a.GetTensors()))
+		for k, v := range a.GetTensors() {
+			t, err := Float32s(v)
+			if err != nil {
+				return nn.Arch{}, nil, nil, fmt.Errorf("artifact tensor %q: %w", k, err)
+			}
+			if t == nil {
+				t = []float32{}
+			}
+			tensors[k] = t
+		}
+	}
+	return arch, tensors, a.GetMeta(), nil
+}

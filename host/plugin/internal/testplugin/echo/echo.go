@@ -27,8 +27,8 @@ type Explainer struct {
 func New(id string) *Explainer { return &Explainer{id: id} }
 
 // Info describes it.
-func (e *Explainer) Info() sdk.ExplainerInfo {
-	return sdk.ExplainerInfo{Info: sdk.Info{ID: e.id, Version: "0.0.1", Summary: "test echo"}}
+func (e *Explainer) Info() sdk.Info {
+	return sdk.Info{ID: e.id, Version: "0.0.1", Summary: "test echo"}
 }
 
 // Check accepts the keys above.
@@ -70,8 +70,8 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 type Mean struct{}
 
 // Info describes it.
-func (Mean) Info() sdk.SummaryInfo {
-	return sdk.SummaryInfo{Info: sdk.Info{ID: "summary.mean", Version: "1.0.0"}, Output: sdk.OutputMap}
+func (Mean) Info() sdk.Info {
+	return sdk.Info{ID: "summary.mean", Version: "1.0.0", Output: sdk.OutputMap}
 }
 
 // Check accepts no keys.

@@ -1,0 +1,424 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/internal/check"
+	"github.com/uaxai/uaxai/sdk/internal/pb"
+	"github.com/uaxai/uaxai/sdk/internal/wire"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// This file is the gRPC client of each kind: values that implement the
+// host-side interfaces by calling a plugin process. They check requests
+// before sending them and answers before returning them, and every error
+// they return names the plugin.
+
+// callTimeout bounds the Info call a client makes when it connects, and
+// every Check and Release call (which have no context of their own).
+const callTimeout = time.Minute
+
+// clientPlugin is the go-plugin glue of the host side: it makes the
+// kind's client. The plugin side is sdk.Serve.
+type clientPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	kind sdk.Kind
+}
+
+// GRPCServer is the plugin's side, which a host never plays.
+func (p *clientPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("driver is the host side; plugins serve with sdk.Serve")
+}
+
+// GRPCClient makes the kind's client and asks the plugin's Info.
+func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var (
+		v    any
+		info sdk.Info
+		err  error
+	)
+	switch p.kind {
+	case sdk.KindPosterior:
+		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn)}
+		var r *pb.PosteriorInfo
+		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
+			info = decodeInfo(r.GetInfo())
+			info.Finite = r.GetFinite()
+			c.info = info
+		}
+		v = c
+	case sdk.KindExplainer:
+		c := &explainerClient{rpc: pb.NewExplainerClient(conn)}
+		var r *pb.ExplainerInfo
+		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
+			info = decodeInfo(r.GetInfo())
+			info.Needs, info.Stochastic = sdk.Needs(r.GetNeeds()), r.GetStochastic()
+			c.info = info
+		}
+		v = c
+	case sdk.KindSummary:
+		c := &summaryClient{rpc: pb.NewSummaryClient(conn)}
+		var r *pb.SummaryInfo
+		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
+			info = decodeInfo(r.GetInfo())
+			info.Output, info.MinDraws = sdk.OutputKind(r.GetOutput()), int(r.GetMinDraws())
+			c.info = info
+		}
+		v = c
+	default:
+		return nil, fmt.Errorf("unknown plugin kind %q", p.kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("asking the %s plugin for its Info: %w", p.kind, err)
+	}
+	if k, _, err := sdk.ParseID(info.ID); err != nil {
+		return nil, err
+	} else if k != p.kind {
+		return nil, fmt.Errorf("plugin %q serves the %s protocol but its ID says %s", info.ID, p.kind, k)
+	}
+	return v, nil
+}
+
+type posteriorClient struct {
+	rpc  pb.PosteriorClient
+	info sdk.Info
+}
+
+func (c *posteriorClient) Info() sdk.Info { return c.info }
+
+func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
+	return remoteCheck(c.info.ID, cfg, int64(draws), c.rpc.Check)
+}
+
+func (c *posteriorClient) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	id := c.info.ID
+	if err := checkFitRequest(req); err != nil {
+		return sdk.Artifact{}, pluginErr(id, "Fit", err)
+	}
+	r, err := encodeFitRequest(req)
+	if err != nil {
+		return sdk.Artifact{}, pluginErr(id, "Fit", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.rpc.Fit(ctx, r)
+	if err != nil {
+		return sdk.Artifact{}, callErr(ctx, id, "Fit", err)
+	}
+	var art *pb.Artifact
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return sdk.Artifact{}, callErr(ctx, id, "Fit", err)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *pb.FitEvent_Progress:
+			if art != nil {
+				return sdk.Artifact{}, pluginErr(id, "Fit", errors.New("protocol error: progress after the artifact"))
+			}
+			if req.Progress != nil {
+				p := e.Progress
+				req.Progress(sdk.Progress{Done: int(p.GetDone()), Total: int(p.GetTotal()), Message: p.GetMessage()})
+			}
+		case *pb.FitEvent_Artifact:
+			if art != nil {
+				return sdk.Artifact{}, pluginErr(id, "Fit", errors.New("protocol error: two artifacts"))
+			}
+			art = e.Artifact
+		}
+	}
+	if art == nil {
+		return sdk.Artifact{}, pluginErr(id, "Fit", errors.New("protocol error: the stream ended without an artifact"))
+	}
+	a, err := decodeArtifact(art)
+	if err != nil {
+		return sdk.Artifact{}, pluginErr(id, "Fit", err)
+	}
+	if err := checkArtifact(a); err != nil {
+		return sdk.Artifact{}, pluginErr(id, "Fit", err)
+	}
+	return a, nil
+}
+
+func (c *posteriorClient) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	id := c.info.ID
+	if err := checkSampleRequest(req); err != nil {
+		return nil, pluginErr(id, "Sample", err)
+	}
+	pa, err := wire.Artifact(a.Arch, a.Tensors, a.Meta)
+	if err != nil {
+		return nil, pluginErr(id, "Sample", err)
+	}
+	cfg, err := wire.Config(req.Config)
+	if err != nil {
+		return nil, pluginErr(id, "Sample", err)
+	}
+	resp, err := c.rpc.Sample(ctx, &pb.SampleRequest{Artifact: pa, Seeds: req.Seeds, ConfigJson: cfg})
+	if err != nil {
+		return nil, callErr(ctx, id, "Sample", err)
+	}
+	draws := make([]nn.Params, len(resp.GetDraws()))
+	for i, d := range resp.GetDraws() {
+		if draws[i], err = wire.DecodeParams(d); err != nil {
+			return nil, pluginErr(id, "Sample", fmt.Errorf("draw %d: %w", i, err))
+		}
+	}
+	if err := checkDrawsOut(draws, len(req.Seeds)); err != nil {
+		return nil, pluginErr(id, "Sample", err)
+	}
+	return draws, nil
+}
+
+// remoteCheck sends a Check to a plugin of any kind (the three services
+// share the request and response messages; draws is 0 but for
+// posteriors).
+func remoteCheck(id string, cfg sdk.Config, draws int64, call func(context.Context, *pb.CheckRequest, ...grpc.CallOption) (*pb.CheckResponse, error)) error {
+	b, err := wire.Config(cfg)
+	if err != nil {
+		return pluginErr(id, "Check", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if _, err := call(ctx, &pb.CheckRequest{ConfigJson: b, Draws: draws}); err != nil {
+		return callErr(ctx, id, "Check", err)
+	}
+	return nil
+}
+
+type explainerClient struct {
+	rpc  pb.ExplainerClient
+	info sdk.Info
+}
+
+func (c *explainerClient) Info() sdk.Info { return c.info }
+
+func (c *explainerClient) Check(cfg sdk.Config) error {
+	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)
+}
+
+// Load sends the draw's parameters to the plugin process, once.
+func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, error) {
+	id := c.info.ID
+	n, k, err := checkModel(draw)
+	if err != nil {
+		return nil, pluginErr(id, "Load", err)
+	}
+	p, err := wire.Params(draw)
+	if err != nil {
+		return nil, pluginErr(id, "Load", err)
+	}
+	resp, err := c.rpc.Load(ctx, &pb.LoadRequest{Model: p})
+	if err != nil {
+		return nil, callErr(ctx, id, "Load", err)
+	}
+	return &remoteModel{c: c, handle: resp.GetHandle(), inputLen: n, classes: k}, nil
+}
+
+// remoteModel is one draw loaded into a plugin process.
+type remoteModel struct {
+	c                 *explainerClient
+	handle            uint64
+	inputLen, classes int
+	mu                sync.Mutex
+	closed            bool
+}
+
+func (m *remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
+	id := m.c.info.ID
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, pluginErr(id, "Explain", errClosed)
+	}
+	if err := check.Batch(m.inputLen, m.classes, req.X, req.Targets, req.Seeds, m.c.info.Stochastic); err != nil {
+		return nil, pluginErr(id, "Explain", err)
+	}
+	cfg, err := wire.Config(req.Config)
+	if err != nil {
+		return nil, pluginErr(id, "Explain", err)
+	}
+	resp, err := m.c.rpc.Explain(ctx, &pb.ExplainRequest{
+		Model: m.handle, X: wire.Float32Bytes(req.X), Targets: wire.Int64s(req.Targets),
+		Seeds: req.Seeds, ConfigJson: cfg,
+	})
+	if err != nil {
+		return nil, callErr(ctx, id, "Explain", err)
+	}
+	maps := make([][]float64, len(resp.GetMaps()))
+	for i, b := range resp.GetMaps() {
+		if maps[i], err = wire.Float64s(b); err != nil {
+			return nil, pluginErr(id, "Explain", fmt.Errorf("input %d: %w", i, err))
+		}
+	}
+	if err := checkMaps(maps, len(req.Targets), m.inputLen); err != nil {
+		return nil, pluginErr(id, "Explain", err)
+	}
+	return maps, nil
+}
+
+// Close releases the draw in the plugin process. Closing twice is a no-op.
+func (m *remoteModel) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if _, err := m.c.rpc.Release(ctx, &pb.ReleaseRequest{Handle: m.handle}); err != nil {
+		return callErr(ctx, m.c.info.ID, "Release", err)
+	}
+	return nil
+}
+
+type summaryClient struct {
+	rpc  pb.SummaryClient
+	info sdk.Info
+}
+
+func (c *summaryClient) Info() sdk.Info { return c.info }
+
+func (c *summaryClient) Check(cfg sdk.Config) error {
+	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)
+}
+
+func (c *summaryClient) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	id := c.info.ID
+	if err := check.Draws(draws, c.info.MinDraws); err != nil {
+		return nil, pluginErr(id, "Summarise", err)
+	}
+	b, err := wire.Config(cfg)
+	if err != nil {
+		return nil, pluginErr(id, "Summarise", err)
+	}
+	resp, err := c.rpc.Summarise(ctx, &pb.SummariseRequest{Inputs: encodeDraws(draws), ConfigJson: b})
+	if err != nil {
+		return nil, callErr(ctx, id, "Summarise", err)
+	}
+	res := make([]sdk.Result, len(resp.GetResults()))
+	for i, r := range resp.GetResults() {
+		if res[i], err = decodeResult(r); err != nil {
+			return nil, pluginErr(id, "Summarise", fmt.Errorf("input %d: %w", i, err))
+		}
+	}
+	if err := checkResults(c.info.Output, res, draws); err != nil {
+		return nil, pluginErr(id, "Summarise", err)
+	}
+	return res, nil
+}
+
+// remoteError is an error status a plugin returned. Its text is the
+// plugin's message; status.Code and status.FromError see its code.
+type remoteError struct{ st *status.Status }
+
+func (e *remoteError) Error() string {
+	switch e.st.Code() {
+	case codes.Unknown, codes.InvalidArgument:
+		return e.st.Message()
+	}
+	return e.st.Code().String() + ": " + e.st.Message()
+}
+
+// GRPCStatus lets status.Code and status.FromError see the code.
+func (e *remoteError) GRPCStatus() *status.Status { return e.st }
+
+// callErr converts the error of a gRPC call. If the caller's context is
+// done, the error wraps ctx.Err().
+func callErr(ctx context.Context, id, method string, err error) error {
+	if ce := ctx.Err(); ce != nil {
+		return pluginErr(id, method, ce)
+	}
+	// gRPC's deadline timer may fire a moment before the context's.
+	if dl, ok := ctx.Deadline(); ok && status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(dl) {
+		return pluginErr(id, method, context.DeadlineExceeded)
+	}
+	if st, ok := status.FromError(err); ok {
+		return pluginErr(id, method, &remoteError{st})
+	}
+	return pluginErr(id, method, err)
+}
+
+// The host side's conversions: it encodes requests and decodes answers.
+
+func decodeInfo(i *pb.Info) sdk.Info {
+	return sdk.Info{ID: i.GetId(), Version: i.GetVersion(), Summary: i.GetSummary()}
+}
+
+func decodeArtifact(a *pb.Artifact) (sdk.Artifact, error) {
+	arch, tensors, meta, err := wire.DecodeArtifact(a)
+	return sdk.Artifact{Arch: arch, Tensors: tensors, Meta: meta}, err
+}
+
+func encodeDataset(d sdk.Dataset) *pb.Dataset {
+	return &pb.Dataset{X: wire.Float32Bytes(d.X), Y: wire.Int64s(d.Y), N: int64(d.N), Len: int64(d.Len)}
+}
+
+func encodeFitRequest(r sdk.FitRequest) (*pb.FitRequest, error) {
+	arch, err := wire.Arch(r.Arch)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := json.Marshal(r.Training)
+	if err != nil {
+		return nil, fmt.Errorf("encoding training config: %w", err)
+	}
+	cfg, err := wire.Config(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.FitRequest{
+		ArchJson: arch, Train: encodeDataset(r.Train), Val: encodeDataset(r.Val),
+		TrainingJson: tr, ConfigJson: cfg, Seed: r.Seed, Workers: int64(r.Workers),
+	}, nil
+}
+
+func decodeResult(r *pb.Result) (sdk.Result, error) {
+	var out sdk.Result
+	var err error
+	if out.Map, err = wire.Float64s(r.GetMap()); err != nil {
+		return sdk.Result{}, fmt.Errorf("map: %w", err)
+	}
+	if out.Lower, err = wire.Float64s(r.GetLower()); err != nil {
+		return sdk.Result{}, fmt.Errorf("lower: %w", err)
+	}
+	if out.Upper, err = wire.Float64s(r.GetUpper()); err != nil {
+		return sdk.Result{}, fmt.Errorf("upper: %w", err)
+	}
+	if len(r.GetSet()) > 0 {
+		out.Set = r.GetSet()
+	}
+	return out, nil
+}
+
+// encodeDraws flattens the S x N draws of each input.
+func encodeDraws(draws [][][]float64) []*pb.Draws {
+	out := make([]*pb.Draws, len(draws))
+	for i, d := range draws {
+		n := len(d[0])
+		flat := make([]float64, 0, len(d)*n)
+		for _, r := range d {
+			flat = append(flat, r...)
+		}
+		out[i] = &pb.Draws{S: int64(len(d)), N: int64(n), Data: wire.Float64Bytes(flat)}
+	}
+	return out
+}

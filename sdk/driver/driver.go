@@ -1,0 +1,76 @@
+// Package driver is the host's side of the uaxai plugin contract: it
+// drives plugins, in process (Local) or in a plugin process over gRPC
+// (PluginSet, for a hashicorp/go-plugin client), so that both behave the
+// same: every request and answer is checked, every error names the plugin
+// and the method, and a panic becomes an error.
+//
+// Plugin authors never import it: they implement an interface of package
+// sdk and call sdk.Serve. The split follows terraform-plugin-go's, whose
+// provider-facing types and server are apart from the host's client.
+//
+// A posterior and a summary are driven through their sdk interfaces. An
+// explainer is driven through Explainer: each model draw is loaded once
+// (over gRPC, its parameters cross once) and batches then name it.
+package driver
+
+import (
+	"context"
+	"errors"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/internal/proto"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// Explainer is an explainer as the host drives it.
+type Explainer interface {
+	Info() sdk.Info
+	// Check validates the explainer's recipe table without doing any work.
+	Check(cfg sdk.Config) error
+	// Load hands the explainer one draw's network. The Model explains
+	// batches under that draw until it is closed.
+	Load(ctx context.Context, draw nn.Params) (Model, error)
+}
+
+// Model is one draw loaded into an explainer. Its methods are safe for
+// concurrent use.
+type Model interface {
+	// Explain returns one map per input of req (see sdk.Explainer).
+	Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error)
+	// Close releases the draw in the explainer; Explain fails after it.
+	Close() error
+}
+
+var errClosed = errors.New("the model was closed")
+
+// Handshake is the go-plugin handshake of the uaxai protocol, which
+// sdk.Serve uses too. A host and a plugin of different protocol versions
+// refuse each other with a clear go-plugin error.
+func Handshake() goplugin.HandshakeConfig { return proto.Handshake() }
+
+// PluginSet is the go-plugin plugin set a host passes as
+// ClientConfig.Plugins. Dispensing a kind's name ("posterior",
+// "explainer", "summary") gives an sdk.Posterior, an Explainer or an
+// sdk.Summary that calls the plugin process; it asks the plugin's Info
+// once when dispensed. An error status from the plugin is visible to
+// status.Code (codes.Unavailable when the process died), and a cancelled
+// context to errors.Is.
+func PluginSet() goplugin.PluginSet {
+	return goplugin.PluginSet{
+		string(sdk.KindPosterior): &clientPlugin{kind: sdk.KindPosterior},
+		string(sdk.KindExplainer): &clientPlugin{kind: sdk.KindExplainer},
+		string(sdk.KindSummary):   &clientPlugin{kind: sdk.KindSummary},
+	}
+}
+
+// DialOptions are the gRPC options a host passes as
+// ClientConfig.GRPCDialOptions: calls send and accept messages up to the
+// protocol's size limit (1 GiB; gRPC's default of 4 MB breaks batches).
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(proto.MaxMessageSize), grpc.MaxCallSendMsgSize(proto.MaxMessageSize)),
+	}
+}

@@ -1,0 +1,201 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/internal/check"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// Local wraps an in-process plugin so that it behaves as a remote one
+// does: errors name the plugin and the method, requests and answers are
+// validated, and a panic becomes an error. It returns the kind and a
+// value of that kind's host-side type (sdk.Posterior, Explainer or
+// sdk.Summary), after Describe has checked the plugin's Info.
+func Local(p sdk.Plugin) (sdk.Kind, any, error) {
+	kind, info, err := sdk.Describe(p)
+	if err != nil {
+		return "", nil, err
+	}
+	switch kind {
+	case sdk.KindPosterior:
+		return kind, &localPosterior{impl: p.(sdk.Posterior), info: info}, nil
+	case sdk.KindExplainer:
+		return kind, &localExplainer{impl: p.(sdk.Explainer), info: info}, nil
+	default:
+		return kind, &localSummary{impl: p.(sdk.Summary), info: info}, nil
+	}
+}
+
+// LocalPosterior is Local for a posterior.
+func LocalPosterior(p sdk.Posterior) (sdk.Posterior, error) {
+	_, v, err := Local(p)
+	if err != nil {
+		return nil, err
+	}
+	return v.(sdk.Posterior), nil
+}
+
+// LocalExplainer is Local for an explainer.
+func LocalExplainer(e sdk.Explainer) (Explainer, error) {
+	_, v, err := Local(e)
+	if err != nil {
+		return nil, err
+	}
+	return v.(Explainer), nil
+}
+
+// LocalSummary is Local for a summary: host/script runs its scripted
+// summaries through it, so they pass the same checks as plugins.
+func LocalSummary(s sdk.Summary) (sdk.Summary, error) {
+	_, v, err := Local(s)
+	if err != nil {
+		return nil, err
+	}
+	return v.(sdk.Summary), nil
+}
+
+// guarded calls f, turning its panic into an error and naming its error
+// after the plugin and the method.
+func guarded(id, method string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = check.Recovered(id, method, r)
+		}
+	}()
+	if err := f(); err != nil {
+		return pluginErr(id, method, err)
+	}
+	return nil
+}
+
+type localPosterior struct {
+	impl sdk.Posterior
+	info sdk.Info
+}
+
+func (c *localPosterior) Info() sdk.Info { return c.info }
+
+func (c *localPosterior) Check(cfg sdk.Config, draws int) error {
+	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg, draws) })
+}
+
+func (c *localPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	if err := checkFitRequest(req); err != nil {
+		return sdk.Artifact{}, pluginErr(c.info.ID, "Fit", err)
+	}
+	var a sdk.Artifact
+	err := guarded(c.info.ID, "Fit", func() (err error) {
+		if a, err = c.impl.Fit(ctx, req); err != nil {
+			return err
+		}
+		return checkArtifact(a)
+	})
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	return a, nil
+}
+
+func (c *localPosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	if err := checkSampleRequest(req); err != nil {
+		return nil, pluginErr(c.info.ID, "Sample", err)
+	}
+	var d []nn.Params
+	err := guarded(c.info.ID, "Sample", func() (err error) {
+		if d, err = c.impl.Sample(ctx, a, req); err != nil {
+			return err
+		}
+		return checkDrawsOut(d, len(req.Seeds))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+type localExplainer struct {
+	impl sdk.Explainer
+	info sdk.Info
+}
+
+func (c *localExplainer) Info() sdk.Info { return c.info }
+
+func (c *localExplainer) Check(cfg sdk.Config) error {
+	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg) })
+}
+
+// Load builds the draw's model in process, once.
+func (c *localExplainer) Load(_ context.Context, draw nn.Params) (Model, error) {
+	if _, _, err := checkModel(draw); err != nil {
+		return nil, pluginErr(c.info.ID, "Load", err)
+	}
+	m, err := nn.NewModel(draw)
+	if err != nil {
+		return nil, pluginErr(c.info.ID, "Load", fmt.Errorf("building the model: %w", err))
+	}
+	return &localModel{e: c, m: m}, nil
+}
+
+// localModel is one draw loaded into an in-process explainer.
+type localModel struct {
+	e *localExplainer
+	m nn.Model
+}
+
+func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
+	id, m := l.e.info.ID, l.m
+	if m == nil {
+		return nil, pluginErr(id, "Explain", errClosed)
+	}
+	if err := check.Batch(m.InputLen(), m.Classes(), req.X, req.Targets, req.Seeds, l.e.info.Stochastic); err != nil {
+		return nil, pluginErr(id, "Explain", err)
+	}
+	var maps [][]float64
+	err := guarded(id, "Explain", func() (err error) {
+		if maps, err = l.e.impl.Explain(ctx, m, req); err != nil {
+			return err
+		}
+		return checkMaps(maps, len(req.Targets), m.InputLen())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return maps, nil
+}
+
+func (l *localModel) Close() error {
+	l.m = nil
+	return nil
+}
+
+type localSummary struct {
+	impl sdk.Summary
+	info sdk.Info
+}
+
+func (c *localSummary) Info() sdk.Info { return c.info }
+
+func (c *localSummary) Check(cfg sdk.Config) error {
+	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg) })
+}
+
+func (c *localSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	id := c.info.ID
+	if err := check.Draws(draws, c.info.MinDraws); err != nil {
+		return nil, pluginErr(id, "Summarise", err)
+	}
+	var res []sdk.Result
+	err := guarded(id, "Summarise", func() (err error) {
+		if res, err = c.impl.Summarise(ctx, draws, cfg); err != nil {
+			return err
+		}
+		return checkResults(c.info.Output, res, draws)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

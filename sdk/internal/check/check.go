@@ -1,0 +1,88 @@
+// Package check holds the request checks that both sides of the plugin
+// protocol apply, so that a bad batch gets the same error in process, on
+// the host and in the plugin: they take plain values, not sdk types.
+package check
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+)
+
+// Finite reports whether v is neither NaN nor an infinity.
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Recovered turns a panic of a plugin's method into an error that holds
+// the panic value and the stack.
+func Recovered(id, method string, r any) error {
+	return fmt.Errorf("%s: %s: panic: %v\n%s", id, method, r, debug.Stack())
+}
+
+// Batch checks a batch of explainer inputs: len(x) = B*inputLen for B =
+// len(targets) >= 1, targets in [0, classes), and one seed per input (or
+// none, for an explainer that is not stochastic).
+func Batch(inputLen, classes int, x []float32, targets []int, seeds []uint64, stochastic bool) error {
+	if inputLen <= 0 {
+		return fmt.Errorf("bad request: model input length %d", inputLen)
+	}
+	b := len(targets)
+	if b == 0 {
+		return errors.New("bad request: empty batch (no targets)")
+	}
+	if len(x) != b*inputLen {
+		return fmt.Errorf("bad request: x has %d values, want %d (%d targets x input length %d)", len(x), b*inputLen, b, inputLen)
+	}
+	for i, t := range targets {
+		if t < 0 || t >= classes {
+			return fmt.Errorf("bad request: input %d: target class %d out of range 0..%d", i, t, classes-1)
+		}
+	}
+	switch {
+	case len(seeds) == b:
+	case len(seeds) == 0 && !stochastic:
+	case stochastic:
+		return fmt.Errorf("bad request: a stochastic explainer needs one seed per input: %d seeds for %d inputs", len(seeds), b)
+	default:
+		return fmt.Errorf("bad request: %d seeds for %d inputs (want one per input, or none)", len(seeds), b)
+	}
+	return nil
+}
+
+// Draws checks a summary's input: for each input, S >= max(1, minDraws)
+// draws of the same length N >= 1.
+func Draws(draws [][][]float64, minDraws int) error {
+	if len(draws) == 0 {
+		return errors.New("bad request: empty batch (no inputs)")
+	}
+	for i, d := range draws {
+		if len(d) == 0 {
+			return fmt.Errorf("bad request: input %d has no draws", i)
+		}
+		if len(d) < minDraws {
+			return fmt.Errorf("bad request: input %d has %d draws; the summary needs at least %d", i, len(d), minDraws)
+		}
+		n := len(d[0])
+		if n == 0 {
+			return fmt.Errorf("bad request: input %d: draw 0 is empty", i)
+		}
+		for s, r := range d {
+			if len(r) != n {
+				return fmt.Errorf("bad request: input %d: draw %d has %d values, draw 0 has %d (want S x N)", i, s, len(r), n)
+			}
+		}
+	}
+	return nil
+}
+
+// Dataset checks a dataset's shape: n rows of length l in x, and one
+// label per row or none.
+func Dataset(name string, x []float32, y []int, n, l int) error {
+	if n < 0 || l < 0 || len(x) != n*l {
+		return fmt.Errorf("bad request: %s set: %d values for %d rows of %d", name, len(x), n, l)
+	}
+	if len(y) != n && len(y) != 0 {
+		return fmt.Errorf("bad request: %s set: %d labels for %d rows", name, len(y), n)
+	}
+	return nil
+}
