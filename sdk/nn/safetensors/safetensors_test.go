@@ -474,7 +474,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// The shapes of model.safetensors, from golden/paper-1dcnn/README.md
+// The shapes of model.safetensors, from testdata/golden/paper-1dcnn/README.md
 // ("Tensors:" paragraph and the layer table).
 var modelShapes = map[string][]int{
 	"conv1.weight": {8, 1, 3}, "conv1.bias": {8},
