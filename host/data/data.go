@@ -1,6 +1,6 @@
 // Package data is the built-in synthetic power-quality-disturbance (PQD)
 // dataset: a 16-class waveform generator that follows
-// shared/spec/pqd-signals.md, the splits of the paper's recipes, and the
+// docs/spec/pqd-signals.md, the splits of the paper's recipes, and the
 // CSV files written by `uaxai data generate`.
 //
 // # Signal model
@@ -30,7 +30,8 @@ import (
 	"math/rand/v2"
 )
 
-// Class indices; the order is the paper's (shared/golden manifest "classes").
+// Class indices; the order is the paper's (the "classes" of
+// testdata/golden/paper-1dcnn/manifest.json).
 const (
 	Normal = iota
 	Sag

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -109,9 +110,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestClassNames(t *testing.T) {
-	b, err := os.ReadFile("../../../shared/golden/paper-1dcnn/manifest.json")
+	b, err := os.ReadFile(golden.File(t, "paper-1dcnn", "manifest.json"))
 	if err != nil {
-		t.Skipf("golden manifest not available: %v", err)
+		t.Fatal(err)
 	}
 	var m struct {
 		Waveforms struct{ Classes []string }

@@ -360,7 +360,7 @@ func Accuracy(pred, label []int) (acc float64, ok bool) {
 }
 
 // PaperGroups returns the groups of the paper's aggregate tables, with the
-// class numbers of shared/spec/pqd-signals.md: "all", the 15 disturbance
+// class numbers of docs/spec/pqd-signals.md: "all", the 15 disturbance
 // classes 1..15 (the normal class 0 has an empty mask), and "disc-7", the
 // seven discriminative classes sag (1), swell (2), interruption (3),
 // impulsive transient (4), oscillatory transient (5), notch (8) and

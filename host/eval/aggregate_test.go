@@ -342,7 +342,7 @@ func TestAggregateErrors(t *testing.T) {
 // missing). The per-class values are rounded to 3 decimals, so the macros
 // agree to 5e-4 plus the 5e-5 rounding of the aggregate tables.
 func TestPaperTables(t *testing.T) {
-	// Class numbers of shared/spec/pqd-signals.md -> per-class IoU by method.
+	// Class numbers of docs/spec/pqd-signals.md -> per-class IoU by method.
 	perClass := map[string]map[int]float64{
 		"Det.":      {7: .997, 13: .997, 14: .997, 15: .997, 6: .997, 4: .005, 3: .112, 12: .997, 8: .010, 5: .654, 1: .291, 10: .997, 9: .106, 2: .618, 11: .997},
 		"Deep ens.": {7: .997, 13: .998, 14: .997, 15: .997, 6: .997, 4: .104, 3: .105, 12: .997, 8: .020, 5: .601, 1: .364, 10: .998, 9: .123, 2: .773, 11: .997},

@@ -1,5 +1,5 @@
-// Package golden locates and reads the shared reference files
-// (../shared/golden beside the repository) for tests.
+// Package golden locates and reads the reference files under
+// testdata/golden at the repository root for tests.
 package golden
 
 import (
@@ -30,15 +30,42 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// Dir returns ../shared/golden/<set> beside the repository root, skipping
-// the test if it is missing.
+// Root returns testdata/golden under the repository root. The golden files
+// are part of the repository, so a missing folder fails the test instead of
+// skipping it.
+func Root(t testing.TB) string {
+	t.Helper()
+	return mustDir(t, filepath.Join(RepoRoot(t), "testdata", "golden"))
+}
+
+// Dir returns testdata/golden/<set> under the repository root, failing the
+// test if it is missing.
 func Dir(t testing.TB, set string) string {
 	t.Helper()
-	g := filepath.Join(RepoRoot(t), "..", "shared", "golden", set)
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden set not found at %s (the shared/ folder beside the repository)", g)
+	return mustDir(t, filepath.Join(Root(t), set))
+}
+
+func mustDir(t testing.TB, dir string) string {
+	t.Helper()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatalf("golden folder %s is missing: %v", dir, err)
 	}
-	return g
+	if !fi.IsDir() {
+		t.Fatalf("golden folder %s is not a directory", dir)
+	}
+	return dir
+}
+
+// File returns the path of testdata/golden/<set>/<name> under the
+// repository root, failing the test if the file is missing.
+func File(t testing.TB, set, name string) string {
+	t.Helper()
+	p := filepath.Join(Dir(t, set), filepath.FromSlash(name))
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("golden file %s is missing: %v", p, err)
+	}
+	return p
 }
 
 // CSV32 reads a headerless CSV of float32 values (parsed as float32, which

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """PyTorch reference for TestPaperTrainingAccuracy (paper_test.go).
 
-Trains the paper's network (torch_ref.WaveNet from ../shared/peers) with the
-paper's protocol on the splits that `uaxai data generate --paper` writes, and
-prints the test accuracy of the checkpoint with the lowest validation loss on
-each test split:
+Trains the paper's network (torch_ref.WaveNet from the repository's
+testdata/peers/) with the paper's protocol on the splits that
+`uaxai data generate --paper` writes, and prints the test accuracy of the
+checkpoint with the lowest validation loss on each test split:
 
     go run ./cmd/uaxai data generate --paper --out /tmp/pqd
     /usr/bin/python3 host/runner/testdata/torch_train.py --data /tmp/pqd --seed 2026
@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--peers", default=os.path.join(here, "..", "..", "..", "..", "shared", "peers"),
+    ap.add_argument("--peers", default=os.path.join(here, "..", "..", "..", "testdata", "peers"),
                     help="directory holding torch_ref.py")
     a = ap.parse_args()
     sys.path.insert(0, a.peers)

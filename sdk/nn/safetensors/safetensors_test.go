@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // build assembles a safetensors file by hand from a header string and a
@@ -472,32 +474,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// sharedDir finds ../shared beside the repository root (the directory of
-// go.mod), or skips the test.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory: cannot locate ../shared")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared reference data %s is missing: %v", shared, err)
-	}
-	return shared
-}
-
-// The shapes of model.safetensors, from golden/paper-1dcnn/README.md
+// The shapes of model.safetensors, from testdata/golden/paper-1dcnn/README.md
 // ("Tensors:" paragraph and the layer table).
 var modelShapes = map[string][]int{
 	"conv1.weight": {8, 1, 3}, "conv1.bias": {8},
@@ -512,11 +489,7 @@ var modelShapes = map[string][]int{
 }
 
 func TestGoldenModel(t *testing.T) {
-	dir := filepath.Join(sharedDir(t), "golden", "paper-1dcnn")
-	path := filepath.Join(dir, "model.safetensors")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("golden model missing: %v", err)
-	}
+	path := golden.File(t, "paper-1dcnn", "model.safetensors")
 	f, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -526,7 +499,7 @@ func TestGoldenModel(t *testing.T) {
 			StateDictNames []string `json:"state_dict_names"`
 		} `json:"model"`
 	}
-	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	mb, err := os.ReadFile(golden.File(t, "paper-1dcnn", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +559,7 @@ func TestGoldenModel(t *testing.T) {
 // TestGoldenAll decodes every safetensors file of the golden sets and
 // checks that re-encoding round-trips its values.
 func TestGoldenAll(t *testing.T) {
-	root := filepath.Join(sharedDir(t), "golden")
+	root := golden.Root(t)
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".safetensors") {
@@ -620,7 +593,7 @@ func TestGoldenAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n == 0 {
-		t.Skip("no safetensors file under " + root)
+		t.Fatalf("no safetensors file under %s", root)
 	}
 	t.Logf("%d golden safetensors files decoded", n)
 }
@@ -684,10 +657,10 @@ func FuzzDecode(f *testing.F) {
 }
 
 func BenchmarkDecodeGoldenModel(b *testing.B) {
-	path := filepath.Join(sharedDir(b), "golden", "paper-1dcnn", "model.safetensors")
+	path := golden.File(b, "paper-1dcnn", "model.safetensors")
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		b.Skip(err)
+		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
