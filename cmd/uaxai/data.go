@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/uaxai/uaxai/host/data"
-	"github.com/uaxai/uaxai/host/report"
 )
 
 func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,50 +42,16 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	cfg := data.DefaultConfig()
 	cfg.F0, cfg.Noise = *f0, *noise
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("data generate: %w", err)
-	}
-	// dataset.json: what regenerates any record: Generate(config, label,
-	// rng.New(seed of params.jsonl)).
-	meta := map[string]any{"generator": "uaxai host/data", "seed": *seed, "per_class": *perClass, "config": cfg}
-	var splits []data.Split
+	opt := data.GenerateOptions{Config: cfg, Seed: *seed, PerClass: *perClass, Progress: func(w data.Written) {
+		fmt.Fprintf(stdout, "wrote %d records of split %q (seed %d) to %s\n", w.Records, w.Split, *seed, w.Dir)
+	}}
 	if *paper {
-		ps, err := data.MakePaperSplits(ctx, cfg, *seed, *perClass, *valFrac, *testSplits, *testPerClass)
-		if err != nil {
-			return fmt.Errorf("data generate: %w", err)
-		}
-		splits = append([]data.Split{ps.Train, ps.Val}, ps.Tests...)
-		meta["val_fraction"], meta["test_splits"], meta["test_per_class"] = *valFrac, *testSplits, *testPerClass
+		opt.Paper, opt.ValFraction, opt.TestSplits, opt.TestPerClass = true, *valFrac, *testSplits, *testPerClass
 	} else {
-		s, err := data.MakeSplit(ctx, cfg, *seed, *split, *perClass, nil)
-		if err != nil {
-			return fmt.Errorf("data generate: %w", err)
-		}
-		splits = []data.Split{s}
-		meta["split"] = *split
+		opt.Split = *split
 	}
-	b, err := json.MarshalIndent(meta, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if _, err := data.GenerateDir(ctx, *out, opt); err != nil {
 		return fmt.Errorf("data generate: %w", err)
-	}
-	if err := report.WriteFile(*out, "dataset.json", append(b, '\n')); err != nil {
-		return fmt.Errorf("data generate: %w", err)
-	}
-	for _, s := range splits {
-		dir := *out
-		if *paper {
-			dir = filepath.Join(*out, s.Name)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("data generate: %w", err)
-			}
-		}
-		if err := data.WriteCSV(dir, s); err != nil {
-			return fmt.Errorf("data generate: %w", err)
-		}
-		fmt.Fprintf(stdout, "wrote %d records of split %q (seed %d) to %s\n", len(s.Records), s.Name, *seed, dir)
 	}
 	return nil
 }
