@@ -190,12 +190,19 @@ func TestRecipeTraining(t *testing.T) {
 	if err := data.WriteCSV(filepath.Join(dir, "d"), data.Split{Name: "d", Records: recs}); err != nil {
 		t.Fatal(err)
 	}
-	files := `name = "f"
-[data]
-source = "files"
-train = "d"
-val_fraction = 0.5
-test = ["d"]
+	rf, err := recipe.Parse("f.toml", []byte(filesRecipe(`name = "f"`, "train = \"d\"\nval_fraction = 0.5\ntest = [\"d\"]")), dir)
+	if err == nil {
+		_, _, err = RecipeTraining(t.Context(), rf)
+	}
+	if err == nil || !strings.Contains(err.Error(), "waveforms of 10 values") {
+		t.Errorf("files of 10 values for the paper model: %v", err)
+	}
+}
+
+// filesRecipe is a recipe of source = "files": top (the top-level keys),
+// then [data] with the lines of data, then one plugin of each kind.
+func filesRecipe(top, data string) string {
+	return top + "\n[data]\nsource = \"files\"\n" + data + `
 [[posterior]]
 use = "deterministic"
 [[explainer]]
@@ -203,11 +210,4 @@ use = "occlusion"
 [[summary]]
 use = "mean"
 `
-	rf, err := recipe.Parse("f.toml", []byte(files), dir)
-	if err == nil {
-		_, _, err = RecipeTraining(t.Context(), rf)
-	}
-	if err == nil || !strings.Contains(err.Error(), "waveforms of 10 values") {
-		t.Errorf("files of 10 values for the paper model: %v", err)
-	}
 }
