@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +12,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/plugin"
-	"github.com/uaxai/uaxai/host/progress"
-	"github.com/uaxai/uaxai/host/recipe"
-	"github.com/uaxai/uaxai/host/runner"
 	"github.com/uaxai/uaxai/host/script"
-	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -32,64 +27,6 @@ func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "uaxai", Output: stderr, Level: hclog.Warn})
 	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger}), nil
-}
-
-// recipeAndManager parses the flags (pluginDir is the --plugins flag's
-// value, read after parsing), loads the one
-// recipe argument and starts a plugin manager.
-func recipeAndManager(fs *flag.FlagSet, args []string, pluginDir *string, stderr io.Writer, usage string) (*recipe.Recipe, *plugin.Manager, error) {
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(pos) != 1 {
-		return nil, nil, fmt.Errorf("%s", usage)
-	}
-	r, err := recipe.Load(pos[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := newManager(*pluginDir, stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, m, nil
-}
-
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("run", stderr)
-	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
-	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
-	out := fs.String("out", "", "run directory root (default: the recipe's out)")
-	noCache := fs.Bool("no-cache", false, "fit posteriors again instead of reading the cache")
-	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE)")
-	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai run RECIPE.toml [flags]")
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
-		Command: append([]string{"uaxai", "run"}, args...)}
-	if !*noCache {
-		opt.Cache = store.Cache{Dir: *cacheDir}
-	}
-	_, err = runner.Run(ctx, r, opt)
-	return err
-}
-
-func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("recipe check", stderr)
-	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
-	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai recipe check RECIPE.toml")
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := runner.Check(ctx, r, m); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: ok (%d posteriors, %d explainers, %d summaries)\n", r.Path, len(r.Posteriors), len(r.Explainers), len(r.Summaries))
-	return nil
 }
 
 func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {

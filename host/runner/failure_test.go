@@ -67,21 +67,12 @@ func TestWrongLengthTestSplit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := `name = "files"
-out = "` + filepath.Join(dir, "runs") + `"
-[data]
-source = "files"
-train = "train"
+	top := `name = "files"
+out = "` + filepath.Join(dir, "runs") + `"`
+	text := filesRecipe(top, `train = "train"
 test = ["short"]
 [train]
-epochs = 1
-[[posterior]]
-use = "deterministic"
-[[explainer]]
-use = "occlusion"
-[[summary]]
-use = "mean"
-`
+epochs = 1`)
 	r, err := recipe.Parse("files.toml", []byte(text), dir)
 	if err != nil {
 		t.Fatal(err)

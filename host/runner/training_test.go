@@ -9,29 +9,22 @@ import (
 )
 
 // trainAndTest trains the paper's network on the generator's splits (data
-// seed 2026) and returns the test accuracy of every test split.
+// seed 2026) with Train and returns the test accuracy of every test split.
 func trainAndTest(t *testing.T, dc data.Config, perClass, epochs, testSplits int, cfg nn.TrainConfig, trainSeed uint64) []float64 {
 	t.Helper()
 	ctx := context.Background()
-	ps, err := data.MakePaperSplits(ctx, dc, 2026, perClass, 0.1, testSplits, 100)
+	ds, err := PaperDatasets(ctx, dc, 2026, perClass, 0.1, testSplits, 100)
 	if err != nil {
 		t.Fatal(err)
-	}
-	conv := func(recs []data.Record) nn.Data {
-		d := ToDataset(recs)
-		return nn.Data{X: d.X, Y: d.Y, N: d.N, Len: d.Len}
 	}
 	cfg.Epochs = epochs
-	res, err := nn.Train(ctx, nn.PaperArch(), conv(ps.Train.Records), conv(ps.Val.Records), cfg, trainSeed, nn.TrainOptions{})
+	res, err := Train(ctx, ds, TrainOptions{Arch: nn.PaperArch(), Config: cfg, Seed: trainSeed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, _ := nn.NewNet(nn.PaperArch())
-	ws := net.NewWorkspace(256)
 	var accs []float64
-	for _, s := range ps.Tests {
-		_, acc := nn.Evaluate(net, ws, res.Params.Data, conv(s.Records))
-		accs = append(accs, acc)
+	for _, s := range res.Tests {
+		accs = append(accs, s.Accuracy)
 	}
 	return accs
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/uaxai/uaxai/host/data"
+)
+
+func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("data generate", stderr)
+	perClass := fs.Int("per-class", 100, "records per class (with --paper: the training pool per class, default 900)")
+	seed := fs.Uint64("seed", 2026, "dataset seed")
+	out := fs.String("out", "", "output directory (required)")
+	f0 := fs.Float64("f0", 50, "nominal frequency, Hz")
+	noise := fs.Bool("noise", true, "add white Gaussian noise (SNR 20-50 dB)")
+	split := fs.String("split", "data", "split name (part of every record's random stream)")
+	paper := fs.Bool("paper", false, "write the splits that recipes and train use: OUT/train, OUT/val, OUT/test-0, ...")
+	valFrac := fs.Float64("val", 0.1, "with --paper: validation fraction of the pool")
+	testSplits := fs.Int("test-splits", 5, "with --paper: independent test splits")
+	testPerClass := fs.Int("test-per-class", 100, "with --paper: test records per class and split")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("data generate: --out DIR is required")
+	}
+	for _, f := range []string{"val", "test-splits", "test-per-class", "split"} {
+		if isSet(fs, f) && *paper == (f == "split") {
+			if *paper {
+				return fmt.Errorf("data generate: --split does not go with --paper, which names its splits train, val, test-0, ...")
+			}
+			return fmt.Errorf("data generate: --%s needs --paper", f)
+		}
+	}
+	if *paper && !isSet(fs, "per-class") {
+		*perClass = 900
+	}
+	if *paper && !(*valFrac >= 0 && *valFrac < 1) {
+		return fmt.Errorf("data generate: --val %v: want a fraction in [0, 1)", *valFrac)
+	}
+	cfg := data.DefaultConfig()
+	cfg.F0, cfg.Noise = *f0, *noise
+	opt := data.GenerateOptions{Config: cfg, Seed: *seed, PerClass: *perClass, Progress: func(w data.Written) {
+		fmt.Fprintf(stdout, "wrote %d records of split %q (seed %d) to %s\n", w.Records, w.Split, *seed, w.Dir)
+	}}
+	if *paper {
+		opt.Paper, opt.ValFraction, opt.TestSplits, opt.TestPerClass = true, *valFrac, *testSplits, *testPerClass
+	} else {
+		opt.Split = *split
+	}
+	if _, err := data.GenerateDir(ctx, *out, opt); err != nil {
+		return fmt.Errorf("data generate: %w", err)
+	}
+	return nil
+}
