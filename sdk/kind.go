@@ -33,41 +33,49 @@ func ParseID(id string) (Kind, string, error) {
 }
 
 // Describe returns the kind of plugin p (which of Posterior, Explainer
-// and Summary it implements) and its Info, after checking that the ID is
-// namespaced by that kind and that Info sets only its kind's fields. It is
-// the one place that reads a plugin's identity: Serve, the host's
-// registry and sdktest all call it.
+// and Summary it implements) and its Info, after checking the Info
+// (Info.Validate). It is the one place that reads a plugin's identity:
+// Serve, the host's registry and sdktest all call it. A value that
+// implements two kinds is refused: the host could not tell which it is.
 func Describe(p Plugin) (Kind, Info, error) {
-	var kind Kind
-	switch p.(type) {
-	case Posterior:
-		kind = KindPosterior
-	case Explainer:
-		kind = KindExplainer
-	case Summary:
-		kind = KindSummary
-	default:
+	var kinds []Kind
+	if _, ok := p.(Posterior); ok {
+		kinds = append(kinds, KindPosterior)
+	}
+	if _, ok := p.(Explainer); ok {
+		kinds = append(kinds, KindExplainer)
+	}
+	if _, ok := p.(Summary); ok {
+		kinds = append(kinds, KindSummary)
+	}
+	switch len(kinds) {
+	case 0:
 		return "", Info{}, fmt.Errorf("%T is not a plugin: it implements none of sdk.Posterior, sdk.Explainer, sdk.Summary", p)
+	case 1:
+	default:
+		return "", Info{}, fmt.Errorf("%T implements %d plugin kinds %v; a plugin is exactly one of sdk.Posterior, sdk.Explainer, sdk.Summary", p, len(kinds), kinds)
 	}
 	info := p.Info()
-	k, _, err := ParseID(info.ID)
-	if err != nil {
+	if err := info.Validate(kinds[0]); err != nil {
 		return "", Info{}, fmt.Errorf("%T: %w", p, err)
 	}
-	if k != kind {
-		return "", Info{}, fmt.Errorf("%T is a plugin of kind %s but its ID %q is namespaced %s; use %s.<name>", p, kind, info.ID, k, kind)
-	}
-	if err := info.checkKind(kind); err != nil {
-		return "", Info{}, fmt.Errorf("%s: %w", info.ID, err)
-	}
-	return kind, info, nil
+	return kinds[0], info, nil
 }
 
-// checkKind checks that only the fields of kind are set, and a summary's
-// output kind.
-func (i Info) checkKind(kind Kind) error {
+// Validate checks that i describes a plugin of the given kind: the ID is
+// "kind.name" (see ParseID), the version is set, only the fields of that
+// kind are set, and a summary's output is map, set or band. The host
+// applies it to the Info a plugin process reports, too.
+func (i Info) Validate(kind Kind) error {
+	k, _, err := ParseID(i.ID)
+	if err != nil {
+		return err
+	}
+	if k != kind {
+		return fmt.Errorf("it is a plugin of kind %s but its ID %q is namespaced %s; use %s.<name>", kind, i.ID, k, kind)
+	}
 	if i.Version == "" {
-		return fmt.Errorf("Info.Version is empty (want the plugin's version, e.g. \"1.0.0\")")
+		return fmt.Errorf("%s: Info.Version is empty (want the plugin's version, e.g. \"1.0.0\")", i.ID)
 	}
 	var other []string
 	if kind != KindPosterior && i.Finite {
@@ -90,16 +98,16 @@ func (i Info) checkKind(kind Kind) error {
 		}
 	}
 	if len(other) > 0 {
-		return fmt.Errorf("a %s sets Info.%s, which only another kind of plugin may set", kind, strings.Join(other, ", Info."))
+		return fmt.Errorf("%s: the %s sets Info.%s, which only another kind of plugin may set", i.ID, kind, strings.Join(other, ", Info."))
 	}
 	if kind == KindSummary {
 		switch i.Output {
 		case OutputMap, OutputSet, OutputBand:
 		default:
-			return fmt.Errorf("Info.Output is %q (accepted: map, set, band)", i.Output)
+			return fmt.Errorf("%s: Info.Output is %q (accepted: map, set, band)", i.ID, i.Output)
 		}
 		if i.MinDraws < 0 {
-			return fmt.Errorf("Info.MinDraws is %d (want >= 0)", i.MinDraws)
+			return fmt.Errorf("%s: Info.MinDraws is %d (want >= 0)", i.ID, i.MinDraws)
 		}
 	}
 	return nil

@@ -21,7 +21,7 @@ func init() {
 		if !ok {
 			return nil, fmt.Errorf("%T is not a plugin: it has no Info() sdk.Info method", p)
 		}
-		return serveConfig(pl, newModel)
+		return serveConfig(pl)
 	}
 }
 
@@ -36,7 +36,7 @@ func init() {
 // Serve owns stdout: print nothing to it, before or during Serve; log to
 // stderr (the host shows a plugin's stderr in its log).
 func Serve(p Plugin) {
-	cfg, err := serveConfig(p, newModel)
+	cfg, err := serveConfig(p)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "uaxai plugin: %v\n", err)
 		os.Exit(1)
@@ -48,7 +48,7 @@ func Serve(p Plugin) {
 // handshake, the gRPC protocol only, gRPC servers that accept messages up
 // to proto.MaxMessageSize, and JSON logs on stderr (which the host's
 // go-plugin client re-levels into its own log).
-func serveConfig(p Plugin, build modelBuilder) (*goplugin.ServeConfig, error) {
+func serveConfig(p Plugin) (*goplugin.ServeConfig, error) {
 	kind, info, err := Describe(p)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func serveConfig(p Plugin, build modelBuilder) (*goplugin.ServeConfig, error) {
 	return &goplugin.ServeConfig{
 		HandshakeConfig: proto.Handshake(),
 		Plugins: goplugin.PluginSet{
-			string(kind): &servedPlugin{kind: kind, impl: p, info: info, build: build, log: log},
+			string(kind): &servedPlugin{kind: kind, impl: p, info: info, log: log},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(proto.MaxMessageSize), grpc.MaxSendMsgSize(proto.MaxMessageSize))
@@ -76,11 +76,10 @@ func serveConfig(p Plugin, build modelBuilder) (*goplugin.ServeConfig, error) {
 // kind's service around the plugin. The host side is package sdk/driver.
 type servedPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	kind  Kind
-	impl  Plugin
-	info  Info
-	build modelBuilder // explainers: how a draw becomes a model
-	log   hclog.Logger
+	kind Kind
+	impl Plugin
+	info Info
+	log  hclog.Logger
 }
 
 // GRPCServer registers the kind's service.
@@ -89,7 +88,7 @@ func (p *servedPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error 
 	case KindPosterior:
 		pb.RegisterPosteriorServer(s, &posteriorServer{impl: p.impl.(Posterior), info: p.info, log: p.log})
 	case KindExplainer:
-		pb.RegisterExplainerServer(s, &explainerServer{impl: p.impl.(Explainer), info: p.info, log: p.log, build: p.build, models: map[uint64]nn.Model{}})
+		pb.RegisterExplainerServer(s, &explainerServer{impl: p.impl.(Explainer), info: p.info, log: p.log, models: map[uint64]nn.Model{}})
 	case KindSummary:
 		pb.RegisterSummaryServer(s, &summaryServer{impl: p.impl.(Summary), info: p.info, log: p.log})
 	default:

@@ -19,19 +19,6 @@ import (
 // a request, call the plugin and encode its answer. A plugin's error goes
 // back as a gRPC status with the plugin's message; the client adds the ID.
 
-// modelBuilder builds the model of a parameter draw inside the plugin
-// process; Serve uses nn.NewModel, tests inject fakes.
-type modelBuilder func(nn.Params) (nn.Model, error)
-
-// newModel is nn.NewModel as a modelBuilder.
-func newModel(p nn.Params) (nn.Model, error) {
-	m, err := nn.NewModel(p)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // toStatus converts a plugin's error to a gRPC status error.
 func toStatus(err error, code codes.Code) error {
 	switch {
@@ -148,10 +135,9 @@ func (s *posteriorServer) Sample(ctx context.Context, r *pb.SampleRequest) (_ *p
 
 type explainerServer struct {
 	pb.UnimplementedExplainerServer
-	impl  Explainer
-	info  Info
-	log   hclog.Logger
-	build modelBuilder
+	impl Explainer
+	info Info
+	log  hclog.Logger
 
 	mu     sync.Mutex
 	next   uint64              // the last handle given out
@@ -173,7 +159,7 @@ func (s *explainerServer) Load(_ context.Context, r *pb.LoadRequest) (_ *pb.Load
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	m, err := s.build(params)
+	m, err := nn.NewModel(params)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
 	}

@@ -85,10 +85,8 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	if err != nil {
 		return nil, fmt.Errorf("asking the %s plugin for its Info: %w", p.kind, err)
 	}
-	if k, _, err := sdk.ParseID(info.ID); err != nil {
-		return nil, err
-	} else if k != p.kind {
-		return nil, fmt.Errorf("plugin %q serves the %s protocol but its ID says %s", info.ID, p.kind, k)
+	if err := info.Validate(p.kind); err != nil {
+		return nil, fmt.Errorf("the plugin serving the %s protocol reports a bad Info: %w", p.kind, err)
 	}
 	return v, nil
 }
@@ -275,13 +273,15 @@ func (m *remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]
 }
 
 // Close releases the draw in the plugin process. Closing twice is a no-op.
+// Calls of Explain that are under way when Close starts may fail.
 func (m *remoteModel) Close() error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+	closed := m.closed
+	m.closed = true
+	m.mu.Unlock()
+	if closed {
 		return nil
 	}
-	m.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	if _, err := m.c.rpc.Release(ctx, &pb.ReleaseRequest{Handle: m.handle}); err != nil {

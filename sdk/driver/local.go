@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/internal/check"
@@ -141,12 +142,15 @@ func (c *localExplainer) Load(_ context.Context, draw nn.Params) (Model, error) 
 
 // localModel is one draw loaded into an in-process explainer.
 type localModel struct {
-	e *localExplainer
-	m nn.Model
+	e  *localExplainer
+	mu sync.Mutex
+	m  nn.Model // nil once closed
 }
 
 func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
+	l.mu.Lock()
 	id, m := l.e.info.ID, l.m
+	l.mu.Unlock()
 	if m == nil {
 		return nil, pluginErr(id, "Explain", errClosed)
 	}
@@ -167,7 +171,9 @@ func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 }
 
 func (l *localModel) Close() error {
+	l.mu.Lock()
 	l.m = nil
+	l.mu.Unlock()
 	return nil
 }
 

@@ -1,15 +1,16 @@
 // Package sdktest is the conformance kit a plugin author runs in their own
 // tests. Each function runs a plugin both in process and over the real
-// plugin protocol (served by sdk.ServeConfig inside the test process,
+// plugin protocol (served as sdk.Serve serves it, inside the test process,
 // through go-plugin's gRPC transport) on a small case the author
 // provides, and reports every broken rule with t.Errorf:
 //
-//   - Info: the ID is namespaced by the kind ("explainer.name") and a
-//     version is set; the remote Info equals the in-process one.
+//   - Info: sdk.Describe accepts it (the ID is namespaced by the kind,
+//     a version is set, only the kind's fields are set); the remote Info
+//     equals the in-process one.
 //   - Check accepts the case's config and rejects an unknown key with an
 //     error that names it, in process and remotely.
-//   - Answers have the right shape and finite values (the checks of
-//     sdk.CheckedExplainer and friends).
+//   - Answers have the right shape and finite values (the checks the
+//     host applies, in sdk/driver).
 //   - The plugin does not modify its inputs.
 //   - Determinism: the same request gives the same bytes, whatever the
 //     batch split (and, for posteriors, the number of workers).
