@@ -76,16 +76,10 @@ type Posterior interface {
 	Sample(ctx context.Context, a Artifact, req SampleRequest) ([]nn.Params, error)
 }
 
-// Dataset is a labelled set of waveforms, X holding N rows of Len values.
-type Dataset struct {
-	X   []float32
-	Y   []int
-	N   int
-	Len int
-}
-
-// Row returns waveform i.
-func (d Dataset) Row(i int) []float32 { return d.X[i*d.Len : (i+1)*d.Len : (i+1)*d.Len] }
+// Dataset is a labelled set of waveforms, X holding N rows of Len values:
+// the network library's nn.Data, so that a posterior trains on its
+// FitRequest's sets as they are.
+type Dataset = nn.Data
 
 // FitRequest is what a posterior is fitted on.
 type FitRequest struct {

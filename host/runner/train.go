@@ -8,7 +8,6 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
-	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -48,16 +47,13 @@ func (t Trained) TestAccuracy() eval.Stat {
 	return eval.StatOf(accs)
 }
 
-// nnData is the training view of a dataset.
-func nnData(d sdk.Dataset) nn.Data { return nn.Data{X: d.X, Y: d.Y, N: d.N, Len: d.Len} }
-
 // Train trains one network of opt.Arch on ds.Train with nn.Train (ds.Val
 // picks the checkpoint: the epoch of lowest validation loss), writes the
 // checkpoint to opt.Out with its architecture and best epoch as metadata,
 // and scores it on every test split of ds. Errors of nn.Train and of the
 // write are returned as they are; the write's names the file.
 func Train(ctx context.Context, ds Datasets, opt TrainOptions) (Trained, error) {
-	res, err := nn.Train(ctx, opt.Arch, nnData(ds.Train), nnData(ds.Val), opt.Config, opt.Seed,
+	res, err := nn.Train(ctx, opt.Arch, ds.Train, ds.Val, opt.Config, opt.Seed,
 		nn.TrainOptions{Workers: opt.Workers, Progress: opt.Progress})
 	if err != nil {
 		return Trained{}, err
@@ -81,7 +77,7 @@ func Train(ctx context.Context, ds Datasets, opt TrainOptions) (Trained, error) 
 		if err := ctx.Err(); err != nil {
 			return Trained{}, err
 		}
-		d := nnData(t.Data)
+		d := t.Data
 		if err := d.Check("test split "+t.Name, net.InputLen(), net.Classes()); err != nil {
 			return Trained{}, err
 		}

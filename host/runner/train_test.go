@@ -68,7 +68,7 @@ func TestTrain(t *testing.T) {
 		t.Errorf("progress reported epochs %v, want 1..4", epochs)
 	}
 	// The same protocol through nn.Train directly, with one worker.
-	want, err := nn.Train(t.Context(), smallArch(), nnData(ds.Train), nnData(ds.Val), opt.Config, opt.Seed, nn.TrainOptions{Workers: 1})
+	want, err := nn.Train(t.Context(), smallArch(), ds.Train, ds.Val, opt.Config, opt.Seed, nn.TrainOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

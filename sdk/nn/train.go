@@ -17,6 +17,9 @@ type Data struct {
 	Len int
 }
 
+// Row returns waveform i.
+func (d Data) Row(i int) []float32 { return d.X[i*d.Len : (i+1)*d.Len : (i+1)*d.Len] }
+
 // Check reports whether d is consistent with an architecture.
 func (d Data) Check(what string, inLen, classes int) error {
 	if d.Len != inLen {

@@ -135,8 +135,7 @@ func (p *Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, 
 	if workers > k {
 		perMember = workers / k
 	}
-	train := nn.Data{X: req.Train.X, Y: req.Train.Y, N: req.Train.N, Len: req.Train.Len}
-	val := nn.Data{X: req.Val.X, Y: req.Val.Y, N: req.Val.N, Len: req.Val.Len}
+	train, val := req.Train, req.Val
 	members := make([][]float32, k)
 	errs := make([]error, k)
 	var mu sync.Mutex
