@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -123,8 +122,9 @@ func (s *Script) Check(cfg sdk.Config) error {
 }
 
 // Summarise runs the script once for the whole batch: draws[i][s] is draw
-// s of input i, all draws of an input have the same length N_i >= 1. It
-// returns one Result per input.
+// s of input i. It converts what the script returns into Results; the
+// host checks batches and results as it checks any summary's, through
+// sdk/driver.LocalSummary.
 func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -168,12 +168,13 @@ func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Con
 	if res != nil {
 		return nil, fmt.Errorf("script %s: %s: %w", s.path, s.fn, res)
 	}
-	results := make([]sdk.Result, len(draws))
+	// The host checks the results as it checks every summary's (count,
+	// lengths, finite values, lower <= upper: sdk/driver.LocalSummary);
+	// here they are only converted.
+	var results []sdk.Result
 	switch s.info.Output {
 	case sdk.OutputMap, sdk.OutputSet:
-		if err := s.checkShape("", out, lens); err != nil {
-			return nil, err
-		}
+		results = make([]sdk.Result, len(out))
 		for i, m := range out {
 			if s.info.Output == sdk.OutputMap {
 				results[i].Map = append([]float64(nil), m...)
@@ -189,41 +190,16 @@ func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Con
 			results[i].Set = set
 		}
 	case sdk.OutputBand:
-		if err := s.checkShape("lower ", lo, lens); err != nil {
-			return nil, err
+		if len(lo) != len(hi) {
+			return nil, fmt.Errorf("script %s: %s returned %d lower and %d upper maps (want one of each per input)", s.path, s.fn, len(lo), len(hi))
 		}
-		if err := s.checkShape("upper ", hi, lens); err != nil {
-			return nil, err
-		}
+		results = make([]sdk.Result, len(lo))
 		for i := range lo {
-			for n := range lo[i] {
-				if lo[i][n] > hi[i][n] {
-					return nil, fmt.Errorf("script %s: %s: input %d, coordinate %d: lower %v > upper %v (want lower <= upper)", s.path, s.fn, i, n, lo[i][n], hi[i][n])
-				}
-			}
 			results[i].Lower = append([]float64(nil), lo[i]...)
 			results[i].Upper = append([]float64(nil), hi[i]...)
 		}
 	}
 	return results, nil
-}
-
-// checkShape checks one []float64 of length lens[i] per input, all finite.
-func (s *Script) checkShape(what string, out [][]float64, lens []int) error {
-	if len(out) != len(lens) {
-		return fmt.Errorf("script %s: %s returned %s%d results for a batch of %d inputs (want one per input)", s.path, s.fn, what, len(out), len(lens))
-	}
-	for i, m := range out {
-		if len(m) != lens[i] {
-			return fmt.Errorf("script %s: %s: %sresult for input %d has %d values, want %d (the length of its draws)", s.path, s.fn, what, i, len(m), lens[i])
-		}
-		for n, v := range m {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("script %s: %s: %sresult for input %d, coordinate %d is %v (want finite values)", s.path, s.fn, what, i, n, v)
-			}
-		}
-	}
-	return nil
 }
 
 func copyDraws(d [][][]float64) [][][]float64 {

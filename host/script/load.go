@@ -236,7 +236,7 @@ func (s *Script) readInfo(in *instance, d decls) error {
 		return v.String(), nil
 	}
 	base := strings.TrimSuffix(filepath.Base(s.path), filepath.Ext(s.path))
-	id, err := str("ID", "summary.script."+sanitise(base))
+	id, err := str("ID", "summary.script-"+sanitise(base))
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ var idRE = regexp.MustCompile(`^summary\.[a-z0-9][a-z0-9_.-]*$`)
 func sanitise(s string) string {
 	b := []byte(strings.ToLower(s))
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			b[i] = '_'
 		}
 	}

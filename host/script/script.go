@@ -20,7 +20,7 @@
 //
 //	import ("math"; "sort")               // only the allow-listed packages
 //
-//	const ID = "summary.trimmed_mean"     // optional; default "summary.script.<file base name>";
+//	const ID = "summary.trimmed_mean"     // optional; default "summary.script-<file base name>";
 //	                                      // the "summary." prefix is added if missing
 //	const Version = "0.1.0"               // optional; default "0.0.0"
 //	const Output = "map"                  // optional; "map" (default), "set" or "band"

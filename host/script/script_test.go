@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 )
 
 const examplePath = "../../recipes/scripts/trimmed_mean.go"
@@ -30,13 +31,19 @@ func write(t *testing.T, name, src string) string {
 	return p
 }
 
+// mustLoad loads a script and drives it as the host does, through
+// driver.LocalSummary, whose checks are the same as for plugin summaries.
 func mustLoad(t *testing.T, path string, opts ...Option) sdk.Summary {
 	t.Helper()
 	s, err := Load(path, append([]Option{WithOutput(io.Discard)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	checked, err := driver.LocalSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checked
 }
 
 // lineOf returns the 1-based line of the first line of src containing marker.
@@ -302,11 +309,11 @@ func Summarise(d [][][]float64, cfg map[string]interface{}) ([][]float64, error)
 		t.Fatal(err)
 	}
 	_, err := s.Summarise(context.Background(), in, sdk.Config{"mode": "short"})
-	wantErr(t, err, "shapes.go", "input 2", "has 1 values, want 2")
+	wantErr(t, err, "summary.", "input 2: map has 1 values, want 2")
 	_, err = s.Summarise(context.Background(), in, sdk.Config{"mode": "nan"})
-	wantErr(t, err, "shapes.go", "input 1, coordinate 3 is NaN", "finite")
+	wantErr(t, err, "summary.", "input 1: map value 3 is NaN", "finite")
 	_, err = s.Summarise(context.Background(), in, sdk.Config{"mode": "inf"})
-	wantErr(t, err, "input 0, coordinate 0 is +Inf")
+	wantErr(t, err, "input 0: map value 0 is +Inf")
 	_, err = s.Summarise(context.Background(), in, sdk.Config{"mode": "count"})
 	wantErr(t, err, "returned 1 results for a batch of 3 inputs")
 	// Bad input is reported before the script runs.
@@ -314,10 +321,8 @@ func Summarise(d [][][]float64, cfg map[string]interface{}) ([][]float64, error)
 	wantErr(t, err, "input 0: draw 1 has 1 values")
 	_, err = s.Summarise(context.Background(), [][][]float64{{}}, nil)
 	wantErr(t, err, "input 0 has no draws")
-	res, err := s.Summarise(context.Background(), nil, nil)
-	if err != nil || res != nil {
-		t.Errorf("empty batch: %v %v", res, err)
-	}
+	_, err = s.Summarise(context.Background(), nil, nil)
+	wantErr(t, err, "empty batch")
 	// The script's own error is passed on.
 	e := mustLoad(t, write(t, "err.go", "package e\n\nimport \"errors\"\n\nfunc Summarise(d [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\treturn nil, errors.New(\"no luck\")\n}\n"))
 	_, err = e.Summarise(context.Background(), in, nil)
@@ -359,7 +364,7 @@ func Summarise(d [][][]float64, cfg map[string]interface{}) ([][]float64, error)
 }
 `
 	s := mustLoad(t, write(t, "agree.go", src))
-	if info := s.Info(); info.Output != sdk.OutputSet || info.ID != "summary.script.agree" || info.Version != "0.0.0" {
+	if info := s.Info(); info.Output != sdk.OutputSet || info.ID != "summary.script-agree" || info.Version != "0.0.0" {
 		t.Errorf("info %+v", info)
 	}
 	in := [][][]float64{{{1, 0.5, 2, -1}, {2, 0.1, 0.2, 3}}, {{0.3}}}
@@ -435,7 +440,7 @@ func Check(cfg map[string]interface{}) error { return nil }
 		}
 	}
 	_, err = s.Summarise(context.Background(), [][][]float64{{{1, 2}, {3, 2}}}, sdk.Config{"swap": true})
-	wantErr(t, err, "input 0, coordinate 0: lower 3 > upper 1")
+	wantErr(t, err, "input 0: band index 0 has lower 3 > upper 1")
 }
 
 const counter = `package counter
