@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/plugins/summary/mean"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -188,7 +189,8 @@ func echoMap(v, s int) []float64 {
 	return m
 }
 
-// spySummary is the mean map, and logs the maps it is given.
+// spySummary is the mean map (plugins/summary/mean), and logs the maps it
+// is given.
 type spySummary struct {
 	mu    sync.Mutex
 	draws [][][]float64 // per input, in call order
@@ -206,13 +208,7 @@ func (sp *spySummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Co
 	sp.mu.Unlock()
 	out := make([]sdk.Result, len(draws))
 	for i, d := range draws {
-		m := make([]float64, len(d[0]))
-		for _, mp := range d {
-			for t, v := range mp {
-				m[t] += v / float64(len(d))
-			}
-		}
-		out[i] = sdk.Result{Map: m}
+		out[i] = sdk.Result{Map: mean.Mean(make([]float64, len(d[0])), d)}
 	}
 	return out, nil
 }
@@ -436,13 +432,11 @@ func TestScoresOfSummaryMaps(t *testing.T) {
 			}
 			continue
 		}
-		mean := make([]float64, inLen)
+		maps := make([][]float64, S)
 		for s := range S {
-			for t, v := range echoMap(1000*rec.Split+rec.Index, s) {
-				mean[t] += v / S
-			}
+			maps[s] = echoMap(1000*rec.Split+rec.Index, s)
 		}
-		rma, iou, why := eval.Localise(mean, mask)
+		rma, iou, why := eval.Localise(mean.Mean(make([]float64, inLen), maps), mask)
 		if rec.RMA != rma || rec.IoU != iou || rec.Why != why || rec.OK != (why == eval.Scored) || rec.MaskLen != 1 {
 			t.Errorf("record %d/%d: %+v, want RMA %v IoU %v why %v", rec.Split, rec.Index, rec, rma, iou, why)
 		}

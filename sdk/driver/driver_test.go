@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -34,52 +33,12 @@ func serveTest(t *testing.T, p sdk.Plugin) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := proto.ServeConfig(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: &testWriter{t}})
-	cfg.Logger = quiet
-	ctx, cancel := context.WithCancel(context.Background())
-	rc := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	cfg.Test = &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: rc, CloseCh: closed}
-	go goplugin.Serve(cfg)
-	var r *goplugin.ReattachConfig
-	select {
-	case r = <-rc:
-	case <-time.After(10 * time.Second):
-		cancel()
-		t.Fatal("plugin did not start")
-	}
-	c := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  Handshake(),
-		Plugins:          PluginSet(),
-		Reattach:         r,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  DialOptions(),
-		Logger:           quiet,
-	})
-	rpc, err := c.Client()
+	rpc, stop, err := proto.InProcess(p, PluginSet(), DialOptions(), quiet)
 	if err != nil {
-		c.Kill()
-		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		// Close stops the server; cancelling as well would stop it twice
-		// at once (a data race inside go-plugin), so cancel only if it
-		// does not stop by itself.
-		_ = rpc.Close()
-		c.Kill()
-		select {
-		case <-closed:
-		case <-time.After(10 * time.Second):
-			cancel()
-			<-closed
-		}
-		cancel()
-	})
+	t.Cleanup(stop)
 	v, err := rpc.Dispense(string(kind))
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
@@ -113,57 +112,10 @@ func (h *harness) checkConfig(where string, check func(sdk.Config) error, cfg sd
 // client that package driver dispenses and a function that stops both.
 func (h *harness) serve(impl sdk.Plugin, kind sdk.Kind) (any, func()) {
 	h.t.Helper()
-	cfg, err := proto.ServeConfig(impl)
-	if err != nil {
-		h.fatalf("serving: %v", err)
-	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "sdktest", Level: hclog.Warn, Output: os.Stderr})
-	cfg.Logger = log
-	ctx, cancel := context.WithCancel(context.Background())
-	rc := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	cfg.Test = &goplugin.ServeTestConfig{Context: ctx, ReattachConfigCh: rc, CloseCh: closed}
-	go goplugin.Serve(cfg)
-	var r *goplugin.ReattachConfig
-	select {
-	case r = <-rc:
-	case <-time.After(30 * time.Second):
-		cancel()
-		h.fatalf("the plugin server did not start")
-	}
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  driver.Handshake(),
-		Plugins:          driver.PluginSet(),
-		Reattach:         r,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  driver.DialOptions(),
-		Logger:           log,
-	})
-	stop := func() {
-		client.Kill()
-		cancel()
-		select {
-		case <-closed:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	rpc, err := client.Client()
+	rpc, stop, err := proto.InProcess(impl, driver.PluginSet(), driver.DialOptions(), log)
 	if err != nil {
-		stop()
-		h.fatalf("connecting to the plugin server: %v", err)
-	}
-	stop = func() {
-		// Close asks the server to stop; cancelling as well would stop it
-		// twice at once (a data race inside go-plugin), so cancel only if
-		// it does not stop by itself.
-		_ = rpc.Close()
-		client.Kill()
-		select {
-		case <-closed:
-		case <-time.After(10 * time.Second):
-			cancel()
-		}
-		cancel()
+		h.fatalf("serving over gRPC: %v", err)
 	}
 	v, err := rpc.Dispense(string(kind))
 	if err != nil {
