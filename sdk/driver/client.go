@@ -92,11 +92,9 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 }
 
 type posteriorClient struct {
-	rpc  pb.PosteriorClient
-	info sdk.Info
+	described
+	rpc pb.PosteriorClient
 }
-
-func (c *posteriorClient) Info() sdk.Info { return c.info }
 
 func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
 	return remoteCheck(c.info.ID, cfg, int64(draws), c.rpc.Check)
@@ -201,11 +199,9 @@ func remoteCheck(id string, cfg sdk.Config, draws int64, call func(context.Conte
 }
 
 type explainerClient struct {
-	rpc  pb.ExplainerClient
-	info sdk.Info
+	described
+	rpc pb.ExplainerClient
 }
-
-func (c *explainerClient) Info() sdk.Info { return c.info }
 
 func (c *explainerClient) Check(cfg sdk.Config) error {
 	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)
@@ -291,11 +287,9 @@ func (m *remoteModel) Close() error {
 }
 
 type summaryClient struct {
-	rpc  pb.SummaryClient
-	info sdk.Info
+	described
+	rpc pb.SummaryClient
 }
-
-func (c *summaryClient) Info() sdk.Info { return c.info }
 
 func (c *summaryClient) Check(cfg sdk.Config) error {
 	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)

@@ -46,6 +46,12 @@ type Model interface {
 
 var errClosed = errors.New("the model was closed")
 
+// described holds the Info of a plugin that the host drives: the local
+// wrappers and the gRPC clients of every kind embed it.
+type described struct{ info sdk.Info }
+
+func (d described) Info() sdk.Info { return d.info }
+
 // Handshake is the go-plugin handshake of the uaxai protocol, which
 // sdk.Serve uses too. A host and a plugin of different protocol versions
 // refuse each other with a clear go-plugin error.

@@ -22,11 +22,11 @@ func Local(p sdk.Plugin) (sdk.Kind, any, error) {
 	}
 	switch kind {
 	case sdk.KindPosterior:
-		return kind, &localPosterior{impl: p.(sdk.Posterior), info: info}, nil
+		return kind, &localPosterior{described{info}, p.(sdk.Posterior)}, nil
 	case sdk.KindExplainer:
-		return kind, &localExplainer{impl: p.(sdk.Explainer), info: info}, nil
+		return kind, &localExplainer{described{info}, p.(sdk.Explainer)}, nil
 	default:
-		return kind, &localSummary{impl: p.(sdk.Summary), info: info}, nil
+		return kind, &localSummary{described{info}, p.(sdk.Summary)}, nil
 	}
 }
 
@@ -73,11 +73,9 @@ func guarded(id, method string, f func() error) (err error) {
 }
 
 type localPosterior struct {
+	described
 	impl sdk.Posterior
-	info sdk.Info
 }
-
-func (c *localPosterior) Info() sdk.Info { return c.info }
 
 func (c *localPosterior) Check(cfg sdk.Config, draws int) error {
 	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg, draws) })
@@ -118,11 +116,9 @@ func (c *localPosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.Sam
 }
 
 type localExplainer struct {
+	described
 	impl sdk.Explainer
-	info sdk.Info
 }
-
-func (c *localExplainer) Info() sdk.Info { return c.info }
 
 func (c *localExplainer) Check(cfg sdk.Config) error {
 	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg) })
@@ -178,11 +174,9 @@ func (l *localModel) Close() error {
 }
 
 type localSummary struct {
+	described
 	impl sdk.Summary
-	info sdk.Info
 }
-
-func (c *localSummary) Info() sdk.Info { return c.info }
 
 func (c *localSummary) Check(cfg sdk.Config) error {
 	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg) })
