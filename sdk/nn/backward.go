@@ -228,15 +228,8 @@ func (n *Net) backwardSample(ws *Workspace, p, dParams []float32, i, s, c, stop 
 		}
 	case KindFlatten:
 		copy(din, dout)
-	case KindDropout:
-		if !ws.train || l.P == 0 {
-			copy(din, dout)
-			break
-		}
-		m := ws.mask[i][s*osz : (s+1)*osz]
-		for j := range din {
-			din[j] = dout[j] * m[j]
-		}
+	case KindDropout: // the same mask scales the gradient
+		n.dropout(ws, i, l, s, din, dout)
 	}
 	return true
 }

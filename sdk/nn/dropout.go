@@ -65,3 +65,18 @@ func FoldDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, error) {
 	// The layout of out equals that of a (dropout has no parameters).
 	return out, q, nil
 }
+
+// dropout applies layer i's inverted-dropout mask of sample s:
+// dst[j] = src[j] * m[j], where m holds 0 or 1/(1-P) (drawn for this
+// training step); in eval mode, or with P = 0, dst = src. Forward and
+// backward share it: the mask scales the activation and its gradient.
+func (n *Net) dropout(ws *Workspace, i int, l Layer, s int, dst, src []float32) {
+	if !ws.train || l.P == 0 {
+		copy(dst, src)
+		return
+	}
+	m := ws.mask[i][s*len(dst) : (s+1)*len(dst)]
+	for j := range dst {
+		dst[j] = src[j] * m[j]
+	}
+}

@@ -122,14 +122,7 @@ func (n *Net) forwardSample(ws *Workspace, p []float32, i, s, end int) int {
 	case KindFlatten:
 		copy(out, in)
 	case KindDropout:
-		if !ws.train || l.P == 0 {
-			copy(out, in)
-			break
-		}
-		m := ws.mask[i][s*sz : (s+1)*sz]
-		for j := range out {
-			out[j] = in[j] * m[j]
-		}
+		n.dropout(ws, i, l, s, out, in)
 	default:
 		panic("nn: unknown layer kind " + string(l.Kind))
 	}
