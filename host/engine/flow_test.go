@@ -1,0 +1,386 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// The tests of this file check the engine's flow around the push-forward:
+// the cache of fitted posteriors, checkpoints, which summaries are
+// scored, progress, and how failures are reported.
+
+// memCache is a Cache in memory; getErr and putErr make it fail.
+type memCache struct {
+	mu             sync.Mutex
+	m              map[string]sdk.Artifact
+	gets, puts     int
+	getErr, putErr error
+}
+
+func (c *memCache) Get(key string) (sdk.Artifact, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gets++
+	if c.getErr != nil {
+		return sdk.Artifact{}, false, c.getErr
+	}
+	a, ok := c.m[key]
+	return a, ok, nil
+}
+
+func (c *memCache) Put(key string, a sdk.Artifact) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.puts++
+	if c.putErr != nil {
+		return c.putErr
+	}
+	if c.m == nil {
+		c.m = map[string]sdk.Artifact{}
+	}
+	c.m[key] = a
+	return nil
+}
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu     sync.Mutex
+	stages map[string]int
+	max    int // the largest Advance
+	notes  []string
+}
+
+func (r *recorder) Stage(name string, total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stages == nil {
+		r.stages = map[string]int{}
+	}
+	r.stages[name] = total
+}
+
+func (r *recorder) Advance(done int, _ string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.max = max(r.max, done)
+}
+
+func (r *recorder) Note(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, msg)
+}
+
+func (r *recorder) noted(sub string) bool {
+	for _, n := range r.notes {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func cacheKey(p Step, info sdk.Info) (string, error) {
+	return fmt.Sprintf("%s-%s-%s-%d", info.ID, info.Version, p.Label, len(p.Config)) + strings.Repeat("0", 12), nil
+}
+
+// TestCache: a fitted posterior is stored, and taken from the cache on
+// the next run with the same results; a failing cache costs a fit, never
+// the run.
+func TestCache(t *testing.T) {
+	cache := &memCache{}
+	p := testPlan(5, 2, 1, 4)
+	p.CacheKey = cacheKey
+	f := newFakes(2)
+	obs := &recorder{}
+	first, _, err := Run(context.Background(), p, f, cache, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.post.fits != 1 || cache.puts != 1 || len(cache.m) != 1 {
+		t.Fatalf("first run: %d fits, %d puts, %d entries; want 1, 1, 1", f.post.fits, cache.puts, len(cache.m))
+	}
+	if _, fit := obs.stages["fit Fake"]; !fit || obs.stages["explain Fake / Echo"] != 10 || obs.max != 10 {
+		t.Errorf("progress: stages %v, last advance %d (want a fit stage, and 10 of 10 records explained)", obs.stages, obs.max)
+	}
+	g := newFakes(2)
+	obs = &recorder{}
+	second, _, err := Run(context.Background(), p, g, cache, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.post.fits != 0 || !obs.noted("taken from the cache") {
+		t.Errorf("second run: %d fits, notes %q; want the cached artifact", g.post.fits, obs.notes)
+	}
+	if !reflect.DeepEqual(first, second) {
+		t.Errorf("results from the cache differ from the fitted ones")
+	}
+
+	for _, tc := range []struct {
+		name  string
+		cache *memCache
+		key   func(Step, sdk.Info) (string, error)
+		note  string
+	}{
+		{"get fails", &memCache{getErr: errors.New("disk on fire")}, cacheKey, "disk on fire (fitting again)"},
+		{"put fails", &memCache{putErr: errors.New("disk full")}, cacheKey, "could not store Fake: disk full"},
+		{"no key", &memCache{}, func(Step, sdk.Info) (string, error) { return "", errors.New("unhashable") }, "no cache key (unhashable)"},
+	} {
+		f := newFakes(2)
+		obs := &recorder{}
+		p.CacheKey = tc.key
+		res, _, err := Run(context.Background(), p, f, tc.cache, obs)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if f.post.fits != 1 || !obs.noted(tc.note) {
+			t.Errorf("%s: %d fits, notes %q; want a fit and a note %q", tc.name, f.post.fits, obs.notes, tc.note)
+		}
+		if !reflect.DeepEqual(res, first) {
+			t.Errorf("%s: results differ", tc.name)
+		}
+	}
+}
+
+// TestCheckpoints: the results so far reach Checkpoint after every
+// (posterior, explainer) block, and a failing checkpoint stops the run.
+func TestCheckpoints(t *testing.T) {
+	p := testPlan(4, 2, 2, 4)
+	p.Explainers = append(p.Explainers, Step{ID: "explainer.echo", Label: "Echo 2", Target: "true"})
+	var rows []int
+	p.Checkpoint = func(r *Results) error {
+		rows = append(rows, len(r.Rows))
+		return nil
+	}
+	res := runPlan(t, p, newFakes(2), nil)
+	if !reflect.DeepEqual(rows, []int{1, 2}) || len(res.Rows) != 2 {
+		t.Fatalf("checkpoints saw %v rows, run %d; want [1 2] and 2", rows, len(res.Rows))
+	}
+	if res.Rows[0].ExplainerLabel != "Echo" || res.Rows[1].ExplainerLabel != "Echo 2" {
+		t.Errorf("rows out of order: %q, %q", res.Rows[0].ExplainerLabel, res.Rows[1].ExplainerLabel)
+	}
+	p.Checkpoint = func(*Results) error { return errors.New("results.json: disk full") }
+	if _, _, err := Run(context.Background(), p, newFakes(2), nil, nil); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failing checkpoint: %v", err)
+	}
+}
+
+// setSummary gives a set; minDraws summaries need more draws than some
+// posteriors have.
+type setSummary struct{ spySummary }
+
+func (*setSummary) Info() sdk.Info {
+	return sdk.Info{ID: "summary.set", Version: "1", Output: sdk.OutputSet}
+}
+
+type needsMany struct{ spySummary }
+
+func (*needsMany) Info() sdk.Info {
+	return sdk.Info{ID: "summary.many", Version: "1", Output: sdk.OutputMap, MinDraws: 3}
+}
+
+// summaries resolves each summary ID to its fake.
+type summaries struct {
+	*fakes
+	by map[string]sdk.Summary
+}
+
+func (s summaries) Summary(_ context.Context, id string) (sdk.Summary, error) {
+	v, ok := s.by[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown summary %q", id)
+	}
+	return driver.LocalSummary(v)
+}
+
+// TestUnscoredSummaries: a set summary and one that needs more draws than
+// the posterior has are reported in the notes and get no row; with no
+// summary to score, nothing is explained.
+func TestUnscoredSummaries(t *testing.T) {
+	f := newFakes(2)
+	res := summaries{f, map[string]sdk.Summary{"summary.set": &setSummary{}, "summary.many": &needsMany{}, "summary.spy": f.sum}}
+	p := testPlan(4, 2, 1, 4)
+	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}, {ID: "summary.many", Label: "Many"}, {ID: "summary.spy", Label: "Spy"}}
+	out, _, err := Run(context.Background(), p, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 1 || out.Rows[0].Summary != "summary.spy" || out.Rows[0].SummaryLabel != "Spy" {
+		t.Fatalf("rows %+v, want only the spy's", out.Rows)
+	}
+	notes := strings.Join(out.Notes, "\n")
+	for _, want := range []string{"summary.set gives a set", "2 draw(s), summary.many needs at least 3: skipped", "Fake / Echo: 0 records of unscored classes"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+	p.Summaries = p.Summaries[:2]
+	f = newFakes(2)
+	res.fakes = f
+	out, _, err = Run(context.Background(), p, res, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 0 || len(f.ex.calls) != 0 {
+		t.Errorf("no scored summary: %d rows, %d explained; want none", len(out.Rows), len(f.ex.calls))
+	}
+}
+
+// failing wraps the fakes with one failure.
+type failing struct {
+	*fakes
+	post, ex, sum error // returned when resolving
+	explain       error // returned by every Explain
+}
+
+func (f failing) Posterior(ctx context.Context, id string) (sdk.Posterior, error) {
+	if f.post != nil {
+		return nil, f.post
+	}
+	return f.fakes.Posterior(ctx, id)
+}
+
+func (f failing) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
+	if f.ex != nil {
+		return nil, f.ex
+	}
+	if f.explain != nil {
+		return failingExplainer{f.explain}, nil
+	}
+	return f.fakes.Explainer(ctx, id)
+}
+
+func (f failing) Summary(ctx context.Context, id string) (sdk.Summary, error) {
+	if f.sum != nil {
+		return nil, f.sum
+	}
+	return f.fakes.Summary(ctx, id)
+}
+
+type failingExplainer struct{ err error }
+
+func (failingExplainer) Info() sdk.Info         { return sdk.Info{ID: "explainer.echo", Version: "1"} }
+func (failingExplainer) Check(sdk.Config) error { return nil }
+func (e failingExplainer) Load(context.Context, nn.Params) (driver.Model, error) {
+	return failingModel(e), nil
+}
+
+type failingModel struct{ err error }
+
+func (m failingModel) Explain(context.Context, sdk.ExplainRequest) ([][]float64, error) {
+	return nil, m.err
+}
+func (failingModel) Close() error { return nil }
+
+// signedExplainer returns a map with a negative value.
+type signedExplainer struct{ echoExplainer }
+
+func (e *signedExplainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	maps, err := e.echoExplainer.Explain(ctx, m, req)
+	for _, mp := range maps {
+		mp[2] = -1
+	}
+	return maps, err
+}
+
+// TestFailures: every failure stops the run with an error that says
+// where it happened.
+func TestFailures(t *testing.T) {
+	p := testPlan(4, 2, 2, 4)
+	for _, tc := range []struct {
+		name string
+		res  Plugins
+		want []string
+	}{
+		{"posterior", failing{fakes: newFakes(2), post: errors.New("no such posterior")}, []string{"no such posterior"}},
+		{"explainer", failing{fakes: newFakes(2), ex: errors.New("no such explainer")}, []string{"no such explainer"}},
+		{"summary", failing{fakes: newFakes(2), sum: errors.New("no such summary")}, []string{"no such summary"}},
+		{"explain", failing{fakes: newFakes(2), explain: errors.New("window too long")}, []string{"explainer.echo on split test-0 records 0..3, draw 0: window too long"}},
+		{"too many draws", newFakes(1), []string{"posterior posterior.fake: sample:", "no member 1"}},
+	} {
+		_, _, err := Run(context.Background(), p, tc.res, nil, nil)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want it to say %q", tc.name, err, w)
+			}
+		}
+	}
+
+	// A signed map is scored only as |R|.
+	f := newFakes(2)
+	signed := &signedExplainer{echoExplainer{id: "explainer.echo", maxDraws: 2}}
+	res := explainers{f, signed}
+	p.Abs = false
+	if _, _, err := Run(context.Background(), p, res, nil, nil); err == nil || !strings.Contains(err.Error(), "map value 2 is -1: a signed map needs evaluate.abs = true") {
+		t.Errorf("signed map without abs: %v", err)
+	}
+	p.Abs = true
+	if _, _, err := Run(context.Background(), p, res, nil, nil); err != nil {
+		t.Errorf("signed map with abs: %v", err)
+	}
+
+	// A cancelled run stops.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Run(ctx, p, newFakes(2), nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: %v, want context.Canceled", err)
+	}
+}
+
+// explainers serves another explainer in place of the echo.
+type explainers struct {
+	*fakes
+	e sdk.Explainer
+}
+
+func (x explainers) Explainer(context.Context, string) (driver.Explainer, error) {
+	return driver.LocalExplainer(x.e)
+}
+
+// TestParallelBatches: every batch runs once, the first error wins and
+// stops the others, and a panic becomes an error.
+func TestParallelBatches(t *testing.T) {
+	for _, w := range []int{1, 2, 5} {
+		var mu sync.Mutex
+		seen := map[[2]int]int{}
+		err := parallelBatches(context.Background(), 23, 4, w, func(b0, b1 int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[[2]int{b0, b1}]++
+			return nil
+		})
+		want := map[[2]int]int{{0, 4}: 1, {4, 8}: 1, {8, 12}: 1, {12, 16}: 1, {16, 20}: 1, {20, 23}: 1}
+		if err != nil || !reflect.DeepEqual(seen, want) {
+			t.Errorf("%d workers: batches %v, err %v; want %v", w, seen, err, want)
+		}
+	}
+	err := parallelBatches(context.Background(), 100, 1, 2, func(b0, _ int) error {
+		if b0 == 7 {
+			return errors.New("batch 7 failed")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "batch 7 failed" {
+		t.Errorf("error: %v", err)
+	}
+	err = parallelBatches(context.Background(), 10, 5, 2, func(b0, _ int) error {
+		if b0 == 5 {
+			var m map[string]int
+			m["x"] = 1
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "internal error (please report)") {
+		t.Errorf("panic: %v", err)
+	}
+}
