@@ -192,8 +192,9 @@ func echoMap(v, s int) []float64 {
 // spySummary is the mean map (plugins/summary/mean), and logs the maps it
 // is given.
 type spySummary struct {
-	mu    sync.Mutex
-	draws [][][]float64 // per input, in call order
+	mu      sync.Mutex
+	draws   [][][]float64 // per input, in call order
+	batches []int         // inputs per call
 }
 
 func (*spySummary) Info() sdk.Info {
@@ -202,9 +203,8 @@ func (*spySummary) Info() sdk.Info {
 func (*spySummary) Check(sdk.Config) error { return nil }
 func (sp *spySummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Config) ([]sdk.Result, error) {
 	sp.mu.Lock()
-	for _, d := range draws {
-		sp.draws = append(sp.draws, d)
-	}
+	sp.draws = append(sp.draws, draws...)
+	sp.batches = append(sp.batches, len(draws))
 	sp.mu.Unlock()
 	out := make([]sdk.Result, len(draws))
 	for i, d := range draws {

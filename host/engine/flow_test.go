@@ -384,3 +384,88 @@ func TestParallelBatches(t *testing.T) {
 		t.Errorf("panic: %v", err)
 	}
 }
+
+// TestBatches: plugin calls carry at most Batch records (32 when unset),
+// and an unset worker count still runs (GOMAXPROCS workers).
+func TestBatches(t *testing.T) {
+	for _, tc := range []struct{ batch, workers, n, max int }{{4, 1, 10, 4}, {0, 0, 40, 32}, {-1, 2, 40, 32}} {
+		f := newFakes(2)
+		p := testPlan(tc.n, 2, tc.workers, tc.batch)
+		runPlan(t, p, f, nil)
+		total := 0
+		for _, b := range f.sum.batches {
+			total += b
+			if b > tc.max {
+				t.Errorf("batch %d workers %d: a call of %d records, want at most %d", tc.batch, tc.workers, b, tc.max)
+			}
+		}
+		// Record 3 of each split has no mask and is not summarised.
+		if total != 2*(tc.n-1) {
+			t.Errorf("batch %d: %d records summarised, want %d", tc.batch, total, 2*(tc.n-1))
+		}
+		if tc.max == 32 && len(f.sum.batches) != 4 {
+			t.Errorf("batch %d: %d calls for 2 splits of %d records, want 4 of at most 32", tc.batch, len(f.sum.batches), tc.n)
+		}
+	}
+}
+
+// tiedPosterior has one member whose classes 0 and 1 are equally likely.
+type tiedPosterior struct{ fakePosterior }
+
+func (p *tiedPosterior) Fit(_ context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	return sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"0": drawParams(t0{}, []float64{0.4, 0.4, 0.2}).Data}}, nil
+}
+
+type t0 struct{ testingT }
+
+// flatExplainer gives every input a map of ones, under any model.
+type flatExplainer struct{}
+
+func (flatExplainer) Info() sdk.Info         { return sdk.Info{ID: "explainer.echo", Version: "1"} }
+func (flatExplainer) Check(sdk.Config) error { return nil }
+func (flatExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	maps := make([][]float64, len(req.Targets))
+	for i := range maps {
+		maps[i] = make([]float64, m.InputLen())
+		for t := range maps[i] {
+			maps[i][t] = 1
+		}
+	}
+	return maps, nil
+}
+
+// TestPredictionTies: when the predictive mean ties, the lower class is
+// predicted, as numpy's and torch's argmax do.
+func TestPredictionTies(t *testing.T) {
+	f := newFakes(1)
+	tied := &tiedPosterior{fakePosterior{id: "posterior.fake", members: 1}}
+	res, _, err := Run(context.Background(), testPlan(4, 1, 1, 4), both{posteriors{f, tied}, flatExplainer{}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range res.Rows[0].Records {
+		if rec.Pred != 0 {
+			t.Fatalf("record %d/%d: predicted %d for probabilities (0.4, 0.4, 0.2), want 0", rec.Split, rec.Index, rec.Pred)
+		}
+	}
+}
+
+// both serves another explainer too.
+type both struct {
+	posteriors
+	e sdk.Explainer
+}
+
+func (x both) Explainer(context.Context, string) (driver.Explainer, error) {
+	return driver.LocalExplainer(x.e)
+}
+
+// posteriors serves another posterior in place of the fake.
+type posteriors struct {
+	*fakes
+	p sdk.Posterior
+}
+
+func (x posteriors) Posterior(context.Context, string) (sdk.Posterior, error) {
+	return driver.LocalPosterior(x.p)
+}
