@@ -136,7 +136,7 @@ func (x *Info) GetSummary() string {
 	return ""
 }
 
-// PosteriorInfo is sdk.PosteriorInfo.
+// PosteriorInfo is the sdk.Info of a posterior.
 type PosteriorInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Info          *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
@@ -189,7 +189,8 @@ func (x *PosteriorInfo) GetFinite() bool {
 	return false
 }
 
-// ExplainerInfo is sdk.ExplainerInfo; needs is the sdk.Needs bit set.
+// ExplainerInfo is the sdk.Info of an explainer; needs is the sdk.Needs
+// bit set.
 type ExplainerInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Info          *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
@@ -250,7 +251,8 @@ func (x *ExplainerInfo) GetStochastic() bool {
 	return false
 }
 
-// SummaryInfo is sdk.SummaryInfo; output is "map", "set" or "band".
+// SummaryInfo is the sdk.Info of a summary; output is "map", "set" or
+// "band".
 type SummaryInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Info          *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
