@@ -14,7 +14,7 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	seed := fs.Uint64("seed", 2026, "dataset seed")
 	out := fs.String("out", "", "output directory (required)")
 	f0 := fs.Float64("f0", 50, "nominal frequency, Hz")
-	noise := fs.Bool("noise", true, "add white Gaussian noise (SNR 20-50 dB)")
+	noise := fs.Bool("noise", true, "add white Gaussian noise (SNR 30-50 dB)")
 	split := fs.String("split", "data", "split name (part of every record's random stream)")
 	paper := fs.Bool("paper", false, "write the splits that recipes and train use: OUT/train, OUT/val, OUT/test-0, ...")
 	valFrac := fs.Float64("val", 0.1, "with --paper: validation fraction of the pool")

@@ -116,14 +116,15 @@ type Config struct {
 	Cycles int      // cycles a record, default 10; N = Cycles*Fs/F0 must be a whole number
 	Phase  *float64 // nil: phi ~ U[-pi, pi) per record; else the fixed phase in radians
 	Noise  bool     // add white Gaussian noise, default true
-	SNRMin float64  // dB, default 20; the SNR is drawn ~ U[SNRMin, SNRMax)
+	SNRMin float64  // dB, default 30; the SNR is drawn ~ U[SNRMin, SNRMax)
 	SNRMax float64  // dB, default 50; SNRMin == SNRMax fixes the SNR
 }
 
 // DefaultConfig returns the spec's setting: 50 Hz, 3200 Hz, 10 cycles
-// (N = 640), random phase, noise with SNR ~ U[20, 50] dB.
+// (N = 640), random phase, noise with SNR ~ U[30, 50] dB (the spec's
+// revised floor).
 func DefaultConfig() Config {
-	return Config{F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRMin: 20, SNRMax: 50}
+	return Config{F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRMin: 30, SNRMax: 50}
 }
 
 // Limits accepted by Validate.

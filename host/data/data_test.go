@@ -801,7 +801,7 @@ func TestSNR(t *testing.T) {
 	var snrSum float64
 	for i, r := range s.Records {
 		if r.SNRdB != r.Params["snr_db"] || r.SNRdB < cfg.SNRMin || r.SNRdB >= cfg.SNRMax {
-			t.Fatalf("record %d: SNRdB %v, params %v, want in [20, 50)", i, r.SNRdB, r.Params["snr_db"])
+			t.Fatalf("record %d: SNRdB %v, params %v, want in [%v, %v)", i, r.SNRdB, r.Params["snr_db"], cfg.SNRMin, cfg.SNRMax)
 		}
 		yy := y(cfg, r)
 		var py, pn float64
@@ -832,9 +832,10 @@ func TestSNR(t *testing.T) {
 	if worst > 6*sd {
 		t.Errorf("measured - drawn SNR: worst %v dB > 6 sd", worst)
 	}
-	// snr ~ U[20, 50): mean 35, sd 30/sqrt(12)
-	if tol := 4 * 30 / math.Sqrt(12*m); math.Abs(snrSum/m-35) > tol {
-		t.Errorf("mean drawn SNR %v, want 35 +- %v", snrSum/m, tol)
+	// snr ~ U[lo, hi): mean (lo+hi)/2, sd (hi-lo)/sqrt(12)
+	lo, hi := cfg.SNRMin, cfg.SNRMax
+	if tol := 4 * (hi - lo) / math.Sqrt(12*m); math.Abs(snrSum/m-(lo+hi)/2) > tol {
+		t.Errorf("mean drawn SNR %v, want %v +- %v", snrSum/m, (lo+hi)/2, tol)
 	}
 
 	cfg.SNRMin, cfg.SNRMax = 30, 30

@@ -11,7 +11,7 @@ import (
 func defaultData() Data {
 	return Data{
 		Source: SourcePQD, ValFraction: 0.1, TrainPerClass: 900, TestSplits: 5, TestPerClass: 100,
-		F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRdB: [2]float64{20, 50}, Phase: Phase{Random: true},
+		F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRdB: [2]float64{30, 50}, Phase: Phase{Random: true},
 	}
 }
 

@@ -3,7 +3,7 @@ package recipe
 import "strconv"
 
 func defaultEvaluate() Evaluate {
-	return Evaluate{Mask: MaskAmplitude, Eps: 0.02, Groups: []string{GroupAll, GroupDisc7}, Abs: true}
+	return Evaluate{Mask: MaskAmplitude, Eps: 0.001, Groups: []string{GroupAll, GroupDisc7}, Abs: true}
 }
 
 func (d *decoder) evaluate(v any, e *Evaluate) error {

@@ -75,7 +75,7 @@
 //
 //	[evaluate]
 //	mask             string  "amplitude" (default; |d| > eps, paper Def. 4.1) or "event"
-//	eps              float   default 0.02; > 0
+//	eps              float   default 0.001; > 0
 //	groups           array   default ["all", "disc-7"]; each "all" or "disc-7", no duplicates
 //	abs              bool    default true; score |R| (the paper does)
 //

@@ -232,7 +232,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("top level defaults: seed %d workers %d out %q", r.Seed, r.Workers, r.Out)
 	}
 	want := Data{Source: "pqd", ValFraction: 0.1, TrainPerClass: 900, TestSplits: 5, TestPerClass: 100,
-		F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRdB: [2]float64{20, 50}, Phase: Phase{Random: true}}
+		F0: 50, Fs: 3200, Cycles: 10, Noise: true, SNRdB: [2]float64{30, 50}, Phase: Phase{Random: true}}
 	if !reflect.DeepEqual(r.Data, want) {
 		t.Errorf("data defaults\n got %+v\nwant %+v", r.Data, want)
 	}
@@ -242,7 +242,7 @@ func TestDefaults(t *testing.T) {
 	if r.Model.Arch != nn.PaperArchName || r.Model.Layers != nil {
 		t.Errorf("model defaults %+v", r.Model)
 	}
-	if !reflect.DeepEqual(r.Evaluate, Evaluate{Mask: "amplitude", Eps: 0.02, Groups: []string{"all", "disc-7"}, Abs: true}) {
+	if !reflect.DeepEqual(r.Evaluate, Evaluate{Mask: "amplitude", Eps: 0.001, Groups: []string{"all", "disc-7"}, Abs: true}) {
 		t.Errorf("evaluate defaults %+v", r.Evaluate)
 	}
 	if p := r.Posteriors[0]; p.Draws != 1 || p.Label != "posterior.ensemble" {
@@ -537,7 +537,7 @@ func TestCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = checkCanonical(t, m, "")
-	for _, want := range []string{"train_per_class = 900", `phase = "random"`, "snr_db = [20.0, 50.0]", `groups = ["all", "disc-7"]`, "draws = 1", `target = "true"`} {
+	for _, want := range []string{"train_per_class = 900", `phase = "random"`, "snr_db = [30.0, 50.0]", `groups = ["all", "disc-7"]`, "draws = 1", `target = "true"`} {
 		if !strings.Contains(string(c), want) {
 			t.Errorf("canonical form lacks %q:\n%s", want, c)
 		}
