@@ -113,6 +113,11 @@ func (p *fakePosterior) Fit(_ context.Context, req sdk.FitRequest) (sdk.Artifact
 	p.mu.Lock()
 	p.fits++
 	p.mu.Unlock()
+	if req.Progress != nil {
+		for m := range p.members {
+			req.Progress(sdk.Progress{Done: m + 1, Total: p.members, Message: "member"})
+		}
+	}
 	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}}
 	for s := range p.members {
 		a.Tensors[strconv.Itoa(s)] = drawParams(testingT{}, drawProbs(s)).Data

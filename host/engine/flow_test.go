@@ -54,7 +54,7 @@ func (c *memCache) Put(key string, a sdk.Artifact) error {
 // recorder is an Observer that keeps what it is told.
 type recorder struct {
 	mu     sync.Mutex
-	stages map[string]int
+	stages map[string][]int // the totals each stage was given
 	max    int // the largest Advance
 	notes  []string
 }
@@ -63,9 +63,9 @@ func (r *recorder) Stage(name string, total int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stages == nil {
-		r.stages = map[string]int{}
+		r.stages = map[string][]int{}
 	}
-	r.stages[name] = total
+	r.stages[name] = append(r.stages[name], total)
 }
 
 func (r *recorder) Advance(done int, _ string) {
@@ -109,8 +109,10 @@ func TestCache(t *testing.T) {
 	if f.post.fits != 1 || cache.puts != 1 || len(cache.m) != 1 {
 		t.Fatalf("first run: %d fits, %d puts, %d entries; want 1, 1, 1", f.post.fits, cache.puts, len(cache.m))
 	}
-	if _, fit := obs.stages["fit Fake"]; !fit || obs.stages["explain Fake / Echo"] != 10 || obs.max != 10 {
-		t.Errorf("progress: stages %v, last advance %d (want a fit stage, and 10 of 10 records explained)", obs.stages, obs.max)
+	// The fit stage starts with an unknown total, then takes the
+	// posterior's (2 members); the explain stage has one total.
+	if !reflect.DeepEqual(obs.stages["fit Fake"], []int{0, 2, 2}) || !reflect.DeepEqual(obs.stages["explain Fake / Echo"], []int{10}) || obs.max != 10 {
+		t.Errorf("progress: stages %v, last advance %d (want a fit of 2 members, and 10 of 10 records explained)", obs.stages, obs.max)
 	}
 	g := newFakes(2)
 	obs = &recorder{}
@@ -388,7 +390,8 @@ func TestParallelBatches(t *testing.T) {
 // TestBatches: plugin calls carry at most Batch records (32 when unset),
 // and an unset worker count still runs (GOMAXPROCS workers).
 func TestBatches(t *testing.T) {
-	for _, tc := range []struct{ batch, workers, n, max int }{{4, 1, 10, 4}, {0, 0, 40, 32}, {-1, 2, 40, 32}} {
+	// Batches of 1 put record 3 (no mask) alone: no summary call for it.
+	for _, tc := range []struct{ batch, workers, n, max int }{{4, 1, 10, 4}, {1, 2, 5, 1}, {0, 0, 40, 32}, {-1, 2, 40, 32}} {
 		f := newFakes(2)
 		p := testPlan(tc.n, 2, tc.workers, tc.batch)
 		runPlan(t, p, f, nil)
@@ -468,4 +471,67 @@ type posteriors struct {
 
 func (x posteriors) Posterior(context.Context, string) (sdk.Posterior, error) {
 	return driver.LocalPosterior(x.p)
+}
+
+// closeFails is an explainer whose loaded draws fail to close.
+type closeFails struct{ driver.Explainer }
+
+func (c closeFails) Load(ctx context.Context, p nn.Params) (driver.Model, error) {
+	m, err := c.Explainer.Load(ctx, p)
+	return badClose{m}, err
+}
+
+type badClose struct{ driver.Model }
+
+func (badClose) Close() error { return errors.New("release refused") }
+
+type closing struct{ *fakes }
+
+func (c closing) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
+	e, err := c.fakes.Explainer(ctx, id)
+	return closeFails{e}, err
+}
+
+// summaryFails fails on the batch that holds record 5.
+type summaryFails struct{ spySummary }
+
+func (s *summaryFails) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	for _, d := range draws {
+		if int(d[0][1])-1 == 5 {
+			return nil, errors.New("no luck")
+		}
+	}
+	return s.spySummary.Summarise(ctx, draws, cfg)
+}
+
+// TestMoreFailures: a draw that cannot be released fails the run after
+// the block; a summary's error names the records of its batch.
+func TestMoreFailures(t *testing.T) {
+	p := testPlan(8, 2, 1, 4)
+	if _, _, err := Run(context.Background(), p, closing{newFakes(2)}, nil, nil); err == nil || !strings.Contains(err.Error(), "release refused") {
+		t.Errorf("failing release: %v", err)
+	}
+	f := newFakes(2)
+	res := summaries{f, map[string]sdk.Summary{"summary.spy": &summaryFails{}}}
+	if _, _, err := Run(context.Background(), p, res, nil, nil); err == nil || !strings.Contains(err.Error(), "summary.spy on split test-0 records 4..7:") || !strings.Contains(err.Error(), "no luck") {
+		t.Errorf("failing summary: %v", err)
+	}
+}
+
+// TestUnreportedClasses: records of a class the plan does not report (the
+// normal class) are kept in the records and counted in the notes, never
+// scored.
+func TestUnreportedClasses(t *testing.T) {
+	p := testPlan(6, 2, 2, 4)
+	p.Classes, p.Groups = []int{0}, map[string][]int{"all": {0}}
+	res := runPlan(t, p, newFakes(2), nil)
+	if len(res.Rows) != 1 || len(res.Rows[0].Records) != 12 {
+		t.Fatalf("rows %d, records %d; want 1 row of 12 records", len(res.Rows), len(res.Rows[0].Records))
+	}
+	if c := res.Rows[0].Agg.Counts; c.Scored != 0 || c.EmptyMask != 0 {
+		t.Errorf("counts %+v, want nothing scored or counted: class 1 is not reported", c)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "12 records of unscored classes (normal) left out") {
+		t.Errorf("notes %q", res.Notes)
+	}
 }
