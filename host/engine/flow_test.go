@@ -55,7 +55,7 @@ func (c *memCache) Put(key string, a sdk.Artifact) error {
 type recorder struct {
 	mu     sync.Mutex
 	stages map[string][]int // the totals each stage was given
-	max    int // the largest Advance
+	max    int              // the largest Advance
 	notes  []string
 }
 
