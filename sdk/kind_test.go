@@ -19,6 +19,12 @@ func TestParseID(t *testing.T) {
 		{"summary.trimmed-mean", KindSummary, "trimmed-mean", ""},
 		{"posterior.mc_dropout2", KindPosterior, "mc_dropout2", ""},
 		{"summary.9lives", KindSummary, "9lives", ""},
+		{"summary.za09", KindSummary, "za09", ""}, // the ends of both ranges
+		{"summary.0", KindSummary, "0", ""},
+		{"summary.x`", "", "", "may only hold lower-case letters"}, // '`' is 'a'-1
+		{"summary.x{", "", "", "may only hold lower-case letters"}, // '{' is 'z'+1
+		{"summary.x/", "", "", "may only hold lower-case letters"}, // '/' is '0'-1
+		{"summary.x:", "", "", "may only hold lower-case letters"}, // ':' is '9'+1
 		{"occlusion", "", "", "is not of the form kind.name"},
 		{"explainers.occlusion", "", "", `unknown kind "explainers"`},
 		{"explainer.", "", "", "empty name"},

@@ -330,6 +330,11 @@ func TestFailures(t *testing.T) {
 	if _, _, err := Run(context.Background(), p, res, nil, nil); err != nil {
 		t.Errorf("signed map with abs: %v", err)
 	}
+	// Maps that are >= 0 (with zeros) need no abs.
+	p.Abs = false
+	if _, _, err := Run(context.Background(), p, newFakes(2), nil, nil); err != nil {
+		t.Errorf("nonnegative map without abs: %v", err)
+	}
 
 	// A cancelled run stops.
 	ctx, cancel := context.WithCancel(context.Background())
