@@ -3,6 +3,7 @@ package sdk
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,8 +31,8 @@ func (c Config) Only(allowed ...string) error {
 		return nil
 	}
 	sort.Strings(bad)
-	sort.Strings(allowed)
-	return fmt.Errorf("unknown key %q (accepted: %s)", bad[0], strings.Join(allowed, ", "))
+	accepted := slices.Sorted(slices.Values(allowed)) // the caller's slice stays as it is
+	return fmt.Errorf("unknown key %q (accepted: %s)", bad[0], strings.Join(accepted, ", "))
 }
 
 // Float returns key as a float64, or def if it is absent.
