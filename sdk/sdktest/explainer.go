@@ -121,8 +121,8 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	if err != nil {
 		h.fatalf("remote: Load: %v", err)
 	}
-	for half := range 2 { // two batches under one loaded draw
-		lo, hi := half*b/2, b/2+half*(b-b/2)
+	for _, r := range [][2]int{{0, b / 2}, {b / 2, b}} { // two batches under one loaded draw
+		lo, hi := r[0], r[1]
 		if lo == hi {
 			continue
 		}

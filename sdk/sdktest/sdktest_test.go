@@ -215,10 +215,13 @@ func TestExplainerBadCase(t *testing.T) {
 }
 
 // meanSummary is the pointwise mean; first returns the first draw.
-type meanSummary struct{ first bool }
+type meanSummary struct {
+	first    bool
+	minDraws int
+}
 
 func (s meanSummary) Info() sdk.Info {
-	return sdk.Info{ID: "summary.mean", Version: "1", Output: sdk.OutputMap}
+	return sdk.Info{ID: "summary.mean", Version: "1", Output: sdk.OutputMap, MinDraws: s.minDraws}
 }
 func (meanSummary) Check(cfg sdk.Config) error { return cfg.Only() }
 func (s meanSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
@@ -268,6 +271,7 @@ func TestSummary(t *testing.T) {
 type noisePosterior struct {
 	workerDependent bool
 	counter         *atomic.Int64
+	reports         []sdk.Progress // Fit's progress reports; nil: epochs 1..3 of 3
 }
 
 func (noisePosterior) Info() sdk.Info {
@@ -279,8 +283,12 @@ func (p noisePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifa
 	if p.workerDependent {
 		seed += uint64(req.Workers)
 	}
-	for e := 1; e <= 3; e++ {
-		req.Progress(sdk.Progress{Done: e, Total: 3, Message: "epoch"})
+	reports := p.reports
+	if reports == nil {
+		reports = []sdk.Progress{{Done: 1, Total: 3}, {Done: 2, Total: 3}, {Done: 3, Total: 3}}
+	}
+	for _, r := range reports {
+		req.Progress(r)
 	}
 	base := tinyParams(seed)
 	return sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"base": base.Data}, Meta: map[string]string{"rows": fmt.Sprint(req.Train.N)}}, nil
@@ -369,4 +377,47 @@ func TestFinitePosterior(t *testing.T) {
 		"2 draws are not the first 2 of 3 draws")
 	expect(t, "seeds pick members", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{seeded: true}, posteriorCase()) }),
 		"other seeds gave other draws")
+}
+
+// TestCheckEdges: the checks hold at the ends of their ranges: two
+// inputs are a batch that can be split, two draws are enough to check a
+// posterior's draws, S = MinDraws is enough for a summary, and progress
+// may reach its total or have none.
+func TestCheckEdges(t *testing.T) {
+	two := explainerCase()
+	two.X, two.Targets = two.X[:16], two.Targets[:2]
+	expect(t, "two inputs, batch dependent", run(t, func(tb testing.TB) { Explainer(tb, &gradX{batchNorm: true}, two) }),
+		"maps depend on the batch: inputs 1..1 explained alone")
+	expect(t, "two inputs", run(t, func(tb testing.TB) { Explainer(tb, &gradX{}, two) }))
+
+	c := posteriorCase()
+	c.Draws = 0 // the default, 3
+	expect(t, "default draws", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{}, c) }))
+	c.Draws = 2
+	expect(t, "two draws, counter", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{counter: new(atomic.Int64)}, c) }),
+		"draw s must depend only on Seeds[s]")
+	expect(t, "two draws, reversed", run(t, func(tb testing.TB) { Posterior(tb, memberPosterior{reversed: true}, c) }),
+		"1 draws are not the first 1 of 2 draws")
+
+	for _, pc := range []struct {
+		name    string
+		reports []sdk.Progress
+		want    string
+	}{
+		{"done = total", []sdk.Progress{{Done: 0, Total: 2}, {Done: 2, Total: 2}}, ""},
+		{"no total", []sdk.Progress{{Done: 5, Total: 0}}, ""},
+		{"negative done", []sdk.Progress{{Done: -1, Total: 2}}, "progress report 0: done -1 of 2"},
+		{"negative total", []sdk.Progress{{Done: 0, Total: 2}, {Done: 0, Total: -1}}, "progress report 1: done 0 of -1"},
+		{"done > total", []sdk.Progress{{Done: 3, Total: 2}}, "progress report 0: done 3 of 2"},
+	} {
+		var want []string
+		if pc.want != "" {
+			want = []string{pc.want}
+		}
+		expect(t, pc.name, run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{reports: pc.reports}, posteriorCase()) }), want...)
+	}
+
+	expect(t, "S = MinDraws", run(t, func(tb testing.TB) { Summary(tb, meanSummary{minDraws: 5}, summaryCase()) }))
+	expect(t, "S < MinDraws", run(t, func(tb testing.TB) { Summary(tb, meanSummary{minDraws: 6}, summaryCase()) }),
+		"bad case: input 0 has 5 draws; the summary declares MinDraws 6")
 }
