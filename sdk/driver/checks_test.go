@@ -3,7 +3,10 @@ package driver
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -52,5 +55,52 @@ func TestFitRequestChecks(t *testing.T) {
 				t.Errorf("%s: %v, want %q named after the plugin", name, err, c.want)
 			}
 		}
+	}
+}
+
+// lateReporter keeps Fit's progress function and reports after Fit
+// returned, from several goroutines during it.
+type lateReporter struct {
+	fakePosterior
+	keep *func(sdk.Progress)
+}
+
+func (l lateReporter) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	*l.keep = req.Progress
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); req.Progress(sdk.Progress{Done: i, Total: 8}) }()
+	}
+	wg.Wait()
+	return sdk.Artifact{Arch: req.Arch}, nil
+}
+
+// TestLocalProgress: in process as over the wire, progress reports reach
+// the host one at a time, and none after Fit returned.
+func TestLocalProgress(t *testing.T) {
+	var keep func(sdk.Progress)
+	local, err := LocalPosterior(lateReporter{keep: &keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside, calls, overlaps int32
+	req := sdk.FitRequest{Arch: fakeArch(4), Progress: func(sdk.Progress) {
+		if atomic.AddInt32(&inside, 1) > 1 {
+			atomic.AddInt32(&overlaps, 1)
+		}
+		time.Sleep(time.Millisecond)
+		atomic.AddInt32(&calls, 1)
+		atomic.AddInt32(&inside, -1)
+	}}
+	if _, err := local.Fit(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 8 || overlaps != 0 {
+		t.Errorf("%d reports, %d overlapping; want 8, none overlapping", calls, overlaps)
+	}
+	keep(sdk.Progress{Done: 9, Total: 8})
+	if calls != 8 {
+		t.Errorf("a report after Fit returned reached the host")
 	}
 }

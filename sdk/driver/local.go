@@ -85,6 +85,24 @@ func (c *localPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artif
 	if err := checkFitRequest(req); err != nil {
 		return sdk.Artifact{}, pluginErr(c.info.ID, "Fit", err)
 	}
+	// As over the wire, progress reports reach the host one at a time,
+	// and none after Fit returns.
+	if report := req.Progress; report != nil {
+		var mu sync.Mutex
+		done := false
+		defer func() {
+			mu.Lock()
+			done = true
+			mu.Unlock()
+		}()
+		req.Progress = func(p sdk.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				report(p)
+			}
+		}
+	}
 	var a sdk.Artifact
 	err := guarded(c.info.ID, "Fit", func() (err error) {
 		if a, err = c.impl.Fit(ctx, req); err != nil {
