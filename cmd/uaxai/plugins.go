@@ -55,19 +55,17 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return err
 }
 
-// listScripts loads every script summary of dir; a script that does not
+// listScripts lists the script summaries of dir; a script that does not
 // load is reported on stderr and left out.
 func listScripts(dir string, stderr io.Writer) []plugin.Entry {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-	var out []plugin.Entry
-	for _, f := range files {
-		s, err := script.Load(f)
-		if err != nil {
-			fmt.Fprintln(stderr, "uaxai: plugins:", err)
-			continue
-		}
+	scripts, errs := script.LoadDir(dir)
+	for _, err := range errs {
+		fmt.Fprintln(stderr, "uaxai: plugins:", err)
+	}
+	out := make([]plugin.Entry, len(scripts))
+	for i, s := range scripts {
 		info := s.Info()
-		out = append(out, plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + f})
+		out[i] = plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + s.Path()}
 	}
 	return out
 }

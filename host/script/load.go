@@ -321,3 +321,22 @@ func sanitise(s string) string {
 	}
 	return string(b)
 }
+
+// LoadDir loads every summary script (*.go) of dir, in name order. A
+// script that does not load is left out, and its error returned among
+// errs; a missing dir holds no scripts.
+func LoadDir(dir string, opts ...Option) (scripts []*Script, errs []error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, []error{fmt.Errorf("scripts in %s: %w", dir, err)}
+	}
+	for _, f := range files {
+		s, err := Load(f, opts...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		scripts = append(scripts, s)
+	}
+	return scripts, errs
+}

@@ -583,3 +583,28 @@ func TestPrintGoesToOutput(t *testing.T) {
 		t.Errorf("output %q", buf.String())
 	}
 }
+
+// TestLoadDir: every script of a directory loads, in name order; one that
+// does not is reported and left out; a missing directory holds none.
+func TestLoadDir(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"b.go": counter, "a.go": string(src), "broken.go": "package broken\n\nfunc Summarise(", "notes.txt": "not a script"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scripts, errs := LoadDir(dir, WithOutput(io.Discard))
+	if len(scripts) != 2 || filepath.Base(scripts[0].Path()) != "a.go" || filepath.Base(scripts[1].Path()) != "b.go" {
+		t.Fatalf("loaded %d scripts %v, want a.go and b.go in order", len(scripts), scripts)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken.go") {
+		t.Errorf("errors %v, want one naming broken.go", errs)
+	}
+	if s, e := LoadDir(filepath.Join(dir, "missing")); len(s) != 0 || len(e) != 0 {
+		t.Errorf("missing directory: %v, %v", s, e)
+	}
+}
