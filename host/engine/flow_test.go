@@ -536,7 +536,7 @@ func TestUnreportedClasses(t *testing.T) {
 	if c := res.Rows[0].Agg.Counts; c.Scored != 0 || c.EmptyMask != 0 {
 		t.Errorf("counts %+v, want nothing scored or counted: class 1 is not reported", c)
 	}
-	if !strings.Contains(strings.Join(res.Notes, "\n"), "12 records of unscored classes (normal) left out") {
+	if !strings.Contains(strings.Join(res.Notes, "\n"), ": 12 records of unscored classes (normal) left out") {
 		t.Errorf("notes %q", res.Notes)
 	}
 }
