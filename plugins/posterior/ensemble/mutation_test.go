@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,4 +92,39 @@ func TestSeedZero(t *testing.T) {
 	checkMembers(t, fitWithin(t, New(), req), req, []uint64{0, 7})
 	req.Config = sdk.Config{"seed": int64(0)}
 	checkMembers(t, fitWithin(t, NewDeterministic(), req), req, []uint64{0})
+}
+
+// TestProgress: Fit reports every epoch of every member once, numbering
+// the members 1..k as a user reads them, with Done counting up to Total.
+func TestProgress(t *testing.T) {
+	var mu sync.Mutex
+	var done []int
+	var msgs []string
+	req := sdk.FitRequest{Arch: tinyArch(), Train: tinyData(48, 1), Val: tinyData(12, 2), Training: trainCfg(),
+		Config: sdk.Config{"seeds": []any{int64(3), int64(4)}}, Workers: 2,
+		Progress: func(p sdk.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Total != 2*trainCfg().Epochs {
+				t.Errorf("Total = %d, want %d", p.Total, 2*trainCfg().Epochs)
+			}
+			done = append(done, p.Done)
+			msgs = append(msgs, p.Message)
+		}}
+	fitWithin(t, New(), req)
+	slices.Sort(done)
+	want := make([]int, 2*trainCfg().Epochs)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if !slices.Equal(done, want) {
+		t.Errorf("Done values %v, want %v", done, want)
+	}
+	per := map[string]int{}
+	for _, m := range msgs {
+		per[strings.SplitN(m, " (", 2)[0]]++
+	}
+	if e := trainCfg().Epochs; per["member 1/2"] != e || per["member 2/2"] != e || len(per) != 2 {
+		t.Errorf("messages per member %v, want %d each of member 1/2 and member 2/2", per, e)
+	}
 }
