@@ -1,0 +1,79 @@
+package kern
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestConvExactLength: the convolution kernels accept input rows of
+// exactly T+K-1 samples packed back to back, the last one ending the
+// slice, with no spare capacity (checkRows asks for (rows-1)*stride +
+// length values, no more). The other tests pad every buffer with guard
+// values, under which a kernel that slices a few samples too far (T+K+1
+// for T+K-1, as mutation testing tried) still runs. Results are checked
+// against the defining sums in float64; T = 5 takes the portable kernels,
+// T = 20 the AVX2 ones where the CPU has them.
+func TestConvExactLength(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	exact := func(n int) []float32 { return slices.Clip(randVec(r, n)) }
+	for _, c := range []convCase{{1, 1, 3, 5}, {2, 3, 3, 5}, {3, 2, 1, 5}, {2, 2, 4, 5}, {4, 3, 3, 20}, {5, 2, 5, 20}} {
+		O, C, K, T := c.O, c.C, c.K, c.T
+		S := T + K - 1 // input row length and stride
+		x, w, dy := exact(C*S), exact(O*C*K), exact(O*T)
+
+		// Forward: dst[o*T+t] = sum_{i,k} w[(o*C+i)*K+k] * x[i*S+t+k].
+		dst := slices.Clip(make([]float32, O*T))
+		ConvMulti(dst, T, x, S, w, O, C, K, T)
+		for o := range O {
+			for tt := range T {
+				var want, mag float64
+				for i := range C {
+					for k := range K {
+						p := float64(w[(o*C+i)*K+k]) * float64(x[i*S+tt+k])
+						want, mag = want+p, mag+math.Abs(p)
+					}
+				}
+				if got := float64(dst[o*T+tt]); !near(got, want, mag, C*K) {
+					t.Fatalf("ConvMulti %+v: dst[%d][%d] = %g, want %g", c, o, tt, got, want)
+				}
+			}
+		}
+
+		// Weight gradient: dw[(o*C+i)*K+k] = sum_t dy[o*T+t] * x[i*S+t+k].
+		dw := slices.Clip(make([]float32, O*C*K))
+		ConvMultiGradW(dw, dy, T, x, S, O, C, K, T)
+		for j := range dw {
+			o, i, k := j/(C*K), j/K%C, j%K
+			var want, mag float64
+			for tt := range T {
+				p := float64(dy[o*T+tt]) * float64(x[i*S+tt+k])
+				want, mag = want+p, mag+math.Abs(p)
+			}
+			if !near(float64(dw[j]), want, mag, T) {
+				t.Fatalf("ConvMultiGradW %+v: dw[%d] = %g, want %g", c, j, dw[j], want)
+			}
+		}
+
+		// Input gradient: dx[i*S+s] = sum_{o, t+k=s} w[(o*C+i)*K+k] * dy[o*T+t].
+		dx := slices.Clip(make([]float32, C*S))
+		ConvMultiGradX(dx, S, dy, T, w, O, C, K, T)
+		for i := range C {
+			for s := range S {
+				var want, mag float64
+				for o := range O {
+					for k := range K {
+						if tt := s - k; tt >= 0 && tt < T {
+							p := float64(w[(o*C+i)*K+k]) * float64(dy[o*T+tt])
+							want, mag = want+p, mag+math.Abs(p)
+						}
+					}
+				}
+				if got := float64(dx[i*S+s]); !near(got, want, mag, O*K) {
+					t.Fatalf("ConvMultiGradX %+v: dx[%d][%d] = %g, want %g", c, i, s, got, want)
+				}
+			}
+		}
+	}
+}
