@@ -1,6 +1,7 @@
 package kern
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -18,7 +19,9 @@ import (
 func TestConvExactLength(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	exact := func(n int) []float32 { return slices.Clip(randVec(r, n)) }
-	for _, c := range []convCase{{1, 1, 3, 5}, {2, 3, 3, 5}, {3, 2, 1, 5}, {2, 2, 4, 5}, {4, 3, 3, 20}, {5, 2, 5, 20}} {
+	// O = 70 and 130 exceed the packMax/(4K) = 64 dy rows that
+	// ConvMultiGradX packs per block: several blocks, the last partial.
+	for _, c := range []convCase{{1, 1, 3, 5}, {2, 3, 3, 5}, {3, 2, 1, 5}, {2, 2, 4, 5}, {4, 3, 3, 20}, {5, 2, 5, 20}, {70, 4, 3, 20}, {130, 2, 3, 12}} {
 		O, C, K, T := c.O, c.C, c.K, c.T
 		S := T + K - 1 // input row length and stride
 		x, w, dy := exact(C*S), exact(O*C*K), exact(O*T)
@@ -75,5 +78,33 @@ func TestConvExactLength(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestShortPanicMessages: a too-short x panics with a message giving the
+// length it has and the length it needs (len(dst)+k-1), one short of
+// enough.
+func TestShortPanicMessages(t *testing.T) {
+	a := make([]float32, 40)
+	idx := make([]int32, 40)
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"Corr3", func() { Corr3(a[:10], a[:11], 1, 2, 3) }, "Corr3 x has length 11, need 12"},
+		{"CorrK", func() { CorrK(a[:10], a[:13], a[:5]) }, "CorrK x has length 13, need 14"},
+		{"Dot3", func() { Dot3(a[:10], a[:11]) }, "Dot3 x has length 11, need 12"},
+		{"DotK", func() { DotK(a[:5], a[:10], a[:13]) }, "DotK x has length 13, need 14"},
+		{"MaxPool", func() { MaxPool(a[:10], idx[:10], a[:11], 3) }, "MaxPool x has length 11, need 12"},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); msg != "kern: "+c.want {
+					t.Errorf("%s: panic %q, want %q", c.name, msg, "kern: "+c.want)
+				}
+			}()
+			c.f()
+		}()
 	}
 }
