@@ -1,0 +1,266 @@
+package nn
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// These tests close gaps that mutation testing (scripts/mutation) found
+// in inference.go, dropout.go and arch.go: no test gave an Inference more
+// inputs than one internal batch of 64, FoldDropout was only checked before
+// a dense layer (kernel 1), and no architecture sat at the edge of what
+// Shapes accepts.
+
+// TestBatchedEqualsSingles: a batch of B inputs, here more than two
+// internal batches of 64 and a partial third, gives for every input what
+// that input gives alone (the network acts on each input independently).
+func TestBatchedEqualsSingles(t *testing.T) {
+	a := smallArch()
+	_, p, x, target := randomSetup(t, a, 2*inferenceBatch+5, 21)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, k, B := m.InputLen(), m.Classes(), len(target)
+	const layer = "c2"
+	sh, err := m.LayerShape(layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz := sh.Size()
+	probs, logits := make([]float32, B*k), make([]float32, B*k)
+	grad, gprobs := make([]float32, B*n), make([]float32, B*k)
+	act, lgrad := make([]float32, B*sz), make([]float32, B*sz)
+	m.Probs(probs, x)
+	m.Logits(logits, x)
+	m.InputGrad(grad, gprobs, x, target)
+	if err := m.LayerGrad(act, lgrad, x, target, layer); err != nil {
+		t.Fatal(err)
+	}
+	same := func(what string, b int, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(float64(got[i])-float64(want[i])) > 1e-6*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("input %d of %d: batched %s[%d] = %v, alone %v", b, B, what, i, got[i], want[i])
+			}
+		}
+	}
+	p1, l1, g1, gp1 := make([]float32, k), make([]float32, k), make([]float32, n), make([]float32, k)
+	a1, lg1 := make([]float32, sz), make([]float32, sz)
+	for b := range B {
+		xb, tb := x[b*n:(b+1)*n], target[b:b+1]
+		m.Probs(p1, xb)
+		m.Logits(l1, xb)
+		m.InputGrad(g1, gp1, xb, tb)
+		if err := m.LayerGrad(a1, lg1, xb, tb, layer); err != nil {
+			t.Fatal(err)
+		}
+		same("probs", b, probs[b*k:(b+1)*k], p1)
+		same("logits", b, logits[b*k:(b+1)*k], l1)
+		same("input grad", b, grad[b*n:(b+1)*n], g1)
+		same("InputGrad probs", b, gprobs[b*k:(b+1)*k], gp1)
+		same("layer act", b, act[b*sz:(b+1)*sz], a1)
+		same("layer grad", b, lgrad[b*sz:(b+1)*sz], lg1)
+	}
+}
+
+// TestFoldDropoutBeforeConv: with the dropout layer first, in front of a
+// convolution, the folded network on x is the eval network on x with
+// input channel c multiplied by m_c / (1 - p); a second dropout, on the
+// flattened units in front of the dense layer, multiplies those units
+// likewise, which the folded dense weights must match.
+func TestFoldDropoutBeforeConv(t *testing.T) {
+	const P = 0.25
+	a := Arch{Name: "drop-conv", InChannels: 3, InLen: 6, Layers: []Layer{
+		{Kind: KindDropout, P: P},
+		{Kind: KindConv1D, Name: "c", Out: 2, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	lay, err := NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, lay.Size)
+	Init(lay, p, rng.For(5, "test", "dropout", -1, -1))
+	mask := []bool{true, false, true}
+	fa, fp, err := FoldDropout(a, p, [][]bool{mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fa.Layers) != len(a.Layers)-1 || fa.Layers[0].Kind != KindConv1D {
+		t.Fatalf("folded layers %v, want the dropout removed", fa.Layers)
+	}
+	folded, err := NewModel(Params{Arch: fa, Data: fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := NewModel(Params{Arch: a, Data: p}) // eval mode: dropout is the identity
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.For(6, "test", "dropout-x", -1, -1)
+	x := make([]float32, 4*18)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	xm := slices.Clone(x)
+	for i := range xm {
+		if c := i % 18 / 6; mask[c] {
+			xm[i] /= 1 - P
+		} else {
+			xm[i] = 0
+		}
+	}
+	got, want := make([]float32, 12), make([]float32, 12)
+	folded.Logits(got, x)
+	plain.Logits(want, xm)
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+			t.Fatalf("logit %d: folded %v, masked input %v", i, got[i], want[i])
+		}
+	}
+
+	// Refusals, each at its edge.
+	two := Arch{Name: "two", InChannels: 1, InLen: 4, Layers: []Layer{
+		{Kind: KindDropout, P: P}, {Kind: KindConv1D, Name: "c", Out: 2, Kernel: 2},
+		{Kind: KindFlatten}, {Kind: KindDropout, P: P}, {Kind: KindDense, Name: "d", Out: 2},
+	}}
+	last := Arch{Name: "last", InChannels: 1, InLen: 1, Layers: []Layer{
+		{Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 2}, {Kind: KindDropout, P: P},
+	}}
+	relu := Arch{Name: "relu", InChannels: 1, InLen: 1, Layers: []Layer{
+		{Kind: KindDropout, P: P}, {Kind: KindReLU}, {Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 2},
+	}}
+	params := func(a Arch) []float32 { l, _ := NewLayout(a); return make([]float32, l.Size) }
+	for _, c := range []struct {
+		name  string
+		a     Arch
+		masks [][]bool
+		want  string
+	}{
+		{"one mask for two layers", two, [][]bool{{true}}, "1 dropout masks given, layer 3 is dropout number 2"},
+		{"three masks for two layers", two, [][]bool{{true}, make([]bool, 6), {true}}, "3 dropout masks given for 2 dropout layers"},
+		{"mask length", two, [][]bool{{true}, make([]bool, 5)}, "needs a mask of 6 units, got 5"},
+		{"dropout last", last, [][]bool{{true, true}}, "dropout layer 2 must be followed by a dense or conv1d layer"},
+		{"dropout before relu", relu, [][]bool{{true}}, "dropout layer 0 must be followed by a dense or conv1d layer"},
+	} {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic %v, want an error", c.name, r)
+				}
+			}()
+			_, _, err = FoldDropout(c.a, params(c.a), c.masks)
+		}()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if _, _, err := FoldDropout(two, params(two), [][]bool{{true}, make([]bool, 6)}); err != nil {
+		t.Errorf("two masks for two layers: %v", err)
+	}
+}
+
+// TestShapesEdges: the smallest valid value of every size is accepted, and
+// the next one down (or up, for p) refused.
+func TestShapesEdges(t *testing.T) {
+	arch := func(inC, inLen int, layers ...Layer) Arch {
+		return Arch{Name: "edge", InChannels: inC, InLen: inLen, Layers: layers}
+	}
+	flat := []Layer{{Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 1}}
+	for _, c := range []struct {
+		name string
+		a    Arch
+		want string // "" valid
+	}{
+		{"in_len 1, one channel, dense out 1", arch(1, 1, flat...), ""},
+		{"in_len 0", arch(1, 0, flat...), "in_len must be >= 1"},
+		{"in_channels 0", arch(0, 1, flat...), "in_channels"},
+		{"conv out 1 kernel = length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 3}}, flat...)...), ""},
+		{"conv kernel > length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 4}}, flat...)...), "shorter than kernel 4"},
+		{"conv out 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 0, Kernel: 1}}, flat...)...), "out and kernel must be >= 1"},
+		{"conv kernel 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 0}}, flat...)...), "out and kernel must be >= 1"},
+		{"maxpool kernel 1", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 1}}, flat...)...), ""},
+		{"maxpool kernel = length", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 3}}, flat...)...), ""},
+		{"maxpool kernel 0", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 0}}, flat...)...), "kernel must be in [1, 3]"},
+		{"maxpool kernel > length", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 4}}, flat...)...), "kernel must be in [1, 3]"},
+		{"dropout p 0", arch(1, 1, append([]Layer{{Kind: KindDropout, P: 0}}, flat...)...), ""},
+		{"dropout p 1", arch(1, 1, append([]Layer{{Kind: KindDropout, P: 1}}, flat...)...), "p must be in [0, 1)"},
+		{"dropout p < 0", arch(1, 1, append([]Layer{{Kind: KindDropout, P: -1e-300}}, flat...)...), "p must be in [0, 1)"},
+		{"dense out 0", arch(1, 1, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 0}), "out must be >= 1"},
+	} {
+		_, err := c.a.Shapes()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestFoldBatchNormThroughFlatten: a batchnorm in front of flatten acts per
+// channel on C x T values (T > 1 here), and folding it into the dense
+// layer after the flatten must give the unfolded eval-mode network. Every
+// batchnorm of the paper's network is followed by a conv1d or dense layer
+// (through flatten), so its folded architecture has none left.
+func TestFoldBatchNormThroughFlatten(t *testing.T) {
+	a := Arch{Name: "bn-flatten", InChannels: 2, InLen: 7, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c", Out: 3, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindBatchNorm1D, Name: "bn"},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 4},
+	}}
+	net, p, x, _ := randomSetup(t, a, 3, 8)
+	ws := net.NewWorkspace(3)
+	net.Forward(ws, p, x, false, nil)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 3*net.Classes())
+	m.Logits(got, x)
+	within(t, "folded through flatten vs unfolded", got, ws.Logits(), 1e-5)
+
+	for _, arch := range []Arch{a, PaperArch()} {
+		lay, _ := NewLayout(arch)
+		fa, _, err := FoldBatchNorm(arch, make([]float32, lay.Size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range fa.Layers {
+			if l.Kind == KindBatchNorm1D {
+				t.Errorf("%s: batchnorm %q left after folding", arch.Name, l.Name)
+			}
+		}
+	}
+}
+
+// TestLayerGradShortBuffers: act and grad must hold B times the layer's
+// size; one value short is an error, not a silently truncated copy.
+func TestLayerGradShortBuffers(t *testing.T) {
+	a := smallArch()
+	_, p, x, target := randomSetup(t, a, 3, 4)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := m.LayerShape("c2")
+	need := 3 * sh.Size()
+	if err := m.LayerGrad(make([]float32, need), make([]float32, need), x, target, "c2"); err != nil {
+		t.Fatalf("exact buffers: %v", err)
+	}
+	for _, c := range []struct{ act, grad, targets int }{{need - 1, need, 3}, {need, need - 1, 3}, {need, need, 2}} {
+		if err := m.LayerGrad(make([]float32, c.act), make([]float32, c.grad), x, target[:c.targets], "c2"); err == nil {
+			t.Errorf("act %d, grad %d, %d targets for %d values: no error", c.act, c.grad, c.targets, need)
+		}
+	}
+}
