@@ -184,6 +184,7 @@ func TestShapesEdges(t *testing.T) {
 		{"in_len 0", arch(1, 0, flat...), "in_len must be >= 1"},
 		{"in_channels 0", arch(0, 1, flat...), "in_channels"},
 		{"conv out 1 kernel = length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 3}}, flat...)...), ""},
+		{"conv kernel 1", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 2, Kernel: 1}}, flat...)...), ""},
 		{"conv kernel > length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 4}}, flat...)...), "shorter than kernel 4"},
 		{"conv out 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 0, Kernel: 1}}, flat...)...), "out and kernel must be >= 1"},
 		{"conv kernel 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 0}}, flat...)...), "out and kernel must be >= 1"},
