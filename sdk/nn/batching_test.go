@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -260,8 +261,51 @@ func TestLayerGradShortBuffers(t *testing.T) {
 		t.Fatalf("exact buffers: %v", err)
 	}
 	for _, c := range []struct{ act, grad, targets int }{{need - 1, need, 3}, {need, need - 1, 3}, {need, need, 2}} {
-		if err := m.LayerGrad(make([]float32, c.act), make([]float32, c.grad), x, target[:c.targets], "c2"); err == nil {
-			t.Errorf("act %d, grad %d, %d targets for %d values: no error", c.act, c.grad, c.targets, need)
+		err := m.LayerGrad(make([]float32, c.act), make([]float32, c.grad), x, target[:c.targets], "c2")
+		if want := fmt.Sprintf("want act and grad of %d values and 3 targets", need); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("act %d, grad %d, %d targets: error %v, want one containing %q", c.act, c.grad, c.targets, err, want)
 		}
+	}
+}
+
+// TestInferenceNoAllocs: like a training step (TestNoAllocs), Probs and
+// InputGrad on a batch allocate nothing once warm: explainers call them
+// thousands of times per record.
+func TestInferenceNoAllocs(t *testing.T) {
+	a := PaperArch()
+	_, p, x, target := randomSetup(t, a, 20, 5)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, grad := make([]float32, 20*m.Classes()), make([]float32, 20*m.InputLen())
+	if n := testing.AllocsPerRun(5, func() { m.Probs(probs, x) }); n != 0 {
+		t.Errorf("Probs: %v allocations per call", n)
+	}
+	if n := testing.AllocsPerRun(5, func() { m.InputGrad(grad, probs, x, target) }); n != 0 {
+		t.Errorf("InputGrad: %v allocations per call", n)
+	}
+}
+
+// TestInputGradTargetRange: a target outside 0..k-1 panics with a message
+// naming it, k itself included.
+func TestInputGradTargetRange(t *testing.T) {
+	a := smallArch()
+	_, p, x, _ := randomSetup(t, a, 1, 6)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := m.Classes()
+	for _, y := range []int{k, -1} {
+		func() {
+			defer func() {
+				want := fmt.Sprintf("nn: target %d of input 0 out of range 0..%d", y, k-1)
+				if r := fmt.Sprint(recover()); r != want {
+					t.Errorf("target %d: panic %q, want %q", y, r, want)
+				}
+			}()
+			m.InputGrad(make([]float32, m.InputLen()), nil, x, []int{y})
+		}()
 	}
 }
