@@ -309,3 +309,48 @@ func TestInputGradTargetRange(t *testing.T) {
 		}()
 	}
 }
+
+// TestSoftmaxLargeLogits: softmax subtracts the row maximum before exp, so
+// logits far beyond exp's float64 range (about 709) still give the
+// probabilities of their differences: (1000, 999, 0) and (-999, -1000,
+// -1999) are both (e, 1, e^-999)/(e+1).
+func TestSoftmaxLargeLogits(t *testing.T) {
+	p := make([]float32, 6)
+	Softmax(p, []float32{1000, 999, 0, -999, -1000, -1999}, 3)
+	want := []float64{math.E / (math.E + 1), 1 / (math.E + 1), 0}
+	for r := range 2 {
+		for j, w := range want {
+			if got := float64(p[r*3+j]); !(math.Abs(got-w) <= 1e-6) { // NaN fails
+				t.Errorf("row %d: p[%d] = %v, want %v", r, j, got, w)
+			}
+		}
+	}
+}
+
+// TestFoldBatchNormKept: a batchnorm followed by a ReLU cannot be folded
+// into a weight; NewModel keeps it as a batchnorm carrying the composed
+// affine map, and the model still computes the unfolded eval network.
+func TestFoldBatchNormKept(t *testing.T) {
+	a := Arch{Name: "bn-relu", InChannels: 2, InLen: 7, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c", Out: 3, Kernel: 3},
+		{Kind: KindBatchNorm1D, Name: "bn"},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 4},
+	}}
+	net, p, x, _ := randomSetup(t, a, 3, 9)
+	ws := net.NewWorkspace(3)
+	net.Forward(ws, p, x, false, nil)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 3*net.Classes())
+	m.Logits(got, x)
+	// Tighter than float32 noise allows elsewhere (the error is ~2e-7):
+	// the kept batchnorm's running variance must make it exactly affine.
+	within(t, "kept batchnorm vs unfolded", got, ws.Logits(), 2e-6)
+	if a.Classes() != 4 || (Arch{Name: "bad"}).Classes() != 0 {
+		t.Errorf("Classes() = %d and %d for a valid and an invalid arch, want 4 and 0", a.Classes(), (Arch{Name: "bad"}).Classes())
+	}
+}
