@@ -354,3 +354,55 @@ func TestFoldBatchNormKept(t *testing.T) {
 		t.Errorf("Classes() = %d and %d for a valid and an invalid arch, want 4 and 0", a.Classes(), (Arch{Name: "bad"}).Classes())
 	}
 }
+
+// TestLastLayerBatchNorm: a batchnorm may be the last layer. In eval mode
+// the logits are then the affine map of the running statistics applied to
+// the same network without it; in train mode every logit channel has batch
+// mean b and biased batch variance g^2 v/(v+eps), v the variance of its
+// input (the batch statistics are those of the batch itself).
+func TestLastLayerBatchNorm(t *testing.T) {
+	body := []Layer{{Kind: KindConv1D, Name: "c", Out: 2, Kernel: 3}, {Kind: KindReLU}, {Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 3}}
+	a := Arch{Name: "bn-last", InChannels: 1, InLen: 6, Layers: append(slices.Clone(body), Layer{Kind: KindBatchNorm1D, Name: "bn"})}
+	a0 := Arch{Name: "bn-last-body", InChannels: 1, InLen: 6, Layers: body}
+	const B = 7
+	net, p, x, _ := randomSetup(t, a, B, 12)
+	net0, err := NewNet(a0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0 := p[:net0.Layout().Size] // the body's tensors come first, in the same order
+	ws0 := net0.NewWorkspace(B)
+	net0.Forward(ws0, p0, x, false, nil)
+	z0 := slices.Clone(ws0.Logits())
+	lay := net.Layout()
+	g, b := lay.View(p, "bn.weight"), lay.View(p, "bn.bias")
+	rm, rv := lay.View(p, "bn.running_mean"), lay.View(p, "bn.running_var")
+
+	ws := net.NewWorkspace(B)
+	net.Forward(ws, p, x, false, nil)
+	for i, z := range ws.Logits() {
+		c := i % 3
+		want := float64(g[c])*(float64(z0[i])-float64(rm[c]))/math.Sqrt(float64(rv[c])+BNEps) + float64(b[c])
+		if math.Abs(float64(z)-want) > 1e-5*(1+math.Abs(want)) {
+			t.Fatalf("eval logit %d = %v, want %v", i, z, want)
+		}
+	}
+
+	net.Forward(ws, p, x, true, nil)
+	z := ws.Logits()
+	for c := range 3 {
+		var m0, v0, m, v float64
+		for s := range B {
+			m0 += float64(z0[s*3+c]) / B
+			m += float64(z[s*3+c]) / B
+		}
+		for s := range B {
+			v0 += (float64(z0[s*3+c]) - m0) * (float64(z0[s*3+c]) - m0) / B
+			v += (float64(z[s*3+c]) - m) * (float64(z[s*3+c]) - m) / B
+		}
+		wantV := float64(g[c]) * float64(g[c]) * v0 / (v0 + BNEps)
+		if math.Abs(m-float64(b[c])) > 1e-5 || math.Abs(v-wantV) > 1e-4*wantV {
+			t.Errorf("train channel %d: batch mean %v, variance %v; want %v, %v", c, m, v, b[c], wantV)
+		}
+	}
+}
