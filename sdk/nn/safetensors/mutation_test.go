@@ -100,3 +100,13 @@ func TestErrorsNameTheCoveringTensor(t *testing.T) {
 	_, err = decodeNoPanic(t, build(`{`+w("a", "[3]", "[4,12]")+`}`, make([]byte, 12)))
 	wantErr(t, "span", err, "data_offsets [4, 12] span 8 bytes", "= 12 bytes")
 }
+
+// TestDataAfterHeaderObject: a JSON value after the header object is
+// refused as such (only space padding may follow), and a character that is
+// no JSON at all as a syntax error after the object.
+func TestDataAfterHeaderObject(t *testing.T) {
+	_, err := decodeNoPanic(t, build(`{} 1`, nil))
+	wantErr(t, "value after the object", err, "data after the JSON object, want only space padding")
+	_, err = decodeNoPanic(t, build(`{} x`, nil))
+	wantErr(t, "junk after the object", err, "after the JSON object: invalid character")
+}
