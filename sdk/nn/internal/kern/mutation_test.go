@@ -44,6 +44,17 @@ func TestConvExactLength(t *testing.T) {
 			}
 		}
 
+		// With the bias first and the rectified copy (ConvMultiBias, w not
+		// packed): the same sums plus bias[o], and their positive parts.
+		bias := exact(O)
+		dstB, rel := slices.Clip(make([]float32, O*T)), slices.Clip(make([]float32, O*T))
+		ConvMultiBias(dstB, rel, T, x, S, w, nil, bias, O, C, K, T)
+		for i := range dstB {
+			if want := float64(dst[i]) + float64(bias[i/T]); !near(float64(dstB[i]), want, math.Abs(want)+1, C*K+1) || rel[i] != max(dstB[i], 0) {
+				t.Fatalf("ConvMultiBias %+v: [%d] = %g (rel %g), want %g", c, i, dstB[i], rel[i], want)
+			}
+		}
+
 		// Weight gradient: dw[(o*C+i)*K+k] = sum_t dy[o*T+t] * x[i*S+t+k].
 		dw := slices.Clip(make([]float32, O*C*K))
 		ConvMultiGradW(dw, dy, T, x, S, O, C, K, T)
