@@ -406,3 +406,60 @@ func TestLastLayerBatchNorm(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowProbsDefinition: WindowProbs equals its definition, the class
+// probability of x with samples s..s+width-1 of every channel set to the
+// baseline, computed one full forward pass at a time. The first network
+// keeps a batchnorm (followed by a ReLU, so not folded) and an eval-mode
+// dropout inside the local stack before the global max pool, which the
+// incremental path recomputes per window; the second has no global max
+// pool and takes the batched plain path, with more windows than one batch.
+func TestWindowProbsDefinition(t *testing.T) {
+	local := Arch{Name: "local-bn", InChannels: 2, InLen: 30, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 3},
+		{Kind: KindBatchNorm1D, Name: "bn"},
+		{Kind: KindReLU},
+		{Kind: KindDropout, P: 0.3},
+		{Kind: KindMaxPool1D, Kernel: 2},
+		{Kind: KindConv1D, Name: "c2", Out: 4, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	flat := Arch{Name: "no-gmp", InChannels: 1, InLen: 80, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 2, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	for _, a := range []Arch{local, flat} {
+		_, p, x, _ := randomSetup(t, a, 1, 14)
+		m, err := NewModel(Params{Arch: a, Data: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, k, T := m.InputLen(), m.Classes(), a.InLen
+		for _, width := range []int{1, 4, T} {
+			var starts []int
+			for s := 0; s+width <= T; s++ {
+				starts = append(starts, s)
+			}
+			got := make([]float32, len(starts))
+			m.WindowProbs(got, x, starts, width, 0.5, 2)
+			xo, pr := make([]float32, n), make([]float32, k)
+			for j, s := range starts {
+				copy(xo, x)
+				for c := range a.InChannels {
+					for tt := s; tt < s+width; tt++ {
+						xo[c*T+tt] = 0.5
+					}
+				}
+				m.Probs(pr, xo)
+				if math.Abs(float64(got[j]-pr[2])) > 1e-6 {
+					t.Fatalf("%s width %d window %d: WindowProbs %v, definition %v", a.Name, width, s, got[j], pr[2])
+				}
+			}
+		}
+	}
+}
