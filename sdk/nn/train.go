@@ -163,6 +163,11 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 			opt.Progress(rep)
 		}
 	}
+	if res.BestEpoch < 0 && cfg.Epochs > 0 {
+		// Every validation loss was NaN or +Inf: no epoch can be chosen,
+		// and the zero vector in bestP is no network.
+		return TrainResult{}, fmt.Errorf("the validation loss was never finite in %d epochs (last: %v): check the validation set for extreme or non-finite values", cfg.Epochs, res.History[len(res.History)-1].ValLoss)
+	}
 	res.Params = Params{Arch: a, Data: bestP}
 	return res, nil
 }
