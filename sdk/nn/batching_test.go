@@ -221,16 +221,7 @@ func TestFoldBatchNormThroughFlatten(t *testing.T) {
 		{Kind: KindFlatten},
 		{Kind: KindDense, Name: "d", Out: 4},
 	}}
-	net, p, x, _ := randomSetup(t, a, 3, 8)
-	ws := net.NewWorkspace(3)
-	net.Forward(ws, p, x, false, nil)
-	m, err := NewModel(Params{Arch: a, Data: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, 3*net.Classes())
-	m.Logits(got, x)
-	within(t, "folded through flatten vs unfolded", got, ws.Logits(), 1e-5)
+	foldedMatches(t, a, 8, "folded through flatten vs unfolded", 1e-5)
 
 	for _, arch := range []Arch{a, PaperArch()} {
 		lay, _ := NewLayout(arch)
@@ -338,18 +329,9 @@ func TestFoldBatchNormKept(t *testing.T) {
 		{Kind: KindFlatten},
 		{Kind: KindDense, Name: "d", Out: 4},
 	}}
-	net, p, x, _ := randomSetup(t, a, 3, 9)
-	ws := net.NewWorkspace(3)
-	net.Forward(ws, p, x, false, nil)
-	m, err := NewModel(Params{Arch: a, Data: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, 3*net.Classes())
-	m.Logits(got, x)
 	// Tighter than float32 noise allows elsewhere (the error is ~2e-7):
 	// the kept batchnorm's running variance must make it exactly affine.
-	within(t, "kept batchnorm vs unfolded", got, ws.Logits(), 2e-6)
+	foldedMatches(t, a, 9, "kept batchnorm vs unfolded", 2e-6)
 	if a.Classes() != 4 || (Arch{Name: "bad"}).Classes() != 0 {
 		t.Errorf("Classes() = %d and %d for a valid and an invalid arch, want 4 and 0", a.Classes(), (Arch{Name: "bad"}).Classes())
 	}
@@ -462,4 +444,21 @@ func TestWindowProbsDefinition(t *testing.T) {
 			}
 		}
 	}
+}
+
+// foldedMatches checks that the folded inference model of a random
+// network of arch a gives the eval-mode logits of the unfolded one on
+// three random inputs, within tol.
+func foldedMatches(t *testing.T, a Arch, seed uint64, what string, tol float64) {
+	t.Helper()
+	net, p, x, _ := randomSetup(t, a, 3, seed)
+	ws := net.NewWorkspace(3)
+	net.Forward(ws, p, x, false, nil)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 3*net.Classes())
+	m.Logits(got, x)
+	within(t, what, got, ws.Logits(), tol)
 }
