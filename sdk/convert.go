@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -52,9 +53,13 @@ func decodeFitRequest(r *pb.FitRequest) (FitRequest, error) {
 	if err != nil {
 		return FitRequest{}, err
 	}
+	// Strict, as for the architecture: a plugin that silently dropped a
+	// training setting it does not know would train another network.
 	var tc nn.TrainConfig
 	if len(r.GetTrainingJson()) > 0 {
-		if err := json.Unmarshal(r.GetTrainingJson(), &tc); err != nil {
+		d := json.NewDecoder(bytes.NewReader(r.GetTrainingJson()))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&tc); err != nil {
 			return FitRequest{}, fmt.Errorf("decoding training config: %w", err)
 		}
 	}
