@@ -153,7 +153,7 @@ func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.Chec
 }
 
 // Load builds a draw's model once; batches then name it by its handle.
-func (s *explainerServer) Load(_ context.Context, r *pb.LoadRequest) (_ *pb.LoadResponse, err error) {
+func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.LoadResponse, err error) {
 	defer guard(s.log, s.info.ID, "Load", &err)
 	params, err := wire.DecodeParams(r.GetModel())
 	if err != nil {
@@ -162,6 +162,11 @@ func (s *explainerServer) Load(_ context.Context, r *pb.LoadRequest) (_ *pb.Load
 	m, err := nn.NewModel(params)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
+	}
+	// A host that gave up waiting never learns the handle and could never
+	// release the model: keep nothing for it.
+	if err := ctx.Err(); err != nil {
+		return nil, toStatus(err, codes.Canceled)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

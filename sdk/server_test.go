@@ -968,6 +968,13 @@ func TestLoadErrors(t *testing.T) {
 	if len(s.models) != 0 {
 		t.Errorf("failed Loads left %d models", len(s.models))
 	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	resp, err := s.Load(cancelled, &pb.LoadRequest{Model: mustParams(t, tinyParams(t, 1))})
+	wantStatus(t, "cancelled", err, codes.Canceled, "context canceled")
+	if resp != nil || len(s.models) != 0 {
+		t.Errorf("a Load whose host gave up kept a model (%d) or answered %v", len(s.models), resp)
+	}
 	r, err := s.Load(ctx, &pb.LoadRequest{Model: mustParams(t, tinyParams(t, 1))})
 	if err != nil || r.GetHandle() != 1 {
 		t.Errorf("the first good Load after failed ones: handle %d, %v; want 1", r.GetHandle(), err)
