@@ -44,6 +44,19 @@ func smoothArch() Arch {
 	}}
 }
 
+// bnFirstArch starts with a batchnorm, so the first layer is one whose
+// input is the network's input (the index-0 cases of forward, backward and
+// folding).
+func bnFirstArch() Arch {
+	return Arch{Name: "bn-first", InChannels: 2, InLen: 12, Layers: []Layer{
+		{Kind: KindBatchNorm1D, Name: "b0"},
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d1", Out: 4},
+	}}
+}
+
 func randomSetup(t *testing.T, a Arch, b int, seed uint64) (*Net, []float32, []float32, []int) {
 	net, err := NewNet(a)
 	if err != nil {
@@ -148,7 +161,7 @@ func TestFiniteDifferenceParams(t *testing.T) {
 	for _, tc := range []struct {
 		arch  Arch
 		train bool
-	}{{linearArch(), true}, {linearArch(), false}, {smoothArch(), true}, {smoothArch(), false}, {smallArch(), true}, {smallArch(), false}} {
+	}{{linearArch(), true}, {linearArch(), false}, {smoothArch(), true}, {smoothArch(), false}, {smallArch(), true}, {smallArch(), false}, {bnFirstArch(), true}, {bnFirstArch(), false}} {
 		checked, total := 0, 0
 		for seed := uint64(1); seed <= 3; seed++ {
 			net, p, x, y := randomSetup(t, tc.arch, 6, seed)
