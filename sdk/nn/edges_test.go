@@ -33,28 +33,5 @@ func TestTrainNonFiniteValidation(t *testing.T) {
 // the same function, and its input gradient matches central differences.
 func TestBatchNormFirst(t *testing.T) {
 	foldedMatches(t, bnFirstArch(), 4, "batchnorm first: folded vs unfolded", 1e-5)
-	net, p, x, y := randomSetup(t, bnFirstArch(), 2, 6)
-	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := make([]float32, len(x))
-	m.InputGrad(g, nil, x, y)
-	k, n := m.Classes(), m.InputLen()
-	prob := func(xx []float32, b int) float64 {
-		pr := make([]float32, len(y)*k)
-		m.Probs(pr, xx)
-		return float64(pr[b*k+y[b]])
-	}
-	for b := range y {
-		for i := range n {
-			const h = 1e-3
-			xp, xm := append([]float32(nil), x...), append([]float32(nil), x...)
-			xp[b*n+i] += h
-			xm[b*n+i] -= h
-			if fd := (prob(xp, b) - prob(xm, b)) / (2 * h); math.Abs(fd-float64(g[b*n+i])) > 2e-3 {
-				t.Errorf("input %d coordinate %d: gradient %g, finite difference %g", b, i, g[b*n+i], fd)
-			}
-		}
-	}
+	checkInputGrad(t, bnFirstArch(), 2, 6)
 }

@@ -204,7 +204,14 @@ func TestFiniteDifferenceParams(t *testing.T) {
 // TestFiniteDifferenceInput checks d p_y / d x of the folded model against
 // central differences, per coordinate.
 func TestFiniteDifferenceInput(t *testing.T) {
-	net, p, x, y := randomSetup(t, smallArch(), 3, 5)
+	checkInputGrad(t, smallArch(), 3, 5)
+}
+
+// checkInputGrad checks the folded model's input gradient on b random
+// inputs of arch a against central differences of its probabilities.
+func checkInputGrad(t *testing.T, a Arch, b int, seed uint64) {
+	t.Helper()
+	net, p, x, y := randomSetup(t, a, b, seed)
 	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +233,7 @@ func TestFiniteDifferenceInput(t *testing.T) {
 			xm[b*n+i] -= h
 			fd := (prob(xp, b) - prob(xm, b)) / (2 * h)
 			if d := math.Abs(fd - float64(g[b*n+i])); d > 2e-3 {
-				t.Errorf("input %d coordinate %d: gradient %g, finite difference %g", b, i, g[b*n+i], fd)
+				t.Errorf("%s: input %d coordinate %d: gradient %g, finite difference %g", a.Name, b, i, g[b*n+i], fd)
 			}
 		}
 	}
