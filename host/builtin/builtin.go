@@ -8,7 +8,11 @@ import (
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
+	"github.com/uaxai/uaxai/plugins/summary/agreement"
+	"github.com/uaxai/uaxai/plugins/summary/band"
+	"github.com/uaxai/uaxai/plugins/summary/cv"
 	"github.com/uaxai/uaxai/plugins/summary/mean"
+	"github.com/uaxai/uaxai/plugins/summary/quantile"
 	"github.com/uaxai/uaxai/plugins/summary/variance"
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -21,6 +25,11 @@ func Constructors() []func() sdk.Plugin {
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return mean.New() },
 		func() sdk.Plugin { return variance.New() },
+		func() sdk.Plugin { return quantile.New() },
+		func() sdk.Plugin { return cv.New() },
+		func() sdk.Plugin { return agreement.New() },
+		func() sdk.Plugin { return band.New() },
+		func() sdk.Plugin { return band.NewInterpolated() },
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // SummaryCase is a small batch to summarise: Draws[i] holds the S x N
@@ -173,4 +174,21 @@ func closeResult(a, b sdk.Result, scale float64) string {
 		return diffResult(sdk.Result{Set: a.Set}, sdk.Result{Set: b.Set})
 	}
 	return ""
+}
+
+// RandomDraws returns a summary case's draws: n inputs of s draws of m
+// values each, offset + N(0, 1), from the stream of seed.
+func RandomDraws(n, s, m int, offset float64, seed uint64) [][][]float64 {
+	r := rng.New(seed)
+	out := make([][][]float64, n)
+	for i := range out {
+		out[i] = make([][]float64, s)
+		for j := range out[i] {
+			out[i][j] = make([]float64, m)
+			for k := range out[i][j] {
+				out[i][j][k] = offset + r.NormFloat64()
+			}
+		}
+	}
+	return out
 }

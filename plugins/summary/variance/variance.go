@@ -34,19 +34,26 @@ func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Conf
 // Variance writes the sample variance dst[n] = (1/(S-1)) sum_s (r[s][n] -
 // mean[n])², computed with Welford's update for accuracy, and returns dst.
 func Variance(dst []float64, r [][]float64) []float64 {
-	mean := make([]float64, len(dst))
-	clear(dst)
+	MeanVariance(make([]float64, len(dst)), dst, r)
+	return dst
+}
+
+// MeanVariance writes the coordinatewise mean, mean[n] = (1/S) sum_s
+// r[s][n], and the sample variance, variance[n] = (1/(S-1)) sum_s
+// (r[s][n] - mean[n])², in one pass of Welford's update. It needs S >= 2.
+func MeanVariance(mean, variance []float64, r [][]float64) {
+	clear(mean)
+	clear(variance)
 	for s, row := range r {
 		k := float64(s + 1)
-		for n, v := range row[:len(dst)] {
+		for n, v := range row[:len(variance)] {
 			d := v - mean[n]
 			mean[n] += d / k
-			dst[n] += d * (v - mean[n])
+			variance[n] += d * (v - mean[n])
 		}
 	}
 	inv := 1 / float64(len(r)-1)
-	for n := range dst {
-		dst[n] *= inv
+	for n := range variance {
+		variance[n] *= inv
 	}
-	return dst
 }

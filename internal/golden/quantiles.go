@@ -1,0 +1,58 @@
+package golden
+
+import (
+	"encoding/csv"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Quantiles reads testdata/golden/signal/quantiles.csv (see its README):
+// the samples, one per line of S values, and, by column name ("lin_0.05",
+// "os_0.95", ...), the reference value of each line.
+func Quantiles(t testing.TB) (samples [][]float64, cols map[string][]float64) {
+	t.Helper()
+	f, err := os.Open(File(t, "signal", "quantiles.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 31 {
+		t.Fatalf("quantiles.csv: %d lines, want a header and 30", len(recs))
+	}
+	cols = map[string][]float64{}
+	for _, rec := range recs[1:] {
+		var x []float64
+		for j, s := range rec {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name := recs[0][j]; strings.HasPrefix(name, "x") {
+				x = append(x, v)
+			} else {
+				cols[name] = append(cols[name], v)
+			}
+		}
+		samples = append(samples, x)
+	}
+	return samples, cols
+}
+
+// Transpose turns samples (one per coordinate n, S values each) into the
+// draws r[s][n] a summary takes.
+func Transpose(samples [][]float64) [][]float64 {
+	r := make([][]float64, len(samples[0]))
+	for s := range r {
+		r[s] = make([]float64, len(samples))
+		for n := range samples {
+			r[s][n] = samples[n][s]
+		}
+	}
+	return r
+}

@@ -1,0 +1,86 @@
+// Package cv is the UA-RAO summary "summary.cv": the coordinatewise
+// coefficient of variation of the explanation draws,
+//
+//	cv[n] = s[n] / (|Rbar[n]| + kappa),
+//
+// where Rbar[n] = (1/S) sum_s R^(s)[n] is the mean and
+// s[n] = sqrt((1/(S-1)) sum_s (R^(s)[n] - Rbar[n])²) the sample standard
+// deviation (as in summary.variance), defined for S >= 2. The stabiliser
+// kappa > 0 bounds the denominator away from zero.
+//
+// Configuration: "kappa", kappa > 0; default 1e-8. The default only guards
+// against division by zero: where the mean relevance is near zero (for
+// instance ReLU-clipped maps) cv is then of the order s/1e-8, so set kappa
+// to a scale that is negligible for the maps being summarised.
+package cv
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/uaxai/uaxai/plugins/summary/variance"
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// ID is the plugin's ID.
+const ID = "summary.cv"
+
+// DefaultKappa is the stabiliser used when the recipe gives no "kappa".
+const DefaultKappa = 1e-8
+
+// Summary is the coefficient-of-variation map.
+type Summary struct{}
+
+// New returns the coefficient-of-variation summary.
+func New() *Summary { return &Summary{} }
+
+// Info describes the plugin.
+func (*Summary) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: "1.0.0", Summary: "coordinatewise coefficient of variation s/(|mean|+kappa) of the draws (S >= 2; kappa, default 1e-8)", Output: sdk.OutputMap, MinDraws: 2}
+}
+
+// Check accepts the key "kappa" > 0.
+func (*Summary) Check(cfg sdk.Config) error {
+	_, err := stabiliser(cfg)
+	return err
+}
+
+// stabiliser reads and validates kappa.
+func stabiliser(cfg sdk.Config) (float64, error) {
+	if err := cfg.Only("kappa"); err != nil {
+		return 0, fmt.Errorf("%s: %w", ID, err)
+	}
+	k, err := cfg.Float("kappa", DefaultKappa)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", ID, err)
+	}
+	if !(k > 0) {
+		return 0, fmt.Errorf("%s: key %q: %v is out of range (accepted: kappa > 0)", ID, "kappa", k)
+	}
+	return k, nil
+}
+
+// Summarise returns the coefficient-of-variation map of every input.
+func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	kappa, err := stabiliser(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sdk.SummariseMaps(ID, draws, 2, func(dst []float64, r [][]float64) []float64 {
+		return CV(dst, r, kappa)
+	})
+}
+
+// CV writes the coefficient of variation dst[n] = s[n] / (|mean[n]| +
+// kappa), s[n] the sample standard deviation (S-1 denominator) of r[0][n],
+// ..., r[S-1][n], with mean and variance from variance.MeanVariance, and
+// returns dst. It needs S >= 2 and kappa > 0.
+func CV(dst []float64, r [][]float64, kappa float64) []float64 {
+	mean := make([]float64, len(dst))
+	variance.MeanVariance(mean, dst, r)
+	for n := range dst {
+		dst[n] = math.Sqrt(dst[n]) / (math.Abs(mean[n]) + kappa)
+	}
+	return dst
+}
