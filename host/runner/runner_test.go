@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +267,65 @@ func TestShippedRecipesCheck(t *testing.T) {
 		}
 		if err := Check(context.Background(), r, m); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestEverySummaryInARecipe: each built-in summary runs in a recipe. The
+// map summaries get a row for every posterior with enough draws; the set
+// and band summaries are reported as not scored.
+func TestEverySummaryInARecipe(t *testing.T) {
+	dir := t.TempDir()
+	extra := `
+[[summary]]
+use = "quantile"
+alpha = 0.5
+
+[[summary]]
+use = "cv"
+kappa = 0.01
+
+[[summary]]
+use = "agreement"
+
+[[summary]]
+use = "band"
+k = 1
+l = 2
+
+[[summary]]
+use = "iband"
+`
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), extra)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	defer m.Close()
+	obs := &notes{}
+	o, err := Run(context.Background(), r, Options{Plugins: m, Workers: 2, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, row := range o.Results.Rows {
+		got = append(got, row.Posterior+" "+row.Summary)
+	}
+	want := []string{
+		"posterior.deterministic summary.mean", "posterior.deterministic summary.quantile",
+		"posterior.ensemble summary.mean", "posterior.ensemble summary.variance", "posterior.ensemble summary.quantile", "posterior.ensemble summary.cv",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	notes := strings.Join(o.Results.Notes, "\n")
+	for _, w := range []string{"summary.agreement gives a set", "summary.band gives a band", "summary.iband gives a band", "Deterministic with explainer.occlusion: 1 draw(s), summary.cv needs at least 2"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
 		}
 	}
 }
