@@ -1,0 +1,197 @@
+// Package gradcam is the attribution operator "explainer.gradcam":
+// Grad-CAM on a named layer of a 1-D network,
+//
+//	alpha_c = (1/T) sum_t d p_target / d A_c(t),   cam(t) = sum_c alpha_c A_c(t),
+//
+// with A the layer's output (C channels of T samples; for the paper's
+// conv4, its output before the ReLU). The map is signed: no ReLU is
+// applied, as Captum's LayerGradCam with relu_attributions=False.
+//
+// Configuration:
+//   - "layer": the layer's name (default "conv4");
+//   - "align": how the T layer positions become a map of the input's
+//     length N:
+//   - "centre" (the default): layer position t summarises the input
+//     samples t .. t+R-1 of its receptive field (R = 1 + sum of (kernel - 1)
+//     over the convolutions and max pools up to the layer, all of stride 1,
+//     so T = N - R + 1), and is written at the centre of that field,
+//     input sample t + floor((R-1)/2). The samples before the first centre
+//     take cam(0), those after the last take cam(T-1). Every input channel
+//     gets the same map.
+//   - "none": the T values as they are, in every input channel; accepted
+//     only when T equals the input length (the host scores maps of the
+//     input's length). Raw gives the unaligned map of any layer.
+package gradcam
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// ID is the plugin's ID.
+const ID = "explainer.gradcam"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// DefaultLayer is the layer explained when the recipe names none.
+const DefaultLayer = "conv4"
+
+// The alignments of "align".
+const (
+	AlignCentre = "centre"
+	AlignNone   = "none"
+)
+
+// Explainer is Grad-CAM.
+type Explainer struct{}
+
+// New returns the Grad-CAM explainer.
+func New() *Explainer { return &Explainer{} }
+
+// Info describes the plugin: it needs a layer's activations and their
+// gradient, and is deterministic.
+func (*Explainer) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: Version, Summary: "Grad-CAM of a named layer, signed (layer, align)", Needs: sdk.NeedsLayer}
+}
+
+type config struct {
+	layer, align string
+}
+
+func parse(cfg sdk.Config) (config, error) {
+	if err := cfg.Only("layer", "align"); err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	layer, err := cfg.String("layer", DefaultLayer)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if layer == "" {
+		return config{}, fmt.Errorf("%s: key %q is empty (accepted: the name of a layer, e.g. %q)", ID, "layer", DefaultLayer)
+	}
+	align, err := cfg.String("align", AlignCentre)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if align != AlignCentre && align != AlignNone {
+		return config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q)", ID, "align", align, AlignCentre, AlignNone)
+	}
+	return config{layer: layer, align: align}, nil
+}
+
+// Check validates "layer" and "align". Whether the layer exists is known
+// only with the model, so Explain checks it.
+func (*Explainer) Check(cfg sdk.Config) error {
+	_, err := parse(cfg)
+	return err
+}
+
+// Explain returns the Grad-CAM map of each input for its target class.
+func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	c, err := parse(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := m.LayerShape(c.layer)
+	if err != nil {
+		return nil, fmt.Errorf("%s: key %q: %w", ID, "layer", err)
+	}
+	n := m.InputLen()
+	a := m.Arch()
+	r, err := Field(a, c.layer)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ID, err)
+	}
+	if c.align == AlignNone && sh.T != a.InLen {
+		return nil, fmt.Errorf("%s: align = %q gives %d values a map, the input has %d (accepted for this layer: align = %q)", ID, AlignNone, sh.T, a.InLen, AlignCentre)
+	}
+	b := len(req.Targets)
+	act := make([]float32, b*sh.Size())
+	grad := make([]float32, b*sh.Size())
+	if err := m.LayerGrad(act, grad, req.X, req.Targets, c.layer); err != nil {
+		return nil, fmt.Errorf("%s: %w", ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cam := make([]float64, sh.T)
+	maps := make([][]float64, b)
+	for i := range maps {
+		Raw(cam, act[i*sh.Size():(i+1)*sh.Size()], grad[i*sh.Size():(i+1)*sh.Size()], sh.C)
+		maps[i] = make([]float64, n)
+		for ch := range a.InChannels {
+			row := maps[i][ch*a.InLen : (ch+1)*a.InLen]
+			if c.align == AlignNone {
+				copy(row, cam)
+			} else {
+				Centre(row, cam, r)
+			}
+		}
+	}
+	return maps, nil
+}
+
+// Raw writes the Grad-CAM map of one input, dst[t] = sum_c alpha_c
+// act[c*T+t] with alpha_c = (1/T) sum_t grad[c*T+t], T = len(dst), from a
+// layer's C x T activations and gradients, and returns dst. The sums run
+// in float64.
+func Raw(dst []float64, act, grad []float32, c int) []float64 {
+	t := len(dst)
+	if len(act) != c*t || len(grad) != c*t {
+		panic(fmt.Sprintf("gradcam: Raw: %d activations and %d gradients for %d channels of %d", len(act), len(grad), c, t))
+	}
+	clear(dst)
+	for ch := range c {
+		var alpha float64
+		for _, g := range grad[ch*t : (ch+1)*t] {
+			alpha += float64(g)
+		}
+		alpha /= float64(t)
+		for i, v := range act[ch*t : (ch+1)*t] {
+			dst[i] += alpha * float64(v)
+		}
+	}
+	return dst
+}
+
+// Centre writes a layer map cam of T positions at the centres of their
+// receptive fields of r input samples: dst[t+floor((r-1)/2)] = cam[t],
+// with dst[n] = cam[0] before the first centre and cam[T-1] after the
+// last; len(dst) must be T + r - 1. It returns dst.
+func Centre(dst, cam []float64, r int) []float64 {
+	if len(dst) != len(cam)+r-1 || len(cam) == 0 {
+		panic(fmt.Sprintf("gradcam: Centre: %d positions with a field of %d do not fill %d samples", len(cam), r, len(dst)))
+	}
+	off := (r - 1) / 2
+	for n := range dst {
+		dst[n] = cam[min(max(n-off, 0), len(cam)-1)]
+	}
+	return dst
+}
+
+// Field returns the receptive field R of the named layer's positions in
+// the input: 1 + the sum of (kernel - 1) over the convolutions and max
+// pools up to and including it. It refuses a dense layer and any layer
+// behind a global max pool or flatten: their positions have no place in
+// time.
+func Field(a nn.Arch, layer string) (int, error) {
+	at := slices.IndexFunc(a.Layers, func(l nn.Layer) bool { return l.Name == layer })
+	if layer == "" || at < 0 {
+		return 0, fmt.Errorf("arch %q has no layer %q", a.Name, layer)
+	}
+	r := 1
+	for _, l := range a.Layers[:at+1] {
+		switch l.Kind {
+		case nn.KindConv1D, nn.KindMaxPool1D:
+			r += l.Kernel - 1
+		case nn.KindGlobalMaxPool, nn.KindFlatten, nn.KindDense:
+			return 0, fmt.Errorf("layer %q comes after a %s layer: its positions have no place in time (accepted: a layer before the global max pool)", layer, l.Kind)
+		}
+	}
+	return r, nil
+}
