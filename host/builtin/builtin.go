@@ -9,6 +9,7 @@ import (
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
+	"github.com/uaxai/uaxai/plugins/posterior/mcdropout"
 	"github.com/uaxai/uaxai/plugins/summary/agreement"
 	"github.com/uaxai/uaxai/plugins/summary/band"
 	"github.com/uaxai/uaxai/plugins/summary/cv"
@@ -23,6 +24,7 @@ func Constructors() []func() sdk.Plugin {
 	return []func() sdk.Plugin{
 		func() sdk.Plugin { return ensemble.NewDeterministic() },
 		func() sdk.Plugin { return ensemble.New() },
+		func() sdk.Plugin { return mcdropout.New() },
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return gradcam.New() },
 		func() sdk.Plugin { return mean.New() },

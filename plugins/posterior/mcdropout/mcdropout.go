@@ -1,0 +1,187 @@
+// Package mcdropout is the MC-dropout posterior "posterior.mcdropout": one
+// network trained with dropout of probability p on the input of its last
+// dense layer (the paper's fc2), whose draws keep that dropout on when
+// sampling. Draw s draws a keep mask m (each input unit kept with
+// probability 1-p, from the stream of Seeds[s]) and folds m/(1-p) into the
+// last layer's weight columns,
+//
+//	w'[o, i] = w[o, i] m_i / (1 - p),
+//
+// so that every draw is an ordinary network (nn.FoldDropout) and
+// explainers never see dropout. It is continuous: any number of draws.
+//
+// Configuration: "p", the dropout probability, 0 < p < 1 (default 0.2);
+// "seed", the training seed (default the recipe's seed).
+package mcdropout
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// ID is the plugin's ID.
+const ID = "posterior.mcdropout"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// DefaultP is the dropout probability when the recipe gives none.
+const DefaultP = 0.2
+
+// Posterior is MC dropout.
+type Posterior struct{}
+
+// New returns the MC-dropout posterior.
+func New() *Posterior { return &Posterior{} }
+
+// Info describes the plugin.
+func (*Posterior) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: Version, Summary: "MC dropout on the last dense layer's input, folded into each draw (p, seed)"}
+}
+
+type config struct {
+	p       float64
+	seed    uint64
+	hasSeed bool
+}
+
+func parse(cfg sdk.Config) (config, error) {
+	if err := cfg.Only("p", "seed"); err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	p, err := cfg.Float("p", DefaultP)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if !(p > 0 && p < 1) {
+		return config{}, fmt.Errorf("%s: key %q: %v is out of range (accepted: 0 < p < 1)", ID, "p", p)
+	}
+	c := config{p: p}
+	if _, ok := cfg["seed"]; ok {
+		s, err := cfg.Int("seed", 0)
+		if err != nil || s < 0 {
+			return config{}, fmt.Errorf("%s: key %q: want a nonnegative integer, got %v", ID, "seed", cfg["seed"])
+		}
+		c.seed, c.hasSeed = uint64(s), true
+	}
+	return c, nil
+}
+
+// Check validates "p" and "seed"; any number of draws >= 1 is accepted.
+func (*Posterior) Check(cfg sdk.Config, draws int) error {
+	if _, err := parse(cfg); err != nil {
+		return err
+	}
+	if draws < 1 {
+		return fmt.Errorf("%s: key %q: %d (accepted: >= 1)", ID, "draws", draws)
+	}
+	return nil
+}
+
+// WithDropout returns a with a dropout layer of probability p inserted
+// before its last layer, which must be dense (the paper's fc2).
+func WithDropout(a nn.Arch, p float64) (nn.Arch, error) {
+	n := len(a.Layers)
+	if n == 0 || a.Layers[n-1].Kind != nn.KindDense {
+		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a dense last layer, whose input the dropout masks", a.Name)
+	}
+	for _, l := range a.Layers {
+		if l.Kind == nn.KindDropout {
+			return nn.Arch{}, fmt.Errorf("arch %q already has a dropout layer (accepted: an arch without one; the posterior adds it)", a.Name)
+		}
+	}
+	out := a
+	out.Layers = append(append(append([]nn.Layer(nil), a.Layers[:n-1]...), nn.Layer{Kind: nn.KindDropout, P: p}), a.Layers[n-1])
+	return out, nil
+}
+
+// Fit trains the network with dropout. The artifact holds its parameters
+// ("map") under the dropout architecture, and p.
+func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	c, err := parse(req.Config)
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	a, err := WithDropout(req.Arch, c.p)
+	if err != nil {
+		return sdk.Artifact{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	seed := req.Seed
+	if c.hasSeed {
+		seed = c.seed
+	}
+	res, err := nn.Train(ctx, a, req.Train, req.Val, req.Training, seed, nn.TrainOptions{
+		Workers: req.Workers,
+		Progress: func(r nn.EpochReport) {
+			if req.Progress != nil {
+				req.Progress(sdk.Progress{Done: r.Epoch, Total: r.Epochs, Message: fmt.Sprintf("epoch %d/%d loss %.4f val_loss %.4f val_acc %.4f", r.Epoch, r.Epochs, r.TrainLoss, r.ValLoss, r.ValAcc)})
+			}
+		},
+	})
+	if err != nil {
+		return sdk.Artifact{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	return sdk.Artifact{Arch: a, Tensors: map[string][]float32{"map": res.Params.Data},
+		Meta: map[string]string{"p": strconv.FormatFloat(c.p, 'g', -1, 64), "seed": strconv.FormatUint(seed, 10)}}, nil
+}
+
+// Sample folds one keep mask a seed into the trained network.
+func (*Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	data, ok := a.Tensors["map"]
+	if !ok {
+		return nil, fmt.Errorf("%s: the artifact has no tensor \"map\"", ID)
+	}
+	units, p, err := dropoutInput(a.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ID, err)
+	}
+	out := make([]nn.Params, len(req.Seeds))
+	mask := make([]bool, units)
+	for s, seed := range req.Seeds {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		Mask(mask, p, seed)
+		fa, fp, err := nn.FoldDropout(a.Arch, data, [][]bool{mask})
+		if err != nil {
+			return nil, fmt.Errorf("%s: draw %d: %w", ID, s, err)
+		}
+		out[s] = nn.Params{Arch: fa, Data: fp}
+	}
+	return out, nil
+}
+
+// Mask draws the keep mask of one draw: dst[i] is true with probability
+// 1-p, from the stream of seed.
+func Mask(dst []bool, p float64, seed uint64) []bool {
+	r := rng.New(rng.Key(seed, "mcdropout-mask", "", -1, -1))
+	for i := range dst {
+		dst[i] = r.Float64() >= p
+	}
+	return dst
+}
+
+// dropoutInput returns the number of units the (single) dropout layer of a
+// masks, and its probability.
+func dropoutInput(a nn.Arch) (units int, p float64, err error) {
+	shapes, err := a.Shapes()
+	if err != nil {
+		return 0, 0, err
+	}
+	for i, l := range a.Layers {
+		if l.Kind != nn.KindDropout {
+			continue
+		}
+		in := nn.Shape{C: a.InChannels, T: a.InLen}
+		if i > 0 {
+			in = shapes[i-1]
+		}
+		return in.C, l.P, nil
+	}
+	return 0, 0, fmt.Errorf("arch %q has no dropout layer", a.Name)
+}
