@@ -7,6 +7,7 @@ package builtin
 import (
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
+	"github.com/uaxai/uaxai/plugins/explainer/lime"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
 	"github.com/uaxai/uaxai/plugins/posterior/mcdropout"
@@ -27,6 +28,7 @@ func Constructors() []func() sdk.Plugin {
 		func() sdk.Plugin { return mcdropout.New() },
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return gradcam.New() },
+		func() sdk.Plugin { return lime.New() },
 		func() sdk.Plugin { return mean.New() },
 		func() sdk.Plugin { return variance.New() },
 		func() sdk.Plugin { return quantile.New() },

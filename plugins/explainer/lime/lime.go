@@ -1,0 +1,301 @@
+// Package lime is the attribution operator "explainer.lime": LIME on
+// contiguous features of a 1-D input. For an input x of N samples, feature
+// j is the samples jw .. jw+w-1 (the last feature may be shorter). Each of
+// n interpretable samples m in {0,1}^F keeps every feature with
+// probability 1/2 (its random state is the input's seed, so a run gives
+// the same maps for any worker count); the perturbed input is
+// x'[t] = x[t] m[t/w] (baseline 0), its output the target's probability,
+// and its weight the exponential kernel on cosine distance,
+//
+//	w = exp(-d^2 / (2 width^2)),  d = 1 - <x, x'> / (|x| |x'|)  (d = 1 if x' = 0).
+//
+// A weighted linear surrogate out ≈ b + sum_j c_j m_j is fitted, and each
+// coefficient c_j is spread over its feature's samples: map[t] = c[t/w].
+//
+// Configuration: "samples" n (default 128), "feature" w (default 16, 40
+// features of the paper's 640 samples), "kernel_width" (default 1.0),
+// "surrogate" "lasso" (default) or "ols", and "alpha", the lasso's
+// penalty (default 1e-4).
+//
+// Surrogates (as scikit-learn with sample weights, in float64):
+//   - "ols": weighted least squares with an intercept,
+//     argmin sum_k w_k (out_k - b - m_k.c)^2 (the minimum-norm solution
+//     when the design is rank deficient);
+//   - "lasso": argmin (1/(2 sum_k w_k)) sum_k w_k (out_k - b - m_k.c)^2 +
+//     alpha |c|_1, the intercept not penalised, by cyclic coordinate
+//     descent on the weighted, centred data until no coefficient moves by
+//     more than 1e-12 (at most 100,000 sweeps).
+package lime
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// ID is the plugin's ID.
+const ID = "explainer.lime"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// Explainer is LIME.
+type Explainer struct{}
+
+// New returns the LIME explainer.
+func New() *Explainer { return &Explainer{} }
+
+// Info describes the plugin: it needs probabilities and draws random
+// numbers.
+func (*Explainer) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: Version, Summary: "LIME on contiguous features, weighted lasso or OLS surrogate (samples, feature, kernel_width, surrogate, alpha)", Needs: sdk.NeedsProbs, Stochastic: true}
+}
+
+// Config is LIME's configuration.
+type Config struct {
+	Samples     int     // interpretable samples n
+	Feature     int     // feature width w, in input samples
+	KernelWidth float64 // width of the exponential kernel
+	Lasso       bool    // the lasso surrogate; else OLS
+	Alpha       float64 // the lasso's penalty
+}
+
+func parse(cfg sdk.Config) (Config, error) {
+	if err := cfg.Only("samples", "feature", "kernel_width", "surrogate", "alpha"); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	var c Config
+	var err error
+	if c.Samples, err = cfg.IntRange("samples", 128, 2, 1<<20); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if c.Feature, err = cfg.IntRange("feature", 16, 1, 1<<30); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if c.KernelWidth, err = cfg.Float("kernel_width", 1); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if !(c.KernelWidth > 0 && !math.IsInf(c.KernelWidth, 0)) {
+		return Config{}, fmt.Errorf("%s: key %q: %v (accepted: a finite number > 0)", ID, "kernel_width", c.KernelWidth)
+	}
+	s, err := cfg.String("surrogate", "lasso")
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	switch s {
+	case "lasso":
+		c.Lasso = true
+	case "ols":
+	default:
+		return Config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q)", ID, "surrogate", s, "lasso", "ols")
+	}
+	if c.Alpha, err = cfg.Float("alpha", 1e-4); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if !(c.Alpha >= 0 && !math.IsInf(c.Alpha, 0)) {
+		return Config{}, fmt.Errorf("%s: key %q: %v (accepted: a finite number >= 0)", ID, "alpha", c.Alpha)
+	}
+	return c, nil
+}
+
+// Check validates the configuration.
+func (*Explainer) Check(cfg sdk.Config) error {
+	_, err := parse(cfg)
+	return err
+}
+
+// Explain returns the LIME map of each input for its target class.
+func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	c, err := parse(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	n := m.InputLen()
+	f := (n + c.Feature - 1) / c.Feature
+	k := m.Classes()
+	masks := make([][]bool, c.Samples)
+	for i := range masks {
+		masks[i] = make([]bool, f)
+	}
+	xs := make([]float32, c.Samples*n)
+	probs := make([]float32, c.Samples*k)
+	out := make([]float64, c.Samples)
+	w := make([]float64, c.Samples)
+	maps := make([][]float64, len(req.Targets))
+	for b := range maps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		Sample(masks, xs, w, req.X[b*n:(b+1)*n], c.Feature, c.KernelWidth, req.Seeds[b])
+		m.Probs(probs, xs)
+		for i := range out {
+			out[i] = float64(probs[i*k+req.Targets[b]])
+		}
+		var coef []float64
+		if c.Lasso {
+			coef, _ = Lasso(masks, out, w, c.Alpha)
+		} else {
+			coef, _ = OLS(masks, out, w)
+		}
+		maps[b] = make([]float64, n)
+		for t := range maps[b] {
+			maps[b][t] = coef[t/c.Feature]
+		}
+	}
+	return maps, nil
+}
+
+// Sample draws the interpretable samples of input x from the stream of
+// seed: masks[i][j] keeps feature j of sample i with probability 1/2 (one
+// bit of the stream each, in order), xs holds the perturbed inputs (sample
+// i at xs[i*N:(i+1)*N], x[t] where feature t/feature is kept, else 0), and
+// w their similarities to x. masks is len(w) x ceil(N/feature).
+func Sample(masks [][]bool, xs []float32, w []float64, x []float32, feature int, kernelWidth float64, seed uint64) {
+	n := len(x)
+	r := rng.New(seed)
+	for i, mk := range masks {
+		for j := range mk {
+			mk[j] = r.Uint64()&1 == 1
+		}
+		xp := xs[i*n : (i+1)*n]
+		for t := range xp {
+			xp[t] = 0
+			if mk[t/feature] {
+				xp[t] = x[t]
+			}
+		}
+		w[i] = Similarity(x, xp, kernelWidth)
+	}
+}
+
+// Similarity is the exponential kernel on cosine distance,
+// exp(-d^2/(2 width^2)) with d = 1 - <x, xp>/(|x| |xp|), and d = 1 when
+// either vector is zero. The sums run in float64.
+func Similarity(x, xp []float32, width float64) float64 {
+	var dot, nx, np float64
+	for t, v := range x {
+		a, b := float64(v), float64(xp[t])
+		dot += a * b
+		nx += a * a
+		np += b * b
+	}
+	cos := 0.0
+	if nx > 0 && np > 0 {
+		cos = dot / (math.Sqrt(nx) * math.Sqrt(np))
+	}
+	d := 1 - cos
+	return math.Exp(-d * d / (2 * width * width))
+}
+
+// weighted returns the weighted means of the design's columns and of y.
+func weighted(m [][]bool, y, w []float64) (xm []float64, ym, sw float64) {
+	f := len(m[0])
+	xm = make([]float64, f)
+	for k, row := range m {
+		sw += w[k]
+		ym += w[k] * y[k]
+		for j, v := range row {
+			if v {
+				xm[j] += w[k]
+			}
+		}
+	}
+	for j := range xm {
+		xm[j] /= sw
+	}
+	return xm, ym / sw, sw
+}
+
+func b2f(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// OLS fits out ≈ b + m.c by weighted least squares with an intercept and
+// returns c and b: the minimum-norm least-squares solution of the
+// sqrt(w)-scaled system [M, 1], by SVD (the unique solution when the
+// design has full rank).
+func OLS(m [][]bool, y, w []float64) (c []float64, b float64) {
+	n, f := len(m), len(m[0])
+	a := mat.NewDense(n, f+1, nil)
+	rhs := mat.NewDense(n, 1, nil)
+	for k, row := range m {
+		s := math.Sqrt(w[k])
+		for j, v := range row {
+			a.Set(k, j, s*b2f(v))
+		}
+		a.Set(k, f, s)
+		rhs.Set(k, 0, s*y[k])
+	}
+	var svd mat.SVD
+	if !svd.Factorize(a, mat.SVDThin) {
+		return make([]float64, f), 0
+	}
+	var x mat.Dense
+	svd.SolveTo(&x, rhs, svd.Rank(1e-12))
+	c = make([]float64, f)
+	for j := range c {
+		c[j] = x.At(j, 0)
+	}
+	return c, x.At(f, 0)
+}
+
+// Lasso fits out ≈ b + m.c minimising (1/(2 sum w)) sum_k w_k (y_k - b -
+// m_k.c)^2 + alpha |c|_1 by cyclic coordinate descent on the weighted,
+// centred design, and returns c and b = ybar - xbar.c.
+func Lasso(m [][]bool, y, w []float64, alpha float64) (c []float64, b float64) {
+	n, f := len(m), len(m[0])
+	xm, ym, sw := weighted(m, y, w)
+	// Scaled, centred columns: X[k][j] = sqrt(w_k/sw) (m_kj - xm_j).
+	x := make([][]float64, f)
+	norm := make([]float64, f)
+	for j := range x {
+		x[j] = make([]float64, n)
+		for k := range n {
+			v := math.Sqrt(w[k]/sw) * (b2f(m[k][j]) - xm[j])
+			x[j][k] = v
+			norm[j] += v * v
+		}
+	}
+	r := make([]float64, n) // residual of the scaled, centred y
+	for k := range n {
+		r[k] = math.Sqrt(w[k]/sw) * (y[k] - ym)
+	}
+	c = make([]float64, f)
+	for sweep := 0; sweep < 100000; sweep++ {
+		moved := 0.0
+		for j := range f {
+			if norm[j] == 0 {
+				continue
+			}
+			rho := 0.0
+			for k, v := range x[j] {
+				rho += v * (r[k] + v*c[j])
+			}
+			next := math.Copysign(math.Max(math.Abs(rho)-alpha, 0), rho) / norm[j]
+			if d := next - c[j]; d != 0 {
+				for k, v := range x[j] {
+					r[k] -= v * d
+				}
+				moved = math.Max(moved, math.Abs(d))
+				c[j] = next
+			}
+		}
+		if moved <= 1e-12 {
+			break
+		}
+	}
+	b = ym
+	for j := range c {
+		b -= xm[j] * c[j]
+	}
+	return c, b
+}
