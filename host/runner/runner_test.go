@@ -19,6 +19,7 @@ import (
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/sdk"
 )
 
 // tinyRecipe is a recipe small enough for a unit test: two posteriors,
@@ -326,6 +327,50 @@ use = "iband"
 	for _, w := range []string{"summary.agreement gives a set", "summary.band gives a band", "summary.iband gives a band", "Deterministic with explainer.occlusion: 1 draw(s), summary.cv needs at least 2"} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+}
+
+// TestQuickRecipes runs every recipe under recipes/quick/ to the end, in
+// process, and checks that each (posterior, explainer, map summary) with
+// enough draws has a row.
+func TestQuickRecipes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(golden.RepoRoot(t), "recipes", "quick", "*.toml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("quick recipes: %v %v", files, err)
+	}
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
+	defer m.Close()
+	for _, f := range files {
+		r, err := recipe.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := Run(context.Background(), r, Options{Plugins: m, Out: t.TempDir(), Workers: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		rows := map[string]bool{}
+		for _, row := range o.Results.Rows {
+			rows[row.Label+" / "+row.Explainer+" / "+row.Summary] = true
+		}
+		for _, p := range r.Posteriors {
+			for _, e := range r.Explainers {
+				for _, s := range r.Summaries {
+					info, err := m.Summary(context.Background(), s.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := info.Info().Output == sdk.OutputMap && p.Draws >= info.Info().MinDraws
+					if got := rows[p.Label+" / "+e.ID+" / "+s.ID]; got != want {
+						t.Errorf("%s: row %s / %s / %s present %v, want %v", filepath.Base(f), p.Label, e.ID, s.ID, got, want)
+					}
+				}
+			}
 		}
 	}
 }
