@@ -12,10 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
-	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/internal/golden"
@@ -76,12 +74,7 @@ func runTiny(t *testing.T, dir string, workers int, cache *store.Cache, obs *not
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := builtin.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
-	defer m.Close()
+	m := inProcess(t)
 	opt := Options{Plugins: m, Workers: workers, Observer: obs}
 	if cache != nil {
 		opt.Cache = *cache
@@ -202,12 +195,7 @@ func TestScriptSummaryInARecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := builtin.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
-	defer m.Close()
+	m := inProcess(t)
 	o, err := Run(context.Background(), r, Options{Plugins: m, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -254,12 +242,7 @@ func TestShippedRecipesCheck(t *testing.T) {
 	if err != nil || len(files) < 2 {
 		t.Fatalf("recipes: %v %v", files, err)
 	}
-	reg, err := builtin.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
-	defer m.Close()
+	m := inProcess(t)
 	for _, f := range files {
 		r, err := recipe.Load(f)
 		if err != nil {
@@ -301,12 +284,7 @@ use = "iband"
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := builtin.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
-	defer m.Close()
+	m := inProcess(t)
 	obs := &notes{}
 	o, err := Run(context.Background(), r, Options{Plugins: m, Workers: 2, Observer: obs})
 	if err != nil {
@@ -339,12 +317,7 @@ func TestQuickRecipes(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("quick recipes: %v %v", files, err)
 	}
-	reg, err := builtin.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := plugin.NewManager(reg, plugin.Options{InProcess: true})
-	defer m.Close()
+	m := inProcess(t)
 	for _, f := range files {
 		r, err := recipe.Load(f)
 		if err != nil {

@@ -8,26 +8,16 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
-func paper(t *testing.T) (nn.Params, []float32, []int, string) {
-	t.Helper()
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
-	return p, x, y, dir
-}
-
 // TestGoldenRaw: the unaligned map of conv4 is Captum's LayerGradCam
 // (relu_attributions=False), gradcam_raw.csv, within 1e-5 of its scale.
 func TestGoldenRaw(t *testing.T) {
-	p, x, y, dir := paper(t)
+	p, x, y, dir := paper.Model(t)
 	m, err := nn.NewModel(p)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +51,7 @@ func TestGoldenRaw(t *testing.T) {
 // centres of conv4's receptive fields (R = 11: five kernels of 3), with
 // the edges filled from the first and last positions.
 func TestExplainCentre(t *testing.T) {
-	p, x, y, dir := paper(t)
+	p, x, y, dir := paper.Model(t)
 	want := golden.CSV32(t, filepath.Join(dir, "gradcam_raw.csv"))
 	m, err := nn.NewModel(p)
 	if err != nil {
@@ -171,7 +161,7 @@ func TestConfig(t *testing.T) {
 			t.Errorf("Check(%v): %v, want %q", c.cfg, err, c.want)
 		}
 	}
-	p, x, y, _ := paper(t)
+	p, x, y, _ := paper.Model(t)
 	m, err := nn.NewModel(p)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +182,7 @@ func TestConfig(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	p, x, y, _ := paper(t)
+	p, x, y, _ := paper.Model(t)
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[:4*640], Targets: y[:4]})
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[4*640 : 6*640], Targets: y[4:6], Config: sdk.Config{"layer": "conv2"}})
 }

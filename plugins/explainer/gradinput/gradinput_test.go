@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
@@ -111,16 +112,7 @@ func TestFiniteDifferences(t *testing.T) {
 // network on the 16 golden waveforms (Captum's InputXGradient is this
 // product).
 func TestGolden(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
+	m, x, y, dir := paper.Inference(t)
 	grad := golden.Flat(golden.CSV32(t, filepath.Join(dir, "input_grad.csv")))
 	maps, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x, Targets: y})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
@@ -123,17 +123,8 @@ func TestGoldenSurrogates(t *testing.T) {
 // follow from the mask, the waveform and the model as this package
 // computes them (Captum's cosine is float32: 1e-6).
 func TestGoldenSamples(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
+	m, x, y, dir := paper.Inference(t)
 	s := readSamples(t, dir)
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
 	for _, wave := range []int{0, 7, 15} {
 		xw := x[wave*640 : (wave+1)*640]
 		xs := make([]float32, len(s[wave].masks)*640)
@@ -232,16 +223,7 @@ func TestConfig(t *testing.T) {
 // TestExplain: maps are piecewise constant over the features, the same
 // seed gives the same map, another seed another one.
 func TestExplain(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
+	m, x, y, _ := paper.Inference(t)
 	req := sdk.ExplainRequest{X: x[:2*640], Targets: y[:2], Seeds: []uint64{1, 2}, Config: sdk.Config{"samples": int64(64)}}
 	a, err := New().Explain(context.Background(), m, req)
 	if err != nil {
@@ -266,12 +248,7 @@ func TestExplain(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
+	p, x, y, _ := paper.Model(t)
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[:3*640], Targets: y[:3], Config: sdk.Config{"samples": int64(32)}})
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[:2*640], Targets: y[:2], Config: sdk.Config{"samples": int64(32), "surrogate": "ols"}})
 }
@@ -281,16 +258,7 @@ func TestConformance(t *testing.T) {
 // their weights, spread over the features; with a feature width that does
 // not divide N, the last feature is shorter.
 func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
+	m, x, y, _ := paper.Inference(t)
 	const n = 24
 	for _, feature := range []int{7, 16} {
 		f := (640 + feature - 1) / feature // 92 (the last of 3 samples) or 40

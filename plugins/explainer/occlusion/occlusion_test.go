@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -15,16 +16,7 @@ import (
 type plainModel struct{ nn.Model }
 
 func TestGoldenOcclusion(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	p, err := nn.LoadParams(filepath.Join(dir, "model.safetensors"), nn.PaperArch())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := golden.Inputs(t, dir)
+	m, x, y, dir := paper.Inference(t)
 	want := golden.CSV32(t, filepath.Join(dir, "occlusion.csv"))
 	req := sdk.ExplainRequest{X: x, Targets: y, Config: sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}}
 	for name, model := range map[string]nn.Model{"plain": plainModel{m}, "model": m} {
