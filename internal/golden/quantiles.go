@@ -13,15 +13,7 @@ import (
 // "os_0.95", ...), the reference value of each line.
 func Quantiles(t testing.TB) (samples [][]float64, cols map[string][]float64) {
 	t.Helper()
-	f, err := os.Open(File(t, "signal", "quantiles.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := Records(t, File(t, "signal", "quantiles.csv"))
 	if len(recs) != 31 {
 		t.Fatalf("quantiles.csv: %d lines, want a header and 30", len(recs))
 	}
@@ -55,4 +47,20 @@ func Transpose(samples [][]float64) [][]float64 {
 		}
 	}
 	return r
+}
+
+// Records reads a CSV file's records (a missing or malformed file fails
+// the test).
+func Records(t testing.TB, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
 }

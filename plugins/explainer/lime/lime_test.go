@@ -2,9 +2,7 @@ package lime
 
 import (
 	"context"
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -27,15 +25,7 @@ type samples struct {
 
 func readSamples(t *testing.T, dir string) []samples {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "lime_samples.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := golden.Records(t, filepath.Join(dir, "lime_samples.csv"))
 	out := make([]samples, 16)
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
@@ -59,15 +49,7 @@ func readSamples(t *testing.T, dir string) []samples {
 
 func readRows(t *testing.T, path string, header bool) [][]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := golden.Records(t, path)
 	if header {
 		recs = recs[1:]
 	}
