@@ -75,7 +75,15 @@ func decodeFitRequest(r *pb.FitRequest) (FitRequest, error) {
 	if err != nil {
 		return FitRequest{}, err
 	}
-	return FitRequest{Arch: arch, Train: train, Val: val, Training: tc, Config: cfg, Seed: r.GetSeed(), Workers: int(r.GetWorkers())}, nil
+	req := FitRequest{Arch: arch, Train: train, Val: val, Training: tc, Config: cfg, Seed: r.GetSeed(), Workers: int(r.GetWorkers())}
+	if r.GetBase() != nil {
+		base, err := decodeArtifact(r.GetBase())
+		if err != nil {
+			return FitRequest{}, fmt.Errorf("base artifact: %w", err)
+		}
+		req.Base = &base
+	}
+	return req, nil
 }
 
 func encodeResult(r Result) *pb.Result {

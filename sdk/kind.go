@@ -78,8 +78,19 @@ func (i Info) Validate(kind Kind) error {
 		return fmt.Errorf("%s: Info.Version is empty (want the plugin's version, e.g. \"1.0.0\")", i.ID)
 	}
 	var other []string
-	if kind != KindPosterior && i.Finite {
-		other = append(other, "Finite")
+	if kind != KindPosterior {
+		if i.Finite {
+			other = append(other, "Finite")
+		}
+		if i.Base != "" {
+			other = append(other, "Base")
+		}
+		if len(i.BaseKeys) > 0 {
+			other = append(other, "BaseKeys")
+		}
+		if len(i.Files) > 0 {
+			other = append(other, "Files")
+		}
 	}
 	if kind != KindExplainer {
 		if i.Needs != 0 {
@@ -100,6 +111,11 @@ func (i Info) Validate(kind Kind) error {
 	if len(other) > 0 {
 		return fmt.Errorf("%s: the %s sets Info.%s, which only another kind of plugin may set", i.ID, kind, strings.Join(other, ", Info."))
 	}
+	if kind == KindPosterior {
+		if err := i.validateBase(); err != nil {
+			return err
+		}
+	}
 	if kind == KindSummary {
 		switch i.Output {
 		case OutputMap, OutputSet, OutputBand:
@@ -108,6 +124,37 @@ func (i Info) Validate(kind Kind) error {
 		}
 		if i.MinDraws < 0 {
 			return fmt.Errorf("%s: Info.MinDraws is %d (want >= 0)", i.ID, i.MinDraws)
+		}
+	}
+	return nil
+}
+
+// validateBase checks a posterior's Base, BaseKeys and Files.
+func (i Info) validateBase() error {
+	if i.Base != "" {
+		k, _, err := ParseID(i.Base)
+		if err != nil {
+			return fmt.Errorf("%s: Info.Base: %w", i.ID, err)
+		}
+		if k != KindPosterior {
+			return fmt.Errorf("%s: Info.Base is %q, a plugin of kind %s (accepted: a posterior ID, posterior.<name>)", i.ID, i.Base, k)
+		}
+		if i.Base == i.ID {
+			return fmt.Errorf("%s: Info.Base names the posterior itself (accepted: another posterior)", i.ID)
+		}
+	} else if len(i.BaseKeys) > 0 {
+		return fmt.Errorf("%s: Info.BaseKeys is set without Info.Base", i.ID)
+	}
+	for _, list := range []struct {
+		name string
+		keys []string
+	}{{"BaseKeys", i.BaseKeys}, {"Files", i.Files}} {
+		seen := map[string]bool{}
+		for _, k := range list.keys {
+			if k == "" || seen[k] {
+				return fmt.Errorf("%s: Info.%s has an empty or repeated key %q (accepted: distinct table keys)", i.ID, list.name, k)
+			}
+			seen[k] = true
 		}
 	}
 	return nil

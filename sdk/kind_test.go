@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -90,6 +91,8 @@ func TestDescribe(t *testing.T) {
 	}{
 		{stubPosterior{Info{ID: "posterior.ensemble", Version: "1.0.0", Summary: "deep ensemble", Finite: true}}, KindPosterior},
 		{stubPosterior{Info{ID: "posterior.laplace", Version: "0.1"}}, KindPosterior},
+		{stubPosterior{Info{ID: "posterior.laplace", Version: "1", Base: "posterior.deterministic", BaseKeys: []string{"seed"}}}, KindPosterior},
+		{stubPosterior{Info{ID: "posterior.files", Version: "1", Finite: true, Files: []string{"weights", "files"}}}, KindPosterior},
 		{stubExplainer{Info{ID: "explainer.gradinput", Version: "2", Needs: NeedsInputGrad | NeedsProbs, Stochastic: true}}, KindExplainer},
 		{stubExplainer{Info{ID: "explainer.occlusion", Version: "1"}}, KindExplainer},
 		{stubSummary{Info{ID: "summary.mean", Version: "1", Output: OutputMap}}, KindSummary},
@@ -103,7 +106,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("Describe(%+v): %v", c.p, err)
 			continue
 		}
-		if kind != c.kind || info != c.p.Info() {
+		if kind != c.kind || !reflect.DeepEqual(info, c.p.Info()) {
 			t.Errorf("Describe(%+v) = %s, %+v; want %s and the plugin's Info", c.p, kind, info, c.kind)
 		}
 	}
@@ -133,6 +136,20 @@ func TestDescribe(t *testing.T) {
 			[]string{"posterior.ensemble: ", "posterior sets Info.Needs, which only another kind"}},
 		{"posterior sets Stochastic", stubPosterior{Info{ID: "posterior.ensemble", Version: "1", Stochastic: true}},
 			[]string{"posterior sets Info.Stochastic,"}},
+		{"explainer sets Base, BaseKeys, Files", stubExplainer{Info{ID: "explainer.occlusion", Version: "1", Base: "posterior.x", BaseKeys: []string{"a"}, Files: []string{"f"}}},
+			[]string{"explainer sets Info.Base, Info.BaseKeys, Info.Files, which only another kind"}},
+		{"Base of another kind", stubPosterior{Info{ID: "posterior.laplace", Version: "1", Base: "explainer.occlusion"}},
+			[]string{"posterior.laplace: ", `Info.Base is "explainer.occlusion", a plugin of kind explainer`}},
+		{"Base malformed", stubPosterior{Info{ID: "posterior.laplace", Version: "1", Base: "deterministic"}},
+			[]string{"posterior.laplace: Info.Base: ", "not of the form kind.name"}},
+		{"Base itself", stubPosterior{Info{ID: "posterior.laplace", Version: "1", Base: "posterior.laplace"}},
+			[]string{"Info.Base names the posterior itself"}},
+		{"BaseKeys without Base", stubPosterior{Info{ID: "posterior.laplace", Version: "1", BaseKeys: []string{"seed"}}},
+			[]string{"Info.BaseKeys is set without Info.Base"}},
+		{"repeated BaseKeys", stubPosterior{Info{ID: "posterior.laplace", Version: "1", Base: "posterior.d", BaseKeys: []string{"seed", "seed"}}},
+			[]string{`Info.BaseKeys has an empty or repeated key "seed"`}},
+		{"empty Files key", stubPosterior{Info{ID: "posterior.files", Version: "1", Files: []string{""}}},
+			[]string{`Info.Files has an empty or repeated key ""`}},
 		{"summary sets Needs", stubSummary{Info{ID: "summary.mean", Version: "1", Output: OutputMap, Needs: NeedsProbs}},
 			[]string{"summary sets Info.Needs,"}},
 		{"summary without Output", stubSummary{Info{ID: "summary.mean", Version: "1"}},
@@ -148,7 +165,7 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("%s: accepted as %s, %+v", c.name, kind, info)
 			continue
 		}
-		if kind != "" || info != (Info{}) {
+		if kind != "" || !reflect.DeepEqual(info, Info{}) {
 			t.Errorf("%s: rejected but returned %q, %+v", c.name, kind, info)
 		}
 		for _, w := range c.want {

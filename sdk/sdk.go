@@ -47,6 +47,22 @@ type Info struct {
 	// Posteriors. A finite posterior (an ensemble of K members) returns
 	// its members in order, and accepts at most K draws.
 	Finite bool
+	// Base, if set, is the ID of the posterior this one is fitted on top
+	// of, post hoc (a Laplace approximation around "posterior.deterministic").
+	// The host fits the base first, or takes it from its cache under the
+	// base's own key, and passes its artifact as FitRequest.Base. The base
+	// gets the keys BaseKeys of this posterior's table as its own table
+	// (a shared training "seed"), so that a recipe's own deterministic
+	// network with the same keys is the very network reused. A base has
+	// no Base of its own.
+	Base     string
+	BaseKeys []string
+	// Files lists the keys of this posterior's table whose values are
+	// paths of files that Fit reads (a string or a list of strings). The
+	// host resolves them relative to the recipe's folder before Check and
+	// Fit, and keys its cache by the files' contents, so that a file
+	// overwritten in place is never served from a stale entry.
+	Files []string
 
 	// Explainers: what the explainer asks of the model, and whether it
 	// draws random numbers (then it gets one seed per input).
@@ -90,6 +106,9 @@ type FitRequest struct {
 	Config   Config         // the posterior's own recipe table
 	Seed     uint64         // base seed; members derive theirs from it or from Config
 	Workers  int            // goroutines the plugin may use (0: all cores)
+	// Base is the fitted artifact of the posterior named by Info.Base, for
+	// a post-hoc posterior; nil otherwise.
+	Base *Artifact
 	// Progress, if not nil, receives progress reports during Fit. Over
 	// gRPC the reports are streamed to the host, which draws a progress bar.
 	Progress func(Progress) `json:"-"`

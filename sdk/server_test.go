@@ -1358,7 +1358,7 @@ func TestServeConfig(t *testing.T) {
 		t.Fatalf("plugins %v, want the summary alone", cfg.Plugins)
 	}
 	sp, ok := cfg.Plugins["summary"].(*servedPlugin)
-	if !ok || sp.kind != KindSummary || sp.info != p.info || sp.impl != Plugin(p) {
+	if !ok || sp.kind != KindSummary || !reflect.DeepEqual(sp.info, p.info) || !reflect.DeepEqual(sp.impl, Plugin(p)) {
 		t.Fatalf("plugins %+v, want the summary served as kind summary", cfg.Plugins)
 	}
 	if cfg.GRPCServer == nil {

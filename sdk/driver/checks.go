@@ -153,6 +153,11 @@ func checkFitRequest(req sdk.FitRequest) error {
 	if err := checkDataset("training", req.Train); err != nil {
 		return err
 	}
+	if req.Base != nil {
+		if err := checkArtifact(*req.Base); err != nil {
+			return fmt.Errorf("bad request: base %w", err)
+		}
+	}
 	return checkDataset("validation", req.Val)
 }
 

@@ -57,7 +57,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		var r *pb.PosteriorInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
-			info.Finite = r.GetFinite()
+			info.Finite, info.Base, info.BaseKeys, info.Files = r.GetFinite(), r.GetBase(), r.GetBaseKeys(), r.GetFiles()
 			c.info = info
 		}
 		v = c
@@ -379,10 +379,16 @@ func encodeFitRequest(r sdk.FitRequest) (*pb.FitRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pb.FitRequest{
+	out := &pb.FitRequest{
 		ArchJson: arch, Train: encodeDataset(r.Train), Val: encodeDataset(r.Val),
 		TrainingJson: tr, ConfigJson: cfg, Seed: r.Seed, Workers: int64(r.Workers),
-	}, nil
+	}
+	if r.Base != nil {
+		if out.Base, err = wire.Artifact(r.Base.Arch, r.Base.Tensors, r.Base.Meta); err != nil {
+			return nil, fmt.Errorf("base artifact: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func decodeResult(r *pb.Result) (sdk.Result, error) {

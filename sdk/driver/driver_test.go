@@ -182,7 +182,7 @@ func load(t *testing.T, e Explainer, p nn.Params) Model {
 func TestExplainerHandles(t *testing.T) {
 	impl := &fakeExplainer{}
 	remote := serveTest(t, impl).(Explainer)
-	if got, want := remote.Info(), impl.Info(); got != want {
+	if got, want := remote.Info(), impl.Info(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("remote Info %+v, want %+v", got, want)
 	}
 	local, err := LocalExplainer(impl)
@@ -455,7 +455,8 @@ func TestLargeMessages(t *testing.T) {
 type fakePosterior struct{}
 
 func (fakePosterior) Info() sdk.Info {
-	return sdk.Info{ID: "posterior.fake", Version: "0.1", Finite: true}
+	return sdk.Info{ID: "posterior.fake", Version: "0.1", Finite: true,
+		Base: "posterior.base", BaseKeys: []string{"seed", "lr"}, Files: []string{"weights"}}
 }
 
 func (fakePosterior) Check(cfg sdk.Config, draws int) error {
@@ -485,7 +486,12 @@ func (fakePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact,
 	for _, v := range req.Train.X {
 		sum += v
 	}
-	return sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"w": {float32(req.Seed), 1, sum}, "empty": {}}, Meta: map[string]string{"workers": fmt.Sprint(req.Workers)}}, nil
+	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"w": {float32(req.Seed), 1, sum}, "empty": {}}, Meta: map[string]string{"workers": fmt.Sprint(req.Workers)}}
+	if req.Base != nil { // a post-hoc fit echoes its base
+		a.Tensors["base"] = req.Base.Tensors["w"]
+		a.Meta["base"] = req.Base.Meta["name"]
+	}
+	return a, nil
 }
 
 func (fakePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
@@ -507,7 +513,7 @@ func (fakePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleR
 
 func TestPosteriorRoundTrip(t *testing.T) {
 	remote := serveTest(t, fakePosterior{}).(sdk.Posterior)
-	if remote.Info() != (fakePosterior{}).Info() {
+	if !reflect.DeepEqual(remote.Info(), (fakePosterior{}).Info()) {
 		t.Fatalf("Info %+v, want %+v", remote.Info(), fakePosterior{}.Info())
 	}
 	local, err := LocalPosterior(fakePosterior{})
@@ -550,6 +556,25 @@ func TestPosteriorRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(a.Tensors["w"], []float32{9, 1, 36}) || a.Meta["workers"] != "2" || !reflect.DeepEqual(a.Arch, req.Arch) {
 		t.Errorf("artifact %+v", a)
 	}
+	// A post-hoc fit gets its base's artifact, checked like an answer.
+	base := sdk.Artifact{Arch: fakeArch(4), Tensors: map[string][]float32{"w": {5, 6}}, Meta: map[string]string{"name": "the base"}}
+	req.Base = &base
+	for name, p := range posteriors {
+		a, err := p.Fit(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Fit with a base: %v", name, err)
+		}
+		if !reflect.DeepEqual(a.Tensors["base"], []float32{5, 6}) || a.Meta["base"] != "the base" {
+			t.Errorf("%s: Fit with a base: artifact %+v, want the base's tensor and meta echoed", name, a)
+		}
+	}
+	base.Tensors["w"][1] = float32(math.Inf(-1))
+	for name, p := range posteriors {
+		if _, err := p.Fit(context.Background(), req); err == nil || !strings.Contains(err.Error(), `posterior.fake: Fit: bad request: base artifact tensor "w" value 1 is -Inf`) {
+			t.Errorf("%s: an infinite base: %v", name, err)
+		}
+	}
+	req.Base = nil
 	req.Config = sdk.Config{"mode": "nan"}
 	for name, p := range posteriors {
 		if _, err := p.Fit(context.Background(), req); err == nil || !strings.Contains(err.Error(), `posterior.fake: Fit: artifact tensor "w" value 0 is NaN`) {
@@ -636,7 +661,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 	for _, out := range []sdk.OutputKind{sdk.OutputMap, sdk.OutputSet, sdk.OutputBand} {
 		impl := fakeSummary{out}
 		remote := serveTest(t, impl).(sdk.Summary)
-		if remote.Info() != impl.Info() {
+		if !reflect.DeepEqual(remote.Info(), impl.Info()) {
 			t.Errorf("%s: remote Info %+v, want %+v", out, remote.Info(), impl.Info())
 		}
 		got, err := remote.Summarise(context.Background(), draws, nil)

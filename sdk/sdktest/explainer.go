@@ -113,7 +113,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	v, stop := h.serve(impl, sdk.KindExplainer)
 	defer stop()
 	remote := v.(driver.Explainer)
-	if ri := remote.Info(); ri != info {
+	if ri := remote.Info(); !sameInfo(ri, info) {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", remote.Check, c.Config)

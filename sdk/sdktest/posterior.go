@@ -125,7 +125,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	v, stop := h.serve(impl, sdk.KindPosterior)
 	defer stop()
 	remote := v.(sdk.Posterior)
-	if ri := remote.Info(); ri != info {
+	if ri := remote.Info(); !sameInfo(ri, info) {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", func(cfg sdk.Config) error { return remote.Check(cfg, c.Draws) }, c.Config)

@@ -36,6 +36,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -262,4 +263,19 @@ func diffArtifact(a, b sdk.Artifact) string {
 		}
 	}
 	return ""
+}
+
+// sameInfo reports whether two Infos are equal, an empty list equal to a
+// nil one (the wire does not tell them apart).
+func sameInfo(a, b sdk.Info) bool {
+	norm := func(i sdk.Info) sdk.Info {
+		if len(i.BaseKeys) == 0 {
+			i.BaseKeys = nil
+		}
+		if len(i.Files) == 0 {
+			i.Files = nil
+		}
+		return i
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
 }

@@ -123,7 +123,7 @@ func Summary(t testing.TB, impl sdk.Summary, c SummaryCase) {
 	v, stop := h.serve(impl, sdk.KindSummary)
 	defer stop()
 	remote := v.(sdk.Summary)
-	if ri := remote.Info(); ri != info {
+	if ri := remote.Info(); !sameInfo(ri, info) {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", remote.Check, c.Config)

@@ -141,6 +141,9 @@ type PosteriorInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Info          *Info                  `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
 	Finite        bool                   `protobuf:"varint,2,opt,name=finite,proto3" json:"finite,omitempty"`
+	Base          string                 `protobuf:"bytes,3,opt,name=base,proto3" json:"base,omitempty"`
+	BaseKeys      []string               `protobuf:"bytes,4,rep,name=base_keys,json=baseKeys,proto3" json:"base_keys,omitempty"`
+	Files         []string               `protobuf:"bytes,5,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,6 +190,27 @@ func (x *PosteriorInfo) GetFinite() bool {
 		return x.Finite
 	}
 	return false
+}
+
+func (x *PosteriorInfo) GetBase() string {
+	if x != nil {
+		return x.Base
+	}
+	return ""
+}
+
+func (x *PosteriorInfo) GetBaseKeys() []string {
+	if x != nil {
+		return x.BaseKeys
+	}
+	return nil
+}
+
+func (x *PosteriorInfo) GetFiles() []string {
+	if x != nil {
+		return x.Files
+	}
+	return nil
 }
 
 // ExplainerInfo is the sdk.Info of an explainer; needs is the sdk.Needs
@@ -603,6 +627,7 @@ type FitRequest struct {
 	ConfigJson    []byte                 `protobuf:"bytes,5,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
 	Seed          uint64                 `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
 	Workers       int64                  `protobuf:"varint,7,opt,name=workers,proto3" json:"workers,omitempty"`
+	Base          *Artifact              `protobuf:"bytes,8,opt,name=base,proto3" json:"base,omitempty"` // the base posterior's artifact (sdk.Info.Base), if any
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -684,6 +709,13 @@ func (x *FitRequest) GetWorkers() int64 {
 		return x.Workers
 	}
 	return 0
+}
+
+func (x *FitRequest) GetBase() *Artifact {
+	if x != nil {
+		return x.Base
+	}
+	return nil
 }
 
 // Progress is sdk.Progress.
@@ -1473,10 +1505,13 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x04Info\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
-	"\asummary\x18\x03 \x01(\tR\asummary\"K\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\"\x92\x01\n" +
 	"\rPosteriorInfo\x12\"\n" +
 	"\x04info\x18\x01 \x01(\v2\x0e.uaxai.v2.InfoR\x04info\x12\x16\n" +
-	"\x06finite\x18\x02 \x01(\bR\x06finite\"i\n" +
+	"\x06finite\x18\x02 \x01(\bR\x06finite\x12\x12\n" +
+	"\x04base\x18\x03 \x01(\tR\x04base\x12\x1b\n" +
+	"\tbase_keys\x18\x04 \x03(\tR\bbaseKeys\x12\x14\n" +
+	"\x05files\x18\x05 \x03(\tR\x05files\"i\n" +
 	"\rExplainerInfo\x12\"\n" +
 	"\x04info\x18\x01 \x01(\v2\x0e.uaxai.v2.InfoR\x04info\x12\x14\n" +
 	"\x05needs\x18\x02 \x01(\rR\x05needs\x12\x1e\n" +
@@ -1509,7 +1544,7 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\x1a7\n" +
 	"\tMetaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xeb\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x93\x02\n" +
 	"\n" +
 	"FitRequest\x12\x1b\n" +
 	"\tarch_json\x18\x01 \x01(\fR\barchJson\x12'\n" +
@@ -1519,7 +1554,8 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\vconfig_json\x18\x05 \x01(\fR\n" +
 	"configJson\x12\x12\n" +
 	"\x04seed\x18\x06 \x01(\x04R\x04seed\x12\x18\n" +
-	"\aworkers\x18\a \x01(\x03R\aworkers\"N\n" +
+	"\aworkers\x18\a \x01(\x03R\aworkers\x12&\n" +
+	"\x04base\x18\b \x01(\v2\x12.uaxai.v2.ArtifactR\x04base\"N\n" +
 	"\bProgress\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\x03R\x04done\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x18\n" +
@@ -1632,42 +1668,43 @@ var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	26, // 4: uaxai.v2.Artifact.meta:type_name -> uaxai.v2.Artifact.MetaEntry
 	8,  // 5: uaxai.v2.FitRequest.train:type_name -> uaxai.v2.Dataset
 	8,  // 6: uaxai.v2.FitRequest.val:type_name -> uaxai.v2.Dataset
-	11, // 7: uaxai.v2.FitEvent.progress:type_name -> uaxai.v2.Progress
-	9,  // 8: uaxai.v2.FitEvent.artifact:type_name -> uaxai.v2.Artifact
-	9,  // 9: uaxai.v2.SampleRequest.artifact:type_name -> uaxai.v2.Artifact
-	7,  // 10: uaxai.v2.SampleResponse.draws:type_name -> uaxai.v2.Params
-	7,  // 11: uaxai.v2.LoadRequest.model:type_name -> uaxai.v2.Params
-	21, // 12: uaxai.v2.SummariseRequest.inputs:type_name -> uaxai.v2.Draws
-	23, // 13: uaxai.v2.SummariseResponse.results:type_name -> uaxai.v2.Result
-	0,  // 14: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 15: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
-	10, // 16: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
-	13, // 17: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
-	0,  // 18: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 19: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
-	15, // 20: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
-	17, // 21: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
-	19, // 22: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
-	0,  // 23: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 24: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
-	22, // 25: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
-	2,  // 26: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
-	6,  // 27: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
-	12, // 28: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
-	14, // 29: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
-	3,  // 30: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
-	6,  // 31: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
-	16, // 32: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
-	18, // 33: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
-	20, // 34: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
-	4,  // 35: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
-	6,  // 36: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
-	24, // 37: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
-	26, // [26:38] is the sub-list for method output_type
-	14, // [14:26] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	9,  // 7: uaxai.v2.FitRequest.base:type_name -> uaxai.v2.Artifact
+	11, // 8: uaxai.v2.FitEvent.progress:type_name -> uaxai.v2.Progress
+	9,  // 9: uaxai.v2.FitEvent.artifact:type_name -> uaxai.v2.Artifact
+	9,  // 10: uaxai.v2.SampleRequest.artifact:type_name -> uaxai.v2.Artifact
+	7,  // 11: uaxai.v2.SampleResponse.draws:type_name -> uaxai.v2.Params
+	7,  // 12: uaxai.v2.LoadRequest.model:type_name -> uaxai.v2.Params
+	21, // 13: uaxai.v2.SummariseRequest.inputs:type_name -> uaxai.v2.Draws
+	23, // 14: uaxai.v2.SummariseResponse.results:type_name -> uaxai.v2.Result
+	0,  // 15: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 16: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
+	10, // 17: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
+	13, // 18: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
+	0,  // 19: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 20: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
+	15, // 21: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
+	17, // 22: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
+	19, // 23: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
+	0,  // 24: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 25: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
+	22, // 26: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
+	2,  // 27: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
+	6,  // 28: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
+	12, // 29: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
+	14, // 30: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
+	3,  // 31: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
+	6,  // 32: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
+	16, // 33: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
+	18, // 34: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
+	20, // 35: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
+	4,  // 36: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
+	6,  // 37: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
+	24, // 38: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
+	27, // [27:39] is the sub-list for method output_type
+	15, // [15:27] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_uaxai_v2_plugin_proto_init() }

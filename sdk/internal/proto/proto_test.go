@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -184,7 +185,7 @@ func TestInProcessServesSummary(t *testing.T) {
 	if !ok {
 		t.Fatalf("dispensed %T, want an sdk.Summary", v)
 	}
-	if info := s.Info(); info != impl.Info() {
+	if info := s.Info(); !reflect.DeepEqual(info, impl.Info()) {
 		t.Errorf("Info over gRPC %+v, want %+v", info, impl.Info())
 	}
 
