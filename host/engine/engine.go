@@ -65,6 +65,12 @@ type Plan struct {
 	// CacheKey returns the cache key of a posterior's artifact; nil
 	// disables the cache.
 	CacheKey func(p Step, info sdk.Info) (string, error)
+	// Output, if not nil, receives the per-record results of every set
+	// and band summary after each (posterior, explainer) block; the
+	// engine then drops the records (Results keeps the rest of the
+	// Output), so a run's memory does not grow with them. With Output
+	// nil, Results keeps the records.
+	Output func(*Output) error
 }
 
 // Plugins resolves a step's ID (a plugin ID, or a script's path) to the
@@ -119,11 +125,39 @@ type Row struct {
 	Records         []Record  `json:"-"`
 }
 
+// Output is what a set or band summary gives under one (posterior,
+// explainer) pair: its result for every explained record (a disturbance
+// record with a non-empty mask), which RMA and IoU do not score.
+type Output struct {
+	Posterior      string         `json:"posterior"` // IDs
+	Explainer      string         `json:"explainer"`
+	Summary        string         `json:"summary"`
+	Label          string         `json:"posterior_label"`
+	ExplainerLabel string         `json:"explainer_label"`
+	SummaryLabel   string         `json:"summary_label"`
+	Kind           sdk.OutputKind `json:"kind"` // set or band
+	Draws          int            `json:"draws"`
+	N              int            `json:"length"` // values a map
+	Count          int            `json:"records"`
+	// File is where the runner wrote the records (relative to the run
+	// directory); the engine leaves it empty.
+	File    string         `json:"file,omitempty"`
+	Records []OutputRecord `json:"-"`
+}
+
+// OutputRecord is one record's set (Kind set) or band (Kind band).
+type OutputRecord struct {
+	Split, Index, Label, Target, Pred, MaskLen int
+	Set                                        []bool
+	Lower, Upper                               []float64
+}
+
 // Results is the outcome of a run. It holds no timings, so that the same
 // plan gives the same bytes.
 type Results struct {
-	Rows  []Row
-	Notes []string
+	Rows    []Row
+	Outputs []Output
+	Notes   []string
 }
 
 // Timings are wall times of the stages, kept apart from Results.
@@ -195,9 +229,18 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 		tim["predict "+ps.Label] = time.Since(t0)
 		for ei, es := range p.Explainers {
 			t0 = time.Now()
-			rows, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, obs)
+			rows, outs, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, obs)
 			if err != nil {
 				return nil, tim, err
+			}
+			for i := range outs {
+				if p.Output != nil {
+					if err := p.Output(&outs[i]); err != nil {
+						return nil, tim, fmt.Errorf("%s / %s / %s: writing its records: %w", ps.Label, es.Label, outs[i].SummaryLabel, err)
+					}
+					outs[i].Records = nil
+				}
+				out.Outputs = append(out.Outputs, outs[i])
 			}
 			tim["explain "+ps.Label+" / "+es.Label] = time.Since(t0)
 			for i := range rows {
@@ -303,26 +346,28 @@ type block struct {
 	ps, es Step
 	ex     driver.Explainer
 	sums   []sdk.Summary
-	active []bool         // summaries whose maps are scored
-	models []driver.Model // draw s loaded into the explainer
-	preds  [][]int        // predicted class per split and record
-	recs   [][][]Record   // summary -> split -> record
+	active []bool              // summaries whose maps are scored
+	output []bool              // set and band summaries, written per record
+	models []driver.Model      // draw s loaded into the explainer
+	preds  [][]int             // predicted class per split and record
+	recs   [][][]Record        // summary -> split -> record
+	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)
 }
 
 // explain computes, for one posterior and one explainer, the S maps of
 // every scorable record, every summary of them, and the scores.
-func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, obs Observer) (_ []Row, _ []string, err error) {
+func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, obs Observer) (_ []Row, _ []Output, _ []string, err error) {
 	b := &block{p: &p, ps: ps, es: es, ex: ex, sums: sums, preds: preds}
 	notes := b.activate(len(draws))
-	if firstActive(b.active) < 0 {
-		return nil, notes, nil // no summary to take: explaining would be wasted work
+	if firstActive(b.active) < 0 && firstActive(b.output) < 0 {
+		return nil, nil, notes, nil // no summary to take: explaining would be wasted work
 	}
 	// Each draw's parameters go to the explainer once.
 	for s, d := range draws {
 		m, err := ex.Load(ctx, d)
 		if err != nil {
 			b.close()
-			return nil, nil, fmt.Errorf("%s: draw %d of %s: %w", es.ID, s, ps.Label, err)
+			return nil, nil, nil, fmt.Errorf("%s: draw %d of %s: %w", es.ID, s, ps.Label, err)
 		}
 		b.models = append(b.models, m)
 	}
@@ -333,10 +378,13 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer,
 	}()
 	total := 0
 	b.recs = make([][][]Record, len(sums))
+	b.outs = make([][][]*OutputRecord, len(sums))
 	for i := range sums {
 		b.recs[i] = make([][]Record, len(p.Tests))
+		b.outs[i] = make([][]*OutputRecord, len(p.Tests))
 		for si, ts := range p.Tests {
 			b.recs[i][si] = make([]Record, ts.Data.N)
+			b.outs[i][si] = make([]*OutputRecord, ts.Data.N)
 		}
 	}
 	for _, ts := range p.Tests {
@@ -357,11 +405,11 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer,
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	rows, notes2, err := b.rows()
-	return rows, append(notes, notes2...), err
+	return rows, b.outputs(), append(notes, notes2...), err
 }
 
 // activate marks the summaries whose maps RMA and IoU score, and says
@@ -369,19 +417,47 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer,
 func (b *block) activate(S int) []string {
 	var notes []string
 	b.active = make([]bool, len(b.sums))
+	b.output = make([]bool, len(b.sums))
 	for i, sm := range b.sums {
 		info := sm.Info()
-		if info.Output != sdk.OutputMap {
-			notes = append(notes, fmt.Sprintf("%s gives a %s, which RMA and IoU do not score (the paper defers sets and bands to other metrics): not in the tables", info.ID, info.Output))
-			continue
-		}
 		if S < info.MinDraws {
 			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", b.ps.Label, b.es.Label, S, info.ID, info.MinDraws))
+			continue
+		}
+		if info.Output != sdk.OutputMap {
+			b.output[i] = true
 			continue
 		}
 		b.active[i] = true
 	}
 	return notes
+}
+
+// outputs gathers the records of every set and band summary, in the
+// order of the recipe's summaries, splits and records.
+func (b *block) outputs() []Output {
+	var out []Output
+	for i, sm := range b.sums {
+		if !b.output[i] {
+			continue
+		}
+		info := sm.Info()
+		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, ExplainerLabel: b.es.Label,
+			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: len(b.models), Records: []OutputRecord{}}
+		for si := range b.p.Tests {
+			for _, rec := range b.outs[i][si] {
+				if rec != nil {
+					o.Records = append(o.Records, *rec)
+				}
+			}
+		}
+		o.Count = len(o.Records)
+		if o.Count > 0 {
+			o.N = max(len(o.Records[0].Set), len(o.Records[0].Lower))
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // close releases every loaded draw.
@@ -452,7 +528,7 @@ func (b *block) target(si, r int) int {
 func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps [][][]float64) error {
 	ts := b.p.Tests[si]
 	for i, sm := range b.sums {
-		if !b.active[i] {
+		if !b.active[i] && !b.output[i] {
 			continue
 		}
 		var results []sdk.Result
@@ -461,6 +537,13 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 			if results, err = sm.Summarise(ctx, maps, b.p.Summaries[i].Config); err != nil {
 				return fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
 			}
+		}
+		if b.output[i] {
+			for j, r := range idx {
+				b.outs[i][si][r] = &OutputRecord{Split: si, Index: r, Label: ts.Data.Y[r], Target: b.target(si, r), Pred: b.preds[si][r],
+					MaskLen: countTrue(ts.Masks[r]), Set: results[j].Set, Lower: results[j].Lower, Upper: results[j].Upper}
+			}
+			continue
 		}
 		j := 0
 		for r := b0; r < b1; r++ {

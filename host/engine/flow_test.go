@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,12 +178,43 @@ func TestCheckpoints(t *testing.T) {
 	}
 }
 
-// setSummary gives a set; minDraws summaries need more draws than some
-// posteriors have.
-type setSummary struct{ spySummary }
+// setSummary gives, for a record of value v (its draws' sample 1 holds
+// v+1, see echoMap), the set {v mod N}; bandSummary the min and max over
+// the draws, sample by sample. Both tell which record they came from.
+type setSummary struct{}
 
-func (*setSummary) Info() sdk.Info {
+func (setSummary) Info() sdk.Info {
 	return sdk.Info{ID: "summary.set", Version: "1", Output: sdk.OutputSet}
+}
+func (setSummary) Check(sdk.Config) error { return nil }
+func (setSummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Config) ([]sdk.Result, error) {
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		n := len(d[0])
+		out[i].Set = make([]bool, n)
+		out[i].Set[(int(d[0][1])-1)%n] = true
+	}
+	return out, nil
+}
+
+type bandSummary struct{}
+
+func (bandSummary) Info() sdk.Info {
+	return sdk.Info{ID: "summary.minmax", Version: "1", Output: sdk.OutputBand, MinDraws: 2}
+}
+func (bandSummary) Check(sdk.Config) error { return nil }
+func (bandSummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Config) ([]sdk.Result, error) {
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		lo, hi := slices.Clone(d[0]), slices.Clone(d[0])
+		for _, m := range d[1:] {
+			for n, v := range m {
+				lo[n], hi[n] = min(lo[n], v), max(hi[n], v)
+			}
+		}
+		out[i] = sdk.Result{Lower: lo, Upper: hi}
+	}
+	return out, nil
 }
 
 type needsMany struct{ spySummary }
@@ -205,15 +237,19 @@ func (s summaries) Summary(_ context.Context, id string) (sdk.Summary, error) {
 	return driver.LocalSummary(v)
 }
 
-// TestUnscoredSummaries: a set summary and one that needs more draws than
-// the posterior has are reported in the notes and get no row; with no
-// summary to score, nothing is explained.
-func TestUnscoredSummaries(t *testing.T) {
-	f := newFakes(2)
-	res := summaries{f, map[string]sdk.Summary{"summary.set": &setSummary{}, "summary.many": &needsMany{}, "summary.spy": f.sum}}
-	p := testPlan(4, 2, 1, 4)
-	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}, {ID: "summary.many", Label: "Many"}, {ID: "summary.spy", Label: "Spy"}}
-	out, _, err := Run(context.Background(), p, res, nil, nil)
+func withSummaries(f *fakes) summaries {
+	return summaries{f, map[string]sdk.Summary{"summary.set": setSummary{}, "summary.minmax": bandSummary{}, "summary.many": &needsMany{}, "summary.spy": f.sum}}
+}
+
+// TestSetAndBandOutputs: set and band summaries get no row; their result
+// for every explained record comes out in Results.Outputs, in the order
+// of splits and records, each tied to its own record.
+func TestSetAndBandOutputs(t *testing.T) {
+	const n, S = 6, 2
+	f := newFakes(S)
+	p := testPlan(n, S, 2, 4)
+	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}, {ID: "summary.many", Label: "Many"}, {ID: "summary.minmax", Label: "Band"}, {ID: "summary.spy", Label: "Spy"}}
+	out, _, err := Run(context.Background(), p, withSummaries(f), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,20 +257,107 @@ func TestUnscoredSummaries(t *testing.T) {
 		t.Fatalf("rows %+v, want only the spy's", out.Rows)
 	}
 	notes := strings.Join(out.Notes, "\n")
-	for _, want := range []string{"summary.set gives a set", "2 draw(s), summary.many needs at least 3: skipped", "Fake / Echo: 0 records of unscored classes"} {
-		if !strings.Contains(notes, want) {
-			t.Errorf("notes %q lack %q", notes, want)
+	if want := "Fake with Echo: 2 draw(s), summary.many needs at least 3: skipped"; !strings.Contains(notes, want) {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
+	if len(out.Outputs) != 2 {
+		t.Fatalf("%d outputs, want the set's and the band's", len(out.Outputs))
+	}
+	for k, want := range []Output{
+		{Posterior: "posterior.fake", Explainer: "explainer.echo", Summary: "summary.set", Label: "Fake", ExplainerLabel: "Echo", SummaryLabel: "Set", Kind: sdk.OutputSet, Draws: S, N: inLen, Count: 2 * (n - 1)},
+		{Posterior: "posterior.fake", Explainer: "explainer.echo", Summary: "summary.minmax", Label: "Fake", ExplainerLabel: "Echo", SummaryLabel: "Band", Kind: sdk.OutputBand, Draws: S, N: inLen, Count: 2 * (n - 1)},
+	} {
+		o := out.Outputs[k]
+		recs := o.Records
+		o.Records = nil
+		if !reflect.DeepEqual(o, want) {
+			t.Errorf("output %d: %+v, want %+v", k, o, want)
+		}
+		var got [][2]int
+		for _, rec := range recs {
+			got = append(got, [2]int{rec.Split, rec.Index})
+			v := 1000*rec.Split + rec.Index
+			// The mean of two draws predicts class 1 (drawProbs).
+			if rec.Label != 1 || rec.Target != 1 || rec.Pred != 1 || rec.MaskLen != 1 {
+				t.Errorf("output %d record %v: label %d target %d pred %d mask_len %d", k, got[len(got)-1], rec.Label, rec.Target, rec.Pred, rec.MaskLen)
+			}
+			switch want.Kind {
+			case sdk.OutputSet:
+				if len(rec.Set) != inLen || !rec.Set[v%inLen] || countTrue(rec.Set) != 1 || rec.Lower != nil {
+					t.Errorf("set of record %v: %v, want {%d}", got[len(got)-1], rec.Set, v%inLen)
+				}
+			case sdk.OutputBand:
+				// echoMap: sample 0 holds s+1 (1..S over the draws), sample 1 v+1.
+				if rec.Lower[0] != 1 || rec.Upper[0] != S || rec.Lower[1] != float64(v+1) || rec.Upper[1] != float64(v+1) || rec.Set != nil {
+					t.Errorf("band of record %v: [%v, %v]", got[len(got)-1], rec.Lower[:2], rec.Upper[:2])
+				}
+			}
+		}
+		var order [][2]int
+		for si := range 2 {
+			for r := range n {
+				if r != 3 { // record 3 has an empty mask: never explained
+					order = append(order, [2]int{si, r})
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, order) {
+			t.Errorf("output %d records %v, want %v", k, got, order)
 		}
 	}
-	p.Summaries = p.Summaries[:2]
-	f = newFakes(2)
-	res.fakes = f
-	out, _, err = Run(context.Background(), p, res, nil, nil)
+
+	// A run whose only summaries are sets and bands still explains.
+	f = newFakes(S)
+	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}}
+	if out, _, err = Run(context.Background(), p, withSummaries(f), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 0 || len(out.Outputs) != 1 || out.Outputs[0].Count != 2*(n-1) || len(f.ex.calls) != 2*(n-1)*S {
+		t.Errorf("a set alone: %d rows, %d outputs, %d explained; want 0, 1 and every record under every draw", len(out.Rows), len(out.Outputs), len(f.ex.calls))
+	}
+	// With nothing to take, nothing is explained.
+	f = newFakes(S)
+	p.Summaries = []Step{{ID: "summary.many", Label: "Many"}}
+	if out, _, err = Run(context.Background(), p, withSummaries(f), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 0 || len(out.Outputs) != 0 || len(f.ex.calls) != 0 {
+		t.Errorf("no summary to take: %d rows, %d outputs, %d explained; want none", len(out.Rows), len(out.Outputs), len(f.ex.calls))
+	}
+}
+
+// TestOutputCallback: with Plan.Output set, each output's records go to
+// it after their block, and Results keeps the rest; a failing callback
+// fails the run, naming the output.
+func TestOutputCallback(t *testing.T) {
+	const n, S = 5, 2
+	p := testPlan(n, S, 2, 2)
+	p.Summaries = []Step{{ID: "summary.minmax", Label: "Band"}, {ID: "summary.set", Label: "Set"}}
+	want, _, err := Run(context.Background(), p, withSummaries(newFakes(S)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Rows) != 0 || len(f.ex.calls) != 0 {
-		t.Errorf("no scored summary: %d rows, %d explained; want none", len(out.Rows), len(f.ex.calls))
+	var got []Output
+	p.Output = func(o *Output) error {
+		got = append(got, *o)
+		o.File = fmt.Sprintf("file-%d", len(got))
+		return nil
+	}
+	out, _, err := Run(context.Background(), p, withSummaries(newFakes(S)), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want.Outputs) {
+		t.Errorf("the callback got %+v, want the outputs of a run without it", got)
+	}
+	for k, o := range out.Outputs {
+		if o.Records != nil || o.File != fmt.Sprintf("file-%d", k+1) || o.Count != want.Outputs[k].Count {
+			t.Errorf("output %d after the callback: %d records, file %q, count %d; want none, file-%d, %d", k, len(o.Records), o.File, o.Count, k+1, want.Outputs[k].Count)
+		}
+	}
+	p.Output = func(*Output) error { return errors.New("disk full") }
+	if _, _, err := Run(context.Background(), p, withSummaries(newFakes(S)), nil, nil); err == nil || !strings.Contains(err.Error(), "Fake / Echo / Band: writing its records: disk full") {
+		t.Errorf("failing callback: %v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -22,6 +23,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/internal/atomicfile"
+	"github.com/uaxai/uaxai/sdk"
 )
 
 // Table is a titled grid of cells.
@@ -143,11 +145,15 @@ func ResultsJSON(recipe string, seed uint64, res *engine.Results) ([]byte, error
 		Records int `json:"records"`
 	}
 	doc := struct {
-		Recipe string   `json:"recipe"`
-		Seed   uint64   `json:"seed"`
-		Rows   []row    `json:"rows"`
-		Notes  []string `json:"notes"`
-	}{Recipe: recipe, Seed: seed, Rows: []row{}, Notes: res.Notes}
+		Recipe  string          `json:"recipe"`
+		Seed    uint64          `json:"seed"`
+		Rows    []row           `json:"rows"`
+		Outputs []engine.Output `json:"outputs"`
+		Notes   []string        `json:"notes"`
+	}{Recipe: recipe, Seed: seed, Rows: []row{}, Outputs: res.Outputs, Notes: res.Notes}
+	if doc.Outputs == nil {
+		doc.Outputs = []engine.Output{}
+	}
 	for _, r := range res.Rows {
 		doc.Rows = append(doc.Rows, row{Label: RowLabel(res, r), Row: r, Records: len(r.Records)})
 	}
@@ -176,6 +182,102 @@ func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// OutputCSV writes the records of a set or band summary: one line per
+// record for a set, two (bound "lower", then "upper") for a band. The
+// columns are split, record, label, class, target, predicted, mask_len,
+// then for a set its size and v0..v<N-1> as 0 or 1, for a band the bound
+// and v0..v<N-1> as the shortest decimals that read back to the same
+// float64.
+func OutputCSV(o *engine.Output, splitNames []string) ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	head := []string{"split", "record", "label", "class", "target", "predicted", "mask_len"}
+	switch o.Kind {
+	case sdk.OutputSet:
+		head = append(head, "size")
+	case sdk.OutputBand:
+		head = append(head, "bound")
+	default:
+		return nil, fmt.Errorf("%s: output kind %q (want set or band)", o.Summary, o.Kind)
+	}
+	for n := range o.N {
+		head = append(head, "v"+strconv.Itoa(n))
+	}
+	_ = w.Write(head)
+	line := make([]string, 0, len(head))
+	for _, rec := range o.Records {
+		if rec.Split < 0 || rec.Split >= len(splitNames) {
+			return nil, fmt.Errorf("%s: record %d of split %d, of %d splits", o.Summary, rec.Index, rec.Split, len(splitNames))
+		}
+		key := []string{splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label), data.ClassName(rec.Label),
+			strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen)}
+		if o.Kind == sdk.OutputSet {
+			if len(rec.Set) != o.N {
+				return nil, fmt.Errorf("%s: split %s record %d: a set of %d values, want %d", o.Summary, splitNames[rec.Split], rec.Index, len(rec.Set), o.N)
+			}
+			size := 0
+			line = append(append(line[:0], key...), "")
+			for _, in := range rec.Set {
+				v := "0"
+				if in {
+					v, size = "1", size+1
+				}
+				line = append(line, v)
+			}
+			line[len(key)] = strconv.Itoa(size)
+			_ = w.Write(line)
+			continue
+		}
+		for _, bound := range []struct {
+			name string
+			v    []float64
+		}{{"lower", rec.Lower}, {"upper", rec.Upper}} {
+			if len(bound.v) != o.N {
+				return nil, fmt.Errorf("%s: split %s record %d: its %s bound has %d values, want %d", o.Summary, splitNames[rec.Split], rec.Index, bound.name, len(bound.v), o.N)
+			}
+			line = append(append(line[:0], key...), bound.name)
+			for _, v := range bound.v {
+				line = append(line, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			_ = w.Write(line)
+		}
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
+
+// OutputFile is the run-directory path of the i-th set or band output of
+// a run (i from 1): outputs/<i>-<posterior>_<explainer>_<summary>.csv, the
+// labels reduced to lower-case letters, digits and dashes.
+func OutputFile(i int, o *engine.Output) string {
+	return fmt.Sprintf("outputs/%02d-%s_%s_%s.csv", i, slug(o.Label), slug(o.ExplainerLabel), slug(o.SummaryLabel))
+}
+
+// slug reduces a label to lower-case ASCII letters and digits, other runs
+// of characters becoming one dash; at most 40 bytes.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "x"
+	}
+	return b.String()
 }
 
 // NewRunDir creates root/<name>-<UTC time>, adding a suffix if it exists.

@@ -2,18 +2,23 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/sdk"
 )
 
 func TestPM(t *testing.T) {
@@ -137,5 +142,81 @@ func TestResultsJSONSchema(t *testing.T) {
 	}
 	if len(back.Rows) != 1 || !reflect.DeepEqual(back.Rows[0], res.Rows[0]) {
 		t.Errorf("rows do not round-trip:\n got %+v\nwant %+v", back.Rows, res.Rows)
+	}
+}
+
+// TestOutputCSV: a set's line holds its size and its 0/1 values, a band's
+// two lines read back to the very float64 values; bad outputs are errors.
+func TestOutputCSV(t *testing.T) {
+	vals := []float64{0.1, -1.0 / 3, math.SmallestNonzeroFloat64, 1e300, -0.0, math.Pi}
+	up := make([]float64, len(vals))
+	for i, v := range vals {
+		up[i] = math.Nextafter(v, math.Inf(1))
+	}
+	band := &engine.Output{Summary: "summary.iband", Kind: sdk.OutputBand, N: len(vals), Records: []engine.OutputRecord{
+		{Split: 1, Index: 7, Label: 3, Target: 3, Pred: 4, MaskLen: 12, Lower: vals, Upper: up}}}
+	b, err := OutputCSV(band, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 3 || strings.Join(lines[0][:8], ",") != "split,record,label,class,target,predicted,mask_len,bound" || lines[0][8] != "v0" || lines[0][13] != "v5" {
+		t.Fatalf("band CSV %q", lines)
+	}
+	for k, want := range [][]float64{vals, up} {
+		l := lines[k+1]
+		if strings.Join(l[:8], ",") != fmt.Sprintf("b,7,3,%s,3,4,12,%s", data.ClassName(3), []string{"lower", "upper"}[k]) {
+			t.Errorf("band line %d: %q", k+2, l[:8])
+		}
+		for n, w := range want {
+			if v, err := strconv.ParseFloat(l[8+n], 64); err != nil || math.Float64bits(v) != math.Float64bits(w) {
+				t.Errorf("band line %d value %d: %q reads as %v, want %v", k+2, n, l[8+n], v, w)
+			}
+		}
+	}
+	set := &engine.Output{Summary: "summary.agreement", Kind: sdk.OutputSet, N: 4, Records: []engine.OutputRecord{
+		{Split: 0, Index: 2, Label: 5, Target: 5, Pred: 5, MaskLen: 2, Set: []bool{false, true, true, false}},
+		{Split: 0, Index: 3, Label: 5, Target: 5, Pred: 6, MaskLen: 1, Set: []bool{false, false, false, false}}}}
+	if b, err = OutputCSV(set, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	c5 := data.ClassName(5)
+	want := "split,record,label,class,target,predicted,mask_len,size,v0,v1,v2,v3\n" +
+		"a,2,5," + c5 + ",5,5,2,2,0,1,1,0\n" + "a,3,5," + c5 + ",5,6,1,0,0,0,0,0\n"
+	if string(b) != want {
+		t.Errorf("set CSV\n%s\nwant\n%s", b, want)
+	}
+	for _, c := range []struct {
+		name string
+		o    engine.Output
+		want string
+	}{
+		{"map", engine.Output{Summary: "summary.mean", Kind: sdk.OutputMap}, `summary.mean: output kind "map" (want set or band)`},
+		{"short set", engine.Output{Summary: "s", Kind: sdk.OutputSet, N: 3, Records: []engine.OutputRecord{{Index: 4, Set: []bool{true}}}}, "s: split a record 4: a set of 1 values, want 3"},
+		{"short upper", engine.Output{Summary: "s", Kind: sdk.OutputBand, N: 1, Records: []engine.OutputRecord{{Lower: []float64{1}}}}, "s: split a record 0: its upper bound has 0 values, want 1"},
+		{"split", engine.Output{Summary: "s", Kind: sdk.OutputSet, Records: []engine.OutputRecord{{Split: 1, Index: 2}}}, "s: record 2 of split 1, of 1 splits"},
+	} {
+		if _, err := OutputCSV(&c.o, []string{"a"}); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	for _, c := range []struct {
+		i       int
+		p, e, s string
+		want    string
+	}{
+		{1, "Deep ensemble", "explainer.occlusion", "Band (k=1, l=4)", "outputs/01-deep-ensemble_explainer-occlusion_band-k-1-l-4.csv"},
+		{12, "  MC--dropout ", "Grad-CAM", "summary.iband", "outputs/12-mc-dropout_grad-cam_summary-iband.csv"},
+		{3, "…", "ÄÖ", strings.Repeat("ab", 30), "outputs/03-x_x_" + strings.Repeat("ab", 20) + ".csv"},
+	} {
+		if got := OutputFile(c.i, &engine.Output{Label: c.p, ExplainerLabel: c.e, SummaryLabel: c.s}); got != c.want {
+			t.Errorf("OutputFile(%d, %q, %q, %q) = %q, want %q", c.i, c.p, c.e, c.s, got, c.want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -386,6 +387,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, p.Config)
 		},
 		Checkpoint: w.results,
+		Output:     w.output,
 	}
 	var cache engine.Cache
 	if opt.Cache != nil {
@@ -439,6 +441,7 @@ type runWriter struct {
 	start              time.Time
 	trainHash, valHash string
 	tim                engine.Timings
+	outputs            int // set and band outputs written
 }
 
 func (w *runWriter) write(name string, b []byte) error {
@@ -464,11 +467,7 @@ func (w *runWriter) results(res *engine.Results) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(w.ds.Tests))
-	for i, t := range w.ds.Tests {
-		names[i] = t.Name
-	}
-	rc, err := report.RecordsCSV(res, names)
+	rc, err := report.RecordsCSV(res, w.splitNames())
 	if err != nil {
 		return err
 	}
@@ -485,6 +484,33 @@ func (w *runWriter) results(res *engine.Results) error {
 		}
 	}
 	return nil
+}
+
+// output writes the records of one set or band summary to its own file
+// under outputs/, and names the file in o.
+func (w *runWriter) output(o *engine.Output) error {
+	w.outputs++
+	name := report.OutputFile(w.outputs, o)
+	b, err := report.OutputCSV(o, w.splitNames())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(w.dir, filepath.Dir(name)), 0o755); err != nil {
+		return fmt.Errorf("run directory %s: %w", w.dir, err)
+	}
+	if err := w.write(name, b); err != nil {
+		return err
+	}
+	o.File = name
+	return nil
+}
+
+func (w *runWriter) splitNames() []string {
+	names := make([]string, len(w.ds.Tests))
+	for i, t := range w.ds.Tests {
+		names[i] = t.Name
+	}
+	return names
 }
 
 func (w *runWriter) manifest(status string, runErr error) error {

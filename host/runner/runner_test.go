@@ -3,11 +3,15 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -302,9 +306,101 @@ use = "iband"
 		t.Errorf("rows %q, want %q", got, want)
 	}
 	notes := strings.Join(o.Results.Notes, "\n")
-	for _, w := range []string{"summary.agreement gives a set", "summary.band gives a band", "summary.iband gives a band", "Deterministic with explainer.occlusion: 1 draw(s), summary.cv needs at least 2"} {
+	for _, w := range []string{"Deterministic with explainer.occlusion: 1 draw(s), summary.cv needs at least 2", "Deterministic with explainer.occlusion: 1 draw(s), summary.band needs at least 2"} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+	checkOutputs(t, o, []string{
+		"posterior.deterministic summary.agreement", "posterior.ensemble summary.agreement", "posterior.ensemble summary.band", "posterior.ensemble summary.iband",
+	})
+}
+
+// checkOutputs checks the set and band outputs of a run: the ones wanted
+// ("posterior summary"), each in its file under outputs/, named in
+// results.json, with a line (a set) or two (a band) for every record
+// that the run explained, i.e. every record of records.csv with a
+// non-empty mask under the same posterior and explainer.
+func checkOutputs(t *testing.T, o *Outcome, want []string) {
+	t.Helper()
+	var got []string
+	for _, out := range o.Results.Outputs {
+		got = append(got, out.Posterior+" "+out.Summary)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("outputs %q, want %q", got, want)
+	}
+	rj, err := os.ReadFile(filepath.Join(o.Dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Outputs []engine.Output `json:"outputs"`
+	}
+	if err := json.Unmarshal(rj, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Outputs, o.Results.Outputs) {
+		t.Errorf("results.json outputs %+v, want %+v", doc.Outputs, o.Results.Outputs)
+	}
+	records := readCSV(t, filepath.Join(o.Dir, "records.csv"))
+	for _, out := range o.Results.Outputs {
+		var explained []string // split/record of the block's explained records
+		seen := map[string]bool{}
+		for _, rec := range records[1:] {
+			key := rec[4] + "/" + rec[5]
+			if rec[1] == out.Posterior && rec[2] == out.Explainer && rec[10] != "0" && !seen[key] {
+				seen[key] = true
+				explained = append(explained, key)
+			}
+		}
+		if out.File == "" || out.Records != nil {
+			t.Errorf("%s: file %q, %d records kept in memory", out.Summary, out.File, len(out.Records))
+			continue
+		}
+		lines := readCSV(t, filepath.Join(o.Dir, out.File))
+		per := 1
+		if out.Kind == sdk.OutputBand {
+			per = 2
+		}
+		if len(lines)-1 != per*len(explained) || out.Count != len(explained) {
+			t.Errorf("%s: %d lines, count %d, for %d explained records", out.File, len(lines)-1, out.Count, len(explained))
+			continue
+		}
+		if len(lines[0]) != 8+out.N || out.N != 640 {
+			t.Errorf("%s: %d columns, length %d", out.File, len(lines[0]), out.N)
+		}
+		for i, l := range lines[1:] {
+			if k := l[0] + "/" + l[1]; k != explained[i/per] {
+				t.Errorf("%s line %d: record %s, want %s", out.File, i+2, k, explained[i/per])
+			}
+			switch out.Kind {
+			case sdk.OutputSet:
+				size := 0
+				for _, v := range l[8:] {
+					if v == "1" {
+						size++
+					} else if v != "0" {
+						t.Fatalf("%s line %d: set value %q", out.File, i+2, v)
+					}
+				}
+				if l[7] != strconv.Itoa(size) {
+					t.Errorf("%s line %d: size %s, %d ones", out.File, i+2, l[7], size)
+				}
+			case sdk.OutputBand:
+				if want := []string{"lower", "upper"}[i%2]; l[7] != want {
+					t.Fatalf("%s line %d: bound %q, want %q", out.File, i+2, l[7], want)
+				}
+				if i%2 == 1 {
+					for n := range out.N {
+						lo, err1 := strconv.ParseFloat(lines[i][8+n], 64)
+						hi, err2 := strconv.ParseFloat(l[8+n], 64)
+						if err1 != nil || err2 != nil || !(lo <= hi) {
+							t.Fatalf("%s record %s value %d: [%s, %s]", out.File, explained[i/per], n, lines[i][8+n], l[8+n])
+						}
+					}
+				}
+			}
 		}
 	}
 }
@@ -346,4 +442,18 @@ func TestQuickRecipes(t *testing.T) {
 			}
 		}
 	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return lines
 }
