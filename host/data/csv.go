@@ -278,8 +278,10 @@ func scanLines(path string, fn func(line int, text []byte) error) error {
 func countFields(text []byte) int { return bytes.Count(text, []byte{','}) + 1 }
 
 // parseRow parses the comma-separated finite numbers of text into dst,
-// which must have room for exactly their number.
-func parseRow(path string, line int, text []byte, dst []float64) error {
+// which must have room for exactly their number. With f32, a value must
+// also stay finite as a float32 (the type the network computes in), so
+// that 1e39 is an error here and not an Inf in the first layer.
+func parseRow(path string, line int, text []byte, dst []float64, f32 bool) error {
 	if got := countFields(text); got != len(dst) {
 		return lineErr(path, line, "%d values, want %d", got, len(dst))
 	}
@@ -289,6 +291,9 @@ func parseRow(path string, line int, text []byte, dst []float64) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !finite(v) {
 			return lineErr(path, line, "value %d is %q, want a finite number", j+1, s)
+		}
+		if f32 && !finite(float64(float32(v))) {
+			return lineErr(path, line, "value %d is %q, beyond the float32 range the network computes in (want |x| <= %g)", j+1, s, math.MaxFloat32)
 		}
 		dst[j] = v
 		j++
@@ -306,7 +311,7 @@ func ReadWaveforms(path string, n int) ([][]float64, error) {
 			n = countFields(text)
 		}
 		row := make([]float64, n)
-		if err := parseRow(path, line, text, row); err != nil {
+		if err := parseRow(path, line, text, row, true); err != nil {
 			return err
 		}
 		rows = append(rows, row)
@@ -372,7 +377,7 @@ func ReadCSV(dir string) (Split, error) {
 			}
 			recs[line-1].D = make([]float64, n)
 			count = line
-			return parseRow(dpath, line, text, recs[line-1].D)
+			return parseRow(dpath, line, text, recs[line-1].D, false)
 		})
 		if err != nil {
 			return Split{}, err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -206,6 +207,20 @@ func TestReadCSVErrors(t *testing.T) {
 			[]string{"labels.csv", "30 labels, want 33"}},
 		{"extra labels", edit(LabelsFile, func(l []string) string { return join(append(l, "1")) }),
 			[]string{"labels.csv", "line 34", "more labels"}},
+		{"beyond float32", edit(WaveformsFile, func(l []string) string { l[2] = setField(l[2], 9, "-1e39"); return join(l) }),
+			[]string{"waveforms.csv", "line 3", "value 10", `"-1e39"`, "beyond the float32 range", "3.4028234663852886e+38"}},
+		{"float32 limit", edit(WaveformsFile, func(l []string) string {
+			l[2] = setField(l[2], 9, strconv.FormatFloat(math.MaxFloat32, 'g', -1, 64))
+			l[3] = setField(l[3], 0, "3.4028236e38") // above MaxFloat32, rounds up to +Inf as a float32
+			return join(l)
+		}),
+			[]string{"waveforms.csv", "line 4", "value 1", "beyond the float32 range"}},
+		{"disturbance beyond float32 is fine, NaN is not", edit(DisturbanceFile, func(l []string) string {
+			l[5] = setField(l[5], 3, "1e39")
+			l[6] = setField(l[6], 100, "nan")
+			return join(l)
+		}),
+			[]string{"disturbance.csv", "line 7", "value 101", "finite number"}},
 		{"disturbance NaN", edit(DisturbanceFile, func(l []string) string { l[6] = setField(l[6], 100, "nan"); return join(l) }),
 			[]string{"disturbance.csv", "line 7", "value 101", "finite number"}},
 		{"disturbance short", edit(DisturbanceFile, func(l []string) string { return join(l[:32]) }),
