@@ -17,7 +17,7 @@ import (
 const usage = `uaxai: uncertainty-aware explanations of a 1-D CNN power-quality classifier
 
 usage:
-  uaxai run RECIPE.toml [--workers N] [--plugins DIR] [--out DIR] [--no-cache]
+  uaxai run RECIPE.toml [--workers N] [--plugins DIR] [--out DIR] [--no-cache | --refit]
                                      run a recipe: fit, explain, summarise, score, report
   uaxai recipe check RECIPE.toml     validate a recipe (and every plugin's table) without running it
   uaxai plugins [--plugins DIR]      list the plugins: ID, kind, version, source

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -351,5 +352,68 @@ func TestDataGeneratePaper(t *testing.T) {
 		if code := run(append([]string{"data", "generate", "--out", t.TempDir()}, args...), &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "--paper") {
 			t.Errorf("%v: exit %d, %q", args, code, errb.String())
 		}
+	}
+}
+
+// TestCacheFlags: a run fills the cache; --refit fits again and rewrites
+// the entries (same bytes, a fit is deterministic); --no-cache neither
+// reads nor writes; the two together are refused.
+func TestCacheFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	exe := buildUaxai(t)
+	dir := t.TempDir()
+	rec := writeRecipe(t, dir, 2, "occlusion", "stride = 20")
+	cache := filepath.Join(dir, "cache")
+	run := func(flags ...string) string {
+		t.Helper()
+		args := append([]string{"run", rec, "--workers", "2", "--out", filepath.Join(dir, "out"), "--cache", cache}, flags...)
+		b, err := exec.Command(exe, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", flags, err, b)
+		}
+		return string(b)
+	}
+	entries := func() map[string]time.Time {
+		m := map[string]time.Time{}
+		files, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*"))
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil {
+				m[f] = st.ModTime()
+			}
+		}
+		return m
+	}
+	if log := run("--no-cache"); strings.Contains(log, "from the cache") || len(entries()) != 0 {
+		t.Fatalf("--no-cache on an empty cache wrote %d entries or hit it:\n%s", len(entries()), log)
+	}
+	run()
+	first := entries()
+	if len(first) == 0 {
+		t.Fatal("a run stored nothing")
+	}
+	if log := run(); !strings.Contains(log, "from the cache") {
+		t.Errorf("a second run did not use the cache:\n%s", log)
+	}
+	time.Sleep(20 * time.Millisecond) // modification times must be able to differ
+	if log := run("--refit"); strings.Contains(log, "from the cache") {
+		t.Errorf("--refit read the cache:\n%s", log)
+	}
+	refit := entries()
+	for f, mt := range first {
+		if !refit[f].After(mt) {
+			t.Errorf("--refit did not rewrite %s", f)
+		}
+	}
+	if len(refit) != len(first) {
+		t.Errorf("--refit left %d entries, want %d", len(refit), len(first))
+	}
+	if log := run("--no-cache"); strings.Contains(log, "from the cache") || !maps.Equal(entries(), refit) {
+		t.Errorf("--no-cache read or wrote the cache:\n%s", log)
+	}
+	b, err := exec.Command(exe, "run", rec, "--no-cache", "--refit").CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "--no-cache and --refit exclude each other") {
+		t.Errorf("--no-cache --refit: %v\n%s", err, b)
 	}
 }

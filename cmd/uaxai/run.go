@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,7 +41,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	out := fs.String("out", "", "run directory root (default: the recipe's out)")
-	noCache := fs.Bool("no-cache", false, "fit posteriors again instead of reading the cache")
+	noCache := fs.Bool("no-cache", false, "fit every posterior, and neither read nor write the cache")
+	refit := fs.Bool("refit", false, "fit every posterior again and replace its cache entry")
 	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE)")
 	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai run RECIPE.toml [flags]")
 	if err != nil {
@@ -49,8 +51,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer m.Close()
 	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
 		Command: append([]string{"uaxai", "run"}, args...)}
+	if *noCache && *refit {
+		return errors.New("run: --no-cache and --refit exclude each other (--refit writes the cache, --no-cache does not touch it)")
+	}
 	if !*noCache {
-		opt.Cache = store.Cache{Dir: *cacheDir}
+		opt.Cache = store.Cache{Dir: *cacheDir, Refit: *refit}
 	}
 	_, err = runner.Run(ctx, r, opt)
 	return err

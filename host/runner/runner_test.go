@@ -457,3 +457,33 @@ func readCSV(t *testing.T, path string) [][]string {
 	}
 	return lines
 }
+
+// TestCorruptCacheEntryIsRefitted: a bit flipped in a cached posterior is
+// caught by its checksum; the entry is set aside, the posterior fitted
+// again, and results.json is the same bytes as with a sound cache.
+func TestCorruptCacheEntryIsRefitted(t *testing.T) {
+	dir := t.TempDir()
+	cache := &store.Cache{Dir: filepath.Join(dir, "cache")}
+	first := runTiny(t, dir, 2, cache, &notes{})
+	entries, err := filepath.Glob(filepath.Join(cache.Dir, "posteriors", "*.safetensors"))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("cache entries %v %v, want 2", entries, err)
+	}
+	b := read(t, entries[0])
+	b[len(b)-3] ^= 0x10 // a bit of the last tensor's data
+	if err := os.WriteFile(entries[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obs := &notes{}
+	second := runTiny(t, dir, 2, cache, obs)
+	if !bytes.Equal(read(t, filepath.Join(first.Dir, "results.json")), read(t, filepath.Join(second.Dir, "results.json"))) {
+		t.Error("results.json differs after a corrupt cache entry")
+	}
+	all := strings.Join(obs.all, "\n")
+	if !strings.Contains(all, "cache entry "+entries[0]+" is corrupt") || !strings.Contains(all, "checksum mismatch") || strings.Count(all, "from the cache") != 1 {
+		t.Errorf("notes %q: want the corrupt entry named and one cache hit", obs.all)
+	}
+	if aside := read(t, entries[0]+".corrupt"); !bytes.Equal(aside, b) {
+		t.Error("the corrupt entry was not set aside unchanged")
+	}
+}

@@ -1,16 +1,29 @@
 // Package store is the cache of fitted posteriors: an sdk.Artifact is kept
 // as one safetensors file named by a hash of everything that produced it
 // (architecture, data, training protocol, plugin ID, version and config,
-// seed). A corrupt entry is reported and fitted again, never used.
+// seed).
+//
+// An entry carries the SHA-256 of its contents (Checksum), checked on
+// every read. An entry that does not read back whole (a flipped bit, a
+// truncation, a non-finite value, an older format) is reported with its
+// path, set aside under <key>.safetensors.corrupt[-N] (renamed, never
+// deleted, so it can be inspected), and fitted again. Put refuses an
+// artifact with a non-finite value, so such a fit is never stored.
 package store
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,8 +31,16 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
-// Cache is a directory of fitted posteriors.
-type Cache struct{ Dir string }
+// Cache is a directory of fitted posteriors. With Refit, Get always
+// misses, so that every posterior is fitted again and its entry replaced.
+type Cache struct {
+	Dir   string
+	Refit bool
+}
+
+// format names the layout of an entry; entries of another format are set
+// aside and fitted again.
+const format = "uaxai-artifact-2"
 
 // DefaultDir is $UAXAI_CACHE, else the user cache directory's uaxai/
 // folder, else .uaxai-cache in the working directory.
@@ -51,25 +72,56 @@ func (c Cache) path(key string) string {
 	return filepath.Join(c.Dir, "posteriors", key+".safetensors")
 }
 
-// Get returns the artifact stored under key.
+// Get returns the artifact stored under key. A missing entry is a miss
+// (false, nil); so is every entry with Refit. An entry that does not read
+// back whole is set aside and reported: the error names it and where it
+// went, and the caller fits again.
 func (c Cache) Get(key string) (sdk.Artifact, bool, error) {
+	if c.Refit {
+		return sdk.Artifact{}, false, nil
+	}
 	p := c.path(key)
-	if _, err := os.Stat(p); os.IsNotExist(err) {
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		return sdk.Artifact{}, false, nil
 	}
 	f, err := safetensors.ReadFile(p)
-	if err != nil {
-		return sdk.Artifact{}, false, err
+	var a sdk.Artifact
+	if err == nil {
+		a, err = Decode(f, p)
 	}
-	a, err := Decode(f, p)
 	if err != nil {
-		return sdk.Artifact{}, false, err
+		aside, rerr := setAside(p)
+		if rerr != nil {
+			return sdk.Artifact{}, false, fmt.Errorf("cache entry %s is corrupt (%v), and could not be set aside: %w", p, err, rerr)
+		}
+		return sdk.Artifact{}, false, fmt.Errorf("cache entry %s is corrupt (%v): set aside as %s", p, err, filepath.Base(aside))
 	}
 	return a, true, nil
 }
 
-// Put stores a under key (atomically).
+// setAside renames a corrupt entry to p.corrupt, or p.corrupt-N if that
+// exists, and returns the new path.
+func setAside(p string) (string, error) {
+	for i := 1; ; i++ {
+		q := p + ".corrupt"
+		if i > 1 {
+			q = fmt.Sprintf("%s.corrupt-%d", p, i)
+		}
+		if _, err := os.Lstat(q); errors.Is(err, fs.ErrNotExist) {
+			return q, os.Rename(p, q)
+		}
+		if i > 1000 {
+			return "", fmt.Errorf("%s: a thousand corrupt entries set aside already", p)
+		}
+	}
+}
+
+// Put stores a under key (atomically), with its checksum. An artifact
+// with a non-finite value is refused.
 func (c Cache) Put(key string, a sdk.Artifact) error {
+	if err := finite(a); err != nil {
+		return fmt.Errorf("cache entry %s not stored: %w", c.path(key), err)
+	}
 	if err := os.MkdirAll(filepath.Join(c.Dir, "posteriors"), 0o755); err != nil {
 		return err
 	}
@@ -80,6 +132,56 @@ func (c Cache) Put(key string, a sdk.Artifact) error {
 	return safetensors.WriteFile(c.path(key), ts, meta)
 }
 
+// finite reports the first non-finite value of a's tensors, in name order.
+func finite(a sdk.Artifact) error {
+	for _, n := range slices.Sorted(maps.Keys(a.Tensors)) {
+		for j, v := range a.Tensors[n] {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("tensor %q value %d is %v (want finite values)", n, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Checksum is the SHA-256 of an artifact as the cache stores it: its
+// architecture, every metadata entry and every tensor (name, length and
+// float32 bits, little-endian), in sorted order, each length-prefixed.
+func Checksum(a sdk.Artifact) (string, error) {
+	arch, err := json.Marshal(a.Arch)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field(arch)
+	for _, k := range slices.Sorted(maps.Keys(a.Meta)) {
+		field([]byte(k))
+		field([]byte(a.Meta[k]))
+	}
+	buf := make([]byte, 0, 4096)
+	for _, n := range slices.Sorted(maps.Keys(a.Tensors)) {
+		field([]byte(n))
+		t := a.Tensors[n]
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], uint64(len(t)))
+		h.Write(l[:])
+		for i := 0; i < len(t); {
+			buf = buf[:0]
+			for ; i < len(t) && len(buf) < cap(buf); i++ {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(t[i]))
+			}
+			h.Write(buf)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // Encode turns an artifact into tensors (sorted by name) and metadata: the
 // architecture as JSON under "arch", artifact metadata under "meta.<key>".
 func Encode(a sdk.Artifact) ([]safetensors.Tensor, map[string]string, error) {
@@ -87,7 +189,11 @@ func Encode(a sdk.Artifact) ([]safetensors.Tensor, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := map[string]string{"arch": string(arch), "format": "uaxai-artifact-1"}
+	sum, err := Checksum(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta := map[string]string{"arch": string(arch), "format": format, "sha256": sum}
 	for k, v := range a.Meta {
 		meta["meta."+k] = v
 	}
@@ -103,10 +209,11 @@ func Encode(a sdk.Artifact) ([]safetensors.Tensor, map[string]string, error) {
 	return ts, meta, nil
 }
 
-// Decode is the inverse of Encode; name is used in errors.
+// Decode is the inverse of Encode; name is used in errors. It checks the
+// checksum and that every value is finite.
 func Decode(f *safetensors.File, name string) (sdk.Artifact, error) {
-	if f.Meta["format"] != "uaxai-artifact-1" {
-		return sdk.Artifact{}, fmt.Errorf("%s: not a uaxai artifact (metadata format = %q, want uaxai-artifact-1)", name, f.Meta["format"])
+	if f.Meta["format"] != format {
+		return sdk.Artifact{}, fmt.Errorf("%s: not a uaxai artifact of this version (metadata format = %q, want %s)", name, f.Meta["format"], format)
 	}
 	var a sdk.Artifact
 	if err := json.Unmarshal([]byte(f.Meta["arch"]), &a.Arch); err != nil {
@@ -127,6 +234,16 @@ func Decode(f *safetensors.File, name string) (sdk.Artifact, error) {
 		if strings.HasPrefix(k, "meta.") {
 			a.Meta[strings.TrimPrefix(k, "meta.")] = v
 		}
+	}
+	sum, err := Checksum(a)
+	if err != nil {
+		return sdk.Artifact{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if want := f.Meta["sha256"]; sum != want {
+		return sdk.Artifact{}, fmt.Errorf("%s: checksum mismatch: the contents hash to %s, the entry says %q", name, sum, want)
+	}
+	if err := finite(a); err != nil {
+		return sdk.Artifact{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return a, nil
 }

@@ -1,14 +1,22 @@
 package store
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -50,5 +58,162 @@ func TestCorruptEntryIsAnError(t *testing.T) {
 	_, ok, err := c.Get("k")
 	if ok || err == nil || !strings.Contains(err.Error(), "k.safetensors") {
 		t.Errorf("corrupt entry: ok=%v err=%v; want an error naming the file", ok, err)
+	}
+}
+
+func testArtifact() sdk.Artifact {
+	return sdk.Artifact{Arch: nn.PaperArch(), Tensors: map[string][]float32{"map": {1, 2, 3, 4}, "fisher": {0.5, 0.25}},
+		Meta: map[string]string{"scale": "3", "delta": "100"}}
+}
+
+// stored puts testArtifact under key and returns the entry's bytes.
+func stored(t *testing.T, c Cache, key string) []byte {
+	t.Helper()
+	if err := c.Put(key, testArtifact()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(c.path(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCorruptEntriesAreSetAside: every way an entry can be damaged is
+// detected on read, reported with the entry's path, and the entry is
+// renamed aside (never deleted); the next Get misses, so the caller fits
+// again, and a second corrupt entry does not overwrite the first.
+func TestCorruptEntriesAreSetAside(t *testing.T) {
+	c := Cache{Dir: t.TempDir()}
+	good := stored(t, c, "k")
+	f, err := safetensors.Decode(good, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tensor data follow the header; flip one bit of the last value.
+	flip := slices.Clone(good)
+	flip[len(flip)-1] ^= 0x01
+	// A valid entry whose metadata were edited: "scale" 3 -> 4.
+	edited := bytes.Replace(slices.Clone(good), []byte(`"meta.scale":"3"`), []byte(`"meta.scale":"4"`), 1)
+	if bytes.Equal(edited, good) {
+		t.Fatal("the header has no meta.scale to edit")
+	}
+	// A NaN whose checksum is right: a Put of old code would store it.
+	nan := testArtifact()
+	nan.Tensors["map"][2] = float32(math.NaN())
+	ts, meta, err := Encode(nan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nanEntry, err := safetensors.Encode(ts, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := maps.Clone(f.Meta)
+	old["format"] = "uaxai-artifact-1"
+	delete(old, "sha256")
+	oldEntry, err := safetensors.Encode(f.Tensors, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c2 := range []struct {
+		name  string
+		entry []byte
+		want  string
+	}{
+		{"a flipped bit", flip, "checksum mismatch"},
+		{"edited metadata", edited, "checksum mismatch"},
+		{"truncated", good[:len(good)-5], "safetensors"},
+		{"NaN", nanEntry, `tensor "map" value 2 is NaN`},
+		{"older format", oldEntry, `format = "uaxai-artifact-1", want uaxai-artifact-2`},
+	} {
+		if err := os.WriteFile(c.path("k"), c2.entry, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		aside := c.path("k") + ".corrupt"
+		if i > 0 {
+			aside = fmt.Sprintf("%s.corrupt-%d", c.path("k"), i+1)
+		}
+		_, ok, err := c.Get("k")
+		if ok || err == nil || !strings.Contains(err.Error(), "cache entry "+c.path("k")+" is corrupt") ||
+			!strings.Contains(err.Error(), c2.want) || !strings.HasSuffix(err.Error(), "set aside as "+filepath.Base(aside)) {
+			t.Errorf("%s: ok=%v err=%v; want an error naming the entry, %q and %s", c2.name, ok, err, c2.want, filepath.Base(aside))
+		}
+		if b, err := os.ReadFile(aside); err != nil || !bytes.Equal(b, c2.entry) {
+			t.Errorf("%s: the entry was not set aside unchanged as %s: %v", c2.name, aside, err)
+		}
+		if _, ok, err := c.Get("k"); ok || err != nil {
+			t.Errorf("%s: after setting aside: ok=%v err=%v, want a miss", c2.name, ok, err)
+		}
+	}
+	// The good entry reads back.
+	if err := os.WriteFile(c.path("k"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok, err := c.Get("k"); !ok || err != nil || !reflect.DeepEqual(a, testArtifact()) {
+		t.Errorf("good entry: %+v %v %v", a, ok, err)
+	}
+}
+
+// TestPutRefusesNonFinite: a fit with a NaN or Inf is never stored.
+func TestPutRefusesNonFinite(t *testing.T) {
+	c := Cache{Dir: t.TempDir()}
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+		a := testArtifact()
+		a.Tensors["fisher"][1] = v
+		err := c.Put("k", a)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`not stored: tensor "fisher" value 1 is %v`, v)) {
+			t.Errorf("Put of %v: %v", v, err)
+		}
+		if _, err := os.Stat(c.path("k")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Put of %v left an entry: %v", v, err)
+		}
+	}
+}
+
+// TestRefit: with Refit, a present entry is a miss and Put replaces it.
+func TestRefit(t *testing.T) {
+	dir := t.TempDir()
+	stored(t, Cache{Dir: dir}, "k")
+	r := Cache{Dir: dir, Refit: true}
+	if _, ok, err := r.Get("k"); ok || err != nil {
+		t.Errorf("Refit Get: ok=%v err=%v, want a miss", ok, err)
+	}
+	b := testArtifact()
+	b.Meta["scale"] = "7"
+	if err := r.Put("k", b); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok, err := (Cache{Dir: dir}).Get("k"); !ok || err != nil || a.Meta["scale"] != "7" {
+		t.Errorf("after a refit: %+v %v %v, want the new entry", a.Meta, ok, err)
+	}
+}
+
+// TestChecksum: the checksum changes with every part of an artifact and
+// with nothing else.
+func TestChecksum(t *testing.T) {
+	base, err := Checksum(testArtifact())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Checksum(testArtifact())
+	if again != base || len(base) != 64 {
+		t.Fatalf("checksum %q then %q", base, again)
+	}
+	for name, edit := range map[string]func(*sdk.Artifact){
+		"a tensor bit":   func(a *sdk.Artifact) { a.Tensors["map"][0] = math.Nextafter32(1, 2) },
+		"negative zero":  func(a *sdk.Artifact) { a.Tensors["fisher"] = []float32{0.5, 0.25, float32(math.Copysign(0, -1))} },
+		"a tensor name":  func(a *sdk.Artifact) { a.Tensors["map2"] = a.Tensors["map"]; delete(a.Tensors, "map") },
+		"a split tensor": func(a *sdk.Artifact) { a.Tensors["map"] = []float32{1, 2}; a.Tensors["mapx"] = []float32{3, 4} },
+		"a meta value":   func(a *sdk.Artifact) { a.Meta["delta"] = "10" },
+		"a meta key":     func(a *sdk.Artifact) { a.Meta["deltax"] = a.Meta["delta"]; delete(a.Meta, "delta") },
+		"meta moved":     func(a *sdk.Artifact) { a.Meta = map[string]string{"scale3": "", "delta": "100"} },
+		"the arch":       func(a *sdk.Artifact) { a.Arch.Name += "x" },
+	} {
+		a := testArtifact()
+		edit(&a)
+		if sum, _ := Checksum(a); sum == base {
+			t.Errorf("%s: same checksum", name)
+		}
 	}
 }
