@@ -315,6 +315,21 @@ func TestSetAndBandOutputs(t *testing.T) {
 	if len(out.Rows) != 0 || len(out.Outputs) != 1 || out.Outputs[0].Count != 2*(n-1) || len(f.ex.calls) != 2*(n-1)*S {
 		t.Errorf("a set alone: %d rows, %d outputs, %d explained; want 0, 1 and every record under every draw", len(out.Rows), len(out.Outputs), len(f.ex.calls))
 	}
+	// With no record to explain (every mask empty), an output has none.
+	f = newFakes(S)
+	empty := testPlan(n, S, 2, 4)
+	for _, ts := range empty.Tests {
+		for _, m := range ts.Masks {
+			clear(m)
+		}
+	}
+	empty.Summaries = []Step{{ID: "summary.minmax", Label: "Band"}}
+	if out, _, err = Run(context.Background(), empty, withSummaries(f), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Outputs) != 1 || out.Outputs[0].Count != 0 || out.Outputs[0].N != 0 || len(out.Outputs[0].Records) != 0 || len(f.ex.calls) != 0 {
+		t.Errorf("no record to explain: outputs %+v, %d explained", out.Outputs, len(f.ex.calls))
+	}
 	// With nothing to take, nothing is explained.
 	f = newFakes(S)
 	p.Summaries = []Step{{ID: "summary.many", Label: "Many"}}

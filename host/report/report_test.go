@@ -70,8 +70,11 @@ func TestRunDirAndWriteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := NewRunDir(root, "r", now)
-	if err != nil || a == b || filepath.Base(a) != "r-20261122-050000" {
+	if err != nil || a == b || filepath.Base(a) != "r-20261122-050000" || filepath.Base(b) != "r-20261122-050000-2" {
 		t.Fatalf("run dirs %q, %q (%v)", a, b, err)
+	}
+	if c, err := NewRunDir(root, "r", now); err != nil || filepath.Base(c) != "r-20261122-050000-3" {
+		t.Fatalf("third run dir %q (%v), want suffix -3", c, err)
 	}
 	if err := WriteFile(a, "f.json", []byte("{}\n")); err != nil {
 		t.Fatal(err)
@@ -214,9 +217,47 @@ func TestOutputFile(t *testing.T) {
 		{1, "Deep ensemble", "explainer.occlusion", "Band (k=1, l=4)", "outputs/01-deep-ensemble_explainer-occlusion_band-k-1-l-4.csv"},
 		{12, "  MC--dropout ", "Grad-CAM", "summary.iband", "outputs/12-mc-dropout_grad-cam_summary-iband.csv"},
 		{3, "…", "ÄÖ", strings.Repeat("ab", 30), "outputs/03-x_x_" + strings.Repeat("ab", 20) + ".csv"},
+		{4, "z0", "9a", "`{/:@[", "outputs/04-z0_9a_x.csv"}, // the ends of the ranges and their neighbours
 	} {
 		if got := OutputFile(c.i, &engine.Output{Label: c.p, ExplainerLabel: c.e, SummaryLabel: c.s}); got != c.want {
 			t.Errorf("OutputFile(%d, %q, %q, %q) = %q, want %q", c.i, c.p, c.e, c.s, got, c.want)
+		}
+	}
+}
+
+// TestOutputsInResultsJSON: results.json lists the outputs as the engine
+// gives them, and an empty list when there are none; tables.md has a
+// Notes section only when there are notes.
+func TestOutputsInResultsJSON(t *testing.T) {
+	o := engine.Output{Posterior: "posterior.ensemble", Summary: "summary.iband", Kind: sdk.OutputBand, Draws: 5, N: 640, Count: 3, File: "outputs/01-x.csv"}
+	for _, c := range []struct {
+		outs []engine.Output
+		want string
+	}{
+		{nil, `"outputs": []`},
+		{[]engine.Output{o}, `"file": "outputs/01-x.csv"`},
+	} {
+		b, err := ResultsJSON("r", 1, &engine.Results{Outputs: c.outs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Outputs []engine.Output `json:"outputs"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.want) || len(doc.Outputs) != len(c.outs) || len(c.outs) > 0 && !reflect.DeepEqual(doc.Outputs[0], o) {
+			t.Errorf("results.json with %d outputs:\n%s", len(c.outs), b)
+		}
+	}
+	for _, notes := range [][]string{nil, {"n1"}} {
+		md, err := Markdown("x", notes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(md), "## Notes"); has != (len(notes) > 0) {
+			t.Errorf("%d notes: tables.md %q", len(notes), md)
 		}
 	}
 }
