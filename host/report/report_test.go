@@ -53,7 +53,7 @@ func TestRowLabels(t *testing.T) {
 	if !strings.Contains(string(md), "| Ens / occ-w20 |") || !strings.Contains(string(md), "- a note") {
 		t.Errorf("markdown:\n%s", md)
 	}
-	j, err := ResultsJSON("x", 1, res)
+	j, err := ResultsJSON("x", 1, res, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestResultsJSONSchema(t *testing.T) {
 		Label: "Ens", ExplainerLabel: "occlusion", SummaryLabel: "mean", Draws: 5,
 		Accuracy: eval.StatOf([]float64{0.9, 0.95}), AccuracyBySplit: []float64{0.9, 0.95}, Agg: agg,
 	}}, Notes: []string{"n"}}
-	j, err := ResultsJSON("x", 3, res)
+	j, err := ResultsJSON("x", 3, res, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestOutputsInResultsJSON(t *testing.T) {
 		{nil, `"outputs": []`},
 		{[]engine.Output{o}, `"file": "outputs/01-x.csv"`},
 	} {
-		b, err := ResultsJSON("r", 1, &engine.Results{Outputs: c.outs})
+		b, err := ResultsJSON("r", 1, &engine.Results{Outputs: c.outs}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

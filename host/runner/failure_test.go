@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,5 +127,31 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(runs[0], "results.json")); err != nil || st.Mode().Perm() != 0o644 {
 		t.Errorf("results.json mode %v, want 0644 (%v)", st.Mode().Perm(), err)
+	}
+	// The files say so themselves, first: a reader of results.json or
+	// tables.md alone cannot take the rows for a whole run.
+	var first struct{ Key string }
+	dec := json.NewDecoder(strings.NewReader(res))
+	if _, err := dec.Token(); err == nil {
+		if k, err := dec.Token(); err == nil {
+			first.Key, _ = k.(string)
+		}
+	}
+	if first.Key != "incomplete" || !strings.Contains(res, inProgress) {
+		t.Errorf("results.json of an interrupted run starts with key %q, want \"incomplete\":\n%.300s", first.Key, res)
+	}
+	md := string(read(t, filepath.Join(runs[0], "tables.md")))
+	if line, _, _ := strings.Cut(md, "\n"); !strings.HasPrefix(line, "> **Incomplete run**: ") {
+		t.Errorf("tables.md of an interrupted run starts %q", line)
+	}
+	// A finished run's files carry no mark.
+	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"results.json", "tables.md"} {
+		if b := read(t, filepath.Join(o.Dir, f)); bytes.Contains(b, []byte("ncomplete")) {
+			t.Errorf("%s of a finished run is marked incomplete:\n%.300s", f, b)
+		}
 	}
 }

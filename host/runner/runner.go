@@ -386,7 +386,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {
 			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, p.Config)
 		},
-		Checkpoint: w.results,
+		Checkpoint: w.checkpoint,
 		Output:     w.output,
 	}
 	var cache engine.Cache
@@ -407,7 +407,7 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		}
 		return nil, fmt.Errorf("recipe %s: %w (results so far: %s)", r.Name, err, dir)
 	}
-	if err := w.results(res); err != nil {
+	if err := w.final(res); err != nil {
 		return nil, err
 	}
 	if err := w.manifest("complete", nil); err != nil {
@@ -462,8 +462,19 @@ func (w *runWriter) begin() error {
 	return w.manifest("running", nil)
 }
 
-func (w *runWriter) results(res *engine.Results) error {
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res)
+// inProgress marks the results that a run writes after each block: the
+// first key of results.json and the first line of tables.md, until the
+// run ends and writes them whole (final).
+const inProgress = "written during the run, after each block: the rows so far. A run that finishes rewrites this file without this mark; manifest.json has its status"
+
+// checkpoint writes the results so far, marked as in progress.
+func (w *runWriter) checkpoint(res *engine.Results) error { return w.results(res, inProgress) }
+
+// final writes the results of a finished run.
+func (w *runWriter) final(res *engine.Results) error { return w.results(res, "") }
+
+func (w *runWriter) results(res *engine.Results, incomplete string) error {
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, incomplete)
 	if err != nil {
 		return err
 	}
@@ -474,6 +485,9 @@ func (w *runWriter) results(res *engine.Results) error {
 	md, err := report.Markdown(w.r.Name, res.Notes, report.Main(res), report.PerClass(res))
 	if err != nil {
 		return err
+	}
+	if incomplete != "" {
+		md = append([]byte("> **Incomplete run**: "+incomplete+".\n\n"), md...)
 	}
 	for _, f := range []struct {
 		name string
