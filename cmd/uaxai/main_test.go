@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"maps"
 	"math"
 	"os"
@@ -415,5 +416,43 @@ func TestCacheFlags(t *testing.T) {
 	b, err := exec.Command(exe, "run", rec, "--no-cache", "--refit").CombinedOutput()
 	if err == nil || !strings.Contains(string(b), "--no-cache and --refit exclude each other") {
 		t.Errorf("--no-cache --refit: %v\n%s", err, b)
+	}
+}
+
+// TestPluginsListsProblems: `uaxai plugins` lists a plugin binary that
+// fails to start and a non-executable one, each with its problem, and
+// exits non-zero because of the first.
+func TestPluginsListsProblems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	exe := buildUaxai(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "uaxai-explainer-bad"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "uaxai-summary-noexec"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "plugins", "--plugins", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Errorf("exit: %v, want a non-zero status", err)
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"explainer.bad                explainer  -        " + filepath.Join(dir, "uaxai-explainer-bad") + ": failed to start",
+		"summary.noexec               summary    -        " + filepath.Join(dir, "uaxai-summary-noexec") + ": not an executable file (mode 0644)",
+		"explainer.occlusion          explainer  1.0.0    built-in",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plugins output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), `starting plugin "explainer.bad"`) {
+		t.Errorf("stderr does not name the failing plugin:\n%s", stderr.String())
 	}
 }

@@ -41,18 +41,24 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer m.Close()
-	list, err := m.List(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "uaxai: plugins:", err) // the binaries that failed; list the rest
-	}
+	list, listErr := m.List(ctx) // the binaries that failed are in listErr, and listed
 	list = append(list, listScripts(*scripts, stderr)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", "ID", "KIND", "VERSION", "SOURCE")
 	for _, e := range list {
-		fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", e.ID, e.Kind, e.Version, e.Source)
+		version, source := e.Version, e.Source
+		if e.Problem != "" {
+			version, source = "-", source+": "+e.Problem
+		}
+		fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", e.ID, e.Kind, version, source)
 	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return err
+	}
+	if listErr != nil {
+		return fmt.Errorf("plugins: %w", listErr)
+	}
+	return nil
 }
 
 // listScripts lists the script summaries of dir; a script that does not

@@ -134,8 +134,11 @@ func (m *Manager) Summary(ctx context.Context, id string) (sdk.Summary, error) {
 // Entry is one plugin as `uaxai plugins` lists it. Source is "built-in"
 // or the binary's path. Shadowed is set on a binary whose ID is served by
 // an entry before it (a built-in, or a binary in an earlier directory):
-// it is never used.
+// it is never used. Problem, if set, says why a binary named like a
+// plugin cannot be used ("not executable (mode 0644)", "failed to
+// start"); such an entry has no Version.
 type Entry struct {
+	Problem  string
 	ID       string
 	Kind     sdk.Kind
 	Version  string
@@ -160,6 +163,19 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 	if scanErr != nil {
 		errs = append(errs, scanErr)
 	}
+	for _, path := range m.notExecutable() {
+		id, _ := binaryID(filepath.Base(path))
+		kind, _, _ := sdk.ParseID(id)
+		problem := "not an executable file"
+		if st, err := os.Stat(path); err != nil {
+			problem += " (" + err.Error() + ")"
+		} else if st.IsDir() {
+			problem = "a directory, not an executable file"
+		} else {
+			problem += fmt.Sprintf(" (mode %04o)", st.Mode().Perm())
+		}
+		out = append(out, Entry{ID: id, Kind: kind, Source: path, Problem: problem})
+	}
 	ids := make([]string, 0, len(bins))
 	for id := range bins {
 		ids = append(ids, id)
@@ -182,6 +198,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			}
 			if err != nil {
 				errs = append(errs, err)
+				out = append(out, Entry{ID: id, Kind: kind, Source: path, Shadowed: shadowed, Problem: "failed to start (see the error)"})
 				continue
 			}
 			out = append(out, Entry{ID: id, Kind: kind, Version: info.Version, Source: path, Shadowed: shadowed})
@@ -401,6 +418,30 @@ func (m *Manager) binaries() (map[string][]string, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// notExecutable lists the files of the plugin directories named like a
+// plugin binary that are not executable regular files.
+func (m *Manager) notExecutable() []string {
+	var out []string
+	for _, dir := range m.opts.Dirs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue // binaries() reports it
+		}
+		for _, e := range ents {
+			if _, ok := binaryID(e.Name()); !ok {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+				if !slices.Contains(out, path) {
+					out = append(out, path)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // binaryID returns the plugin ID a binary's file name says:

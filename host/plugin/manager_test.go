@@ -336,15 +336,21 @@ func TestList(t *testing.T) {
 	d1, d2 := t.TempDir(), t.TempDir()
 	p1 := install(t, d1, "uaxai-explainer-echo", 0o755)
 	p2 := install(t, d2, "uaxai-explainer-echo", 0o755)
-	install(t, d1, "uaxai-explainer-noexec", 0o644)
+	noexec := install(t, d1, "uaxai-explainer-noexec", 0o644)
 	install(t, d1, "uaxai-tool", 0o755)
+	if err := os.Mkdir(filepath.Join(d2, "uaxai-summary-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	install(t, d1, "uaxai-explainer-builtin-echo", 0o755) // shadowed by the built-in (and serves another ID)
 	m := newManager(t, Options{Dirs: []string{d1, d2}})
 	got, err := m.List(context.Background())
 	want := []Entry{
 		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: "built-in"},
+		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Source: filepath.Join(d1, "uaxai-explainer-builtin-echo"), Shadowed: true, Problem: "failed to start (see the error)"},
 		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p1},
 		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p2, Shadowed: true},
+		{ID: "explainer.noexec", Kind: sdk.KindExplainer, Source: noexec, Problem: "not an executable file (mode 0644)"},
+		{ID: "summary.dir", Kind: sdk.KindSummary, Source: filepath.Join(d2, "uaxai-summary-dir"), Problem: "a directory, not an executable file"},
 		{ID: "summary.mean", Kind: sdk.KindSummary, Version: "1.0.0", Source: "built-in"},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -1,7 +1,9 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,8 +134,15 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 		}
 		abs := d.resolve(script)
 		fi, err := os.Stat(abs)
-		if err != nil || !fi.Mode().IsRegular() {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return ref, d.keyErr(sub(path, "script"), "script file %s does not exist (paths are relative to the recipe's directory %s)", abs, d.dir)
+		case err != nil:
+			return ref, d.keyErr(sub(path, "script"), "script file %s: %v", abs, err)
+		case fi.IsDir():
+			return ref, d.keyErr(sub(path, "script"), "%s is a directory (accepted: a Go source file, e.g. %s)", abs, filepath.Join(abs, "summary.go"))
+		case !fi.Mode().IsRegular():
+			return ref, d.keyErr(sub(path, "script"), "%s is not a regular file (accepted: a Go source file)", abs)
 		}
 		ref.Script = abs
 		if !haveLabel {
@@ -143,6 +152,9 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 	case haveUse:
 		id, err := normaliseID(use, kind)
 		if err != nil {
+			if kind == sdk.KindSummary && strings.HasSuffix(use, ".go") {
+				return ref, d.keyErr(sub(path, "use"), "%v (a script summary is given as script = %q)", err, use)
+			}
 			return ref, d.keyErr(sub(path, "use"), "%v", err)
 		}
 		ref.ID = id

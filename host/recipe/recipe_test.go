@@ -426,6 +426,8 @@ func TestErrors(t *testing.T) {
 		{"script wrong type", strings.Replace(fullRecipe, `script = "scripts/trimmed_mean.go"`, `script = 1`, 1), "script = 1", 0, []string{`key "script" in [[summary]] #2`}},
 		{"wrong kind", strings.Replace(fullRecipe, `use = "mean"`, `use = "explainer.mean"`, 1), `use = "explainer.mean"`, 0, []string{"is a explainer plugin, not a summary"}},
 		{"script missing", strings.Replace(fullRecipe, `scripts/trimmed_mean.go`, `scripts/nope.go`, 1), "nope.go", 0, []string{"nope.go does not exist", "relative to the recipe's directory"}},
+		{"script a directory", strings.Replace(fullRecipe, `scripts/trimmed_mean.go`, `scripts`, 1), `script = "scripts"`, 0, []string{"scripts is a directory (accepted: a Go source file, e.g. ", "scripts/summary.go"}},
+		{"script under use", strings.Replace(fullRecipe, `script = "scripts/trimmed_mean.go"`, `use = "scripts/trimmed_mean.go"`, 1), `use = "scripts/trimmed_mean.go"`, 0, []string{`(a script summary is given as script = "scripts/trimmed_mean.go")`}},
 		{"use and script", strings.Replace(fullRecipe, `trim = 0.2`, "trim = 0.2\nuse = \"mean\"", 1), `script = "scripts/trimmed_mean.go"`, 0, []string{"both use and script"}},
 		{"mask", strings.Replace(fullRecipe, `mask = "event"`, `mask = "gt"`, 1), "mask", 0, []string{`unknown mask kind "gt"`, "accepted: amplitude, event"}},
 		{"eps zero", strings.Replace(fullRecipe, `eps = 0.05`, `eps = 0.0`, 1), "eps = 0.0", 0, []string{`key "eps" in [evaluate]`, "> 0"}},
