@@ -5,7 +5,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Config is a plugin's table from the recipe, as decoded TOML values
@@ -32,7 +34,40 @@ func (c Config) Only(allowed ...string) error {
 	}
 	sort.Strings(bad)
 	accepted := slices.Sorted(slices.Values(allowed)) // the caller's slice stays as it is
-	return fmt.Errorf("unknown key %q (accepted: %s)", bad[0], strings.Join(accepted, ", "))
+	return fmt.Errorf("unknown key %s (accepted: %s)", Quote(bad[0]), strings.Join(accepted, ", "))
+}
+
+// QuoteLimit is the most characters of a value that Quote shows.
+const QuoteLimit = 80
+
+// Quote formats a value for an error message: a string in Go quotes,
+// anything else as %v, cut after QuoteLimit characters with "…" and the
+// full length in bytes, so that a 10 MB value never becomes a 10 MB
+// message.
+func Quote(v any) string {
+	s, quoted := fmt.Sprint(v), false
+	if str, ok := v.(string); ok {
+		s, quoted = str, true
+	}
+	n := len(s)
+	cut := false
+	if utf8.RuneCountInString(s) > QuoteLimit {
+		i, r := 0, 0
+		for i = range s {
+			if r == QuoteLimit {
+				break
+			}
+			r++
+		}
+		s, cut = s[:i], true
+	}
+	if quoted {
+		s = strconv.Quote(s)
+	}
+	if cut {
+		s += fmt.Sprintf("… (%d bytes)", n)
+	}
+	return s
 }
 
 // Float returns key as a float64, or def if it is absent.
@@ -54,7 +89,7 @@ func (c Config) Float(key string, def float64) (float64, error) {
 	case int:
 		return float64(x), nil
 	}
-	return 0, fmt.Errorf("key %q: want a number, got %T %v", key, v, v)
+	return 0, fmt.Errorf("key %q: want a number, got %T %s", key, v, Quote(v))
 }
 
 // Int returns key as an int, or def if it is absent. A float value must be
@@ -75,7 +110,7 @@ func (c Config) Int(key string, def int) (int, error) {
 		}
 		return int(x), nil
 	}
-	return 0, fmt.Errorf("key %q: want an integer, got %T %v", key, v, v)
+	return 0, fmt.Errorf("key %q: want an integer, got %T %s", key, v, Quote(v))
 }
 
 // String returns key as a string, or def if it is absent.
@@ -86,7 +121,7 @@ func (c Config) String(key, def string) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("key %q: want a string, got %T %v", key, v, v)
+		return "", fmt.Errorf("key %q: want a string, got %T %s", key, v, Quote(v))
 	}
 	return s, nil
 }
@@ -99,7 +134,7 @@ func (c Config) Bool(key string, def bool) (bool, error) {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("key %q: want true or false, got %T %v", key, v, v)
+		return false, fmt.Errorf("key %q: want true or false, got %T %s", key, v, Quote(v))
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,7 +79,7 @@ func TestFloat(t *testing.T) {
 		}
 	}
 	for _, x := range []struct{ key, want string }{
-		{"s", `key "s": want a number, got string 1.5`},
+		{"s", `key "s": want a number, got string "1.5"`},
 		{"b", `key "b": want a number, got bool true`},
 		{"list", `key "list": want a number, got []interface {}`},
 		{"nan", `key "nan": NaN is not a finite number`},
@@ -117,7 +118,7 @@ func TestInt(t *testing.T) {
 		{"tiny", `key "tiny": want an integer, got 1e-300`},
 		{"nan", `key "nan": want an integer, got NaN`},
 		{"inf", `key "inf": want an integer, got +Inf`},
-		{"s", `key "s": want an integer, got string 3`},
+		{"s", `key "s": want an integer, got string "3"`},
 		{"b", `key "b": want an integer, got bool false`},
 	} {
 		v, err := c.Int(x.key, 17)
@@ -145,7 +146,7 @@ func TestIntRange(t *testing.T) {
 		{int64(hi + 1), 0, `key "k": 6 is out of range (accepted: -3..5)`},
 		{hi + 1, 0, `key "k": 6 is out of range (accepted: -3..5)`},
 		{1.5, 0, `key "k": want an integer, got 1.5`},
-		{"2", 0, `key "k": want an integer, got string 2`},
+		{"2", 0, `key "k": want an integer, got string "2"`},
 	} {
 		v, err := Config{"k": x.v}.IntRange("k", 1, lo, hi)
 		if x.err == "" {
@@ -195,7 +196,7 @@ func TestStringAndBool(t *testing.T) {
 	}
 	for _, key := range []string{"bs", "n"} {
 		v, err := c.Bool(key, true)
-		errHas(t, "Bool("+key+")", err, fmt.Sprintf("key %q: want true or false, got %T %v", key, c[key], c[key]))
+		errHas(t, "Bool("+key+")", err, fmt.Sprintf("key %q: want true or false, got %T %s", key, c[key], Quote(c[key])))
 		if v {
 			t.Errorf("Bool(%q) = true with its error, want false", key)
 		}
@@ -320,5 +321,33 @@ func TestOnlyLeavesAllowedAlone(t *testing.T) {
 	}
 	if !slices.Equal(allowed, []string{"window", "baseline", "stride"}) {
 		t.Errorf("Only reordered the caller's slice: %v", allowed)
+	}
+}
+
+// TestQuote: short values as fmt shows them, long ones cut after
+// QuoteLimit characters (runes, not bytes) with their length.
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{"win", `"win"`},
+		{int64(641), "641"},
+		{[]any{1, "a"}, "[1 a]"},
+		{strings.Repeat("a", QuoteLimit), strconv.Quote(strings.Repeat("a", QuoteLimit))},
+		{strings.Repeat("a", QuoteLimit+1), strconv.Quote(strings.Repeat("a", QuoteLimit)) + "… (81 bytes)"},
+		{long, strconv.Quote(strings.Repeat("é", QuoteLimit)) + "… (200 bytes)"},
+		{make([]int, 50), "[" + strings.Repeat("0 ", 39) + "0… (101 bytes)"}, // "[0 0 ... 0]" is 101 bytes
+	} {
+		if got := Quote(c.v); got != c.want {
+			t.Errorf("Quote(%.20v) = %s, want %s", c.v, got, c.want)
+		}
+	}
+	huge := strings.Repeat("x", 10<<20)
+	for _, err := range []error{Config{huge: 1}.Only("stride"), func() error { _, err := (Config{"window": huge}).Int("window", 0); return err }()} {
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "… (10485760 bytes)") {
+			t.Errorf("a 10 MB value: error of %d bytes", len(err.Error()))
+		}
 	}
 }

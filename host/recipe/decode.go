@@ -92,7 +92,7 @@ func sub(path []string, keys ...string) []string {
 func describe(v any) string {
 	switch x := v.(type) {
 	case string:
-		return fmt.Sprintf("string %q", x)
+		return "string " + sdk.Quote(x)
 	case int64:
 		return fmt.Sprintf("integer %d", x)
 	case float64:
@@ -157,7 +157,7 @@ func (d *decoder) unknownKey(path []string, key string, accepted []string) error
 	sort.Strings(acc)
 	hint := ""
 	if s := closest(key, acc); s != "" {
-		hint = fmt.Sprintf("; did you mean %q?", s)
+		hint = fmt.Sprintf("; did you mean %s?", sdk.Quote(s))
 	}
 	where := "in " + tableName(path)
 	if len(path) == 0 {
@@ -358,6 +358,10 @@ func (d *decoder) resolve(p string) string {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_-]+$`)
 
+// MaxNameLen is the longest run name: the run directory <name>-<time>[-N]
+// must fit the 255 bytes of a file name on every common file system.
+const MaxNameLen = 200
+
 func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	r := &Recipe{
 		Seed: DefaultSeed, Out: DefaultOut,
@@ -395,8 +399,8 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if _, ok := raw["name"]; !ok {
 		return nil, d.errAt(nil, "missing required key \"name\" at the top level (the run's name, [a-z0-9_-]+)")
 	}
-	if !nameRE.MatchString(r.Name) {
-		return nil, d.keyErr([]string{"name"}, "%q is not a valid name (accepted: lower-case letters, digits, '_' and '-')", r.Name)
+	if !nameRE.MatchString(r.Name) || len(r.Name) > MaxNameLen {
+		return nil, d.keyErr([]string{"name"}, "%s is not a valid name: it names the run directory <out>/<name>-<time> (accepted: 1 to %d lower-case letters, digits, '_' and '-')", sdk.Quote(r.Name), MaxNameLen)
 	}
 	if seed < 0 {
 		return nil, d.keyErr([]string{"seed"}, "%d is negative (accepted: 0..%d)", seed, int64(math.MaxInt64))

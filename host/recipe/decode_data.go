@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/uaxai/uaxai/sdk"
 )
 
 func defaultData() Data {
@@ -64,16 +66,16 @@ func (d *decoder) data(v any, dd *Data) error {
 	case SourcePQD:
 		fields = append(fields, pqdFields...)
 		if k := firstPresent(tbl, filesOnly); k != "" {
-			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %q)", SourceFiles, dd.Source)
+			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %s)", SourceFiles, sdk.Quote(dd.Source))
 		}
 	case SourceFiles:
 		fields = append(fields, fileFields...)
 		if k := firstPresent(tbl, pqdOnly); k != "" {
-			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %q)", SourcePQD, dd.Source)
+			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %s)", SourcePQD, sdk.Quote(dd.Source))
 		}
 		*dd = Data{Source: SourceFiles, ValFraction: dd.ValFraction}
 	default:
-		return d.keyErr(sub(path, "source"), "unknown source %q (accepted: %s, %s)", dd.Source, SourcePQD, SourceFiles)
+		return d.keyErr(sub(path, "source"), "unknown source %s (accepted: %s, %s)", sdk.Quote(dd.Source), SourcePQD, SourceFiles)
 	}
 	if err := d.table(tbl, path, fields); err != nil {
 		return err
@@ -131,7 +133,7 @@ func (d *decoder) data(v any, dd *Data) error {
 		switch x := phase.(type) {
 		case string:
 			if x != "random" {
-				return d.keyErr(p, "%q is not accepted (accepted: \"random\" or a number in radians)", x)
+				return d.keyErr(p, "%s is not accepted (accepted: \"random\" or a number in radians)", sdk.Quote(x))
 			}
 			dd.Phase = Phase{Random: true}
 		default:

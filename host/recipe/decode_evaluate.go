@@ -1,6 +1,10 @@
 package recipe
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/uaxai/uaxai/sdk"
+)
 
 func defaultEvaluate() Evaluate {
 	return Evaluate{Mask: MaskAmplitude, Eps: 0.001, Groups: []string{GroupAll, GroupDisc7}, Abs: true}
@@ -22,7 +26,7 @@ func (d *decoder) evaluate(v any, e *Evaluate) error {
 		return err
 	}
 	if e.Mask != MaskAmplitude && e.Mask != MaskEvent {
-		return d.keyErr(sub(path, "mask"), "unknown mask kind %q (accepted: %s, %s)", e.Mask, MaskAmplitude, MaskEvent)
+		return d.keyErr(sub(path, "mask"), "unknown mask kind %s (accepted: %s, %s)", sdk.Quote(e.Mask), MaskAmplitude, MaskEvent)
 	}
 	if !(e.Eps > 0) {
 		return d.keyErr(sub(path, "eps"), "%v must be > 0", e.Eps)
@@ -34,10 +38,10 @@ func (d *decoder) evaluate(v any, e *Evaluate) error {
 	for i, g := range e.Groups {
 		gp := sub(path, "groups", strconv.Itoa(i))
 		if g != GroupAll && g != GroupDisc7 {
-			return d.keyErr(gp, "unknown group %q (accepted: %s, %s)", g, GroupAll, GroupDisc7)
+			return d.keyErr(gp, "unknown group %s (accepted: %s, %s)", sdk.Quote(g), GroupAll, GroupDisc7)
 		}
 		if seen[g] {
-			return d.keyErr(gp, "group %q is listed twice", g)
+			return d.keyErr(gp, "group %s is listed twice", sdk.Quote(g))
 		}
 		seen[g] = true
 	}

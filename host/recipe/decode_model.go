@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -47,7 +48,7 @@ func (d *decoder) model(v any, m *Model) error {
 	if _, ok := tbl["arch"]; !ok {
 		m.Arch = "inline"
 	} else if _, err := nn.LookupArch(m.Arch); err == nil {
-		return d.keyErr(sub(path, "arch"), "%q names a built-in architecture, but [[model.layers]] define one inline; give the inline one another name", m.Arch)
+		return d.keyErr(sub(path, "arch"), "%s names a built-in architecture, but [[model.layers]] define one inline; give the inline one another name", sdk.Quote(m.Arch))
 	}
 	for _, k := range []string{"in_channels", "in_len"} {
 		if _, ok := tbl[k]; !ok {

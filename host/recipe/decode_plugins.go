@@ -57,8 +57,8 @@ func (d *decoder) plugins(v any, kind sdk.Kind) ([]PluginRef, error) {
 			if _, ok := tbl["label"]; !ok {
 				lp = path
 			}
-			return nil, d.errAt(lp, "%s: label %q is already used by %s (line %d); labels name the result rows and must be unique: set label = \"...\"",
-				tableName(path), ref.Label, tableName([]string{k, strconv.Itoa(j)}), refs[j].Line)
+			return nil, d.errAt(lp, "%s: label %s is already used by %s (line %d); labels name the result rows and must be unique: set label = \"...\"",
+				tableName(path), sdk.Quote(ref.Label), tableName([]string{k, strconv.Itoa(j)}), refs[j].Line)
 		}
 		labels[ref.Label] = i
 		refs[i] = ref
@@ -118,7 +118,7 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 			return ref, err
 		}
 		if ref.Target != TargetTrue && ref.Target != TargetPredicted {
-			return ref, d.keyErr(sub(path, "target"), "%q is not accepted (accepted: %q, %q)", ref.Target, TargetTrue, TargetPredicted)
+			return ref, d.keyErr(sub(path, "target"), "%s is not accepted (accepted: %q, %q)", sdk.Quote(ref.Target), TargetTrue, TargetPredicted)
 		}
 	case sdk.KindSummary:
 		if err := get("script", &script, &haveScript); err != nil {
@@ -153,7 +153,7 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 		id, err := normaliseID(use, kind)
 		if err != nil {
 			if kind == sdk.KindSummary && strings.HasSuffix(use, ".go") {
-				return ref, d.keyErr(sub(path, "use"), "%v (a script summary is given as script = %q)", err, use)
+				return ref, d.keyErr(sub(path, "use"), "%v (a script summary is given as script = %s)", err, sdk.Quote(use))
 			}
 			return ref, d.keyErr(sub(path, "use"), "%v", err)
 		}
@@ -179,13 +179,13 @@ func normaliseID(use string, kind sdk.Kind) (string, error) {
 	if !strings.HasPrefix(use, k+".") {
 		for _, other := range []sdk.Kind{sdk.KindPosterior, sdk.KindExplainer, sdk.KindSummary} {
 			if other != kind && strings.HasPrefix(use, string(other)+".") {
-				return "", fmt.Errorf("%q is a %s plugin, not a %s", use, other, kind)
+				return "", fmt.Errorf("%s is a %s plugin, not a %s", sdk.Quote(use), other, kind)
 			}
 		}
 		id = k + "." + use
 	}
 	if !idRE.MatchString(strings.TrimPrefix(id, k+".")) {
-		return "", fmt.Errorf("%q is not a plugin ID (accepted: lower-case letters, digits, '_', '-' and '.', optionally prefixed %q)", use, k+".")
+		return "", fmt.Errorf("%s is not a plugin ID (accepted: lower-case letters, digits, '_', '-' and '.', optionally prefixed %q)", sdk.Quote(use), k+".")
 	}
 	return id, nil
 }

@@ -412,6 +412,10 @@ func TestErrors(t *testing.T) {
 		{"files key with pqd", strings.Replace(fullRecipe, "noise = false", `train = "x"`, 1), `train = "x"`, 0, []string{`applies only to source = "files"`}},
 		{"class index", strings.Replace(fullRecipe, `classes = ["sag", 3]`, `classes = ["sag", 16]`, 1), "classes", 0, []string{"class index 16", "0..15"}},
 		{"class dup", strings.Replace(fullRecipe, `classes = ["sag", 3]`, `classes = [3, 3]`, 1), "classes", 0, []string{"listed twice"}},
+		{"name too long", strings.Replace(fullRecipe, `name = "quickstart"`, `name = "`+strings.Repeat("a", MaxNameLen+1)+`"`, 1), "name = ", 0,
+			[]string{`key "name"`, "… (201 bytes) is not a valid name", "1 to 200 lower-case letters"}},
+		{"name of a slash", strings.Replace(fullRecipe, `name = "quickstart"`, `name = "../x"`, 1), "name = ", 0, []string{`"../x" is not a valid name`}},
+		{"long source", strings.Replace(fullRecipe, `source = "pqd"`, `source = "`+strings.Repeat("c", 1000)+`"`, 1), "source", 0, []string{`unknown source "` + strings.Repeat("c", 80) + `"… (1000 bytes)`}},
 		{"missing name", strings.Replace(fullRecipe, `name = "quickstart"`, ``, 1), "", 0, []string{`missing required key "name"`}},
 		{"bad name", strings.Replace(fullRecipe, `name = "quickstart"`, `name = "Quick Start"`, 1), "name =", 0, []string{`"Quick Start" is not a valid name`}},
 		{"no posterior", "name = \"x\"\n[[explainer]]\nuse = \"occlusion\"\n[[summary]]\nuse = \"mean\"\n", "", 0, []string{"no [[posterior]] table"}},
@@ -446,6 +450,9 @@ func TestErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("quick.toml", []byte(c.text), dir)
+			if err != nil && len(err.Error()) > 600 {
+				t.Errorf("an error of %d bytes: values must be quoted short", len(err.Error()))
+			}
 			line := 0
 			if c.marker != "" {
 				line = nthLineOf(t, c.text, c.marker, c.nth)
@@ -455,6 +462,20 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error %q names a line", err)
 			}
 		})
+	}
+}
+
+// TestLongestName: a name of MaxNameLen bytes is accepted, and a run
+// directory of it (with the time and a suffix) is a valid file name.
+func TestLongestName(t *testing.T) {
+	name := strings.Repeat("n", MaxNameLen)
+	r, err := Parse("n.toml", []byte(strings.Replace(fullRecipe, `name = "quickstart"`, `name = "`+name+`"`, 1)), withScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), r.Name+"-20261122-050000-99")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Errorf("the longest name does not make a run directory: %v", err)
 	}
 }
 
