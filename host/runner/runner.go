@@ -327,6 +327,13 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 		}
 		versions[s.Info().ID] = s.Info().Version
 	}
+	arch, err := r.Arch()
+	if err != nil {
+		return nil, err
+	}
+	if err := trial(ctx, r, res, arch); err != nil {
+		return nil, err
+	}
 	return versions, nil
 }
 

@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// trial runs every explainer of r once, on one input under a network of
+// the recipe's architecture, and every summary on maps of the input's
+// length for each number of draws the recipe's posteriors give. A plugin
+// table that is valid on its own but not for this data (a window longer
+// than the input, a band index above the number of draws) is then an
+// error of `recipe check`, at the table's line, before any fit. The
+// network's weights are fixed small random values and the input a fixed
+// sine, so the trial is cheap (one map an explainer) and the same every
+// time; its results are thrown away.
+func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch) error {
+	layout, err := nn.NewLayout(arch)
+	if err != nil {
+		return err
+	}
+	params := make([]float32, layout.Size)
+	nn.Init(layout, params, rand.New(rand.NewPCG(1, 2)))
+	n := arch.InChannels * arch.InLen
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%20) / 10 // any fixed, non-constant input
+	}
+	for _, ref := range r.Explainers {
+		ex, err := res.Explainer(ctx, ref.ID)
+		if err != nil {
+			return r.PluginError(ref, err)
+		}
+		m, err := ex.Load(ctx, nn.Params{Arch: arch, Data: params})
+		if err != nil {
+			return r.PluginError(ref, fmt.Errorf("trial on one input: %w", err))
+		}
+		req := sdk.ExplainRequest{X: x, Targets: []int{0}, Config: ref.Config}
+		if ex.Info().Stochastic {
+			req.Seeds = []uint64{1}
+		}
+		_, err = m.Explain(ctx, req)
+		if cerr := m.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return r.PluginError(ref, fmt.Errorf("trial on one input of %d samples: %w", n, err))
+		}
+	}
+	var draws []int // the distinct numbers of draws, ascending
+	for _, p := range r.Posteriors {
+		if !slices.Contains(draws, p.Draws) {
+			draws = append(draws, p.Draws)
+		}
+	}
+	slices.Sort(draws)
+	for _, ref := range r.Summaries {
+		sm, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0].ID)
+		if err != nil {
+			return r.PluginError(ref, err)
+		}
+		for _, S := range draws {
+			if S < sm.Info().MinDraws {
+				continue // the engine skips it, and says so
+			}
+			maps := make([][]float64, S)
+			for s := range maps {
+				maps[s] = make([]float64, n)
+				for i := range maps[s] {
+					maps[s][i] = float64((i*7+s*3)%11) / 10 // distinct draws, no ties everywhere
+				}
+			}
+			if _, err := sm.Summarise(ctx, [][][]float64{maps}, ref.Config); err != nil {
+				return r.PluginError(ref, fmt.Errorf("trial on %d draws of maps of %d values: %w", S, n, err))
+			}
+		}
+	}
+	return nil
+}

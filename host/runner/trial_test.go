@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/recipe"
+)
+
+// TestCheckTrial: `recipe check` runs every explainer on one input and
+// every summary on the recipe's numbers of draws, so tables that only
+// fail on the data's shape fail at check time, at their line, before any
+// fit; a sound recipe passes and writes nothing.
+func TestCheckTrial(t *testing.T) {
+	dir := t.TempDir()
+	m := inProcess(t)
+	for _, c := range []struct {
+		name, extra, marker string
+		want                []string
+	}{
+		{"window longer than the input", "\n[[explainer]]\nuse = \"occlusion\"\nlabel = \"w641\"\nwindow = 641\n", "label = \"w641\"",
+			[]string{"[[explainer]] #2 (explainer.occlusion): trial on one input of 640 samples", "window 641 is longer than the input (640 samples)"}},
+		{"band above the draws", "\n[[summary]]\nuse = \"band\"\nk = 1\nl = 3\n", "use = \"band\"",
+			[]string{"[[summary]] #3 (summary.band): trial on 2 draws of maps of 640 values", `"l" = 3`, "S = 2"}},
+		{"Grad-CAM on a layer after the pool", "\n[[explainer]]\nuse = \"gradcam\"\nlayer = \"fc1\"\n", "use = \"gradcam\"",
+			[]string{"(explainer.gradcam): trial on one input", "fc1"}},
+		{"sound", "", "", nil},
+	} {
+		text := tinyRecipe(filepath.Join(dir, "runs"), c.extra)
+		r, err := recipe.Parse("tiny.toml", []byte(text), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Check(context.Background(), r, m)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		line := 0
+		for i, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, c.marker) {
+				line = i
+			}
+		}
+		// The table's line: the [[...]] header above the marker.
+		lines := strings.Split(text, "\n")
+		for line > 0 && !strings.HasPrefix(lines[line], "[[") {
+			line--
+		}
+		if err == nil {
+			t.Errorf("%s: recipe check passed", c.name)
+			continue
+		}
+		for _, w := range append(c.want, "line "+strconv.Itoa(line+1)+":") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", c.name, err, w)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "runs")); len(ents) != 0 {
+		t.Errorf("recipe check wrote %d run directories", len(ents))
+	}
+}
