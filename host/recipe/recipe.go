@@ -270,7 +270,7 @@ func Parse(name string, data []byte, dir string) (*Recipe, error) {
 // parseError formats a TOML syntax error with its line, column and the
 // library's excerpt of the text.
 func parseError(name string, pe toml.ParseError) error {
-	ctx := pe.ErrorWithPosition()
+	ctx := excerpt(pe)
 	if i := strings.Index(ctx, "\n"); i >= 0 {
 		ctx = strings.Trim(ctx[i:], "\n")
 	} else {
@@ -281,6 +281,19 @@ func parseError(name string, pe toml.ParseError) error {
 		msg += "\n\n" + ctx
 	}
 	return &SyntaxError{Line: pe.Position.Line, Col: pe.Position.Col, msg: msg, err: pe}
+}
+
+// excerpt is the library's error text with the lines around the error,
+// or "" where the library cannot make one: BurntSushi/toml v1.6.0 panics
+// in ErrorWithPosition on some positions (FuzzParse found `0000."\`,
+// kept in testdata/fuzz), and a recipe's syntax error must stay an error.
+func excerpt(pe toml.ParseError) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return pe.ErrorWithPosition()
 }
 
 // SyntaxError is a TOML syntax error in a recipe.

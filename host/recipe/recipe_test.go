@@ -480,6 +480,12 @@ func TestLongestName(t *testing.T) {
 }
 
 func TestSyntaxError(t *testing.T) {
+	// The library's excerpt panics on this one (found by FuzzParse): it is
+	// still a syntax error at line 1.
+	var se0 *SyntaxError
+	if _, err := Parse("f.toml", []byte("0000.\"\\"), ""); !errors.As(err, &se0) || se0.Line != 1 || !strings.Contains(err.Error(), "recipe f.toml: line 1, column ") {
+		t.Errorf("the fuzzer's crasher: %v", err)
+	}
 	text := minimal + "\n[data]\nf0 = 50.0\nfs = = 3\n"
 	_, err := Parse("syn.toml", []byte(text), "")
 	var se *SyntaxError
