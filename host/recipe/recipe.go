@@ -252,6 +252,9 @@ func Parse(name string, data []byte, dir string) (*Recipe, error) {
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
+			if pe.Position.Line < 1 { // the library lost the line; its byte offset is sound
+				pe.Position.Line = 1 + strings.Count(string(data[:min(max(pe.Position.Start, 0), len(data))]), "\n")
+			}
 			return nil, parseError(name, pe)
 		}
 		return nil, fmt.Errorf("recipe %s: %w", name, err)
