@@ -24,6 +24,11 @@ type Inference struct {
 
 	planOnce sync.Once
 	plan     *windowPlan // nil: no local-stack structure (see WindowProbs)
+	edge     *edgePlan   // set with plan
+	edgePool sync.Pool   // *edgeScratch
+	headPool sync.Pool   // workspaces of plan.head
+	constMu  sync.Mutex
+	constAt  map[uint32][][]float32 // per baseline's bits: the all-baseline activations (see consts)
 }
 
 // NewModel builds the eval-mode model of p. It fails on a parameter vector

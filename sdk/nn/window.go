@@ -14,6 +14,18 @@ type windowPlan struct {
 	g    int  // index of the global max pool layer
 	head *Net // layers g+1.. on a (C, 1) input
 	hp   []float32
+	// rows, when not nil, is the head as a chain of dense layers and
+	// ReLUs run one pooled vector at a time (flatten and eval-mode dropout
+	// are the identity there); nil when the head has other layers.
+	rows  []headStep
+	width int // the widest activation of rows
+}
+
+// headStep is a dense layer (wt, the weights transposed to (in, out), and
+// bias) or, with wt nil, a ReLU.
+type headStep struct {
+	wt, bias []float32
+	out      int
 }
 
 // planWindows returns nil when the network has no local-stack + global-max
@@ -47,30 +59,186 @@ func (m *Inference) planWindows() *windowPlan {
 			copy(hp[t.Offset:t.Offset+t.Size], m.net.layout.View(m.folded, t.Name))
 		}
 		m.plan = &windowPlan{g: g, head: head, hp: hp}
+		m.plan.rows, m.plan.width = headRows(head, hp)
+		m.edge = m.newEdgePlan(g)
+		m.headPool.New = func() any { return head.NewWorkspace(headBatch) }
 	})
 	return m.plan
 }
+
+// headBatch is the batch of pooled vectors one head pass takes.
+const headBatch = 64
 
 // WindowProbs writes dst[j] = p_class(x with samples starts[j] ..
 // starts[j]+width-1 of every channel set to baseline), for one input x.
 //
 // When the network is a local stack followed by a global max pool (as the
-// paper's is), only the outputs inside each window's receptive field are
-// recomputed, on top of the unperturbed pass, and the global max combines
-// the recomputed range with prefix and suffix maxima of the unperturbed
-// activations. Per position the arithmetic is that of the full pass, so
-// the result equals it up to float32 rounding (exactly, with the portable
-// kernels).
+// paper's is), the pooled vector of every window is computed without a
+// forward pass a window (see WindowPooled), and the layers after the pool
+// run on those vectors. Per position the arithmetic is that of the local
+// layers, so the result equals full forward passes up to float32 rounding.
 func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
 	n := m.InputLen()
 	if len(x) != n || len(dst) < len(starts) {
 		panic("nn: WindowProbs needs one input and a dst per window")
 	}
-	plan := m.planWindows()
-	if plan == nil {
+	if m.planWindows() == nil {
 		m.windowProbsPlain(dst, x, starts, width, baseline, class)
 		return
 	}
+	pooled := make([]float32, len(starts)*m.PooledLen())
+	m.WindowPooled(pooled, x, starts, width, baseline)
+	m.HeadProbs(dst, pooled, class)
+}
+
+// PooledLen is the length of the global max pool's output of one input
+// (its channels), or 0 when the network has no local stack followed by a
+// global max pool (then WindowPooled and HeadProbs panic).
+func (m *Inference) PooledLen() int {
+	if p := m.planWindows(); p != nil {
+		return m.net.shapes[p.g].C
+	}
+	return 0
+}
+
+// WindowPooled writes to dst[j*P:(j+1)*P], P = PooledLen(), the global max
+// pool's output for x with samples starts[j] .. starts[j]+width-1 of every
+// channel set to baseline. It depends only on the layers up to the pool:
+// two models whose parameters agree there give the same bytes.
+//
+// A window at least R-1 samples wide (R the receptive field of the last
+// layer before the pool; 11 for the paper's network) takes the boundary
+// path of SpanPooled; a narrower one recomputes each window's receptive
+// field on top of the unperturbed pass.
+func (m *Inference) WindowPooled(dst, x []float32, starts []int, width int, baseline float32) {
+	if m.planWindows() == nil {
+		panic("nn: WindowPooled needs a network with a global max pool after a local stack")
+	}
+	P, T := m.PooledLen(), m.net.in.T
+	if len(x) != m.InputLen() || len(dst) < len(starts)*P {
+		panic("nn: WindowPooled needs one input and PooledLen values a window")
+	}
+	if width >= m.edge.R()-1 {
+		spans := make([]Span, len(starts))
+		ends := make([]int, len(starts))
+		for j, s := range starts {
+			spans[j] = Span{s, min(s+width, T)}
+			ends[j] = j + 1
+		}
+		m.spanPooled(dst, x, spans, ends, baseline)
+		return
+	}
+	m.windowPooledNarrow(dst, x, starts, width, baseline)
+}
+
+// SpanPooled is WindowPooled for inputs perturbed on several spans: dst
+// gets the pooled vector of x with the samples of every span of spans[j]
+// set to baseline in every channel. Spans of one input must be in order
+// and apart. When every span and every gap between two spans of an input
+// hold at least R-1 samples, its pooled vector comes from per-boundary
+// maxima (see edges.go); otherwise from a forward pass.
+func (m *Inference) SpanPooled(dst, x []float32, spans [][]Span, baseline float32) {
+	if m.planWindows() == nil {
+		panic("nn: SpanPooled needs a network with a global max pool after a local stack")
+	}
+	if len(x) != m.InputLen() || len(dst) < len(spans)*m.PooledLen() {
+		panic("nn: SpanPooled needs one input and PooledLen values a perturbed input")
+	}
+	var flat []Span
+	ends := make([]int, len(spans))
+	for j, sp := range spans {
+		flat = append(flat, sp...)
+		ends[j] = len(flat)
+	}
+	m.spanPooled(dst, x, flat, ends, baseline)
+}
+
+// SpanProbs writes dst[j] = p_class(x with the samples of every span of
+// spans[j] set to baseline in every channel): SpanPooled and HeadProbs, or
+// forward passes of the perturbed inputs when the network has no global
+// max pool after a local stack.
+func (m *Inference) SpanProbs(dst, x []float32, spans [][]Span, baseline float32, class int) {
+	if len(x) != m.InputLen() || len(dst) < len(spans) {
+		panic("nn: SpanProbs needs one input and a dst per perturbed input")
+	}
+	if m.planWindows() == nil {
+		n, k, T := m.InputLen(), m.Classes(), m.net.in.T
+		buf := make([]float32, inferenceBatch*n)
+		probs := make([]float32, inferenceBatch*k)
+		for j0 := 0; j0 < len(spans); j0 += inferenceBatch {
+			j1 := min(j0+inferenceBatch, len(spans))
+			for j := j0; j < j1; j++ {
+				row := buf[(j-j0)*n : (j-j0+1)*n]
+				copy(row, x)
+				for _, s := range spans[j] {
+					for c := 0; c < m.net.in.C; c++ {
+						for t := max(s.Lo, 0); t < min(s.Hi, T); t++ {
+							row[c*T+t] = baseline
+						}
+					}
+				}
+			}
+			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
+			for j := j0; j < j1; j++ {
+				dst[j] = probs[(j-j0)*k+class]
+			}
+		}
+		return
+	}
+	pooled := make([]float32, len(spans)*m.PooledLen())
+	m.SpanPooled(pooled, x, spans, baseline)
+	m.HeadProbs(dst, pooled, class)
+}
+
+// HeadProbs writes dst[j] = p_class of the network's layers after the
+// global max pool applied to the pooled vector pooled[j*P:(j+1)*P]
+// (P = PooledLen()), for j < len(dst).
+func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
+	plan := m.planWindows()
+	if plan == nil {
+		panic("nn: HeadProbs needs a network with a global max pool after a local stack")
+	}
+	P, k := m.PooledLen(), m.Classes()
+	if len(pooled) < len(dst)*P {
+		panic("nn: HeadProbs needs PooledLen values a dst")
+	}
+	if class < 0 || class >= k {
+		panic("nn: HeadProbs: class out of range")
+	}
+	if plan.rows != nil {
+		buf := make([]float32, 2*plan.width+P)
+		a, b, x := buf[:plan.width], buf[plan.width:2*plan.width], buf[2*plan.width:]
+		for j := range dst {
+			copy(x, pooled[j*P:(j+1)*P]) // the ReLUs work in place
+			dst[j] = softmaxAt(plan.headRow(x, a, b), class)
+		}
+		return
+	}
+	hws := m.headPool.Get().(*Workspace)
+	defer m.headPool.Put(hws)
+	var probs [headBatch * 64]float32
+	pr := probs[:]
+	if headBatch*k > len(pr) {
+		pr = make([]float32, headBatch*k)
+	}
+	for j0 := 0; j0 < len(dst); j0 += headBatch {
+		j1 := min(j0+headBatch, len(dst))
+		nb := j1 - j0
+		plan.head.Forward(hws, plan.hp, pooled[j0*P:j1*P], false, nil)
+		Softmax(pr[:nb*k], hws.Logits(), k)
+		for j := j0; j < j1; j++ {
+			dst[j] = pr[(j-j0)*k+class]
+		}
+	}
+}
+
+// windowPooledNarrow is WindowPooled for windows narrower than R-1: each
+// window's receptive field is recomputed on top of the unperturbed pass,
+// restoring only what the next window does not recompute, and the global
+// max combines the recomputed range with prefix and suffix maxima of the
+// unperturbed activations.
+func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, baseline float32) {
+	plan := m.plan
 	net := m.net
 	T0 := net.in.T
 	// Unperturbed pass, and working copies of every local activation.
@@ -104,64 +272,141 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 	idx := make([]int32, ls.T+net.in.T)
 	prev := make([]span, plan.g+1) // empty: nothing perturbed yet
 	cur := make([]span, plan.g+1)
-	k := m.Classes()
-	const hb = 64
-	hws := plan.head.NewWorkspace(hb)
-	pooled := make([]float32, hb*ls.C)
-	probs := make([]float32, hb*k)
-	for j0 := 0; j0 < len(starts); j0 += hb {
-		j1 := min(j0+hb, len(starts))
-		for j := j0; j < j1; j++ {
-			s := starts[j]
-			// The ranges this window perturbs, per layer (index 0 is the
-			// input). Positions the previous window perturbed and this one
-			// does not are restored; the others are recomputed anyway.
-			lo, hi := s, min(s+width, T0)
-			cur[0] = span{lo, hi}
-			for i := 0; i < plan.g; i++ {
-				cur[i+1] = m.outRange(i, cur[i])
-			}
-			restoreDiff(xw, x, net.in.C, T0, prev[0], cur[0])
-			for i := 0; i < plan.g; i++ {
-				restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
-			}
-			for c := 0; c < net.in.C; c++ {
-				for t := lo; t < hi; t++ {
-					xw[c*T0+t] = baseline
-				}
-			}
-			in := xw
-			for i := 0; i < plan.g; i++ {
-				m.localRange(i, in, work[i], cur[i+1], idx)
-				in = work[i]
-			}
-			lo, hi = cur[plan.g].lo, cur[plan.g].hi
-			copy(prev, cur)
-			// Global max per channel over unperturbed prefix, recomputed
-			// range and unperturbed suffix.
-			pv := pooled[(j-j0)*ls.C : (j-j0+1)*ls.C]
-			for c := 0; c < ls.C; c++ {
-				v := float32(math.Inf(-1))
-				if lo > 0 {
-					v = prefix[c*ls.T+lo-1]
-				}
-				if hi < ls.T {
-					v = max(v, suffix[c*ls.T+hi])
-				}
-				if hi > lo {
-					u, _ := kern.ArgMax(work[plan.g-1][c*ls.T+lo : c*ls.T+hi])
-					v = max(v, u)
-				}
-				pv[c] = v
+	for j, s := range starts {
+		// The ranges this window perturbs, per layer (index 0 is the
+		// input). Positions the previous window perturbed and this one
+		// does not are restored; the others are recomputed anyway.
+		lo, hi := s, min(s+width, T0)
+		cur[0] = span{lo, hi}
+		for i := 0; i < plan.g; i++ {
+			cur[i+1] = m.outRange(i, cur[i])
+		}
+		restoreDiff(xw, x, net.in.C, T0, prev[0], cur[0])
+		for i := 0; i < plan.g; i++ {
+			restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
+		}
+		for c := 0; c < net.in.C; c++ {
+			for t := lo; t < hi; t++ {
+				xw[c*T0+t] = baseline
 			}
 		}
-		nb := j1 - j0
-		plan.head.Forward(hws, plan.hp, pooled[:nb*ls.C], false, nil)
-		Softmax(probs[:nb*k], hws.Logits(), k)
-		for j := j0; j < j1; j++ {
-			dst[j] = probs[(j-j0)*k+class]
+		in := xw
+		for i := 0; i < plan.g; i++ {
+			m.localRange(i, in, work[i], cur[i+1], idx)
+			in = work[i]
+		}
+		lo, hi = cur[plan.g].lo, cur[plan.g].hi
+		copy(prev, cur)
+		// Global max per channel over unperturbed prefix, recomputed
+		// range and unperturbed suffix.
+		pv := dst[j*ls.C : (j+1)*ls.C]
+		for c := 0; c < ls.C; c++ {
+			v := float32(math.Inf(-1))
+			if lo > 0 {
+				v = prefix[c*ls.T+lo-1]
+			}
+			if hi < ls.T {
+				v = max(v, suffix[c*ls.T+hi])
+			}
+			if hi > lo {
+				u, _ := kern.ArgMax(work[plan.g-1][c*ls.T+lo : c*ls.T+hi])
+				v = max(v, u)
+			}
+			pv[c] = v
 		}
 	}
+}
+
+// headRows returns the head as dense layers and ReLUs, or nil if it has
+// other layers.
+func headRows(head *Net, hp []float32) ([]headStep, int) {
+	var rows []headStep
+	width := head.in.Size()
+	for i, l := range head.arch.Layers {
+		switch l.Kind {
+		case KindFlatten, KindDropout:
+		case KindReLU:
+			rows = append(rows, headStep{})
+		case KindDense:
+			nin, o := head.ins[i].Size(), head.offs[i]
+			w := hp[o.w : o.w+l.Out*nin]
+			wt := make([]float32, nin*l.Out)
+			for r := 0; r < l.Out; r++ {
+				for c := 0; c < nin; c++ {
+					wt[c*l.Out+r] = w[r*nin+c]
+				}
+			}
+			rows = append(rows, headStep{wt: wt, bias: hp[o.b : o.b+l.Out], out: l.Out})
+			width = max(width, l.Out)
+		default:
+			return nil, 0
+		}
+	}
+	return rows, width
+}
+
+// headRow writes the logits of one pooled vector x to dst through the
+// head's dense layers and ReLUs, with a and b two buffers of plan.width:
+//
+//	dense: y[o] = bias[o] + sum_i x[i] w[o,i];  relu: y = max(y, 0).
+func (p *windowPlan) headRow(x, a, b []float32) []float32 {
+	cur := x
+	for _, st := range p.rows {
+		if st.wt == nil {
+			kern.ReluInPlace(cur)
+			continue
+		}
+		y := a[:st.out]
+		kern.GemvT(y, st.wt, st.out, cur)
+		for o, v := range st.bias {
+			y[o] += v
+		}
+		cur = y
+		a, b = b, a
+	}
+	return cur
+}
+
+// softmaxAt is Softmax(z)[class], computed as Softmax computes it but
+// with expNonPos for math.Exp (a relative difference below 1e-9).
+func softmaxAt(z []float32, class int) float32 {
+	m := z[0]
+	for _, v := range z[1:] {
+		m = max(m, v)
+	}
+	var s float64
+	var ec float32
+	for j, v := range z {
+		e := expNonPos(float64(v - m))
+		if j == class {
+			ec = float32(e)
+		}
+		s += e
+	}
+	return float32(float64(ec) * (1 / s))
+}
+
+// expNonPos returns e^x for x <= 0 (and NaN for NaN) with a relative
+// error below 1e-9: x = k ln2 + r, |r| <= ln2/2, e^x = 2^k e^r with e^r
+// the Taylor polynomial of degree 8 (its remainder is below
+// (ln2/2)^9/9! = 2.0e-10). Below -708 it returns 0 (float32 results
+// underflow long before).
+func expNonPos(x float64) float64 {
+	if !(x > -708) {
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	const (
+		log2e = 1.44269504088896338700e+00
+		ln2hi = 6.93147180369123816490e-01
+		ln2lo = 1.90821492927058770002e-10
+	)
+	k := math.Floor(x*log2e + 0.5)
+	r := x - k*ln2hi - k*ln2lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
+	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 }
 
 // span is the half-open range [lo, hi) of time positions.
