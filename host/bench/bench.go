@@ -119,20 +119,20 @@ type Case struct {
 	Run   func(ctx context.Context) error
 }
 
-// Cases returns the four measurements on s. Each case's explainer value
-// lives as long as the case, as a plugin's does.
+// Cases returns the four measurements on s. Every run of a case starts
+// from a new explainer value, so that nothing one run caches serves the
+// next: the MC-dropout case shares the trunk between the 20 draws of one
+// run, as a run of the engine does within a batch, and the single-draw
+// case computes every map.
 func (s *Setup) Cases() []Case {
-	occ := occlusion.New()
-	occMC := occlusion.New()
-	gc := gradcam.New()
-	lm := lime.New()
 	m := s.Draws[0]
 	occCfg := sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}
 	req := func(cfg sdk.Config, seeds []uint64) sdk.ExplainRequest {
 		return sdk.ExplainRequest{X: s.X, Targets: s.Targets, Seeds: seeds, Config: cfg}
 	}
-	run := func(e sdk.Explainer, models []*nn.Inference, r sdk.ExplainRequest) func(context.Context) error {
+	run := func(newExplainer func() sdk.Explainer, models []*nn.Inference, r sdk.ExplainRequest) func(context.Context) error {
 		return func(ctx context.Context) error {
+			e := newExplainer()
 			for _, m := range models {
 				if _, err := e.Explain(ctx, m, r); err != nil {
 					return err
@@ -141,17 +141,18 @@ func (s *Setup) Cases() []Case {
 			return nil
 		}
 	}
+	occ := func() sdk.Explainer { return occlusion.New() }
 	fwd := forwardFLOPs(m.Arch())
 	windows := float64(640 - 60 + 1)
 	return []Case{
 		{Name: "occlusion, w60 s1", Key: "occlusion", Goal: 2, Maps: Batch, FLOPs: (windows + 1) * fwd,
 			Run: run(occ, []*nn.Inference{m}, req(occCfg, nil))},
 		{Name: fmt.Sprintf("occlusion, %d MC-dropout draws (a map: all draws)", Draws), Key: "occlusion_mc", Goal: 4, Maps: Batch, FLOPs: Draws * (windows + 1) * fwd,
-			Run: run(occMC, s.Draws, req(occCfg, nil))},
+			Run: run(occ, s.Draws, req(occCfg, nil))},
 		{Name: "Grad-CAM, conv4", Key: "gradcam", Goal: 0.2, Maps: Batch, FLOPs: 0,
-			Run: run(gc, []*nn.Inference{m}, req(sdk.Config{}, nil))},
+			Run: run(func() sdk.Explainer { return gradcam.New() }, []*nn.Inference{m}, req(sdk.Config{}, nil))},
 		{Name: "LIME, 128 samples", Key: "lime", Goal: 5, Maps: Batch, FLOPs: 128 * fwd,
-			Run: run(lm, []*nn.Inference{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
+			Run: run(func() sdk.Explainer { return lime.New() }, []*nn.Inference{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
 	}
 }
 

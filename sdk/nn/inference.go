@@ -29,6 +29,9 @@ type Inference struct {
 	headPool sync.Pool   // workspaces of plan.head
 	constMu  sync.Mutex
 	constAt  map[uint32][][]float32 // per baseline's bits: the all-baseline activations (see consts)
+
+	digestOnce sync.Once
+	digest     [32]byte // see trunkDigest
 }
 
 // NewModel builds the eval-mode model of p. It fails on a parameter vector

@@ -21,11 +21,13 @@ type windowPlan struct {
 	width int // the widest activation of rows
 }
 
-// headStep is a dense layer (wt, the weights transposed to (in, out), and
-// bias) or, with wt nil, a ReLU.
+// headStep is a dense layer (w, packed as kern.PackConv packs a 1-tap
+// convolution, and bias), followed by a ReLU if relu, or, with w nil, a
+// ReLU alone.
 type headStep struct {
-	wt, bias []float32
-	out      int
+	w, pw, bias []float32
+	in, out     int
+	relu        bool
 }
 
 // planWindows returns nil when the network has no local-stack + global-max
@@ -206,11 +208,21 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 		panic("nn: HeadProbs: class out of range")
 	}
 	if plan.rows != nil {
-		buf := make([]float32, 2*plan.width+P)
-		a, b, x := buf[:plan.width], buf[plan.width:2*plan.width], buf[2*plan.width:]
-		for j := range dst {
-			copy(x, pooled[j*P:(j+1)*P]) // the ReLUs work in place
-			dst[j] = softmaxAt(plan.headRow(x, a, b), class)
+		const nb = 2 * headBatch
+		buf := make([]float32, (2*plan.width+P)*nb+2*nb)
+		a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
+		x := buf[2*plan.width*nb : (2*plan.width+P)*nb]
+		mx, ec := buf[(2*plan.width+P)*nb:][:nb], buf[(2*plan.width+P)*nb+nb:][:nb]
+		var sum [nb]float64
+		for j0 := 0; j0 < len(dst); j0 += nb {
+			n := min(nb, len(dst)-j0)
+			for i := 0; i < P; i++ {
+				for j := 0; j < n; j++ {
+					x[i*n+j] = pooled[(j0+j)*P+i]
+				}
+			}
+			z := plan.headCols(x[:P*n], a, b, n)
+			softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], sum[:n])
 		}
 		return
 	}
@@ -326,17 +338,17 @@ func headRows(head *Net, hp []float32) ([]headStep, int) {
 		switch l.Kind {
 		case KindFlatten, KindDropout:
 		case KindReLU:
-			rows = append(rows, headStep{})
+			if len(rows) > 0 && rows[len(rows)-1].w != nil && !rows[len(rows)-1].relu {
+				rows[len(rows)-1].relu = true
+			} else {
+				rows = append(rows, headStep{relu: true})
+			}
 		case KindDense:
 			nin, o := head.ins[i].Size(), head.offs[i]
 			w := hp[o.w : o.w+l.Out*nin]
-			wt := make([]float32, nin*l.Out)
-			for r := 0; r < l.Out; r++ {
-				for c := 0; c < nin; c++ {
-					wt[c*l.Out+r] = w[r*nin+c]
-				}
-			}
-			rows = append(rows, headStep{wt: wt, bias: hp[o.b : o.b+l.Out], out: l.Out})
+			pw := make([]float32, kern.PackedLen(l.Out, nin, 1))
+			kern.PackConv(pw, w, l.Out, nin, 1)
+			rows = append(rows, headStep{w: w, pw: pw, bias: hp[o.b : o.b+l.Out], in: nin, out: l.Out})
 			width = max(width, l.Out)
 		default:
 			return nil, 0
@@ -345,21 +357,24 @@ func headRows(head *Net, hp []float32) ([]headStep, int) {
 	return rows, width
 }
 
-// headRow writes the logits of one pooled vector x to dst through the
-// head's dense layers and ReLUs, with a and b two buffers of plan.width:
-//
-//	dense: y[o] = bias[o] + sum_i x[i] w[o,i];  relu: y = max(y, 0).
-func (p *windowPlan) headRow(x, a, b []float32) []float32 {
+// headCols writes the logits of the n pooled vectors x, laid out (P, n)
+// (column j is vector j), to the (classes, n) block it returns, through
+// the head's dense layers (a 1-tap convolution over the n columns:
+// y[o,j] = bias[o] + sum_i w[o,i] x[i,j]) and ReLUs; a and b are buffers
+// of plan.width*n values.
+func (p *windowPlan) headCols(x, a, b []float32, n int) []float32 {
 	cur := x
 	for _, st := range p.rows {
-		if st.wt == nil {
+		if st.w == nil {
 			kern.ReluInPlace(cur)
 			continue
 		}
-		y := a[:st.out]
-		kern.GemvT(y, st.wt, st.out, cur)
-		for o, v := range st.bias {
-			y[o] += v
+		y := a[:st.out*n]
+		if st.relu {
+			// the ReLU's output is what the next layer reads
+			kern.ConvMultiBias(b[:st.out*n], y, n, cur, n, st.w, st.pw, st.bias, st.out, st.in, 1, n)
+		} else {
+			kern.ConvMultiBias(y, nil, n, cur, n, st.w, st.pw, st.bias, st.out, st.in, 1, n)
 		}
 		cur = y
 		a, b = b, a
@@ -367,23 +382,33 @@ func (p *windowPlan) headRow(x, a, b []float32) []float32 {
 	return cur
 }
 
-// softmaxAt is Softmax(z)[class], computed as Softmax computes it but
-// with expNonPos for math.Exp (a relative difference below 1e-9).
-func softmaxAt(z []float32, class int) float32 {
-	m := z[0]
-	for _, v := range z[1:] {
-		m = max(m, v)
-	}
-	var s float64
-	var ec float32
-	for j, v := range z {
-		e := expNonPos(float64(v - m))
-		if j == class {
-			ec = float32(e)
+// softmaxCols writes dst[j] = Softmax(z[:, j])[class] for the n columns
+// of the (k, n) block z, computed as Softmax computes it (the maximum
+// subtracted, the sum in float64 in class order) with expNonPos for
+// math.Exp (a relative difference below 1e-9); mx, ec and s are scratch
+// of n values.
+func softmaxCols(dst, z []float32, k, n, class int, mx, ec []float32, s []float64) {
+	copy(mx, z[:n])
+	for r := 1; r < k; r++ {
+		row := z[r*n : (r+1)*n]
+		for j, v := range row {
+			mx[j] = max(mx[j], v)
 		}
-		s += e
 	}
-	return float32(float64(ec) * (1 / s))
+	clear(s)
+	for r := 0; r < k; r++ {
+		row := z[r*n : (r+1)*n]
+		for j, v := range row {
+			e := expNonPos(float64(v - mx[j]))
+			if r == class {
+				ec[j] = float32(e)
+			}
+			s[j] += e
+		}
+	}
+	for j := range dst[:n] {
+		dst[j] = float32(float64(ec[j]) * (1 / s[j]))
+	}
 }
 
 // expNonPos returns e^x for x <= 0 (and NaN for NaN) with a relative
@@ -403,7 +428,7 @@ func expNonPos(x float64) float64 {
 		ln2hi = 6.93147180369123816490e-01
 		ln2lo = 1.90821492927058770002e-10
 	)
-	k := math.Floor(x*log2e + 0.5)
+	k := float64(int64(x*log2e - 0.5)) // x*log2e rounded to the nearest integer (x <= 0)
 	r := x - k*ln2hi - k*ln2lo
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
 	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)

@@ -122,9 +122,14 @@ func TestGoldenSamples(t *testing.T) {
 		}
 		pr := make([]float32, len(s[wave].masks)*16)
 		m.Probs(pr, xs)
+		sp := make([]float32, len(s[wave].masks))
+		m.SpanProbs(sp, xw, Spans(nil, s[wave].masks, 16, 640), 0, y[wave])
 		for i := range s[wave].masks {
 			if got := float64(pr[i*16+y[wave]]); math.Abs(got-s[wave].output[i]) > 1e-5 {
 				t.Fatalf("wave %d sample %d: output %v, Captum %v", wave, i, got, s[wave].output[i])
+			}
+			if got := float64(sp[i]); math.Abs(got-s[wave].output[i]) > 1e-5 {
+				t.Fatalf("wave %d sample %d: SpanProbs %v, Captum %v", wave, i, got, s[wave].output[i])
 			}
 		}
 	}
@@ -264,11 +269,18 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 				t.Fatalf("sample %d: weight %v", i, w[i])
 			}
 		}
+		// The explainer takes the outputs from SpanProbs on the masked-out
+		// spans, which equal forward passes of xs up to float32 rounding.
 		pr := make([]float32, n*16)
 		m.Probs(pr, xs)
+		sp := make([]float32, n)
+		m.SpanProbs(sp, x[640:1280], Spans(nil, masks, feature, 640), 0, y[1])
 		out := make([]float64, n)
 		for i := range out {
-			out[i] = float64(pr[i*16+y[1]])
+			out[i] = float64(sp[i])
+			if d := math.Abs(out[i] - float64(pr[i*16+y[1]])); d > 1e-6 {
+				t.Fatalf("feature %d sample %d: SpanProbs %v, forward pass %v", feature, i, sp[i], pr[i*16+y[1]])
+			}
 		}
 		c, _ := OLS(masks, out, w)
 		maps, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[640:1280], Targets: y[1:2], Seeds: []uint64{42},

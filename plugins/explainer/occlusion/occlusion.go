@@ -22,11 +22,23 @@ import (
 // ID is the plugin's ID.
 const ID = "explainer.occlusion"
 
-// Explainer is the occlusion operator.
-type Explainer struct{}
+// Explainer is the occlusion operator. It keeps the pooled vectors of the
+// inputs it explained (nn.TrunkCache, at most CacheBytes), so that the
+// next draw of a posterior whose draws share the layers up to the global
+// max pool (MC dropout) runs only the layers after it. The maps are the
+// same bytes with or without the cache.
+type Explainer struct {
+	trunks *nn.TrunkCache
+}
+
+// CacheBytes bounds the memory of an Explainer's trunk cache: 64 MiB,
+// about 1,500 inputs of the paper's network at window 60, stride 1 (the
+// engine explains a batch under every draw before the next batch, so a
+// worker needs one batch of entries at a time).
+const CacheBytes = 64 << 20
 
 // New returns the occlusion explainer.
-func New() *Explainer { return &Explainer{} }
+func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} }
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
@@ -68,6 +80,12 @@ type WindowProber interface {
 	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
 }
 
+// CachedWindowProber is a WindowProber that can take the pooled vectors
+// of the windows from a cache shared between models (see nn.TrunkCache).
+type CachedWindowProber interface {
+	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache)
+}
+
 // Explain computes one occlusion map per input.
 func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	c, err := parse(req.Config)
@@ -91,6 +109,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	base := make([]float32, B*k)
 	m.Probs(base, req.X)
 	fast, _ := m.(WindowProber)
+	cached, _ := m.(CachedWindowProber)
 	const chunk = 64
 	buf := make([]float32, chunk*n)
 	probs := make([]float32, chunk*k)
@@ -105,7 +124,9 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
 		}
 		x := req.X[b*n : (b+1)*n]
-		if fast != nil {
+		if cached != nil && e.trunks != nil {
+			cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
+		} else if fast != nil {
 			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
 		} else {
 			for s0 := 0; s0 < len(starts); s0 += chunk {
