@@ -209,10 +209,11 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 	}
 	if plan.rows != nil {
 		const nb = 2 * headBatch
-		buf := make([]float32, (2*plan.width+P)*nb+2*nb)
+		buf := make([]float32, (2*plan.width+P)*nb+3*nb)
 		a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
 		x := buf[2*plan.width*nb : (2*plan.width+P)*nb]
-		mx, ec := buf[(2*plan.width+P)*nb:][:nb], buf[(2*plan.width+P)*nb+nb:][:nb]
+		sm := buf[(2*plan.width+P)*nb:]
+		mx, ec, e := sm[:nb], sm[nb:2*nb], sm[2*nb:3*nb]
 		var sum [nb]float64
 		for j0 := 0; j0 < len(dst); j0 += nb {
 			n := min(nb, len(dst)-j0)
@@ -222,7 +223,7 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 				}
 			}
 			z := plan.headCols(x[:P*n], a, b, n)
-			softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], sum[:n])
+			softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], e[:n], sum[:n])
 		}
 		return
 	}
@@ -384,10 +385,10 @@ func (p *windowPlan) headCols(x, a, b []float32, n int) []float32 {
 
 // softmaxCols writes dst[j] = Softmax(z[:, j])[class] for the n columns
 // of the (k, n) block z, computed as Softmax computes it (the maximum
-// subtracted, the sum in float64 in class order) with expNonPos for
-// math.Exp (a relative difference below 1e-9); mx, ec and s are scratch
-// of n values.
-func softmaxCols(dst, z []float32, k, n, class int, mx, ec []float32, s []float64) {
+// subtracted in float32, the sum in float64 in class order) but with the
+// float32 exponential kern.Exp (a relative difference of a few float32
+// ulps); mx, ec and e are scratch of n values, s of n.
+func softmaxCols(dst, z []float32, k, n, class int, mx, ec, e []float32, s []float64) {
 	copy(mx, z[:n])
 	for r := 1; r < k; r++ {
 		row := z[r*n : (r+1)*n]
@@ -399,39 +400,19 @@ func softmaxCols(dst, z []float32, k, n, class int, mx, ec []float32, s []float6
 	for r := 0; r < k; r++ {
 		row := z[r*n : (r+1)*n]
 		for j, v := range row {
-			e := expNonPos(float64(v - mx[j]))
-			if r == class {
-				ec[j] = float32(e)
-			}
-			s[j] += e
+			e[j] = v - mx[j]
+		}
+		kern.Exp(e, e)
+		if r == class {
+			copy(ec, e)
+		}
+		for j, v := range e {
+			s[j] += float64(v)
 		}
 	}
 	for j := range dst[:n] {
 		dst[j] = float32(float64(ec[j]) * (1 / s[j]))
 	}
-}
-
-// expNonPos returns e^x for x <= 0 (and NaN for NaN) with a relative
-// error below 1e-9: x = k ln2 + r, |r| <= ln2/2, e^x = 2^k e^r with e^r
-// the Taylor polynomial of degree 8 (its remainder is below
-// (ln2/2)^9/9! = 2.0e-10). Below -708 it returns 0 (float32 results
-// underflow long before).
-func expNonPos(x float64) float64 {
-	if !(x > -708) {
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	const (
-		log2e = 1.44269504088896338700e+00
-		ln2hi = 6.93147180369123816490e-01
-		ln2lo = 1.90821492927058770002e-10
-	)
-	k := float64(int64(x*log2e - 0.5)) // x*log2e rounded to the nearest integer (x <= 0)
-	r := x - k*ln2hi - k*ln2lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
-	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 }
 
 // span is the half-open range [lo, hi) of time positions.
