@@ -200,5 +200,5 @@ func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int,
 		m.WindowPooled(pooled, x, starts, width, baseline)
 		c.put(pooled, key, d, x, starts, width, bl)
 	}
-	m.HeadProbs(dst, pooled, class)
+	m.HeadProbs(dst[:len(starts)], pooled, class)
 }

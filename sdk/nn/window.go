@@ -90,7 +90,7 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 	}
 	pooled := make([]float32, len(starts)*m.PooledLen())
 	m.WindowPooled(pooled, x, starts, width, baseline)
-	m.HeadProbs(dst, pooled, class)
+	m.HeadProbs(dst[:len(starts)], pooled, class)
 }
 
 // PooledLen is the length of the global max pool's output of one input
@@ -189,7 +189,7 @@ func (m *Inference) SpanProbs(dst, x []float32, spans [][]Span, baseline float32
 	}
 	pooled := make([]float32, len(spans)*m.PooledLen())
 	m.SpanPooled(pooled, x, spans, baseline)
-	m.HeadProbs(dst, pooled, class)
+	m.HeadProbs(dst[:len(spans)], pooled, class)
 }
 
 // HeadProbs writes dst[j] = p_class of the network's layers after the
