@@ -16,6 +16,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -178,8 +179,12 @@ func forwardFLOPs(a nn.Arch) float64 {
 type Result struct {
 	Case
 	Reps   int
-	Median float64 // ms a map, the median over the reps
+	Median float64 // ms a map of wall time, the median over the reps
 	Min    float64
+	// CPU is the median CPU time a map of the thread that ran the case
+	// (Linux; 0 elsewhere): unlike the wall time, it hardly grows when
+	// other processes load the machine.
+	CPU float64
 }
 
 // Measure runs c once to warm up, then reps times, or for at least minTime
@@ -188,20 +193,33 @@ func Measure(ctx context.Context, c Case, reps int, minTime time.Duration) (Resu
 	if err := c.Run(ctx); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
-	var ms []float64
+	// The case runs on this goroutine, locked to its thread so that the
+	// thread's CPU time is the case's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ms, cpu []float64
 	start := time.Now()
 	for len(ms) < reps || time.Since(start) < minTime {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		c0, cok := threadCPU()
 		t0 := time.Now()
 		if err := c.Run(ctx); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		ms = append(ms, float64(time.Since(t0).Nanoseconds())/1e6/float64(c.Maps))
+		if c1, ok := threadCPU(); ok && cok {
+			cpu = append(cpu, float64(c1-c0)/1e6/float64(c.Maps))
+		}
 	}
 	slices.Sort(ms)
-	return Result{Case: c, Reps: len(ms), Median: median(ms), Min: ms[0]}, nil
+	r := Result{Case: c, Reps: len(ms), Median: median(ms), Min: ms[0]}
+	if len(cpu) > 0 {
+		slices.Sort(cpu)
+		r.CPU = median(cpu)
+	}
+	return r, nil
 }
 
 // median of sorted values.

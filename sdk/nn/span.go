@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
@@ -109,12 +110,8 @@ type edgeScratch struct {
 	acc    []float32   // the same, (C, n)
 }
 
-func (m *Inference) scratch() *edgeScratch {
-	if s, ok := m.edgePool.Get().(*edgeScratch); ok {
-		return s
-	}
-	return &edgeScratch{}
-}
+// edgePool holds the scratch of spanPooled calls, of any model.
+var edgePool = sync.Pool{New: func() any { return &edgeScratch{} }}
 
 func grow(b []float32, n int) []float32 {
 	if cap(b) < n {
@@ -349,8 +346,8 @@ func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, ba
 		base[l+1] = ws.Act(l)
 	}
 	cst := m.consts(baseline)
-	sc := m.scratch()
-	defer m.edgePool.Put(sc)
+	sc := edgePool.Get().(*edgeScratch)
+	defer edgePool.Put(sc)
 	// Which boundaries the valid inputs need.
 	need := sc.need
 	if cap(need) < T+1 {

@@ -232,7 +232,7 @@ func TestTrunkCacheKeys(t *testing.T) {
 		t.Fatalf("%d hits, want 1", hits)
 	}
 	// A limit of two entries: the third put drops the least recently used.
-	size := int64(4*n+8*len(starts)+4*len(starts)*m.PooledLen()) + 128
+	size := int64(4*n+8*len(starts)+4*(len(starts)+1)*m.PooledLen()) + 128
 	small := NewTrunkCache(2 * size)
 	m.WindowProbsCached(dst, x[:n], starts, 8, 0, 0, small)
 	m.WindowProbsCached(dst, x[n:], starts, 8, 0, 0, small)

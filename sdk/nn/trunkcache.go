@@ -183,22 +183,35 @@ func (c *TrunkCache) put(pooled []float32, key uint64, d [sha256.Size]byte, x []
 // WindowProbsCached is WindowProbs with the pooled vectors of the windows
 // taken from c when a model with the same trunk has computed them for the
 // same input, windows and baseline, and stored in c otherwise; c == nil
-// is WindowProbs. The result is the same bytes either way.
-func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *TrunkCache) {
-	if c == nil || m.planWindows() == nil {
-		m.WindowProbs(dst, x, starts, width, baseline, class)
-		return
+// computes them. It returns p_class(x), the class probability of the
+// unperturbed input, by the same layers after the pool (it equals Probs's
+// up to float32 rounding). The result is the same bytes whether c hits or
+// not. The network must have a global max pool after a local stack
+// (PooledLen() > 0).
+func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *TrunkCache) float32 {
+	if m.planWindows() == nil {
+		panic("nn: WindowProbsCached needs a network with a global max pool after a local stack")
 	}
 	if len(x) != m.InputLen() || len(dst) < len(starts) {
 		panic("nn: WindowProbsCached needs one input and a dst per window")
 	}
-	pooled := make([]float32, len(starts)*m.PooledLen())
-	d := m.trunkDigest()
+	P := m.PooledLen()
+	pooled := make([]float32, (len(starts)+1)*P) // the windows', then x's
+	var d [sha256.Size]byte
+	var key uint64
 	bl := math.Float32bits(baseline)
-	key := trunkKey(d, x, starts, width, bl)
-	if !c.get(pooled, key, d, x, starts, width, bl) {
-		m.WindowPooled(pooled, x, starts, width, baseline)
-		c.put(pooled, key, d, x, starts, width, bl)
+	if c != nil {
+		d = m.trunkDigest()
+		key = trunkKey(d, x, starts, width, bl)
 	}
-	m.HeadProbs(dst[:len(starts)], pooled, class)
+	if c == nil || !c.get(pooled, key, d, x, starts, width, bl) {
+		m.windowPooled(pooled, x, starts, width, baseline, true)
+		if c != nil {
+			c.put(pooled, key, d, x, starts, width, bl)
+		}
+	}
+	out := make([]float32, len(starts)+1)
+	m.HeadProbs(out, pooled, class)
+	copy(dst, out[:len(starts)])
+	return out[len(starts)]
 }

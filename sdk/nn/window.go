@@ -116,21 +116,30 @@ func (m *Inference) WindowPooled(dst, x []float32, starts []int, width int, base
 	if m.planWindows() == nil {
 		panic("nn: WindowPooled needs a network with a global max pool after a local stack")
 	}
-	P, T := m.PooledLen(), m.net.in.T
-	if len(x) != m.InputLen() || len(dst) < len(starts)*P {
+	if len(x) != m.InputLen() || len(dst) < len(starts)*m.PooledLen() {
 		panic("nn: WindowPooled needs one input and PooledLen values a window")
 	}
+	m.windowPooled(dst, x, starts, width, baseline, false)
+}
+
+// windowPooled is WindowPooled; with unperturbed, dst holds one more
+// vector, after the windows': that of x itself.
+func (m *Inference) windowPooled(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
+	T := m.net.in.T
 	if width >= m.edge.R()-1 {
 		spans := make([]Span, len(starts))
-		ends := make([]int, len(starts))
+		ends := make([]int, len(starts), len(starts)+1)
 		for j, s := range starts {
 			spans[j] = Span{s, min(s+width, T)}
 			ends[j] = j + 1
 		}
+		if unperturbed {
+			ends = append(ends, len(starts)) // no span
+		}
 		m.spanPooled(dst, x, spans, ends, baseline)
 		return
 	}
-	m.windowPooledNarrow(dst, x, starts, width, baseline)
+	m.windowPooledNarrow(dst, x, starts, width, baseline, unperturbed)
 }
 
 // SpanPooled is WindowPooled for inputs perturbed on several spans: dst
@@ -250,7 +259,7 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 // restoring only what the next window does not recompute, and the global
 // max combines the recomputed range with prefix and suffix maxima of the
 // unperturbed activations.
-func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, baseline float32) {
+func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
 	plan := m.plan
 	net := m.net
 	T0 := net.in.T
@@ -326,6 +335,12 @@ func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int
 				v = max(v, u)
 			}
 			pv[c] = v
+		}
+	}
+	if unperturbed {
+		pv := dst[len(starts)*ls.C : (len(starts)+1)*ls.C]
+		for c := range pv {
+			pv[c] = suffix[c*ls.T]
 		}
 	}
 }

@@ -80,10 +80,13 @@ type WindowProber interface {
 	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
 }
 
-// CachedWindowProber is a WindowProber that can take the pooled vectors
-// of the windows from a cache shared between models (see nn.TrunkCache).
+// CachedWindowProber computes what WindowProber does, and the class
+// probability of the unperturbed input by the same computation, taking
+// what the layers up to the global max pool give from a cache shared
+// between models (see nn.TrunkCache), when PooledLen() > 0.
 type CachedWindowProber interface {
-	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache)
+	PooledLen() int
+	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
 }
 
 // Explain computes one occlusion map per input.
@@ -106,10 +109,16 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		starts = append(starts, s)
 	}
 	k := m.Classes()
-	base := make([]float32, B*k)
-	m.Probs(base, req.X)
 	fast, _ := m.(WindowProber)
 	cached, _ := m.(CachedWindowProber)
+	if cached != nil && (cached.PooledLen() == 0 || e.trunks == nil) {
+		cached = nil
+	}
+	var base []float32 // the class probabilities of the inputs, unless cached computes them
+	if cached == nil {
+		base = make([]float32, B*k)
+		m.Probs(base, req.X)
+	}
 	const chunk = 64
 	buf := make([]float32, chunk*n)
 	probs := make([]float32, chunk*k)
@@ -124,8 +133,9 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
 		}
 		x := req.X[b*n : (b+1)*n]
-		if cached != nil && e.trunks != nil {
-			cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
+		var p0 float32
+		if cached != nil {
+			p0 = cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
 		} else if fast != nil {
 			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
 		} else {
@@ -146,7 +156,10 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 				}
 			}
 		}
-		row := Accumulate(make([]float64, T), base[b*k+y], pw, starts, c.window)
+		if cached == nil {
+			p0 = base[b*k+y]
+		}
+		row := Accumulate(make([]float64, T), p0, pw, starts, c.window)
 		out[b] = make([]float64, n)
 		for ch := 0; ch < n/T; ch++ {
 			copy(out[b][ch*T:], row)
@@ -157,19 +170,28 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 
 // Accumulate writes map[t] = mean over the windows s covering t of
 // (p0 - pw[s]) into dst (0 where no window covers t), and returns dst.
+// starts must be ascending. The windows covering t are a run j0..j1-1 of
+// starts, so the sum is P[j1] - P[j0] with P the prefix sums of the
+// differences, in float64: O(len(dst) + len(starts)).
 func Accumulate(dst []float64, p0 float32, pw []float32, starts []int, window int) []float64 {
-	cnt := make([]int, len(dst))
-	clear(dst)
+	prefix := make([]float64, len(starts)+1)
 	for j, s := range starts {
-		d := float64(p0) - float64(pw[j])
-		for t := s; t < s+window; t++ {
-			dst[t] += d
-			cnt[t]++
+		if j > 0 && s <= starts[j-1] {
+			panic("occlusion: Accumulate: starts not ascending")
 		}
+		prefix[j+1] = prefix[j] + (float64(p0) - float64(pw[j]))
 	}
+	j0, j1 := 0, 0
 	for t := range dst {
-		if cnt[t] > 0 {
-			dst[t] /= float64(cnt[t])
+		for j1 < len(starts) && starts[j1] <= t {
+			j1++
+		}
+		for j0 < j1 && starts[j0]+window <= t {
+			j0++
+		}
+		dst[t] = 0
+		if j1 > j0 {
+			dst[t] = (prefix[j1] - prefix[j0]) / float64(j1-j0)
 		}
 	}
 	return dst
