@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
@@ -67,6 +68,9 @@ func (m *Inference) planWindows() *windowPlan {
 	})
 	return m.plan
 }
+
+// headBufs holds HeadProbs's buffers, of any model.
+var headBufs = sync.Pool{New: func() any { return new([]float32) }}
 
 // headBatch is the batch of pooled vectors one head pass takes.
 const headBatch = 64
@@ -218,7 +222,13 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 	}
 	if plan.rows != nil {
 		const nb = 2 * headBatch
-		buf := make([]float32, (2*plan.width+P)*nb+3*nb)
+		need := (2*plan.width+P)*nb + 3*nb
+		bp := headBufs.Get().(*[]float32)
+		defer headBufs.Put(bp)
+		if cap(*bp) < need {
+			*bp = make([]float32, need)
+		}
+		buf := (*bp)[:need]
 		a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
 		x := buf[2*plan.width*nb : (2*plan.width+P)*nb]
 		sm := buf[(2*plan.width+P)*nb:]
