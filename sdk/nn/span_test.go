@@ -26,6 +26,24 @@ func localBN() Arch {
 	}}
 }
 
+// oddHeads are networks whose layers after the global max pool start
+// with a ReLU (the head reads a copy of the cached columns) or keep a
+// batchnorm (the head runs as a Net).
+func oddHeads() []Arch {
+	local := []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindConv1D, Name: "c2", Out: 4, Kernel: 2},
+		{Kind: KindGlobalMaxPool},
+	}
+	reluFirst := Arch{Name: "relu-head", InChannels: 1, InLen: 30, Layers: append(append([]Layer(nil), local...),
+		Layer{Kind: KindReLU}, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 5}, Layer{Kind: KindDense, Name: "e", Out: 3})}
+	bnKept := Arch{Name: "bn-head", InChannels: 1, InLen: 30, Layers: append(append([]Layer(nil), local...),
+		Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 5}, Layer{Kind: KindBatchNorm1D, Name: "bn"},
+		Layer{Kind: KindReLU}, Layer{Kind: KindDense, Name: "e", Out: 3})}
+	return []Arch{reluFirst, bnKept}
+}
+
 // perturbed returns x with the spans set to baseline in every channel.
 func perturbed(x []float32, a Arch, spans []Span, baseline float32) []float32 {
 	out := append([]float32(nil), x...)
@@ -46,7 +64,7 @@ func perturbed(x []float32, a Arch, spans []Span, baseline float32) []float32 {
 // and the pooled vectors equal the global max pool's output of the
 // forward pass.
 func TestSpanProbsDefinition(t *testing.T) {
-	for _, a := range []Arch{localBN(), smallArch(), PaperArch()} {
+	for _, a := range append([]Arch{localBN(), smallArch(), PaperArch()}, oddHeads()...) {
 		_, p, x, _ := randomSetup(t, a, 1, 21)
 		m, err := NewModel(Params{Arch: a, Data: p})
 		if err != nil {
@@ -147,7 +165,7 @@ func TestSharedTrunkMatchesPlain(t *testing.T) {
 	// mask for.
 	lb := localBN()
 	lb.Layers = append(lb.Layers[:3:3], lb.Layers[4:]...)
-	for _, a := range []Arch{lb, smallArch(), PaperArch()} {
+	for _, a := range append([]Arch{lb, smallArch(), PaperArch()}, oddHeads()...) {
 		_, p, x, _ := randomSetup(t, a, 2, 31)
 		cases = append(cases, tc{a, p, x})
 	}

@@ -39,7 +39,7 @@ type trunkEntry struct {
 	starts   []int
 	width    int
 	baseline uint32
-	pooled   []float32
+	pooled   []float32 // (P, len(starts)+1): the windows' and x's pooled vectors as columns
 	size     int64
 }
 
@@ -195,8 +195,8 @@ func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int,
 	if len(x) != m.InputLen() || len(dst) < len(starts) {
 		panic("nn: WindowProbsCached needs one input and a dst per window")
 	}
-	P := m.PooledLen()
-	pooled := make([]float32, (len(starts)+1)*P) // the windows', then x's
+	P, N := m.PooledLen(), len(starts)+1 // the windows', then x's
+	cols := make([]float32, P*N)         // (P, N): vector j in column j
 	var d [sha256.Size]byte
 	var key uint64
 	bl := math.Float32bits(baseline)
@@ -204,14 +204,30 @@ func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int,
 		d = m.trunkDigest()
 		key = trunkKey(d, x, starts, width, bl)
 	}
-	if c == nil || !c.get(pooled, key, d, x, starts, width, bl) {
+	if c == nil || !c.get(cols, key, d, x, starts, width, bl) {
+		pooled := make([]float32, P*N)
 		m.windowPooled(pooled, x, starts, width, baseline, true)
+		for j := 0; j < N; j++ {
+			for i := 0; i < P; i++ {
+				cols[i*N+j] = pooled[j*P+i]
+			}
+		}
 		if c != nil {
-			c.put(pooled, key, d, x, starts, width, bl)
+			c.put(cols, key, d, x, starts, width, bl)
 		}
 	}
-	out := make([]float32, len(starts)+1)
-	m.HeadProbs(out, pooled, class)
+	out := make([]float32, N)
+	if m.plan.rows != nil {
+		m.headProbsCols(out, cols, class)
+	} else {
+		pooled := make([]float32, P*N)
+		for j := 0; j < N; j++ {
+			for i := 0; i < P; i++ {
+				pooled[j*P+i] = cols[i*N+j]
+			}
+		}
+		m.HeadProbs(out, pooled, class)
+	}
 	copy(dst, out[:len(starts)])
 	return out[len(starts)]
 }

@@ -221,29 +221,14 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 		panic("nn: HeadProbs: class out of range")
 	}
 	if plan.rows != nil {
-		const nb = 2 * headBatch
-		need := (2*plan.width+P)*nb + 3*nb
-		bp := headBufs.Get().(*[]float32)
-		defer headBufs.Put(bp)
-		if cap(*bp) < need {
-			*bp = make([]float32, need)
-		}
-		buf := (*bp)[:need]
-		a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
-		x := buf[2*plan.width*nb : (2*plan.width+P)*nb]
-		sm := buf[(2*plan.width+P)*nb:]
-		mx, ec, e := sm[:nb], sm[nb:2*nb], sm[2*nb:3*nb]
-		var sum [nb]float64
-		for j0 := 0; j0 < len(dst); j0 += nb {
-			n := min(nb, len(dst)-j0)
+		N := len(dst)
+		cols := make([]float32, P*N)
+		for j := 0; j < N; j++ {
 			for i := 0; i < P; i++ {
-				for j := 0; j < n; j++ {
-					x[i*n+j] = pooled[(j0+j)*P+i]
-				}
+				cols[i*N+j] = pooled[j*P+i]
 			}
-			z := plan.headCols(x[:P*n], a, b, n)
-			softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], e[:n], sum[:n])
 		}
+		m.headProbsCols(dst, cols, class)
 		return
 	}
 	hws := m.headPool.Get().(*Workspace)
@@ -355,6 +340,31 @@ func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int
 	}
 }
 
+// headProbsCols is HeadProbs for the head of dense layers and ReLUs
+// (plan.rows), on pooled vectors laid out as columns: cols is (P, N),
+// N = len(dst), column j the vector of dst[j].
+func (m *Inference) headProbsCols(dst, cols []float32, class int) {
+	plan := m.plan
+	P, k, N := m.PooledLen(), m.Classes(), len(dst)
+	const nb = 2 * headBatch
+	need := 2*plan.width*nb + 3*nb
+	bp := headBufs.Get().(*[]float32)
+	defer headBufs.Put(bp)
+	if cap(*bp) < need {
+		*bp = make([]float32, need)
+	}
+	buf := (*bp)[:need]
+	a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
+	sm := buf[2*plan.width*nb:]
+	mx, ec, e := sm[:nb], sm[nb:2*nb], sm[2*nb:3*nb]
+	var sum [nb]float64
+	for j0 := 0; j0 < N; j0 += nb {
+		n := min(nb, N-j0)
+		z := plan.headCols(cols[j0:(P-1)*N+j0+n], N, a, b, n)
+		softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], e[:n], sum[:n])
+	}
+}
+
 // headRows returns the head as dense layers and ReLUs, or nil if it has
 // other layers.
 func headRows(head *Net, hp []float32) ([]headStep, int) {
@@ -388,21 +398,29 @@ func headRows(head *Net, hp []float32) ([]headStep, int) {
 // the head's dense layers (a 1-tap convolution over the n columns:
 // y[o,j] = bias[o] + sum_i w[o,i] x[i,j]) and ReLUs; a and b are buffers
 // of plan.width*n values.
-func (p *windowPlan) headCols(x, a, b []float32, n int) []float32 {
+func (p *windowPlan) headCols(x []float32, xs int, a, b []float32, n int) []float32 {
 	cur := x
 	for _, st := range p.rows {
 		if st.w == nil {
+			if xs != n { // a ReLU first: work on a copy of the columns
+				y := a[:p.rows[0].out*n]
+				for i := 0; i < len(y)/n; i++ {
+					copy(y[i*n:(i+1)*n], cur[i*xs:i*xs+n])
+				}
+				cur, xs = y, n
+				a, b = b, a
+			}
 			kern.ReluInPlace(cur)
 			continue
 		}
 		y := a[:st.out*n]
 		if st.relu {
 			// the ReLU's output is what the next layer reads
-			kern.ConvMultiBias(b[:st.out*n], y, n, cur, n, st.w, st.pw, st.bias, st.out, st.in, 1, n)
+			kern.ConvMultiBias(b[:st.out*n], y, n, cur, xs, st.w, st.pw, st.bias, st.out, st.in, 1, n)
 		} else {
-			kern.ConvMultiBias(y, nil, n, cur, n, st.w, st.pw, st.bias, st.out, st.in, 1, n)
+			kern.ConvMultiBias(y, nil, n, cur, xs, st.w, st.pw, st.bias, st.out, st.in, 1, n)
 		}
-		cur = y
+		cur, xs = y, n
 		a, b = b, a
 	}
 	return cur
