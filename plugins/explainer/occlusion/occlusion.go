@@ -170,14 +170,14 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 
 // Accumulate writes map[t] = mean over the windows s covering t of
 // (p0 - pw[s]) into dst (0 where no window covers t), and returns dst.
-// starts must be ascending. The windows covering t are a run j0..j1-1 of
+// starts must not decrease. The windows covering t are a run j0..j1-1 of
 // starts, so the sum is P[j1] - P[j0] with P the prefix sums of the
 // differences, in float64: O(len(dst) + len(starts)).
 func Accumulate(dst []float64, p0 float32, pw []float32, starts []int, window int) []float64 {
 	prefix := make([]float64, len(starts)+1)
 	for j, s := range starts {
-		if j > 0 && s <= starts[j-1] {
-			panic("occlusion: Accumulate: starts not ascending")
+		if j > 0 && s < starts[j-1] {
+			panic("occlusion: Accumulate: starts decrease")
 		}
 		prefix[j+1] = prefix[j] + (float64(p0) - float64(pw[j]))
 	}

@@ -55,6 +55,50 @@ func TestAccumulateClosedForm(t *testing.T) {
 	}
 }
 
+// TestAccumulateDefinition: Accumulate against its definition, window by
+// window, for strides that leave gaps and overlaps, a window given twice,
+// and windows reaching both ends; starts that decrease panic.
+func TestAccumulateDefinition(t *testing.T) {
+	r := rng.New(3)
+	for _, c := range []struct {
+		n, window int
+		starts    []int
+	}{
+		{20, 4, []int{0, 3, 3, 7, 12, 16}},
+		{10, 10, []int{0}},
+		{12, 1, []int{0, 1, 2, 5, 11}},
+		{30, 7, []int{2, 9, 16, 23}},
+	} {
+		pw := make([]float32, len(c.starts))
+		for j := range pw {
+			pw[j] = float32(r.Float64())
+		}
+		got := Accumulate(make([]float64, c.n), 0.75, pw, c.starts, c.window)
+		for t0 := range c.n {
+			sum, cnt := 0.0, 0
+			for j, s := range c.starts {
+				if s <= t0 && t0 < s+c.window {
+					sum += 0.75 - float64(pw[j])
+					cnt++
+				}
+			}
+			want := 0.0
+			if cnt > 0 {
+				want = sum / float64(cnt)
+			}
+			if math.Abs(got[t0]-want) > 1e-12 {
+				t.Errorf("n %d window %d starts %v: map[%d] = %v, want %v", c.n, c.window, c.starts, t0, got[t0], want)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("decreasing starts: no panic")
+		}
+	}()
+	Accumulate(make([]float64, 10), 1, []float32{0, 0}, []int{3, 2}, 2)
+}
+
 func TestCheck(t *testing.T) {
 	e := New()
 	if err := e.Check(sdk.Config{"window": int64(60)}); err != nil {
