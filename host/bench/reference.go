@@ -31,6 +31,12 @@ type Reference struct {
 	Torch    string // torch's version
 }
 
+// probeScript prints torch's version and the BLAS it was built with.
+const probeScript = `import re, torch, numpy
+print(torch.__version__)
+m = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+print(m.group(1) if m else "unknown")`
+
 // ErrNoTorch is returned when the interpreter cannot import torch.
 var ErrNoTorch = errors.New("python cannot import torch")
 
@@ -41,11 +47,12 @@ func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 	if _, err := os.Stat(o.Script); err != nil {
 		return nil, fmt.Errorf("reference harness: %w", err)
 	}
-	probe := exec.CommandContext(ctx, o.Python, "-c", "import torch, numpy; print(torch.__version__)")
-	ver, err := probe.Output()
+	probe := exec.CommandContext(ctx, o.Python, "-c", probeScript)
+	out, err := probe.Output()
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s: %v)", ErrNoTorch, o.Python, err)
 	}
+	ver, blas, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	cmd := exec.CommandContext(ctx, o.Python, o.Script, "bench",
 		"--threads", strconv.Itoa(o.Threads), "--n", strconv.Itoa(o.N),
 		"--ops", "occlusion_captum,occlusion_torch,gradcam,lime",
@@ -55,7 +62,10 @@ func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("reference harness: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	r := &Reference{Measured: map[string]float64{}, Torch: strings.TrimSpace(string(ver))}
+	r := &Reference{Measured: map[string]float64{}, Torch: strings.TrimSpace(ver)}
+	if strings.TrimSpace(blas) == "generic" {
+		r.Notes = append(r.Notes, "this torch build has BLAS_INFO=generic (the reference BLAS, as Debian's python3-torch): its convolutions are many times slower than a build with an optimised BLAS, which the README's figures are from")
+	}
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		if line = strings.TrimSpace(strings.TrimPrefix(line, "#")); line != "" {
 			r.Notes = append(r.Notes, line)

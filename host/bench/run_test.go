@@ -47,7 +47,7 @@ func fakePython(t *testing.T, bench string) string {
 	t.Helper()
 	dir := t.TempDir()
 	py := filepath.Join(dir, "python")
-	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 1.13.0; exit 0; fi\n" +
+	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 1.13.0; echo generic; exit 0; fi\n" +
 		"echo '# captum not importable: captum ops skipped' >&2\ncat <<'EOF'\n" + bench + "\nEOF\n"
 	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ not json
 	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 3 {
 		t.Fatalf("reference %+v", ref)
 	}
-	if len(ref.Notes) != 1 || !strings.Contains(ref.Notes[0], "captum not importable") {
+	if len(ref.Notes) != 2 || !strings.Contains(ref.Notes[0], "BLAS_INFO=generic") || !strings.Contains(ref.Notes[1], "captum not importable") {
 		t.Errorf("notes %q", ref.Notes)
 	}
 	for key, want := range map[string]string{
