@@ -274,3 +274,41 @@ func TestTrunkCacheKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanPooledBoundarySets: boundary positions that look contiguous
+// but are not ({10, 11, 14}: last - first = n+1), more boundaries than
+// one chunk of 64, and windows that reach both ends give the pooled
+// vectors of forward passes.
+func TestSpanPooledBoundarySets(t *testing.T) {
+	a := smallArch()
+	a.InLen = 160 // R = 8: more than 64 boundaries of each direction
+	_, p, x, _ := randomSetup(t, a, 1, 23)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	R, T, P := m.edge0().R(), a.InLen, m.PooledLen()
+	ws := m.net.NewWorkspace(1)
+	check := func(what string, spans [][]Span) {
+		t.Helper()
+		got := make([]float32, len(spans)*P)
+		m.SpanPooled(got, x, spans, -0.5)
+		for j, sp := range spans {
+			m.net.forward(ws, m.folded, perturbed(x, a, sp, -0.5), false, nil, m.plan.g)
+			for c, v := range ws.Act(m.plan.g) {
+				if d := math.Abs(float64(got[j*P+c] - v)); d > 1e-6 {
+					t.Fatalf("%s: spans %v channel %d: %v, forward pass %v", what, sp, c, got[j*P+c], v)
+				}
+			}
+		}
+	}
+	check("gapped", [][]Span{{{3, 3 + R}}, {{4, 4 + R}}, {{7, 7 + R}}})
+	var many [][]Span
+	for s := 0; s+R-1 <= T; s++ {
+		many = append(many, []Span{{s, s + R - 1}})
+	}
+	for s := 0; s+R-1 <= T; s++ {
+		many = append(many, []Span{{0, s}}, []Span{{s, T}})
+	}
+	check("many", many)
+}
