@@ -312,3 +312,63 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 	}
 	check("many", many)
 }
+
+// TestEdgeMaxima: the per-boundary maxima against their definition: the
+// maximum over positions b-R+1..b-1 of the last local level, of a forward
+// pass of x with every sample from b on (falling) or before b (rising) set
+// to the baseline; for boundary sets that look contiguous and are not, and
+// more than a chunk.
+func TestEdgeMaxima(t *testing.T) {
+	for _, a := range []Arch{smallArch(), localBN(), PaperArch()} {
+		if a.InLen < 100 {
+			a.InLen = 100
+		}
+		_, p, x, _ := randomSetup(t, a, 1, 29)
+		m, err := NewModel(Params{Arch: a, Data: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := m.edge0()
+		R, T, L := e.R(), a.InLen, e.L
+		sh := m.level(L)
+		ws := m.pool.Get().(*Workspace)
+		m.net.forward(ws, m.folded, x, false, nil, L-1)
+		base := [][]float32{x}
+		for l := 0; l < L; l++ {
+			base = append(base, append([]float32(nil), ws.Act(l)...))
+		}
+		m.pool.Put(ws)
+		cst := m.consts(0.25)
+		var seventy []int
+		for b := 1; b <= 70; b++ {
+			seventy = append(seventy, b*(T-1)/71+1)
+		}
+		for _, pos := range [][]int{{3, 4, 7}, {1, 2, 3}, {T - 3, T - 1}, seventy[:64], seventy} {
+			for _, rise := range []bool{false, true} {
+				sc := &edgeScratch{}
+				pl := m.planeLen(len(pos))
+				sc.planes = [2][]float32{make([]float32, pl), make([]float32, pl)}
+				got := make([]float32, len(pos)*sh.C)
+				m.edgeMaxima(got, base, cst, pos, rise, sc)
+				fw := m.net.NewWorkspace(1)
+				for j, b := range pos {
+					sp := []Span{{b, T}}
+					if rise {
+						sp = []Span{{0, b}}
+					}
+					m.net.forward(fw, m.folded, perturbed(x, a, sp, 0.25), false, nil, L-1)
+					act := fw.Act(L - 1)
+					for c := 0; c < sh.C; c++ {
+						want := float32(math.Inf(-1))
+						for t0 := max(b-R+1, 0); t0 < min(b, sh.T); t0++ {
+							want = max(want, act[c*sh.T+t0])
+						}
+						if d := math.Abs(float64(got[j*sh.C+c] - want)); d > 1e-6*math.Max(1, math.Abs(float64(want))) {
+							t.Fatalf("%s rise %v boundary %d channel %d: %v, definition %v", a.Name, rise, b, c, got[j*sh.C+c], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
