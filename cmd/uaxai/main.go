@@ -29,6 +29,8 @@ usage:
                                      train one network and save its weights
   uaxai predict --weights W.safetensors --input X.csv [--arch paper-1dcnn]
                                      print 16 class probabilities per input line
+  uaxai bench [--reps 10] [--reference=true] [--ref-n 10]
+                                     ms a map of every operator on the paper's network, beside PyTorch's
   uaxai plugin serve ID              (internal) serve a built-in plugin to a host
 `
 
@@ -84,8 +86,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdTrain(ctx, args[1:], stdout, stderr)
 	case "predict":
 		err = cmdPredict(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = cmdBench(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, bench)", args[0])
 	}
 	if err == nil {
 		return 0

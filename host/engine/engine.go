@@ -472,7 +472,10 @@ func (b *block) close() error {
 
 // explainBatch is the explain step: records b0..b1-1 of split si that
 // have a non-empty mask (idx), and the S maps of each (maps[j][s] is the
-// map of record idx[j] under draw s).
+// map of record idx[j] under draw s). The draws of a batch run one after
+// the other on one worker: an explainer that caches per input what draws
+// share (occlusion's trunk cache under MC dropout) then needs one batch
+// of entries a worker.
 func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, maps [][][]float64, err error) {
 	ts := b.p.Tests[si]
 	d := ts.Data

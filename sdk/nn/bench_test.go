@@ -121,3 +121,24 @@ func BenchmarkOcclusionMap(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHeadProbs: the layers after the global max pool of the paper's
+// network on the 581 pooled vectors of one occlusion map.
+func BenchmarkHeadProbs(b *testing.B) {
+	net, p, x, _ := benchSetup(b, 1)
+	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	starts := make([]int, 581)
+	for i := range starts {
+		starts[i] = i
+	}
+	pooled := make([]float32, len(starts)*m.PooledLen())
+	m.WindowPooled(pooled, x, starts, 60, 0)
+	dst := make([]float32, len(starts))
+	for b.Loop() {
+		m.HeadProbs(dst, pooled, 3)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/map")
+}

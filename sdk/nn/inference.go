@@ -20,10 +20,17 @@ type Inference struct {
 	orig   Params
 	net    *Net
 	folded []float32
-	pool   sync.Pool
+	pool   *sync.Pool // of *Workspace of net
 
 	planOnce sync.Once
 	plan     *windowPlan // nil: no local-stack structure (see WindowProbs)
+	edge     *edgePlan   // set with plan
+	headPool sync.Pool   // workspaces of plan.head
+	constMu  sync.Mutex
+	constAt  map[uint32][][]float32 // per baseline's bits: the all-baseline activations (see consts)
+
+	digestOnce sync.Once
+	digest     [32]byte // see trunkDigest
 }
 
 // NewModel builds the eval-mode model of p. It fails on a parameter vector
@@ -47,19 +54,54 @@ func NewModel(p Params) (*Inference, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := NewNet(fa)
+	sh, err := sharedNet(fa)
+	if err != nil {
+		return nil, err
+	}
+	m := &Inference{orig: Params{Arch: p.Arch, Data: append([]float32(nil), p.Data...)}, net: sh.net, folded: fp, pool: &sh.pool}
+	return m, nil
+}
+
+// netShare is a Net of one worker with its pool of workspaces, shared by
+// every model of the same folded architecture (the draws of a posterior),
+// so that a draw's first call does not allocate workspaces of its own.
+type netShare struct {
+	net  *Net
+	pool sync.Pool // *Workspace of inferenceBatch
+}
+
+var netShares sync.Map // archKey -> *netShare
+
+// archKey identifies an architecture.
+func archKey(a Arch) string {
+	return fmt.Sprintf("%q %d %d %v", a.Name, a.InChannels, a.InLen, a.Layers)
+}
+
+func sharedNet(a Arch) (*netShare, error) {
+	key := archKey(a)
+	if v, ok := netShares.Load(key); ok {
+		return v.(*netShare), nil
+	}
+	net, err := NewNet(a)
 	if err != nil {
 		return nil, err
 	}
 	net.Workers = 1
-	m := &Inference{orig: Params{Arch: p.Arch, Data: append([]float32(nil), p.Data...)}, net: net, folded: fp}
-	m.pool.New = func() any { return net.NewWorkspace(inferenceBatch) }
-	return m, nil
+	sh := &netShare{net: net}
+	sh.pool.New = func() any { return net.NewWorkspace(inferenceBatch) }
+	v, _ := netShares.LoadOrStore(key, sh)
+	return v.(*netShare), nil
 }
 
 // SetWorkers sets the goroutines one call may use (default 1, as explainers
-// usually run many models at once).
-func (m *Inference) SetWorkers(w int) { m.net.Workers = w }
+// usually run many models at once). The model then has a Net and
+// workspaces of its own.
+func (m *Inference) SetWorkers(w int) {
+	net := *m.net
+	net.Workers = w
+	m.net = &net
+	m.pool = &sync.Pool{New: func() any { return net.NewWorkspace(inferenceBatch) }}
+}
 
 // Params returns the unfolded parameters the model was built from.
 func (m *Inference) Params() Params { return m.orig }

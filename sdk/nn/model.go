@@ -1,5 +1,7 @@
 package nn
 
+import "github.com/uaxai/uaxai/sdk/nn/internal/kern"
+
 // Model is the eval-mode view of one network that an explainer works
 // against. Batches are flat: x holds B inputs of InputLen() values each.
 // Implementations are safe for concurrent use.
@@ -22,3 +24,7 @@ type Model interface {
 	// d p_{target[b]} / d act into grad, both B*C*T values in (B, C, T) order.
 	LayerGrad(act, grad, x []float32, target []int, layer string) error
 }
+
+// Accelerated reports whether the AVX2+FMA kernels are in use (see package
+// internal/kern); false with the purego build tag or on other CPUs.
+func Accelerated() bool { return kern.Accelerated() }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
@@ -14,6 +15,20 @@ type windowPlan struct {
 	g    int  // index of the global max pool layer
 	head *Net // layers g+1.. on a (C, 1) input
 	hp   []float32
+	// rows, when not nil, is the head as a chain of dense layers and
+	// ReLUs run one pooled vector at a time (flatten and eval-mode dropout
+	// are the identity there); nil when the head has other layers.
+	rows  []headStep
+	width int // the widest activation of rows
+}
+
+// headStep is a dense layer (w, packed as kern.PackConv packs a 1-tap
+// convolution, and bias), followed by a ReLU if relu, or, with w nil, a
+// ReLU alone.
+type headStep struct {
+	w, pw, bias []float32
+	in, out     int
+	relu        bool
 }
 
 // planWindows returns nil when the network has no local-stack + global-max
@@ -47,30 +62,200 @@ func (m *Inference) planWindows() *windowPlan {
 			copy(hp[t.Offset:t.Offset+t.Size], m.net.layout.View(m.folded, t.Name))
 		}
 		m.plan = &windowPlan{g: g, head: head, hp: hp}
+		m.plan.rows, m.plan.width = headRows(head, hp)
+		m.edge = m.newEdgePlan(g)
+		m.headPool.New = func() any { return head.NewWorkspace(headBatch) }
 	})
 	return m.plan
 }
+
+// headBufs holds HeadProbs's buffers, of any model.
+var headBufs = sync.Pool{New: func() any { return new([]float32) }}
+
+// headBatch is the batch of pooled vectors one head pass takes.
+const headBatch = 64
 
 // WindowProbs writes dst[j] = p_class(x with samples starts[j] ..
 // starts[j]+width-1 of every channel set to baseline), for one input x.
 //
 // When the network is a local stack followed by a global max pool (as the
-// paper's is), only the outputs inside each window's receptive field are
-// recomputed, on top of the unperturbed pass, and the global max combines
-// the recomputed range with prefix and suffix maxima of the unperturbed
-// activations. Per position the arithmetic is that of the full pass, so
-// the result equals it up to float32 rounding (exactly, with the portable
-// kernels).
+// paper's is), the pooled vector of every window is computed without a
+// forward pass a window (see WindowPooled), and the layers after the pool
+// run on those vectors. Per position the arithmetic is that of the local
+// layers, so the result equals full forward passes up to float32 rounding.
 func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
 	n := m.InputLen()
 	if len(x) != n || len(dst) < len(starts) {
 		panic("nn: WindowProbs needs one input and a dst per window")
 	}
-	plan := m.planWindows()
-	if plan == nil {
+	if m.planWindows() == nil {
 		m.windowProbsPlain(dst, x, starts, width, baseline, class)
 		return
 	}
+	pooled := make([]float32, len(starts)*m.PooledLen())
+	m.WindowPooled(pooled, x, starts, width, baseline)
+	m.HeadProbs(dst[:len(starts)], pooled, class)
+}
+
+// PooledLen is the length of the global max pool's output of one input
+// (its channels), or 0 when the network has no local stack followed by a
+// global max pool (then WindowPooled and HeadProbs panic).
+func (m *Inference) PooledLen() int {
+	if p := m.planWindows(); p != nil {
+		return m.net.shapes[p.g].C
+	}
+	return 0
+}
+
+// WindowPooled writes to dst[j*P:(j+1)*P], P = PooledLen(), the global max
+// pool's output for x with samples starts[j] .. starts[j]+width-1 of every
+// channel set to baseline. It depends only on the layers up to the pool:
+// two models whose parameters agree there give the same bytes.
+//
+// A window at least R-1 samples wide (R the receptive field of the last
+// layer before the pool; 11 for the paper's network) takes the boundary
+// path of SpanPooled; a narrower one recomputes each window's receptive
+// field on top of the unperturbed pass.
+func (m *Inference) WindowPooled(dst, x []float32, starts []int, width int, baseline float32) {
+	if m.planWindows() == nil {
+		panic("nn: WindowPooled needs a network with a global max pool after a local stack")
+	}
+	if len(x) != m.InputLen() || len(dst) < len(starts)*m.PooledLen() {
+		panic("nn: WindowPooled needs one input and PooledLen values a window")
+	}
+	m.windowPooled(dst, x, starts, width, baseline, false)
+}
+
+// windowPooled is WindowPooled; with unperturbed, dst holds one more
+// vector, after the windows': that of x itself.
+func (m *Inference) windowPooled(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
+	T := m.net.in.T
+	if width >= m.edge.R()-1 {
+		spans := make([]Span, len(starts))
+		ends := make([]int, len(starts), len(starts)+1)
+		for j, s := range starts {
+			spans[j] = Span{s, min(s+width, T)}
+			ends[j] = j + 1
+		}
+		if unperturbed {
+			ends = append(ends, len(starts)) // no span
+		}
+		m.spanPooled(dst, x, spans, ends, baseline)
+		return
+	}
+	m.windowPooledNarrow(dst, x, starts, width, baseline, unperturbed)
+}
+
+// SpanPooled is WindowPooled for inputs perturbed on several spans: dst
+// gets the pooled vector of x with the samples of every span of spans[j]
+// set to baseline in every channel. Spans of one input must be in order
+// and apart. When every span and every gap between two spans of an input
+// hold at least R-1 samples, its pooled vector comes from per-boundary
+// maxima (see edges.go); otherwise from a forward pass.
+func (m *Inference) SpanPooled(dst, x []float32, spans [][]Span, baseline float32) {
+	if m.planWindows() == nil {
+		panic("nn: SpanPooled needs a network with a global max pool after a local stack")
+	}
+	if len(x) != m.InputLen() || len(dst) < len(spans)*m.PooledLen() {
+		panic("nn: SpanPooled needs one input and PooledLen values a perturbed input")
+	}
+	var flat []Span
+	ends := make([]int, len(spans))
+	for j, sp := range spans {
+		flat = append(flat, sp...)
+		ends[j] = len(flat)
+	}
+	m.spanPooled(dst, x, flat, ends, baseline)
+}
+
+// SpanProbs writes dst[j] = p_class(x with the samples of every span of
+// spans[j] set to baseline in every channel): SpanPooled and HeadProbs, or
+// forward passes of the perturbed inputs when the network has no global
+// max pool after a local stack.
+func (m *Inference) SpanProbs(dst, x []float32, spans [][]Span, baseline float32, class int) {
+	if len(x) != m.InputLen() || len(dst) < len(spans) {
+		panic("nn: SpanProbs needs one input and a dst per perturbed input")
+	}
+	if m.planWindows() == nil {
+		n, k, T := m.InputLen(), m.Classes(), m.net.in.T
+		buf := make([]float32, inferenceBatch*n)
+		probs := make([]float32, inferenceBatch*k)
+		for j0 := 0; j0 < len(spans); j0 += inferenceBatch {
+			j1 := min(j0+inferenceBatch, len(spans))
+			for j := j0; j < j1; j++ {
+				row := buf[(j-j0)*n : (j-j0+1)*n]
+				copy(row, x)
+				for _, s := range spans[j] {
+					for c := 0; c < m.net.in.C; c++ {
+						for t := max(s.Lo, 0); t < min(s.Hi, T); t++ {
+							row[c*T+t] = baseline
+						}
+					}
+				}
+			}
+			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
+			for j := j0; j < j1; j++ {
+				dst[j] = probs[(j-j0)*k+class]
+			}
+		}
+		return
+	}
+	pooled := make([]float32, len(spans)*m.PooledLen())
+	m.SpanPooled(pooled, x, spans, baseline)
+	m.HeadProbs(dst[:len(spans)], pooled, class)
+}
+
+// HeadProbs writes dst[j] = p_class of the network's layers after the
+// global max pool applied to the pooled vector pooled[j*P:(j+1)*P]
+// (P = PooledLen()), for j < len(dst).
+func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
+	plan := m.planWindows()
+	if plan == nil {
+		panic("nn: HeadProbs needs a network with a global max pool after a local stack")
+	}
+	P, k := m.PooledLen(), m.Classes()
+	if len(pooled) < len(dst)*P {
+		panic("nn: HeadProbs needs PooledLen values a dst")
+	}
+	if class < 0 || class >= k {
+		panic("nn: HeadProbs: class out of range")
+	}
+	if plan.rows != nil {
+		N := len(dst)
+		cols := make([]float32, P*N)
+		for j := 0; j < N; j++ {
+			for i := 0; i < P; i++ {
+				cols[i*N+j] = pooled[j*P+i]
+			}
+		}
+		m.headProbsCols(dst, cols, class)
+		return
+	}
+	hws := m.headPool.Get().(*Workspace)
+	defer m.headPool.Put(hws)
+	var probs [headBatch * 64]float32
+	pr := probs[:]
+	if headBatch*k > len(pr) {
+		pr = make([]float32, headBatch*k)
+	}
+	for j0 := 0; j0 < len(dst); j0 += headBatch {
+		j1 := min(j0+headBatch, len(dst))
+		nb := j1 - j0
+		plan.head.Forward(hws, plan.hp, pooled[j0*P:j1*P], false, nil)
+		Softmax(pr[:nb*k], hws.Logits(), k)
+		for j := j0; j < j1; j++ {
+			dst[j] = pr[(j-j0)*k+class]
+		}
+	}
+}
+
+// windowPooledNarrow is WindowPooled for windows narrower than R-1: each
+// window's receptive field is recomputed on top of the unperturbed pass,
+// restoring only what the next window does not recompute, and the global
+// max combines the recomputed range with prefix and suffix maxima of the
+// unperturbed activations.
+func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
+	plan := m.plan
 	net := m.net
 	T0 := net.in.T
 	// Unperturbed pass, and working copies of every local activation.
@@ -104,63 +289,172 @@ func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, basel
 	idx := make([]int32, ls.T+net.in.T)
 	prev := make([]span, plan.g+1) // empty: nothing perturbed yet
 	cur := make([]span, plan.g+1)
-	k := m.Classes()
-	const hb = 64
-	hws := plan.head.NewWorkspace(hb)
-	pooled := make([]float32, hb*ls.C)
-	probs := make([]float32, hb*k)
-	for j0 := 0; j0 < len(starts); j0 += hb {
-		j1 := min(j0+hb, len(starts))
-		for j := j0; j < j1; j++ {
-			s := starts[j]
-			// The ranges this window perturbs, per layer (index 0 is the
-			// input). Positions the previous window perturbed and this one
-			// does not are restored; the others are recomputed anyway.
-			lo, hi := s, min(s+width, T0)
-			cur[0] = span{lo, hi}
-			for i := 0; i < plan.g; i++ {
-				cur[i+1] = m.outRange(i, cur[i])
-			}
-			restoreDiff(xw, x, net.in.C, T0, prev[0], cur[0])
-			for i := 0; i < plan.g; i++ {
-				restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
-			}
-			for c := 0; c < net.in.C; c++ {
-				for t := lo; t < hi; t++ {
-					xw[c*T0+t] = baseline
-				}
-			}
-			in := xw
-			for i := 0; i < plan.g; i++ {
-				m.localRange(i, in, work[i], cur[i+1], idx)
-				in = work[i]
-			}
-			lo, hi = cur[plan.g].lo, cur[plan.g].hi
-			copy(prev, cur)
-			// Global max per channel over unperturbed prefix, recomputed
-			// range and unperturbed suffix.
-			pv := pooled[(j-j0)*ls.C : (j-j0+1)*ls.C]
-			for c := 0; c < ls.C; c++ {
-				v := float32(math.Inf(-1))
-				if lo > 0 {
-					v = prefix[c*ls.T+lo-1]
-				}
-				if hi < ls.T {
-					v = max(v, suffix[c*ls.T+hi])
-				}
-				if hi > lo {
-					u, _ := kern.ArgMax(work[plan.g-1][c*ls.T+lo : c*ls.T+hi])
-					v = max(v, u)
-				}
-				pv[c] = v
+	for j, s := range starts {
+		// The ranges this window perturbs, per layer (index 0 is the
+		// input). Positions the previous window perturbed and this one
+		// does not are restored; the others are recomputed anyway.
+		lo, hi := s, min(s+width, T0)
+		cur[0] = span{lo, hi}
+		for i := 0; i < plan.g; i++ {
+			cur[i+1] = m.outRange(i, cur[i])
+		}
+		restoreDiff(xw, x, net.in.C, T0, prev[0], cur[0])
+		for i := 0; i < plan.g; i++ {
+			restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
+		}
+		for c := 0; c < net.in.C; c++ {
+			for t := lo; t < hi; t++ {
+				xw[c*T0+t] = baseline
 			}
 		}
-		nb := j1 - j0
-		plan.head.Forward(hws, plan.hp, pooled[:nb*ls.C], false, nil)
-		Softmax(probs[:nb*k], hws.Logits(), k)
-		for j := j0; j < j1; j++ {
-			dst[j] = probs[(j-j0)*k+class]
+		in := xw
+		for i := 0; i < plan.g; i++ {
+			m.localRange(i, in, work[i], cur[i+1], idx)
+			in = work[i]
 		}
+		lo, hi = cur[plan.g].lo, cur[plan.g].hi
+		copy(prev, cur)
+		// Global max per channel over unperturbed prefix, recomputed
+		// range and unperturbed suffix.
+		pv := dst[j*ls.C : (j+1)*ls.C]
+		for c := 0; c < ls.C; c++ {
+			v := float32(math.Inf(-1))
+			if lo > 0 {
+				v = prefix[c*ls.T+lo-1]
+			}
+			if hi < ls.T {
+				v = max(v, suffix[c*ls.T+hi])
+			}
+			if hi > lo {
+				u, _ := kern.ArgMax(work[plan.g-1][c*ls.T+lo : c*ls.T+hi])
+				v = max(v, u)
+			}
+			pv[c] = v
+		}
+	}
+	if unperturbed {
+		pv := dst[len(starts)*ls.C : (len(starts)+1)*ls.C]
+		for c := range pv {
+			pv[c] = suffix[c*ls.T]
+		}
+	}
+}
+
+// headProbsCols is HeadProbs for the head of dense layers and ReLUs
+// (plan.rows), on pooled vectors laid out as columns: cols is (P, N),
+// N = len(dst), column j the vector of dst[j].
+func (m *Inference) headProbsCols(dst, cols []float32, class int) {
+	plan := m.plan
+	P, k, N := m.PooledLen(), m.Classes(), len(dst)
+	const nb = 2 * headBatch
+	need := 2*plan.width*nb + 3*nb
+	bp := headBufs.Get().(*[]float32)
+	defer headBufs.Put(bp)
+	if cap(*bp) < need {
+		*bp = make([]float32, need)
+	}
+	buf := (*bp)[:need]
+	a, b := buf[:plan.width*nb], buf[plan.width*nb:2*plan.width*nb]
+	sm := buf[2*plan.width*nb:]
+	mx, ec, e := sm[:nb], sm[nb:2*nb], sm[2*nb:3*nb]
+	var sum [nb]float64
+	for j0 := 0; j0 < N; j0 += nb {
+		n := min(nb, N-j0)
+		z := plan.headCols(cols[j0:(P-1)*N+j0+n], N, a, b, n)
+		softmaxCols(dst[j0:j0+n], z, k, n, class, mx[:n], ec[:n], e[:n], sum[:n])
+	}
+}
+
+// headRows returns the head as dense layers and ReLUs, or nil if it has
+// other layers.
+func headRows(head *Net, hp []float32) ([]headStep, int) {
+	var rows []headStep
+	width := head.in.Size()
+	for i, l := range head.arch.Layers {
+		switch l.Kind {
+		case KindFlatten, KindDropout:
+		case KindReLU:
+			if len(rows) > 0 && rows[len(rows)-1].w != nil && !rows[len(rows)-1].relu {
+				rows[len(rows)-1].relu = true
+			} else {
+				rows = append(rows, headStep{relu: true})
+			}
+		case KindDense:
+			nin, o := head.ins[i].Size(), head.offs[i]
+			w := hp[o.w : o.w+l.Out*nin]
+			pw := make([]float32, kern.PackedLen(l.Out, nin, 1))
+			kern.PackConv(pw, w, l.Out, nin, 1)
+			rows = append(rows, headStep{w: w, pw: pw, bias: hp[o.b : o.b+l.Out], in: nin, out: l.Out})
+			width = max(width, l.Out)
+		default:
+			return nil, 0
+		}
+	}
+	return rows, width
+}
+
+// headCols writes the logits of the n pooled vectors x, laid out (P, n)
+// (column j is vector j), to the (classes, n) block it returns, through
+// the head's dense layers (a 1-tap convolution over the n columns:
+// y[o,j] = bias[o] + sum_i w[o,i] x[i,j]) and ReLUs; a and b are buffers
+// of plan.width*n values.
+func (p *windowPlan) headCols(x []float32, xs int, a, b []float32, n int) []float32 {
+	cur := x
+	for _, st := range p.rows {
+		if st.w == nil {
+			if xs != n { // a ReLU first: work on a copy of the columns
+				y := a[:p.rows[0].out*n]
+				for i := 0; i < len(y)/n; i++ {
+					copy(y[i*n:(i+1)*n], cur[i*xs:i*xs+n])
+				}
+				cur, xs = y, n
+				a, b = b, a
+			}
+			kern.ReluInPlace(cur)
+			continue
+		}
+		y := a[:st.out*n]
+		if st.relu {
+			// the ReLU's output is what the next layer reads
+			kern.ConvMultiBias(b[:st.out*n], y, n, cur, xs, st.w, st.pw, st.bias, st.out, st.in, 1, n)
+		} else {
+			kern.ConvMultiBias(y, nil, n, cur, xs, st.w, st.pw, st.bias, st.out, st.in, 1, n)
+		}
+		cur, xs = y, n
+		a, b = b, a
+	}
+	return cur
+}
+
+// softmaxCols writes dst[j] = Softmax(z[:, j])[class] for the n columns
+// of the (k, n) block z, computed as Softmax computes it (the maximum
+// subtracted in float32, the sum in float64 in class order) but with the
+// float32 exponential kern.Exp (a relative difference of a few float32
+// ulps); mx, ec and e are scratch of n values, s of n.
+func softmaxCols(dst, z []float32, k, n, class int, mx, ec, e []float32, s []float64) {
+	copy(mx, z[:n])
+	for r := 1; r < k; r++ {
+		row := z[r*n : (r+1)*n]
+		for j, v := range row {
+			mx[j] = max(mx[j], v)
+		}
+	}
+	clear(s)
+	for r := 0; r < k; r++ {
+		row := z[r*n : (r+1)*n]
+		for j, v := range row {
+			e[j] = v - mx[j]
+		}
+		kern.Exp(e, e)
+		if r == class {
+			copy(ec, e)
+		}
+		for j, v := range e {
+			s[j] += float64(v)
+		}
+	}
+	for j := range dst[:n] {
+		dst[j] = float32(float64(ec[j]) * (1 / s[j]))
 	}
 }
 

@@ -110,6 +110,41 @@ func (*Explainer) Check(cfg sdk.Config) error {
 	return err
 }
 
+// SpanProber is implemented by models that compute the probabilities of
+// copies of an input with time spans set to a baseline faster than a
+// forward pass each (nn.Inference.SpanProbs); their results equal the
+// forward passes' up to float32 rounding.
+type SpanProber interface {
+	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
+}
+
+// Spans writes the masked-out features of each sample as time spans
+// (consecutive features merged): spans[i] covers the samples j*feature ..
+// min((j+1)*feature, n)-1 of every feature j with masks[i][j] false. It
+// reuses the slices of spans and returns it.
+func Spans(spans [][]nn.Span, masks [][]bool, feature, n int) [][]nn.Span {
+	spans = spans[:0]
+	for i, mk := range masks {
+		var sp []nn.Span
+		if i < cap(spans) {
+			sp = spans[:i+1][i][:0]
+		}
+		for j, keep := range mk {
+			if keep {
+				continue
+			}
+			lo, hi := j*feature, min((j+1)*feature, n)
+			if k := len(sp) - 1; k >= 0 && sp[k].Hi == lo {
+				sp[k].Hi = hi
+			} else {
+				sp = append(sp, nn.Span{Lo: lo, Hi: hi})
+			}
+		}
+		spans = append(spans, sp)
+	}
+	return spans
+}
+
 // Explain returns the LIME map of each input for its target class.
 func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	c, err := parse(req.Config)
@@ -128,14 +163,33 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	out := make([]float64, c.Samples)
 	w := make([]float64, c.Samples)
 	maps := make([][]float64, len(req.Targets))
+	// With one input channel, the perturbed inputs are the input with the
+	// masked-out features' spans set to 0.
+	sp, _ := m.(SpanProber)
+	if m.Arch().InChannels != 1 {
+		sp = nil
+	}
+	var spans [][]nn.Span
 	for b := range maps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		Sample(masks, xs, w, req.X[b*n:(b+1)*n], c.Feature, c.KernelWidth, req.Seeds[b])
-		m.Probs(probs, xs)
-		for i := range out {
-			out[i] = float64(probs[i*k+req.Targets[b]])
+		if y := req.Targets[b]; y < 0 || y >= k {
+			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
+		}
+		x := req.X[b*n : (b+1)*n]
+		Sample(masks, xs, w, x, c.Feature, c.KernelWidth, req.Seeds[b])
+		if sp != nil {
+			spans = Spans(spans, masks, c.Feature, n)
+			sp.SpanProbs(probs[:c.Samples], x, spans, 0, req.Targets[b])
+			for i := range out {
+				out[i] = float64(probs[i])
+			}
+		} else {
+			m.Probs(probs, xs)
+			for i := range out {
+				out[i] = float64(probs[i*k+req.Targets[b]])
+			}
 		}
 		var coef []float64
 		if c.Lasso {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
@@ -122,9 +124,14 @@ func TestGoldenSamples(t *testing.T) {
 		}
 		pr := make([]float32, len(s[wave].masks)*16)
 		m.Probs(pr, xs)
+		sp := make([]float32, len(s[wave].masks))
+		m.SpanProbs(sp, xw, Spans(nil, s[wave].masks, 16, 640), 0, y[wave])
 		for i := range s[wave].masks {
 			if got := float64(pr[i*16+y[wave]]); math.Abs(got-s[wave].output[i]) > 1e-5 {
 				t.Fatalf("wave %d sample %d: output %v, Captum %v", wave, i, got, s[wave].output[i])
+			}
+			if got := float64(sp[i]); math.Abs(got-s[wave].output[i]) > 1e-5 {
+				t.Fatalf("wave %d sample %d: SpanProbs %v, Captum %v", wave, i, got, s[wave].output[i])
 			}
 		}
 	}
@@ -264,11 +271,18 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 				t.Fatalf("sample %d: weight %v", i, w[i])
 			}
 		}
+		// The explainer takes the outputs from SpanProbs on the masked-out
+		// spans, which equal forward passes of xs up to float32 rounding.
 		pr := make([]float32, n*16)
 		m.Probs(pr, xs)
+		sp := make([]float32, n)
+		m.SpanProbs(sp, x[640:1280], Spans(nil, masks, feature, 640), 0, y[1])
 		out := make([]float64, n)
 		for i := range out {
-			out[i] = float64(pr[i*16+y[1]])
+			out[i] = float64(sp[i])
+			if d := math.Abs(out[i] - float64(pr[i*16+y[1]])); d > 1e-6 {
+				t.Fatalf("feature %d sample %d: SpanProbs %v, forward pass %v", feature, i, sp[i], pr[i*16+y[1]])
+			}
 		}
 		c, _ := OLS(masks, out, w)
 		maps, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[640:1280], Targets: y[1:2], Seeds: []uint64{42},
@@ -284,5 +298,47 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 	}
 	if Similarity([]float32{0, 0}, []float32{0, 0}, 1) != math.Exp(-0.5) {
 		t.Error("two zero vectors: want distance 1")
+	}
+}
+
+// TestSpans: masked-out features become spans, consecutive ones merged,
+// the last feature cut at n; the slices of an earlier call are reused.
+func TestSpans(t *testing.T) {
+	masks := [][]bool{
+		{false, false, true, false}, // features 0-1 merged, feature 3 short
+		{true, true, true, true},    // nothing masked
+		{false, true, false, true},
+	}
+	want := [][]nn.Span{{{Lo: 0, Hi: 10}, {Lo: 15, Hi: 18}}, nil, {{Lo: 0, Hi: 5}, {Lo: 10, Hi: 15}}}
+	got := Spans(nil, masks, 5, 18)
+	again := Spans(got, masks, 5, 18)
+	for _, g := range [][][]nn.Span{got, again} {
+		if len(g) != len(want) {
+			t.Fatalf("%d span lists, want %d", len(g), len(want))
+		}
+		for i := range want {
+			if !slices.Equal(g[i], want[i]) {
+				t.Errorf("sample %d: %v, want %v", i, g[i], want[i])
+			}
+		}
+	}
+	if &again[0][0] != &got[0][0] {
+		t.Error("the spans of the first call were not reused")
+	}
+}
+
+// TestExplainRejectsTargets: a target outside 0..k-1 is an error, for
+// the first input and the last; 0 and k-1 are accepted.
+func TestExplainRejectsTargets(t *testing.T) {
+	m, x, _, _ := paper.Inference(t)
+	cfg := sdk.Config{"samples": int64(8)}
+	if _, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[:1280], Targets: []int{0, 15}, Seeds: []uint64{1, 2}, Config: cfg}); err != nil {
+		t.Errorf("targets 0 and 15: %v", err)
+	}
+	for _, targets := range [][]int{{16, 0}, {0, -1}} {
+		_, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[:1280], Targets: targets, Seeds: []uint64{1, 2}, Config: cfg})
+		if err == nil || !strings.Contains(err.Error(), "out of range 0..15") {
+			t.Errorf("targets %v: %v", targets, err)
+		}
 	}
 }

@@ -22,11 +22,23 @@ import (
 // ID is the plugin's ID.
 const ID = "explainer.occlusion"
 
-// Explainer is the occlusion operator.
-type Explainer struct{}
+// Explainer is the occlusion operator. It keeps the pooled vectors of the
+// inputs it explained (nn.TrunkCache, at most CacheBytes), so that the
+// next draw of a posterior whose draws share the layers up to the global
+// max pool (MC dropout) runs only the layers after it. The maps are the
+// same bytes with or without the cache.
+type Explainer struct {
+	trunks *nn.TrunkCache
+}
+
+// CacheBytes bounds the memory of an Explainer's trunk cache: 64 MiB,
+// about 1,500 inputs of the paper's network at window 60, stride 1 (the
+// engine explains a batch under every draw before the next batch, so a
+// worker needs one batch of entries at a time).
+const CacheBytes = 64 << 20
 
 // New returns the occlusion explainer.
-func New() *Explainer { return &Explainer{} }
+func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} }
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
@@ -68,6 +80,15 @@ type WindowProber interface {
 	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
 }
 
+// CachedWindowProber computes what WindowProber does, and the class
+// probability of the unperturbed input by the same computation, taking
+// what the layers up to the global max pool give from a cache shared
+// between models (see nn.TrunkCache), when PooledLen() > 0.
+type CachedWindowProber interface {
+	PooledLen() int
+	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
+}
+
 // Explain computes one occlusion map per input.
 func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	c, err := parse(req.Config)
@@ -88,9 +109,16 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		starts = append(starts, s)
 	}
 	k := m.Classes()
-	base := make([]float32, B*k)
-	m.Probs(base, req.X)
 	fast, _ := m.(WindowProber)
+	cached, _ := m.(CachedWindowProber)
+	if cached != nil && (cached.PooledLen() == 0 || e.trunks == nil) {
+		cached = nil
+	}
+	var base []float32 // the class probabilities of the inputs, unless cached computes them
+	if cached == nil {
+		base = make([]float32, B*k)
+		m.Probs(base, req.X)
+	}
 	const chunk = 64
 	buf := make([]float32, chunk*n)
 	probs := make([]float32, chunk*k)
@@ -105,7 +133,10 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
 		}
 		x := req.X[b*n : (b+1)*n]
-		if fast != nil {
+		var p0 float32
+		if cached != nil {
+			p0 = cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
+		} else if fast != nil {
 			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
 		} else {
 			for s0 := 0; s0 < len(starts); s0 += chunk {
@@ -125,7 +156,10 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 				}
 			}
 		}
-		row := Accumulate(make([]float64, T), base[b*k+y], pw, starts, c.window)
+		if cached == nil {
+			p0 = base[b*k+y]
+		}
+		row := Accumulate(make([]float64, T), p0, pw, starts, c.window)
 		out[b] = make([]float64, n)
 		for ch := 0; ch < n/T; ch++ {
 			copy(out[b][ch*T:], row)
@@ -136,19 +170,28 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 
 // Accumulate writes map[t] = mean over the windows s covering t of
 // (p0 - pw[s]) into dst (0 where no window covers t), and returns dst.
+// starts must not decrease. The windows covering t are a run j0..j1-1 of
+// starts, so the sum is P[j1] - P[j0] with P the prefix sums of the
+// differences, in float64: O(len(dst) + len(starts)).
 func Accumulate(dst []float64, p0 float32, pw []float32, starts []int, window int) []float64 {
-	cnt := make([]int, len(dst))
-	clear(dst)
+	prefix := make([]float64, len(starts)+1)
 	for j, s := range starts {
-		d := float64(p0) - float64(pw[j])
-		for t := s; t < s+window; t++ {
-			dst[t] += d
-			cnt[t]++
+		if j > 0 && s < starts[j-1] {
+			panic("occlusion: Accumulate: starts decrease")
 		}
+		prefix[j+1] = prefix[j] + (float64(p0) - float64(pw[j]))
 	}
+	j0, j1 := 0, 0
 	for t := range dst {
-		if cnt[t] > 0 {
-			dst[t] /= float64(cnt[t])
+		for j1 < len(starts) && starts[j1] <= t {
+			j1++
+		}
+		for j0 < j1 && starts[j0]+window <= t {
+			j0++
+		}
+		dst[t] = 0
+		if j1 > j0 {
+			dst[t] = (prefix[j1] - prefix[j0]) / float64(j1-j0)
 		}
 	}
 	return dst

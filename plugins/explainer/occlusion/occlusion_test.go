@@ -10,6 +10,7 @@ import (
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // plainModel hides the fast path, so Explain runs batched forward passes.
@@ -54,6 +55,50 @@ func TestAccumulateClosedForm(t *testing.T) {
 	}
 }
 
+// TestAccumulateDefinition: Accumulate against its definition, window by
+// window, for strides that leave gaps and overlaps, a window given twice,
+// and windows reaching both ends; starts that decrease panic.
+func TestAccumulateDefinition(t *testing.T) {
+	r := rng.New(3)
+	for _, c := range []struct {
+		n, window int
+		starts    []int
+	}{
+		{20, 4, []int{0, 3, 3, 7, 12, 16}},
+		{10, 10, []int{0}},
+		{12, 1, []int{0, 1, 2, 5, 11}},
+		{30, 7, []int{2, 9, 16, 23}},
+	} {
+		pw := make([]float32, len(c.starts))
+		for j := range pw {
+			pw[j] = float32(r.Float64())
+		}
+		got := Accumulate(make([]float64, c.n), 0.75, pw, c.starts, c.window)
+		for t0 := range c.n {
+			sum, cnt := 0.0, 0
+			for j, s := range c.starts {
+				if s <= t0 && t0 < s+c.window {
+					sum += 0.75 - float64(pw[j])
+					cnt++
+				}
+			}
+			want := 0.0
+			if cnt > 0 {
+				want = sum / float64(cnt)
+			}
+			if math.Abs(got[t0]-want) > 1e-12 {
+				t.Errorf("n %d window %d starts %v: map[%d] = %v, want %v", c.n, c.window, c.starts, t0, got[t0], want)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("decreasing starts: no panic")
+		}
+	}()
+	Accumulate(make([]float64, 10), 1, []float32{0, 0}, []int{3, 2}, 2)
+}
+
 func TestCheck(t *testing.T) {
 	e := New()
 	if err := e.Check(sdk.Config{"window": int64(60)}); err != nil {
@@ -63,5 +108,61 @@ func TestCheck(t *testing.T) {
 		if err := e.Check(bad); err == nil {
 			t.Errorf("config %v accepted", bad)
 		}
+	}
+}
+
+// TestSharedTrunkUnderMCDropout: the maps of the golden paper network's
+// MC-dropout draws (keep masks folded into fc2, as posterior.mcdropout
+// makes them), explained one draw after the other by one Explainer (its
+// trunk cache hits from the second draw on), are the bytes a new
+// Explainer gives each draw, and equal the plain path's (a forward pass a
+// window) within 1e-6.
+func TestSharedTrunkUnderMCDropout(t *testing.T) {
+	p, x, y, _ := paper.Model(t)
+	x, y = x[:3*640], y[:3]
+	req := sdk.ExplainRequest{X: x, Targets: y, Config: sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}}
+	shared := New()
+	r := rng.New(9)
+	for s := range 5 {
+		mask := make([]bool, 64)
+		for i := range mask {
+			mask[i] = r.Float64() >= 0.2
+		}
+		fa, fp, err := nn.FoldDropout(nn.PaperArchDropout(0.2), p.Data, [][]bool{mask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := nn.NewModel(nn.Params{Arch: fa, Data: fp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := shared.Explain(context.Background(), m, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := New().Explain(context.Background(), m, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := New().Explain(context.Background(), plainModel{m}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for b := range got {
+			for i, v := range got[b] {
+				if math.Float64bits(v) != math.Float64bits(alone[b][i]) {
+					t.Fatalf("draw %d input %d: map[%d] = %v with the shared trunk, %v alone", s, b, i, v, alone[b][i])
+				}
+				worst = math.Max(worst, math.Abs(v-plain[b][i]))
+			}
+		}
+		if worst > 1e-6 {
+			t.Errorf("draw %d: max |shared trunk - plain| = %g, want <= 1e-6", s, worst)
+		}
+		t.Logf("draw %d: max |shared trunk - plain| = %.3g", s, worst)
+	}
+	if hits, misses := shared.trunks.Stats(); hits != 4*3 || misses != 3 {
+		t.Errorf("trunk cache: %d hits, %d misses; want 12 and 3", hits, misses)
 	}
 }

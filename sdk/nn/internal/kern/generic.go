@@ -291,3 +291,22 @@ func gemvTGeneric(y, a []float32, lda int, x []float32) {
 		}
 	}
 }
+
+func expGeneric(dst, x []float32) {
+	c := &expConsts
+	for i, v := range x[:len(dst)] {
+		v = min(max(v, c[0]), c[1])
+		f := float32(math.RoundToEven(float64(v * c[2])))
+		r := v - f*c[3]
+		r -= f * c[4]
+		z := r * r
+		p := c[5]*r + c[6]
+		p = p*r + c[7]
+		p = p*r + c[8]
+		p = p*r + c[9]
+		p = p*r + c[10]
+		p = p*z + r
+		p += c[11]
+		dst[i] = p * math.Float32frombits(uint32(int32(f)+127)<<23)
+	}
+}

@@ -107,3 +107,8 @@ func gerAVX2(a *float32, lda int, x, y []float32)
 //
 //go:noescape
 func gemvTAVX2(y []float32, a *float32, lda int, x []float32)
+
+// expAVX2 is Exp for the len(dst)&^7 first elements.
+//
+//go:noescape
+func expAVX2(dst, x []float32, c *[12]float32)

@@ -1660,3 +1660,62 @@ gtstore:
 	JLT     gtgroup
 	VZEROUPPER
 	RET
+
+// func expAVX2(dst, x []float32, c *[12]float32)
+//
+// dst[i] = exp(x[i]) for the len(dst)&^7 first elements, 8 at a time, as
+// expGeneric computes it (Cephes' expf): the clamped x = f ln2 + r with f
+// = round(x log2e), e^r by a degree-7 polynomial, times 2^f. c holds the
+// constants in expConsts' order.
+TEXT ·expAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	MOVQ c+48(FP), R8
+	SHRQ $3, CX
+	JZ   exdone
+	VBROADCASTSS 0(R8), Y8   // lo
+	VBROADCASTSS 4(R8), Y9   // hi
+	VBROADCASTSS 8(R8), Y10  // log2e
+	VBROADCASTSS 12(R8), Y11 // c1
+	VBROADCASTSS 16(R8), Y12 // c2
+	VBROADCASTSS 44(R8), Y13 // 1
+	MOVL         $127, AX
+	MOVL         AX, X14
+	VPBROADCASTD X14, Y14
+
+exloop:
+	VMOVUPS      (SI), Y0
+	VMAXPS       Y8, Y0, Y0
+	VMINPS       Y9, Y0, Y0
+	VMULPS       Y10, Y0, Y1
+	VROUNDPS     $0, Y1, Y1
+	VFNMADD231PS Y11, Y1, Y0
+	VFNMADD231PS Y12, Y1, Y0
+	VMULPS       Y0, Y0, Y2
+	VBROADCASTSS 20(R8), Y3
+	VBROADCASTSS 24(R8), Y4
+	VFMADD213PS  Y4, Y0, Y3
+	VBROADCASTSS 28(R8), Y4
+	VFMADD213PS  Y4, Y0, Y3
+	VBROADCASTSS 32(R8), Y4
+	VFMADD213PS  Y4, Y0, Y3
+	VBROADCASTSS 36(R8), Y4
+	VFMADD213PS  Y4, Y0, Y3
+	VBROADCASTSS 40(R8), Y4
+	VFMADD213PS  Y4, Y0, Y3
+	VFMADD213PS  Y0, Y2, Y3
+	VADDPS       Y13, Y3, Y3
+	VCVTPS2DQ    Y1, Y5
+	VPADDD       Y14, Y5, Y5
+	VPSLLD       $23, Y5, Y5
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          exloop
+
+exdone:
+	VZEROUPPER
+	RET

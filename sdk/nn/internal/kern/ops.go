@@ -300,3 +300,30 @@ func GemvT(y, a []float32, lda int, x []float32) {
 	}
 	gemvTGeneric(y, a, lda, x)
 }
+
+// expConsts are the constants of Exp: the clamp range, log2(e), ln(2) in
+// two parts, and the coefficients of Cephes' expf polynomial.
+var expConsts = [12]float32{
+	-87.33654, 88.37626, 1.44269504088896341, 0.693359375, -2.12194440e-4,
+	1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1, 1,
+}
+
+// Exp writes dst[i] = e^x[i], i < len(dst), in float32 with a relative
+// error of a few ulps (Cephes' expf): x is clamped to [-87.34, 88.38],
+// split as x = f ln2 + r with f = round(x log2(e)) and |r| <= ln2/2, and
+//
+//	e^x = 2^f (1 + r + r^2 (1/2 + r/6 + ... + 1.99e-4 r^5)).
+//
+// The AVX2 path fuses the multiply-adds. A NaN gives an unspecified
+// value. len(x) must be at least len(dst); dst may be x.
+func Exp(dst, x []float32) {
+	if len(x) < len(dst) {
+		shortPanic("Exp x", len(x), len(dst))
+	}
+	n := 0
+	if useAVX2 && len(dst) >= minVec {
+		expAVX2(dst, x, &expConsts)
+		n = len(dst) &^ 7
+	}
+	expGeneric(dst[n:], x[n:len(dst)])
+}

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// TestMeasure: Measure runs a case once to warm up and then at least reps
+// times, and reports the median and the minimum a map.
+func TestMeasure(t *testing.T) {
+	runs := 0
+	c := Case{Name: "sleep", Maps: 2, Run: func(context.Context) error {
+		runs++
+		time.Sleep(time.Duration(runs) * time.Millisecond)
+		return nil
+	}}
+	r, err := Measure(context.Background(), c, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 4 || r.Reps != 3 {
+		t.Fatalf("%d runs, %d reps; want 4 and 3", runs, r.Reps)
+	}
+	// runs 2, 3, 4 sleep 2, 3, 4 ms: 1, 1.5, 2 ms a map
+	if r.Min < 1 || r.Median < 1.5 || r.Median < r.Min || r.Median > 100 {
+		t.Errorf("median %v, min %v ms a map; want 1.5..100 and >= 1", r.Median, r.Min)
+	}
+	boom := errors.New("boom")
+	if _, err := Measure(context.Background(), Case{Name: "fails", Maps: 1, Run: func(context.Context) error { return boom }}, 1, 0); !errors.Is(err, boom) {
+		t.Errorf("error %v, want boom", err)
+	}
+}
+
+// fakePython writes an executable that answers the probe and prints
+// what torch_ref.py bench prints without Captum.
+func fakePython(t *testing.T, bench string) string {
+	t.Helper()
+	dir := t.TempDir()
+	py := filepath.Join(dir, "python")
+	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 1.13.0; echo generic; exit 0; fi\n" +
+		"echo '# captum not importable: captum ops skipped' >&2\ncat <<'EOF'\n" + bench + "\nEOF\n"
+	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return py
+}
+
+// TestReference: the harness's JSON lines become measurements keyed by op
+// and variant, its stderr notes are kept, and the table's cells take the
+// best variant; the MC-dropout row is 20 times the occlusion's; a missing
+// interpreter or torch is ErrNoTorch.
+func TestReference(t *testing.T) {
+	py := fakePython(t, `{"op": "occlusion_torch", "n": 2, "median_item_ms": 30.5, "batch": 582}
+{"op": "occlusion_torch", "n": 2, "median_item_ms": 20.25, "batch": 64}
+not json
+{"op": "lime", "n": 2, "median_item_ms": 17, "ppe": 128, "interpretable_model": "linreg"}`)
+	script := filepath.Join(t.TempDir(), "torch_ref.py")
+	if err := os.WriteFile(script, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := RunReference(context.Background(), ReferenceOptions{Python: py, Script: script, Threads: 2, N: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 3 {
+		t.Fatalf("reference %+v", ref)
+	}
+	if len(ref.Notes) != 2 || !strings.Contains(ref.Notes[0], "BLAS_INFO=generic") || !strings.Contains(ref.Notes[1], "captum not importable") {
+		t.Errorf("notes %q", ref.Notes)
+	}
+	for key, want := range map[string]string{
+		"occlusion":    "torch 20.25 (batch 64); torch 30.50 (batch 582)",
+		"occlusion_mc": "405.0 (20 x torch, batch 64)",
+		"gradcam":      "not measured (needs Captum)",
+		"lime":         "Captum 17.00",
+	} {
+		if got := refCell(ref, key); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+	if got := refCell(nil, "lime"); got != "not measured" {
+		t.Errorf("no reference: %q", got)
+	}
+	if _, err := RunReference(context.Background(), ReferenceOptions{Python: filepath.Join(t.TempDir(), "none"), Script: script, Threads: 2, N: 1}); !errors.Is(err, ErrNoTorch) {
+		t.Errorf("missing interpreter: %v, want ErrNoTorch", err)
+	}
+	if _, err := RunReference(context.Background(), ReferenceOptions{Python: py, Script: filepath.Join(t.TempDir(), "none.py"), Threads: 2, N: 1}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing script: %v, want not exist", err)
+	}
+}
+
+// TestRunTable: Run measures every case and prints the table, saying the
+// reference was not measured when python cannot import torch.
+func TestRunTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small network")
+	}
+	var out, log bytes.Buffer
+	err := Run(context.Background(), Options{Seed: 1, Reps: 1, Reference: true,
+		Ref: ReferenceOptions{Python: filepath.Join(t.TempDir(), "none"), Script: "testdata/none.py", Threads: 2, N: 1}}, &out, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"occlusion, w60 s1", "20 MC-dropout draws", "Grad-CAM", "LIME, 128 samples", "reference not measured", "Captum LayerGradCam 0.72"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "n/a") {
+		t.Errorf("a CPU time or the load is missing:\n%s", s)
+	}
+}
+
+// TestForwardFLOPs: the paper's network, counted by hand: 2 x (638*8*1*3
+// + 636*8*8*3 + 632*16*8*3 + 630*16*16*3 + 16*64 + 64*16) = 1,732,000.
+func TestForwardFLOPs(t *testing.T) {
+	if got := forwardFLOPs(nn.PaperArch()); got != 1732000 {
+		t.Errorf("forwardFLOPs = %v, want 1732000", got)
+	}
+}
+
+// TestCases: the four cases on the setup: their maps and FLOPs, draws that
+// share the trunk and differ in fc2, and a case that reports its
+// explainer's error (a cancelled context) from any draw.
+func TestCases(t *testing.T) {
+	s := sharedSetup(t)
+	if len(s.Draws) != Draws || len(s.X) != Batch*640 || len(s.Targets) != Batch || len(s.Seeds) != Batch {
+		t.Fatalf("setup: %d draws, %d values, %d targets, %d seeds", len(s.Draws), len(s.X), len(s.Targets), len(s.Seeds))
+	}
+	lay, err := nn.NewLayout(s.Draws[0].Arch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, p1 := s.Draws[0].Params().Data, s.Draws[1].Params().Data
+	if !slices.Equal(lay.View(p0, "conv4.weight"), lay.View(p1, "conv4.weight")) || slices.Equal(lay.View(p0, "fc2.weight"), lay.View(p1, "fc2.weight")) {
+		t.Error("MC-dropout draws 0 and 1: want the same conv4 and another fc2")
+	}
+	fwd := 1732000.0
+	want := map[string]float64{"occlusion": 582 * fwd, "occlusion_mc": Draws * 582 * fwd, "gradcam": 0, "lime": 128 * fwd}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range s.Cases() {
+		if c.Maps != Batch || c.FLOPs != want[c.Key] {
+			t.Errorf("%s: %d maps, %v FLOPs; want %d and %v", c.Key, c.Maps, c.FLOPs, Batch, want[c.Key])
+		}
+		if err := c.Run(context.Background()); err != nil {
+			t.Errorf("%s: %v", c.Key, err)
+		}
+		if err := c.Run(cancelled); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v", c.Key, err)
+		}
+	}
+}
+
+// TestThreadCPU: a case that spins uses CPU time close to its wall time,
+// one that sleeps almost none; both in ms a map.
+func TestThreadCPU(t *testing.T) {
+	spin := Case{Name: "spin", Maps: 2, Run: func(context.Context) error {
+		for t0 := time.Now(); time.Since(t0) < 4*time.Millisecond; {
+		}
+		return nil
+	}}
+	r, err := Measure(context.Background(), spin, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.CPU > 0 && r.CPU <= r.Median*1.05 && r.Median >= 2 && r.Median < 50) {
+		t.Errorf("spin: CPU %v, wall %v ms a map", r.CPU, r.Median)
+	}
+	sleep := Case{Name: "sleep", Maps: 2, Run: func(context.Context) error { time.Sleep(4 * time.Millisecond); return nil }}
+	if r, err = Measure(context.Background(), sleep, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !(r.CPU < r.Median/2 && r.Median >= 2 && r.Median < 50) {
+		t.Errorf("sleep: CPU %v, wall %v ms a map", r.CPU, r.Median)
+	}
+	if v, err := strconv.ParseFloat(loadAvg(), 64); err != nil || v < 0 {
+		t.Errorf("load average %q", loadAvg())
+	}
+}
