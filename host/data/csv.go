@@ -326,6 +326,9 @@ func parseLabel(path string, line int, text []byte, classes int) (int, error) {
 	s := string(bytes.TrimSpace(text))
 	l, err := strconv.Atoi(s)
 	if err != nil || l < 0 || l >= classes {
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
 		return 0, lineErr(path, line, "label %q, want an integer 0..%d", s, classes-1)
 	}
 	return l, nil
