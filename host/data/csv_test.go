@@ -288,6 +288,8 @@ func TestReadLabels(t *testing.T) {
 		{"1\n16\n", `bad.csv: line 2 (record 1): label "16", want an integer 0..15`},
 		{"1\n-1\n", `line 2 (record 1): label "-1"`},
 		{"2.5\n", `line 1 (record 0): label "2.5"`},
+		{"0.1," + strings.Repeat("9", 37) + "\n", `label "0.1,` + strings.Repeat("9", 36) + `...", want`},
+		{"0.1," + strings.Repeat("9", 36) + "\n", `label "0.1,` + strings.Repeat("9", 36) + `", want`},
 		{"1\n\n2\n", "line 2 (record 1): empty line"},
 		{"", "bad.csv: no labels"},
 	} {
