@@ -13,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
@@ -506,5 +508,91 @@ func TestCSVField(t *testing.T) {
 		if got := csvField(in); got != want {
 			t.Errorf("csvField(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// refusing is an explainer that refuses one target class and explains
+// every other input by a constant map of its target.
+type refusing struct{ class int }
+
+func (refusing) Info() sdk.Info {
+	return sdk.Info{ID: "explainer.refusing", Version: "1.0.0", Needs: sdk.NeedsProbs}
+}
+func (refusing) Check(cfg sdk.Config) error { return cfg.Only() }
+func (r refusing) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	out := make([][]float64, len(req.Targets))
+	for i, c := range req.Targets {
+		if c == r.class {
+			return nil, errors.New("class refused")
+		}
+		out[i] = make([]float64, m.InputLen())
+		for n := range out[i] {
+			out[i][n] = float64(c)
+		}
+	}
+	return out, nil
+}
+
+// failing is a map summary that always fails.
+type failing struct{}
+
+func (failing) Info() sdk.Info {
+	return sdk.Info{ID: "summary.failing", Version: "1.0.0", Output: sdk.OutputMap}
+}
+func (failing) Check(cfg sdk.Config) error { return cfg.Only() }
+func (failing) Summarise(context.Context, [][][]float64, sdk.Config) ([]sdk.Result, error) {
+	return nil, errors.New("cannot summarise")
+}
+
+// withFakes adds the fakes above to a manager.
+type withFakes struct {
+	engine.Plugins
+	ex  driver.Explainer
+	sum sdk.Summary
+}
+
+func (w withFakes) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
+	if id == w.ex.Info().ID {
+		return w.ex, nil
+	}
+	return w.Plugins.Explainer(ctx, id)
+}
+
+func (w withFakes) Summary(ctx context.Context, id string) (sdk.Summary, error) {
+	if id == w.sum.Info().ID {
+		return w.sum, nil
+	}
+	return w.Plugins.Summary(ctx, id)
+}
+
+// TestExplainPluginFailures: an explainer's or a summary's error names the
+// plugin, the inputs of the batch and the draw's file.
+func TestExplainPluginFailures(t *testing.T) {
+	ex, err := driver.LocalExplainer(refusing{class: 13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := driver.LocalSummary(failing{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := goldenOpt(t, "refusing", nil)
+	opt.Plugins = withFakes{Plugins: inProcess(t), ex: ex, sum: sum}
+	opt.Weights = twoDraws(t)
+	// Label 13 is line 4 of labels.csv: the first batch, inputs 0..7.
+	err = Explain(context.Background(), opt, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "explainer.refusing on inputs 0..7, draw ") || !strings.Contains(err.Error(), "class refused") {
+		t.Errorf("a refused batch: %v", err)
+	}
+	opt.Target = "2"
+	opt.Summaries = []SummarySpec{mustSummary(t, "mean"), mustSummary(t, "failing")}
+	err = Explain(context.Background(), opt, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `summary "failing" on inputs `) || !strings.Contains(err.Error(), "cannot summarise") {
+		t.Errorf("a failing summary: %v", err)
+	}
+	opt.Summaries = nil
+	_, rows := csvRows(t, explainCSV(t, opt))
+	if len(rows) != 32 || rows[31][0] != "15" || rows[31][1] != "1" || rows[31][2] != "2" || rows[31][641] != "2" {
+		t.Errorf("target 2: %d lines, last %v...", len(rows), rows[len(rows)-1][:3])
 	}
 }
