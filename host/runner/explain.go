@@ -205,11 +205,8 @@ func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
 // ExplainFile is Explain writing to the file path, atomically: the file
 // appears complete or not at all.
 func ExplainFile(ctx context.Context, opt ExplainOptions, path string) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := atomicfile.Temp(dir, name, func(w *bufio.Writer) error { return Explain(ctx, opt, w) })
+	dir := filepath.Dir(path)
+	tmp, err := atomicfile.Temp(dir, filepath.Base(path), func(w *bufio.Writer) error { return Explain(ctx, opt, w) })
 	if err != nil {
 		return err
 	}
@@ -259,10 +256,10 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 		return nil, err
 	}
 	j.nIn = len(rows)
-	j.x = make([]float32, 0, j.nIn*j.n)
-	for _, r := range rows {
-		for _, v := range r {
-			j.x = append(j.x, float32(v))
+	j.x = make([]float32, j.nIn*j.n)
+	for i, r := range rows {
+		for k, v := range r {
+			j.x[i*j.n+k] = float32(v)
 		}
 	}
 	if j.targets, err = j.resolveTargets(ctx, arch.Classes()); err != nil {
@@ -438,9 +435,7 @@ func (j *explainJob) run(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for i := b0; i < b1; i++ {
-			maps[i] = nil
-		}
+		clear(maps[b0:b1]) // written: let them go
 		return out.put(u, b)
 	})
 }

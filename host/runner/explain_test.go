@@ -11,14 +11,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/plugins/explainer/lime"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // explainCSV runs Explain and returns its output.
@@ -242,10 +245,13 @@ func TestExplainTargets(t *testing.T) {
 	m := inProcess(t)
 	dir := t.TempDir()
 	files := twoDraws(t)
-	x, _ := golden.Inputs(t, golden.Dir(t, "paper-1dcnn"))
+	g, _ := golden.Inputs(t, golden.Dir(t, "paper-1dcnn"))
+	const rows = 150 // more than two batches of 64 predictions
+	x := make([]float32, rows*640)
 	var in strings.Builder
 	for i := range x {
-		x[i] *= float32(i/640%8)*4 - 14
+		r := i / 640
+		x[i] = g[(r%16)*640+i%640] * (float32((r+r/16)%8)*4 - 14)
 		in.WriteString(strconv.FormatFloat(float64(x[i]), 'g', -1, 32))
 		if i%640 == 639 {
 			in.WriteString("\n")
@@ -257,7 +263,7 @@ func TestExplainTargets(t *testing.T) {
 	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mean := make([]float64, 16*16)
+	mean := make([]float64, rows*16)
 	for _, f := range files {
 		p, err := nn.LoadParams(f, nn.PaperArch())
 		if err != nil {
@@ -268,7 +274,7 @@ func TestExplainTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 		pr := make([]float32, 16)
-		for i := range 16 {
+		for i := range rows {
 			model.Probs(pr, x[i*640:(i+1)*640])
 			for c, v := range pr {
 				mean[i*16+c] += float64(v)
@@ -277,7 +283,7 @@ func TestExplainTargets(t *testing.T) {
 	}
 	var pred strings.Builder
 	classes := map[int]bool{}
-	for i := range 16 {
+	for i := range rows {
 		row := mean[i*16 : (i+1)*16]
 		c := 0
 		for k, v := range row {
@@ -296,7 +302,7 @@ func TestExplainTargets(t *testing.T) {
 	if err := os.WriteFile(predFile, []byte(pred.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(threes, []byte(strings.Repeat("3\n", 16)), 0o644); err != nil {
+	if err := os.WriteFile(threes, []byte(strings.Repeat("3\n", rows)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	opt := goldenOpt(t, "gradcam", nil)
@@ -312,6 +318,123 @@ func TestExplainTargets(t *testing.T) {
 	opt.Target = "4"
 	if explainCSV(t, opt) == explainCSV(t, ExplainOptions{Plugins: m, Weights: files, Input: opt.Input, Explainer: "gradcam", Target: "3"}) {
 		t.Error("targets 3 and 4 give the same maps")
+	}
+	for _, c := range []string{"0", "15"} { // the first and the last class
+		opt.Target = c
+		if _, lines := csvRows(t, explainCSV(t, opt)); len(lines) != 2*rows {
+			t.Errorf("target %s: %d lines, want %d", c, len(lines), 2*rows)
+		}
+	}
+}
+
+// TestExplainPredictedTies: a class tied with a later one for the largest
+// mean probability is the one predicted. In both networks only classes 4
+// and 9 have a probability above 0 (every other bias is -1000); the second
+// network is the first with classes 4 and 9 swapped, so that the mean over
+// the two is an exact tie of 4 and 9 for every input, while each network
+// tells them apart: predicted is class 4, whose maps are not class 9's.
+func TestExplainPredictedTies(t *testing.T) {
+	_, p := paperWeights(t)
+	lay, err := nn.NewLayout(p.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, b := lay.View(p.Data, "fc2.weight"), lay.View(p.Data, "fc2.bias")
+	for c := range b {
+		if c != 4 && c != 9 {
+			b[c] = -1000
+		}
+	}
+	dir := t.TempDir()
+	var files []string
+	for k := range 2 {
+		f := filepath.Join(dir, strconv.Itoa(k)+".safetensors")
+		if err := nn.SaveParams(f, p, nil); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		for i := range 64 { // swap classes 4 and 9 for the second network
+			w[4*64+i], w[9*64+i] = w[9*64+i], w[4*64+i]
+		}
+		b[4], b[9] = b[9], b[4]
+	}
+	opt := goldenOpt(t, "gradcam", nil)
+	opt.Plugins, opt.Weights = inProcess(t), files
+	out := map[string]string{}
+	for _, c := range []string{"predicted", "4", "9"} {
+		opt.Target = c
+		out[c] = explainCSV(t, opt)
+	}
+	if out["4"] == out["9"] {
+		t.Fatal("classes 4 and 9 give the same maps: the test cannot tell them apart")
+	}
+	if out["predicted"] != out["4"] {
+		t.Errorf("a tie of classes 4 and 9 is not explained as class 4 (as class 9: %v)", out["predicted"] == out["9"])
+	}
+}
+
+// recorder keeps an observer's stages and its last Advance.
+type recorder struct {
+	mu     sync.Mutex
+	stages []string
+	totals []int
+	last   int
+}
+
+func (r *recorder) Stage(name string, total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stages, r.totals = append(r.stages, name), append(r.totals, total)
+}
+
+func (r *recorder) Advance(done int, _ string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = max(r.last, done)
+}
+
+func (*recorder) Note(string) {}
+
+// TestExplainProgress: one stage of N inputs x S draws units, advanced to
+// its total.
+func TestExplainProgress(t *testing.T) {
+	rec := &recorder{}
+	opt := goldenOpt(t, "gradcam", nil)
+	opt.Plugins, opt.Weights, opt.Observer = inProcess(t), twoDraws(t), rec
+	explainCSV(t, opt)
+	if len(rec.stages) != 1 || rec.stages[0] != "explain 16 inputs x 2 draws (explainer.gradcam)" || rec.totals[0] != 32 || rec.last != 32 {
+		t.Errorf("stages %q of %v units, advanced to %d; want one of 32, advanced to 32", rec.stages, rec.totals, rec.last)
+	}
+}
+
+// TestExplainSeeds: a stochastic explainer's map of input i under draw s
+// is the plugin's own map of that input alone, under that draw, with the
+// seed rng.Key(seed, "explainer", "explain", i, s).
+func TestExplainSeeds(t *testing.T) {
+	opt := goldenOpt(t, "lime", sdk.Config{"samples": int64(16)})
+	opt.Plugins, opt.Weights, opt.Seed = inProcess(t), twoDraws(t), 11
+	_, rows := csvRows(t, explainCSV(t, opt))
+	x, _ := golden.Inputs(t, golden.Dir(t, "paper-1dcnn"))
+	y := golden.CSV32(t, opt.Target)
+	for s, f := range opt.Weights {
+		p, err := nn.LoadParams(f, nn.PaperArch())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := nn.NewModel(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 16 {
+			want, err := lime.New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[i*640 : (i+1)*640], Targets: []int{int(y[i][0])},
+				Seeds: []uint64{rng.Key(11, "explainer", "explain", i, s)}, Config: opt.Config})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := floats(t, rows[2*i+s][2:]); !slices.Equal(got, want[0]) {
+				t.Fatalf("input %d draw %d: the map differs from LIME's own with seed rng.Key(11, explainer, explain, %d, %d)", i, s, i, s)
+			}
+		}
 	}
 }
 
@@ -449,6 +572,7 @@ func TestParseSetting(t *testing.T) {
 		{"when=1979-05-27", "when", "1979-05-27"},
 		{"x=a=b", "x", "a=b"},
 		{"my-key_2=1e-3", "my-key_2", 1e-3},
+		{"azAZ09_-=1", "azAZ09_-", int64(1)},
 	} {
 		k, v, err := ParseSetting(c.in)
 		if err != nil || k != c.key || v != c.val {
@@ -464,6 +588,7 @@ func TestParseSetting(t *testing.T) {
 		{"window=", "no value after '='"},
 		{"win dow=3", `key "win dow" may hold letters`},
 		{"a.b=3", `key "a.b"`},
+		{"a{=3", `key "a{"`}, {"a`=3", "key \"a`\""}, {"a@=3", `key "a@"`}, {"a[=3", `key "a["`}, {"a/=3", `key "a/"`}, {"a:=3", `key "a:"`},
 	} {
 		if _, _, err := ParseSetting(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseSetting(%q): %v, want %q", c.in, err, c.want)
@@ -584,10 +709,10 @@ func TestExplainPluginFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "explainer.refusing on inputs 0..7, draw ") || !strings.Contains(err.Error(), "class refused") {
 		t.Errorf("a refused batch: %v", err)
 	}
-	opt.Target = "2"
+	opt.Target, opt.Workers = "2", 1
 	opt.Summaries = []SummarySpec{mustSummary(t, "mean"), mustSummary(t, "failing")}
 	err = Explain(context.Background(), opt, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), `summary "failing" on inputs `) || !strings.Contains(err.Error(), "cannot summarise") {
+	if err == nil || !strings.Contains(err.Error(), `summary "failing" on inputs 0..7: summary.failing: Summarise: cannot summarise`) {
 		t.Errorf("a failing summary: %v", err)
 	}
 	opt.Summaries = nil

@@ -166,6 +166,7 @@ func TestFilesResolvedAtCheck(t *testing.T) {
 	}{
 		{`weights = "missing.safetensors"`, []string{`key "weights": cannot read ` + filepath.Join(dir, "missing.safetensors") + `: no such file or directory`, "resolved against the recipe's folder " + dir}},
 		{`files = ["a.safetensors", "sub/missing.safetensors"]`, []string{`key "files" entry 1: cannot read ` + filepath.Join(dir, "sub", "missing.safetensors")}},
+		{`files = ["missing.safetensors", "a.safetensors"]`, []string{`key "files" entry 0: cannot read ` + filepath.Join(dir, "missing.safetensors")}},
 		{`weights = "folder.safetensors"`, []string{`key "weights": cannot read ` + filepath.Join(dir, "folder.safetensors") + `: not a regular file`}},
 	} {
 		r, text := parse(c.files)
