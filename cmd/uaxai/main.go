@@ -29,6 +29,10 @@ usage:
                                      train one network and save its weights
   uaxai predict --weights W.safetensors --input X.csv [--arch paper-1dcnn]
                                      print 16 class probabilities per input line
+  uaxai explain --weights W.safetensors[,W2.safetensors,...] --input X.csv --explainer NAME
+                --target C|predicted|FILE [--set key=value ...] [--summary NAME[:key=value,...] ...]
+                [--out F.csv] [--arch paper-1dcnn] [--workers N] [--seed S] [--plugins DIR]
+                                     explain your own waveforms under your own weights (CSV)
   uaxai bench [--reps 10] [--reference=true] [--ref-n 10]
                                      ms a map of every operator on the paper's network, beside PyTorch's
   uaxai plugin serve ID              (internal) serve a built-in plugin to a host
@@ -88,8 +92,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdPredict(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, args[1:], stdout, stderr)
+	case "explain":
+		err = cmdExplain(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, bench)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, explain, bench)", args[0])
 	}
 	if err == nil {
 		return 0

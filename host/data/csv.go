@@ -326,6 +326,37 @@ func ReadWaveforms(path string, n int) ([][]float64, error) {
 	return rows, nil
 }
 
+// parseLabel parses one line of a labels file: an integer 0..classes-1.
+func parseLabel(path string, line int, text []byte, classes int) (int, error) {
+	s := string(bytes.TrimSpace(text))
+	l, err := strconv.Atoi(s)
+	if err != nil || l < 0 || l >= classes {
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return 0, lineErr(path, line, "label %q, want an integer 0..%d", s, classes-1)
+	}
+	return l, nil
+}
+
+// ReadLabels reads a file of class labels, one integer 0..classes-1 a
+// line, in the format of labels.csv. Errors name the file and the line.
+func ReadLabels(path string, classes int) ([]int, error) {
+	var out []int
+	err := scanLines(path, func(line int, text []byte) error {
+		l, err := parseLabel(path, line, text, classes)
+		out = append(out, l)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("data: %s: no labels, want one class a line", path)
+	}
+	return out, nil
+}
+
 // ReadCSV reads a dataset directory written by WriteCSV. waveforms.csv and
 // labels.csv are required; disturbance.csv, event.csv and params.jsonl are
 // read when present (else D and Event are nil, Params nil, Seed 0, SNRdB
@@ -352,10 +383,9 @@ func ReadCSV(dir string) (Split, error) {
 		if line > nrec {
 			return lineErr(lpath, line, "more labels than the %d records of %s", nrec, wpath)
 		}
-		s := string(bytes.TrimSpace(text))
-		l, err := strconv.Atoi(s)
-		if err != nil || l < 0 || l >= NumClasses {
-			return lineErr(lpath, line, "label %q, want an integer 0..%d", s, NumClasses-1)
+		l, err := parseLabel(lpath, line, text, NumClasses)
+		if err != nil {
+			return err
 		}
 		recs[line-1].Label = l
 		count = line

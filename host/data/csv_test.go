@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -279,5 +280,42 @@ func TestReadWaveforms(t *testing.T) {
 	}
 	if _, err := ReadWaveforms(p, 640); err == nil || !strings.Contains(err.Error(), "w.csv: line 1 (record 0): 3 values, want 640") {
 		t.Errorf("n = 640: %v", err)
+	}
+}
+
+// TestReadLabels: one class a line, CRLF and blanks around the number
+// allowed; a value out of range, not an integer, an empty line or an
+// empty file is an error naming the file and the line.
+func TestReadLabels(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	got, err := ReadLabels(write("ok.csv", "3\r\n 0\n15\n"), 16)
+	if err != nil || !slices.Equal(got, []int{3, 0, 15}) {
+		t.Fatalf("ReadLabels = %v, %v", got, err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"1\n16\n", `bad.csv: line 2 (record 1): label "16", want an integer 0..15`},
+		{"1\n-1\n", `line 2 (record 1): label "-1"`},
+		{"2.5\n", `line 1 (record 0): label "2.5"`},
+		{"0.1," + strings.Repeat("9", 37) + "\n", `label "0.1,` + strings.Repeat("9", 36) + `...", want`},
+		{"0.1," + strings.Repeat("9", 36) + "\n", `label "0.1,` + strings.Repeat("9", 36) + `", want`},
+		{"1\n\n2\n", "line 2 (record 1): empty line"},
+		{"", "bad.csv: no labels"},
+	} {
+		if _, err := ReadLabels(write("bad.csv", c.body), 16); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.body, err, c.want)
+		}
+	}
+	if _, err := ReadLabels(write("three.csv", "3\n"), 3); err == nil || !strings.Contains(err.Error(), "want an integer 0..2") {
+		t.Errorf("3 of 3 classes: %v", err)
+	}
+	if _, err := ReadLabels(filepath.Join(dir, "none.csv"), 16); err == nil || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

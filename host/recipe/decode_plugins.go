@@ -171,6 +171,11 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 	return ref, nil
 }
 
+// NormaliseID turns a plugin name as a recipe's use key (or a command
+// line) gives it, "ensemble" or "posterior.ensemble", into its ID
+// "posterior.ensemble"; a name of another kind's namespace is an error.
+func NormaliseID(use string, kind sdk.Kind) (string, error) { return normaliseID(use, kind) }
+
 // normaliseID turns "ensemble" or "posterior.ensemble" into
 // "posterior.ensemble".
 func normaliseID(use string, kind sdk.Kind) (string, error) {

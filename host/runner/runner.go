@@ -296,15 +296,21 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 		return nil, r.Errorf([]string{"data", "classes"}, "a class subset is not supported yet (accepted: leave classes out for all 16)")
 	}
 	versions := map[string]string{}
-	for _, ref := range r.Posteriors {
+	for i, ref := range r.Posteriors {
 		pl, err := res.Posterior(ctx, ref.ID)
 		if err != nil {
 			return nil, r.PluginError(ref, err)
 		}
+		info := pl.Info()
+		// File keys are resolved in the recipe itself (see files.go).
+		ref.Config = resolveFiles(ref.Config, info.Files, r.Dir)
+		r.Posteriors[i].Config = ref.Config
 		if err := pl.Check(ref.Config, ref.Draws); err != nil {
 			return nil, r.PluginError(ref, err)
 		}
-		info := pl.Info()
+		if err := checkFiles(r, ref, info.Files); err != nil {
+			return nil, err
+		}
 		versions[info.ID] = info.Version
 	}
 	for _, ref := range r.Explainers {
@@ -391,7 +397,11 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
 		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
 		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {
-			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, p.Config)
+			cfg, err := contentConfig(p.Config, info.Files) // files by their contents, not their paths
+			if err != nil {
+				return "", err
+			}
+			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, cfg)
 		},
 		Checkpoint: w.checkpoint,
 		Output:     w.output,

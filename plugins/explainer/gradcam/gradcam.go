@@ -18,9 +18,12 @@
 //     input sample t + floor((R-1)/2). The samples before the first centre
 //     take cam(0), those after the last take cam(T-1). Every input channel
 //     gets the same map.
-//   - "none": the T values as they are, in every input channel; accepted
-//     only when T equals the input length (the host scores maps of the
-//     input's length). Raw gives the unaligned map of any layer.
+//   - "none": the T values as they are, position t at input sample t
+//     (the first sample of its receptive field), in every input channel;
+//     the last N - T samples, where no receptive field starts, get 0 (the
+//     host takes maps of the input's length). For the paper's conv4 the
+//     first 630 values are Captum's raw LayerGradCam map. Raw gives the
+//     unaligned map of any layer.
 package gradcam
 
 import (
@@ -36,7 +39,7 @@ import (
 const ID = "explainer.gradcam"
 
 // Version is the plugin's version.
-const Version = "1.0.0"
+const Version = "1.1.0"
 
 // DefaultLayer is the layer explained when the recipe names none.
 const DefaultLayer = "conv4"
@@ -107,9 +110,6 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ID, err)
 	}
-	if c.align == AlignNone && sh.T != a.InLen {
-		return nil, fmt.Errorf("%s: align = %q gives %d values a map, the input has %d (accepted for this layer: align = %q)", ID, AlignNone, sh.T, a.InLen, AlignCentre)
-	}
 	b := len(req.Targets)
 	act := make([]float32, b*sh.Size())
 	grad := make([]float32, b*sh.Size())
@@ -127,7 +127,7 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		for ch := range a.InChannels {
 			row := maps[i][ch*a.InLen : (ch+1)*a.InLen]
 			if c.align == AlignNone {
-				copy(row, cam)
+				copy(row, cam) // T <= InLen: the field checks that R >= 1
 			} else {
 				Centre(row, cam, r)
 			}

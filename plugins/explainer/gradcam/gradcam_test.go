@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,7 +172,6 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{sdk.Config{"layer": "conv9"}, `key "layer"`},
-		{sdk.Config{"align": "none"}, `align = "none" gives 630 values a map, the input has 640`},
 		{sdk.Config{"layer": "fc1"}, "no place in time"},
 	} {
 		_, err := e.Explain(context.Background(), m, sdk.ExplainRequest{X: x[:640], Targets: y[:1], Config: c.cfg})
@@ -185,6 +185,7 @@ func TestConformance(t *testing.T) {
 	p, x, y, _ := paper.Model(t)
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[:4*640], Targets: y[:4]})
 	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[4*640 : 6*640], Targets: y[4:6], Config: sdk.Config{"layer": "conv2"}})
+	sdktest.Explainer(t, New(), sdktest.ExplainerCase{Model: p, X: x[6*640 : 8*640], Targets: y[6:8], Config: sdk.Config{"align": "none"}})
 }
 
 // TestChannels: with two input channels, each channel's part of the map
@@ -245,7 +246,49 @@ func TestChannels(t *testing.T) {
 			t.Errorf("c2, input %d: edges %v not filled from the first and last positions", b, wide[b][:6])
 		}
 	}
-	if _, err := e.Explain(context.Background(), m, req(sdk.Config{"layer": "c2", "align": "none"})); err == nil || !strings.Contains(err.Error(), "gives 4 values a map, the input has 6") {
-		t.Errorf("c2 with align none: %v", err)
+	// c2 unaligned: its 4 positions at samples 0..3 of each channel, the
+	// last 2 samples (no field starts there) 0; the centred map holds the
+	// same 4 values at samples 1..4.
+	raw, err := e.Explain(context.Background(), m, req(sdk.Config{"layer": "c2", "align": "none"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 2 {
+		for ch := range 2 {
+			row := raw[b][ch*6 : (ch+1)*6]
+			if !slices.Equal(row[:4], wide[b][ch*6+1:ch*6+5]) || row[4] != 0 || row[5] != 0 {
+				t.Errorf("c2 unaligned, input %d channel %d: %v; centred %v", b, ch, row, wide[b][ch*6:(ch+1)*6])
+			}
+		}
+	}
+}
+
+// TestExplainNone: unaligned, conv4's map is Captum's raw map in its first
+// 630 samples and 0 in the last 10.
+func TestExplainNone(t *testing.T) {
+	p, x, y, dir := paper.Model(t)
+	want := golden.CSV32(t, filepath.Join(dir, "gradcam_raw.csv"))
+	m, err := nn.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[:3*640], Targets: y[:3], Config: sdk.Config{"align": "none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, mp := range maps {
+		scale := 0.0
+		for _, v := range want[b] {
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		for n, v := range mp {
+			ref := 0.0
+			if n < len(want[b]) {
+				ref = float64(want[b][n])
+			}
+			if d := math.Abs(v - ref); d > 1e-5*scale || n >= len(want[b]) && v != 0 {
+				t.Fatalf("wave %d sample %d: %g, want %g", b, n, v, ref)
+			}
+		}
 	}
 }

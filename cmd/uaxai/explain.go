@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/uaxai/uaxai/host/progress"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("explain", stderr)
+	var weights, sets, summaries listFlag
+	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
+	input := fs.String("input", "", "CSV of waveforms, one per line")
+	explainer := fs.String("explainer", "", "explainer plugin, e.g. occlusion, gradcam, lime")
+	target := fs.String("target", "", "class explained: a class index, predicted, or a file of one class per line")
+	fs.Var(&sets, "set", "explainer setting key=value (TOML value, else a string), repeatable")
+	fs.Var(&summaries, "summary", "summary NAME or NAME:key=value,... (e.g. quantile:alpha=0.05), repeatable")
+	out := fs.String("out", "", "output CSV file (default: stdout)")
+	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights")
+	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
+	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("explain: unexpected argument %q (every input is a flag; see uaxai explain -h)", pos[0])
+	}
+	var files []string
+	for _, w := range weights {
+		for _, f := range strings.Split(w, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				return fmt.Errorf("explain: --weights %q: an empty file name (accepted: W.safetensors[,W2.safetensors,...])", w)
+			}
+			files = append(files, f)
+		}
+	}
+	for _, req := range []struct{ name, value string }{{"weights", strings.Join(files, ",")}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {
+		if req.value == "" {
+			return fmt.Errorf("explain: --%s is required (usage: uaxai explain --weights W.safetensors --input X.csv --explainer NAME --target C|predicted|FILE)", req.name)
+		}
+	}
+	cfg, err := runner.ParseSettings(sets)
+	if err != nil {
+		return fmt.Errorf("explain: --set: %w", err)
+	}
+	opt := runner.ExplainOptions{Weights: files, Input: *input, Arch: *archName, Explainer: *explainer, Config: cfg,
+		Target: *target, Seed: *seed, Workers: *workers}
+	for _, s := range summaries {
+		spec, err := runner.ParseSummary(s)
+		if err != nil {
+			return fmt.Errorf("explain: --summary %w", err)
+		}
+		opt.Summaries = append(opt.Summaries, spec)
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	f, isFile := stderr.(*os.File)
+	bar := progress.New(stderr, isFile && progress.IsTerminal(f))
+	opt.Plugins, opt.Observer = m, bar
+	if *out != "" {
+		err = runner.ExplainFile(ctx, opt, *out)
+	} else {
+		err = runner.Explain(ctx, opt, stdout)
+	}
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,613 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/internal/atomicfile"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// ExplainOptions are the settings of Explain (`uaxai explain`): a user's
+// own waveforms explained under a user's own weights.
+type ExplainOptions struct {
+	Plugins   engine.Plugins // the plugin manager: the explainer and summaries run through it
+	Weights   []string       // safetensors files (PyTorch state_dict names), one draw each, in order
+	Input     string         // CSV of waveforms, one a line (the format of waveforms.csv)
+	Arch      string         // architecture name; "": nn.PaperArchName
+	Explainer string         // plugin ID; the "explainer." prefix is optional
+	Config    sdk.Config     // the explainer's config (--set)
+	// Target is the class explained: a class index ("3"), "predicted" (the
+	// argmax of the mean of the draws' probabilities), or the path of a
+	// file of one class a line, one line an input.
+	Target    string
+	Summaries []SummarySpec // none: the draws' maps themselves
+	Seed      uint64        // base seed of a stochastic explainer's streams
+	Workers   int           // goroutines (0: GOMAXPROCS); the output does not depend on it
+	Observer  engine.Observer
+}
+
+// SummarySpec is one summary of Explain: a summary plugin, its config,
+// and the label that tags its lines.
+type SummarySpec struct {
+	Label  string // as given: "quantile:alpha=0.05"
+	ID     string // "summary.quantile"
+	Config sdk.Config
+}
+
+// explainBatch is the number of inputs an Explain call carries. It is
+// fixed, not derived from the workers, so that every plugin sees the same
+// batches whatever the machine.
+const explainBatch = 8
+
+// explainSplit is the split name of the random streams of a stochastic
+// explainer: input i under draw s gets rng.Key(seed, "explainer",
+// "explain", i, s).
+const explainSplit = "explain"
+
+// ParseSetting parses one "key=value" setting (`--set`, or a setting of
+// `--summary NAME:...`). The value is read as a TOML value (60 is an
+// integer, 0.5 a float, true a bool, "x" a string, [1, 2] an array); a
+// value that is not TOML is the string as written (align=none).
+func ParseSetting(kv string) (string, any, error) {
+	k, v, ok := strings.Cut(kv, "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok || k == "" {
+		return "", nil, fmt.Errorf("%q is not key=value (e.g. window=60, align=none)", kv)
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return "", nil, fmt.Errorf("%q: key %q may hold letters, digits, '_' and '-' only", kv, k)
+		}
+	}
+	if v == "" {
+		return "", nil, fmt.Errorf("%q: no value after '=' (accepted: a number, true, false, a string, an array)", kv)
+	}
+	var m map[string]any
+	if _, err := toml.Decode("v = "+v, &m); err == nil && len(m) == 1 {
+		switch x := m["v"].(type) {
+		case string, bool, int64, float64, []any, map[string]any:
+			return k, x, nil
+		}
+	}
+	return k, v, nil
+}
+
+// ParseSettings parses settings into a config; a key set twice is an
+// error.
+func ParseSettings(kvs []string) (sdk.Config, error) {
+	cfg := sdk.Config{}
+	for _, kv := range kvs {
+		k, v, err := ParseSetting(kv)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := cfg[k]; dup {
+			return nil, fmt.Errorf("key %q is set twice", k)
+		}
+		cfg[k] = v
+	}
+	return cfg, nil
+}
+
+// ParseSummary parses a summary as `--summary` gives it:
+// NAME[:key=value[,key=value...]], e.g. "mean", "quantile:alpha=0.05",
+// "band:k=1,l=4". Commas inside a quoted string or brackets do not split.
+func ParseSummary(spec string) (SummarySpec, error) {
+	name, rest, hasCfg := strings.Cut(spec, ":")
+	if name = strings.TrimSpace(name); name == "" {
+		return SummarySpec{}, fmt.Errorf("%q: no summary name (accepted: NAME or NAME:key=value,..., e.g. mean, quantile:alpha=0.05)", spec)
+	}
+	id, err := recipe.NormaliseID(name, sdk.KindSummary)
+	if err != nil {
+		return SummarySpec{}, fmt.Errorf("%q: %w", spec, err)
+	}
+	cfg := sdk.Config{}
+	if hasCfg {
+		if cfg, err = ParseSettings(splitTop(rest)); err != nil {
+			return SummarySpec{}, fmt.Errorf("%q: %w", spec, err)
+		}
+	}
+	return SummarySpec{Label: spec, ID: id, Config: cfg}, nil
+}
+
+// splitTop splits s at the commas outside quotes and brackets.
+func splitTop(s string) []string {
+	var out []string
+	depth, quote, start := 0, byte(0), 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// explainJob is one Explain: everything checked and loaded.
+type explainJob struct {
+	opt      ExplainOptions
+	id       string
+	info     sdk.Info
+	n, nIn   int // values an input, inputs
+	x        []float32
+	targets  []int
+	draws    []nn.Params
+	models   []driver.Model // draw s loaded into the explainer
+	sums     []sdk.Summary
+	workers  int
+	obs      engine.Observer
+	progress atomic.Int64
+}
+
+// Explain explains every waveform of opt.Input for its target under every
+// weights file with the explainer, and writes CSV to w:
+//
+//   - one weights file and no summary: one line an input, the map's N
+//     values (N = channels x length), no header: the layout of the golden
+//     occlusion.csv;
+//   - several weights files and no summary: a header
+//     input,draw,v0,...,v<N-1>, then one line an input and draw (input
+//     major), input the 0-based line of opt.Input and draw the 0-based
+//     position of the weights file;
+//   - with summaries: a header input,summary,part,v0,...,v<N-1>, then for
+//     each input, for each summary in order, its result: a map is one line
+//     of part "map", a set one line of part "set" (1 in the set, 0 out), a
+//     band two lines, "lower" then "upper". summary is the summary's label
+//     as given (quoted as CSV when it holds a comma or a quote).
+//
+// Numbers are written in Go's shortest form that reads back to the same
+// float64. The output is the same bytes for any number of workers. Errors
+// name the file and line, the flag's value or the plugin that is wrong.
+func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
+	j, err := newExplainJob(ctx, opt)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err = j.run(ctx, bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	return errors.Join(err, j.close())
+}
+
+// ExplainFile is Explain writing to the file path, atomically: the file
+// appears complete or not at all.
+func ExplainFile(ctx context.Context, opt ExplainOptions, path string) error {
+	dir := filepath.Dir(path)
+	tmp, err := atomicfile.Temp(dir, filepath.Base(path), func(w *bufio.Writer) error { return Explain(ctx, opt, w) })
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("output: %w", err)
+	}
+	atomicfile.SyncDir(dir)
+	return nil
+}
+
+func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err error) {
+	if opt.Plugins == nil {
+		return nil, errors.New("explain: no plugin manager")
+	}
+	if len(opt.Weights) == 0 {
+		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
+	}
+	if opt.Input == "" {
+		return nil, errors.New("no input file (accepted: a CSV of waveforms, one a line)")
+	}
+	j := &explainJob{opt: opt, workers: opt.Workers, obs: opt.Observer}
+	if j.workers <= 0 {
+		j.workers = runtime.GOMAXPROCS(0)
+	}
+	if j.obs == nil {
+		j.obs = nopObserver{}
+	}
+	name := opt.Arch
+	if name == "" {
+		name = nn.PaperArchName
+	}
+	arch, err := nn.LookupArch(name)
+	if err != nil {
+		return nil, err
+	}
+	j.n = arch.InChannels * arch.InLen
+	for s, path := range opt.Weights {
+		p, err := nn.LoadParams(path, arch)
+		if err != nil {
+			return nil, fmt.Errorf("weights file %d (draw %d): %w", s+1, s, err)
+		}
+		j.draws = append(j.draws, p)
+	}
+	rows, err := data.ReadWaveforms(opt.Input, j.n)
+	if err != nil {
+		return nil, err
+	}
+	j.nIn = len(rows)
+	j.x = make([]float32, j.nIn*j.n)
+	for i, r := range rows {
+		for k, v := range r {
+			j.x[i*j.n+k] = float32(v)
+		}
+	}
+	if j.targets, err = j.resolveTargets(ctx, arch.Classes()); err != nil {
+		return nil, err
+	}
+	if opt.Explainer == "" {
+		return nil, errors.New("no explainer (accepted: a plugin name, e.g. occlusion, gradcam, lime; see uaxai plugins)")
+	}
+	if j.id, err = recipe.NormaliseID(opt.Explainer, sdk.KindExplainer); err != nil {
+		return nil, fmt.Errorf("explainer: %w", err)
+	}
+	ex, err := opt.Plugins.Explainer(ctx, j.id)
+	if err != nil {
+		return nil, err
+	}
+	j.info = ex.Info()
+	if err := ex.Check(opt.Config); err != nil {
+		return nil, fmt.Errorf("explainer config (--set): %w", err)
+	}
+	labels := map[string]bool{}
+	for _, spec := range opt.Summaries {
+		if labels[spec.Label] {
+			return nil, fmt.Errorf("summary %q is given twice", spec.Label)
+		}
+		labels[spec.Label] = true
+		sm, err := opt.Plugins.Summary(ctx, spec.ID)
+		if err != nil {
+			return nil, fmt.Errorf("summary %q: %w", spec.Label, err)
+		}
+		if err := sm.Check(spec.Config); err != nil {
+			return nil, fmt.Errorf("summary %q: %w", spec.Label, err)
+		}
+		if need := max(sm.Info().MinDraws, 1); len(j.draws) < need {
+			return nil, fmt.Errorf("summary %q needs at least %d draws; %d weights file(s) given, one draw each", spec.Label, need, len(j.draws))
+		}
+		j.sums = append(j.sums, sm)
+	}
+	defer func() {
+		if err != nil {
+			j.close()
+		}
+	}()
+	for s, d := range j.draws {
+		m, err := ex.Load(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, opt.Weights[s], err)
+		}
+		j.models = append(j.models, m)
+	}
+	return j, nil
+}
+
+// resolveTargets returns the class explained for every input.
+func (j *explainJob) resolveTargets(ctx context.Context, classes int) ([]int, error) {
+	spec := j.opt.Target
+	const accepted = "accepted: a class 0..%d, predicted, or a file of one class a line"
+	switch spec {
+	case "":
+		return nil, fmt.Errorf("no target ("+accepted+")", classes-1)
+	case recipe.TargetPredicted:
+		return j.predicted(ctx, classes)
+	}
+	if c, err := strconv.Atoi(spec); err == nil {
+		if c < 0 || c >= classes {
+			return nil, fmt.Errorf("target %d is not a class ("+accepted+")", c, classes-1)
+		}
+		out := make([]int, j.nIn)
+		for i := range out {
+			out[i] = c
+		}
+		return out, nil
+	}
+	ls, err := data.ReadLabels(spec, classes)
+	if err != nil {
+		return nil, fmt.Errorf("target file: %w", err)
+	}
+	if len(ls) != j.nIn {
+		return nil, fmt.Errorf("target file %s: %d classes, want %d (one a line of %s)", spec, len(ls), j.nIn, j.opt.Input)
+	}
+	return ls, nil
+}
+
+// predicted is the argmax (lowest class on ties) of the mean over the
+// draws of the class probabilities, for every input.
+func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) {
+	models := make([]*nn.Inference, len(j.draws))
+	for s, d := range j.draws {
+		m, err := nn.NewModel(d)
+		if err != nil {
+			return nil, fmt.Errorf("weights file %s: %w", j.opt.Weights[s], err)
+		}
+		models[s] = m
+	}
+	const batch = 64
+	out := make([]int, j.nIn)
+	units := (j.nIn + batch - 1) / batch
+	err := parallel(ctx, units, j.workers, func(_ context.Context, u int) error {
+		b0, b1 := u*batch, min(j.nIn, (u+1)*batch)
+		mean := make([]float64, (b1-b0)*classes)
+		pr := make([]float32, (b1-b0)*classes)
+		for _, m := range models {
+			m.Probs(pr, j.x[b0*j.n:b1*j.n])
+			for k, v := range pr {
+				mean[k] += float64(v)
+			}
+		}
+		for i := b0; i < b1; i++ {
+			row := mean[(i-b0)*classes : (i-b0+1)*classes]
+			best := 0
+			for c, v := range row {
+				if v > row[best] {
+					best = c
+				}
+			}
+			out[i] = best
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (j *explainJob) close() error {
+	var errs []error
+	for _, m := range j.models {
+		errs = append(errs, m.Close())
+	}
+	j.models = nil
+	return errors.Join(errs...)
+}
+
+// run explains batches of explainBatch inputs, one (batch, draw) pair a
+// task, on j.workers goroutines; the last draw of a batch to finish
+// summarises it and hands its lines to the writer, which writes batches
+// in input order.
+func (j *explainJob) run(ctx context.Context, w io.Writer) error {
+	S := len(j.models)
+	units := (j.nIn + explainBatch - 1) / explainBatch
+	if err := j.header(w); err != nil {
+		return err
+	}
+	maps := make([][][]float64, j.nIn)
+	for i := range maps {
+		maps[i] = make([][]float64, S)
+	}
+	remain := make([]atomic.Int32, units)
+	for u := range remain {
+		remain[u].Store(int32(S))
+	}
+	out := &orderedWriter{w: w, done: make([][]byte, units), ready: make([]bool, units)}
+	j.obs.Stage(fmt.Sprintf("explain %d inputs x %d draws (%s)", j.nIn, S, j.id), j.nIn*S)
+	return parallel(ctx, units*S, j.workers, func(ctx context.Context, task int) error {
+		u, s := task/S, task%S
+		b0, b1 := u*explainBatch, min(j.nIn, (u+1)*explainBatch)
+		req := sdk.ExplainRequest{X: j.x[b0*j.n : b1*j.n], Targets: j.targets[b0:b1], Config: j.opt.Config}
+		if j.info.Stochastic {
+			req.Seeds = make([]uint64, b1-b0)
+			for i := range req.Seeds {
+				req.Seeds[i] = rng.Key(j.opt.Seed, "explainer", explainSplit, b0+i, s)
+			}
+		}
+		res, err := j.models[s].Explain(ctx, req)
+		if err != nil {
+			return fmt.Errorf("%s on inputs %d..%d, draw %d (%s): %w", j.id, b0, b1-1, s, j.opt.Weights[s], err)
+		}
+		for i, m := range res {
+			maps[b0+i][s] = m
+		}
+		j.obs.Advance(int(j.progress.Add(int64(b1-b0))), "")
+		if remain[u].Add(-1) > 0 {
+			return nil
+		}
+		b, err := j.lines(ctx, b0, maps[b0:b1])
+		if err != nil {
+			return err
+		}
+		clear(maps[b0:b1]) // written: let them go
+		return out.put(u, b)
+	})
+}
+
+// header writes the CSV header, if the layout has one.
+func (j *explainJob) header(w io.Writer) error {
+	var b []byte
+	switch {
+	case len(j.sums) > 0:
+		b = append(b, "input,summary,part"...)
+	case len(j.models) > 1:
+		b = append(b, "input,draw"...)
+	default:
+		return nil
+	}
+	for i := range j.n {
+		b = append(b, ",v"...)
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	_, err := w.Write(append(b, '\n'))
+	return err
+}
+
+// lines formats the output lines of inputs b0.. whose S maps are maps.
+func (j *explainJob) lines(ctx context.Context, b0 int, maps [][][]float64) ([]byte, error) {
+	var b []byte
+	if len(j.sums) == 0 {
+		for i, ms := range maps {
+			for s, m := range ms {
+				if len(ms) > 1 {
+					b = strconv.AppendInt(b, int64(b0+i), 10)
+					b = append(b, ',')
+					b = strconv.AppendInt(b, int64(s), 10)
+					b = append(b, ',')
+				}
+				b = appendValues(b, m)
+			}
+		}
+		return b, nil
+	}
+	results := make([][]sdk.Result, len(j.sums))
+	for k, sm := range j.sums {
+		spec := j.opt.Summaries[k]
+		res, err := sm.Summarise(ctx, maps, spec.Config)
+		if err != nil {
+			return nil, fmt.Errorf("summary %q on inputs %d..%d: %w", spec.Label, b0, b0+len(maps)-1, err)
+		}
+		results[k] = res
+	}
+	for i := range maps {
+		for k, sm := range j.sums {
+			tag := csvField(j.opt.Summaries[k].Label)
+			r := results[k][i]
+			line := func(part string, v []float64) {
+				b = strconv.AppendInt(b, int64(b0+i), 10)
+				b = append(b, ',')
+				b = append(b, tag...)
+				b = append(b, ',')
+				b = append(b, part...)
+				b = append(b, ',')
+				b = appendValues(b, v)
+			}
+			switch sm.Info().Output {
+			case sdk.OutputSet:
+				v := make([]float64, len(r.Set))
+				for n, in := range r.Set {
+					if in {
+						v[n] = 1
+					}
+				}
+				line("set", v)
+			case sdk.OutputBand:
+				line("lower", r.Lower)
+				line("upper", r.Upper)
+			default:
+				line("map", r.Map)
+			}
+		}
+	}
+	return b, nil
+}
+
+// appendValues appends v as comma-separated shortest float64 forms and a
+// newline.
+func appendValues(b []byte, v []float64) []byte {
+	for n, x := range v {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	return append(b, '\n')
+}
+
+// csvField quotes s as a CSV field when it holds a comma, a quote or a
+// line break.
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// orderedWriter writes the output of batches in batch order, whatever
+// order they finish in.
+type orderedWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	done  [][]byte
+	ready []bool
+	next  int
+}
+
+func (o *orderedWriter) put(u int, b []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done[u], o.ready[u] = b, true
+	for o.next < len(o.done) && o.ready[o.next] {
+		if _, err := o.w.Write(o.done[o.next]); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+		o.done[o.next] = nil
+		o.next++
+	}
+	return nil
+}
+
+// parallel runs fn(ctx, 0..n-1) on up to workers goroutines, tasks taken
+// in order; the first error cancels the ctx the others get, stops them and
+// is returned (a panic becomes an error).
+func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := protect(func() error { return fn(ctx, i) }); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// protect runs fn and turns a panic into an error.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error (please report): %v", r)
+		}
+	}()
+	return fn()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Stage(string, int)   {}
+func (nopObserver) Advance(int, string) {}
+func (nopObserver) Note(string)         {}

@@ -1,0 +1,172 @@
+// Package files is the posterior "posterior.files": a finite posterior
+// whose K members are networks read from K safetensors files with PyTorch
+// state_dict names, trained anywhere (in PyTorch, by `uaxai train`, ...).
+// Draw s is the network of file s, so S <= K; nothing is trained.
+//
+// Configuration, exactly one of:
+//   - "weights": one file (K = 1), weights = "w.safetensors";
+//   - "files": a non-empty list of files, files = ["a.safetensors", "b.safetensors"].
+//
+// Both keys are listed in Info.Files, so the host resolves relative paths
+// against the recipe's folder before Check and Fit, refuses a missing or
+// unreadable file at check time, and keys its cache by the files'
+// contents. Fit reads every file against FitRequest.Arch (every tensor of
+// the architecture with its exact shape and finite values; see
+// nn.ParamsFromFile) and records the SHA-256 of each file's bytes in the
+// artifact's Meta ("sha256.<i>").
+package files
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/safetensors"
+)
+
+// ID is the plugin's ID.
+const ID = "posterior.files"
+
+// Version is the plugin's version.
+const Version = "1.0.0"
+
+// The configuration keys, both file keys (Info.Files).
+const (
+	KeyWeights = "weights"
+	KeyFiles   = "files"
+)
+
+// Posterior reads its members from files.
+type Posterior struct{}
+
+// New returns the files posterior.
+func New() *Posterior { return &Posterior{} }
+
+// Info describes the plugin: finite, and its two keys name files.
+func (*Posterior) Info() sdk.Info {
+	return sdk.Info{ID: ID, Version: Version, Summary: "networks read from safetensors files, one member a file (weights or files)",
+		Finite: true, Files: []string{KeyWeights, KeyFiles}}
+}
+
+// Paths returns the file paths of a table, in member order: the one of
+// "weights" or the list of "files". Exactly one of the two keys must be
+// set, and every path must be a non-empty string.
+func Paths(cfg sdk.Config) ([]string, error) {
+	if err := cfg.Only(KeyWeights, KeyFiles); err != nil {
+		return nil, fmt.Errorf("%s: %w", ID, err)
+	}
+	w, hasW := cfg[KeyWeights]
+	f, hasF := cfg[KeyFiles]
+	switch {
+	case hasW && hasF:
+		return nil, fmt.Errorf("%s: key %q and key %q are both set (accepted: one of them: weights = \"w.safetensors\" or files = [\"a.safetensors\", ...])", ID, KeyWeights, KeyFiles)
+	case !hasW && !hasF:
+		return nil, fmt.Errorf("%s: no key %q or %q (accepted: weights = \"w.safetensors\" or files = [\"a.safetensors\", ...])", ID, KeyWeights, KeyFiles)
+	case hasW:
+		s, ok := w.(string)
+		if !ok || s == "" {
+			return nil, fmt.Errorf("%s: key %q is %T %v (accepted: the path of a safetensors file)", ID, KeyWeights, w, w)
+		}
+		return []string{s}, nil
+	}
+	list, ok := f.([]any)
+	if !ok || len(list) == 0 {
+		return nil, fmt.Errorf("%s: key %q is %T %v (accepted: a non-empty list of safetensors file paths)", ID, KeyFiles, f, f)
+	}
+	out := make([]string, len(list))
+	for i, v := range list {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return nil, fmt.Errorf("%s: key %q entry %d is %T %v (accepted: the path of a safetensors file)", ID, KeyFiles, i, v, v)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// Check validates the table and the draws: at most one a file.
+func (*Posterior) Check(cfg sdk.Config, draws int) error {
+	paths, err := Paths(cfg)
+	if err != nil {
+		return err
+	}
+	if draws < 1 || draws > len(paths) {
+		return fmt.Errorf("%s: key \"draws\": %d draws of a finite posterior of %d file(s) (accepted: 1..%d)", ID, draws, len(paths), len(paths))
+	}
+	return nil
+}
+
+// Read reads one weights file of arch a: its parameters and the SHA-256
+// of its bytes (the bytes that were decoded). Errors name the file, and
+// for a tensor that does not fit the tensor and the shape a wants.
+func Read(path string, a nn.Arch) (nn.Params, string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nn.Params{}, "", err
+	}
+	sum := sha256.Sum256(b)
+	f, err := safetensors.Decode(b, path)
+	if err != nil {
+		return nn.Params{}, "", err
+	}
+	p, err := nn.ParamsFromFile(a, f, path)
+	if err != nil {
+		return nn.Params{}, "", err
+	}
+	return p, hex.EncodeToString(sum[:]), nil
+}
+
+// Fit reads the files, in order, against the request's architecture.
+func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	paths, err := Paths(req.Config)
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}, Meta: map[string]string{"members": strconv.Itoa(len(paths))}}
+	for i, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return sdk.Artifact{}, err
+		}
+		p, sum, err := Read(path, req.Arch)
+		if err != nil {
+			return sdk.Artifact{}, fmt.Errorf("%s: member %d: %w", ID, i, err)
+		}
+		a.Tensors[memberName(i)] = p.Data
+		a.Meta["sha256."+strconv.Itoa(i)] = sum
+		if req.Progress != nil {
+			req.Progress(sdk.Progress{Done: i + 1, Total: len(paths), Message: "read " + path})
+		}
+	}
+	return a, nil
+}
+
+func memberName(i int) string { return "member." + strconv.Itoa(i) }
+
+// Sample returns members 0..S-1, in order; the seeds are not used.
+func (*Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	k, err := strconv.Atoi(a.Meta["members"])
+	if err != nil || k < 1 {
+		return nil, fmt.Errorf("%s: the artifact's meta \"members\" is %q (want the number of files, >= 1)", ID, a.Meta["members"])
+	}
+	if len(req.Seeds) > k {
+		return nil, fmt.Errorf("%s: %d draws asked of a finite posterior of %d file(s) (draws must be <= %d)", ID, len(req.Seeds), k, k)
+	}
+	lay, err := nn.NewLayout(a.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ID, err)
+	}
+	out := make([]nn.Params, len(req.Seeds))
+	for s := range out {
+		d, ok := a.Tensors[memberName(s)]
+		if !ok || len(d) != lay.Size {
+			return nil, fmt.Errorf("%s: artifact tensor %s has %d values, arch %q needs %d", ID, memberName(s), len(d), a.Arch.Name, lay.Size)
+		}
+		out[s] = nn.Params{Arch: a.Arch, Data: append([]float32(nil), d...)}
+	}
+	return out, nil
+}
