@@ -42,7 +42,7 @@ func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} 
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: "1.0.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)", Needs: sdk.NeedsProbs}
+	return sdk.Info{ID: ID, Version: "1.1.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)", Needs: sdk.NeedsProbs}
 }
 
 type config struct {
@@ -61,6 +61,9 @@ func parse(cfg sdk.Config) (config, error) {
 	s, err := cfg.IntRange("stride", 1, 1, 1<<20)
 	if err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if s > w {
+		return config{}, fmt.Errorf("%s: key %q: %d is larger than the window (%d), so the samples between windows would never be occluded (accepted: 1 <= stride <= window)", ID, "stride", s, w)
 	}
 	b, err := cfg.Float("baseline", 0)
 	if err != nil {
@@ -97,7 +100,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	}
 	n := m.InputLen()
 	if c.window > m.Arch().InLen {
-		return nil, fmt.Errorf("%s: window %d is longer than the input (%d samples)", ID, c.window, m.Arch().InLen)
+		return nil, fmt.Errorf("%s: key %q: window %d is longer than the input (%d samples)", ID, "window", c.window, m.Arch().InLen)
 	}
 	B := len(req.Targets)
 	if len(req.X) != B*n {

@@ -2,8 +2,10 @@ package occlusion
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
@@ -108,6 +110,20 @@ func TestCheck(t *testing.T) {
 		if err := e.Check(bad); err == nil {
 			t.Errorf("config %v accepted", bad)
 		}
+	}
+	// A stride up to the window covers every sample; one beyond leaves gaps.
+	for _, c := range []struct {
+		window, stride int64
+		ok             bool
+	}{{60, 60, true}, {60, 61, false}, {1, 1, true}, {1, 2, false}, {60, 1, true}} {
+		err := e.Check(sdk.Config{"window": c.window, "stride": c.stride})
+		want := fmt.Sprintf(`explainer.occlusion: key "stride": %d is larger than the window (%d)`, c.stride, c.window)
+		if c.ok && err != nil || !c.ok && (err == nil || !strings.HasPrefix(err.Error(), want)) {
+			t.Errorf("window %d stride %d: %v", c.window, c.stride, err)
+		}
+	}
+	if err := e.Check(sdk.Config{"stride": int64(61)}); err == nil {
+		t.Error("stride 61 beyond the default window 60 accepted")
 	}
 }
 
