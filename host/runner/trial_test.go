@@ -20,15 +20,16 @@ func TestCheckTrial(t *testing.T) {
 	m := inProcess(t)
 	for _, c := range []struct {
 		name, extra, marker string
+		atKey               bool // the error is at the marker's line, else at its table's
 		want                []string
 	}{
-		{"window longer than the input", "\n[[explainer]]\nuse = \"occlusion\"\nlabel = \"w641\"\nwindow = 641\n", "label = \"w641\"",
+		{"window longer than the input", "\n[[explainer]]\nuse = \"occlusion\"\nlabel = \"w641\"\nwindow = 641\n", "window = 641", true,
 			[]string{"[[explainer]] #2 (explainer.occlusion): trial on one input of 640 samples", "window 641 is longer than the input (640 samples)"}},
-		{"band above the draws", "\n[[summary]]\nuse = \"band\"\nk = 1\nl = 3\n", "use = \"band\"",
+		{"band above the draws", "\n[[summary]]\nuse = \"band\"\nk = 1\nl = 3\n", "use = \"band\"", false,
 			[]string{"[[summary]] #3 (summary.band): trial on 2 draws of maps of 640 values", `"l" = 3`, "S = 2"}},
-		{"Grad-CAM on a layer after the pool", "\n[[explainer]]\nuse = \"gradcam\"\nlayer = \"fc1\"\n", "use = \"gradcam\"",
+		{"Grad-CAM on a layer after the pool", "\n[[explainer]]\nuse = \"gradcam\"\nlayer = \"fc1\"\n", "use = \"gradcam\"", false,
 			[]string{"(explainer.gradcam): trial on one input", "fc1"}},
-		{"sound", "", "", nil},
+		{"sound", "", "", false, nil},
 	} {
 		text := tinyRecipe(filepath.Join(dir, "runs"), c.extra)
 		r, err := recipe.Parse("tiny.toml", []byte(text), dir)
@@ -48,9 +49,10 @@ func TestCheckTrial(t *testing.T) {
 				line = i
 			}
 		}
-		// The table's line: the [[...]] header above the marker.
+		// A key's own line when the error names the key, else the table's:
+		// the [[...]] header above the marker.
 		lines := strings.Split(text, "\n")
-		for line > 0 && !strings.HasPrefix(lines[line], "[[") {
+		for line > 0 && !strings.HasPrefix(lines[line], "[[") && !c.atKey {
 			line--
 		}
 		if err == nil {
