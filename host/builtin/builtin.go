@@ -10,6 +10,7 @@ import (
 	"github.com/uaxai/uaxai/plugins/explainer/lime"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
+	"github.com/uaxai/uaxai/plugins/posterior/laplace"
 	"github.com/uaxai/uaxai/plugins/posterior/mcdropout"
 	"github.com/uaxai/uaxai/plugins/summary/agreement"
 	"github.com/uaxai/uaxai/plugins/summary/band"
@@ -26,6 +27,7 @@ func Constructors() []func() sdk.Plugin {
 		func() sdk.Plugin { return ensemble.NewDeterministic() },
 		func() sdk.Plugin { return ensemble.New() },
 		func() sdk.Plugin { return mcdropout.New() },
+		func() sdk.Plugin { return laplace.New() },
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return gradcam.New() },
 		func() sdk.Plugin { return lime.New() },
