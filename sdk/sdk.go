@@ -122,7 +122,10 @@ type Progress struct {
 
 // Artifact is a fitted posterior: the architecture and named float32
 // tensors (ensemble members, a MAP estimate and its precision, ...), plus
-// string metadata. The host stores it as safetensors in its cache.
+// string metadata. The host stores it as safetensors in its cache, and
+// reports Meta with each result row of the posterior (results.json "fit");
+// a Meta entry "note" (say, a calibration that found no root) also goes to
+// the run's notes.
 type Artifact struct {
 	Arch    nn.Arch
 	Tensors map[string][]float32

@@ -63,7 +63,9 @@ type Plan struct {
 	// (posterior, explainer) block, so that a failure later loses nothing.
 	Checkpoint func(*Results) error
 	// CacheKey returns the cache key of a posterior's artifact; nil
-	// disables the cache.
+	// disables the cache. It must not depend on the step's Label or Draws:
+	// the base of a post-hoc posterior (BaseStep) gets its key from it, and
+	// shares it with the recipe's own step of the same plugin and table.
 	CacheKey func(p Step, info sdk.Info) (string, error)
 	// Output, if not nil, receives the per-record results of every set
 	// and band summary after each (posterior, explainer) block; the
@@ -123,6 +125,10 @@ type Row struct {
 	AccuracyBySplit []float64 `json:"accuracy_by_split"`
 	Agg             eval.Agg  `json:"scores"`
 	Records         []Record  `json:"-"`
+
+	// Fit is the posterior's fit metadata, its artifact's Meta (a Laplace
+	// posterior's scale and delta), keys as the plugin names them.
+	Fit map[string]string `json:"fit"`
 }
 
 // Output is what a set or band summary gives under one (posterior,
@@ -193,17 +199,29 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 		}
 		summaries[i] = sm
 	}
-	for _, ps := range p.Posteriors {
+	posts := make([]sdk.Posterior, len(p.Posteriors))
+	for i, ps := range p.Posteriors {
 		post, err := res.Posterior(ctx, ps.ID)
 		if err != nil {
 			return nil, tim, err
 		}
+		posts[i] = post
+	}
+	fits, err := newFitter(ctx, &p, res, cache, obs, tim, posts)
+	if err != nil {
+		return nil, tim, err
+	}
+	for i, ps := range p.Posteriors {
+		post := posts[i]
 		t0 := time.Now()
-		art, err := fitCached(ctx, p, ps, post, cache, obs)
+		art, err := fits.fit(ctx, ps, post)
 		if err != nil {
 			return nil, tim, err
 		}
 		tim["fit "+ps.Label] = time.Since(t0)
+		if n := art.Meta["note"]; n != "" {
+			out.Notes = append(out.Notes, ps.Label+": "+n)
+		}
 		seeds := make([]uint64, ps.Draws)
 		for s := range seeds {
 			seeds[s] = rng.Key(p.Seed, "posterior", ps.ID, -1, s)
@@ -246,6 +264,7 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 			for i := range rows {
 				rows[i].Accuracy = eval.StatOf(acc)
 				rows[i].AccuracyBySplit = acc
+				rows[i].Fit = fitMeta(art)
 				out.Rows = append(out.Rows, rows[i])
 			}
 			out.Notes = append(out.Notes, notes...)
@@ -257,43 +276,6 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 		}
 	}
 	return out, tim, nil
-}
-
-func fitCached(ctx context.Context, p Plan, ps Step, post sdk.Posterior, cache Cache, obs Observer) (sdk.Artifact, error) {
-	key := ""
-	if cache != nil && p.CacheKey != nil {
-		var err error
-		if key, err = p.CacheKey(ps, post.Info()); err != nil {
-			obs.Note(fmt.Sprintf("%s: no cache key (%v): fitting without the cache", ps.Label, err))
-		}
-	}
-	if key != "" {
-		a, ok, err := cache.Get(key)
-		if err != nil {
-			obs.Note(fmt.Sprintf("cache: %v (fitting again)", err))
-		} else if ok {
-			obs.Note(fmt.Sprintf("%s: fitted posterior taken from the cache (%s)", ps.Label, key[:12]))
-			return a, nil
-		}
-	}
-	obs.Stage("fit "+ps.Label, 0)
-	art, err := post.Fit(ctx, sdk.FitRequest{
-		Arch: p.Arch, Train: p.TrainSet, Val: p.ValSet, Training: p.Train, Config: ps.Config,
-		Seed: p.Seed, Workers: p.Workers,
-		Progress: func(pr sdk.Progress) {
-			obs.Stage("fit "+ps.Label, pr.Total)
-			obs.Advance(pr.Done, pr.Message)
-		},
-	})
-	if err != nil {
-		return sdk.Artifact{}, fmt.Errorf("posterior %s: fit: %w", ps.ID, err)
-	}
-	if key != "" {
-		if err := cache.Put(key, art); err != nil {
-			obs.Note(fmt.Sprintf("cache: could not store %s: %v", ps.Label, err))
-		}
-	}
-	return art, nil
 }
 
 // predict returns, per test split and record, the class of the posterior

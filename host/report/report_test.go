@@ -105,6 +105,7 @@ func TestResultsJSONSchema(t *testing.T) {
 		Posterior: "posterior.ensemble", Explainer: "explainer.occlusion", Summary: "summary.mean",
 		Label: "Ens", ExplainerLabel: "occlusion", SummaryLabel: "mean", Draws: 5,
 		Accuracy: eval.StatOf([]float64{0.9, 0.95}), AccuracyBySplit: []float64{0.9, 0.95}, Agg: agg,
+		Fit: map[string]string{"scale": "2.5", "delta": "100"},
 	}}, Notes: []string{"n"}}
 	j, err := ResultsJSON("x", 3, res, "")
 	if err != nil {

@@ -312,6 +312,13 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 			return nil, err
 		}
 		versions[info.ID] = info.Version
+		if info.Base != "" {
+			v, err := checkBase(ctx, res, ref, info)
+			if err != nil {
+				return nil, r.PluginError(ref, err)
+			}
+			versions[info.Base] = v
+		}
 	}
 	for _, ref := range r.Explainers {
 		e, err := res.Explainer(ctx, ref.ID)
@@ -341,6 +348,20 @@ func check(ctx context.Context, r *recipe.Recipe, res *resolver) (map[string]str
 		return nil, err
 	}
 	return versions, nil
+}
+
+// checkBase checks the base of a post-hoc posterior (sdk.Info.Base): it
+// must be available, have no base of its own, and accept the keys of the
+// posterior's table that it gets (BaseKeys). It returns the base's version.
+func checkBase(ctx context.Context, res engine.Plugins, ref recipe.PluginRef, info sdk.Info) (string, error) {
+	bp, bs, err := engine.ResolveBase(ctx, res, steps([]recipe.PluginRef{ref})[0], info)
+	if err != nil {
+		return "", fmt.Errorf("key \"use\": %w", err)
+	}
+	if err := bp.Check(bs.Config, 1); err != nil {
+		return "", fmt.Errorf("its base %s, with the keys %s of this table: %w", info.Base, strings.Join(info.BaseKeys, ", "), err)
+	}
+	return bp.Info().Version, nil
 }
 
 // Run executes a recipe and writes its run directory.

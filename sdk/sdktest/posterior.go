@@ -1,6 +1,7 @@
 package sdktest
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -22,6 +23,10 @@ type PosteriorCase struct {
 	Config   sdk.Config
 	Seed     uint64
 	Draws    int
+	// Base is the fitted artifact of the base posterior, for a post-hoc
+	// posterior (Info.Base): Fit gets a copy of it as FitRequest.Base
+	// and must leave it as it is.
+	Base *sdk.Artifact
 }
 
 // Posterior runs the conformance checks on a posterior (see the package
@@ -48,6 +53,9 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	if err := c.Arch.Validate(); err != nil {
 		h.fatalf("bad case: %v", err)
 	}
+	if info.Base != "" && c.Base == nil {
+		h.fatalf("bad case: a post-hoc posterior (Info.Base %q) needs PosteriorCase.Base, its base's artifact", info.Base)
+	}
 
 	fit := func(p sdk.Posterior, workers int) (sdk.Artifact, []sdk.Progress, error) {
 		var (
@@ -63,7 +71,16 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 				prog = append(prog, p)
 			},
 		}
+		if c.Base != nil {
+			base := cloneArtifact(*c.Base)
+			req.Base = &base
+		}
 		a, err := p.Fit(ctx, req)
+		if c.Base != nil {
+			if d := diffArtifact(*req.Base, *c.Base); d != "" {
+				h.errorf("Fit modified its base artifact (%s); treat the request as read-only", d)
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		return a, slices.Clone(prog), err
@@ -172,4 +189,14 @@ func checkMembers(h *harness, draws []nn.Params, sample func([]uint64) ([]nn.Par
 	} else if d := diffParams(got, draws); d != "" {
 		h.errorf("finite posterior: other seeds gave other draws (%s); draw s must be member s whatever the seeds", d)
 	}
+}
+
+// cloneArtifact returns a deep copy of a.
+func cloneArtifact(a sdk.Artifact) sdk.Artifact {
+	out := sdk.Artifact{Arch: a.Arch, Tensors: map[string][]float32{}, Meta: maps.Clone(a.Meta)}
+	out.Arch.Layers = slices.Clone(a.Arch.Layers)
+	for k, v := range a.Tensors {
+		out.Tensors[k] = slices.Clone(v)
+	}
+	return out
 }

@@ -421,3 +421,40 @@ func TestCheckEdges(t *testing.T) {
 	expect(t, "S < MinDraws", run(t, func(tb testing.TB) { Summary(tb, meanSummary{minDraws: 6}, summaryCase()) }),
 		"bad case: input 0 has 5 draws; the summary declares MinDraws 6")
 }
+
+// postHocPosterior is the noise posterior around its base's "member.0"
+// (Info.Base); broken, it scales the base's tensor in place.
+type postHocPosterior struct {
+	noisePosterior
+	mutates bool
+}
+
+func (postHocPosterior) Info() sdk.Info {
+	return sdk.Info{ID: "posterior.posthoc", Version: "1", Base: "posterior.deterministic", BaseKeys: []string{"seed"}}
+}
+func (p postHocPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	if req.Base == nil {
+		return sdk.Artifact{}, fmt.Errorf("no base")
+	}
+	m := req.Base.Tensors["member.0"]
+	if p.mutates {
+		m[0] *= 2
+	}
+	return sdk.Artifact{Arch: req.Base.Arch, Tensors: map[string][]float32{"base": slices.Clone(m)}}, nil
+}
+
+// TestPostHocPosterior: a post-hoc posterior's case needs its base's
+// artifact, which Fit gets (in process and over the wire) and must not
+// modify.
+func TestPostHocPosterior(t *testing.T) {
+	c := posteriorCase()
+	expect(t, "no base", run(t, func(tb testing.TB) { Posterior(tb, postHocPosterior{}, c) }),
+		`bad case: a post-hoc posterior (Info.Base "posterior.deterministic") needs PosteriorCase.Base`)
+	c.Base = &sdk.Artifact{Arch: tinyArch(), Tensors: map[string][]float32{"member.0": tinyParams(4).Data}, Meta: map[string]string{"seed.0": "4"}}
+	expect(t, "post hoc", run(t, func(tb testing.TB) { Posterior(tb, postHocPosterior{}, c) }))
+	expect(t, "mutates its base", run(t, func(tb testing.TB) { Posterior(tb, postHocPosterior{mutates: true}, c) }),
+		`Fit modified its base artifact (tensor "member.0": index 0:`)
+	if c.Base.Tensors["member.0"][0] != tinyParams(4).Data[0] {
+		t.Error("the case's base artifact was modified: Fit must get a copy")
+	}
+}
