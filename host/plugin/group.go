@@ -38,6 +38,7 @@ const pipeGrace = 500 * time.Millisecond
 //     the group) cannot block the handshake, the reaping or Kill.
 type group struct {
 	name           string // the executable, for go-plugin's logs
+	socketDir      string // go-plugin's directory for the plugin's socket, removed once it is gone
 	cmd            *exec.Cmd
 	stdout, stderr *pipe    // the host's ends
 	outW, errW     *os.File // the child's ends, closed in the host once started
@@ -59,12 +60,15 @@ var errStopped = errors.New("the plugin was stopped before it started")
 
 // newGroup prepares path with args and env (go-plugin's handshake
 // variables included) to start in its own process group, its stdin
-// /dev/null and its stdout and stderr pipes the host reads.
-func newGroup(path string, args, env []string) (*group, error) {
+// /dev/null and its stdout and stderr pipes the host reads. socketDir is
+// the directory go-plugin made for the plugin's socket: it is removed
+// once the plugin is gone (go-plugin's Kill does not, for a plugin that
+// never started).
+func newGroup(path string, args, env []string, socketDir string) (*group, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
 	configureCmd(cmd)
-	g := &group{name: path, cmd: cmd, exited: make(chan struct{})}
+	g := &group{name: path, socketDir: socketDir, cmd: cmd, exited: make(chan struct{})}
 	var err error
 	if g.stdout, g.outW, err = newPipe(); err != nil {
 		return nil, err
@@ -87,10 +91,12 @@ func (g *group) Start(context.Context) error {
 	defer g.closeWriters()
 	if g.stopped {
 		g.closePipes()
+		g.removeSocketDir()
 		return errStopped
 	}
 	if err := g.cmd.Start(); err != nil {
 		g.closePipes()
+		g.removeSocketDir()
 		return err
 	}
 	g.started, g.pid = true, g.cmd.Process.Pid
@@ -111,8 +117,15 @@ func (g *group) reap() {
 	g.mu.Lock()
 	g.reaped, g.waitErr = true, err
 	g.mu.Unlock()
+	g.removeSocketDir()
 	close(g.exited)
 	time.AfterFunc(pipeGrace, g.closePipes)
+}
+
+func (g *group) removeSocketDir() {
+	if g.socketDir != "" {
+		_ = os.RemoveAll(g.socketDir)
+	}
 }
 
 // kill kills the process group now (or keeps it from starting) and

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,14 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The hostile cases mostly wait for a deadline: run more of them at
+	// once than there are cores, unless -test.parallel says otherwise.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "8")
 	}
 	dir, err := os.MkdirTemp("", "uaxai-plugin-test")
 	if err != nil {

@@ -96,6 +96,16 @@ func (p *proc) killFor(reason string) {
 	}
 }
 
+// discard forgets a plugin that died or was killed, so that the next
+// request starts it again, and lets go-plugin release its client.
+func (p *proc) discard() {
+	p.m.forget(p)
+	p.mu.Lock()
+	p.killed = true // its client's connection closes: later calls fail with Canceled
+	p.mu.Unlock()
+	go p.client.Kill()
+}
+
 // isKilled reports whether the host killed the plugin.
 func (p *proc) isKilled() bool {
 	p.mu.Lock()
@@ -144,8 +154,14 @@ func (p *proc) exited(d time.Duration) bool {
 	}
 	select {
 	case <-g.done():
-	case <-time.After(d):
-		return false
+	default:
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-g.done():
+		case <-t.C:
+			return false
+		}
 	}
 	select {
 	case <-g.stderr.ended():
@@ -172,9 +188,9 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: driver.Handshake(),
 		Plugins:         driver.PluginSetWith(driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load}),
-		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
 			// cmd carries the environment go-plugin made for the plugin.
-			g, err := newGroup(sp.path, sp.args, cmd.Env)
+			g, err := newGroup(sp.path, sp.args, cmd.Env, socketDir)
 			if err != nil {
 				return nil, err
 			}
@@ -302,6 +318,12 @@ func (e *procError) Unwrap() error { return e.err }
 // the same.
 func (p *proc) call(ctx context.Context, method string, f func(context.Context) error) error {
 	lim := p.lim.of(method)
+	// A deadline of the caller's own that comes first is the caller's
+	// business: its expiry is no failure of the plugin.
+	callerFirst := false
+	if dl, ok := ctx.Deadline(); ok && !dl.After(time.Now().Add(lim.d)) {
+		callerFirst = true
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var expired atomic.Bool
@@ -313,9 +335,9 @@ func (p *proc) call(ctx context.Context, method string, f func(context.Context) 
 	})
 	err := f(cctx)
 	t.Stop()
-	if expired.Load() || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+	if expired.Load() || errors.Is(err, context.DeadlineExceeded) && !callerFirst {
 		p.killFor(reason)
-		p.m.forget(p)
+		p.discard()
 		return &procError{fmt.Sprintf("%s: %s: no answer within %s; killed its process group", p.what(), method, lim), context.DeadlineExceeded}
 	}
 	return p.wrap(ctx, method, err)
@@ -338,7 +360,7 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	// The connection breaks a moment before the process is reaped.
 	exited := p.exited(time.Second)
 	closed := p.m.isClosed()
-	p.m.forget(p)
+	p.discard()
 	what := p.what()
 	cause := err.Error()
 	var se interface{ GRPCStatus() *status.Status }

@@ -77,9 +77,11 @@ func ScriptMaxStack(memory int64) int {
 //
 // A script that does not load is reported on stderr as one line,
 // scriptErrorPrefix and the quoted error, and the process exits with
-// status 3; otherwise ServeScript serves until the host closes it.
+// status 3; otherwise ServeScript serves until the host closes it. (A
+// build with the race detector sets no memory limit: ThreadSanitizer maps
+// more than any sensible limit.)
 func ServeScript(path string, memory int64, instances int) {
-	if memory > 0 {
+	if memory > 0 && !raceEnabled {
 		debug.SetMemoryLimit(memory / 8 * 7)
 		if err := limitMemory(memory); err != nil {
 			fmt.Fprintf(os.Stderr, "%s%s\n", scriptErrorPrefix, strconv.Quote(fmt.Sprintf("script %s: limiting its memory to %d bytes: %v", path, memory, err)))
