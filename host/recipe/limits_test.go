@@ -89,4 +89,19 @@ script_memory = "512MiB"
 	if n, err := ParseSize("99999999TiB"); err == nil {
 		t.Errorf("ParseSize of an overflowing size = %d", n)
 	}
+	if n, err := ParseSize("8388608TiB"); err == nil { // 2^63: one past the largest int64
+		t.Errorf("ParseSize(2^63 bytes) = %d", n)
+	}
+	// Boundaries: a whole unit is written in that unit; the least memory
+	// is accepted.
+	if s := FormatDuration(time.Hour); s != "1h" {
+		t.Errorf("FormatDuration(1h) = %s", s)
+	}
+	if s := FormatSize(GiB); s != "1GiB" {
+		t.Errorf("FormatSize(1GiB) = %s", s)
+	}
+	r3, err := Parse("least.toml", []byte(minimal+"\n[limits]\nscript_memory = \"256MiB\"\n"), "")
+	if err != nil || r3.Limits.ScriptMemory != MinScriptMemory {
+		t.Errorf("script_memory = the least accepted: %v", err)
+	}
 }
