@@ -81,11 +81,12 @@ type Manager struct {
 	opts Options
 	log  hclog.Logger
 
-	mu     sync.Mutex
-	closed bool
-	lim    Limits
-	slots  map[string]*slot // started (or starting) plugins by ID, scripts by "script <path>"
-	procs  map[*proc]bool   // every live child process
+	mu      sync.Mutex
+	closeMu sync.Mutex // held by Close and Stop while they stop plugins
+	closed  bool
+	lim     Limits
+	slots   map[string]*slot // started (or starting) plugins by ID, scripts by "script <path>"
+	procs   map[*proc]bool   // every live child process
 }
 
 // slot is one plugin ID's started value; ready closes when v or err is set.
@@ -316,17 +317,21 @@ func (m *Manager) Stop() { m.close(true) }
 func (m *Manager) close(now bool) {
 	m.mu.Lock()
 	m.closed = true
-	procs := make([]*proc, 0, len(m.procs))
-	for p := range m.procs {
-		procs = append(procs, p)
-	}
-	m.procs = map[*proc]bool{}
+	procs := m.live()
 	m.mu.Unlock()
-	if now {
+	if now { // at once, even while another Close waits for its plugins
 		for _, p := range procs {
 			p.kill()
 		}
 	}
+	// One closer at a time: a Close that comes while another (or Stop)
+	// is under way returns when that one is done, so the caller's process
+	// never exits with a plugin not yet killed.
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	m.mu.Lock()
+	procs = m.live()
+	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)
@@ -337,6 +342,20 @@ func (m *Manager) close(now bool) {
 		}()
 	}
 	wg.Wait()
+	m.mu.Lock()
+	for _, p := range procs {
+		delete(m.procs, p)
+	}
+	m.mu.Unlock()
+}
+
+// live lists the plugin processes; the caller holds m.mu.
+func (m *Manager) live() []*proc {
+	procs := make([]*proc, 0, len(m.procs))
+	for p := range m.procs {
+		procs = append(procs, p)
+	}
+	return procs
 }
 
 // KillOnSignal arranges for every child to be killed, with its process
