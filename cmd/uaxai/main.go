@@ -36,6 +36,8 @@ usage:
   uaxai bench [--reps 10] [--reference=true] [--ref-n 10]
                                      ms a map of every operator on the paper's network, beside PyTorch's
   uaxai plugin serve ID              (internal) serve a built-in plugin to a host
+  uaxai plugin serve --script PATH [--memory BYTES --instances N]
+                                     (internal) serve a summary script to a host
 `
 
 func main() {
@@ -76,10 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdPlugins(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		if len(args) < 3 || args[1] != "serve" {
-			err = fmt.Errorf("usage: uaxai plugin serve ID")
+			err = fmt.Errorf("usage: uaxai plugin serve ID | --script PATH")
 			break
 		}
-		err = cmdPluginServe(args[2])
+		err = cmdPluginServe(args[2:], stderr)
 	case "data":
 		if len(args) < 2 || args[1] != "generate" {
 			err = fmt.Errorf("usage: uaxai data generate --per-class N --seed S --out DIR")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/plugin"
-	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -26,7 +25,7 @@ func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
 		return nil, fmt.Errorf("locate the uaxai executable to serve built-in plugins: %w", err)
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "uaxai", Output: stderr, Level: hclog.Warn})
-	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger}), nil
+	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger, ScriptOutput: stderr}), nil
 }
 
 func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,8 +40,10 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
 	list, listErr := m.List(ctx) // the binaries that failed are in listErr, and listed
-	list = append(list, listScripts(*scripts, stderr)...)
+	list = append(list, listScripts(ctx, m, *scripts, stderr)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", "ID", "KIND", "VERSION", "SOURCE")
 	for _, e := range list {
@@ -61,27 +62,29 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// listScripts lists the script summaries of dir; a script that does not
-// load is reported on stderr and left out.
-func listScripts(dir string, stderr io.Writer) []plugin.Entry {
-	scripts, errs := script.LoadDir(dir)
-	for _, err := range errs {
-		fmt.Fprintln(stderr, "uaxai: plugins:", err)
-	}
-	out := make([]plugin.Entry, len(scripts))
-	for i, s := range scripts {
-		info := s.Info()
-		out[i] = plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + s.Path()}
+// listScripts lists the script summaries (*.go) of dir, each loaded in a
+// process of its own as a run would; a script that does not load is
+// reported on stderr and left out.
+func listScripts(ctx context.Context, m *plugin.Manager, dir string, stderr io.Writer) []plugin.Entry {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []plugin.Entry
+	for _, f := range files {
+		info, err := m.ProbeScript(ctx, f)
+		if err != nil {
+			fmt.Fprintln(stderr, "uaxai: plugins:", err)
+			continue
+		}
+		out = append(out, plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + f})
 	}
 	return out
 }
 
-// cmdPluginServe serves a built-in; id is "explainer.occlusion" (the ID)
-// or "explainer/occlusion" (DESIGN.md's spelling).
-func cmdPluginServe(id string) error {
+// cmdPluginServe serves a built-in (args: its ID) or a summary script
+// (args: --script PATH ...) to the host that started this process.
+func cmdPluginServe(args []string, stderr io.Writer) error {
 	reg, err := builtin.Registry()
 	if err != nil {
 		return err
 	}
-	return plugin.ServeBuiltin(reg, strings.Replace(id, "/", ".", 1))
+	return plugin.Serve(reg, args, stderr)
 }

@@ -49,6 +49,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
 	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
 		Command: append([]string{"uaxai", "run"}, args...)}
 	if *noCache && *refit {
@@ -69,6 +71,8 @@ func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
 	if err := runner.Check(ctx, r, m); err != nil {
 		return err
 	}

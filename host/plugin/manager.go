@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,8 +41,14 @@ type Options struct {
 	Logger hclog.Logger
 	// InProcess runs built-ins inside the host process (wrapped by the
 	// sdk.Checked* functions, so they behave as remote ones do). For
-	// tests; binaries still run out of process.
+	// tests; binaries and scripts still run out of process.
 	InProcess bool
+	// Limits bound every call to a plugin process (zero fields: the
+	// defaults); SetLimits changes them for what starts after.
+	Limits Limits
+	// ScriptOutput receives what summary scripts print (fmt.Print*);
+	// nil means os.Stderr.
+	ScriptOutput io.Writer
 }
 
 // DefaultDirs returns the plugin directories in search order: flagDirs
@@ -74,10 +81,12 @@ type Manager struct {
 	opts Options
 	log  hclog.Logger
 
-	mu     sync.Mutex
-	closed bool
-	slots  map[string]*slot // started (or starting) plugins by ID
-	procs  map[*proc]bool   // every live child process
+	mu      sync.Mutex
+	closeMu sync.Mutex // held by Close and Stop while they stop plugins
+	closed  bool
+	lim     Limits
+	slots   map[string]*slot // started (or starting) plugins by ID, scripts by "script <path>"
+	procs   map[*proc]bool   // every live child process
 }
 
 // slot is one plugin ID's started value; ready closes when v or err is set.
@@ -98,13 +107,35 @@ func NewManager(reg *Registry, opts Options) *Manager {
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Manager{reg: reg, opts: opts, log: log, slots: map[string]*slot{}, procs: map[*proc]bool{}}
+	return &Manager{reg: reg, opts: opts, log: log, lim: opts.Limits.orDefault(), slots: map[string]*slot{}, procs: map[*proc]bool{}}
+}
+
+// SetLimits sets the limits of the plugins started from now on, and of
+// their calls (zero fields: the defaults). host/runner sets the recipe's.
+func (m *Manager) SetLimits(l Limits) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lim = l.orDefault()
+}
+
+// limits are the current limits.
+func (m *Manager) limits() Limits {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lim
+}
+
+func (m *Manager) scriptOutput() io.Writer {
+	if m.opts.ScriptOutput != nil {
+		return m.opts.ScriptOutput
+	}
+	return os.Stderr
 }
 
 // Posterior returns the posterior plugin id ("posterior.ensemble"),
 // starting it on first use.
 func (m *Manager) Posterior(ctx context.Context, id string) (sdk.Posterior, error) {
-	v, err := m.get(ctx, id, sdk.KindPosterior)
+	v, err := m.plugin(ctx, id, sdk.KindPosterior)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +145,7 @@ func (m *Manager) Posterior(ctx context.Context, id string) (sdk.Posterior, erro
 // Explainer returns the explainer plugin id ("explainer.occlusion"),
 // starting it on first use.
 func (m *Manager) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
-	v, err := m.get(ctx, id, sdk.KindExplainer)
+	v, err := m.plugin(ctx, id, sdk.KindExplainer)
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +155,75 @@ func (m *Manager) Explainer(ctx context.Context, id string) (driver.Explainer, e
 // Summary returns the summary plugin id ("summary.mean"), starting it on
 // first use.
 func (m *Manager) Summary(ctx context.Context, id string) (sdk.Summary, error) {
-	v, err := m.get(ctx, id, sdk.KindSummary)
+	v, err := m.plugin(ctx, id, sdk.KindSummary)
 	if err != nil {
 		return nil, err
 	}
 	return v.(sdk.Summary), nil
+}
+
+// Script returns the summary script at path, served by a process of its
+// own (`uaxai plugin serve --script PATH`, the executable of
+// Options.Exe), started on first use. The process runs the script in
+// yaegi with at most Limits.ScriptMemory of memory, and instances
+// interpreters (so that many calls run at once; each has its own
+// globals). A script that crashes, overflows its stack or runs out of
+// memory ends that process only: the call's error names the script's ID
+// and path, and the next request starts it again. A script that does not
+// load gives its own error (with the line, for syntax, type and import
+// errors).
+func (m *Manager) Script(ctx context.Context, path string, instances int) (sdk.Summary, error) {
+	v, err := m.get(ctx, "script "+path, func() (any, *proc, error) { return m.startScript(ctx, path, instances) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(sdk.Summary), nil
+}
+
+// ProbeScript starts the script at path in its own process, as Script
+// does, asks its Info and stops it.
+func (m *Manager) ProbeScript(ctx context.Context, path string) (sdk.Info, error) {
+	v, p, err := m.startScript(ctx, path, 1)
+	if err != nil {
+		return sdk.Info{}, err
+	}
+	info := v.(sdk.Plugin).Info()
+	m.mu.Lock()
+	delete(m.procs, p)
+	m.mu.Unlock()
+	p.stop()
+	return info, nil
+}
+
+// startScript starts a script process.
+func (m *Manager) startScript(ctx context.Context, path string, instances int) (any, *proc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("summary script %s: %w", path, err)
+	}
+	if st, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("script %s: %w", path, err)
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("script %s: not a regular file", path)
+	}
+	exe, err := m.exe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("summary script %s: %w", path, err)
+	}
+	args := []string{"plugin", "serve", "--script", path,
+		"--memory", strconv.FormatInt(m.limits().ScriptMemory, 10), "--instances", strconv.Itoa(max(instances, 1))}
+	return m.launch(ctx, spec{kind: sdk.KindSummary, path: exe, args: args, source: "script " + path, script: path})
+}
+
+// exe is the uaxai executable that serves built-ins and scripts.
+func (m *Manager) exe() (string, error) {
+	if m.opts.Exe != "" {
+		return m.opts.Exe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the uaxai executable to serve built-ins and scripts: %w", err)
+	}
+	return exe, nil
 }
 
 // Entry is one plugin as `uaxai plugins` lists it. Source is "built-in"
@@ -192,7 +287,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 				info, err = m.probe(ctx, id, kind, path)
 			} else {
 				var v any
-				if v, err = m.get(ctx, id, kind); err == nil {
+				if v, err = m.plugin(ctx, id, kind); err == nil {
 					info = v.(sdk.Plugin).Info()
 				}
 			}
@@ -208,54 +303,88 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 	return out, errors.Join(errs...)
 }
 
-// Close kills every plugin process the Manager started and makes later
-// requests fail. It is safe to call more than once.
-func (m *Manager) Close() {
+// Close stops every plugin process the Manager started, with everything
+// each started (its process group), and makes later requests fail. A
+// plugin is asked to exit and killed if it has not within a few seconds;
+// one that is still starting is killed at once. It is safe to call more
+// than once.
+func (m *Manager) Close() { m.close(false) }
+
+// Stop is Close without asking: every plugin's process group is killed
+// at once, also while it starts. KillOnSignal uses it.
+func (m *Manager) Stop() { m.close(true) }
+
+func (m *Manager) close(now bool) {
 	m.mu.Lock()
 	m.closed = true
-	procs := make([]*proc, 0, len(m.procs))
-	for p := range m.procs {
-		procs = append(procs, p)
+	procs := m.live()
+	m.mu.Unlock()
+	if now { // at once, even while another Close waits for its plugins
+		for _, p := range procs {
+			p.kill()
+		}
 	}
-	m.procs = map[*proc]bool{}
+	// One closer at a time: a Close that comes while another (or Stop)
+	// is under way returns when that one is done, so the caller's process
+	// never exits with a plugin not yet killed.
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	m.mu.Lock()
+	procs = m.live()
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.client.Kill()
+			p.stop()
 			m.log.Debug("plugin stopped", "plugin", p.id, "source", p.source, "pid", p.pid)
 		}()
 	}
 	wg.Wait()
+	m.mu.Lock()
+	for _, p := range procs {
+		delete(m.procs, p)
+	}
+	m.mu.Unlock()
 }
 
-// KillOnSignal arranges for every child to be killed, as Close does, as
-// soon as the process receives SIGINT or SIGTERM or ctx is done. It
-// returns a context that is cancelled at that moment, for the caller to
-// stop its work and exit, and a function that releases the signal
-// handler (without closing the Manager). The command line uses it as
+// live lists the plugin processes; the caller holds m.mu.
+func (m *Manager) live() []*proc {
+	procs := make([]*proc, 0, len(m.procs))
+	for p := range m.procs {
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// KillOnSignal arranges for every child to be killed, with its process
+// group, as Stop does, as soon as the process receives SIGINT or SIGTERM
+// or ctx is done, even while a plugin starts. It returns a context that
+// is cancelled at that moment, for the caller to stop its work and exit,
+// and a function that releases the signal handler (without closing the
+// Manager). The command line uses it as
 //
 //	ctx, stop := m.KillOnSignal(ctx)
 //	defer stop()
 //	defer m.Close()
 //
-// After the first signal, a second one is caught as well until stop is
-// called; the caller should return promptly once ctx is done.
+// The handler is released at the first signal as well, so that a second
+// one has its default effect (the host exits at once).
 func (m *Manager) KillOnSignal(ctx context.Context) (context.Context, func()) {
 	sctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	released := make(chan struct{})
 	go func() {
 		select {
 		case <-sctx.Done():
+			cancel() // the next signal is not caught here
 			select {
 			case <-released:
 				return
 			default:
 			}
 			m.log.Info("stopping every plugin", "reason", context.Cause(sctx))
-			m.Close()
+			m.Stop()
 		case <-released:
 		}
 	}()
@@ -274,8 +403,8 @@ func (m *Manager) isClosed() bool {
 	return m.closed
 }
 
-// get returns the running plugin id of kind want, starting it once.
-func (m *Manager) get(ctx context.Context, id string, want sdk.Kind) (any, error) {
+// plugin returns the running plugin id of kind want, starting it once.
+func (m *Manager) plugin(ctx context.Context, id string, want sdk.Kind) (any, error) {
 	kind, _, err := sdk.ParseID(id)
 	if err != nil {
 		return nil, fmt.Errorf("%w (known plugins: %s)", err, listIDs(m.knownIDs()))
@@ -283,21 +412,26 @@ func (m *Manager) get(ctx context.Context, id string, want sdk.Kind) (any, error
 	if kind != want {
 		return nil, fmt.Errorf("plugin %q is of kind %s, not %s", id, kind, want)
 	}
+	return m.get(ctx, id, func() (any, *proc, error) { return m.start(ctx, id, kind) })
+}
+
+// get returns the value of slot key, starting it once with start.
+func (m *Manager) get(ctx context.Context, key string, start func() (any, *proc, error)) (any, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("plugin %q: the plugin manager is closed", id)
+		return nil, fmt.Errorf("%s: the plugin manager is closed", key)
 	}
-	s, ok := m.slots[id]
+	s, ok := m.slots[key]
 	if !ok {
 		s = &slot{ready: make(chan struct{})}
-		m.slots[id] = s
+		m.slots[key] = s
 		m.mu.Unlock()
-		s.v, s.p, s.err = m.start(ctx, id, kind)
+		s.v, s.p, s.err = start()
 		if s.err != nil {
 			m.mu.Lock()
-			if m.slots[id] == s {
-				delete(m.slots, id)
+			if m.slots[key] == s {
+				delete(m.slots, key)
 			}
 			m.mu.Unlock()
 		}
@@ -309,17 +443,19 @@ func (m *Manager) get(ctx context.Context, id string, want sdk.Kind) (any, error
 	case <-s.ready:
 		return s.v, s.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("plugin %q: %w", id, ctx.Err())
+		return nil, fmt.Errorf("%s: %w", key, ctx.Err())
 	}
 }
 
-// forget drops a dead process's slot so that the next request restarts
-// the plugin.
+// forget drops a dead (or killed) process's slot so that the next
+// request restarts the plugin.
 func (m *Manager) forget(p *proc) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s, ok := m.slots[p.id]; ok && s.p == p {
-		delete(m.slots, p.id)
+	for key, s := range m.slots {
+		if s.p == p {
+			delete(m.slots, key)
+		}
 	}
 	delete(m.procs, p)
 }
@@ -348,17 +484,15 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 			v, err := inProcess(b)
 			return v, nil, err
 		}
-		exe := m.opts.Exe
-		if exe == "" {
-			if exe, err = os.Executable(); err != nil {
-				return nil, nil, fmt.Errorf("plugin %q: finding the uaxai executable to serve built-ins: %w", id, err)
-			}
+		exe, err := m.exe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugin %q: %w", id, err)
 		}
-		return m.launch(id, kind, exec.Command(exe, "plugin", "serve", id), "built-in")
+		return m.launch(ctx, spec{id: id, kind: kind, path: exe, args: []string{"plugin", "serve", id}, source: "built-in"})
 	}
 	bins, scanErr := m.binaries()
 	if paths := bins[id]; len(paths) > 0 {
-		return m.launch(id, kind, exec.Command(paths[0]), paths[0])
+		return m.launch(ctx, spec{id: id, kind: kind, path: paths[0], source: paths[0]})
 	}
 	ids := m.reg.IDs()
 	for bid := range bins {
@@ -467,7 +601,7 @@ func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, path stri
 	if err := ctx.Err(); err != nil {
 		return sdk.Info{}, err
 	}
-	v, p, err := m.launch(id, kind, exec.Command(path), path)
+	v, p, err := m.launch(ctx, spec{id: id, kind: kind, path: path, source: path})
 	if err != nil {
 		return sdk.Info{}, err
 	}
@@ -475,6 +609,6 @@ func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, path stri
 	m.mu.Lock()
 	delete(m.procs, p)
 	m.mu.Unlock()
-	p.client.Kill()
+	p.stop()
 	return info, nil
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,21 +23,30 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// testBin and gradinputBin are the plugin binaries TestMain builds: the
-// test plugin and the example third-party plugin (test-only state).
-var testBin, gradinputBin string
+// testBin, gradinputBin and hostileBin are the plugin binaries TestMain
+// builds: the test plugin, the example third-party plugin and the plugin
+// that misbehaves on purpose (test-only state).
+var testBin, gradinputBin, hostileBin string
 
 // TestMain serves a built-in when the test binary is re-executed as
 // `<test binary> plugin serve <id>` by a Manager (the go-plugin magic
 // cookie is then set), and otherwise builds the testplugin binary once
 // and runs the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv("UAXAI_PLUGIN") != "" && len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
-		if err := ServeBuiltin(testRegistry(), os.Args[3]); err != nil {
+	if os.Getenv("UAXAI_PLUGIN") != "" && len(os.Args) > 3 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
+		if err := Serve(testRegistry(), os.Args[3:], os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The hostile cases mostly wait for a deadline: run more of them at
+	// once than there are cores, unless -test.parallel says otherwise.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "8")
 	}
 	dir, err := os.MkdirTemp("", "uaxai-plugin-test")
 	if err != nil {
@@ -44,8 +54,9 @@ func TestMain(m *testing.M) {
 	}
 	testBin = filepath.Join(dir, "testplugin")
 	gradinputBin = filepath.Join(dir, "uaxai-explainer-gradinput")
+	hostileBin = filepath.Join(dir, "hostile")
 	out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./internal/testplugin", "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput").CombinedOutput()
+		"./internal/testplugin", "./internal/testplugin/hostile", "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the test plugin: %v\n%s", err, out)
 		os.Exit(1)

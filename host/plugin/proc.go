@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,81 +27,267 @@ import (
 // proc is one running plugin process.
 type proc struct {
 	m      *Manager
-	id     string
-	source string // "built-in" or the binary's path
+	id     string // the plugin's ID (a script's: set once it answered Info)
+	source string // "built-in", the binary's path, or "script <path>"
+	script string // a script's path
 	client *goplugin.Client
-	pid    int
 	stderr *tail
+	lim    Limits
+
+	mu     sync.Mutex
+	g      *group // nil until go-plugin asks for the runner
+	killed bool   // kill was called (before or after g was set)
+	reason string // why the host killed it, for the calls that fail with it
+	pid    int
 }
 
-// launch starts cmd as the plugin id and dispenses its client, checking
-// that it serves the expected ID.
-func (m *Manager) launch(id string, kind sdk.Kind, cmd *exec.Cmd, source string) (any, *proc, error) {
-	configureCmd(cmd)
-	p := &proc{m: m, id: id, source: source, stderr: &tail{}}
+// spec says what to start.
+type spec struct {
+	id     string // the expected ID; "" for a script (any summary)
+	kind   sdk.Kind
+	path   string // the executable
+	args   []string
+	source string
+	script string // the script's path, for a script
+}
+
+// name names the plugin in messages before it is known to work.
+func (s spec) name() string {
+	if s.script != "" {
+		return "summary script " + s.script
+	}
+	return fmt.Sprintf("plugin %q (%s)", s.id, s.source)
+}
+
+// what names a started plugin in messages: ID, source and pid.
+func (p *proc) what() string {
+	return fmt.Sprintf("%s (%s, pid %d)", p.id, p.source, p.pid)
+}
+
+// setGroup records the process group go-plugin is about to start; if
+// kill came first, the group never starts.
+func (p *proc) setGroup(g *group) {
+	p.mu.Lock()
+	p.g = g
+	killed := p.killed
+	p.mu.Unlock()
+	if killed {
+		g.kill()
+	}
+}
+
+// kill kills the plugin's process group now, whatever go-plugin is doing
+// (it holds its client's lock through the whole handshake). It does not
+// wait.
+func (p *proc) kill() { p.killFor("") }
+
+// killFor kills the process group and records why, for the calls that
+// fail because of it.
+func (p *proc) killFor(reason string) {
+	p.mu.Lock()
+	p.killed = true
+	if reason != "" && p.reason == "" {
+		p.reason = reason
+	}
+	g := p.g
+	p.mu.Unlock()
+	if g != nil {
+		g.kill()
+	}
+}
+
+// discard forgets a plugin that died or was killed, so that the next
+// request starts it again, and lets go-plugin release its client.
+func (p *proc) discard() {
+	p.m.forget(p)
+	p.mu.Lock()
+	p.killed = true // its client's connection closes: later calls fail with Canceled
+	p.mu.Unlock()
+	go p.client.Kill()
+}
+
+// isKilled reports whether the host killed the plugin.
+func (p *proc) isKilled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
+}
+
+// killedFor is the reason the host killed the plugin, or "".
+func (p *proc) killedFor() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reason
+}
+
+// closeGrace is how long stop lets a plugin exit by itself (go-plugin
+// asks it to, and waits up to 2 s) before its group is killed.
+const closeGrace = 3 * time.Second
+
+// stop ends the plugin: go-plugin's Client.Kill (which asks the plugin
+// to exit, then kills it), bounded by closeGrace, then the group. It
+// returns once go-plugin is done with the process.
+func (p *proc) stop() {
+	done := make(chan struct{})
+	go func() {
+		p.client.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		p.kill()
+		<-done
+	}
+	p.kill() // a grandchild that outlived the plugin: its group was killed when the plugin exited
+}
+
+// exited waits up to d for the process to have exited and been reaped,
+// and then briefly for its stderr to be read to the end, so that a
+// message can quote it. It reports whether the process has exited.
+func (p *proc) exited(d time.Duration) bool {
+	p.mu.Lock()
+	g := p.g
+	p.mu.Unlock()
+	if g == nil {
+		return p.client.Exited()
+	}
+	select {
+	case <-g.done():
+	default:
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-g.done():
+		case <-t.C:
+			return false
+		}
+	}
+	select {
+	case <-g.stderr.ended():
+	case <-time.After(2 * pipeGrace):
+	}
+	return true
+}
+
+// launch starts sp and dispenses its client, checking that it serves the
+// expected ID. Starting is bounded by the handshake limit and by ctx:
+// past either, the process group is killed, which ends the handshake
+// whatever the plugin (or a grandchild holding its stdout) does.
+func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
+	lim := m.limits()
+	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim}
+	log := m.log.Named(sp.id)
+	if sp.script != "" {
+		log = m.log.Named("script")
+	}
+	syncStderr := &lineLog{log: log, stream: "stderr", tail: p.stderr}
+	if sp.script != "" {
+		syncStderr.out = m.scriptOutput()
+	}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  driver.Handshake(),
-		Plugins:          driver.PluginSet(),
-		Cmd:              cmd,
+		HandshakeConfig: driver.Handshake(),
+		Plugins:         driver.PluginSetWith(driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load}),
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			// cmd carries the environment go-plugin made for the plugin.
+			g, err := newGroup(sp.path, sp.args, cmd.Env, socketDir)
+			if err != nil {
+				return nil, err
+			}
+			p.setGroup(g)
+			return g, nil
+		},
+		StartTimeout:     2*lim.Handshake + 5*time.Second, // a backstop: the watchdog below comes first
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		GRPCDialOptions:  driver.DialOptions(),
-		Logger:           m.log.Named(id),
+		Logger:           clientLog{log, p},
 		Stderr:           p.stderr,
-		SyncStdout:       &lineLog{log: m.log.Named(id), stream: "stdout"},
-		SyncStderr:       &lineLog{log: m.log.Named(id), stream: "stderr", tail: p.stderr},
+		SyncStdout:       &lineLog{log: log, stream: "stdout"},
+		SyncStderr:       syncStderr,
 	})
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, nil, fmt.Errorf("plugin %q: the plugin manager is closed", id)
+		return nil, nil, fmt.Errorf("%s: the plugin manager is closed", sp.name())
 	}
 	m.procs[p] = true
 	m.mu.Unlock()
 	// fail stops the process and returns the error msg makes, once the
-	// process's stderr has been read (go-plugin drains it before it marks
-	// the process exited), so that the message can quote it.
+	// process's stderr has been read, so that the message can quote it.
 	fail := func(msg func() error) (any, *proc, error) {
-		p.client.Kill()
-		for i := 0; i < 40 && !p.client.Exited(); i++ {
-			time.Sleep(25 * time.Millisecond)
-		}
+		p.kill()
+		p.exited(time.Second)
+		p.stop()
 		m.mu.Lock()
 		delete(m.procs, p)
 		m.mu.Unlock()
 		return nil, nil, msg()
 	}
 
+	// The watchdog of the handshake.
+	const (
+		running = iota
+		timedOut
+		cancelled
+	)
+	var why atomic.Int32
+	started := make(chan struct{})
+	go func() {
+		t := time.NewTimer(lim.Handshake)
+		defer t.Stop()
+		select {
+		case <-started:
+		case <-t.C:
+			why.Store(timedOut)
+			p.kill()
+		case <-ctx.Done():
+			why.Store(cancelled)
+			p.kill()
+		}
+	}()
+	var raw any
 	rpc, err := p.client.Client()
+	if err == nil {
+		raw, err = rpc.Dispense(string(sp.kind))
+	}
+	close(started)
+	p.mu.Lock()
+	if p.g != nil {
+		p.pid = p.g.pid
+	}
+	p.mu.Unlock()
 	if err != nil {
 		return fail(func() error {
-			return fmt.Errorf("starting plugin %q (%s): %w%s", id, source, err, p.stderr.suffix())
-		})
-	}
-	if rc := p.client.ReattachConfig(); rc != nil {
-		p.pid = rc.Pid
-	}
-	raw, err := rpc.Dispense(string(kind))
-	if err != nil {
-		return fail(func() error {
-			return fmt.Errorf("plugin %q (%s, pid %d): %w%s", id, source, p.pid, err, p.stderr.suffix())
+			switch {
+			case why.Load() == timedOut || strings.Contains(err.Error(), "timeout while waiting for plugin to start"):
+				return fmt.Errorf("starting %s: no handshake within %s; killed its process group%s", sp.name(), lim.of(""), p.stderr.suffix())
+			case why.Load() == cancelled:
+				return fmt.Errorf("starting %s: %w", sp.name(), context.Cause(ctx))
+			case sp.script != "" && p.stderr.loadError() != "":
+				return errors.New(p.stderr.loadError())
+			}
+			return fmt.Errorf("starting %s: %w%s", sp.name(), err, p.stderr.suffix())
 		})
 	}
 	pl, ok := raw.(sdk.Plugin)
 	if !ok {
-		return fail(func() error { return fmt.Errorf("plugin %q (%s): dispensed %T, not a plugin", id, source, raw) })
+		return fail(func() error { return fmt.Errorf("%s: dispensed %T, not a plugin", sp.name(), raw) })
 	}
-	if got := pl.Info().ID; got != id {
-		if source == "built-in" {
-			return fail(func() error {
-				return fmt.Errorf("built-in %q serves plugin %q: the registry and the plugin's Info disagree", id, got)
-			})
-		}
+	got := pl.Info().ID
+	switch {
+	case sp.script != "":
+		p.id = got
+	case got != sp.id && sp.source == "built-in":
+		return fail(func() error {
+			return fmt.Errorf("built-in %q serves plugin %q: the registry and the plugin's Info disagree", sp.id, got)
+		})
+	case got != sp.id:
 		return fail(func() error {
 			return fmt.Errorf("plugin binary %s serves %q, but its file name says %q; rename it %s%s",
-				source, got, id, BinaryPrefix, strings.Replace(got, ".", "-", 1))
+				sp.source, got, sp.id, BinaryPrefix, strings.Replace(got, ".", "-", 1))
 		})
 	}
-	m.log.Debug("plugin started", "plugin", id, "source", source, "pid", p.pid)
+	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid)
 	switch v := raw.(type) {
 	case sdk.Posterior:
 		return remotePosterior{v, p}, p, nil
@@ -106,7 +296,7 @@ func (m *Manager) launch(id string, kind sdk.Kind, cmd *exec.Cmd, source string)
 	case sdk.Summary:
 		return remoteSummary{v, p}, p, nil
 	}
-	return fail(func() error { return fmt.Errorf("plugin %q (%s): dispensed %T, not a plugin", id, source, raw) })
+	return fail(func() error { return fmt.Errorf("%s: dispensed %T, not a plugin", sp.name(), raw) })
 }
 
 // procError is a plugin process failure: its text names the plugin, the
@@ -119,57 +309,105 @@ type procError struct {
 func (e *procError) Error() string { return e.msg }
 func (e *procError) Unwrap() error { return e.err }
 
-// wrap turns the error of a call that failed because the process died
-// (or is unreachable) into one that says so.
-func (p *proc) wrap(method string, err error) error {
+// call runs one call of the plugin under its limit (Limits.of(method)).
+// Past the limit the plugin's process group is killed, which ends the
+// call (and every other call under way in that process), and the error
+// names the plugin, the call and the limit; the next request for the
+// plugin starts it again. Calls without a context of their own (Check,
+// Release) are bounded by the driver with the same limit, which counts
+// the same.
+func (p *proc) call(ctx context.Context, method string, f func(context.Context) error) error {
+	lim := p.lim.of(method)
+	// A deadline of the caller's own that comes first is the caller's
+	// business: its expiry is no failure of the plugin.
+	callerFirst := false
+	if dl, ok := ctx.Deadline(); ok && !dl.After(time.Now().Add(lim.d)) {
+		callerFirst = true
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var expired atomic.Bool
+	reason := fmt.Sprintf("%s had no answer within %s", method, lim)
+	t := time.AfterFunc(lim.d, func() {
+		expired.Store(true)
+		p.killFor(reason)
+		cancel()
+	})
+	err := f(cctx)
+	t.Stop()
+	if expired.Load() || errors.Is(err, context.DeadlineExceeded) && !callerFirst {
+		p.killFor(reason)
+		p.discard()
+		return &procError{fmt.Sprintf("%s: %s: no answer within %s; killed its process group", p.what(), method, lim), context.DeadlineExceeded}
+	}
+	return p.wrap(ctx, method, err)
+}
+
+// wrap turns the error of a call that failed because the process died,
+// was killed or is unreachable into one that says so. ctx is the
+// caller's: a call it cancelled is not a failure of the process.
+func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if status.Code(err) != codes.Unavailable && !p.client.Exited() {
+	switch code := status.Code(err); {
+	case code == codes.Unavailable, p.exited(0):
+	case code == codes.Canceled && ctx.Err() == nil && (p.isKilled() || p.m.isClosed()):
+		// the host closed the connection (Close, Stop, a deadline)
+	default:
 		return err
 	}
 	// The connection breaks a moment before the process is reaped.
-	exited := p.client.Exited()
-	for i := 0; !exited && i < 40; i++ {
-		time.Sleep(25 * time.Millisecond)
-		exited = p.client.Exited()
-	}
+	exited := p.exited(time.Second)
 	closed := p.m.isClosed()
-	p.m.forget(p)
-	what := fmt.Sprintf("%s (%s, pid %d)", p.id, p.source, p.pid)
+	p.discard()
+	what := p.what()
 	cause := err.Error()
 	var se interface{ GRPCStatus() *status.Status }
 	if errors.As(err, &se) {
 		cause = se.GRPCStatus().Message()
 	}
-	switch {
+	switch reason := p.killedFor(); {
+	case reason != "":
+		return &procError{fmt.Sprintf("%s was killed during %s: its %s", what, method, reason), err}
 	case closed:
 		return &procError{fmt.Sprintf("%s was stopped during %s: the host is shutting down", what, method), err}
+	case exited && p.script != "":
+		if why := p.stderr.fatal(); why != "" {
+			return &procError{fmt.Sprintf("%s died during %s: %s%s", what, method, why, scriptHint(why, p.lim)), err}
+		}
+		return &procError{fmt.Sprintf("%s exited unexpectedly during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
 	case exited:
 		return &procError{fmt.Sprintf("%s exited unexpectedly during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
 	}
 	return &procError{fmt.Sprintf("%s is unreachable during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
 }
 
-// remotePosterior, remoteExplainer and remoteSummary add process failure
-// detection to the driver's clients.
+// remotePosterior, remoteExplainer and remoteSummary add deadlines and
+// process failure detection to the driver's clients.
 type remotePosterior struct {
 	sdk.Posterior
 	p *proc
 }
 
 func (r remotePosterior) Check(cfg sdk.Config, draws int) error {
-	return r.p.wrap("Check", r.Posterior.Check(cfg, draws))
+	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Posterior.Check(cfg, draws) })
 }
 
-func (r remotePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
-	a, err := r.Posterior.Fit(ctx, req)
-	return a, r.p.wrap("Fit", err)
+func (r remotePosterior) Fit(ctx context.Context, req sdk.FitRequest) (a sdk.Artifact, err error) {
+	err = r.p.call(ctx, "Fit", func(ctx context.Context) (err error) {
+		a, err = r.Posterior.Fit(ctx, req)
+		return err
+	})
+	return a, err
 }
 
-func (r remotePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
-	d, err := r.Posterior.Sample(ctx, a, req)
-	return d, r.p.wrap("Sample", err)
+func (r remotePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) (d []nn.Params, err error) {
+	err = r.p.call(ctx, "Sample", func(ctx context.Context) (err error) {
+		d, err = r.Posterior.Sample(ctx, a, req)
+		return err
+	})
+	return d, err
 }
 
 type remoteExplainer struct {
@@ -178,13 +416,17 @@ type remoteExplainer struct {
 }
 
 func (r remoteExplainer) Check(cfg sdk.Config) error {
-	return r.p.wrap("Check", r.Explainer.Check(cfg))
+	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Explainer.Check(cfg) })
 }
 
 func (r remoteExplainer) Load(ctx context.Context, draw nn.Params) (driver.Model, error) {
-	m, err := r.Explainer.Load(ctx, draw)
+	var m driver.Model
+	err := r.p.call(ctx, "Load", func(ctx context.Context) (err error) {
+		m, err = r.Explainer.Load(ctx, draw)
+		return err
+	})
 	if err != nil {
-		return nil, r.p.wrap("Load", err)
+		return nil, err
 	}
 	return remoteModel{m, r.p}, nil
 }
@@ -194,12 +436,17 @@ type remoteModel struct {
 	p *proc
 }
 
-func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
-	maps, err := r.Model.Explain(ctx, req)
-	return maps, r.p.wrap("Explain", err)
+func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps [][]float64, err error) {
+	err = r.p.call(ctx, "Explain", func(ctx context.Context) (err error) {
+		maps, err = r.Model.Explain(ctx, req)
+		return err
+	})
+	return maps, err
 }
 
-func (r remoteModel) Close() error { return r.p.wrap("Release", r.Model.Close()) }
+func (r remoteModel) Close() error {
+	return r.p.call(context.Background(), "Release", func(context.Context) error { return r.Model.Close() })
+}
 
 type remoteSummary struct {
 	sdk.Summary
@@ -207,12 +454,15 @@ type remoteSummary struct {
 }
 
 func (r remoteSummary) Check(cfg sdk.Config) error {
-	return r.p.wrap("Check", r.Summary.Check(cfg))
+	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Summary.Check(cfg) })
 }
 
-func (r remoteSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
-	res, err := r.Summary.Summarise(ctx, draws, cfg)
-	return res, r.p.wrap("Summarise", err)
+func (r remoteSummary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) (res []sdk.Result, err error) {
+	err = r.p.call(ctx, "Summarise", func(ctx context.Context) (err error) {
+		res, err = r.Summary.Summarise(ctx, draws, cfg)
+		return err
+	})
+	return res, err
 }
 
 // tail keeps the last lines a plugin wrote to stderr that are not JSON
@@ -223,6 +473,21 @@ type tail struct {
 	cur     []byte
 	lines   []string
 	inPanic bool
+	loadErr string // a script process's load error (scriptErrorPrefix)
+}
+
+// scriptErrorPrefix starts the line a script process writes to stderr
+// when the script does not load, followed by the error quoted as a Go
+// string; the process then exits with status 3. The host returns that
+// error as it is: it names the script, and the line for syntax, type and
+// import errors.
+const scriptErrorPrefix = "uaxai: script load error: "
+
+// loadError is the load error a script process reported, or "".
+func (t *tail) loadError() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.loadErr
 }
 
 const (
@@ -244,8 +509,12 @@ func (t *tail) Write(b []byte) (int, error) {
 		line := string(bytes.TrimSpace(t.cur))
 		t.cur = t.cur[:0]
 		switch {
+		case strings.HasPrefix(line, scriptErrorPrefix):
+			if msg, err := strconv.Unquote(strings.TrimPrefix(line, scriptErrorPrefix)); err == nil {
+				t.loadErr = msg
+			}
 		case line == "" || strings.HasPrefix(line, "{"):
-		case strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: "):
+		case !t.inPanic && crashLine(line):
 			t.lines, t.inPanic = []string{line}, true
 		case t.inPanic:
 			if len(t.lines) < tailLines {
@@ -259,6 +528,40 @@ func (t *tail) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// crashLine reports whether line starts a Go panic, a fatal error of the
+// Go runtime, or a crash by a signal (as when the runtime cannot start a
+// thread for want of memory).
+func crashLine(line string) bool {
+	for _, p := range []string{"panic: ", "fatal error: ", "runtime/cgo: ", "SIGABRT: ", "SIGSEGV: ", "SIGBUS: ", "SIGILL: ", "SIGFPE: "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// fatal is the first line of the Go panic or fatal error the plugin
+// wrote, or "".
+func (t *tail) fatal() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inPanic && len(t.lines) > 0 {
+		return t.lines[0]
+	}
+	return ""
+}
+
+// scriptHint says what a script process's fatal error means.
+func scriptHint(fatal string, lim Limits) string {
+	switch {
+	case strings.Contains(fatal, "stack overflow"):
+		return fmt.Sprintf(" (the script recursed too deep: a script's stacks are limited to %dMiB)", ScriptMaxStack(lim.ScriptMemory)>>20)
+	case strings.Contains(fatal, "out of memory") || strings.Contains(fatal, "cannot allocate memory") || strings.Contains(fatal, "pthread_create failed"):
+		return fmt.Sprintf(" (the script needed more memory than limits.script_memory, %dMiB)", lim.ScriptMemory>>20)
+	}
+	return ""
 }
 
 // suffix is "" or "; its last stderr lines: ..." for an error message.
@@ -277,10 +580,13 @@ func (t *tail) suffix() string {
 
 // lineLog logs what a plugin writes to its (go-plugin redirected) stdout
 // and stderr, line by line at debug level, and feeds stderr to the tail.
+// With out set (a script's stderr: what the script prints), the lines go
+// there instead of the log.
 type lineLog struct {
 	log    hclog.Logger
 	stream string
 	tail   *tail
+	out    io.Writer
 	mu     sync.Mutex
 	cur    []byte
 }
@@ -299,7 +605,11 @@ func (l *lineLog) Write(b []byte) (int, error) {
 			}
 			continue
 		}
-		l.log.Debug(string(l.cur), "stream", l.stream)
+		if l.out != nil {
+			_, _ = l.out.Write(append(l.cur, '\n'))
+		} else {
+			l.log.Debug(string(l.cur), "stream", l.stream)
+		}
 		l.cur = l.cur[:0]
 	}
 	return len(b), nil

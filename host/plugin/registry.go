@@ -11,10 +11,18 @@
 // in the plugin directories (see DefaultDirs); they serve the plugin
 // <kind>.<name>.
 //
-// Every plugin is started once and reused; Close kills them all. The
-// command line arranges for Close to run on SIGINT and SIGTERM too (see
-// Manager.KillOnSignal). A plugin process that dies makes an error that
-// names the plugin, its binary and its pid.
+// Summary scripts are served the same way, by `uaxai plugin serve
+// --script PATH` (Manager.Script, ServeScript): the host never runs a
+// script itself.
+//
+// Every plugin is started once and reused, in a process group of its
+// own; Close kills them all, each with its group. The command line
+// arranges for every group to be killed at the first SIGINT or SIGTERM
+// too (see Manager.KillOnSignal). Starting a plugin and each call to it
+// have a deadline (Limits, the recipe's [limits]); a plugin that misses
+// one is killed. A plugin process that dies, or is killed, makes an error
+// that names the plugin, its binary (or script) and its pid, and the
+// call.
 package plugin
 
 import (

@@ -31,6 +31,26 @@ type canonRecipe struct {
 	Explainer []map[string]any `toml:"explainer"`
 	Summary   []map[string]any `toml:"summary"`
 	Evaluate  canonEvaluate    `toml:"evaluate"`
+	Limits    canonLimits      `toml:"limits"`
+}
+
+type canonLimits struct {
+	Handshake      string `toml:"handshake"`
+	Check          string `toml:"check"`
+	Fit            string `toml:"fit"`
+	Sample         string `toml:"sample"`
+	Load           string `toml:"load"`
+	ExplainBatch   string `toml:"explain_batch"`
+	SummariseBatch string `toml:"summarise_batch"`
+	ScriptMemory   string `toml:"script_memory"`
+}
+
+func (l Limits) canon() canonLimits {
+	f := FormatDuration
+	return canonLimits{
+		Handshake: f(l.Handshake), Check: f(l.Check), Fit: f(l.Fit), Sample: f(l.Sample), Load: f(l.Load),
+		ExplainBatch: f(l.ExplainBatch), SummariseBatch: f(l.SummariseBatch), ScriptMemory: FormatSize(l.ScriptMemory),
+	}
 }
 
 type canonData struct {
@@ -175,6 +195,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Explainer: canonPlugins(r.Explainers, path),
 		Summary:   canonPlugins(r.Summaries, path),
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
+		Limits:    r.Limits.canon(),
 	}
 }
 
@@ -231,8 +252,8 @@ var (
 //     trained posterior is Hash(append(FitParts, "posterior.N")...).
 //   - "explainer.N", "summary.N": that table without its label.
 //
-// Workers, out and name never change results, so ResultParts leave them
-// out; a summary changes Hash() but not Hash(FitParts...). An unknown part
+// Workers, out, name and [limits] never change results, so ResultParts
+// leave them out ([limits] is no part at all); a summary changes Hash() but not Hash(FitParts...). An unknown part
 // is a programmer error and panics.
 func (r *Recipe) Hash(parts ...string) string {
 	if len(parts) == 0 {

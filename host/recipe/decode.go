@@ -366,7 +366,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	r := &Recipe{
 		Seed: DefaultSeed, Out: DefaultOut,
 		Data: defaultData(), Model: Model{Arch: nn.PaperArchName}, Train: nn.PaperTrainConfig(),
-		Evaluate: defaultEvaluate(),
+		Evaluate: defaultEvaluate(), Limits: DefaultLimits(),
 	}
 	var seed int64 = DefaultSeed
 	var tables = map[string]any{}
@@ -392,6 +392,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		{"explainer", keep("explainer")},
 		{"summary", keep("summary")},
 		{"evaluate", keep("evaluate")},
+		{"limits", keep("limits")},
 	})
 	if err != nil {
 		return nil, err
@@ -450,6 +451,11 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	}
 	if v, ok := tables["evaluate"]; ok {
 		if err := d.evaluate(v, &r.Evaluate); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := tables["limits"]; ok {
+		if err := d.limits(v, &r.Limits); err != nil {
 			return nil, err
 		}
 	}

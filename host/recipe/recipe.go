@@ -79,6 +79,16 @@
 //	groups           array   default ["all", "disc-7"]; each "all" or "disc-7", no duplicates
 //	abs              bool    default true; score |R| (the paper does)
 //
+//	[limits]         never change a result; a plugin that exceeds one is killed
+//	handshake        duration default "1m"; start a plugin until it says what it is
+//	check            duration default "1m"; each Check
+//	fit              duration default "6h"; each posterior Fit
+//	sample           duration default "30m"; each Sample (all S draws)
+//	load             duration default "5m"; each draw loaded into an explainer, or released
+//	explain_batch    duration default "10m"; each Explain call (a batch of records, one draw)
+//	summarise_batch  duration default "10m"; each Summarise call (a batch of records)
+//	script_memory    size     default "2GiB"; >= 256MiB; memory of a script's process
+//
 // Nested tables inside a plugin table ([posterior.prior] after a
 // [[posterior]], or an inline table) are plugin config like any other key,
 // passed on as map[string]any; arrays arrive as []any.
@@ -142,6 +152,7 @@ type Recipe struct {
 	Explainers []PluginRef
 	Summaries  []PluginRef
 	Evaluate   Evaluate
+	Limits     Limits
 	Path       string // absolute path of the file it came from ("" from Parse)
 	Dir        string // absolute directory that relative paths are resolved against
 

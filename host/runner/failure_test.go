@@ -155,3 +155,66 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptCrashFailsTheRunCleanly: a script that overflows its stack,
+// or that loops past the recipe's limits.summarise_batch, ends its own
+// process only: the run fails with an error that names the script (ID
+// and path), keeps its run directory, and its manifest says "failed".
+func TestScriptCrashFailsTheRunCleanly(t *testing.T) {
+	for _, c := range []struct {
+		name, body, limits string
+		want               []string
+	}{
+		{"overflow", "func deeper(n int) int { return deeper(n+1) + 1 }\n" +
+			"func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) { deeper(0); return nil, nil }\n",
+			"", []string{"died during Summarise: fatal error: stack overflow"}},
+		{"spin", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\tfor {\n\t}\n\treturn nil, nil\n}\n",
+			"\n[limits]\nsummarise_batch = \"1s\"\n", []string{"Summarise: no answer within 1s (limits.summarise_batch); killed its process group"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, c.name+".go")
+			if err := os.WriteFile(path, []byte("//go:build ignore\n\npackage "+c.name+"\n\n"+c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Replace(tinyRecipe(filepath.Join(dir, "runs"), "\n[[summary]]\nscript = \""+path+"\"\n"), "epochs = 2", "epochs = 1", 1) + c.limits
+			r, err := recipe.Parse("tiny.toml", []byte(text), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
+			if err == nil {
+				t.Fatal("the run succeeded")
+			}
+			for _, w := range append(c.want, "summary.script-"+c.name+" (script "+path+", pid ") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			runs, _ := filepath.Glob(filepath.Join(dir, "runs", "tiny-*"))
+			if len(runs) != 1 {
+				t.Fatalf("run directories: %v", runs)
+			}
+			var man struct{ Status, Error string }
+			if err := json.Unmarshal(read(t, filepath.Join(runs[0], "manifest.json")), &man); err != nil {
+				t.Fatal(err)
+			}
+			if man.Status != "failed" || !strings.Contains(man.Error, c.want[0]) {
+				t.Errorf("manifest: status %q, error %q", man.Status, man.Error)
+			}
+		})
+	}
+}
+
+// TestLimitsDefaultsAgree: the recipe's [limits] defaults are the plugin
+// manager's, key by key, and a recipe's limits reach the manager whole.
+func TestLimitsDefaultsAgree(t *testing.T) {
+	if got, want := PluginLimits(recipe.DefaultLimits()), plugin.DefaultLimits(); got != want {
+		t.Errorf("recipe defaults %+v, manager defaults %+v", got, want)
+	}
+	l := recipe.Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, ExplainBatch: 6, SummariseBatch: 7, ScriptMemory: 8}
+	want := plugin.Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, Explain: 6, Summarise: 7, ScriptMemory: 8}
+	if got := PluginLimits(l); got != want {
+		t.Errorf("PluginLimits(%+v) = %+v, want %+v", l, got, want)
+	}
+}

@@ -23,12 +23,11 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
-	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -226,21 +225,39 @@ func hashDataset(d sdk.Dataset) string {
 }
 
 // resolver adds the recipe's scripted summaries to a plugin manager:
-// a step whose ID is a script path of the recipe is loaded through
-// host/script (once, its digest kept for the manifest) and checked as a
-// plugin is (driver.LocalSummary); every other ID goes to the manager,
-// which keeps its clients.
+// a step whose ID is a script path of the recipe is served by the
+// manager's Script, in a process of its own, like every other plugin
+// (its digest is kept for the manifest); every other ID goes to the
+// manager's Summary. Both keep their clients. newResolver hands the
+// recipe's [limits] to the manager.
 type resolver struct {
 	engine.Plugins
 	workers int
 	paths   map[string]bool // the recipe's script paths
 	mu      sync.Mutex
-	scripts map[string]sdk.Summary
 	digests map[string]string // script path -> SHA-256 of its source
 }
 
+// Scripts is what serves summary scripts: host/plugin's Manager, which
+// runs each in a process of its own.
+type Scripts interface {
+	Script(ctx context.Context, path string, instances int) (sdk.Summary, error)
+}
+
+// limiter is what takes the recipe's [limits]: host/plugin's Manager.
+type limiter interface{ SetLimits(plugin.Limits) }
+
+// PluginLimits converts a recipe's [limits] for the plugin manager.
+func PluginLimits(l recipe.Limits) plugin.Limits {
+	return plugin.Limits{Handshake: l.Handshake, Check: l.Check, Fit: l.Fit, Sample: l.Sample, Load: l.Load,
+		Explain: l.ExplainBatch, Summarise: l.SummariseBatch, ScriptMemory: l.ScriptMemory}
+}
+
 func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
-	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, scripts: map[string]sdk.Summary{}, digests: map[string]string{}}
+	if l, ok := p.(limiter); ok {
+		l.SetLimits(PluginLimits(r.Limits))
+	}
+	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, digests: map[string]string{}}
 	for _, ref := range r.Summaries {
 		if ref.Script != "" {
 			res.paths[ref.Script] = true
@@ -253,22 +270,25 @@ func (r *resolver) Summary(ctx context.Context, id string) (sdk.Summary, error) 
 	if !r.paths[id] {
 		return r.Plugins.Summary(ctx, id)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if sc, ok := r.scripts[id]; ok {
-		return sc, nil
+	sc, ok := r.Plugins.(Scripts)
+	if !ok {
+		return nil, fmt.Errorf("script %s: the plugins given (%T) do not serve scripts", id, r.Plugins)
 	}
-	sc, err := script.Load(id, script.WithContext(ctx), script.WithInstances(max(r.workers, 1)))
+	s, err := sc.Script(ctx, id, max(r.workers, 1))
 	if err != nil {
 		return nil, err
 	}
-	checked, err := driver.LocalSummary(sc)
-	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", id, err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.digests[id]; !ok {
+		src, err := os.ReadFile(id)
+		if err != nil {
+			return nil, fmt.Errorf("script %s: %w", id, err)
+		}
+		sum := sha256.Sum256(src)
+		r.digests[id] = hex.EncodeToString(sum[:])
 	}
-	r.digests[id] = sc.Digest()
-	r.scripts[id] = checked
-	return checked, nil
+	return s, nil
 }
 
 func steps(refs []recipe.PluginRef) []engine.Step {

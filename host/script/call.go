@@ -124,7 +124,7 @@ func (s *Script) Check(cfg sdk.Config) error {
 // Summarise runs the script once for the whole batch: draws[i][s] is draw
 // s of input i. It converts what the script returns into Results; the
 // host checks batches and results as it checks any summary's, through
-// sdk/driver.LocalSummary.
+// sdk/driver (over gRPC, the script running in a plugin process).
 func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -169,8 +169,8 @@ func (s *Script) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Con
 		return nil, fmt.Errorf("script %s: %s: %w", s.path, s.fn, res)
 	}
 	// The host checks the results as it checks every summary's (count,
-	// lengths, finite values, lower <= upper: sdk/driver.LocalSummary);
-	// here they are only converted.
+	// lengths, finite values, lower <= upper: sdk/driver); here they are
+	// only converted.
 	var results []sdk.Result
 	switch s.info.Output {
 	case sdk.OutputMap, sdk.OutputSet:

@@ -63,8 +63,9 @@ func WithInstances(n int) Option {
 }
 
 // WithTimeout bounds loading the script (package initialisation included)
-// and each call of Check (default one minute). Summarise is bounded by its
-// context only.
+// and each call of Check (default one minute); d <= 0 leaves them
+// unbounded (a script process, whose host bounds every call). Summarise
+// is bounded by its context only.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithContext cancels loading (default context.Background()).

@@ -61,6 +61,18 @@
 // go statements are refused as well: a panic in a goroutine could not be
 // recovered. fmt.Print* output goes to the host's stderr (WithOutput).
 //
+// # Where scripts run
+//
+// This package interprets a script in the process that calls Load. The
+// host never does that itself: host/plugin's Manager.Script runs every
+// script in a child process (`uaxai plugin serve --script PATH`, see
+// plugin.ServeScript), like any other plugin, with a memory limit and a
+// smaller stack, and bounds every call with the recipe's [limits]. A
+// script that recurses without end, allocates without end or loops for
+// ever can kill or hang only that child: Go's stack overflow and out of
+// memory are fatal errors that no recover catches, and yaegi cannot stop
+// a loop that never calls back into the host.
+//
 // Things that differ from compiled Go, for script authors:
 //   - Loop variables have pre-Go-1.22 semantics in yaegi: a closure that
 //     captures a for-loop variable sees its last value. Copy it first
@@ -79,9 +91,11 @@
 //   - Global variables persist between calls of one interpreter; with
 //     WithInstances(n > 1) each of the n interpreters has its own.
 //
-// Cancelling the context of Summarise stops the script, also inside a call:
-// the interpreter that ran it is then discarded and a fresh one loaded for
-// the next call.
+// Cancelling the context of Summarise ends the call at once, also inside
+// the script: the interpreter that ran it is then discarded and a fresh
+// one loaded for the next call. (yaegi abandons a goroutine that does not
+// return, a loop without end goes on burning a CPU: a script process
+// whose call has missed its deadline is killed by the host.)
 package script
 
 import (

@@ -26,15 +26,14 @@ import (
 // before sending them and answers before returning them, and every error
 // they return names the plugin.
 
-// callTimeout bounds the Info call a client makes when it connects, and
-// every Check and Release call (which have no context of their own).
-const callTimeout = time.Minute
-
 // clientPlugin is the go-plugin glue of the host side: it makes the
-// kind's client. The plugin side is sdk.Serve.
+// kind's client. The plugin side is sdk.Serve. timeouts bound the Info
+// call a client makes when it connects, and every Check and Release call
+// (which have no context of their own).
 type clientPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	kind sdk.Kind
+	kind     sdk.Kind
+	timeouts Timeouts
 }
 
 // GRPCServer is the plugin's side, which a host never plays.
@@ -44,7 +43,7 @@ func (p *clientPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error {
 
 // GRPCClient makes the kind's client and asks the plugin's Info.
 func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := context.WithTimeout(ctx, p.timeouts.Info)
 	defer cancel()
 	var (
 		v    any
@@ -53,7 +52,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	)
 	switch p.kind {
 	case sdk.KindPosterior:
-		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn)}
+		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts}
 		var r *pb.PosteriorInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -62,7 +61,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		}
 		v = c
 	case sdk.KindExplainer:
-		c := &explainerClient{rpc: pb.NewExplainerClient(conn)}
+		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts}
 		var r *pb.ExplainerInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -71,7 +70,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		}
 		v = c
 	case sdk.KindSummary:
-		c := &summaryClient{rpc: pb.NewSummaryClient(conn)}
+		c := &summaryClient{rpc: pb.NewSummaryClient(conn), timeouts: p.timeouts}
 		var r *pb.SummaryInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -93,11 +92,12 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 
 type posteriorClient struct {
 	described
-	rpc pb.PosteriorClient
+	rpc      pb.PosteriorClient
+	timeouts Timeouts
 }
 
 func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
-	return remoteCheck(c.info.ID, cfg, int64(draws), c.rpc.Check)
+	return remoteCheck(c.info.ID, cfg, int64(draws), c.timeouts.Check, c.rpc.Check)
 }
 
 func (c *posteriorClient) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
@@ -185,12 +185,12 @@ func (c *posteriorClient) Sample(ctx context.Context, a sdk.Artifact, req sdk.Sa
 // remoteCheck sends a Check to a plugin of any kind (the three services
 // share the request and response messages; draws is 0 but for
 // posteriors).
-func remoteCheck(id string, cfg sdk.Config, draws int64, call func(context.Context, *pb.CheckRequest, ...grpc.CallOption) (*pb.CheckResponse, error)) error {
+func remoteCheck(id string, cfg sdk.Config, draws int64, timeout time.Duration, call func(context.Context, *pb.CheckRequest, ...grpc.CallOption) (*pb.CheckResponse, error)) error {
 	b, err := wire.Config(cfg)
 	if err != nil {
 		return pluginErr(id, "Check", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if _, err := call(ctx, &pb.CheckRequest{ConfigJson: b, Draws: draws}); err != nil {
 		return callErr(ctx, id, "Check", err)
@@ -200,11 +200,12 @@ func remoteCheck(id string, cfg sdk.Config, draws int64, call func(context.Conte
 
 type explainerClient struct {
 	described
-	rpc pb.ExplainerClient
+	rpc      pb.ExplainerClient
+	timeouts Timeouts
 }
 
 func (c *explainerClient) Check(cfg sdk.Config) error {
-	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)
+	return remoteCheck(c.info.ID, cfg, 0, c.timeouts.Check, c.rpc.Check)
 }
 
 // Load sends the draw's parameters to the plugin process, once.
@@ -278,7 +279,7 @@ func (m *remoteModel) Close() error {
 	if closed {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), m.c.timeouts.Release)
 	defer cancel()
 	if _, err := m.c.rpc.Release(ctx, &pb.ReleaseRequest{Handle: m.handle}); err != nil {
 		return callErr(ctx, m.c.info.ID, "Release", err)
@@ -288,11 +289,12 @@ func (m *remoteModel) Close() error {
 
 type summaryClient struct {
 	described
-	rpc pb.SummaryClient
+	rpc      pb.SummaryClient
+	timeouts Timeouts
 }
 
 func (c *summaryClient) Check(cfg sdk.Config) error {
-	return remoteCheck(c.info.ID, cfg, 0, c.rpc.Check)
+	return remoteCheck(c.info.ID, cfg, 0, c.timeouts.Check, c.rpc.Check)
 }
 
 func (c *summaryClient) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {

@@ -16,6 +16,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -57,18 +58,41 @@ func (d described) Info() sdk.Info { return d.info }
 // refuse each other with a clear go-plugin error.
 func Handshake() goplugin.HandshakeConfig { return proto.Handshake() }
 
+// Timeouts bound the calls of a plugin that carry no context of their
+// own: the Info call a client makes when it is dispensed, Check, and the
+// Release of a loaded draw. A zero field means one minute.
+type Timeouts struct {
+	Info, Check, Release time.Duration
+}
+
+// defaultCallTimeout is a Timeouts field's zero value.
+const defaultCallTimeout = time.Minute
+
+func (t Timeouts) or(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return defaultCallTimeout
+}
+
 // PluginSet is the go-plugin plugin set a host passes as
 // ClientConfig.Plugins. Dispensing a kind's name ("posterior",
 // "explainer", "summary") gives an sdk.Posterior, an Explainer or an
 // sdk.Summary that calls the plugin process; it asks the plugin's Info
 // once when dispensed. An error status from the plugin is visible to
 // status.Code (codes.Unavailable when the process died), and a cancelled
-// context to errors.Is.
-func PluginSet() goplugin.PluginSet {
+// context to errors.Is. Calls without a context are bounded by one
+// minute; PluginSetWith sets other bounds.
+func PluginSet() goplugin.PluginSet { return PluginSetWith(Timeouts{}) }
+
+// PluginSetWith is PluginSet with the bounds t of the calls that carry no
+// context.
+func PluginSetWith(t Timeouts) goplugin.PluginSet {
+	t = Timeouts{Info: t.or(t.Info), Check: t.or(t.Check), Release: t.or(t.Release)}
 	return goplugin.PluginSet{
-		string(sdk.KindPosterior): &clientPlugin{kind: sdk.KindPosterior},
-		string(sdk.KindExplainer): &clientPlugin{kind: sdk.KindExplainer},
-		string(sdk.KindSummary):   &clientPlugin{kind: sdk.KindSummary},
+		string(sdk.KindPosterior): &clientPlugin{kind: sdk.KindPosterior, timeouts: t},
+		string(sdk.KindExplainer): &clientPlugin{kind: sdk.KindExplainer, timeouts: t},
+		string(sdk.KindSummary):   &clientPlugin{kind: sdk.KindSummary, timeouts: t},
 	}
 }
 

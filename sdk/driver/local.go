@@ -48,8 +48,7 @@ func LocalExplainer(e sdk.Explainer) (Explainer, error) {
 	return v.(Explainer), nil
 }
 
-// LocalSummary is Local for a summary: host/script runs its scripted
-// summaries through it, so they pass the same checks as plugins.
+// LocalSummary is Local for a summary.
 func LocalSummary(s sdk.Summary) (sdk.Summary, error) {
 	_, v, err := Local(s)
 	if err != nil {

@@ -1,0 +1,344 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// The hostile-plugin suite: plugins and scripts that misbehave on
+// purpose. For each, the host must end in bounded time, with an error
+// that names the plugin (and for a call, the call), and leave no process
+// behind.
+
+// hostileLimits are short, so that the suite is quick.
+func hostileLimits() Limits {
+	return Limits{Handshake: 3 * time.Second, Check: 2 * time.Second, Fit: 2 * time.Second, Sample: 2 * time.Second,
+		Load: 2 * time.Second, Explain: 2 * time.Second, Summarise: 2 * time.Second, ScriptMemory: 256 << 20}
+}
+
+// bound is how long a hostile case may take: its limit and a generous
+// margin for a loaded machine (the race detector included).
+const bound = 30 * time.Second
+
+// proc is one process of /proc.
+type procInfo struct {
+	pid, pgrp int
+	state     string
+	cmdline   string
+}
+
+// processes lists the live (not zombie) processes.
+func processes() []procInfo {
+	ents, _ := os.ReadDir("/proc")
+	var out []procInfo
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		pgrp, _ := strconv.Atoi(f[2])
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, procInfo{pid: pid, pgrp: pgrp, state: f[0], cmdline: strings.ReplaceAll(string(cl), "\x00", " ")})
+	}
+	return out
+}
+
+// recorded are the pids the hostile plugins of dir recorded.
+func recorded(dir string) []int {
+	ents, _ := os.ReadDir(filepath.Join(dir, "pids"))
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// leftBehind waits up to 10 s for every process of a case to be gone and
+// returns those that are not: the recorded pids (plugins, grandchildren),
+// any member of their process groups, and any process whose command line
+// holds marker (the case's directory, or a script's path).
+func leftBehind(dir, marker string) []procInfo {
+	for range 200 {
+		if len(live(dir, marker)) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return live(dir, marker)
+}
+
+// live lists the processes of a case now (see leftBehind).
+func live(dir, marker string) []procInfo {
+	pids := recorded(dir)
+	var out []procInfo
+	for _, p := range processes() {
+		if slices.Contains(pids, p.pid) || slices.Contains(pids, p.pgrp) || marker != "" && strings.Contains(p.cmdline, marker) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// within runs f and fails the test if it takes longer than bound.
+func within(t *testing.T, what string, f func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		t.Fatalf("%s: no end within %s", what, bound)
+	}
+	return time.Since(start)
+}
+
+// hostileDir makes a plugin directory holding the hostile plugin as name
+// (uaxai-<kind>-<mode>_<call>), with a pids directory.
+func hostileDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "pids"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(hostileBin, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// drive runs every call of a plugin of kind, in the order the host
+// makes them, and returns the first error.
+func drive(t *testing.T, m *Manager, kind sdk.Kind, id string) error {
+	ctx := context.Background()
+	switch kind {
+	case sdk.KindPosterior:
+		p, err := m.Posterior(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := p.Check(nil, 2); err != nil {
+			return err
+		}
+		pr := params(t)
+		train := sdk.Dataset{X: make([]float32, 4*8), Y: []int{0, 1, 2, 0}, N: 4, Len: 8}
+		art, err := p.Fit(ctx, sdk.FitRequest{Arch: pr.Arch, Train: train, Val: train, Training: nn.PaperTrainConfig()})
+		if err != nil {
+			return err
+		}
+		_, err = p.Sample(ctx, art, sdk.SampleRequest{Seeds: []uint64{1, 2}})
+		return err
+	case sdk.KindExplainer:
+		e, err := m.Explainer(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := e.Check(nil); err != nil {
+			return err
+		}
+		_, err = explain(t, ctx, e, request(nil))
+		return err
+	default:
+		s, err := m.Summary(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := s.Check(nil); err != nil {
+			return err
+		}
+		_, err = s.Summarise(ctx, [][][]float64{{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}}, nil)
+		return err
+	}
+}
+
+// TestHostilePlugins: a plugin binary that hangs, crashes, spawns
+// grandchildren or exhausts its memory in any call, or answers with the
+// wrong shape, NaN or Inf, makes an error that names it and the call;
+// the host ends in bounded time and, once the Manager is closed, no
+// process of the plugin is left, grandchildren included.
+func TestHostilePlugins(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	calls := map[sdk.Kind][]string{
+		sdk.KindPosterior: {"check", "fit", "sample"},
+		sdk.KindExplainer: {"check", "explain"},
+		sdk.KindSummary:   {"check", "summarise"},
+	}
+	method := map[string]string{"check": "Check", "fit": "Fit", "sample": "Sample", "explain": "Explain", "summarise": "Summarise"}
+	key := map[string]string{"check": "check", "fit": "fit", "sample": "sample", "explain": "explain_batch", "summarise": "summarise_batch"}
+	type tc struct {
+		kind       sdk.Kind
+		mode, call string
+		want       []string // fragments of the error; the plugin's ID is always wanted
+		anyOf      []string // if set, the error holds one of these too
+	}
+	var cases []tc
+	for _, kind := range []sdk.Kind{sdk.KindPosterior, sdk.KindExplainer, sdk.KindSummary} {
+		cases = append(cases,
+			tc{kind, "hang", "start", []string{"starting plugin", "no handshake within 3s (limits.handshake); killed its process group"}, nil},
+			tc{kind, "spawn", "start", []string{"starting plugin", "no handshake within 3s (limits.handshake)"}, nil},
+			tc{kind, "crash", "start", []string{"starting plugin", "hostile: crashing in start"}, nil},
+			tc{kind, "garbage", "start", []string{"starting plugin", "Unrecognized remote plugin message: hello from a plugin"}, nil},
+			tc{kind, "silent", "start", []string{"starting plugin", "no handshake within 3s"}, nil},
+			tc{kind, "orphan", "start", []string{"starting plugin"}, nil},
+		)
+		for _, c := range calls[kind] {
+			m, k := method[c], key[c]
+			cases = append(cases,
+				tc{kind, "hang", c, []string{m + ": no answer within 2s (limits." + k + "); killed its process group"}, nil},
+				tc{kind, "spawn", c, []string{m + ": no answer within 2s (limits." + k + ")"}, nil},
+				tc{kind, "crash", c, []string{"exited unexpectedly during " + m, "hostile: crashing in " + c}, nil},
+				// The runtime fails to map heap ("fatal error: runtime: out
+				// of memory", "fatal error: out of memory allocating heap
+				// arena metadata") or a thread's stack ("runtime/cgo:
+				// pthread_create failed"), and says so first.
+				tc{kind, "oom", c, []string{"exited unexpectedly during " + m}, []string{
+					"its last stderr lines:\n\tfatal error: ", "its last stderr lines:\n\truntime/cgo: pthread_create failed"}},
+			)
+		}
+	}
+	cases = append(cases,
+		tc{sdk.KindPosterior, "nan", "fit", []string{"Fit: artifact tensor \"w\" value 0 is NaN (want finite values)"}, nil},
+		tc{sdk.KindPosterior, "inf", "fit", []string{"Fit: artifact tensor \"w\" value 0 is +Inf"}, nil},
+		tc{sdk.KindPosterior, "shape", "sample", []string{"Sample: draw 0:", "parameters, want"}, nil},
+		tc{sdk.KindPosterior, "nan", "sample", []string{"Sample: draw 0: parameter 0 is NaN"}, nil},
+		tc{sdk.KindPosterior, "inf", "sample", []string{"Sample: draw 0: parameter 0 is +Inf"}, nil},
+		tc{sdk.KindExplainer, "shape", "explain", []string{"Explain: returned 1 maps for a batch of 2 inputs"}, nil},
+		tc{sdk.KindExplainer, "nan", "explain", []string{"Explain: input 0: map value 0 is NaN"}, nil},
+		tc{sdk.KindExplainer, "inf", "explain", []string{"Explain: input 0: map value 0 is +Inf"}, nil},
+		tc{sdk.KindSummary, "shape", "summarise", []string{"Summarise: returned 1 results for a batch of 2 inputs"}, nil},
+		tc{sdk.KindSummary, "nan", "summarise", []string{"Summarise: input 0: map value 0 is NaN"}, nil},
+		tc{sdk.KindSummary, "inf", "summarise", []string{"Summarise: input 0: map value 0 is +Inf"}, nil},
+	)
+	for _, c := range cases {
+		name := fmt.Sprintf("%s-%s_%s", c.kind, c.mode, c.call)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			id := fmt.Sprintf("%s.%s_%s", c.kind, c.mode, c.call)
+			dir := hostileDir(t, "uaxai-"+name)
+			m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: hostileLimits(), Logger: quietLogger(t)})
+			defer m.Close()
+			var err error
+			took := within(t, "the calls", func() { err = drive(t, m, c.kind, id) })
+			if err == nil {
+				t.Fatalf("%s went through every call without an error", id)
+			}
+			for _, w := range append([]string{id}, c.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if len(c.anyOf) > 0 && !slices.ContainsFunc(c.anyOf, func(w string) bool { return strings.Contains(err.Error(), w) }) {
+				t.Errorf("error %q holds none of %q", err, c.anyOf)
+			}
+			within(t, "Close", m.Close)
+			if left := leftBehind(dir, dir); len(left) > 0 {
+				t.Errorf("left behind after %s: %+v", took.Round(time.Millisecond), left)
+			}
+		})
+	}
+}
+
+// TestEscapedGrandchildDoesNotBlock: a plugin whose grandchild leaves
+// its process group (setsid) and keeps the plugin's stdout open, and
+// which then exits, fails to start at once: the host closes the pipes
+// itself rather than wait for the grandchild. (The host cannot kill a
+// process that left the group; the test does.)
+func TestEscapedGrandchildDoesNotBlock(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := hostileDir(t, "uaxai-explainer-escape_start")
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: hostileLimits(), Logger: quietLogger(t)})
+	defer m.Close()
+	var err error
+	took := within(t, "the start", func() { _, err = m.Explainer(context.Background(), "explainer.escape_start") })
+	if err == nil || !strings.Contains(err.Error(), `starting plugin "explainer.escape_start"`) {
+		t.Errorf("start: %v", err)
+	}
+	if took > hostileLimits().Handshake {
+		t.Errorf("the start took %s: the host waited for the escaped grandchild (or the handshake limit)", took)
+	}
+	within(t, "Close", m.Close)
+	time.Sleep(time.Second)
+	left := live(dir, "")
+	for _, p := range left {
+		syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+	if len(left) != 1 || !strings.Contains(left[0].cmdline, "sleep") {
+		t.Errorf("left behind: %+v, want the escaped grandchild only", left)
+	}
+}
+
+// TestKillOnSignalWhileStarting: a signal kills a plugin that is still
+// in its handshake at once (go-plugin holds its client's lock through
+// the handshake), and the host's context ends.
+func TestKillOnSignalWhileStarting(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := hostileDir(t, "uaxai-explainer-spawn_start")
+	lim := hostileLimits()
+	lim.Handshake = time.Minute // a signal, not the limit, must end it
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: lim, Logger: quietLogger(t)})
+	defer m.Close()
+	ctx, stop := m.KillOnSignal(context.Background())
+	defer stop()
+	var err error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, err = m.Explainer(ctx, "explainer.spawn_start")
+	}()
+	for range 200 { // the plugin and its grandchild are up
+		if len(recorded(dir)) == 2 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	took := within(t, "the start after SIGINT", wg.Wait)
+	if took > 10*time.Second {
+		t.Errorf("the start ended %s after SIGINT", took)
+	}
+	if ctx.Err() == nil {
+		t.Error("SIGINT did not end the context")
+	}
+	if err == nil || !strings.Contains(err.Error(), "explainer.spawn_start") {
+		t.Errorf("start after SIGINT: %v", err)
+	}
+	if left := leftBehind(dir, dir); len(left) > 0 {
+		t.Errorf("left behind: %+v", left)
+	}
+}

@@ -1,0 +1,263 @@
+//go:build unix
+
+// Command hostile is a plugin that misbehaves on purpose, for the host's
+// hostile-plugin tests. Installed as uaxai-<kind>-<mode>_<call> it serves
+// the plugin <kind>.<mode>_<call>: it behaves (as a trivial posterior,
+// explainer or summary) until the call named <call>, and then does what
+// <mode> says.
+//
+// Calls: start (before it serves: the handshake), check, fit, sample,
+// explain, summarise.
+//
+// Modes, in any call:
+//
+//	hang   never answer (cancellation is ignored)
+//	crash  panic on a goroutine: the process dies
+//	spawn  start a grandchild (sh, then sleep) that holds the plugin's
+//	       stdout and stderr, and hang
+//	oom    limit its own memory (RLIMIT_DATA 256 MiB) and allocate until
+//	       the Go runtime dies of it
+//	shape  answer with the wrong number of values
+//	nan    answer with a NaN value
+//	inf    answer with +Inf
+//
+// and at start only:
+//
+//	garbage  print garbage to stdout instead of the handshake, and wait
+//	silent   print nothing and wait
+//	orphan   start a grandchild that holds stdout, and exit
+//	escape   as orphan, but the grandchild leaves the process group
+//	         (setsid): the host cannot kill it, but must not wait for it
+//
+// When the directory of the executable has a directory "pids", the
+// plugin and each grandchild write their pid as a file there, so that a
+// test can tell whether one is left behind.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+var (
+	kind, mode, call string
+	// The process's own stdout and stderr: after Serve, os.Stdout and
+	// os.Stderr are go-plugin's forwarding pipes.
+	rawStdout, rawStderr = os.Stdout, os.Stderr
+)
+
+func main() {
+	name := strings.TrimPrefix(filepath.Base(os.Args[0]), "uaxai-")
+	k, rest, _ := strings.Cut(name, "-")
+	m, c, _ := strings.Cut(rest, "_")
+	kind, mode, call = k, m, c
+	record(os.Getpid())
+	id := kind + "." + rest
+	if call == "start" {
+		switch mode {
+		case "garbage":
+			fmt.Println("hello from a plugin that does not speak go-plugin")
+			wait()
+		case "silent":
+			wait()
+		case "orphan":
+			grandchild(false)
+			os.Exit(0)
+		case "escape":
+			grandchild(true)
+			os.Exit(0)
+		}
+	}
+	act("start")
+	switch kind {
+	case "posterior":
+		sdk.Serve(posterior{id})
+	case "explainer":
+		sdk.Serve(explainer{id})
+	default:
+		sdk.Serve(summary{id})
+	}
+}
+
+// pids is the directory where pids are recorded, or "".
+func pids() string {
+	dir := filepath.Join(filepath.Dir(os.Args[0]), "pids")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir
+	}
+	return ""
+}
+
+// record writes pid to the pids directory.
+func record(pid int) {
+	if dir := pids(); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), nil, 0o644)
+	}
+}
+
+// wait never returns.
+func wait() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// grandchild starts sh, which becomes sleep, holding this process's
+// stdout and stderr, and records its pid; setsid puts it in a session
+// (and process group) of its own.
+func grandchild(setsid bool) {
+	cmd := exec.Command("/bin/sh", "-c", "exec sleep 300")
+	cmd.Stdout, cmd.Stderr = rawStdout, rawStderr
+	if setsid {
+		cmd.SysProcAttr = &unix.SysProcAttr{Setsid: true}
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(rawStderr, "hostile: starting a grandchild:", err)
+		os.Exit(1)
+	}
+	record(cmd.Process.Pid)
+}
+
+// act misbehaves if c is the call named in the file name.
+func act(c string) {
+	if c != call {
+		return
+	}
+	switch mode {
+	case "hang":
+		wait()
+	case "crash":
+		go func() { panic("hostile: crashing in " + c) }()
+		wait()
+	case "spawn":
+		grandchild(false)
+		wait()
+	case "oom":
+		_ = unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: 256 << 20, Max: 256 << 20})
+		var keep [][]byte
+		for {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+	}
+}
+
+// spoil makes a good answer bad as mode says: v's values NaN or +Inf, or
+// (shape) its length one less.
+func spoil[T float32 | float64](c string, v []T) []T {
+	if c != call || len(v) == 0 {
+		return v
+	}
+	switch mode {
+	case "nan":
+		v[0] = T(math.NaN())
+	case "inf":
+		v[0] = T(math.Inf(1))
+	case "shape":
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+type posterior struct{ id string }
+
+func (p posterior) Info() sdk.Info { return sdk.Info{ID: p.id, Version: "0.0.1", Finite: true} }
+
+func (p posterior) Check(cfg sdk.Config, draws int) error {
+	act("check")
+	return nil
+}
+
+func (p posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	act("fit")
+	lay, err := nn.NewLayout(req.Arch)
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	w := make([]float32, lay.Size)
+	for i := range w {
+		w[i] = float32(i%7-3) * 0.01
+	}
+	return sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{"w": spoil("fit", w)}}, nil
+}
+
+func (p posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	act("sample")
+	out := make([]nn.Params, len(req.Seeds))
+	for s := range out {
+		out[s] = nn.Params{Arch: a.Arch, Data: append([]float32(nil), a.Tensors["w"]...)}
+	}
+	if len(out) > 0 {
+		out[0].Data = spoil("sample", out[0].Data)
+	}
+	return out, nil
+}
+
+type explainer struct{ id string }
+
+func (e explainer) Info() sdk.Info { return sdk.Info{ID: e.id, Version: "0.0.1"} }
+
+func (e explainer) Check(cfg sdk.Config) error {
+	act("check")
+	return nil
+}
+
+// Explain returns |x|, plus one so that no map is all zeros.
+func (e explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	act("explain")
+	n := m.InputLen()
+	maps := make([][]float64, len(req.Targets))
+	for b := range maps {
+		maps[b] = make([]float64, n)
+		for t := range maps[b] {
+			maps[b][t] = math.Abs(float64(req.X[b*n+t])) + 1
+		}
+	}
+	if call == "explain" && mode == "shape" {
+		return maps[:len(maps)-1], nil
+	}
+	if len(maps) > 0 {
+		maps[0] = spoil("explain", maps[0])
+	}
+	return maps, nil
+}
+
+type summary struct{ id string }
+
+func (s summary) Info() sdk.Info { return sdk.Info{ID: s.id, Version: "0.0.1", Output: sdk.OutputMap} }
+
+func (s summary) Check(cfg sdk.Config) error {
+	act("check")
+	return nil
+}
+
+// Summarise returns the first draw of each input.
+func (s summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
+	act("summarise")
+	out := make([]sdk.Result, len(draws))
+	for i, d := range draws {
+		out[i].Map = append([]float64(nil), d[0]...)
+	}
+	if call == "summarise" && mode == "shape" {
+		return out[:len(out)-1], nil
+	}
+	if len(out) > 0 {
+		out[0].Map = spoil("summarise", out[0].Map)
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package recipe
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits is the [limits] table: how long each call to a plugin may take
+// before the host kills the plugin, and how much memory the process that
+// runs a summary script may use. Limits never change a number a run
+// computes, so no hash covers them.
+type Limits struct {
+	Handshake      time.Duration // start a plugin process until it has said what it is
+	Check          time.Duration // one Check of a recipe table
+	Fit            time.Duration // one posterior Fit (the training)
+	Sample         time.Duration // one Sample (every draw of a posterior)
+	Load           time.Duration // one draw loaded into an explainer, or released
+	ExplainBatch   time.Duration // one Explain call: a batch of records under one draw
+	SummariseBatch time.Duration // one Summarise call: a batch of records, every draw
+	ScriptMemory   int64         // bytes of memory a script's process may use
+}
+
+// Byte sizes.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+)
+
+// MinScriptMemory is the least script_memory accepted: what a script's
+// process (a Go runtime and the interpreter) needs to start.
+const MinScriptMemory = 256 * MiB
+
+// DefaultLimits are the limits of a recipe without [limits]: far above
+// what a normal run at the paper's sizes takes (an epoch of the paper's
+// training set takes about a second, a batch of occlusion maps well under
+// one), so that only a plugin that hangs meets them.
+func DefaultLimits() Limits {
+	return Limits{
+		Handshake:      time.Minute,
+		Check:          time.Minute,
+		Fit:            6 * time.Hour,
+		Sample:         30 * time.Minute,
+		Load:           5 * time.Minute,
+		ExplainBatch:   10 * time.Minute,
+		SummariseBatch: 10 * time.Minute,
+		ScriptMemory:   2 * GiB,
+	}
+}
+
+// limitKeys are the duration keys of [limits], in schema order.
+func (l *Limits) durations() []struct {
+	key string
+	dst *time.Duration
+} {
+	return []struct {
+		key string
+		dst *time.Duration
+	}{
+		{"handshake", &l.Handshake}, {"check", &l.Check}, {"fit", &l.Fit}, {"sample", &l.Sample},
+		{"load", &l.Load}, {"explain_batch", &l.ExplainBatch}, {"summarise_batch", &l.SummariseBatch},
+	}
+}
+
+func (d *decoder) limits(v any, l *Limits) error {
+	path := []string{"limits"}
+	tbl, err := d.asTable(v, path)
+	if err != nil {
+		return err
+	}
+	var fields []field
+	for _, dur := range l.durations() {
+		fields = append(fields, field{dur.key, d.setDuration(dur.dst)})
+	}
+	fields = append(fields, field{"script_memory", d.setSize(&l.ScriptMemory, MinScriptMemory)})
+	return d.table(tbl, path, fields)
+}
+
+const durationHelp = `a duration such as "90s", "10m" or "6h" (units h, m, s, ms), > 0`
+
+func (d *decoder) setDuration(dst *time.Duration) func(any, []string) error {
+	return func(v any, p []string) error {
+		s, ok := v.(string)
+		if !ok {
+			return d.keyErr(p, "want %s, got %s", durationHelp, describe(v))
+		}
+		dur, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return d.keyErr(p, "%q is not a duration (accepted: %s)", s, durationHelp)
+		}
+		if dur <= 0 {
+			return d.keyErr(p, "%q is not positive (accepted: %s)", s, durationHelp)
+		}
+		*dst = dur
+		return nil
+	}
+}
+
+const sizeHelp = `a size such as "512MiB" or "2GiB" (units B, KiB, MiB, GiB, TiB, or KB, MB, GB, TB in powers of 1000), or an integer number of bytes`
+
+var sizeRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
+
+var sizeUnits = map[string]float64{
+	"": 1, "B": 1,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+	"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+}
+
+// ParseSize reads a size in bytes: "512MiB", "2GiB", "1.5GB", "1048576".
+func ParseSize(s string) (int64, error) {
+	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a size (accepted: %s)", s, sizeHelp)
+	}
+	unit, ok := sizeUnits[m[2]]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q (accepted: %s)", s, m[2], sizeHelp)
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || f*unit >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return int64(f * unit), nil
+}
+
+// FormatSize writes a size in the largest binary unit that divides it.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", GiB}, {"MiB", MiB}, {"KiB", KiB}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// FormatDuration writes a duration in its largest whole unit ("6h",
+// "90s"), or as time.Duration.String does.
+func FormatDuration(d time.Duration) string {
+	for _, u := range []struct {
+		name string
+		size time.Duration
+	}{{"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}} {
+		if d >= u.size && d%u.size == 0 {
+			return strconv.FormatInt(int64(d/u.size), 10) + u.name
+		}
+	}
+	return d.String()
+}
+
+func (d *decoder) setSize(dst *int64, least int64) func(any, []string) error {
+	return func(v any, p []string) error {
+		var n int64
+		switch x := v.(type) {
+		case int64:
+			n = x
+		case string:
+			var err error
+			if n, err = ParseSize(x); err != nil {
+				return d.keyErr(p, "%v", err)
+			}
+		default:
+			return d.keyErr(p, "want %s, got %s", sizeHelp, describe(v))
+		}
+		if n < least {
+			return d.keyErr(p, "%s is less than %s, the least a script's process needs (accepted: %s or more)", FormatSize(n), FormatSize(least), FormatSize(least))
+		}
+		*dst = n
+		return nil
+	}
+}
