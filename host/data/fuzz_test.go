@@ -63,16 +63,22 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(uint8(1), []byte("0\n5\n"))
 	f.Add(uint8(4), []byte("{\"index\":0,\"label\":0,\"class\":\"normal\",\"seed\":1,\"snr_db\":1e999,\"params\":{}}\n"))
 	dir := f.TempDir()
+	for _, name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), orig[name], 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
-		for i, name := range files {
-			data := orig[name]
-			if i == int(which)%len(files) {
-				data = b
-			}
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		// Only the fuzzed file is written, and restored afterwards.
+		name := files[int(which)%len(files)]
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := os.WriteFile(filepath.Join(dir, name), orig[name], 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}
+		}()
 		s, err := ReadCSV(dir)
 		if err != nil {
 			return
