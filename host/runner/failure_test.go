@@ -160,15 +160,17 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 // or that loops past the recipe's limits.summarise_batch, ends its own
 // process only: the run fails with an error that names the script (ID
 // and path), keeps its run directory, and its manifest says "failed".
+// The scripts misbehave only on batches of several inputs, so that they
+// pass recipe check's trial (one input) and fail in the run itself.
 func TestScriptCrashFailsTheRunCleanly(t *testing.T) {
 	for _, c := range []struct {
 		name, body, limits string
 		want               []string
 	}{
 		{"overflow", "func deeper(n int) int { return deeper(n+1) + 1 }\n" +
-			"func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) { deeper(0); return nil, nil }\n",
+			"func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\tif len(draws) > 1 {\n\t\tdeeper(0)\n\t}\n\tout := make([][]float64, len(draws))\n\tfor i := range draws {\n\t\tout[i] = draws[i][0]\n\t}\n\treturn out, nil\n}\n",
 			"", []string{"died during Summarise: fatal error: stack overflow"}},
-		{"spin", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\tfor {\n\t}\n\treturn nil, nil\n}\n",
+		{"spin", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\tfor len(draws) > 1 {\n\t}\n\tout := make([][]float64, len(draws))\n\tfor i := range draws {\n\t\tout[i] = draws[i][0]\n\t}\n\treturn out, nil\n}\n",
 			"\n[limits]\nsummarise_batch = \"1s\"\n", []string{"Summarise: no answer within 1s (limits.summarise_batch); killed its process group"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
