@@ -173,7 +173,7 @@ type Timings map[string]time.Duration
 // Check already (runner.Check does it, mapping errors to recipe lines).
 func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*Results, Timings, error) {
 	if obs == nil {
-		obs = nopObserver{}
+		obs = NopObserver{}
 	}
 	if p.Batch <= 0 {
 		p.Batch = 32
@@ -628,25 +628,29 @@ func countTrue(m []bool) int {
 // workers goroutines; the first error cancels the rest.
 func parallelBatches(ctx context.Context, n, batch, workers int, fn func(b0, b1 int) error) error {
 	nb := (n + batch - 1) / batch
+	return Parallel(ctx, nb, workers, func(_ context.Context, b int) error { return fn(b*batch, min((b+1)*batch, n)) })
+}
+
+// Parallel runs fn(ctx, 0..n-1) on up to workers goroutines, tasks taken
+// in order; the first error cancels the ctx the others get, stops them and
+// is returned (a panic becomes an error, see protect).
+func Parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
 	var once sync.Once
 	var first error
 	var wg sync.WaitGroup
-	for range min(workers, nb) {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				if ctx.Err() != nil {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
 					return
 				}
-				b := int(next.Add(1) - 1)
-				if b >= nb {
-					return
-				}
-				if err := protect(func() error { return fn(b*batch, min((b+1)*batch, n)) }); err != nil {
+				if err := protect(func() error { return fn(ctx, i) }); err != nil {
 					once.Do(func() { first = err; cancel() })
 					return
 				}
@@ -672,8 +676,9 @@ func protect(fn func() error) (err error) {
 	return fn()
 }
 
-type nopObserver struct{}
+// NopObserver discards progress.
+type NopObserver struct{}
 
-func (nopObserver) Stage(string, int)   {}
-func (nopObserver) Advance(int, string) {}
-func (nopObserver) Note(string)         {}
+func (NopObserver) Stage(string, int)   {}
+func (NopObserver) Advance(int, string) {}
+func (NopObserver) Note(string)         {}

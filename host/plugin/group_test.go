@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/units"
 )
 
 // TestPipe: the host's end of a plugin's stream reads data, then the end
@@ -222,7 +224,7 @@ func TestLimitsOf(t *testing.T) {
 		t.Errorf("default script memory %d", d.ScriptMemory)
 	}
 	for d, want := range map[time.Duration]string{time.Hour: "1h", 90 * time.Second: "90s", 1500 * time.Millisecond: "1500ms", time.Millisecond: "1ms", 1500 * time.Microsecond: "1.5ms", 61 * time.Minute: "61m"} {
-		if got := formatDuration(d); got != want {
+		if got := units.FormatDuration(d); got != want {
 			t.Errorf("formatDuration(%s) = %s, want %s", d, got, want)
 		}
 	}

@@ -2,8 +2,9 @@ package plugin
 
 import (
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/units"
 )
 
 // Limits bound what a plugin may take. A call that has no answer within
@@ -64,20 +65,8 @@ type limit struct {
 	key string
 }
 
-func (l limit) String() string { return fmt.Sprintf("%s (limits.%s)", formatDuration(l.d), l.key) }
-
-// formatDuration writes d in its largest whole unit ("10m", "90s"), as
-// the recipe's [limits] does, or as time.Duration.String does.
-func formatDuration(d time.Duration) string {
-	for _, u := range []struct {
-		name string
-		size time.Duration
-	}{{"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}} {
-		if d >= u.size && d%u.size == 0 {
-			return strconv.FormatInt(int64(d/u.size), 10) + u.name
-		}
-	}
-	return d.String()
+func (l limit) String() string {
+	return fmt.Sprintf("%s (limits.%s)", units.FormatDuration(l.d), l.key)
 }
 
 // of returns the limit of a call.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/internal/units"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -46,7 +47,7 @@ type canonLimits struct {
 }
 
 func (l Limits) canon() canonLimits {
-	f := FormatDuration
+	f := units.FormatDuration
 	return canonLimits{
 		Handshake: f(l.Handshake), Check: f(l.Check), Fit: f(l.Fit), Sample: f(l.Sample), Load: f(l.Load),
 		ExplainBatch: f(l.ExplainBatch), SummariseBatch: f(l.SummariseBatch), ScriptMemory: FormatSize(l.ScriptMemory),

@@ -140,20 +140,6 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// FormatDuration writes a duration in its largest whole unit ("6h",
-// "90s"), or as time.Duration.String does.
-func FormatDuration(d time.Duration) string {
-	for _, u := range []struct {
-		name string
-		size time.Duration
-	}{{"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}} {
-		if d >= u.size && d%u.size == 0 {
-			return strconv.FormatInt(int64(d/u.size), 10) + u.name
-		}
-	}
-	return d.String()
-}
-
 func (d *decoder) setSize(dst *int64, least int64) func(any, []string) error {
 	return func(v any, p []string) error {
 		var n int64

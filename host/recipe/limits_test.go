@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/units"
 )
 
 // TestLimits: [limits] is optional and every key has a default; given keys
@@ -60,7 +62,7 @@ script_memory = "512MiB"
 	if s := FormatSize(3*GiB + 1); s != "3221225473B" {
 		t.Errorf("FormatSize of an odd size: %s", s)
 	}
-	if s := FormatDuration(1500 * time.Microsecond); s != "1.5ms" {
+	if s := units.FormatDuration(1500 * time.Microsecond); s != "1.5ms" {
 		t.Errorf("FormatDuration(1.5ms) = %s", s)
 	}
 
@@ -94,7 +96,7 @@ script_memory = "512MiB"
 	}
 	// Boundaries: a whole unit is written in that unit; the least memory
 	// is accepted.
-	if s := FormatDuration(time.Hour); s != "1h" {
+	if s := units.FormatDuration(time.Hour); s != "1h" {
 		t.Errorf("FormatDuration(1h) = %s", s)
 	}
 	if s := FormatSize(GiB); s != "1GiB" {

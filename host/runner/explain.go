@@ -233,7 +233,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 		j.workers = runtime.GOMAXPROCS(0)
 	}
 	if j.obs == nil {
-		j.obs = nopObserver{}
+		j.obs = engine.NopObserver{}
 	}
 	name := opt.Arch
 	if name == "" {
@@ -356,7 +356,7 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 	const batch = 64
 	out := make([]int, j.nIn)
 	units := (j.nIn + batch - 1) / batch
-	err := parallel(ctx, units, j.workers, func(_ context.Context, u int) error {
+	err := engine.Parallel(ctx, units, j.workers, func(_ context.Context, u int) error {
 		b0, b1 := u*batch, min(j.nIn, (u+1)*batch)
 		mean := make([]float64, (b1-b0)*classes)
 		pr := make([]float32, (b1-b0)*classes)
@@ -410,7 +410,7 @@ func (j *explainJob) run(ctx context.Context, w io.Writer) error {
 	}
 	out := &orderedWriter{w: w, done: make([][]byte, units), ready: make([]bool, units)}
 	j.obs.Stage(fmt.Sprintf("explain %d inputs x %d draws (%s)", j.nIn, S, j.id), j.nIn*S)
-	return parallel(ctx, units*S, j.workers, func(ctx context.Context, task int) error {
+	return engine.Parallel(ctx, units*S, j.workers, func(ctx context.Context, task int) error {
 		u, s := task/S, task%S
 		b0, b1 := u*explainBatch, min(j.nIn, (u+1)*explainBatch)
 		req := sdk.ExplainRequest{X: j.x[b0*j.n : b1*j.n], Targets: j.targets[b0:b1], Config: j.opt.Config}
@@ -562,52 +562,3 @@ func (o *orderedWriter) put(u int, b []byte) error {
 	}
 	return nil
 }
-
-// parallel runs fn(ctx, 0..n-1) on up to workers goroutines, tasks taken
-// in order; the first error cancels the ctx the others get, stops them and
-// is returned (a panic becomes an error).
-func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := protect(func() error { return fn(ctx, i) }); err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
-}
-
-// protect runs fn and turns a panic into an error.
-func protect(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error (please report): %v", r)
-		}
-	}()
-	return fn()
-}
-
-type nopObserver struct{}
-
-func (nopObserver) Stage(string, int)   {}
-func (nopObserver) Advance(int, string) {}
-func (nopObserver) Note(string)         {}
