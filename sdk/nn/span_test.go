@@ -319,7 +319,16 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 // to the baseline; for boundary sets that look contiguous and are not, and
 // more than a chunk.
 func TestEdgeMaxima(t *testing.T) {
-	for _, a := range []Arch{smallArch(), localBN(), PaperArch()} {
+	// wideLast: the last local level has the widest planes.
+	wideLast := Arch{Name: "wide-last", InChannels: 1, InLen: 100, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindConv1D, Name: "c2", Out: 16, Kernel: 2},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	for _, a := range []Arch{smallArch(), localBN(), PaperArch(), wideLast} {
 		if a.InLen < 100 {
 			a.InLen = 100
 		}
@@ -369,6 +378,31 @@ func TestEdgeMaxima(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestValidSpans: the boundary path takes spans and gaps of R-1 samples
+// and more, inside [0, T), in order; anything else takes forward passes.
+func TestValidSpans(t *testing.T) {
+	const R, T = 5, 30
+	for _, c := range []struct {
+		sp   []Span
+		want bool
+	}{
+		{nil, true},
+		{[]Span{{0, 4}}, true},
+		{[]Span{{0, 3}}, false},
+		{[]Span{{26, 30}}, true},
+		{[]Span{{27, 31}}, false},
+		{[]Span{{-1, 4}}, false},
+		{[]Span{{0, 4}, {8, 12}}, true},
+		{[]Span{{0, 4}, {7, 12}}, false},
+		{[]Span{{8, 12}, {0, 4}}, false},
+		{[]Span{{0, 30}}, true},
+	} {
+		if got := validSpans(c.sp, R, T); got != c.want {
+			t.Errorf("validSpans(%v) = %v, want %v", c.sp, got, c.want)
 		}
 	}
 }
