@@ -289,20 +289,20 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 	}
 	R, T, P := m.edge0().R(), a.InLen, m.PooledLen()
 	ws := m.net.NewWorkspace(1)
-	check := func(what string, spans [][]Span) {
+	check := func(what string, spans [][]Span, baseline float32) {
 		t.Helper()
 		got := make([]float32, len(spans)*P)
-		m.SpanPooled(got, x, spans, -0.5)
+		m.SpanPooled(got, x, spans, baseline)
 		for j, sp := range spans {
-			m.net.forward(ws, m.folded, perturbed(x, a, sp, -0.5), false, nil, m.plan.g)
+			m.net.forward(ws, m.folded, perturbed(x, a, sp, baseline), false, nil, m.plan.g)
 			for c, v := range ws.Act(m.plan.g) {
-				if d := math.Abs(float64(got[j*P+c] - v)); d > 1e-6 {
+				if d := math.Abs(float64(got[j*P+c] - v)); d > 1e-6*math.Max(1, math.Abs(float64(v))) {
 					t.Fatalf("%s: spans %v channel %d: %v, forward pass %v", what, sp, c, got[j*P+c], v)
 				}
 			}
 		}
 	}
-	check("gapped", [][]Span{{{3, 3 + R}}, {{4, 4 + R}}, {{7, 7 + R}}})
+	check("gapped", [][]Span{{{3, 3 + R}}, {{4, 4 + R}}, {{7, 7 + R}}}, -0.5)
 	var many [][]Span
 	for s := 0; s+R-1 <= T; s++ {
 		many = append(many, []Span{{s, s + R - 1}})
@@ -310,7 +310,48 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 	for s := 0; s+R-1 <= T; s++ {
 		many = append(many, []Span{{0, s}}, []Span{{s, T}})
 	}
-	check("many", many)
+	check("many", many, -0.5)
+	// Spans of exactly R samples hold one position of the all-baseline
+	// activation, which a large baseline makes the maximum.
+	var deep [][]Span
+	for s := 0; s+R <= T; s += 3 {
+		deep = append(deep, []Span{{s, s + R}}, []Span{{s, s + R}, {min(s+2*R, T-R), T}})
+	}
+	check("deep", deep, 40)
+	// 128 inputs of short spans, the first among them: all forward passes.
+	var short [][]Span
+	for s := range 128 {
+		short = append(short, []Span{{s, s + 2}})
+	}
+	check("short", short, -0.5)
+}
+
+// TestRangeMax: the sparse table's range maxima equal a scan, for every
+// range of rows of lengths 1 to 70.
+func TestRangeMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, T := range []int{1, 2, 7, 64, 70} {
+		const C = 2
+		a := make([]float32, C*T)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		sc := &edgeScratch{}
+		sc.buildSparse(a, C, T)
+		for c := range C {
+			for lo := 0; lo < T; lo++ {
+				for hi := lo + 1; hi <= T; hi++ {
+					want := a[c*T+lo]
+					for _, v := range a[c*T+lo : c*T+hi] {
+						want = max(want, v)
+					}
+					if got := sc.rangeMax(c, T, lo, hi); got != want {
+						t.Fatalf("T %d row %d [%d, %d): %v, want %v", T, c, lo, hi, got, want)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestEdgeMaxima: the per-boundary maxima against their definition: the
@@ -403,6 +444,33 @@ func TestValidSpans(t *testing.T) {
 	} {
 		if got := validSpans(c.sp, R, T); got != c.want {
 			t.Errorf("validSpans(%v) = %v, want %v", c.sp, got, c.want)
+		}
+	}
+}
+
+// TestSpanPooledDeep: a span of exactly R samples has one position whose
+// field is all baseline; with a summing kernel, x = 0 and baseline 1 it
+// is the only position that reaches 3, so the pooled vector must take the
+// constant: 3 for spans of R and more, 2 for R-1.
+func TestSpanPooledDeep(t *testing.T) {
+	a := Arch{Name: "sum3", InChannels: 1, InLen: 20, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 3},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 2},
+	}}
+	// c.weight (1,1,3), c.bias, d.weight (2,1), d.bias
+	m, err := NewModel(Params{Arch: a, Data: []float32{1, 1, 1, 0, 1, -1, 0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 20)
+	spans := [][]Span{{{5, 8}}, {{5, 9}}, {{5, 7}}, {{0, 3}}, {{17, 20}}, {{2, 5}, {9, 12}}}
+	got := make([]float32, len(spans))
+	m.SpanPooled(got, x, spans, 1)
+	for j, want := range []float32{3, 3, 2, 3, 3, 3} {
+		if got[j] != want {
+			t.Errorf("spans %v: pooled %v, want %v", spans[j], got[j], want)
 		}
 	}
 }
