@@ -474,3 +474,49 @@ func TestSpanPooledDeep(t *testing.T) {
 		}
 	}
 }
+
+// TestTrunkDigest: models whose trunks differ only in the last value of
+// the last trunk tensor, or only in a parameterless layer before the
+// global max pool, do not share cache entries; models that differ only
+// after the pool do.
+func TestTrunkDigest(t *testing.T) {
+	a := smallArch()
+	_, p, x, _ := randomSetup(t, a, 1, 43)
+	build := func(a Arch, p []float32) *Inference {
+		m, err := NewModel(Params{Arch: a, Data: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	lay, _ := NewLayout(a)
+	bias := lay.View(p, "c2.bias") // the last tensor before the pool
+	q := append([]float32(nil), p...)
+	lay.View(q, "c2.bias")[len(bias)-1] += 0.5
+	head := append([]float32(nil), p...)
+	lay.View(head, "d2.bias")[0] += 0.5
+	noRelu := a
+	noRelu.Layers = append([]Layer(nil), a.Layers...)
+	noRelu.Layers[5] = Layer{Kind: KindDropout, P: 0.1} // the ReLU before the pool
+	m := build(a, p)
+	for _, c := range []struct {
+		what  string
+		other *Inference
+		hit   bool
+	}{
+		{"last trunk value", build(a, q), false},
+		{"layer before the pool", build(noRelu, p), false},
+		{"head only", build(a, head), true},
+	} {
+		if (c.other.trunkDigest() == m.trunkDigest()) != c.hit {
+			t.Errorf("%s: digests equal = %v, want %v", c.what, !c.hit, c.hit)
+		}
+		cache := NewTrunkCache(1 << 20)
+		dst := make([]float32, 2)
+		m.WindowProbsCached(dst, x, []int{2, 9}, 8, 0, 1, cache)
+		c.other.WindowProbsCached(dst, x, []int{2, 9}, 8, 0, 1, cache)
+		if hits, _ := cache.Stats(); (hits == 1) != c.hit {
+			t.Errorf("%s: %d hits", c.what, hits)
+		}
+	}
+}
