@@ -520,3 +520,52 @@ func TestTrunkDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanProbsWithoutPool: a network without a global max pool after a
+// local stack has PooledLen 0 and takes forward passes in SpanProbs (more
+// inputs than one batch), which equal the definition; the pooled-vector
+// methods panic on it.
+func TestSpanProbsWithoutPool(t *testing.T) {
+	a := Arch{Name: "no-gmp", InChannels: 2, InLen: 30, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 2, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	_, p, x, _ := randomSetup(t, a, 1, 47)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PooledLen() != 0 {
+		t.Fatalf("PooledLen %d, want 0", m.PooledLen())
+	}
+	var spans [][]Span
+	for s := range 70 {
+		spans = append(spans, []Span{{s % 28, s%28 + 2}, {29, 31}})
+	}
+	got := make([]float32, len(spans))
+	m.SpanProbs(got, x, spans, 0.7, 2)
+	pr := make([]float32, 3)
+	for j, sp := range spans {
+		m.Probs(pr, perturbed(x, a, sp, 0.7))
+		if got[j] != pr[2] {
+			t.Fatalf("spans %v: %v, forward pass %v", sp, got[j], pr[2])
+		}
+	}
+	for name, f := range map[string]func(){
+		"WindowPooled":      func() { m.WindowPooled(make([]float32, 8), x, []int{0}, 3, 0) },
+		"SpanPooled":        func() { m.SpanPooled(make([]float32, 8), x, spans[:1], 0) },
+		"HeadProbs":         func() { m.HeadProbs(make([]float32, 1), make([]float32, 8), 0) },
+		"WindowProbsCached": func() { m.WindowProbsCached(make([]float32, 1), x, []int{0}, 3, 0, 0, nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
