@@ -273,6 +273,12 @@ func TestTrunkCacheKeys(t *testing.T) {
 			t.Error("an entry larger than the limit was kept")
 		}
 	}
+	if exact := NewTrunkCache(size); true {
+		m.WindowProbsCached(dst, x[:n], starts, 8, 0, 0, exact)
+		if exact.lru.Len() != 1 || exact.used != size {
+			t.Errorf("an entry of exactly the limit: %d entries, %d bytes", exact.lru.Len(), exact.used)
+		}
+	}
 }
 
 // TestSpanPooledBoundarySets: boundary positions that look contiguous
