@@ -273,6 +273,12 @@ func TestTrunkCacheKeys(t *testing.T) {
 			t.Error("an entry larger than the limit was kept")
 		}
 	}
+	if exact := NewTrunkCache(size); true {
+		m.WindowProbsCached(dst, x[:n], starts, 8, 0, 0, exact)
+		if exact.lru.Len() != 1 || exact.used != size {
+			t.Errorf("an entry of exactly the limit: %d entries, %d bytes", exact.lru.Len(), exact.used)
+		}
+	}
 }
 
 // TestSpanPooledBoundarySets: boundary positions that look contiguous
@@ -289,20 +295,20 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 	}
 	R, T, P := m.edge0().R(), a.InLen, m.PooledLen()
 	ws := m.net.NewWorkspace(1)
-	check := func(what string, spans [][]Span) {
+	check := func(what string, spans [][]Span, baseline float32) {
 		t.Helper()
 		got := make([]float32, len(spans)*P)
-		m.SpanPooled(got, x, spans, -0.5)
+		m.SpanPooled(got, x, spans, baseline)
 		for j, sp := range spans {
-			m.net.forward(ws, m.folded, perturbed(x, a, sp, -0.5), false, nil, m.plan.g)
+			m.net.forward(ws, m.folded, perturbed(x, a, sp, baseline), false, nil, m.plan.g)
 			for c, v := range ws.Act(m.plan.g) {
-				if d := math.Abs(float64(got[j*P+c] - v)); d > 1e-6 {
+				if d := math.Abs(float64(got[j*P+c] - v)); d > 1e-6*math.Max(1, math.Abs(float64(v))) {
 					t.Fatalf("%s: spans %v channel %d: %v, forward pass %v", what, sp, c, got[j*P+c], v)
 				}
 			}
 		}
 	}
-	check("gapped", [][]Span{{{3, 3 + R}}, {{4, 4 + R}}, {{7, 7 + R}}})
+	check("gapped", [][]Span{{{3, 3 + R}}, {{4, 4 + R}}, {{7, 7 + R}}}, -0.5)
 	var many [][]Span
 	for s := 0; s+R-1 <= T; s++ {
 		many = append(many, []Span{{s, s + R - 1}})
@@ -310,7 +316,48 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 	for s := 0; s+R-1 <= T; s++ {
 		many = append(many, []Span{{0, s}}, []Span{{s, T}})
 	}
-	check("many", many)
+	check("many", many, -0.5)
+	// Spans of exactly R samples hold one position of the all-baseline
+	// activation, which a large baseline makes the maximum.
+	var deep [][]Span
+	for s := 0; s+R <= T; s += 3 {
+		deep = append(deep, []Span{{s, s + R}}, []Span{{s, s + R}, {min(s+2*R, T-R), T}})
+	}
+	check("deep", deep, 40)
+	// 128 inputs of short spans, the first among them: all forward passes.
+	var short [][]Span
+	for s := range 128 {
+		short = append(short, []Span{{s, s + 2}})
+	}
+	check("short", short, -0.5)
+}
+
+// TestRangeMax: the sparse table's range maxima equal a scan, for every
+// range of rows of lengths 1 to 70.
+func TestRangeMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, T := range []int{1, 2, 7, 64, 70} {
+		const C = 2
+		a := make([]float32, C*T)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		sc := &edgeScratch{}
+		sc.buildSparse(a, C, T)
+		for c := range C {
+			for lo := 0; lo < T; lo++ {
+				for hi := lo + 1; hi <= T; hi++ {
+					want := a[c*T+lo]
+					for _, v := range a[c*T+lo : c*T+hi] {
+						want = max(want, v)
+					}
+					if got := sc.rangeMax(c, T, lo, hi); got != want {
+						t.Fatalf("T %d row %d [%d, %d): %v, want %v", T, c, lo, hi, got, want)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestEdgeMaxima: the per-boundary maxima against their definition: the
@@ -319,7 +366,16 @@ func TestSpanPooledBoundarySets(t *testing.T) {
 // to the baseline; for boundary sets that look contiguous and are not, and
 // more than a chunk.
 func TestEdgeMaxima(t *testing.T) {
-	for _, a := range []Arch{smallArch(), localBN(), PaperArch()} {
+	// wideLast: the last local level has the widest planes.
+	wideLast := Arch{Name: "wide-last", InChannels: 1, InLen: 100, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 3, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindConv1D, Name: "c2", Out: 16, Kernel: 2},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	for _, a := range []Arch{smallArch(), localBN(), PaperArch(), wideLast} {
 		if a.InLen < 100 {
 			a.InLen = 100
 		}
@@ -370,5 +426,152 @@ func TestEdgeMaxima(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestValidSpans: the boundary path takes spans and gaps of R-1 samples
+// and more, inside [0, T), in order; anything else takes forward passes.
+func TestValidSpans(t *testing.T) {
+	const R, T = 5, 30
+	for _, c := range []struct {
+		sp   []Span
+		want bool
+	}{
+		{nil, true},
+		{[]Span{{0, 4}}, true},
+		{[]Span{{0, 3}}, false},
+		{[]Span{{26, 30}}, true},
+		{[]Span{{27, 31}}, false},
+		{[]Span{{-1, 4}}, false},
+		{[]Span{{0, 4}, {8, 12}}, true},
+		{[]Span{{0, 4}, {7, 12}}, false},
+		{[]Span{{8, 12}, {0, 4}}, false},
+		{[]Span{{0, 30}}, true},
+	} {
+		if got := validSpans(c.sp, R, T); got != c.want {
+			t.Errorf("validSpans(%v) = %v, want %v", c.sp, got, c.want)
+		}
+	}
+}
+
+// TestSpanPooledDeep: a span of exactly R samples has one position whose
+// field is all baseline; with a summing kernel, x = 0 and baseline 1 it
+// is the only position that reaches 3, so the pooled vector must take the
+// constant: 3 for spans of R and more, 2 for R-1.
+func TestSpanPooledDeep(t *testing.T) {
+	a := Arch{Name: "sum3", InChannels: 1, InLen: 20, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 3},
+		{Kind: KindGlobalMaxPool},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 2},
+	}}
+	// c.weight (1,1,3), c.bias, d.weight (2,1), d.bias
+	m, err := NewModel(Params{Arch: a, Data: []float32{1, 1, 1, 0, 1, -1, 0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 20)
+	spans := [][]Span{{{5, 8}}, {{5, 9}}, {{5, 7}}, {{0, 3}}, {{17, 20}}, {{2, 5}, {9, 12}}}
+	got := make([]float32, len(spans))
+	m.SpanPooled(got, x, spans, 1)
+	for j, want := range []float32{3, 3, 2, 3, 3, 3} {
+		if got[j] != want {
+			t.Errorf("spans %v: pooled %v, want %v", spans[j], got[j], want)
+		}
+	}
+}
+
+// TestTrunkDigest: models whose trunks differ only in the last value of
+// the last trunk tensor, or only in a parameterless layer before the
+// global max pool, do not share cache entries; models that differ only
+// after the pool do.
+func TestTrunkDigest(t *testing.T) {
+	a := smallArch()
+	_, p, x, _ := randomSetup(t, a, 1, 43)
+	build := func(a Arch, p []float32) *Inference {
+		m, err := NewModel(Params{Arch: a, Data: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	lay, _ := NewLayout(a)
+	bias := lay.View(p, "c2.bias") // the last tensor before the pool
+	q := append([]float32(nil), p...)
+	lay.View(q, "c2.bias")[len(bias)-1] += 0.5
+	head := append([]float32(nil), p...)
+	lay.View(head, "d2.bias")[0] += 0.5
+	noRelu := a
+	noRelu.Layers = append([]Layer(nil), a.Layers...)
+	noRelu.Layers[5] = Layer{Kind: KindDropout, P: 0.1} // the ReLU before the pool
+	m := build(a, p)
+	for _, c := range []struct {
+		what  string
+		other *Inference
+		hit   bool
+	}{
+		{"last trunk value", build(a, q), false},
+		{"layer before the pool", build(noRelu, p), false},
+		{"head only", build(a, head), true},
+	} {
+		if (c.other.trunkDigest() == m.trunkDigest()) != c.hit {
+			t.Errorf("%s: digests equal = %v, want %v", c.what, !c.hit, c.hit)
+		}
+		cache := NewTrunkCache(1 << 20)
+		dst := make([]float32, 2)
+		m.WindowProbsCached(dst, x, []int{2, 9}, 8, 0, 1, cache)
+		c.other.WindowProbsCached(dst, x, []int{2, 9}, 8, 0, 1, cache)
+		if hits, _ := cache.Stats(); (hits == 1) != c.hit {
+			t.Errorf("%s: %d hits", c.what, hits)
+		}
+	}
+}
+
+// TestSpanProbsWithoutPool: a network without a global max pool after a
+// local stack has PooledLen 0 and takes forward passes in SpanProbs (more
+// inputs than one batch), which equal the definition; the pooled-vector
+// methods panic on it.
+func TestSpanProbsWithoutPool(t *testing.T) {
+	a := Arch{Name: "no-gmp", InChannels: 2, InLen: 30, Layers: []Layer{
+		{Kind: KindConv1D, Name: "c1", Out: 2, Kernel: 3},
+		{Kind: KindReLU},
+		{Kind: KindFlatten},
+		{Kind: KindDense, Name: "d", Out: 3},
+	}}
+	_, p, x, _ := randomSetup(t, a, 1, 47)
+	m, err := NewModel(Params{Arch: a, Data: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PooledLen() != 0 {
+		t.Fatalf("PooledLen %d, want 0", m.PooledLen())
+	}
+	var spans [][]Span
+	for s := range 70 {
+		spans = append(spans, []Span{{s % 28, s%28 + 2}, {29, 31}})
+	}
+	got := make([]float32, len(spans))
+	m.SpanProbs(got, x, spans, 0.7, 2)
+	pr := make([]float32, 3)
+	for j, sp := range spans {
+		m.Probs(pr, perturbed(x, a, sp, 0.7))
+		if got[j] != pr[2] {
+			t.Fatalf("spans %v: %v, forward pass %v", sp, got[j], pr[2])
+		}
+	}
+	for name, f := range map[string]func(){
+		"WindowPooled":      func() { m.WindowPooled(make([]float32, 8), x, []int{0}, 3, 0) },
+		"SpanPooled":        func() { m.SpanPooled(make([]float32, 8), x, spans[:1], 0) },
+		"HeadProbs":         func() { m.HeadProbs(make([]float32, 1), make([]float32, 8), 0) },
+		"WindowProbsCached": func() { m.WindowProbsCached(make([]float32, 1), x, []int{0}, 3, 0, 0, nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
 	}
 }

@@ -59,6 +59,9 @@ func (c *TrunkCache) Stats() (hits, misses int64) {
 // trunkDigest is the SHA-256 of the model's input shape, its layers up to
 // the global max pool and the bits of their folded parameters.
 func (m *Inference) trunkDigest() [sha256.Size]byte {
+	if m.planWindows() == nil {
+		panic("nn: trunkDigest needs a network with a global max pool after a local stack")
+	}
 	m.digestOnce.Do(func() {
 		net, g := m.net, m.plan.g
 		h := sha256.New()
