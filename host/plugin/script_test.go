@@ -262,3 +262,24 @@ func TestCrashedScriptRestarts(t *testing.T) {
 		t.Errorf("after a restart: %v, %v", res, err)
 	}
 }
+
+// TestFuzzedScriptOutOfProcess: a source on which yaegi overflows its
+// stack (found by host/script's FuzzLoad) costs only the script's child
+// process: loading it is an error that names the script, and the host
+// goes on.
+func TestFuzzedScriptOutOfProcess(t *testing.T) {
+	m := NewManager(testRegistry(), Options{Exe: os.Args[0], Limits: hostileLimits(), Logger: quietLogger(t)})
+	defer m.Close()
+	path := filepath.Join(t.TempDir(), "fuzzed.go")
+	if err := os.WriteFile(path, []byte("package A\nfunc A(A[]A,c[]y)(k,)"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Script(context.Background(), path, 1)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("the fuzzed script: %v, want an error naming it", err)
+	}
+	ok := scriptFile(t, "ok", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\treturn [][]float64{draws[0][0]}, nil\n}\n")
+	if _, err := m.Script(context.Background(), ok, 1); err != nil {
+		t.Errorf("a sound script after it: %v", err)
+	}
+}
