@@ -189,3 +189,36 @@ func TestThreadCPU(t *testing.T) {
 		t.Errorf("load average %q", loadAvg())
 	}
 }
+
+// TestMedian: the middle value, or the mean of the two middle ones.
+func TestMedian(t *testing.T) {
+	if m := median([]float64{1, 2, 4}); m != 2 {
+		t.Errorf("odd: %v", m)
+	}
+	if m := median([]float64{1, 2, 4, 8}); m != 3 {
+		t.Errorf("even: %v", m)
+	}
+}
+
+// TestRunWithReference: Run puts the harness's measurements beside ours
+// and prints its notes.
+func TestRunWithReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small network")
+	}
+	py := fakePython(t, `{"op": "occlusion_torch", "n": 1, "median_item_ms": 20.25, "batch": 64}`)
+	script := filepath.Join(t.TempDir(), "torch_ref.py")
+	if err := os.WriteFile(script, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, log bytes.Buffer
+	if err := Run(context.Background(), Options{Seed: 2, Reps: 1, Reference: true,
+		Ref: ReferenceOptions{Python: py, Script: script, Threads: 2, N: 1}}, &out, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"torch 20.25 (batch 64)", "405.0 (20 x torch, batch 64)", "reference measured in this run: torch 1.13.0, 2 threads, median over 1 waveforms", "reference: this torch build has BLAS_INFO=generic"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -36,9 +36,9 @@ func oddHeads() []Arch {
 		{Kind: KindConv1D, Name: "c2", Out: 4, Kernel: 2},
 		{Kind: KindGlobalMaxPool},
 	}
-	reluFirst := Arch{Name: "relu-head", InChannels: 1, InLen: 30, Layers: append(append([]Layer(nil), local...),
+	reluFirst := Arch{Name: "relu-head", InChannels: 1, InLen: 100, Layers: append(append([]Layer(nil), local...),
 		Layer{Kind: KindReLU}, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 5}, Layer{Kind: KindDense, Name: "e", Out: 3})}
-	bnKept := Arch{Name: "bn-head", InChannels: 1, InLen: 30, Layers: append(append([]Layer(nil), local...),
+	bnKept := Arch{Name: "bn-head", InChannels: 1, InLen: 100, Layers: append(append([]Layer(nil), local...),
 		Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 5}, Layer{Kind: KindBatchNorm1D, Name: "bn"},
 		Layer{Kind: KindReLU}, Layer{Kind: KindDense, Name: "e", Out: 3})}
 	return []Arch{reluFirst, bnKept}
@@ -193,7 +193,12 @@ func TestSharedTrunkMatchesPlain(t *testing.T) {
 				for b := range 2 {
 					x := c.x[b*n : (b+1)*n]
 					shared := make([]float32, len(starts))
-					m.WindowProbsCached(shared, x, starts, width, 0, 1, cache)
+					p0 := m.WindowProbsCached(shared, x, starts, width, 0, 1, cache)
+					pr := make([]float32, m.Classes())
+					m.Probs(pr, x)
+					if d := math.Abs(float64(p0 - pr[1])); d > 1e-6 {
+						t.Fatalf("%s width %d draw %d: p(x) %v, forward pass %v", c.a.Name, width, s, p0, pr[1])
+					}
 					alone := make([]float32, len(starts))
 					m.WindowProbs(alone, x, starts, width, 0, 1)
 					for j := range alone {

@@ -127,58 +127,84 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestSharedTrunkUnderMCDropout: the maps of the golden paper network's
-// MC-dropout draws (keep masks folded into fc2, as posterior.mcdropout
-// makes them), explained one draw after the other by one Explainer (its
-// trunk cache hits from the second draw on), are the bytes a new
-// Explainer gives each draw, and equal the plain path's (a forward pass a
+// TestSharedTrunkUnderMCDropout: the maps of 4 MC-dropout draws (keep
+// masks folded into fc2, as posterior.mcdropout makes them) of the golden
+// paper network and of two randomly initialised ones, explained one draw
+// after the other by one Explainer (its trunk cache hits from the second
+// draw on), are the bytes a new Explainer gives each draw, and those of
+// the first and the last draw equal the plain path's (a forward pass a
 // window) within 1e-6.
 func TestSharedTrunkUnderMCDropout(t *testing.T) {
-	p, x, y, _ := paper.Model(t)
-	x, y = x[:3*640], y[:3]
-	req := sdk.ExplainRequest{X: x, Targets: y, Config: sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}}
-	shared := New()
-	r := rng.New(9)
-	for s := range 5 {
-		mask := make([]bool, 64)
-		for i := range mask {
-			mask[i] = r.Float64() >= 0.2
-		}
-		fa, fp, err := nn.FoldDropout(nn.PaperArchDropout(0.2), p.Data, [][]bool{mask})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := nn.NewModel(nn.Params{Arch: fa, Data: fp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := shared.Explain(context.Background(), m, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alone, err := New().Explain(context.Background(), m, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := New().Explain(context.Background(), plainModel{m}, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		worst := 0.0
-		for b := range got {
-			for i, v := range got[b] {
-				if math.Float64bits(v) != math.Float64bits(alone[b][i]) {
-					t.Fatalf("draw %d input %d: map[%d] = %v with the shared trunk, %v alone", s, b, i, v, alone[b][i])
-				}
-				worst = math.Max(worst, math.Abs(v-plain[b][i]))
-			}
-		}
-		if worst > 1e-6 {
-			t.Errorf("draw %d: max |shared trunk - plain| = %g, want <= 1e-6", s, worst)
-		}
-		t.Logf("draw %d: max |shared trunk - plain| = %.3g", s, worst)
+	golden, x, y, _ := paper.Model(t)
+	cfg := sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}
+	lay, err := nn.NewLayout(nn.PaperArch())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if hits, misses := shared.trunks.Stats(); hits != 4*3 || misses != 3 {
-		t.Errorf("trunk cache: %d hits, %d misses; want 12 and 3", hits, misses)
+	nets := map[string][]float32{"golden": golden.Data}
+	for _, seed := range []uint64{1, 2} {
+		p := make([]float32, lay.Size)
+		nn.Init(lay, p, rng.For(seed, "test", "mc-occlusion", -1, -1))
+		nets[fmt.Sprintf("random %d", seed)] = p
+	}
+	for name, params := range nets {
+		// Two inputs of the golden network, one of each random one (the
+		// plain path is a forward pass a window).
+		n := 1
+		if name == "golden" {
+			n = 2
+		}
+		req := sdk.ExplainRequest{X: x[:n*640], Targets: y[:n], Config: cfg}
+		shared := New()
+		r := rng.New(9)
+		for s := range 4 {
+			mask := make([]bool, 64)
+			for i := range mask {
+				mask[i] = r.Float64() >= 0.2
+			}
+			fa, fp, err := nn.FoldDropout(nn.PaperArchDropout(0.2), params, [][]bool{mask})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := nn.NewModel(nn.Params{Arch: fa, Data: fp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := shared.Explain(context.Background(), m, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone, err := New().Explain(context.Background(), m, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for b := range got {
+				for i, v := range got[b] {
+					if math.Float64bits(v) != math.Float64bits(alone[b][i]) {
+						t.Fatalf("%s draw %d input %d: map[%d] = %v with the shared trunk, %v alone", name, s, b, i, v, alone[b][i])
+					}
+				}
+			}
+			if s != 0 && s != 3 {
+				continue // the plain path for the draw that fills the cache and one that hits
+			}
+			plain, err := New().Explain(context.Background(), plainModel{m}, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 0.0
+			for b := range got {
+				for i, v := range got[b] {
+					worst = math.Max(worst, math.Abs(v-plain[b][i]))
+				}
+			}
+			if worst > 1e-6 {
+				t.Errorf("%s draw %d: max |shared trunk - plain| = %g, want <= 1e-6", name, s, worst)
+			}
+			t.Logf("%s draw %d: max |shared trunk - plain| = %.3g", name, s, worst)
+		}
+		if hits, misses := shared.trunks.Stats(); hits != int64(3*n) || misses != int64(n) {
+			t.Errorf("%s: trunk cache: %d hits, %d misses; want %d and %d", name, hits, misses, 3*n, n)
+		}
 	}
 }
