@@ -149,8 +149,8 @@ func (p *proc) exited(d time.Duration) bool {
 	p.mu.Lock()
 	g := p.g
 	p.mu.Unlock()
-	if g == nil {
-		return p.client.Exited()
+	if g == nil || !g.hasStarted() {
+		return false
 	}
 	select {
 	case <-g.done():
