@@ -253,7 +253,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	close(started)
 	p.mu.Lock()
 	if p.g != nil {
-		p.pid = p.g.pid
+		p.pid, _ = strconv.Atoi(p.g.ID())
 	}
 	p.mu.Unlock()
 	if err != nil {
