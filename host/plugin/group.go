@@ -154,6 +154,13 @@ func (g *group) closeWriters() {
 	})
 }
 
+// hasStarted reports whether the process was started.
+func (g *group) hasStarted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started
+}
+
 // done is closed once the process has exited and was reaped.
 func (g *group) done() <-chan struct{} { return g.exited }
 

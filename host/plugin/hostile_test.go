@@ -342,3 +342,58 @@ func TestKillOnSignalWhileStarting(t *testing.T) {
 		t.Errorf("left behind: %+v", left)
 	}
 }
+
+// TestKilledPluginStaysNamed: after a call missed its deadline and the
+// plugin was killed, a later call on the same client says why, naming
+// the first call and its limit; the next request starts the plugin
+// again.
+func TestKilledPluginStaysNamed(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "uaxai-explainer-echo", 0o755)
+	lim := hostileLimits()
+	lim.Explain = time.Second
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: lim})
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := e.Load(ctx, params(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mod.Explain(ctx, request(sdk.Config{"block": true}))
+	if err == nil || !strings.Contains(err.Error(), "Explain: no answer within 1s (limits.explain_batch)") {
+		t.Fatalf("blocked call: %v", err)
+	}
+	_, err = mod.Explain(ctx, request(nil))
+	if err == nil || !strings.Contains(err.Error(), "was killed during Explain: its Explain had no answer within 1s (limits.explain_batch)") {
+		t.Errorf("a call after the kill: %v", err)
+	}
+	e2, err := m.Explainer(ctx, "explainer.echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pidOf(t, e2) == pidOf(t, e) {
+		t.Error("the killed plugin was not started again")
+	}
+	maps, err := explain(t, ctx, e2, request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+}
+
+// TestExeServesBuiltins: built-ins and scripts are served by
+// Options.Exe; one that cannot run is named in the error.
+func TestExeServesBuiltins(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-uaxai")
+	m := newManager(t, Options{Exe: missing, Limits: hostileLimits()})
+	if _, err := m.Explainer(context.Background(), "explainer.builtin-echo"); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a built-in served by a missing executable: %v", err)
+	}
+	path := scriptFile(t, "any", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) { return nil, nil }\n")
+	if _, err := m.Script(context.Background(), path, 1); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a script served by a missing executable: %v", err)
+	}
+}

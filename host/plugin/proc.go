@@ -149,8 +149,8 @@ func (p *proc) exited(d time.Duration) bool {
 	p.mu.Lock()
 	g := p.g
 	p.mu.Unlock()
-	if g == nil {
-		return p.client.Exited()
+	if g == nil || !g.hasStarted() {
+		return false
 	}
 	select {
 	case <-g.done():
@@ -253,7 +253,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	close(started)
 	p.mu.Lock()
 	if p.g != nil {
-		p.pid = p.g.pid
+		p.pid, _ = strconv.Atoi(p.g.ID())
 	}
 	p.mu.Unlock()
 	if err != nil {

@@ -147,6 +147,22 @@ func TestScriptLoadErrors(t *testing.T) {
 	if _, err := m.Script(context.Background(), filepath.Join(t.TempDir(), "missing.go"), 1); err == nil || !strings.Contains(err.Error(), "missing.go") {
 		t.Errorf("a missing script: %v", err)
 	}
+	dir := t.TempDir()
+	if _, err := m.Script(context.Background(), dir, 1); err == nil || err.Error() != "script "+dir+": not a regular file" {
+		t.Errorf("a directory as a script: %v", err)
+	}
+	if _, err := m.ProbeScript(context.Background(), path); err == nil || !strings.Contains(err.Error(), "undefined") {
+		t.Errorf("ProbeScript of a script that does not load: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Script(ctx, path+"x", 1); err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("a script asked for with a cancelled context: %v", err)
+	}
+	m.Close()
+	if _, err := m.Script(context.Background(), path, 1); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a script asked for after Close: %v", err)
+	}
 }
 
 // TestHostileScripts: a script that hangs, recurses without end,

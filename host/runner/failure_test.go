@@ -188,7 +188,9 @@ func TestScriptCrashFailsTheRunCleanly(t *testing.T) {
 			if err == nil {
 				t.Fatal("the run succeeded")
 			}
-			for _, w := range append(c.want, "summary.script-"+c.name+" (script "+path+", pid ") {
+			// The engine names the batch; the plugin manager the script,
+			// its path, its process, the call and what happened.
+			for _, w := range append(c.want, "summary.script-"+c.name+" on split test-0 records 0..", "summary.script-"+c.name+" (script "+path+", pid ") {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
