@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -41,6 +42,18 @@ func TestClientLog(t *testing.T) {
 	}
 	buf.Reset()
 	debug := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &buf})
+	// The Manager logs to the logger it is given.
+	dir := t.TempDir()
+	install(t, dir, "uaxai-explainer-echo", 0o755)
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Logger: debug})
+	if _, err := m.Explainer(context.Background(), "explainer.echo"); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if !strings.Contains(buf.String(), "plugin started") || !strings.Contains(buf.String(), "plugin stopped") {
+		t.Errorf("the Manager's log does not reach its logger:\n%s", buf.String())
+	}
+	buf.Reset()
 	clientLog{debug, &proc{}}.Error("goroutine 3 [running]:")
 	if !strings.Contains(buf.String(), "[DEBUG]") || !strings.Contains(buf.String(), "goroutine 3") {
 		t.Errorf("a hidden line is not a debug entry: %q", buf.String())

@@ -147,6 +147,17 @@ func TestScriptLoadErrors(t *testing.T) {
 	if _, err := m.Script(context.Background(), filepath.Join(t.TempDir(), "missing.go"), 1); err == nil || !strings.Contains(err.Error(), "missing.go") {
 		t.Errorf("a missing script: %v", err)
 	}
+	// A failed start is not remembered: once the script is mended, the
+	// next request starts it.
+	if err := os.WriteFile(path, []byte("//go:build ignore\n\npackage typo\n\nfunc Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) { return nil, nil }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Script(context.Background(), path, 1); err != nil {
+		t.Errorf("the mended script: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("package typo\n\nfunc Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n\treturn nil, undefinedThing\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	if _, err := m.Script(context.Background(), dir, 1); err == nil || err.Error() != "script "+dir+": not a regular file" {
 		t.Errorf("a directory as a script: %v", err)
