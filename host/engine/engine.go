@@ -289,24 +289,7 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []fl
 		preds[si] = make([]int, d.N)
 		k := p.Arch.Classes()
 		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
-			mean := make([]float64, (b1-b0)*k)
-			pr := make([]float32, (b1-b0)*k)
-			for _, m := range models {
-				m.Probs(pr, d.X[b0*d.Len:b1*d.Len])
-				for j, v := range pr {
-					mean[j] += float64(v)
-				}
-			}
-			for r := b0; r < b1; r++ {
-				row := mean[(r-b0)*k : (r-b0+1)*k]
-				best := 0
-				for j, v := range row {
-					if v > row[best] {
-						best = j
-					}
-				}
-				preds[si][r] = best
-			}
+			PredictMean(preds[si][b0:b1], models, d.X[b0*d.Len:b1*d.Len], k)
 			return nil
 		})
 		if err != nil {
@@ -319,6 +302,33 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []fl
 		acc[si] = a
 	}
 	return preds, acc, nil
+}
+
+// PredictMean writes into dst[i] the class of the posterior predictive
+// mean of input i of x (len(dst) inputs, classes outputs each):
+//
+//	dst[i] = argmax_c (1/S) sum_s p(c | x_i, theta_s)
+//
+// ties going to the lower class.
+func PredictMean(dst []int, models []*nn.Inference, x []float32, classes int) {
+	mean := make([]float64, len(dst)*classes)
+	pr := make([]float32, len(dst)*classes)
+	for _, m := range models {
+		m.Probs(pr, x)
+		for j, v := range pr {
+			mean[j] += float64(v)
+		}
+	}
+	for i := range dst {
+		row := mean[i*classes : (i+1)*classes]
+		best := 0
+		for c, v := range row {
+			if v > row[best] {
+				best = c
+			}
+		}
+		dst[i] = best
+	}
 }
 
 // block is the work of one (posterior, explainer) pair: explain every

@@ -358,24 +358,7 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 	units := (j.nIn + batch - 1) / batch
 	err := engine.Parallel(ctx, units, j.workers, func(_ context.Context, u int) error {
 		b0, b1 := u*batch, min(j.nIn, (u+1)*batch)
-		mean := make([]float64, (b1-b0)*classes)
-		pr := make([]float32, (b1-b0)*classes)
-		for _, m := range models {
-			m.Probs(pr, j.x[b0*j.n:b1*j.n])
-			for k, v := range pr {
-				mean[k] += float64(v)
-			}
-		}
-		for i := b0; i < b1; i++ {
-			row := mean[(i-b0)*classes : (i-b0+1)*classes]
-			best := 0
-			for c, v := range row {
-				if v > row[best] {
-					best = c
-				}
-			}
-			out[i] = best
-		}
+		engine.PredictMean(out[b0:b1], models, j.x[b0*j.n:b1*j.n], classes)
 		return nil
 	})
 	return out, err
