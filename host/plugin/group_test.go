@@ -228,6 +228,11 @@ func TestLimitsOf(t *testing.T) {
 			t.Errorf("formatDuration(%s) = %s, want %s", d, got, want)
 		}
 	}
+	for _, mem := range []int64{256 << 20, 2 << 30, 3<<30 + 5} {
+		if soft := softMemoryLimit(mem); soft >= mem || soft < mem*3/4 {
+			t.Errorf("soft memory limit %d of a hard limit of %d: want a little below it", soft, mem)
+		}
+	}
 	for mem, want := range map[int64]int{0: 16 << 20, 64 << 20: 16 << 20, 256 << 20: 32 << 20, 2 << 30: 256 << 20, 16 << 30: 256 << 20} {
 		if got := ScriptMaxStack(mem); got != want {
 			t.Errorf("ScriptMaxStack(%d) = %d, want %d", mem, got, want)

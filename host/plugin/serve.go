@@ -82,7 +82,7 @@ func ScriptMaxStack(memory int64) int {
 // more than any sensible limit.)
 func ServeScript(path string, memory int64, instances int) {
 	if memory > 0 && !raceEnabled {
-		debug.SetMemoryLimit(memory / 8 * 7)
+		debug.SetMemoryLimit(softMemoryLimit(memory))
 		if err := limitMemory(memory); err != nil {
 			fmt.Fprintf(os.Stderr, "%s%s\n", scriptErrorPrefix, strconv.Quote(fmt.Sprintf("script %s: limiting its memory to %d bytes: %v", path, memory, err)))
 			os.Exit(3)
@@ -98,6 +98,12 @@ func ServeScript(path string, memory int64, instances int) {
 	}
 	sdk.Serve(s)
 }
+
+// softMemoryLimit is the Go runtime's soft memory limit of a script
+// process whose hard limit is memory bytes: 7/8 of it, so that the
+// collector works hard before the hard limit is met, and some room is
+// left for what the runtime maps besides the heap.
+func softMemoryLimit(memory int64) int64 { return memory / 8 * 7 }
 
 // stderrNow writes to os.Stderr as it is at the time of the write.
 type stderrNow struct{}
