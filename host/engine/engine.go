@@ -73,6 +73,19 @@ type Plan struct {
 	// Output), so a run's memory does not grow with them. With Output
 	// nil, Results keeps the records.
 	Output func(*Output) error
+	// Analyse, if not nil, receives every explained batch of every
+	// (posterior, explainer) pair, with all its maps (Batch). It is called
+	// from several workers at once, in no fixed order: it must be safe for
+	// concurrent use, and keep what it computes by (split, record) so that
+	// its results do not depend on the order.
+	Analyse func(*Batch) error
+	// Distortions are explained beside the clean inputs for Analyse
+	// (Batch.Distorted); they need Analyse.
+	Distortions []Distortion
+	// Repeats > 1 explains every draw Repeats times with different
+	// explainer seeds, when the explainer is stochastic (Batch.Repeats;
+	// the law of total variance, prop:totalvar); it needs Analyse.
+	Repeats int
 }
 
 // Plugins resolves a step's ID (a plugin ID, or a script's path) to the
@@ -181,6 +194,9 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 	if p.Workers <= 0 {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
+	if (len(p.Distortions) > 0 || p.Repeats > 1) && p.Analyse == nil {
+		return nil, nil, fmt.Errorf("engine: distortions and repeats need an Analyse callback")
+	}
 	tim := Timings{}
 	out := &Results{}
 	explainers := make([]driver.Explainer, len(p.Explainers))
@@ -240,14 +256,14 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 			}
 		}
 		t0 = time.Now()
-		preds, acc, err := predict(ctx, p, models)
+		preds, probs, acc, err := predict(ctx, p, models)
 		if err != nil {
 			return nil, tim, err
 		}
 		tim["predict "+ps.Label] = time.Since(t0)
 		for ei, es := range p.Explainers {
 			t0 = time.Now()
-			rows, outs, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, obs)
+			rows, outs, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, probs, obs)
 			if err != nil {
 				return nil, tim, err
 			}
@@ -279,29 +295,34 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 }
 
 // predict returns, per test split and record, the class of the posterior
-// predictive mean p(y|x) = (1/S) sum_s p(y|x, theta_s), and the accuracy of
-// each split.
-func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []float64, error) {
+// predictive mean p(y|x) = (1/S) sum_s p(y|x, theta_s), that mean (row
+// major, classes a record), and the accuracy of each split.
+func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, [][]float64, []float64, error) {
 	preds := make([][]int, len(p.Tests))
+	probs := make([][]float64, len(p.Tests))
 	acc := make([]float64, len(p.Tests))
+	k := p.Arch.Classes()
 	for si, ts := range p.Tests {
 		d := ts.Data
 		preds[si] = make([]int, d.N)
-		k := p.Arch.Classes()
+		probs[si] = make([]float64, d.N*k)
 		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
-			PredictMean(preds[si][b0:b1], models, d.X[b0*d.Len:b1*d.Len], k)
+			pb := probs[si][b0*k : b1*k]
+			sumProbs(pb, models, d.X[b0*d.Len:b1*d.Len])
+			argmaxRows(preds[si][b0:b1], pb, k) // on the sums, as PredictMean
+			scale(pb, 1/float64(len(models)))
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		a, ok := eval.Accuracy(preds[si], d.Y)
 		if !ok {
-			return nil, nil, fmt.Errorf("test split %s is empty", ts.Name)
+			return nil, nil, nil, fmt.Errorf("test split %s is empty", ts.Name)
 		}
 		acc[si] = a
 	}
-	return preds, acc, nil
+	return preds, probs, acc, nil
 }
 
 // PredictMean writes into dst[i] the class of the posterior predictive
@@ -311,16 +332,45 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, []fl
 //
 // ties going to the lower class.
 func PredictMean(dst []int, models []*nn.Inference, x []float32, classes int) {
-	mean := make([]float64, len(dst)*classes)
-	pr := make([]float32, len(dst)*classes)
+	sum := make([]float64, len(dst)*classes)
+	sumProbs(sum, models, x)
+	argmaxRows(dst, sum, classes)
+}
+
+// PredictProbs writes into dst (len(dst)/classes inputs of x, row major)
+// the posterior predictive mean
+//
+//	dst[i*classes+c] = (1/S) sum_s p(c | x_i, theta_s),
+//
+// summed in draw order, so the same draws give the same bits.
+func PredictProbs(dst []float64, models []*nn.Inference, x []float32) {
+	sumProbs(dst, models, x)
+	scale(dst, 1/float64(len(models)))
+}
+
+// sumProbs writes into dst the sum over the draws of p(c | x_i, theta_s).
+func sumProbs(dst []float64, models []*nn.Inference, x []float32) {
+	clear(dst)
+	pr := make([]float32, len(dst))
 	for _, m := range models {
 		m.Probs(pr, x)
 		for j, v := range pr {
-			mean[j] += float64(v)
+			dst[j] += float64(v)
 		}
 	}
+}
+
+func scale(dst []float64, a float64) {
+	for j := range dst {
+		dst[j] *= a
+	}
+}
+
+// argmaxRows writes into dst[i] the index of the largest value of row i
+// of the row-major m (classes columns), ties going to the lower index.
+func argmaxRows(dst []int, m []float64, classes int) {
 	for i := range dst {
-		row := mean[i*classes : (i+1)*classes]
+		row := m[i*classes : (i+1)*classes]
 		best := 0
 		for c, v := range row {
 			if v > row[best] {
@@ -338,20 +388,22 @@ type block struct {
 	ps, es Step
 	ex     driver.Explainer
 	sums   []sdk.Summary
-	active []bool              // summaries whose maps are scored
-	output []bool              // set and band summaries, written per record
-	models []driver.Model      // draw s loaded into the explainer
-	preds  [][]int             // predicted class per split and record
+	active []bool         // summaries whose maps are scored
+	output []bool         // set and band summaries, written per record
+	models []driver.Model // draw s loaded into the explainer
+	preds  [][]int        // predicted class per split and record
+	probs  [][]float64    // predictive mean per split, row major
+	ctx    context.Context
 	recs   [][][]Record        // summary -> split -> record
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)
 }
 
 // explain computes, for one posterior and one explainer, the S maps of
 // every scorable record, every summary of them, and the scores.
-func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, obs Observer) (_ []Row, _ []Output, _ []string, err error) {
-	b := &block{p: &p, ps: ps, es: es, ex: ex, sums: sums, preds: preds}
+func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, probs [][]float64, obs Observer) (_ []Row, _ []Output, _ []string, err error) {
+	b := &block{p: &p, ps: ps, es: es, ex: ex, sums: sums, preds: preds, probs: probs, ctx: ctx}
 	notes := b.activate(len(draws))
-	if firstActive(b.active) < 0 && firstActive(b.output) < 0 {
+	if firstActive(b.active) < 0 && firstActive(b.output) < 0 && p.Analyse == nil {
 		return nil, nil, notes, nil // no summary to take: explaining would be wasted work
 	}
 	// Each draw's parameters go to the explainer once.
@@ -390,7 +442,11 @@ func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer,
 			if err != nil {
 				return err
 			}
-			if err := b.scoreBatch(ctx, si, b0, b1, idx, maps); err != nil {
+			sumMaps, err := b.scoreBatch(ctx, si, b0, b1, idx, maps)
+			if err != nil {
+				return err
+			}
+			if err := b.analyse(si, idx, maps, sumMaps); err != nil {
 				return err
 			}
 			obs.Advance(int(done.Add(int64(b1-b0))), "")
@@ -520,8 +576,9 @@ func (b *block) target(si, r int) int {
 // scoreBatch is the score step: every active summary of the maps of the
 // explained records idx, scored against their masks; records b0..b1-1
 // without a mask are counted as such.
-func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps [][][]float64) error {
+func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps [][][]float64) ([][][]float64, error) {
 	ts := b.p.Tests[si]
+	sumMaps := make([][][]float64, len(b.sums))
 	for i, sm := range b.sums {
 		if !b.active[i] && !b.output[i] {
 			continue
@@ -530,7 +587,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 		if len(idx) > 0 {
 			var err error
 			if results, err = sm.Summarise(ctx, maps, b.p.Summaries[i].Config); err != nil {
-				return fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
+				return nil, fmt.Errorf("%s on split %s records %d..%d: %w", sm.Info().ID, ts.Name, b0, b1-1, err)
 			}
 		}
 		if b.output[i] {
@@ -539,6 +596,12 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 					MaskLen: countTrue(ts.Masks[r]), Set: results[j].Set, Lower: results[j].Lower, Upper: results[j].Upper}
 			}
 			continue
+		}
+		if b.p.Analyse != nil && b.active[i] {
+			sumMaps[i] = make([][]float64, len(results))
+			for j := range results {
+				sumMaps[i][j] = results[j].Map
+			}
 		}
 		j := 0
 		for r := b0; r < b1; r++ {
@@ -549,7 +612,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 				var err error
 				rec.RMA, rec.IoU, rec.Why, err = score(results[j].Map, ts.Masks[r], b.p.Abs)
 				if err != nil {
-					return fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
+					return nil, fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
 				}
 				rec.OK = rec.Why == eval.Scored
 				j++
@@ -557,7 +620,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 			b.recs[i][si][r] = rec
 		}
 	}
-	return nil
+	return sumMaps, nil
 }
 
 // rows aggregates the scores of every active summary into its row.

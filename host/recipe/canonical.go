@@ -33,6 +33,43 @@ type canonRecipe struct {
 	Summary   []map[string]any `toml:"summary"`
 	Evaluate  canonEvaluate    `toml:"evaluate"`
 	Limits    canonLimits      `toml:"limits"`
+
+	Paper         *canonPaper       `toml:"paper,omitempty"`
+	Sensitivity   *canonSensitivity `toml:"sensitivity,omitempty"`
+	Calibration   *Calibration      `toml:"calibration,omitempty"`
+	Agreement     *Agreement        `toml:"agreement,omitempty"`
+	Bound         *Bound            `toml:"bound,omitempty"`
+	TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
+	Figures       *Figures          `toml:"figures,omitempty"`
+	Output        *Output           `toml:"output,omitempty"`
+}
+
+type canonPaper struct {
+	Tables []string `toml:"tables"`
+}
+
+type canonSensitivity struct {
+	Distortions []string `toml:"distortions"`
+	Records     string   `toml:"records"`
+}
+
+// canonAnalysis fills the analysis tables of c (none when a is empty).
+func (a Analysis) canon(c *canonRecipe) {
+	if len(a.Paper) > 0 {
+		c.Paper = &canonPaper{Tables: a.Paper}
+	}
+	if s := a.Sensitivity; s != nil {
+		cs := &canonSensitivity{Records: s.Records}
+		for _, d := range s.Distortions {
+			cs.Distortions = append(cs.Distortions, d.String())
+		}
+		c.Sensitivity = cs
+	}
+	c.Calibration, c.Agreement, c.Bound, c.TotalVariance, c.Figures = a.Calibration, a.Agreement, a.Bound, a.TotalVariance, a.Figures
+	if a.Output.Maps {
+		o := a.Output
+		c.Output = &o
+	}
 }
 
 type canonLimits struct {
@@ -189,7 +226,7 @@ func canonPlugins(ps []PluginRef, path pathFn) []map[string]any {
 
 func (r *Recipe) canon(path pathFn) canonRecipe {
 	groups := append([]string{}, r.Evaluate.Groups...)
-	return canonRecipe{
+	c := canonRecipe{
 		Name: r.Name, Seed: int64(r.Seed), Workers: r.Workers, Out: r.Out,
 		Data: r.canonData(path), Model: r.canonModel(), Train: r.Train,
 		Posterior: canonPlugins(r.Posteriors, path),
@@ -198,6 +235,8 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
 		Limits:    r.Limits.canon(),
 	}
+	r.Analysis.canon(&c)
+	return c
 }
 
 func encode(v any) ([]byte, error) {
@@ -233,7 +272,7 @@ var (
 	// posterior's own part "posterior.N".
 	FitParts = []string{"seed", "data", "model", "train"}
 	// ResultParts determine every number of a run: Hash() hashes them.
-	ResultParts = []string{"seed", "data", "model", "train", "posterior", "explainer", "summary", "evaluate"}
+	ResultParts = []string{"seed", "data", "model", "train", "posterior", "explainer", "summary", "evaluate", "analysis"}
 )
 
 // Hash returns the SHA-256 (hex) of the named canonical parts, in the order
@@ -290,6 +329,18 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 		return wrap(r.Train)
 	case "evaluate":
 		return wrap(r.canon(path).Evaluate)
+	case "analysis":
+		c := r.canon(path)
+		return encode(struct {
+			Paper         *canonPaper       `toml:"paper,omitempty"`
+			Sensitivity   *canonSensitivity `toml:"sensitivity,omitempty"`
+			Calibration   *Calibration      `toml:"calibration,omitempty"`
+			Agreement     *Agreement        `toml:"agreement,omitempty"`
+			Bound         *Bound            `toml:"bound,omitempty"`
+			TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
+			Figures       *Figures          `toml:"figures,omitempty"`
+			Output        *Output           `toml:"output,omitempty"`
+		}{c.Paper, c.Sensitivity, c.Calibration, c.Agreement, c.Bound, c.TotalVariance, c.Figures, c.Output})
 	case "model":
 		a, err := r.Arch()
 		if err != nil {
@@ -330,5 +381,5 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 		}
 		return wrap(canonPlugin(p, path, false))
 	}
-	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, <kind>.<index>)")
+	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, analysis, <kind>.<index>)")
 }

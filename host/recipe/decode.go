@@ -393,6 +393,14 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		{"summary", keep("summary")},
 		{"evaluate", keep("evaluate")},
 		{"limits", keep("limits")},
+		{"paper", keep("paper")},
+		{"sensitivity", keep("sensitivity")},
+		{"calibration", keep("calibration")},
+		{"agreement", keep("agreement")},
+		{"bound", keep("bound")},
+		{"total_variance", keep("total_variance")},
+		{"figures", keep("figures")},
+		{"output", keep("output")},
 	})
 	if err != nil {
 		return nil, err
@@ -458,6 +466,9 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		if err := d.limits(v, &r.Limits); err != nil {
 			return nil, err
 		}
+	}
+	if err := d.analysis(tables, &r.Analysis); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

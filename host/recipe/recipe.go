@@ -153,8 +153,9 @@ type Recipe struct {
 	Summaries  []PluginRef
 	Evaluate   Evaluate
 	Limits     Limits
-	Path       string // absolute path of the file it came from ("" from Parse)
-	Dir        string // absolute directory that relative paths are resolved against
+	Analysis   Analysis // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
+	Path       string   // absolute path of the file it came from ("" from Parse)
+	Dir        string   // absolute directory that relative paths are resolved against
 
 	name  string // the name errors use
 	lines keyLines

@@ -391,7 +391,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown train key", strings.Replace(fullRecipe, "epochs = 20", "epoch = 20", 1), "epoch = 20", 0,
 			[]string{`quick.toml`, `unknown key "epoch" in [train]`, "accepted: batch, beta1, beta2, epochs, eps, lr, step_every, step_gamma, weight_decay", `did you mean "epochs"`}},
-		{"unknown top key", "nmae = 1\n" + minimal, "nmae", 0, []string{`unknown key "nmae" at the top level`, "accepted: data, evaluate, explainer, limits, model, name, out"}},
+		{"unknown top key", "nmae = 1\n" + minimal, "nmae", 0, []string{`unknown key "nmae" at the top level`, "accepted: agreement, bound, calibration, data, evaluate, explainer, figures, limits, model, name, out"}},
 		{"unknown data key", strings.Replace(fullRecipe, "noise = false", "noize = false", 1), "noize", 0, []string{`unknown key "noize" in [data]`}},
 		{"unknown evaluate key", fullRecipe + "localisation = 1\n", "localisation", 0, []string{`unknown key "localisation" in [evaluate]`, "accepted: abs, eps, groups, mask"}},
 		{"unknown layer key", minimal + "[model]\narch = \"x\"\nin_channels = 1\nin_len = 640\n[[model.layers]]\nknd = \"relu\"\n", "knd", 0, []string{`unknown key "knd" in [[model.layers]] #1`, "kind"}},

@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// Distortion is an input distortion of the sensitivity experiment
+// (tab:sensitivity): every explained batch is explained once more with
+// its inputs distorted, under the same draws, targets and explainer seeds
+// (the aligned coupling of Corollary cor:input), and the maps reach
+// Plan.Analyse aligned back to the clean input's coordinates.
+type Distortion struct {
+	Name string
+	// Apply writes into dst the distorted copy of record x (one record,
+	// every channel) of the named split. It must be a pure function of
+	// its arguments, so that a run gives the same bytes for any number
+	// of workers.
+	Apply func(dst, x []float32, split string, record int)
+	// Align, if not nil, maps a map of the distorted input back to the
+	// clean input's coordinates (the inverse of a circular shift): it
+	// writes into dst. Nil is the identity.
+	Align func(dst, r []float64)
+}
+
+// Batch is what Plan.Analyse receives of one explained batch: the
+// records of one test split with a non-empty mask, their inputs, masks,
+// every draw's map (and every repeat's and distortion's), and the map
+// summaries. Slices are the engine's: Analyse may keep them (the engine
+// does not reuse them) but must not change them.
+type Batch struct {
+	Posterior, Explainer Step
+	Split                int
+	SplitName            string
+	Records              []int       // record indices in the split
+	Labels, Targets      []int       // true class, explained class
+	Preds                []int       // predicted class (predictive mean)
+	Probs                [][]float64 // predictive mean probabilities, per record
+	X                    [][]float32 // clean inputs
+	Masks                [][]bool    // ground-truth masks
+	// Maps[j][s] is the map of record j under draw s.
+	Maps [][][]float64
+	// Repeats[j][s][k] is the map of record j under draw s and explainer
+	// seed k (k = 0 is Maps[j][s]); nil unless Plan.Repeats > 1 and the
+	// explainer is stochastic.
+	Repeats [][][][]float64
+	// Distorted[d][j][s] is the map of record j under draw s with
+	// distortion d applied to its input, aligned back; nil without
+	// Plan.Distortions.
+	Distorted [][][][]float64
+	// Summaries[i][j] is map summary i's map of record j (nil for a set or
+	// band summary, or one that was not run).
+	Summaries [][][]float64
+}
+
+// repeatSeed is the explainer seed of repeat k >= 1 of draw s of a
+// record; repeat 0 keeps the seed of a run without repeats.
+func repeatSeed(seed uint64, split string, record, draw, k int) uint64 {
+	if k == 0 {
+		return rng.Key(seed, "explainer", split, record, draw)
+	}
+	return rng.Key(seed, fmt.Sprintf("explainer.repeat.%d", k), split, record, draw)
+}
+
+// extraMaps explains the batch again: under each repeat seed k >= 1 (a
+// stochastic explainer, Plan.Repeats > 1), and under each distortion.
+func (b *block) extraMaps(ab *Batch, x []float32, ts TestSplit) error {
+	ctx := b.ctx
+	n := len(ab.Records)
+	stochastic := b.ex.Info().Stochastic
+	L := ts.Data.Len
+	if b.p.Repeats > 1 && stochastic {
+		ab.Repeats = make([][][][]float64, n)
+		for j := range ab.Repeats {
+			ab.Repeats[j] = make([][][]float64, len(b.models))
+			for s := range ab.Repeats[j] {
+				ab.Repeats[j][s] = make([][]float64, b.p.Repeats)
+				ab.Repeats[j][s][0] = ab.Maps[j][s]
+			}
+		}
+		for s, m := range b.models {
+			for k := 1; k < b.p.Repeats; k++ {
+				req := sdk.ExplainRequest{X: x, Targets: ab.Targets, Config: b.es.Config, Seeds: make([]uint64, n)}
+				for j, r := range ab.Records {
+					req.Seeds[j] = repeatSeed(b.p.Seed, ts.Name, r, s, k)
+				}
+				out, err := m.Explain(ctx, req)
+				if err != nil {
+					return fmt.Errorf("%s on split %s records %d..%d, draw %d, repeat %d: %w", b.es.ID, ts.Name, ab.Records[0], ab.Records[n-1], s, k, err)
+				}
+				for j := range out {
+					ab.Repeats[j][s][k] = out[j]
+				}
+			}
+		}
+	}
+	if len(b.p.Distortions) == 0 {
+		return nil
+	}
+	ab.Distorted = make([][][][]float64, len(b.p.Distortions))
+	xd := make([]float32, len(x))
+	for d, dist := range b.p.Distortions {
+		for j, r := range ab.Records {
+			dist.Apply(xd[j*L:(j+1)*L], x[j*L:(j+1)*L], ts.Name, r)
+		}
+		ab.Distorted[d] = make([][][]float64, n)
+		for j := range ab.Distorted[d] {
+			ab.Distorted[d][j] = make([][]float64, len(b.models))
+		}
+		for s, m := range b.models {
+			req := sdk.ExplainRequest{X: xd, Targets: ab.Targets, Config: b.es.Config}
+			if stochastic {
+				req.Seeds = make([]uint64, n)
+				for j, r := range ab.Records {
+					req.Seeds[j] = repeatSeed(b.p.Seed, ts.Name, r, s, 0)
+				}
+			}
+			out, err := m.Explain(ctx, req)
+			if err != nil {
+				return fmt.Errorf("%s on split %s records %d..%d, draw %d, distortion %s: %w", b.es.ID, ts.Name, ab.Records[0], ab.Records[n-1], s, dist.Name, err)
+			}
+			for j := range out {
+				if dist.Align != nil {
+					al := make([]float64, len(out[j]))
+					dist.Align(al, out[j])
+					out[j] = al
+				}
+				ab.Distorted[d][j][s] = out[j]
+			}
+		}
+	}
+	return nil
+}
+
+// analyse hands the batch to Plan.Analyse, with its repeats and
+// distortions explained first.
+func (b *block) analyse(si int, idx []int, maps, sumMaps [][][]float64) error {
+	if b.p.Analyse == nil || len(idx) == 0 {
+		return nil
+	}
+	ts := b.p.Tests[si]
+	d := ts.Data
+	k := b.p.Arch.Classes()
+	ab := &Batch{Posterior: b.ps, Explainer: b.es, Split: si, SplitName: ts.Name, Records: idx, Maps: maps, Summaries: sumMaps,
+		Labels: make([]int, len(idx)), Targets: make([]int, len(idx)), Preds: make([]int, len(idx)),
+		Probs: make([][]float64, len(idx)), X: make([][]float32, len(idx)), Masks: make([][]bool, len(idx))}
+	x := make([]float32, 0, len(idx)*d.Len)
+	for j, r := range idx {
+		ab.Labels[j] = d.Y[r]
+		ab.Targets[j] = b.target(si, r)
+		ab.Preds[j] = b.preds[si][r]
+		ab.Probs[j] = b.probs[si][r*k : (r+1)*k]
+		ab.X[j] = d.Row(r)
+		ab.Masks[j] = ts.Masks[r]
+		x = append(x, d.Row(r)...)
+	}
+	if err := b.extraMaps(ab, x, ts); err != nil {
+		return err
+	}
+	if err := b.p.Analyse(ab); err != nil {
+		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Label, b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)
+	}
+	return nil
+}
