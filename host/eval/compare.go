@@ -18,7 +18,10 @@ import (
 //	xm = x - mean(x),  ym = y - mean(y),
 //	r  = sum_n (xm[n] / ||xm||) (ym[n] / ||ym||),  clipped to [-1, 1],
 //
-// ||.|| the Euclidean norm; for two points, r = sign(x1 - x0) sign(y1 - y0)
+// ||.|| the Euclidean norm, with every sum compensated (Neumaier), so
+// that r is within a few 1e-16 of the exact value of the formula, as
+// scipy's is (numpy's pairwise sums and BLAS dot products cannot be
+// matched bit for bit). For two points, r = sign(x1 - x0) sign(y1 - y0),
 // as scipy has it. ok is false, and r = 0, when r is undefined: fewer
 // than two points, a constant x or y (every value equal to the first, the
 // test scipy makes before it returns NaN), or a NaN or infinite value.
@@ -35,30 +38,50 @@ func Pearson(x, y []float64) (r float64, ok bool) {
 	if n == 2 {
 		return sign(x[1]-x[0]) * sign(y[1]-y[0]), true
 	}
-	var mx, my float64
+	// Compensated (Neumaier) sums: a plain running sum of 640 terms is
+	// off by a few 1e-15, numpy's pairwise sums and BLAS by far less.
+	var mx, my ksum
 	for i := range x {
-		mx += x[i]
-		my += y[i]
+		mx.add(x[i])
+		my.add(y[i])
 	}
-	mx /= float64(n)
-	my /= float64(n)
-	var sx, sy float64
+	xbar, ybar := mx.sum()/float64(n), my.sum()/float64(n)
+	var sx, sy ksum
 	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sx += dx * dx
-		sy += dy * dy
+		dx, dy := x[i]-xbar, y[i]-ybar
+		sx.add(dx * dx)
+		sy.add(dy * dy)
 	}
-	nx, ny := math.Sqrt(sx), math.Sqrt(sy)
+	nx, ny := math.Sqrt(sx.sum()), math.Sqrt(sy.sum())
 	if nx == 0 || ny == 0 {
 		// Not constant, yet every deviation from the rounded mean
 		// squares to 0 (values within ~1e-162 of each other).
 		return 0, false
 	}
+	var dot ksum
 	for i := range x {
-		r += ((x[i] - mx) / nx) * ((y[i] - my) / ny)
+		dot.add(((x[i] - xbar) / nx) * ((y[i] - ybar) / ny))
 	}
+	r = dot.sum()
 	return max(-1, min(r, 1)), true
 }
+
+// ksum is a Neumaier (improved Kahan-Babuska) compensated sum: the
+// rounding error of every addition is kept in c, so the error of the sum
+// does not grow with the number of terms.
+type ksum struct{ s, c float64 }
+
+func (k *ksum) add(x float64) {
+	t := k.s + x
+	if math.Abs(k.s) >= math.Abs(x) {
+		k.c += (k.s - t) + x
+	} else {
+		k.c += (x - t) + k.s
+	}
+	k.s = t
+}
+
+func (k *ksum) sum() float64 { return k.s + k.c }
 
 func sign(v float64) float64 {
 	switch {
