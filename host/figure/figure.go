@@ -1,0 +1,199 @@
+// Package figure draws the paper's figures as PNG with gonum.org/v1/plot:
+// the qualitative panel of one record (Qualitative: the waveform with its
+// ground-truth mask, the S member maps, and the summary maps of the
+// push-forward, fig:qual_synthetic and fig:qual_real) and the per-class
+// IoU bar chart (PerClassBars). It takes plain slices and strings, no
+// engine types, so the runner (or any other caller) fills a Panel or a
+// Bars from whatever it holds.
+//
+// Relevance is shown with the cividis colour map (Cividis), masks in grey.
+// Bad input data (mismatched lengths, NaN or Inf, empty series) is an
+// error that names the series and index; nothing panics on data. The same
+// input gives the same PNG bytes.
+package figure
+
+import (
+	"bufio"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
+)
+
+// DPI is the resolution of every figure: an 8 in wide figure is 1200
+// pixels wide.
+const DPI = 150
+
+// The figures' sizes.
+const (
+	QualitativeWidth  = 8 * vg.Inch
+	QualitativeHeight = 10 * vg.Inch
+	BarsWidth         = 10 * vg.Inch
+	BarsHeight        = 5 * vg.Inch
+)
+
+// maskGrey is the colour of ground-truth mask shading.
+var maskGrey = color.NRGBA{R: 0xc8, G: 0xc8, B: 0xc8, A: 0xff}
+
+// sans is the typeface of every text (Liberation Sans, built into gonum
+// plot, so the bytes do not depend on the machine's fonts).
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot returns a plot whose texts are Liberation Sans: title 11 pt,
+// axis labels 9 pt, tick labels 8 pt.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.Title.TextStyle.Font = font.From(sans, 11)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 9)
+		a.Tick.Label.Font = font.From(sans, 8)
+	}
+	p.Legend.TextStyle.Font = font.From(sans, 9)
+	return p
+}
+
+// newLegend returns a legend in 9 pt Liberation Sans, its entries 3 pt
+// apart.
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font = font.From(sans, 9)
+	l.Padding = vg.Points(3)
+	return l
+}
+
+// render draws a width x height figure at DPI with fn and writes it to w
+// as PNG.
+func render(w io.Writer, width, height vg.Length, fn func(dc draw.Canvas)) error {
+	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(DPI))
+	fn(draw.New(img))
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
+		return fmt.Errorf("figure: writing PNG: %w", err)
+	}
+	return nil
+}
+
+// writeFile writes what draw writes to path atomically (a reader never sees
+// half a PNG). draw's error comes first, before anything is renamed.
+func writeFile(path string, draw func(io.Writer) error) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := atomicfile.Temp(dir, name, func(w *bufio.Writer) error { return draw(w) })
+	if err != nil {
+		return fmt.Errorf("figure: %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("figure: %s: %w", path, err)
+	}
+	atomicfile.SyncDir(dir)
+	return nil
+}
+
+// checkFinite returns an error naming name[i] for the first NaN or Inf of
+// x.
+func checkFinite(name string, x []float64) error {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s[%d] is %v: every value must be finite", name, i, v)
+		}
+	}
+	return nil
+}
+
+// checkSeries checks that x has n values, all finite; want names what n
+// is (e.g. "the length of Wave").
+func checkSeries(name string, x []float64, n int, want string) error {
+	if len(x) != n {
+		return fmt.Errorf("%s has %d values, want %d (%s)", name, len(x), n, want)
+	}
+	return checkFinite(name, x)
+}
+
+// minMax returns the least and greatest value of the rows (at least one
+// value in all).
+func minMax(rows ...[]float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		for _, v := range r {
+			lo = math.Min(lo, v)
+			hi = math.Max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// formatValue is v in 3 significant digits, as tick labels show values.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// alignX shifts the left and right edges of each canvas in cs so that the
+// data areas of the plots ps (the same length) share their left and right
+// x: each plot's padding (axis labels, tick labels) does not depend on the
+// canvas's width, so one pass suffices.
+func alignX(ps []*plot.Plot, cs []draw.Canvas) {
+	var left, right vg.Length
+	l := make([]vg.Length, len(ps))
+	r := make([]vg.Length, len(ps))
+	for i, p := range ps {
+		d := p.DataCanvas(cs[i])
+		l[i], r[i] = d.Min.X-cs[i].Min.X, cs[i].Max.X-d.Max.X
+		left, right = max(left, l[i]), max(right, r[i])
+	}
+	for i := range ps {
+		cs[i].Min.X += left - l[i]
+		cs[i].Max.X -= right - r[i]
+	}
+}
+
+// alignY returns c with its bottom and top moved so that p's data area
+// has the bottom and top of data, the data area of another plot.
+func alignY(p *plot.Plot, c draw.Canvas, data draw.Canvas) draw.Canvas {
+	d := p.DataCanvas(c)
+	c.Min.Y += data.Min.Y - d.Min.Y
+	c.Max.Y += data.Max.Y - d.Max.Y
+	return c
+}
+
+// blankTicks is a Ticker with the ticks of plot.DefaultTicks and no
+// labels: the rows of a figure that share the bottom row's time axis.
+type blankTicks struct{}
+
+// Ticks returns the default ticks of [min, max] without labels.
+func (blankTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		ts[i].Label = ""
+	}
+	return ts
+}
+
+// rectThumb is a legend thumbnail: a rectangle filled with Fill and, if
+// Line.Width > 0, outlined.
+type rectThumb struct {
+	Fill color.Color
+	Line draw.LineStyle
+}
+
+// Thumbnail draws the rectangle over the thumbnail's canvas.
+func (t rectThumb) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{
+		{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y},
+		{X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y},
+	}
+	c.FillPolygon(t.Fill, pts)
+	if t.Line.Width > 0 {
+		c.StrokeLines(t.Line, append(pts, pts[0]))
+	}
+}

@@ -1,0 +1,420 @@
+package figure
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"io"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Labels are the classes of a record, for the title of its panel.
+type Labels struct {
+	// Class is the true class ("" when unknown, e.g. a real recording).
+	Class string
+	// Predicted is the predicted class: the argmax of the posterior
+	// predictive mean ("" for none).
+	Predicted string
+	// Prob is the posterior predictive probability of Predicted, in
+	// [0, 1]; ignored when Predicted is "".
+	Prob float64
+}
+
+// Panel is one record's explanation under one (posterior, explainer), for
+// Qualitative. Wave is required; every other series is optional (nil
+// leaves its row out), and a series that is there has the length of Wave.
+// Q05 and Q95 come together or not at all.
+type Panel struct {
+	// Title is the first title line, e.g. "record 17, ensemble, occlusion".
+	Title string
+	// Labels make the second title line: the class, the predicted class
+	// and its probability.
+	Labels Labels
+	// Wave is the waveform, in per-unit amplitude.
+	Wave []float64
+	// Mask is the ground-truth disturbance mask (nil for none: real
+	// recordings have none); true samples are shaded grey.
+	Mask []bool
+	// Members are the S draws' relevance maps, Members[s][i].
+	Members [][]float64
+	// Mean, Q05, Q95, Variance and CV are the summary maps: the mean, the
+	// 5 % and 95 % quantiles, the variance and the coefficient of
+	// variation over the S maps, one value a sample.
+	Mean, Q05, Q95, Variance, CV []float64
+	// Fs is the sampling rate in Hz; the time axis is in ms when Fs > 0,
+	// in samples when Fs == 0.
+	Fs float64
+}
+
+// Qualitative writes the qualitative figure of one record (the paper's
+// fig:qual_synthetic and fig:qual_real) to w as an 8 x 10 in PNG at 150
+// dpi. Its rows share the time axis (ms when Fs > 0, else samples; only
+// the bottom row labels it):
+//
+//   - the waveform (per-unit amplitude) with the ground-truth mask shaded
+//     grey, under a two-line title: Title, then the class, the predicted
+//     class and its probability;
+//   - the S member maps as a heatmap, member 1 on top;
+//   - the mean map; the 5 % and 95 % quantile maps (95 % on top); the
+//     variance; the CV: each a strip.
+//
+// Every heatmap is cividis, min-max normalised for display: a strip's
+// least value is the darkest colour and its greatest the lightest. The
+// members share one scale (min and max over all S maps), so do the two
+// quantile maps (so that q05 <= q95 reads as darker-or-equal); each other
+// strip has its own. A strip whose values are all equal is drawn in the
+// darkest colour. Each strip's colour bar, on the right, is labelled
+// "min–max scaled" and shows the strip's least and greatest value at its
+// ends.
+//
+// Bad input (Wave empty, a length that differs from Wave's, NaN or Inf, a
+// probability outside [0, 1], Fs negative or not finite, Q05 without Q95)
+// is an error naming the series and index, and nothing is written.
+func Qualitative(w io.Writer, p Panel) error {
+	f, err := newQualFigure(p)
+	if err != nil {
+		return err
+	}
+	return render(w, QualitativeWidth, QualitativeHeight, f.draw)
+}
+
+// QualitativeFile writes Qualitative's PNG to path, atomically.
+func QualitativeFile(path string, p Panel) error {
+	return writeFile(path, func(w io.Writer) error { return Qualitative(w, p) })
+}
+
+// validate checks p (see Qualitative).
+func (p *Panel) validate() error {
+	n := len(p.Wave)
+	if n == 0 {
+		return fmt.Errorf("Wave is empty: a panel needs the waveform")
+	}
+	if err := checkFinite("Wave", p.Wave); err != nil {
+		return err
+	}
+	if p.Mask != nil && len(p.Mask) != n {
+		return fmt.Errorf("Mask has %d values, want %d (the length of Wave) or none", len(p.Mask), n)
+	}
+	const wantN = "the length of Wave"
+	for s, m := range p.Members {
+		if err := checkSeries(fmt.Sprintf("Members[%d]", s), m, n, wantN); err != nil {
+			return err
+		}
+	}
+	if (p.Q05 == nil) != (p.Q95 == nil) {
+		return fmt.Errorf("Q05 and Q95 must both be given or both be nil (Q05 has %d values, Q95 %d)", len(p.Q05), len(p.Q95))
+	}
+	for _, s := range []struct {
+		name string
+		x    []float64
+	}{{"Mean", p.Mean}, {"Q05", p.Q05}, {"Q95", p.Q95}, {"Variance", p.Variance}, {"CV", p.CV}} {
+		if s.x == nil {
+			continue
+		}
+		if err := checkSeries(s.name, s.x, n, wantN); err != nil {
+			return err
+		}
+	}
+	if math.IsNaN(p.Fs) || math.IsInf(p.Fs, 0) || p.Fs < 0 {
+		return fmt.Errorf("Fs is %v: want a sampling rate > 0 in Hz, or 0 for a time axis in samples", p.Fs)
+	}
+	if p.Labels.Predicted != "" && !(p.Labels.Prob >= 0 && p.Labels.Prob <= 1) {
+		return fmt.Errorf("Labels.Prob is %v: want a probability in [0, 1]", p.Labels.Prob)
+	}
+	return nil
+}
+
+// qualRow is one row of the qualitative figure: a plot, and beside it on
+// the right a colour bar (strips) or a legend (the waveform).
+type qualRow struct {
+	main   *plot.Plot
+	bar    *plot.Plot   // nil for the waveform
+	legend *plot.Legend // the waveform's legend, nil for strips
+	weight float64      // share of the figure's height
+}
+
+// qualFigure is a Panel's plots, ready to lay out and draw.
+type qualFigure struct {
+	rows []qualRow
+}
+
+// Layout constants of the qualitative figure.
+const (
+	qualMargin   = vg.Inch / 8       // around the figure
+	qualSide     = vg.Inch * 11 / 10 // the right column: colour bars, legend
+	qualBarWidth = vg.Inch / 6       // a colour bar's coloured width
+	qualAxis     = vg.Inch * 2 / 5   // extra height of the bottom row (time axis)
+	// A strip image repeats each value about stripPixX / n times across
+	// and each of its R rows about stripPixY / R times down (at least
+	// once), so that the canvas's bilinear scaling blends neighbouring
+	// samples and rows only near their boundary.
+	stripPixX = 2048
+	stripPixY = 256
+)
+
+// newQualFigure validates p and builds its plots.
+func newQualFigure(p Panel) (*qualFigure, error) {
+	if err := p.validate(); err != nil {
+		if p.Title != "" {
+			return nil, fmt.Errorf("figure: qualitative panel %q: %w", p.Title, err)
+		}
+		return nil, fmt.Errorf("figure: qualitative panel: %w", err)
+	}
+	n := len(p.Wave)
+	dt, xlabel := 1.0, "sample"
+	if p.Fs > 0 {
+		dt, xlabel = 1000/p.Fs, "time (ms)"
+	}
+	// Sample i is drawn over [i dt - dt/2, i dt + dt/2].
+	xmin, xmax := -dt/2, (float64(n)-0.5)*dt
+
+	f := &qualFigure{}
+	f.rows = append(f.rows, waveRow(p, dt, xmin, xmax))
+	if len(p.Members) > 0 {
+		names := make([]string, len(p.Members))
+		for s := range names {
+			names[s] = fmt.Sprint(s + 1)
+		}
+		f.rows = append(f.rows, stripRow("member", names, p.Members, "min–max over S", xmin, xmax, 2))
+	}
+	if p.Mean != nil {
+		f.rows = append(f.rows, stripRow("mean", nil, [][]float64{p.Mean}, "min–max scaled", xmin, xmax, 1))
+	}
+	if p.Q05 != nil {
+		f.rows = append(f.rows, stripRow("quantile", []string{"95%", "5%"}, [][]float64{p.Q95, p.Q05}, "min–max of both", xmin, xmax, 1.3))
+	}
+	if p.Variance != nil {
+		f.rows = append(f.rows, stripRow("variance", nil, [][]float64{p.Variance}, "min–max scaled", xmin, xmax, 1))
+	}
+	if p.CV != nil {
+		f.rows = append(f.rows, stripRow("CV", nil, [][]float64{p.CV}, "min–max scaled", xmin, xmax, 1))
+	}
+	for i := range f.rows {
+		m := f.rows[i].main
+		m.X.Min, m.X.Max = xmin, xmax
+		if i < len(f.rows)-1 {
+			m.X.Tick.Marker = blankTicks{}
+		} else {
+			m.X.Label.Text = xlabel
+		}
+	}
+	return f, nil
+}
+
+// waveRow is the waveform with the mask shaded behind it.
+func waveRow(p Panel, dt, xmin, xmax float64) qualRow {
+	pl := newPlot()
+	pl.Title.Text = p.Title
+	if t := labelsLine(p.Labels); t != "" {
+		if pl.Title.Text != "" {
+			pl.Title.Text += "\n"
+		}
+		pl.Title.Text += t
+	}
+	pl.Y.Label.Text = "amplitude (p.u.)"
+	lo, hi := minMax(p.Wave)
+	pad := 0.08 * (hi - lo)
+	if pad == 0 {
+		pad = 1
+	}
+	pl.Y.Min, pl.Y.Max = lo-pad, hi+pad
+	leg := newLegend()
+	leg.Top = true
+	leg.Left = true
+	leg.ThumbnailWidth = vg.Points(14)
+	if p.Mask != nil {
+		sh := &maskShade{mask: p.Mask, dt: dt}
+		pl.Add(sh)
+		leg.Add("ground truth", rectThumb{Fill: maskGrey})
+	}
+	pts := make(plotter.XYs, len(p.Wave))
+	for i, v := range p.Wave {
+		pts[i] = plotter.XY{X: float64(i) * dt, Y: v}
+	}
+	line := &plotter.Line{XYs: pts, LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}}
+	pl.Add(line)
+	leg.Add("waveform", line)
+	return qualRow{main: pl, legend: &leg, weight: 2.6}
+}
+
+// labelsLine is the title's second line: "class: sag · predicted: sag
+// (p = 0.97)", or the part of it that Labels has.
+func labelsLine(l Labels) string {
+	var parts []string
+	if l.Class != "" {
+		parts = append(parts, "class: "+l.Class)
+	}
+	if l.Predicted != "" {
+		parts = append(parts, fmt.Sprintf("predicted: %s (p = %.2f)", l.Predicted, l.Prob))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// maskShade fills the sample intervals of the true runs of a mask, over
+// the whole height of the data area, in maskGrey.
+type maskShade struct {
+	mask []bool
+	dt   float64
+}
+
+// Plot fills each run [a, b] of true samples over [a dt - dt/2, b dt + dt/2].
+func (m *maskShade) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for a := 0; a < len(m.mask); a++ {
+		if !m.mask[a] {
+			continue
+		}
+		b := a
+		for b+1 < len(m.mask) && m.mask[b+1] {
+			b++
+		}
+		x0, x1 := trX((float64(a)-0.5)*m.dt), trX((float64(b)+0.5)*m.dt)
+		c.FillPolygon(maskGrey, []vg.Point{
+			{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y},
+		})
+		a = b
+	}
+}
+
+// stripRow is a heatmap of rows (top row first) over [xmin, xmax], one
+// column a sample, min-max normalised over all its rows together, with a
+// colour bar labelled barLabel. names label the rows on the y axis (every
+// k-th when there are many); nil names means one row, labelled by the
+// axis label name instead.
+func stripRow(name string, names []string, rows [][]float64, barLabel string, xmin, xmax, weight float64) qualRow {
+	lo, hi := minMax(rows...)
+	img := stripImage(rows, lo, hi)
+	r := float64(len(rows))
+	pl := newPlot()
+	pl.Add(plotter.NewImage(img, xmin, -0.5, xmax, r-0.5))
+	pl.Y.Min, pl.Y.Max = -0.5, r-0.5
+	if names == nil {
+		pl.Y.Label.Text = name
+		pl.Y.Tick.Marker = plot.ConstantTicks(nil)
+	} else {
+		pl.Y.Label.Text = name
+		step := (len(names) + 7) / 8
+		var ticks []plot.Tick
+		for i, s := range names {
+			// Row i (from the top) is drawn at y = r - 1 - i.
+			t := plot.Tick{Value: r - 1 - float64(i)}
+			if i%step == 0 {
+				t.Label = s
+			}
+			ticks = append(ticks, t)
+		}
+		pl.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+
+	bar := newPlot()
+	cm := NewCividis()
+	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	bar.HideX()
+	bar.Y.Min, bar.Y.Max = 0, 1
+	bar.Y.Label.Text = barLabel
+	bar.Y.Label.TextStyle.Font.Size = vg.Points(8)
+	bar.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: formatValue(lo)}, {Value: 1, Label: formatValue(hi)}}
+	return qualRow{main: pl, bar: bar, weight: weight}
+}
+
+// stripImage is the cividis image of rows (top row first), each value
+// normalised as (v - lo) / (hi - lo) (0 when hi == lo), repeated
+// ceil(stripPixX / n) times across and ceil(stripPixY / len(rows)) times
+// down.
+func stripImage(rows [][]float64, lo, hi float64) *image.NRGBA {
+	n := len(rows[0])
+	stripRepX := (stripPixX + n - 1) / n
+	stripRepY := (stripPixY + len(rows) - 1) / len(rows)
+	img := image.NewNRGBA(image.Rect(0, 0, n*stripRepX, len(rows)*stripRepY))
+	for r, row := range rows {
+		for i, v := range row {
+			u := 0.0
+			if hi > lo {
+				u = min(1, (v-lo)/(hi-lo))
+			}
+			cr, cg, cb := cividisRGB(u)
+			px := [4]uint8{unit8(cr), unit8(cg), unit8(cb), 0xff}
+			for dy := range stripRepY {
+				off := img.PixOffset(i*stripRepX, r*stripRepY+dy)
+				for dx := range stripRepX {
+					copy(img.Pix[off+4*dx:off+4*dx+4], px[:])
+				}
+			}
+		}
+	}
+	return img
+}
+
+// unit8 maps x in [0, 1] to the nearest of 0..255.
+func unit8(x float64) uint8 { return uint8(math.Round(x * 0xff)) }
+
+// layout places the rows on dc: a margin, the right column for colour bars
+// and the legend, the rows stacked by weight (the bottom one taller by the
+// time axis), the data areas' left and right edges aligned, each colour
+// bar's height that of its strip's data area. It returns the canvas of
+// each row's plot, colour bar and legend (a zero canvas where there is
+// none).
+func (f *qualFigure) layout(dc draw.Canvas) (mains, bars []draw.Canvas) {
+	inner := draw.Crop(dc, qualMargin, -qualMargin, qualMargin, -qualMargin)
+	total := 0.0
+	for _, r := range f.rows {
+		total += r.weight
+	}
+	free := inner.Max.Y - inner.Min.Y - qualAxis
+	mains = make([]draw.Canvas, len(f.rows))
+	bars = make([]draw.Canvas, len(f.rows))
+	ps := make([]*plot.Plot, len(f.rows))
+	top := inner.Max.Y
+	for i, r := range f.rows {
+		h := vg.Length(r.weight/total) * free
+		if i == len(f.rows)-1 {
+			h += qualAxis
+		}
+		c := inner
+		c.Min.Y, c.Max.Y = top-h, top
+		top -= h
+		m := c
+		m.Max.X -= qualSide
+		b := c
+		b.Min.X = c.Max.X - qualSide
+		mains[i], bars[i], ps[i] = m, b, r.main
+	}
+	alignX(ps, mains)
+	for i, r := range f.rows {
+		if r.bar == nil {
+			continue
+		}
+		data := r.main.DataCanvas(mains[i])
+		b := alignY(r.bar, bars[i], data)
+		// Keep the bar's coloured part qualBarWidth wide, at the right.
+		d := r.bar.DataCanvas(b)
+		b.Min.X += (d.Max.X - d.Min.X) - qualBarWidth
+		bars[i] = b
+	}
+	return mains, bars
+}
+
+// draw lays the figure out on dc and draws it.
+func (f *qualFigure) draw(dc draw.Canvas) {
+	mains, bars := f.layout(dc)
+	for i, r := range f.rows {
+		r.main.Draw(mains[i])
+		if r.bar != nil {
+			r.bar.Draw(bars[i])
+		}
+		if r.legend != nil {
+			// The legend sits beside the waveform's data area, at its top.
+			data := r.main.DataCanvas(mains[i])
+			c := bars[i]
+			c.Min.X += vg.Inch / 10
+			c.Min.Y, c.Max.Y = data.Min.Y, data.Max.Y
+			r.legend.Draw(c)
+		}
+	}
+}
