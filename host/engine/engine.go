@@ -73,6 +73,10 @@ type Plan struct {
 	// Output), so a run's memory does not grow with them. With Output
 	// nil, Results keeps the records.
 	Output func(*Output) error
+	// Predicted, if not nil, receives each posterior's predictive mean
+	// probabilities: probs[split], row major (Arch.Classes() a record),
+	// for every record of the split.
+	Predicted func(ps Step, probs [][]float64) error
 	// Analyse, if not nil, receives every explained batch of every
 	// (posterior, explainer) pair, with all its maps (Batch). It is called
 	// from several workers at once, in no fixed order: it must be safe for
@@ -261,6 +265,11 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 			return nil, tim, err
 		}
 		tim["predict "+ps.Label] = time.Since(t0)
+		if p.Predicted != nil {
+			if err := p.Predicted(ps, probs); err != nil {
+				return nil, tim, fmt.Errorf("%s: predictive quality: %w", ps.Label, err)
+			}
+		}
 		for ei, es := range p.Explainers {
 			t0 = time.Now()
 			rows, outs, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, probs, obs)

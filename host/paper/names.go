@@ -21,12 +21,16 @@ var methodNames = map[string]string{
 }
 
 // Method returns the key of a method name ("Deep ens.", "5% quantile",
-// "posterior.ensemble"), or "" if s names no method of the paper.
+// "posterior.ensemble", or a key itself), or "" if s names no method of
+// the paper.
 // Quantiles are "q05" .. "q95".
 func Method(s string) string {
 	n := norm(s)
 	if k, ok := methodNames[n]; ok {
 		return k
+	}
+	if len(n) == 3 && n[0] == 'q' && QuantileKey(float64(int(n[1]-'0')*10+int(n[2]-'0'))/100) == n {
+		return n // a key is its own name
 	}
 	// "5% quantile", "5%", "25%" (norm keeps the digits and drops '%').
 	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.ToLower(s)), "quantile"))

@@ -70,7 +70,7 @@ func TestNames(t *testing.T) {
 		{"Deterministic baseline", "deterministic"}, {"Det.", "deterministic"}, {"posterior.deterministic", "deterministic"},
 		{"Deep ens.", "ensemble"}, {"Deep ensemble (LOO min-max)", "ensemble"}, {"MC Drop.", "mcdropout"}, {"MC Dropout", "mcdropout"},
 		{"Grad-CAM", "gradcam"}, {"explainer.lime", "lime"}, {"Coeff. var.", "cv"}, {"Coeff. variation", "cv"},
-		{"5% quantile", "q05"}, {"95%", "q95"}, {"50% quantile", "q50"}, {"Noise 30 dB", ""}, {"0.50", ""}, {"150%", ""},
+		{"5% quantile", "q05"}, {"95%", "q95"}, {"50% quantile", "q50"}, {"q05", "q05"}, {"q5", ""}, {"qab", ""}, {"Noise 30 dB", ""}, {"0.50", ""}, {"150%", ""},
 	} {
 		if got := Method(c.in); got != c.want {
 			t.Errorf("Method(%q) = %q, want %q", c.in, got, c.want)

@@ -9,7 +9,7 @@ import (
 // has a deterministic canonical form that parses back to the same recipe
 // and is a fixed point (checkCanonical).
 func FuzzParse(f *testing.F) {
-	for _, p := range []string{"../../recipes/quickstart.toml", "../../recipes/quick/every_plugin.toml", "../../recipes/paper/bnn_occlusion.toml"} {
+	for _, p := range []string{"../../recipes/quickstart.toml", "../../recipes/quick/every_plugin.toml", "../../recipes/paper/bnn_results.toml", "../../recipes/paper/sensitivity.toml", "../../recipes/paper/uarao_results.toml"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

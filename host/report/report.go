@@ -141,7 +141,10 @@ func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 // run that has not finished (yet, or ever) passes why in incomplete; it
 // becomes the first key, "incomplete", so that a reader of the file alone
 // cannot take partial rows for a whole run. A finished run passes "".
-func ResultsJSON(recipe string, seed uint64, res *engine.Results, incomplete string) ([]byte, error) {
+//
+// Sections, if given, add keys after "notes" in the order given (the
+// posteriors' predictive quality, the analyses): nil values are left out.
+func ResultsJSON(recipe string, seed uint64, res *engine.Results, incomplete string, sections ...Section) ([]byte, error) {
 	type row struct {
 		Label string `json:"label"`
 		engine.Row
@@ -168,7 +171,26 @@ func ResultsJSON(recipe string, seed uint64, res *engine.Results, incomplete str
 	if err != nil {
 		return nil, fmt.Errorf("results.json: %w", err)
 	}
+	for _, sec := range sections {
+		if sec.Value == nil {
+			continue
+		}
+		v, err := json.MarshalIndent(sec.Value, " ", " ")
+		if err != nil {
+			return nil, fmt.Errorf("results.json: %s: %w", sec.Key, err)
+		}
+		k, _ := json.Marshal(sec.Key)
+		// doc ends in "\n}": add the key before the closing brace.
+		b = append(append(append(append(b[:len(b)-2], ",\n "...), k...), ": "...), v...)
+		b = append(b, "\n}"...)
+	}
 	return append(b, '\n'), nil
+}
+
+// Section is one more top-level key of results.json.
+type Section struct {
+	Key   string
+	Value any
 }
 
 // RecordsCSV writes one line per (row, record): the scores of every record.
@@ -256,12 +278,12 @@ func OutputCSV(o *engine.Output, splitNames []string) ([]byte, error) {
 // a run (i from 1): outputs/<i>-<posterior>_<explainer>_<summary>.csv, the
 // labels reduced to lower-case letters, digits and dashes.
 func OutputFile(i int, o *engine.Output) string {
-	return fmt.Sprintf("outputs/%02d-%s_%s_%s.csv", i, slug(o.Label), slug(o.ExplainerLabel), slug(o.SummaryLabel))
+	return fmt.Sprintf("outputs/%02d-%s_%s_%s.csv", i, Slug(o.Label), Slug(o.ExplainerLabel), Slug(o.SummaryLabel))
 }
 
-// slug reduces a label to lower-case ASCII letters and digits, other runs
+// Slug reduces a label to lower-case ASCII letters and digits, other runs
 // of characters becoming one dash; at most 40 bytes.
-func slug(s string) string {
+func Slug(s string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {

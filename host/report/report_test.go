@@ -262,3 +262,23 @@ func TestOutputsInResultsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestResultsJSONSections(t *testing.T) {
+	b, err := ResultsJSON("r", 1, &engine.Results{}, "", Section{"predictive", map[string]any{"nll": 0.5}}, Section{"skipped", nil}, Section{"analysis", []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if _, ok := doc["skipped"]; ok {
+		t.Error("a nil section was written")
+	}
+	if doc["predictive"].(map[string]any)["nll"] != 0.5 || len(doc["analysis"].([]any)) != 2 || doc["recipe"] != "r" {
+		t.Errorf("sections: %s", b)
+	}
+	if i, j := bytes.Index(b, []byte(`"notes"`)), bytes.Index(b, []byte(`"predictive"`)); i < 0 || j < i || bytes.Index(b, []byte(`"analysis"`)) < j {
+		t.Errorf("sections not after notes, in order:\n%s", b)
+	}
+}

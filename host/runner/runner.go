@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uaxai/uaxai/host/analysis"
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
@@ -446,6 +447,15 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		},
 		Checkpoint: w.checkpoint,
 		Output:     w.output,
+		Predicted:  w.pred.add(ds, arch.Classes()),
+	}
+	if an := newAnalyser(w, ds, groups, r.Evaluate.Abs); an != nil {
+		w.an = an
+		if an.Needed() {
+			plan.Analyse = an.Batch
+			plan.Distortions = an.Distortions()
+			plan.Repeats = an.Repeats()
+		}
 	}
 	var cache engine.Cache
 	if opt.Cache != nil {
@@ -475,8 +485,17 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		if f, ok := opt.Observer.(interface{ Finish() }); ok {
 			f.Finish()
 		}
-		if err := report.Main(res).Render(opt.Stdout, false); err != nil {
+		ts, err := w.tables(res)
+		if err != nil {
 			return nil, err
+		}
+		for i, t := range ts[:len(ts)-2] { // the per-class tables only in tables.md
+			if i > 0 {
+				fmt.Fprintln(opt.Stdout, t.Title)
+			}
+			if err := t.Render(opt.Stdout, false); err != nil {
+				return nil, err
+			}
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintln(opt.Stdout, "note:", n)
@@ -500,6 +519,9 @@ type runWriter struct {
 	trainHash, valHash string
 	tim                engine.Timings
 	outputs            int // set and band outputs written
+	pred               predictive
+	an                 *analysis.Analyser // nil: the recipe asks for no analysis
+	anRep              *analysis.Report   // the analyses of a finished run
 }
 
 func (w *runWriter) write(name string, b []byte) error {
@@ -528,11 +550,53 @@ const inProgress = "written during the run, after each block: the rows so far. A
 // checkpoint writes the results so far, marked as in progress.
 func (w *runWriter) checkpoint(res *engine.Results) error { return w.results(res, inProgress) }
 
-// final writes the results of a finished run.
-func (w *runWriter) final(res *engine.Results) error { return w.results(res, "") }
+// final writes the results of a finished run, with its analyses (their
+// files first, so that results.json names only files that exist).
+func (w *runWriter) final(res *engine.Results) error {
+	if w.an != nil {
+		rep, err := w.an.Finish(res)
+		if err != nil {
+			return fmt.Errorf("analysis: %w", err)
+		}
+		for _, f := range rep.Files {
+			if err := os.MkdirAll(filepath.Join(w.dir, filepath.Dir(f.Name)), 0o755); err != nil {
+				return fmt.Errorf("run directory %s: %w", w.dir, err)
+			}
+			if err := w.write(f.Name, f.Data); err != nil {
+				return err
+			}
+		}
+		res.Notes = append(res.Notes, rep.Notes...)
+		w.anRep = rep
+	}
+	return w.results(res, "")
+}
+
+// tables are the tables of tables.md and of the terminal: the main table,
+// the paper's tables the recipe names, the analyses', the predictive
+// quality, and the per-class tables.
+func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
+	ts := []report.Table{report.Main(res)}
+	pts, err := w.paperTables(res)
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, pts...)
+	if w.anRep != nil {
+		ts = append(ts, w.anRep.Tables...)
+	}
+	if len(w.pred.rows) > 0 {
+		ts = append(ts, w.pred.table())
+	}
+	return append(ts, report.PerClassIoU(res), report.PerClass(res)), nil
+}
 
 func (w *runWriter) results(res *engine.Results, incomplete string) error {
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, incomplete)
+	var anJSON any
+	if w.anRep != nil && len(w.anRep.JSON) > 0 {
+		anJSON = w.anRep.JSON
+	}
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, incomplete, w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
 	if err != nil {
 		return err
 	}
@@ -540,7 +604,11 @@ func (w *runWriter) results(res *engine.Results, incomplete string) error {
 	if err != nil {
 		return err
 	}
-	md, err := report.Markdown(w.r.Name, res.Notes, report.Main(res), report.PerClass(res))
+	ts, err := w.tables(res)
+	if err != nil {
+		return err
+	}
+	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,315 @@
+// Package analysis computes the experiments of a recipe's analysis tables
+// ([sensitivity], [calibration], [agreement], [bound], [total_variance],
+// [figures], [output]) from the maps of every explained record, as the
+// engine hands them over batch by batch (engine.Plan.Analyse), and turns
+// them into the paper's tables (tab:sensitivity, tab:calibration) and the
+// tables the paper leaves to future work.
+//
+// Every per-record result is stored under its (split, record), and every
+// aggregate is computed at the end in split and record order, so the
+// bytes do not depend on the order in which workers finish batches.
+//
+// Aggregation follows the paper's tables: a measure is averaged over the
+// records of each class in a split, the class means are averaged over a
+// group's classes (the unweighted macro of "all-15" and "disc-7"), and
+// the split macros give mean ± sd over the splits.
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/plugins/summary/mean"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// Setup is what an Analyser needs of a run.
+type Setup struct {
+	Analysis   recipe.Analysis
+	Seed       uint64
+	Tests      []engine.TestSplit
+	Groups     map[string][]int // "all", "disc-7"
+	Abs        bool             // measures on |R|, as the localisation scores
+	Posteriors []string         // labels, recipe order
+	Explainers []string         // labels, recipe order
+	Summaries  []string         // labels, recipe order
+}
+
+// Analyser accumulates the per-record results of a run. Batch is safe for
+// concurrent use.
+type Analyser struct {
+	s     Setup
+	mu    sync.Mutex
+	pairs map[[2]string]*pair
+	err   error
+}
+
+// pair is one (posterior, explainer) block: its records by split.
+type pair struct {
+	post, exp string
+	draws     int
+	recs      [][]*record // split -> record index (nil: not explained)
+}
+
+// record is everything computed of one explained record.
+type record struct {
+	label, target, pred int
+	maskLen             int
+	correct             bool
+	sens                []sensResult    // per distortion
+	cal                 []calResult     // per level (split coverage), or one (LOO)
+	loo                 bool            // cal is the LOO min-max coverage
+	agree               []eval.SetMatch // the (eta, delta) grid
+	agreeOK             bool            // the grid was scored
+	cx, term            float64         // cor:meanmap
+	tv                  *tvResult       // prop:totalvar
+	figure              *figure.Panel   // kept for a qualitative figure
+	maps                [][]float32     // [output] maps: the draws
+	sums                [][]float32     // [output] maps: the map summaries
+}
+
+type sensResult struct {
+	corr, stab, w1, dIoU  float64
+	corrOK, stabOK, iouOK bool
+}
+
+type calResult struct {
+	covered, total int
+	ref            float64
+}
+
+type tvResult struct{ total, model, explainer float64 }
+
+// New returns an analyser for the run.
+func New(s Setup) *Analyser {
+	return &Analyser{s: s, pairs: map[[2]string]*pair{}}
+}
+
+// Distortions are the engine distortions of [sensitivity]: noise at an
+// SNR (white Gaussian noise of power P_x / 10^(snr/10), P_x the record's
+// mean square, from its own keyed stream), an amplitude factor, or a
+// circular shift (aligned back before comparing).
+func (a *Analyser) Distortions() []engine.Distortion {
+	if a.s.Analysis.Sensitivity == nil {
+		return nil
+	}
+	var out []engine.Distortion
+	for di, d := range a.s.Analysis.Sensitivity.Distortions {
+		out = append(out, makeDistortion(a.s.Seed, di, d))
+	}
+	return out
+}
+
+// Repeats is the number of explainer seeds a draw of [total_variance] (1
+// without it).
+func (a *Analyser) Repeats() int {
+	if t := a.s.Analysis.TotalVariance; t != nil {
+		return t.Repeats
+	}
+	return 1
+}
+
+// Needed reports whether the run must hand its batches to Batch.
+func (a *Analyser) Needed() bool {
+	an := a.s.Analysis
+	return an.Sensitivity != nil || an.Calibration != nil || an.Agreement != nil || an.Bound != nil ||
+		an.TotalVariance != nil || an.Figures != nil || an.Output.Maps
+}
+
+func makeDistortion(seed uint64, di int, d recipe.Distortion) engine.Distortion {
+	out := engine.Distortion{Name: d.String()}
+	switch d.Kind {
+	case recipe.DistortNoise:
+		snr := d.Value
+		out.Apply = func(dst, x []float32, split string, rec int) {
+			NoiseAtSNR(dst, x, snr, rng.Key(seed, "distortion."+d.String(), split, rec, di))
+		}
+	case recipe.DistortAmplitude:
+		f := float32(d.Value)
+		out.Apply = func(dst, x []float32, _ string, _ int) {
+			for i, v := range x {
+				dst[i] = f * v
+			}
+		}
+	case recipe.DistortShift:
+		k := int(d.Value)
+		out.Apply = func(dst, x []float32, _ string, _ int) { Shift(dst, x, k) }
+		out.Align = func(dst, r []float64) { eval.AlignShift(dst, r, k) }
+	}
+	return out
+}
+
+// NoiseAtSNR writes into dst the record x plus white Gaussian noise at
+// snr dB:
+//
+//	dst[n] = x[n] + sigma e[n],  sigma^2 = P_x / 10^(snr/10),  P_x = (1/N) sum_n x[n]^2,
+//
+// e[n] standard normal from the stream rng.New(key).
+func NoiseAtSNR(dst, x []float32, snr float64, key uint64) {
+	if len(dst) != len(x) {
+		panic("analysis: NoiseAtSNR: lengths differ")
+	}
+	var p float64
+	for _, v := range x {
+		p += float64(v) * float64(v)
+	}
+	p /= float64(len(x))
+	sigma := math.Sqrt(p / math.Pow(10, snr/10))
+	r := rng.New(key)
+	for n, v := range x {
+		dst[n] = float32(float64(v) + sigma*r.NormFloat64())
+	}
+}
+
+// Shift writes into dst the circular shift of x by k samples,
+// dst[n] = x[(n - k) mod N]: a positive k delays the waveform. Its
+// inverse on a map is eval.AlignShift(dst, r, k).
+func Shift(dst, x []float32, k int) {
+	N := len(x)
+	if len(dst) != N {
+		panic("analysis: Shift: lengths differ")
+	}
+	for n := range dst {
+		dst[n] = x[((n-k)%N+N)%N]
+	}
+}
+
+// Batch takes one explained batch.
+func (a *Analyser) Batch(b *engine.Batch) error {
+	p := a.pair(b)
+	for j, r := range b.Records {
+		rec, err := a.record(b, j)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", r, err)
+		}
+		a.mu.Lock()
+		p.recs[b.Split][r] = rec
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+func (a *Analyser) pair(b *engine.Batch) *pair {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := [2]string{b.Posterior.Label, b.Explainer.Label}
+	p := a.pairs[k]
+	if p == nil {
+		p = &pair{post: k[0], exp: k[1], draws: len(b.Maps[0]), recs: make([][]*record, len(a.s.Tests))}
+		for si, ts := range a.s.Tests {
+			p.recs[si] = make([]*record, ts.Data.N)
+		}
+		a.pairs[k] = p
+	}
+	return p
+}
+
+// absMaps returns |m| (new slices) when the run scores |R|, else m.
+func (a *Analyser) absMaps(m [][]float64) [][]float64 {
+	if !a.s.Abs {
+		return m
+	}
+	out := make([][]float64, len(m))
+	for s, r := range m {
+		out[s] = eval.Abs(nil, r)
+	}
+	return out
+}
+
+func countTrue(m []bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
+}
+
+// record computes what the recipe asks of record j of the batch.
+func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
+	an := a.s.Analysis
+	rec := &record{label: b.Labels[j], target: b.Targets[j], pred: b.Preds[j], correct: b.Preds[j] == b.Labels[j], maskLen: countTrue(b.Masks[j])}
+	maps := b.Maps[j]
+	S := len(maps)
+	if sens := an.Sensitivity; sens != nil && (sens.Records == "all" || rec.correct) {
+		clean := a.absMaps(maps)
+		mc := mean.Mean(make([]float64, len(clean[0])), clean)
+		iouC, okC := eval.IoU(mc, b.Masks[j])
+		scratch := make([]float64, 2*S)
+		for d := range b.Distorted {
+			dist := a.absMaps(b.Distorted[d][j])
+			md := mean.Mean(make([]float64, len(dist[0])), dist)
+			var r sensResult
+			r.corr, r.corrOK = eval.Pearson(mc, md)
+			r.stab, r.stabOK = eval.TopLStability(mc, md, rec.maskLen)
+			r.w1 = eval.CoordW1(clean, dist, scratch)
+			iouD, okD := eval.IoU(md, b.Masks[j])
+			r.dIoU, r.iouOK = iouD-iouC, okC && okD
+			rec.sens = append(rec.sens, r)
+		}
+	}
+	if c := an.Calibration; c != nil {
+		if S == 2*c.Build {
+			lo, up := make([]float64, len(maps[0])), make([]float64, len(maps[0]))
+			key := b.Split*100_000_000 + b.Records[j]
+			for _, beta := range c.Levels {
+				cv, tot := eval.SplitCoverage(lo, up, maps, c.Build, beta)
+				ref := eval.PartitionReference(lo, up, maps, c.Build, beta, c.Partitions, a.s.Seed, key)
+				rec.cal = append(rec.cal, calResult{covered: cv, total: tot, ref: ref})
+			}
+		} else if S >= 3 {
+			cv, tot := eval.LOOMinMaxCoverage(maps)
+			rec.cal = []calResult{{covered: cv, total: tot, ref: float64(S-2) / float64(S)}}
+			rec.loo = true
+		}
+	}
+	if g := an.Agreement; g != nil {
+		rec.agree, rec.agreeOK = eval.AgreementGrid(nil, maps, b.Masks[j], g.Etas, g.Deltas)
+	}
+	if bd := an.Bound; bd != nil {
+		rec.cx, rec.term = eval.MeanMapBound(maps, bd.Delta)
+	}
+	if an.TotalVariance != nil && b.Repeats != nil {
+		tot, mod, exp := eval.TotalVariance(nil, nil, nil, b.Repeats[j])
+		rec.tv = &tvResult{total: meanOf(tot), model: meanOf(mod), explainer: meanOf(exp)}
+	}
+	if f := an.Figures; f != nil && rec.correct && wantsFigure(f.Qualitative, rec.label) {
+		rec.figure = newPanel(b, j, a.absMaps(maps))
+	}
+	if an.Output.Maps {
+		rec.maps = toF32(maps)
+		for _, sm := range b.Summaries {
+			if sm == nil {
+				rec.sums = append(rec.sums, nil)
+				continue
+			}
+			rec.sums = append(rec.sums, toF32([][]float64{sm[j]})[0])
+		}
+	}
+	return rec, nil
+}
+
+func meanOf(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func toF32(m [][]float64) [][]float32 {
+	out := make([][]float32, len(m))
+	for i, r := range m {
+		out[i] = make([]float32, len(r))
+		for n, v := range r {
+			out[i][n] = float32(v)
+		}
+	}
+	return out
+}

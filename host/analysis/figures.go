@@ -1,0 +1,159 @@
+package analysis
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/paper"
+	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/plugins/summary/cv"
+	"github.com/uaxai/uaxai/plugins/summary/mean"
+	"github.com/uaxai/uaxai/plugins/summary/quantile"
+	"github.com/uaxai/uaxai/plugins/summary/variance"
+)
+
+// wantsFigure reports whether class label is one of the qualitative
+// figure's classes (names as host/data or the paper writes them).
+func wantsFigure(classes []string, label int) bool {
+	for _, c := range classes {
+		if c == data.ClassName(label) || paper.Class(c) == data.ClassName(label) {
+			return true
+		}
+	}
+	return false
+}
+
+// newPanel is the qualitative figure of record j of the batch: its
+// waveform and mask, the S member maps (|R| when the run scores |R|),
+// and their mean, 5% and 95% order-statistic quantiles (the paper's
+// alpha-quantile summary, r_(ceil(alpha S))), variance and CV (summary.cv's
+// default kappa), as the summary plugins compute them.
+func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
+	S := len(members)
+	x := b.X[j]
+	wave := make([]float64, len(x))
+	for n, v := range x {
+		wave[n] = float64(v)
+	}
+	if len(members) > 0 && len(members[0]) != len(wave) {
+		wave = wave[:min(len(wave), len(members[0]))]
+	}
+	pred := b.Preds[j]
+	N := len(members[0])
+	vr, cvm := make([]float64, N), make([]float64, N) // 0 with one draw
+	if S >= 2 {
+		variance.Variance(vr, members)
+		cv.CV(cvm, members, cv.DefaultKappa)
+	}
+	return &figure.Panel{
+		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
+		Labels:   figure.Labels{Class: data.ClassName(b.Labels[j]), Predicted: data.ClassName(pred), Prob: b.Probs[j][pred]},
+		Wave:     wave,
+		Mask:     b.Masks[j],
+		Members:  members,
+		Mean:     mean.Mean(make([]float64, N), members),
+		Q05:      quantile.Quantile(make([]float64, N), members, quantile.Rank(0.05, S)),
+		Q95:      quantile.Quantile(make([]float64, N), members, quantile.Rank(0.95, S)),
+		Variance: vr,
+		CV:       cvm,
+		Fs:       3200,
+	}
+}
+
+// figures draws the qualitative panels (the first correctly classified
+// record of each class asked for, in split and record order) and a
+// per-class IoU bar chart of the run's rows, beside the paper's values
+// when the recipe names one of the paper's per-class tables.
+func (a *Analyser) figures(rep *Report, res *engine.Results) error {
+	f := a.s.Analysis.Figures
+	if f == nil {
+		return nil
+	}
+	for pi, p := range a.orderedPairs() {
+		for _, want := range f.Qualitative {
+			var panel *figure.Panel
+		search:
+			for _, recs := range p.recs {
+				for _, r := range recs {
+					if r != nil && r.figure != nil && wantsFigure([]string{want}, r.label) {
+						panel = r.figure
+						break search
+					}
+				}
+			}
+			if panel == nil {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("figure: no correctly classified %s record under %s / %s", want, p.post, p.exp))
+				continue
+			}
+			var buf bytes.Buffer
+			if err := figure.Qualitative(&buf, *panel); err != nil {
+				return fmt.Errorf("qualitative figure of %s under %s / %s: %w", want, p.post, p.exp, err)
+			}
+			name := fmt.Sprintf("figures/qual-%02d-%s_%s-%s.png", pi+1, report.Slug(p.post), report.Slug(p.exp), report.Slug(want))
+			rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
+		}
+	}
+	if f.PerClass && len(res.Rows) > 0 {
+		var pt string
+		for _, id := range a.s.Analysis.Paper {
+			if strings.HasPrefix(id, "tab:perclass_") {
+				pt = id
+			}
+		}
+		bars, err := perClassBars(res, pt)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := figure.PerClassBars(&buf, bars); err != nil {
+			return fmt.Errorf("per-class bar chart: %w", err)
+		}
+		rep.Files = append(rep.Files, File{Name: "figures/perclass-iou.png", Data: buf.Bytes()})
+	}
+	return nil
+}
+
+// perClassBars is the per-class IoU of every row (mean and sd over the
+// splits), with the paper's values of table pt ("" for none).
+func perClassBars(res *engine.Results, pt string) (figure.Bars, error) {
+	b := figure.Bars{Title: "Per-class IoU (mean ± sd over test splits)"}
+	var tab *paper.Table
+	if pt != "" {
+		t, err := paper.Lookup(pt)
+		if err != nil {
+			return b, err
+		}
+		tab = t
+		b.Title += "; markers: the paper (" + pt + ")"
+	}
+	classes := res.Rows[0].Agg.Classes
+	for _, c := range classes {
+		b.Classes = append(b.Classes, data.ClassName(c.Class))
+	}
+	for _, r := range res.Rows {
+		b.Methods = append(b.Methods, report.RowLabel(res, r))
+		vals, sds, pap := make([]float64, len(classes)), make([]float64, len(classes)), make([]float64, len(classes))
+		for i, c := range classes {
+			ca, _ := r.Agg.Class(c.Class)
+			vals[i], sds[i], pap[i] = ca.IoU.Mean, ca.IoU.SD, math.NaN()
+			if ca.IoU.N == 0 {
+				vals[i], sds[i] = 0, 0
+			}
+			if tab != nil {
+				if v, ok := tab.Cell([]string{data.ClassName(c.Class)}, report.MethodKey(pt, r)); ok && report.MethodKey(pt, r) != "" {
+					pap[i] = v.Mean
+				}
+			}
+		}
+		b.Values, b.SD = append(b.Values, vals), append(b.SD, sds)
+		if tab != nil {
+			b.Paper = append(b.Paper, pap)
+		}
+	}
+	return b, nil
+}

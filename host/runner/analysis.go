@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/uaxai/uaxai/host/analysis"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/report"
+)
+
+// predictive is the predictive quality of each posterior (NLL, ECE with 15
+// bins, Brier score, mean entropy, accuracy of the predictive mean), mean
+// ± sd over the test splits: results.json "predictive" and a table.
+type predictive struct {
+	mu   sync.Mutex
+	rows []predictiveRow
+}
+
+type predictiveRow struct {
+	Posterior string                   `json:"posterior"`
+	Label     string                   `json:"posterior_label"`
+	Splits    []eval.PredictiveQuality `json:"splits"`
+	NLL       eval.Stat                `json:"nll"`
+	ECE       eval.Stat                `json:"ece"`
+	Brier     eval.Stat                `json:"brier"`
+	Entropy   eval.Stat                `json:"entropy"`
+}
+
+// add scores one posterior's predictive probabilities on every split.
+func (p *predictive) add(ds Datasets, classes int) func(ps engine.Step, probs [][]float64) error {
+	return func(ps engine.Step, probs [][]float64) error {
+		row := predictiveRow{Posterior: ps.ID, Label: ps.Label}
+		var nll, ece, brier, ent []float64
+		for si, pr := range probs {
+			q, err := eval.Predictive(pr, classes, ds.Tests[si].Data.Y)
+			if err != nil {
+				return fmt.Errorf("split %s: %w", ds.Tests[si].Name, err)
+			}
+			row.Splits = append(row.Splits, q)
+			nll, ece, brier, ent = append(nll, q.NLL), append(ece, q.ECE), append(brier, q.Brier), append(ent, q.Entropy)
+		}
+		row.NLL, row.ECE, row.Brier, row.Entropy = eval.StatOf(nll), eval.StatOf(ece), eval.StatOf(brier), eval.StatOf(ent)
+		p.mu.Lock()
+		p.rows = append(p.rows, row)
+		p.mu.Unlock()
+		return nil
+	}
+}
+
+func (p *predictive) table() report.Table {
+	t := report.Table{Title: "Predictive quality of each posterior on the test splits (mean ± sd; beyond the paper)",
+		Header: []string{"Posterior", "NLL", "ECE (15 bins)", "Brier", "Mean entropy"}}
+	for _, r := range p.rows {
+		t.Rows = append(t.Rows, []string{r.Label, report.PM(r.NLL), report.PM(r.ECE), report.PM(r.Brier), report.PM(r.Entropy)})
+	}
+	return t
+}
+
+func (p *predictive) section() report.Section {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.rows) == 0 {
+		return report.Section{Key: "predictive"}
+	}
+	return report.Section{Key: "predictive", Value: p.rows}
+}
+
+// paperTables are the paper's row tables the recipe asks for, in its order.
+func (w *runWriter) paperTables(res *engine.Results) ([]report.Table, error) {
+	var ts []report.Table
+	for _, id := range w.r.Analysis.Paper {
+		if !report.IsRowTable(id) {
+			continue
+		}
+		t, err := report.PaperTable(res, id)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+// newAnalyser is the analyser of the recipe's analysis tables, nil when it
+// has none that needs the maps.
+func newAnalyser(w *runWriter, ds Datasets, groups map[string][]int, abs bool) *analysis.Analyser {
+	r := w.r
+	if r.Analysis.Empty() {
+		return nil
+	}
+	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs}
+	for _, p := range r.Posteriors {
+		s.Posteriors = append(s.Posteriors, p.Label)
+	}
+	for _, p := range r.Explainers {
+		s.Explainers = append(s.Explainers, p.Label)
+	}
+	for _, p := range r.Summaries {
+		s.Summaries = append(s.Summaries, p.Label)
+	}
+	return analysis.New(s)
+}
