@@ -96,8 +96,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "explain":
 		err = cmdExplain(ctx, args[1:], stdout, stderr)
+	case "paper":
+		err = cmdPaper(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, explain, bench)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, explain, bench, paper)", args[0])
 	}
 	if err == nil {
 		return 0

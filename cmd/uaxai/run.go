@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/progress"
@@ -78,4 +79,41 @@ func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d posteriors, %d explainers, %d summaries)\n", r.Path, len(r.Posteriors), len(r.Explainers), len(r.Summaries))
 	return nil
+}
+
+func cmdPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("paper", stderr)
+	quick := fs.Bool("quick", false, "run the quick variants (recipes/paper/quick): minutes, numbers that mean nothing")
+	dir := fs.String("dir", "", "folder of the recipes (default recipes/paper, or recipes/paper/quick with --quick)")
+	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	out := fs.String("out", "runs", "root of the report directory paper-<time>/")
+	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE), shared by the recipes")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("usage: uaxai paper [--quick] [--dir DIR] [--out DIR] [--workers N] [--cache DIR]")
+	}
+	if *dir == "" {
+		*dir = "recipes/paper"
+		if *quick {
+			*dir = "recipes/paper/quick"
+		}
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
+	opt := runner.Options{Plugins: m, Workers: *workers, Observer: progress.Stderr(), Stdout: stdout,
+		Command: append([]string{"uaxai", "paper"}, args...), Cache: store.Cache{Dir: *cacheDir}}
+	po, err := runner.Paper(ctx, *dir, *out, opt, stderr)
+	if po != nil {
+		fmt.Fprintln(stdout, "report:", filepath.Join(po.Dir, "REPORT.md"))
+	}
+	return err
 }

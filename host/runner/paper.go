@@ -1,0 +1,241 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
+)
+
+// PaperOrder is the order in which Paper runs the paper's recipes (the
+// paper's order of tables); other recipes of the folder follow by name.
+var PaperOrder = []string{"bnn_results", "xai_results", "uarao_results", "sensitivity", "calibration", "real_recordings", "headline"}
+
+// PaperOutcome is what Paper did: one entry a recipe, in run order.
+type PaperOutcome struct {
+	Dir   string // the report's directory, with REPORT.md
+	Parts []PaperPart
+}
+
+// PaperPart is one recipe of a Paper run.
+type PaperPart struct {
+	Recipe string        // file
+	Name   string        // the recipe's name
+	Dir    string        // its run directory ("" if it did not start)
+	Wall   time.Duration // its wall time
+	Err    error
+}
+
+// PaperRecipes lists the recipes of dir (*.toml), in PaperOrder first.
+func PaperRecipes(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("paper: no recipe (*.toml) in %s", dir)
+	}
+	rank := func(f string) int {
+		if i := slices.Index(PaperOrder, strings.TrimSuffix(filepath.Base(f), ".toml")); i >= 0 {
+			return i
+		}
+		return len(PaperOrder)
+	}
+	slices.SortStableFunc(files, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return files, nil
+}
+
+// Paper runs every recipe of dir, one after the other, each in its own
+// run directory under out/paper-<time>/, and writes REPORT.md there: the
+// machine, the wall time of each part, and each recipe's tables (ours
+// beside the paper's) and figures. The recipes share trained posteriors
+// through opt.Cache. A recipe that fails is reported and the others still
+// run; Paper then returns an error naming the failures. A recipe's
+// Options.Out is replaced.
+func Paper(ctx context.Context, dir, out string, opt Options, log io.Writer) (*PaperOutcome, error) {
+	files, err := PaperRecipes(dir)
+	if err != nil {
+		return nil, err
+	}
+	var recipes []*recipe.Recipe
+	for _, f := range files {
+		r, err := recipe.Load(f)
+		if err != nil {
+			return nil, err
+		}
+		recipes = append(recipes, r)
+	}
+	start := time.Now()
+	root, err := report.NewRunDir(out, "paper", start)
+	if err != nil {
+		return nil, fmt.Errorf("paper: %w", err)
+	}
+	po := &PaperOutcome{Dir: root}
+	var failed []string
+	for i, r := range recipes {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(log, "paper: [%d/%d] %s (%s)\n", i+1, len(recipes), r.Name, files[i])
+		t0 := time.Now()
+		o := opt
+		o.Out = root
+		oc, err := Run(ctx, r, o)
+		part := PaperPart{Recipe: files[i], Name: r.Name, Wall: time.Since(t0), Err: err}
+		if oc != nil {
+			part.Dir = oc.Dir
+		} else if err == nil {
+			part.Err = fmt.Errorf("no outcome")
+		}
+		if part.Err != nil {
+			failed = append(failed, r.Name)
+			fmt.Fprintf(log, "paper: %s failed after %s: %v\n", r.Name, roundDur(part.Wall), part.Err)
+		} else {
+			fmt.Fprintf(log, "paper: %s done in %s\n", r.Name, roundDur(part.Wall))
+		}
+		po.Parts = append(po.Parts, part)
+		// The report is rewritten after each part, so that an interrupted
+		// or failed run keeps what it has.
+		if err := writePaperReport(po, files, time.Since(start), ctx.Err() != nil || i < len(recipes)-1); err != nil {
+			return po, err
+		}
+	}
+	if ctx.Err() != nil {
+		return po, fmt.Errorf("paper: interrupted (report so far: %s): %w", filepath.Join(root, "REPORT.md"), ctx.Err())
+	}
+	if len(failed) > 0 {
+		return po, fmt.Errorf("paper: %d of %d recipes failed (%s); report: %s", len(failed), len(recipes), strings.Join(failed, ", "), filepath.Join(root, "REPORT.md"))
+	}
+	return po, nil
+}
+
+// recipeDoc is the comment block at the head of a recipe file.
+func recipeDoc(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		lines = append(lines, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+	}
+	return strings.TrimSpace(strings.Join(lines, " "))
+}
+
+// Machine describes the machine a run is on, for REPORT.md.
+func Machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.1f GiB memory", float64(kb)/(1<<20))
+		}
+	}
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				rev = ", uaxai " + s.Value[:min(12, len(s.Value))]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				rev += " (modified)"
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d)%s; %s/%s, %s%s", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0), mem, runtime.GOOS, runtime.GOARCH, runtime.Version(), rev)
+}
+
+// writePaperReport writes REPORT.md: the machine, the parts and their wall
+// times, then each part's tables.md (its title one level down) and
+// figures.
+func writePaperReport(po *PaperOutcome, files []string, wall time.Duration, partial bool) error {
+	var b bytes.Buffer
+	b.WriteString("# The paper, regenerated\n\n")
+	if partial {
+		b.WriteString("> **Incomplete**: written after each recipe; the run has not finished (or was interrupted).\n\n")
+	}
+	fmt.Fprintf(&b, "Machine: %s.\n\n", Machine())
+	fmt.Fprintf(&b, "Total wall time: %s.\n\n", roundDur(wall))
+	t := report.Table{Title: "Parts", Header: []string{"Recipe", "Wall time", "Status", "Run directory"}}
+	for _, p := range po.Parts {
+		status := "complete"
+		if p.Err != nil {
+			status = "failed: " + p.Err.Error()
+		}
+		rel := "-"
+		if p.Dir != "" {
+			rel, _ = filepath.Rel(po.Dir, p.Dir)
+		}
+		t.Rows = append(t.Rows, []string{filepath.Base(p.Recipe), roundDur(p.Wall), status, rel})
+	}
+	for _, f := range files[len(po.Parts):] {
+		t.Rows = append(t.Rows, []string{filepath.Base(f), "-", "not run", "-"})
+	}
+	if err := t.Render(&b, true); err != nil {
+		return err
+	}
+	b.WriteString("\nEach table below prints our value, and under it (or in brackets) the paper's. Where they disagree, see the notes of issue 10 and the section on the headline finding.\n")
+	for _, p := range po.Parts {
+		fmt.Fprintf(&b, "\n## %s\n\n", p.Name)
+		if doc := recipeDoc(p.Recipe); doc != "" {
+			b.WriteString(doc + "\n\n")
+		}
+		fmt.Fprintf(&b, "Recipe `%s`; wall time %s.\n\n", filepath.Base(p.Recipe), roundDur(p.Wall))
+		if p.Dir == "" {
+			continue
+		}
+		rel, _ := filepath.Rel(po.Dir, p.Dir)
+		if md, err := os.ReadFile(filepath.Join(p.Dir, "tables.md")); err == nil {
+			for _, l := range strings.Split(strings.TrimRight(string(md), "\n"), "\n") {
+				if strings.HasPrefix(l, "#") {
+					if strings.HasPrefix(l, "# ") {
+						continue // the run's title: the section heading says it
+					}
+					l = "#" + l
+				}
+				b.WriteString(l + "\n")
+			}
+			b.WriteString("\n")
+		}
+		figs, _ := filepath.Glob(filepath.Join(p.Dir, "figures", "*.png"))
+		for _, f := range figs {
+			fr := filepath.ToSlash(filepath.Join(rel, "figures", filepath.Base(f)))
+			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(f), ".png"), fr)
+		}
+	}
+	return report.WriteFile(po.Dir, "REPORT.md", b.Bytes())
+}
+
+// roundDur prints a wall time to a tenth of a second.
+func roundDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
