@@ -248,6 +248,9 @@ func (a *Analyser) calibration(rep *Report) {
 			}
 			emp := float64(cov) / float64(tot)
 			ref /= float64(n)
+			if loo {
+				ref = lv // (S-2)/S, the same for every record
+			}
 			method, band := a.pairLabel(p), "interpolated"
 			if loo {
 				method += " (LOO min-max)"
