@@ -115,7 +115,6 @@ func TestAnalyse(t *testing.T) {
 	}
 }
 
-
 func TestAnalyseErrors(t *testing.T) {
 	f := newFakes(2)
 	p := testPlan(4, 2, 1, 2)
