@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/store"
+	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/sdk/nn/safetensors"
+)
+
+// Every recipe of a paper folder shares seed, data, model and training, so
+// that `uaxai paper` trains each network once.
+func TestPaperRecipesShareTheirNetworks(t *testing.T) {
+	for _, dir := range []string{"recipes/paper", "recipes/paper/quick"} {
+		files, err := PaperRecipes(filepath.Join(golden.RepoRoot(t), dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		for _, f := range files {
+			r, err := recipe.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := r.Hash(recipe.FitParts...)
+			if want == "" {
+				want = h
+			}
+			if h != want {
+				t.Errorf("%s: its seed, [data], [model] or [train] differ from the folder's first recipe", f)
+			}
+		}
+		if base := filepath.Base(files[0]); base != "bnn_results.toml" {
+			t.Errorf("%s: first recipe %s, want bnn_results.toml (the paper's order)", dir, base)
+		}
+	}
+}
+
+// TestPaperQuick runs every quick paper recipe through Paper, as `uaxai
+// paper --quick` does, and checks what REPORT.md and the run directories
+// hold: every table of the paper beside the paper's values, the figures,
+// the maps, and networks trained once for all recipes.
+func TestPaperQuick(t *testing.T) {
+	dir := filepath.Join(golden.RepoRoot(t), "recipes", "paper", "quick")
+	cache := t.TempDir()
+	var log bytes.Buffer
+	po, err := Paper(context.Background(), dir, t.TempDir(), Options{Plugins: inProcess(t), Workers: 2, Cache: store.Cache{Dir: cache}}, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	files, _ := PaperRecipes(dir)
+	if len(po.Parts) != len(files) {
+		t.Fatalf("%d parts, %d recipes", len(po.Parts), len(files))
+	}
+	rep, err := os.ReadFile(filepath.Join(po.Dir, "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(rep)
+	for _, want := range []string{
+		"Machine: ", "Total wall time",
+		"tab:bnn_results", "tab:perclass_bnn", "tab:xai_results", "tab:perclass_xai", "tab:uarao_results", "tab:perclass_uarao",
+		"tab:sensitivity", "tab:calibration", "Paired disc-7 IoU difference", "Law of total variance", "Agreement sets", "cor:meanmap", "Predictive quality",
+		// The paper's values beside ours (one of each table).
+		"0.2985 ± 0.0092", "0.7476 ± 0.0262", "0.5831 ± 0.0018", "(0.773 ± 0.010)", "0.112 ± 0.020", "0.455 / 0.455 / +0.000",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("REPORT.md lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "Incomplete") {
+		t.Error("a finished run's report is marked incomplete")
+	}
+	// Every figure is referenced, and decodes.
+	figs := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`).FindAllStringSubmatch(text, -1)
+	if len(figs) < 4+3 {
+		t.Errorf("%d figures in REPORT.md, want the four qualitative panels and the per-class charts", len(figs))
+	}
+	for _, f := range figs {
+		b, err := os.ReadFile(filepath.Join(po.Dir, f[1]))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", f[1], err)
+		}
+	}
+	// The networks: a deterministic one (also Laplace's MAP), five
+	// members, MC dropout's and Laplace's fit, each fitted once.
+	entries, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
+	if len(entries) != 4 {
+		t.Errorf("%d cache entries after every recipe, want 4 (deterministic, ensemble, laplace, mcdropout)", len(entries))
+	}
+	// The uarao recipe keeps its maps: one file for the draws, one a summary.
+	var uarao PaperPart
+	for _, p := range po.Parts {
+		if strings.HasPrefix(p.Name, "uarao") {
+			uarao = p
+		}
+	}
+	var res struct {
+		Rows []struct {
+			Records int `json:"records"`
+		} `json:"rows"`
+		Analysis map[string]any `json:"analysis"`
+	}
+	b, err := os.ReadFile(filepath.Join(uarao.Dir, "results.json"))
+	if err != nil || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("uarao results.json: %v", err)
+	}
+	maps, _ := filepath.Glob(filepath.Join(uarao.Dir, "maps", "*.safetensors"))
+	if len(maps) != 1+8 {
+		t.Errorf("%d map files, want the draws' and 8 summaries'", len(maps))
+	}
+	f, err := safetensors.ReadFile(filepath.Join(uarao.Dir, "maps", "01-deep-ensemble_occlusion.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := f.Get("maps")
+	if !ok || len(m.Shape) != 3 || m.Shape[1] != 5 || m.Shape[2] != 640 {
+		t.Fatalf("maps tensor %v", m.Shape)
+	}
+	if res.Analysis["agreement"] == nil {
+		t.Error("no agreement section in uarao's results.json")
+	}
+}
