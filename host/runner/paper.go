@@ -37,9 +37,19 @@ type PaperPart struct {
 	Err    error
 }
 
-// PaperRecipes lists the recipes of dir (*.toml), in PaperOrder first.
+// HeadlineDir is the subfolder of a paper folder whose recipes vary the
+// setting of the headline finding (the ensemble's disc-7 IoU gain); Paper
+// runs them after the others and gathers them in a section of their own.
+const HeadlineDir = "headline"
+
+// PaperRecipes lists the recipes of dir (*.toml), in PaperOrder first,
+// then those of dir/headline by name.
 func PaperRecipes(dir string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if err != nil {
+		return nil, err
+	}
+	head, err := filepath.Glob(filepath.Join(dir, HeadlineDir, "*.toml"))
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +68,11 @@ func PaperRecipes(dir string) ([]string, error) {
 		}
 		return strings.Compare(a, b)
 	})
-	return files, nil
+	return append(files, head...), nil
 }
+
+// isHeadline reports whether a recipe file is one of the headline variants.
+func isHeadline(f string) bool { return filepath.Base(filepath.Dir(f)) == HeadlineDir }
 
 // Paper runs every recipe of dir, one after the other, each in its own
 // run directory under out/paper-<time>/, and writes REPORT.md there: the
@@ -206,7 +219,12 @@ func writePaperReport(po *PaperOutcome, files []string, wall time.Duration, part
 		return err
 	}
 	b.WriteString("\nEach table below prints our value, and under it (or in brackets) the paper's. Where they disagree, see the notes of issue 10 and the section on the headline finding.\n")
+	headline := false
 	for _, p := range po.Parts {
+		if isHeadline(p.Recipe) {
+			headline = true
+			continue
+		}
 		fmt.Fprintf(&b, "\n## %s\n\n", p.Name)
 		if doc := recipeDoc(p.Recipe); doc != "" {
 			b.WriteString(doc + "\n\n")
@@ -232,6 +250,11 @@ func writePaperReport(po *PaperOutcome, files []string, wall time.Duration, part
 		for _, f := range figs {
 			fr := filepath.ToSlash(filepath.Join(rel, "figures", filepath.Base(f)))
 			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(f), ".png"), fr)
+		}
+	}
+	if headline {
+		if err := headlineSection(&b, po); err != nil {
+			return err
 		}
 	}
 	return report.WriteFile(po.Dir, "REPORT.md", b.Bytes())
