@@ -240,7 +240,7 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "explainer.gradinput") || !strings.Contains(string(out), plugdir) {
 		t.Fatalf("plugins does not list the binary (%v):\n%s", err, out)
 	}
-	for _, want := range []string{"explainer.occlusion          explainer  1.1.0    built-in", "summary.trimmed_mean", "script ../../recipes/scripts/trimmed_mean.go"} {
+	for _, want := range []string{"explainer.occlusion          explainer  1.2.0    built-in", "summary.trimmed_mean", "script ../../recipes/scripts/trimmed_mean.go"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("plugins output lacks %q:\n%s", want, out)
 		}
@@ -446,7 +446,7 @@ func TestPluginsListsProblems(t *testing.T) {
 	for _, want := range []string{
 		"explainer.bad                explainer  -        " + filepath.Join(dir, "uaxai-explainer-bad") + ": failed to start",
 		"summary.noexec               summary    -        " + filepath.Join(dir, "uaxai-summary-noexec") + ": not an executable file (mode 0644)",
-		"explainer.occlusion          explainer  1.1.0    built-in",
+		"explainer.occlusion          explainer  1.2.0    built-in",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plugins output lacks %q:\n%s", want, out)

@@ -133,7 +133,7 @@ func TestWorkersGiveIdenticalResults(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if man := string(read(t, filepath.Join(one.Dir, "manifest.json"))); !strings.Contains(man, `"explainer.occlusion": "1.1.0"`) || !strings.Contains(man, "timings_s") {
+	if man := string(read(t, filepath.Join(one.Dir, "manifest.json"))); !strings.Contains(man, `"explainer.occlusion": "1.2.0"`) || !strings.Contains(man, "timings_s") {
 		t.Errorf("manifest lacks plugin versions or timings:\n%s", man)
 	}
 	if bytes.Contains(read(t, filepath.Join(one.Dir, "results.json")), []byte("timing")) {

@@ -94,7 +94,8 @@ func BenchmarkTrainEpoch(b *testing.B) {
 
 // BenchmarkOcclusionMap: the 581 window probabilities of one occlusion map
 // (window 60, stride 1) on the paper's network, by the incremental path
-// (WindowProbs) and by full forward passes of the occluded inputs.
+// (WindowProbs; WindowProbsSignal with a baseline signal) and by full
+// forward passes of the occluded inputs.
 func BenchmarkOcclusionMap(b *testing.B) {
 	net, p, x, _ := benchSetup(b, 1)
 	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
@@ -106,12 +107,14 @@ func BenchmarkOcclusionMap(b *testing.B) {
 		starts[i] = i
 	}
 	dst := make([]float32, len(starts))
+	z := signals(len(x), 1)["noise"] // a baseline signal
 	for _, c := range []struct {
 		name string
 		fn   func()
 	}{
 		{"incremental", func() { m.WindowProbs(dst, x, starts, 60, 0, 3) }},
-		{"full", func() { m.windowProbsPlain(dst, x, starts, 60, 0, 3) }},
+		{"incremental-signal", func() { m.WindowProbsSignal(dst, x, z, starts, 60, 3) }},
+		{"full", func() { m.windowProbsPlain(dst, x, starts, 60, baseFill{}, 3) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

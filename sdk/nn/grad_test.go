@@ -354,7 +354,7 @@ func TestWindowProbsMatchesPlain(t *testing.T) {
 				fast := make([]float32, len(st))
 				plain := make([]float32, len(st))
 				m.WindowProbs(fast, c.x, st, width, 0.25, 1)
-				m.windowProbsPlain(plain, c.x, st, width, 0.25, 1)
+				m.windowProbsPlain(plain, c.x, st, width, baseFill{v: 0.25}, 1)
 				within(t, c.p.Arch.Name+" window probs", fast, plain, 1e-6)
 			}
 		}

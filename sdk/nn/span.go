@@ -106,6 +106,7 @@ type edgeScratch struct {
 	pre    []float32
 	suf    []float32
 	st     [][]float32 // sparse table of range maxima, built when needed
+	zst    [][]float32 // the same, of the all-baseline input's last level
 	tmp    []float32   // maxima of one chunk of boundaries
 	acc    []float32   // the same, (C, n)
 }
@@ -180,9 +181,11 @@ func (e *edgePlan) planes(l int) (lo, hi int) {
 // T), out[j*C+c] = the maximum over the dirty positions t = b-R+1..b-1
 // inside the last level (0 <= t < T_L) of channel c's activation, for a
 // falling boundary (x before b, baseline from b on) or a rising one
-// (rise). base[l] is level l of the unperturbed input (base[0] = x), cst
-// the all-baseline constants.
-func (m *Inference) edgeMaxima(out []float32, base, cst [][]float32, pos []int, rise bool, sc *edgeScratch) {
+// (rise). base[l] is level l of the unperturbed input (base[0] = x); the
+// replaced side reads cst, the all-baseline constants, or, when zb is not
+// nil, zb[l], level l of the all-baseline input (zb[0] = z, the baseline
+// signal), at the same position.
+func (m *Inference) edgeMaxima(out []float32, base, cst, zb [][]float32, pos []int, rise bool, sc *edgeScratch) {
 	net, e := m.net, m.edge
 	L := e.L
 	n := len(pos)
@@ -194,16 +197,20 @@ func (m *Inference) edgeMaxima(out []float32, base, cst [][]float32, pos []int, 
 		if rise {
 			pure = d >= 0
 		}
+		lv := base[l]
+		if !pure && zb != nil {
+			lv = zb[l]
+		}
 		for c := 0; c < sh.C; c++ {
 			row := dst[c*n : (c+1)*n]
-			if !pure {
+			if !pure && zb == nil {
 				v := cst[l][c]
 				for j := range row {
 					row[j] = v
 				}
 				continue
 			}
-			src := base[l][c*sh.T : (c+1)*sh.T]
+			src := lv[c*sh.T : (c+1)*sh.T]
 			if t0 := pos[0] + d; contiguous && t0 >= 0 && t0+n <= sh.T {
 				copy(row, src[t0:t0+n])
 				continue
@@ -329,9 +336,14 @@ func validSpans(sp []Span, R, T int) bool {
 
 // spanPooled writes the global-max-pool output of each perturbed input j,
 // x with the samples of spans[ends[j-1]:ends[j]] (ends[-1] = 0) set to the
-// baseline in every channel, to pooled[j*C:(j+1)*C]. Inputs whose spans
+// baseline f in every channel, to pooled[j*C:(j+1)*C]. Inputs whose spans
 // break validSpans take full forward passes.
-func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, baseline float32) {
+//
+// With a baseline signal (f.z), the last level inside a span of R samples
+// or more is no longer one constant but the all-z input's activations
+// there, so its maximum is a range maximum of those: positions
+// [s.Lo, s.Hi-R+1), whose fields lie inside the span.
+func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, f baseFill) {
 	net, e := m.net, m.edge
 	L, R := e.L, e.R()
 	T := net.in.T
@@ -345,7 +357,19 @@ func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, ba
 	for l := 0; l < L; l++ {
 		base[l+1] = ws.Act(l)
 	}
-	cst := m.consts(baseline)
+	var cst, zb [][]float32
+	if f.z == nil {
+		cst = m.consts(f.v)
+	} else {
+		zws := m.pool.Get().(*Workspace)
+		defer m.pool.Put(zws)
+		net.forward(zws, m.folded, f.z, false, nil, L-1)
+		zb = make([][]float32, L+1)
+		zb[0] = f.z
+		for l := 0; l < L; l++ {
+			zb[l+1] = zws.Act(l)
+		}
+	}
 	sc := edgePool.Get().(*edgeScratch)
 	defer edgePool.Put(sc)
 	// Which boundaries the valid inputs need.
@@ -399,7 +423,7 @@ func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, ba
 			sc.planes[1] = grow(sc.planes[1], pl)
 			tmp := grow(sc.tmp, len(pos)*C)
 			sc.tmp = tmp
-			m.edgeMaxima(tmp, base, cst, pos, dir == 2, sc)
+			m.edgeMaxima(tmp, base, cst, zb, pos, dir == 2, sc)
 			for j, b := range pos {
 				copy(out[b*C:(b+1)*C], tmp[j*C:(j+1)*C])
 			}
@@ -442,7 +466,17 @@ func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, ba
 		}
 	}
 	if anyMiddle {
-		sc.buildSparse(last, C, TL)
+		sc.st = buildSparse(sc.st, last, C, TL, TL)
+	}
+	if zb != nil {
+		// Only the interiors of the spans are asked for.
+		most := 1
+		for j := range ends {
+			for _, s := range valid(j) {
+				most = max(most, s.Hi-s.Lo-R+1)
+			}
+		}
+		sc.zst = buildSparse(sc.zst, zb[L], C, TL, most)
 	}
 	var bad []int
 	for j := range ends {
@@ -497,39 +531,48 @@ func (m *Inference) spanPooled(pooled, x []float32, spans []Span, ends []int, ba
 			}
 			if s.Hi-s.Lo >= R {
 				deep = true
+				if zb != nil {
+					for c := range pv {
+						if u := rangeMax(sc.zst, c, TL, s.Lo, s.Hi-R+1); u > pv[c] {
+							pv[c] = u
+						}
+					}
+				}
 			}
 			if i > 0 {
 				if a, b := sp[i-1].Hi, s.Lo-R+1; b > a {
 					for c := range pv {
-						if u := sc.rangeMax(c, TL, a, b); u > pv[c] {
+						if u := rangeMax(sc.st, c, TL, a, b); u > pv[c] {
 							pv[c] = u
 						}
 					}
 				}
 			}
 		}
-		if deep {
+		if deep && zb == nil {
 			up(cst[L])
 		}
 	}
 	if len(bad) > 0 {
-		m.pooledPlain(pooled, x, spans, ends, baseline, bad, ws)
+		m.pooledPlain(pooled, x, spans, ends, f, bad, ws)
 	}
 }
 
-// buildSparse builds the sparse table of range maxima of the C rows of
-// length T of a: st[q][c*T+t] = max(a[c*T+t .. c*T+t+2^q-1]).
-func (sc *edgeScratch) buildSparse(a []float32, C, T int) {
-	Q := bits.Len(uint(T)) - 1
-	for len(sc.st) <= Q {
-		sc.st = append(sc.st, nil)
+// buildSparse builds, in the buffers of st, the sparse table of range
+// maxima of the C rows of length T of a: st[q][c*T+t] = max(a[c*T+t ..
+// c*T+t+2^q-1]) for 2^q <= min(T, most), and returns it; rangeMax then
+// answers ranges of up to most positions.
+func buildSparse(st [][]float32, a []float32, C, T, most int) [][]float32 {
+	Q := bits.Len(uint(min(T, most))) - 1
+	for len(st) <= Q {
+		st = append(st, nil)
 	}
-	sc.st[0] = grow(sc.st[0], C*T)
-	copy(sc.st[0], a[:C*T])
+	st[0] = grow(st[0], C*T)
+	copy(st[0], a[:C*T])
 	for q := 1; q <= Q; q++ {
 		h := 1 << (q - 1)
-		sc.st[q] = grow(sc.st[q], C*T)
-		prev, cur := sc.st[q-1], sc.st[q]
+		st[q] = grow(st[q], C*T)
+		prev, cur := st[q-1], st[q]
 		for c := 0; c < C; c++ {
 			for t := 0; t+2*h <= T; t++ {
 				v, u := prev[c*T+t], prev[c*T+t+h]
@@ -540,13 +583,15 @@ func (sc *edgeScratch) buildSparse(a []float32, C, T int) {
 			}
 		}
 	}
+	return st
 }
 
-// rangeMax is the maximum of row c over [a, b), a < b.
-func (sc *edgeScratch) rangeMax(c, T, a, b int) float32 {
+// rangeMax is the maximum of row c over [a, b), a < b, by the sparse
+// table st of buildSparse.
+func rangeMax(st [][]float32, c, T, a, b int) float32 {
 	q := bits.Len(uint(b-a)) - 1
-	st := sc.st[q]
-	v, u := st[c*T+a], st[c*T+b-(1<<q)]
+	row := st[q]
+	v, u := row[c*T+a], row[c*T+b-(1<<q)]
 	if u > v {
 		v = u
 	}
@@ -555,7 +600,7 @@ func (sc *edgeScratch) rangeMax(c, T, a, b int) float32 {
 
 // pooledPlain computes the pooled output of the perturbed inputs idx by
 // full forward passes up to the global max pool.
-func (m *Inference) pooledPlain(pooled, x []float32, spans []Span, ends []int, baseline float32, idx []int, ws *Workspace) {
+func (m *Inference) pooledPlain(pooled, x []float32, spans []Span, ends []int, f baseFill, idx []int, ws *Workspace) {
 	net, plan := m.net, m.plan
 	n, T := net.in.Size(), net.in.T
 	C := net.shapes[plan.g].C
@@ -571,11 +616,7 @@ func (m *Inference) pooledPlain(pooled, x []float32, spans []Span, ends []int, b
 				lo = ends[j-1]
 			}
 			for _, s := range spans[lo:ends[j]] {
-				for c := 0; c < net.in.C; c++ {
-					for t := max(s.Lo, 0); t < min(s.Hi, T); t++ {
-						row[c*T+t] = baseline
-					}
-				}
+				f.set(row, net.in.C, T, s.Lo, s.Hi)
 			}
 		}
 		net.forward(ws, m.folded, buf[:(i1-i0)*n], false, nil, plan.g)

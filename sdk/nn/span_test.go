@@ -210,7 +210,7 @@ func TestSharedTrunkMatchesPlain(t *testing.T) {
 						continue // forward passes for the draw that fills the cache and one that hits
 					}
 					plain := make([]float32, len(starts))
-					m.windowProbsPlain(plain, x, starts, width, 0, 1)
+					m.windowProbsPlain(plain, x, starts, width, baseFill{}, 1)
 					for j := range plain {
 						if d := math.Abs(float64(shared[j] - plain[j])); d > 1e-6 {
 							t.Fatalf("%s width %d draw %d: window %d: %v, forward pass %v", c.a.Name, width, s, starts[j], shared[j], plain[j])
@@ -348,7 +348,7 @@ func TestRangeMax(t *testing.T) {
 			a[i] = float32(r.NormFloat64())
 		}
 		sc := &edgeScratch{}
-		sc.buildSparse(a, C, T)
+		sc.st = buildSparse(sc.st, a, C, T, T)
 		for c := range C {
 			for lo := 0; lo < T; lo++ {
 				for hi := lo + 1; hi <= T; hi++ {
@@ -356,7 +356,7 @@ func TestRangeMax(t *testing.T) {
 					for _, v := range a[c*T+lo : c*T+hi] {
 						want = max(want, v)
 					}
-					if got := sc.rangeMax(c, T, lo, hi); got != want {
+					if got := rangeMax(sc.st, c, T, lo, hi); got != want {
 						t.Fatalf("T %d row %d [%d, %d): %v, want %v", T, c, lo, hi, got, want)
 					}
 				}
@@ -410,7 +410,7 @@ func TestEdgeMaxima(t *testing.T) {
 				pl := m.planeLen(len(pos))
 				sc.planes = [2][]float32{make([]float32, pl), make([]float32, pl)}
 				got := make([]float32, len(pos)*sh.C)
-				m.edgeMaxima(got, base, cst, pos, rise, sc)
+				m.edgeMaxima(got, base, cst, nil, pos, rise, sc)
 				fw := m.net.NewWorkspace(1)
 				for j, b := range pos {
 					sp := []Span{{b, T}}

@@ -18,8 +18,9 @@ import (
 //
 // An entry is found by the trunk's SHA-256 (of its layers and the bits of
 // its folded parameters, computed once per model), the input's bits, the
-// window starts, the width and the baseline's bits, all compared in full
-// but the trunk, which is compared by its digest. A hit returns the very
+// window starts, the width and the baseline's bits (a constant's, or
+// every value of a baseline signal's), all compared in full but the trunk,
+// which is compared by its digest. A hit returns the very
 // bytes a miss computes and stores, and the layers after the pool run on
 // them either way, so a map does not depend on whether the cache hit. The
 // least recently used entries are dropped beyond the size limit. It is
@@ -39,6 +40,7 @@ type trunkEntry struct {
 	starts   []int
 	width    int
 	baseline uint32
+	z        []float32 // the baseline signal, nil for a constant baseline
 	pooled   []float32 // (P, len(starts)+1): the windows' and x's pooled vectors as columns
 	size     int64
 }
@@ -104,11 +106,15 @@ func (n *Net) tensorLayer(name string) (int, bool) {
 	return 0, false
 }
 
-func trunkKey(d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32) uint64 {
+func trunkKey(d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32, z []float32) uint64 {
 	h := fnv.New64a()
 	h.Write(d[:])
 	var b [8]byte
 	for _, v := range x {
+		binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
+		h.Write(b[:4])
+	}
+	for _, v := range z {
 		binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
 		h.Write(b[:4])
 	}
@@ -121,12 +127,20 @@ func trunkKey(d [sha256.Size]byte, x []float32, starts []int, width int, baselin
 	return h.Sum64()
 }
 
-func (e *trunkEntry) matches(d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32) bool {
-	if e.trunk != d || e.width != width || e.baseline != baseline || !slices.Equal(e.starts, starts) || len(e.x) != len(x) {
+func (e *trunkEntry) matches(d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32, z []float32) bool {
+	if e.trunk != d || e.width != width || e.baseline != baseline || !slices.Equal(e.starts, starts) || (e.z == nil) != (z == nil) {
 		return false
 	}
-	for i, v := range x {
-		if math.Float32bits(v) != math.Float32bits(e.x[i]) {
+	return sameBits(e.x, x) && sameBits(e.z, z)
+}
+
+// sameBits reports whether a and b have the same length and bits.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range a {
+		if math.Float32bits(v) != math.Float32bits(b[i]) {
 			return false
 		}
 	}
@@ -134,12 +148,12 @@ func (e *trunkEntry) matches(d [sha256.Size]byte, x []float32, starts []int, wid
 }
 
 // get copies the pooled vectors of a matching entry into dst.
-func (c *TrunkCache) get(dst []float32, key uint64, d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32) bool {
+func (c *TrunkCache) get(dst []float32, key uint64, d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32, z []float32) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, el := range c.index[key] {
 		e := el.Value.(*trunkEntry)
-		if e.matches(d, x, starts, width, baseline) {
+		if e.matches(d, x, starts, width, baseline, z) {
 			copy(dst, e.pooled)
 			c.lru.MoveToFront(el)
 			c.hits++
@@ -152,16 +166,16 @@ func (c *TrunkCache) get(dst []float32, key uint64, d [sha256.Size]byte, x []flo
 
 // put stores a copy of pooled, unless an equal entry is there already,
 // and drops least recently used entries beyond the limit.
-func (c *TrunkCache) put(pooled []float32, key uint64, d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32) {
-	e := &trunkEntry{key: key, trunk: d, x: slices.Clone(x), starts: slices.Clone(starts), width: width, baseline: baseline, pooled: slices.Clone(pooled)}
-	e.size = int64(4*len(e.x)+8*len(e.starts)+4*len(e.pooled)) + 128
+func (c *TrunkCache) put(pooled []float32, key uint64, d [sha256.Size]byte, x []float32, starts []int, width int, baseline uint32, z []float32) {
+	e := &trunkEntry{key: key, trunk: d, x: slices.Clone(x), starts: slices.Clone(starts), width: width, baseline: baseline, z: slices.Clone(z), pooled: slices.Clone(pooled)}
+	e.size = int64(4*len(e.x)+4*len(e.z)+8*len(e.starts)+4*len(e.pooled)) + 128
 	if e.size > c.limit {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, el := range c.index[key] {
-		if el.Value.(*trunkEntry).matches(d, x, starts, width, baseline) {
+		if el.Value.(*trunkEntry).matches(d, x, starts, width, baseline, z) {
 			return // another goroutine stored it meanwhile
 		}
 	}
@@ -192,6 +206,21 @@ func (c *TrunkCache) put(pooled []float32, key uint64, d [sha256.Size]byte, x []
 // not. The network must have a global max pool after a local stack
 // (PooledLen() > 0).
 func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *TrunkCache) float32 {
+	return m.windowProbsCached(dst, x, starts, width, baseFill{v: baseline}, class, c)
+}
+
+// WindowProbsCachedSignal is WindowProbsCached with the occluded samples
+// taken from the baseline signal z, as WindowProbsSignal takes them; an
+// entry of c serves only the same z (bit for bit). For MC-dropout draws to
+// share the pooled vectors, z must be the same for every draw of an input.
+func (m *Inference) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *TrunkCache) float32 {
+	if len(z) != m.InputLen() {
+		panic("nn: WindowProbsCachedSignal needs a baseline signal of the input's length")
+	}
+	return m.windowProbsCached(dst, x, starts, width, baseFill{z: z}, class, c)
+}
+
+func (m *Inference) windowProbsCached(dst, x []float32, starts []int, width int, f baseFill, class int, c *TrunkCache) float32 {
 	if m.planWindows() == nil {
 		panic("nn: WindowProbsCached needs a network with a global max pool after a local stack")
 	}
@@ -202,21 +231,21 @@ func (m *Inference) WindowProbsCached(dst, x []float32, starts []int, width int,
 	cols := make([]float32, P*N)         // (P, N): vector j in column j
 	var d [sha256.Size]byte
 	var key uint64
-	bl := math.Float32bits(baseline)
+	bl := math.Float32bits(f.v)
 	if c != nil {
 		d = m.trunkDigest()
-		key = trunkKey(d, x, starts, width, bl)
+		key = trunkKey(d, x, starts, width, bl, f.z)
 	}
-	if c == nil || !c.get(cols, key, d, x, starts, width, bl) {
+	if c == nil || !c.get(cols, key, d, x, starts, width, bl, f.z) {
 		pooled := make([]float32, P*N)
-		m.windowPooled(pooled, x, starts, width, baseline, true)
+		m.windowPooled(pooled, x, starts, width, f, true)
 		for j := 0; j < N; j++ {
 			for i := 0; i < P; i++ {
 				cols[i*N+j] = pooled[j*P+i]
 			}
 		}
 		if c != nil {
-			c.put(cols, key, d, x, starts, width, bl)
+			c.put(cols, key, d, x, starts, width, bl, f.z)
 		}
 	}
 	out := make([]float32, N)

@@ -84,17 +84,62 @@ const headBatch = 64
 // run on those vectors. Per position the arithmetic is that of the local
 // layers, so the result equals full forward passes up to float32 rounding.
 func (m *Inference) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
+	m.windowProbs(dst, x, starts, width, baseFill{v: baseline}, class)
+}
+
+// WindowProbsSignal is WindowProbs with the occluded samples taken from a
+// baseline signal z of the input's layout (len(z) = InputLen()): dst[j] =
+// p_class(x with x[c*T+t] replaced by z[c*T+t] for every channel c and
+// starts[j] <= t < starts[j]+width). z is the same signal for every
+// window, so sample t is replaced by the same value in every window that
+// covers it; the boundary path stays exact (a boundary's dirty positions
+// read x on one side and z on the other, whichever window it belongs to),
+// with the all-z input's activations where the all-baseline constants were.
+func (m *Inference) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
+	if len(z) != m.InputLen() {
+		panic("nn: WindowProbsSignal needs a baseline signal of the input's length")
+	}
+	m.windowProbs(dst, x, starts, width, baseFill{z: z}, class)
+}
+
+func (m *Inference) windowProbs(dst, x []float32, starts []int, width int, f baseFill, class int) {
 	n := m.InputLen()
 	if len(x) != n || len(dst) < len(starts) {
 		panic("nn: WindowProbs needs one input and a dst per window")
 	}
 	if m.planWindows() == nil {
-		m.windowProbsPlain(dst, x, starts, width, baseline, class)
+		m.windowProbsPlain(dst, x, starts, width, f, class)
 		return
 	}
 	pooled := make([]float32, len(starts)*m.PooledLen())
-	m.WindowPooled(pooled, x, starts, width, baseline)
+	m.windowPooled(pooled, x, starts, width, f, false)
 	m.HeadProbs(dst[:len(starts)], pooled, class)
+}
+
+// baseFill is what occluded samples are set to: z[i] at index i of the input
+// (the input's layout, channel-major) when z is not nil, else the constant v.
+type baseFill struct {
+	v float32
+	z []float32
+}
+
+// set writes the baseline over positions [lo, hi) of each of the C rows of
+// length T of row (row holds one input).
+func (f baseFill) set(row []float32, C, T, lo, hi int) {
+	lo, hi = max(lo, 0), min(hi, T)
+	if lo >= hi {
+		return
+	}
+	for c := 0; c < C; c++ {
+		if f.z != nil {
+			copy(row[c*T+lo:c*T+hi], f.z[c*T+lo:c*T+hi])
+			continue
+		}
+		r := row[c*T+lo : c*T+hi]
+		for t := range r {
+			r[t] = f.v
+		}
+	}
 }
 
 // PooledLen is the length of the global max pool's output of one input
@@ -123,12 +168,12 @@ func (m *Inference) WindowPooled(dst, x []float32, starts []int, width int, base
 	if len(x) != m.InputLen() || len(dst) < len(starts)*m.PooledLen() {
 		panic("nn: WindowPooled needs one input and PooledLen values a window")
 	}
-	m.windowPooled(dst, x, starts, width, baseline, false)
+	m.windowPooled(dst, x, starts, width, baseFill{v: baseline}, false)
 }
 
 // windowPooled is WindowPooled; with unperturbed, dst holds one more
 // vector, after the windows': that of x itself.
-func (m *Inference) windowPooled(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
+func (m *Inference) windowPooled(dst, x []float32, starts []int, width int, f baseFill, unperturbed bool) {
 	T := m.net.in.T
 	if width >= m.edge.R()-1 {
 		spans := make([]Span, len(starts))
@@ -140,10 +185,10 @@ func (m *Inference) windowPooled(dst, x []float32, starts []int, width int, base
 		if unperturbed {
 			ends = append(ends, len(starts)) // no span
 		}
-		m.spanPooled(dst, x, spans, ends, baseline)
+		m.spanPooled(dst, x, spans, ends, f)
 		return
 	}
-	m.windowPooledNarrow(dst, x, starts, width, baseline, unperturbed)
+	m.windowPooledNarrow(dst, x, starts, width, f, unperturbed)
 }
 
 // SpanPooled is WindowPooled for inputs perturbed on several spans: dst
@@ -165,7 +210,7 @@ func (m *Inference) SpanPooled(dst, x []float32, spans [][]Span, baseline float3
 		flat = append(flat, sp...)
 		ends[j] = len(flat)
 	}
-	m.spanPooled(dst, x, flat, ends, baseline)
+	m.spanPooled(dst, x, flat, ends, baseFill{v: baseline})
 }
 
 // SpanProbs writes dst[j] = p_class(x with the samples of every span of
@@ -186,11 +231,7 @@ func (m *Inference) SpanProbs(dst, x []float32, spans [][]Span, baseline float32
 				row := buf[(j-j0)*n : (j-j0+1)*n]
 				copy(row, x)
 				for _, s := range spans[j] {
-					for c := 0; c < m.net.in.C; c++ {
-						for t := max(s.Lo, 0); t < min(s.Hi, T); t++ {
-							row[c*T+t] = baseline
-						}
-					}
+					baseFill{v: baseline}.set(row, m.net.in.C, T, s.Lo, s.Hi)
 				}
 			}
 			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
@@ -254,7 +295,7 @@ func (m *Inference) HeadProbs(dst, pooled []float32, class int) {
 // restoring only what the next window does not recompute, and the global
 // max combines the recomputed range with prefix and suffix maxima of the
 // unperturbed activations.
-func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, baseline float32, unperturbed bool) {
+func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int, f baseFill, unperturbed bool) {
 	plan := m.plan
 	net := m.net
 	T0 := net.in.T
@@ -302,11 +343,7 @@ func (m *Inference) windowPooledNarrow(dst, x []float32, starts []int, width int
 		for i := 0; i < plan.g; i++ {
 			restoreDiff(work[i], base[i], net.shapes[i].C, net.shapes[i].T, prev[i+1], cur[i+1])
 		}
-		for c := 0; c < net.in.C; c++ {
-			for t := lo; t < hi; t++ {
-				xw[c*T0+t] = baseline
-			}
-		}
+		f.set(xw, net.in.C, T0, lo, hi)
 		in := xw
 		for i := 0; i < plan.g; i++ {
 			m.localRange(i, in, work[i], cur[i+1], idx)
@@ -534,7 +571,7 @@ func (m *Inference) localRange(i int, in, out []float32, r span, idx []int32) {
 }
 
 // windowProbsPlain is WindowProbs by full forward passes.
-func (m *Inference) windowProbsPlain(dst, x []float32, starts []int, width int, baseline float32, class int) {
+func (m *Inference) windowProbsPlain(dst, x []float32, starts []int, width int, f baseFill, class int) {
 	n, k, T := m.InputLen(), m.Classes(), m.net.in.T
 	const chunk = inferenceBatch
 	buf := make([]float32, chunk*n)
@@ -544,11 +581,7 @@ func (m *Inference) windowProbsPlain(dst, x []float32, starts []int, width int, 
 		for j := j0; j < j1; j++ {
 			row := buf[(j-j0)*n : (j-j0+1)*n]
 			copy(row, x)
-			for c := 0; c < m.net.in.C; c++ {
-				for t := starts[j]; t < min(starts[j]+width, T); t++ {
-					row[c*T+t] = baseline
-				}
-			}
+			f.set(row, m.net.in.C, T, starts[j], starts[j]+width)
 		}
 		m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
 		for j := j0; j < j1; j++ {

@@ -57,8 +57,9 @@ func (s strictModel) Probs(dst, x []float32) {
 
 // bruteForce is the definition in the package comment, one forward pass a
 // window: map[ch*T+t] = mean over the windows s covering t of
-// p_y(x) - p_y(x with samples s..s+w-1 of every channel set to baseline).
-func bruteForce(m nn.Model, x []float32, y, window, stride int, baseline float32) []float64 {
+// p_y(x) - p_y(x with samples s..s+w-1 of every channel taken from the
+// baseline signal z, len(z) = len(x)).
+func bruteForce(m nn.Model, x []float32, y, window, stride int, z []float32) []float64 {
 	T, n, k := m.Arch().InLen, m.InputLen(), m.Classes()
 	p := make([]float32, k)
 	m.Probs(p, x)
@@ -69,7 +70,7 @@ func bruteForce(m nn.Model, x []float32, y, window, stride int, baseline float32
 		copy(xo, x)
 		for ch := 0; ch < n/T; ch++ {
 			for t := s; t < s+window; t++ {
-				xo[ch*T+t] = baseline
+				xo[ch*T+t] = z[ch*T+t]
 			}
 		}
 		m.Probs(p, xo)
@@ -87,6 +88,15 @@ func bruteForce(m nn.Model, x []float32, y, window, stride int, baseline float32
 		}
 	}
 	return out
+}
+
+// constant is the baseline signal of a number: v at every sample.
+func constant(n int, v float32) []float32 {
+	z := make([]float32, n)
+	for i := range z {
+		z[i] = v
+	}
+	return z
 }
 
 // TestExplainMatchesDefinition compares Explain, on the batched path and
@@ -112,7 +122,7 @@ func TestExplainMatchesDefinition(t *testing.T) {
 				t.Fatalf("window %d stride %d, %s: %v", c.window, c.stride, name, err)
 			}
 			for b := range B {
-				want := bruteForce(m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, 0.25)
+				want := bruteForce(m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, constant(n, 0.25))
 				for i, w := range want {
 					if math.Abs(maps[b][i]-w) > 1e-6 {
 						t.Fatalf("window %d stride %d, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v",

@@ -1,22 +1,51 @@
 // Package occlusion is the attribution operator "explainer.occlusion",
 // Captum's Occlusion on the class probability: windows of `window` samples
-// starting at s = 0, stride, 2 stride, ... (s + window <= N) are set to
-// `baseline`, and
+// starting at s = 0, stride, 2 stride, ... (s + window <= N) are replaced
+// by a baseline, and
 //
-//	map[t] = (1 / |W_t|) sum_{s in W_t} (p_c(x) - p_c(x with window s set to the baseline))
+//	map[t] = (1 / |W_t|) sum_{s in W_t} (p_c(x) - p_c(x with window s replaced by the baseline))
 //
 // where W_t is the set of windows covering t. A position no window covers
 // (when the stride leaves a tail) gets 0. The map stays signed. With several
 // input channels a window occludes every channel at once, and each channel's
 // map row is the same time map.
+//
+// The key `baseline` chooses what a window is replaced by, per channel c of
+// the record x (T samples a channel):
+//
+//   - a number b (default 0, the paper's): every occluded sample is b.
+//   - "mean": the record's own mean mu_c = (1/T) sum_t x_c[t].
+//   - "noise": z_c[t] = mu_c + sigma_c e_c[t], with sigma_c^2 = (1/T)
+//     sum_t (x_c[t] - mu_c)^2 the record's own variance and e standard
+//     normal. e is drawn once per record, from a stream keyed by the key
+//     `seed` (default 0) and the FNV-1a hash of the record's float32 bits
+//     (sdk/rng), so it is the same noise for the same record in any batch,
+//     on any worker and under every draw of a posterior (common random
+//     numbers: the member maps of a record differ only through the model),
+//     and another seed gives other noise. Window s takes z_c[s..s+w-1], so
+//     a sample is replaced by the same value in every window covering it.
+//   - "fundamental": the record's least-squares fit z_c[t] = m_c + a_c
+//     sin(2 pi t/P) + b_c cos(2 pi t/P), P the key `period` in samples a
+//     cycle (default 64: 50 Hz at 3.2 kHz), so the window shows what the
+//     waveform would be with only its offset and fundamental there: a pure
+//     sine record of period P is its own baseline and gets a zero map.
+//
+// The mean, noise and fundamental baselines depend only on the record (and
+// seed), never on the model, so the trunk cache shares them between the
+// draws of MC dropout as it shares a constant baseline.
 package occlusion
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // ID is the plugin's ID.
@@ -42,16 +71,29 @@ func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} 
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: "1.1.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline)", Needs: sdk.NeedsProbs}
+	return sdk.Info{ID: ID, Version: "1.2.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline: a number, mean, noise or fundamental)", Needs: sdk.NeedsProbs}
 }
+
+// The baselines other than a number.
+const (
+	Mean        = "mean"
+	Noise       = "noise"
+	Fundamental = "fundamental"
+)
+
+// acceptedBaselines is what the key baseline accepts, for error messages.
+const acceptedBaselines = `a number, "mean", "noise", "fundamental"`
 
 type config struct {
 	window, stride int
-	baseline       float32
+	baseline       float32 // the constant, when kind is ""
+	kind           string  // "", Mean, Noise or Fundamental
+	seed           uint64  // Noise
+	period         float64 // Fundamental
 }
 
 func parse(cfg sdk.Config) (config, error) {
-	if err := cfg.Only("window", "stride", "baseline"); err != nil {
+	if err := cfg.Only("window", "stride", "baseline", "seed", "period"); err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
 	}
 	w, err := cfg.IntRange("window", 60, 1, 1<<20)
@@ -65,15 +107,60 @@ func parse(cfg sdk.Config) (config, error) {
 	if s > w {
 		return config{}, fmt.Errorf("%s: key %q: %d is larger than the window (%d), so the samples between windows would never be occluded (accepted: 1 <= stride <= window)", ID, "stride", s, w)
 	}
-	b, err := cfg.Float("baseline", 0)
+	c := config{window: w, stride: s}
+	switch v := cfg["baseline"].(type) {
+	case string:
+		switch v {
+		case Mean, Noise, Fundamental:
+			c.kind = v
+		default:
+			return config{}, fmt.Errorf("%s: key %q: %s is not a baseline (accepted: %s)", ID, "baseline", sdk.Quote(v), acceptedBaselines)
+		}
+	case nil, float64, float32, int64, int:
+		b, err := cfg.Float("baseline", 0)
+		if err != nil {
+			return config{}, fmt.Errorf("%s: %w (accepted: %s)", ID, err, acceptedBaselines)
+		}
+		if math.Abs(b) > math.MaxFloat32 {
+			return config{}, fmt.Errorf("%s: key %q: %v is beyond float32 (accepted: %s)", ID, "baseline", b, acceptedBaselines)
+		}
+		c.baseline = float32(b)
+	default:
+		return config{}, fmt.Errorf("%s: key %q: want %s, got %T %s", ID, "baseline", acceptedBaselines, v, sdk.Quote(v))
+	}
+	if _, ok := cfg["seed"]; ok && c.kind != Noise {
+		return config{}, fmt.Errorf("%s: key %q applies only to baseline = %q (the baseline is %s)", ID, "seed", Noise, baselineName(c))
+	}
+	if _, ok := cfg["period"]; ok && c.kind != Fundamental {
+		return config{}, fmt.Errorf("%s: key %q applies only to baseline = %q (the baseline is %s)", ID, "period", Fundamental, baselineName(c))
+	}
+	seed, err := cfg.IntRange("seed", 0, 0, 1<<53)
 	if err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
 	}
-	return config{window: w, stride: s, baseline: float32(b)}, nil
+	c.seed = uint64(seed)
+	c.period, err = cfg.Float("period", 64)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if !(c.period > 2 && c.period <= 1<<20) {
+		return config{}, fmt.Errorf("%s: key %q: %v samples a cycle (accepted: 2 < period <= %d; at 2 or less the sine is not resolved)", ID, "period", c.period, 1<<20)
+	}
+	return c, nil
 }
 
-// Check validates window (>= 1, default 60), stride (>= 1, default 1) and
-// baseline (a number, default 0).
+// baselineName is the baseline of c as a recipe writes it.
+func baselineName(c config) string {
+	if c.kind != "" {
+		return strconv.Quote(c.kind)
+	}
+	return strconv.FormatFloat(float64(c.baseline), 'g', -1, 32)
+}
+
+// Check validates window (>= 1, default 60), stride (1..window, default 1),
+// baseline (a number, default 0, or "mean", "noise", "fundamental"), seed
+// (only with "noise"; 0..2^53, default 0) and period (only with
+// "fundamental"; samples a cycle, > 2, default 64).
 func (*Explainer) Check(cfg sdk.Config) error { _, err := parse(cfg); return err }
 
 // WindowProber is implemented by models that compute the probabilities of
@@ -90,6 +177,19 @@ type WindowProber interface {
 type CachedWindowProber interface {
 	PooledLen() int
 	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
+}
+
+// SignalWindowProber is WindowProber for a baseline signal z of the
+// input's layout (see nn.Inference.WindowProbsSignal).
+type SignalWindowProber interface {
+	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
+}
+
+// CachedSignalWindowProber is CachedWindowProber for a baseline signal
+// (see nn.Inference.WindowProbsCachedSignal).
+type CachedSignalWindowProber interface {
+	PooledLen() int
+	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
 }
 
 // Explain computes one occlusion map per input.
@@ -111,14 +211,30 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	for s := 0; s+c.window <= T; s += c.stride {
 		starts = append(starts, s)
 	}
+	var z []float32 // the baseline signal of the current input, unless the baseline is a number
+	var fit *fundamentalFit
+	if c.kind != "" {
+		z = make([]float32, n)
+		if c.kind == Fundamental {
+			if fit, err = newFundamentalFit(T, c.period); err != nil {
+				return nil, err
+			}
+		}
+	}
 	k := m.Classes()
 	fast, _ := m.(WindowProber)
 	cached, _ := m.(CachedWindowProber)
+	sigFast, _ := m.(SignalWindowProber)
+	sigCached, _ := m.(CachedSignalWindowProber)
 	if cached != nil && (cached.PooledLen() == 0 || e.trunks == nil) {
 		cached = nil
 	}
-	var base []float32 // the class probabilities of the inputs, unless cached computes them
-	if cached == nil {
+	if sigCached != nil && (sigCached.PooledLen() == 0 || e.trunks == nil) {
+		sigCached = nil
+	}
+	useCache := z == nil && cached != nil || z != nil && sigCached != nil
+	var base []float32 // the class probabilities of the inputs, unless the cached path computes them
+	if !useCache {
 		base = make([]float32, B*k)
 		m.Probs(base, req.X)
 	}
@@ -136,20 +252,35 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
 		}
 		x := req.X[b*n : (b+1)*n]
+		if z != nil {
+			if err := baselineSignal(z, x, T, c, fit); err != nil {
+				return nil, fmt.Errorf("%s: input %d: %w", ID, b, err)
+			}
+		}
 		var p0 float32
-		if cached != nil {
+		switch {
+		case useCache && z == nil:
 			p0 = cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
-		} else if fast != nil {
+		case useCache:
+			p0 = sigCached.WindowProbsCachedSignal(pw, x, z, starts, c.window, y, e.trunks)
+		case z == nil && fast != nil:
 			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
-		} else {
+		case z != nil && sigFast != nil:
+			sigFast.WindowProbsSignal(pw, x, z, starts, c.window, y)
+		default:
 			for s0 := 0; s0 < len(starts); s0 += chunk {
 				s1 := min(s0+chunk, len(starts))
 				for j := s0; j < s1; j++ {
 					row := buf[(j-s0)*n : (j-s0+1)*n]
 					copy(row, x)
 					for ch := 0; ch < n/T; ch++ {
-						for t := starts[j]; t < starts[j]+c.window; t++ {
-							row[ch*T+t] = c.baseline
+						lo, hi := ch*T+starts[j], ch*T+starts[j]+c.window
+						if z != nil {
+							copy(row[lo:hi], z[lo:hi])
+							continue
+						}
+						for t := lo; t < hi; t++ {
+							row[t] = c.baseline
 						}
 					}
 				}
@@ -159,7 +290,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 				}
 			}
 		}
-		if cached == nil {
+		if !useCache {
 			p0 = base[b*k+y]
 		}
 		row := Accumulate(make([]float64, T), p0, pw, starts, c.window)
@@ -169,6 +300,169 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		}
 	}
 	return out, nil
+}
+
+// baselineSignal writes the baseline signal of c (Mean, Noise or
+// Fundamental; see the package comment) for the record x of n/T channels
+// of T samples into dst (len(x)). fit is the fit of Fundamental. A record
+// with non-finite values, or whose baseline overflows float32, is an error.
+func baselineSignal(dst, x []float32, T int, c config, fit *fundamentalFit) error {
+	if len(dst) != len(x) || len(x)%T != 0 {
+		panic("occlusion: baselineSignal: lengths")
+	}
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("sample %d (channel %d, t %d) is %v, so the record has no %s baseline", i, i/T, i%T, v, c.kind)
+		}
+	}
+	switch c.kind {
+	case Mean:
+		MeanSignal(dst, x, T)
+	case Noise:
+		NoiseSignal(dst, x, T, c.seed)
+	case Fundamental:
+		fit.Signal(dst, x)
+	default:
+		panic("occlusion: baselineSignal: baseline " + c.kind)
+	}
+	for i, v := range dst {
+		if math.IsInf(float64(v), 0) {
+			return fmt.Errorf("the %s baseline at sample %d (channel %d, t %d) overflows float32", c.kind, i, i/T, i%T)
+		}
+	}
+	return nil
+}
+
+// meanStd returns the mean mu = (1/T) sum_t r[t] and the standard
+// deviation sigma = sqrt((1/T) sum_t (r[t] - mu)^2) of one channel's row,
+// in float64.
+func meanStd(r []float32) (mu, sigma float64) {
+	for _, v := range r {
+		mu += float64(v)
+	}
+	mu /= float64(len(r))
+	for _, v := range r {
+		d := float64(v) - mu
+		sigma += d * d
+	}
+	return mu, math.Sqrt(sigma / float64(len(r)))
+}
+
+// MeanSignal writes dst[c*T+t] = mu_c = (1/T) sum_u x[c*T+u], each
+// channel's mean over the record, and returns dst.
+func MeanSignal(dst, x []float32, T int) []float32 {
+	if len(dst) != len(x) || T < 1 || len(x)%T != 0 {
+		panic("occlusion: MeanSignal: lengths")
+	}
+	for c := 0; c < len(x)/T; c++ {
+		mu, _ := meanStd(x[c*T : (c+1)*T])
+		row := dst[c*T : (c+1)*T]
+		for t := range row {
+			row[t] = float32(mu)
+		}
+	}
+	return dst
+}
+
+// NoiseKey is the key (sdk/rng) of the noise stream of record x under
+// seed: rng.Key(seed, "explainer.occlusion noise", h, -1, -1) with h the
+// FNV-1a hash of x's float32 bits (little endian) in hexadecimal.
+func NoiseKey(x []float32, seed uint64) uint64 {
+	f := fnv.New64a()
+	var b [4]byte
+	for _, v := range x {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		f.Write(b[:])
+	}
+	return rng.Key(seed, "explainer.occlusion noise", strconv.FormatUint(f.Sum64(), 16), -1, -1)
+}
+
+// NoiseSignal writes dst[c*T+t] = mu_c + sigma_c e[c*T+t], mu_c and
+// sigma_c channel c's mean and standard deviation over the record (1/T)
+// and e standard normal draws of the stream rng.New(NoiseKey(x, seed)) in
+// index order, and returns dst.
+func NoiseSignal(dst, x []float32, T int, seed uint64) []float32 {
+	if len(dst) != len(x) || T < 1 || len(x)%T != 0 {
+		panic("occlusion: NoiseSignal: lengths")
+	}
+	r := rng.New(NoiseKey(x, seed))
+	for c := 0; c < len(x)/T; c++ {
+		mu, sigma := meanStd(x[c*T : (c+1)*T])
+		row := dst[c*T : (c+1)*T]
+		for t := range row {
+			row[t] = float32(mu + sigma*r.NormFloat64())
+		}
+	}
+	return dst
+}
+
+// fundamentalFit is the least-squares fit of m + a sin(w t) + b cos(w t),
+// w = 2 pi / period, over t = 0..T-1: the basis and the inverse of its
+// Gram matrix, which depend only on T and the period.
+type fundamentalFit struct {
+	T      int
+	sin    []float64
+	cos    []float64
+	inv    [3][3]float64
+	period float64
+}
+
+// newFundamentalFit prepares the fit over T samples; it fails when the
+// basis 1, sin, cos is (numerically) dependent over T samples.
+func newFundamentalFit(T int, period float64) (*fundamentalFit, error) {
+	f := &fundamentalFit{T: T, sin: make([]float64, T), cos: make([]float64, T), period: period}
+	var g [3][3]float64
+	for t := range T {
+		s, c := math.Sincos(2 * math.Pi * float64(t) / period)
+		f.sin[t], f.cos[t] = s, c
+		u := [3]float64{1, s, c}
+		for i := range 3 {
+			for j := range 3 {
+				g[i][j] += u[i] * u[j]
+			}
+		}
+	}
+	// The inverse by the adjugate: inv = adj(g) / det(g).
+	det := g[0][0]*(g[1][1]*g[2][2]-g[1][2]*g[2][1]) - g[0][1]*(g[1][0]*g[2][2]-g[1][2]*g[2][0]) + g[0][2]*(g[1][0]*g[2][1]-g[1][1]*g[2][0])
+	if !(det > 1e-9*g[0][0]*g[1][1]*g[2][2]) {
+		return nil, fmt.Errorf("%s: key %q: a sine of %v samples a cycle cannot be fitted over %d samples (its Gram matrix is singular): use more samples or another period", ID, "period", period, T)
+	}
+	for i := range 3 {
+		for j := range 3 {
+			// cofactor (j, i)
+			r0, r1 := (j+1)%3, (j+2)%3
+			c0, c1 := (i+1)%3, (i+2)%3
+			f.inv[i][j] = (g[r0][c0]*g[r1][c1] - g[r0][c1]*g[r1][c0]) / det
+		}
+	}
+	return f, nil
+}
+
+// Signal writes to dst[c*T+t] channel c's fit m_c + a_c sin(w t) + b_c
+// cos(w t), (m_c, a_c, b_c) = G^-1 (sum_t x, sum_t x sin, sum_t x cos) the
+// least-squares coefficients, and returns dst.
+func (f *fundamentalFit) Signal(dst, x []float32) []float32 {
+	T := f.T
+	if len(dst) != len(x) || len(x)%T != 0 {
+		panic("occlusion: fundamentalFit.Signal: lengths")
+	}
+	for c := 0; c < len(x)/T; c++ {
+		var r [3]float64
+		for t, v := range x[c*T : (c+1)*T] {
+			r[0] += float64(v)
+			r[1] += float64(v) * f.sin[t]
+			r[2] += float64(v) * f.cos[t]
+		}
+		var k [3]float64
+		for i := range 3 {
+			k[i] = f.inv[i][0]*r[0] + f.inv[i][1]*r[1] + f.inv[i][2]*r[2]
+		}
+		row := dst[c*T : (c+1)*T]
+		for t := range row {
+			row[t] = float32(k[0] + k[1]*f.sin[t] + k[2]*f.cos[t])
+		}
+	}
+	return dst
 }
 
 // Accumulate writes map[t] = mean over the windows s covering t of

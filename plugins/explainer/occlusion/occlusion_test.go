@@ -133,10 +133,18 @@ func TestCheck(t *testing.T) {
 // after the other by one Explainer (its trunk cache hits from the second
 // draw on), are the bytes a new Explainer gives each draw, and those of
 // the first and the last draw equal the plain path's (a forward pass a
-// window) within 1e-6.
+// window) within 1e-6; under every baseline, whose signal (the noise
+// too) is the same for every draw of a record, so the cache hits.
 func TestSharedTrunkUnderMCDropout(t *testing.T) {
+	for _, baseline := range []any{0.0, Mean, Noise, Fundamental} {
+		t.Run(fmt.Sprint(baseline), func(t *testing.T) {
+			sharedTrunkUnderMCDropout(t, sdk.Config{"window": int64(60), "stride": int64(1), "baseline": baseline})
+		})
+	}
+}
+
+func sharedTrunkUnderMCDropout(t *testing.T, cfg sdk.Config) {
 	golden, x, y, _ := paper.Model(t)
-	cfg := sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}
 	lay, err := nn.NewLayout(nn.PaperArch())
 	if err != nil {
 		t.Fatal(err)
