@@ -97,11 +97,20 @@ func TestPaperQuick(t *testing.T) {
 			t.Errorf("%s: %v", f[1], err)
 		}
 	}
-	// The networks: a deterministic one (also Laplace's MAP), five
-	// members, MC dropout's and Laplace's fit, each fitted once.
+	// The networks: a deterministic one (also Laplace's MAP), the five
+	// members, MC dropout's and Laplace's fit, and the five members as
+	// deterministic networks of their own (headline/members_alone), each
+	// fitted once for all the recipes.
 	entries, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
-	if len(entries) != 4 {
-		t.Errorf("%d cache entries after every recipe, want 4 (deterministic, ensemble, laplace, mcdropout)", len(entries))
+	if len(entries) != 4+5 {
+		t.Errorf("%d cache entries after every recipe, want 9 (deterministic, ensemble, laplace, mcdropout, 5 members alone)", len(entries))
+	}
+	// The headline section has a row a setting, and the paper's.
+	head := text[strings.Index(text, "## The headline finding"):]
+	for _, want := range []string{"| bnn_results", "| eps_0.02", "| eps_0.0001", "| event_mask", "| baseline_mean", "| baseline_noise", "| baseline_fundamental", "| the paper", "### headline-members-alone-quick"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the headline section lacks %q", want)
+		}
 	}
 	// The uarao recipe keeps its maps: one file for the draws, one a summary.
 	var uarao PaperPart
