@@ -107,7 +107,7 @@ func TestPaperQuick(t *testing.T) {
 	}
 	// The headline section has a row a setting, and the paper's.
 	head := text[strings.Index(text, "## The headline finding"):]
-	for _, want := range []string{"| bnn_results", "| eps_0.02", "| eps_0.0001", "| event_mask", "| baseline_mean", "| baseline_noise", "| baseline_fundamental", "| the paper", "### headline-members-alone-quick"} {
+	for _, want := range []string{" bnn_results ", " eps_0.02 ", " eps_0.0001 ", " event_mask ", " baseline_mean ", " baseline_noise ", " baseline_fundamental ", " the paper ", "### headline-members-alone-quick"} {
 		if !strings.Contains(head, want) {
 			t.Errorf("the headline section lacks %q", want)
 		}
