@@ -35,11 +35,11 @@ type Batch struct {
 	Split                int
 	SplitName            string
 	Records              []int       // record indices in the split
-	Labels, Targets      []int       // true class, explained class
+	Labels, Targets      []int       // true class (-1: unlabelled), explained class
 	Preds                []int       // predicted class (predictive mean)
 	Probs                [][]float64 // predictive mean probabilities, per record
 	X                    [][]float32 // clean inputs
-	Masks                [][]bool    // ground-truth masks
+	Masks                [][]bool    // ground-truth masks (nil for an unlabelled split)
 	// Maps[j][s] is the map of record j under draw s.
 	Maps [][][]float64
 	// Repeats[j][s][k] is the map of record j under draw s and explainer
@@ -148,12 +148,14 @@ func (b *block) analyse(si int, idx []int, maps, sumMaps [][][]float64) error {
 		Probs: make([][]float64, len(idx)), X: make([][]float32, len(idx)), Masks: make([][]bool, len(idx))}
 	x := make([]float32, 0, len(idx)*d.Len)
 	for j, r := range idx {
-		ab.Labels[j] = d.Y[r]
+		ab.Labels[j] = b.label(si, r)
 		ab.Targets[j] = b.target(si, r)
 		ab.Preds[j] = b.preds[si][r]
 		ab.Probs[j] = b.probs[si][r*k : (r+1)*k]
 		ab.X[j] = d.Row(r)
-		ab.Masks[j] = ts.Masks[r]
+		if !ts.Unlabelled {
+			ab.Masks[j] = ts.Masks[r]
+		}
 		x = append(x, d.Row(r)...)
 	}
 	if err := b.extraMaps(ab, x, ts); err != nil {

@@ -130,3 +130,49 @@ func TestAnalyseErrors(t *testing.T) {
 		t.Errorf("an Analyse error: %v", err)
 	}
 }
+
+// TestUnlabelled: the windows of a recording have no class and no mask:
+// every record is explained for its predicted class, nothing is scored,
+// and a set summary's records carry label -1.
+func TestUnlabelled(t *testing.T) {
+	const n, S = 5, 2
+	f := newFakes(S)
+	p := testPlan(n, S, 2, 2)
+	for i := range p.Tests {
+		p.Tests[i].Unlabelled = true
+		p.Tests[i].Masks = nil
+		p.Tests[i].Data.Y = nil
+	}
+	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}, {ID: "summary.spy", Label: "Spy"}}
+	var mu sync.Mutex
+	seen := 0
+	p.Analyse = func(b *Batch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for j := range b.Records {
+			seen++
+			// The fakes' mean predicts class 1 (drawProbs).
+			if b.Labels[j] != -1 || b.Targets[j] != 1 || b.Preds[j] != 1 || b.Masks[j] != nil || b.Summaries[1][j] == nil {
+				t.Errorf("record %d: label %d target %d pred %d mask %v", b.Records[j], b.Labels[j], b.Targets[j], b.Preds[j], b.Masks[j])
+			}
+		}
+		return nil
+	}
+	out, _, err := Run(context.Background(), p, withSummaries(f), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != 2*n || len(out.Rows) != 0 {
+		t.Errorf("%d records analysed (want %d, every one), %d rows (want none)", seen, 2*n, len(out.Rows))
+	}
+	if len(out.Outputs) != 1 || out.Outputs[0].Count != 2*n || out.Outputs[0].Records[0].Label != -1 {
+		t.Errorf("outputs %+v", out.Outputs)
+	}
+	if !strings.Contains(strings.Join(out.Notes, "\n"), "not scored") {
+		t.Errorf("notes %q", out.Notes)
+	}
+	p.Tests[1].Unlabelled = false
+	if _, _, err := Run(context.Background(), p, withSummaries(f), nil, nil); err == nil || !strings.Contains(err.Error(), "one is labelled and one is not") {
+		t.Errorf("mixed splits: %v", err)
+	}
+}

@@ -41,6 +41,11 @@ type TestSplit struct {
 	Name  string
 	Data  sdk.Dataset
 	Masks [][]bool // per record; an empty mask is counted, never scored
+	// Unlabelled marks inputs without a class or a mask (windows of a real
+	// recording): every record is explained, for its predicted class, and
+	// nothing is scored; its records have label -1. Data.Y and Masks are
+	// not read. A plan's splits are all labelled or all unlabelled.
+	Unlabelled bool
 }
 
 // Plan is everything one run computes.
@@ -198,6 +203,11 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 	if p.Workers <= 0 {
 		p.Workers = runtime.GOMAXPROCS(0)
 	}
+	for _, ts := range p.Tests {
+		if ts.Unlabelled != p.Tests[0].Unlabelled {
+			return nil, nil, fmt.Errorf("engine: test splits %s and %s: one is labelled and one is not", p.Tests[0].Name, ts.Name)
+		}
+	}
 	if (len(p.Distortions) > 0 || p.Repeats > 1) && p.Analyse == nil {
 		return nil, nil, fmt.Errorf("engine: distortions and repeats need an Analyse callback")
 	}
@@ -325,11 +335,17 @@ func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, [][]
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		if ts.Unlabelled {
+			continue
+		}
 		a, ok := eval.Accuracy(preds[si], d.Y)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("test split %s is empty", ts.Name)
 		}
 		acc[si] = a
+	}
+	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
+		acc = nil
 	}
 	return preds, probs, acc, nil
 }
@@ -537,7 +553,7 @@ func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, ma
 	ts := b.p.Tests[si]
 	d := ts.Data
 	for r := b0; r < b1; r++ {
-		if countTrue(ts.Masks[r]) > 0 {
+		if ts.Unlabelled || countTrue(ts.Masks[r]) > 0 {
 			idx = append(idx, r)
 		}
 	}
@@ -574,12 +590,29 @@ func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, ma
 	return idx, maps, nil
 }
 
-// target is the class explained for record r of split si.
+// target is the class explained for record r of split si: the predicted
+// class for an unlabelled split.
 func (b *block) target(si, r int) int {
-	if b.es.Target == "predicted" {
+	if b.es.Target == "predicted" || b.p.Tests[si].Unlabelled {
 		return b.preds[si][r]
 	}
 	return b.p.Tests[si].Data.Y[r]
+}
+
+// label is the class of record r of split si, -1 for an unlabelled split.
+func (b *block) label(si, r int) int {
+	if b.p.Tests[si].Unlabelled {
+		return -1
+	}
+	return b.p.Tests[si].Data.Y[r]
+}
+
+// maskLen is the mask length of record r of split si, 0 when unlabelled.
+func (b *block) maskLen(si, r int) int {
+	if b.p.Tests[si].Unlabelled {
+		return 0
+	}
+	return countTrue(b.p.Tests[si].Masks[r])
 }
 
 // scoreBatch is the score step: every active summary of the maps of the
@@ -601,8 +634,8 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 		}
 		if b.output[i] {
 			for j, r := range idx {
-				b.outs[i][si][r] = &OutputRecord{Split: si, Index: r, Label: ts.Data.Y[r], Target: b.target(si, r), Pred: b.preds[si][r],
-					MaskLen: countTrue(ts.Masks[r]), Set: results[j].Set, Lower: results[j].Lower, Upper: results[j].Upper}
+				b.outs[i][si][r] = &OutputRecord{Split: si, Index: r, Label: b.label(si, r), Target: b.target(si, r), Pred: b.preds[si][r],
+					MaskLen: b.maskLen(si, r), Set: results[j].Set, Lower: results[j].Lower, Upper: results[j].Upper}
 			}
 			continue
 		}
@@ -611,6 +644,9 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 			for j := range results {
 				sumMaps[i][j] = results[j].Map
 			}
+		}
+		if ts.Unlabelled {
+			continue // nothing to score
 		}
 		j := 0
 		for r := b0; r < b1; r++ {
@@ -632,9 +668,13 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 	return sumMaps, nil
 }
 
-// rows aggregates the scores of every active summary into its row.
+// rows aggregates the scores of every active summary into its row (none
+// for unlabelled splits).
 func (b *block) rows() ([]Row, []string, error) {
 	p := b.p
+	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
+		return nil, []string{fmt.Sprintf("%s / %s: unlabelled inputs: explained for their predicted class, not scored", b.ps.Label, b.es.Label)}, nil
+	}
 	reported := map[int]bool{}
 	for _, c := range p.Classes {
 		reported[c] = true
