@@ -113,3 +113,32 @@ func TestAnalysisErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordingTable(t *testing.T) {
+	src := minimal + "\n[recording]\nfile = \"rec/demo.cfg\"\nchannel = \"Va\"\nnominal = 230.0\n\n[figures]\nqualitative = [\"all\"]\n"
+	r, err := Parse("r.toml", []byte(src), "/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Recording{File: "/data/rec/demo.cfg", Channel: "Va", Nominal: 230}
+	if !reflect.DeepEqual(r.Recording, want) {
+		t.Errorf("recording %+v, want %+v", r.Recording, want)
+	}
+	c := checkCanonical(t, r, "/data")
+	if !strings.Contains(string(c), `file = "/data/rec/demo.cfg"`) {
+		t.Errorf("canonical:\n%s", c)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"[recording]\nchannel = \"1\"", `missing key "file"`},
+		{"[recording]\nfile = \"a.wav\"\nnominal = -1", "(accepted: the nominal RMS value > 0"},
+		{"[recording]\nfile = \"a.wav\"\nhop = -1", "(accepted: samples > 0"},
+		{"[recording]\nfile = \"a.wav\"\nrate = -3", "(accepted: a rate in Hz > 0"},
+		{"[recording]\nfile = \"a.wav\"\n[sensitivity]\ndistortions = [\"noise 30\"]", "[sensitivity] needs labelled records with masks"},
+		{"[recording]\nfile = \"a.wav\"\n[figures]\nqualitative = [\"sag\"]", "a recording has no classes"},
+		{"[recording]\nfile = \"a.wav\"\nchanel = \"1\"", `unknown key "chanel" in [recording]`},
+	} {
+		if _, err := Parse("r.toml", []byte(minimal+"\n"+c.src+"\n"), ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.src, err, c.want)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type canonRecipe struct {
 	TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
 	Figures       *Figures          `toml:"figures,omitempty"`
 	Output        *Output           `toml:"output,omitempty"`
+	Recording     *Recording        `toml:"recording,omitempty"`
 }
 
 type canonPaper struct {
@@ -236,6 +237,11 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Limits:    r.Limits.canon(),
 	}
 	r.Analysis.canon(&c)
+	if r.Recording != nil {
+		rc := *r.Recording
+		rc.File = path(rc.File)
+		c.Recording = &rc
+	}
 	return c
 }
 
@@ -340,7 +346,8 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 			TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
 			Figures       *Figures          `toml:"figures,omitempty"`
 			Output        *Output           `toml:"output,omitempty"`
-		}{c.Paper, c.Sensitivity, c.Calibration, c.Agreement, c.Bound, c.TotalVariance, c.Figures, c.Output})
+			Recording     *Recording        `toml:"recording,omitempty"`
+		}{c.Paper, c.Sensitivity, c.Calibration, c.Agreement, c.Bound, c.TotalVariance, c.Figures, c.Output, c.Recording})
 	case "model":
 		a, err := r.Arch()
 		if err != nil {

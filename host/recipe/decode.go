@@ -401,6 +401,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		{"total_variance", keep("total_variance")},
 		{"figures", keep("figures")},
 		{"output", keep("output")},
+		{"recording", keep("recording")},
 	})
 	if err != nil {
 		return nil, err
@@ -468,6 +469,14 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		}
 	}
 	if err := d.analysis(tables, &r.Analysis); err != nil {
+		return nil, err
+	}
+	if v, ok := tables["recording"]; ok {
+		if err := d.recording(v, r); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.checkRecording(r, tables); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -153,9 +153,10 @@ type Recipe struct {
 	Summaries  []PluginRef
 	Evaluate   Evaluate
 	Limits     Limits
-	Analysis   Analysis // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
-	Path       string   // absolute path of the file it came from ("" from Parse)
-	Dir        string   // absolute directory that relative paths are resolved against
+	Analysis   Analysis   // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
+	Recording  *Recording // [recording] (decode_recording.go); nil: the test splits
+	Path       string     // absolute path of the file it came from ("" from Parse)
+	Dir        string     // absolute directory that relative paths are resolved against
 
 	name  string // the name errors use
 	lines keyLines
