@@ -18,6 +18,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -237,7 +238,8 @@ func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 	rec := &record{label: b.Labels[j], target: b.Targets[j], pred: b.Preds[j], correct: b.Preds[j] == b.Labels[j], maskLen: countTrue(b.Masks[j])}
 	maps := b.Maps[j]
 	S := len(maps)
-	if sens := an.Sensitivity; sens != nil && (sens.Records == "all" || rec.correct) {
+	labelled := b.Masks[j] != nil
+	if sens := an.Sensitivity; sens != nil && labelled && (sens.Records == "all" || rec.correct) {
 		clean := a.absMaps(maps)
 		mc := mean.Mean(make([]float64, len(clean[0])), clean)
 		iouC, okC := eval.IoU(mc, b.Masks[j])
@@ -269,7 +271,7 @@ func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 			rec.loo = true
 		}
 	}
-	if g := an.Agreement; g != nil {
+	if g := an.Agreement; g != nil && labelled {
 		rec.agree, rec.agreeOK = eval.AgreementGrid(nil, maps, b.Masks[j], g.Etas, g.Deltas)
 	}
 	if bd := an.Bound; bd != nil {
@@ -279,7 +281,7 @@ func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 		tot, mod, exp := eval.TotalVariance(nil, nil, nil, b.Repeats[j])
 		rec.tv = &tvResult{total: meanOf(tot), model: meanOf(mod), explainer: meanOf(exp)}
 	}
-	if f := an.Figures; f != nil && rec.correct && wantsFigure(f.Qualitative, rec.label) {
+	if f := an.Figures; f != nil && ((rec.correct && wantsFigure(f.Qualitative, rec.label)) || (!labelled && slices.Contains(f.Qualitative, "all"))) {
 		rec.figure = newPanel(b, j, a.absMaps(maps))
 	}
 	if an.Output.Maps {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -16,6 +17,9 @@ import (
 	"github.com/uaxai/uaxai/plugins/summary/quantile"
 	"github.com/uaxai/uaxai/plugins/summary/variance"
 )
+
+// MaxAllFigures bounds the figures of `qualitative = ["all"]`.
+const MaxAllFigures = 24
 
 // wantsFigure reports whether class label is one of the qualitative
 // figure's classes (names as host/data or the paper writes them).
@@ -44,6 +48,10 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 		wave = wave[:min(len(wave), len(members[0]))]
 	}
 	pred := b.Preds[j]
+	class := ""
+	if b.Labels[j] >= 0 {
+		class = data.ClassName(b.Labels[j])
+	}
 	N := len(members[0])
 	vr, cvm := make([]float64, N), make([]float64, N) // 0 with one draw
 	if S >= 2 {
@@ -52,7 +60,7 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 	}
 	return &figure.Panel{
 		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
-		Labels:   figure.Labels{Class: data.ClassName(b.Labels[j]), Predicted: data.ClassName(pred), Prob: b.Probs[j][pred]},
+		Labels:   figure.Labels{Class: class, Predicted: data.ClassName(pred), Prob: b.Probs[j][pred]},
 		Wave:     wave,
 		Mask:     b.Masks[j],
 		Members:  members,
@@ -75,6 +83,25 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 		return nil
 	}
 	for pi, p := range a.orderedPairs() {
+		if slices.Contains(f.Qualitative, "all") {
+			// Every window of a recording, in order, up to MaxAllFigures.
+			k := 0
+			for si, recs := range p.recs {
+				for ri, r := range recs {
+					if r == nil || r.figure == nil || k >= MaxAllFigures {
+						continue
+					}
+					k++
+					var buf bytes.Buffer
+					if err := figure.Qualitative(&buf, *r.figure); err != nil {
+						return fmt.Errorf("figure of %s record %d under %s / %s: %w", a.s.Tests[si].Name, ri, p.post, p.exp, err)
+					}
+					name := fmt.Sprintf("figures/qual-%02d-%s_%s-%s-%04d.png", pi+1, report.Slug(p.post), report.Slug(p.exp), report.Slug(a.s.Tests[si].Name), ri)
+					rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
+				}
+			}
+			continue
+		}
 		for _, want := range f.Qualitative {
 			var panel *figure.Panel
 		search:
