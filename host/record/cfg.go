@@ -19,15 +19,15 @@ const (
 // Analog is an analog channel line of a COMTRADE cfg:
 // An,ch_id,ph,ccbm,uu,a,b,skew,min,max[,primary,secondary,PS].
 type Analog struct {
-	Index                  int    // An
-	ID, Phase, Circuit     string // ch_id, ph, ccbm
-	Unit                   string // uu
-	A, B                   float64
-	Skew                   float64 // µs
-	Min, Max               float64
-	Primary, Secondary     float64 // 0 when absent (1991)
-	PS                     string  // "P" or "S"; "" when absent (1991)
-	Line                   int     // line of the cfg
+	Index              int    // An
+	ID, Phase, Circuit string // ch_id, ph, ccbm
+	Unit               string // uu
+	A, B               float64
+	Skew               float64 // µs
+	Min, Max           float64
+	Primary, Secondary float64 // 0 when absent (1991)
+	PS                 string  // "P" or "S"; "" when absent (1991)
+	Line               int     // line of the cfg
 }
 
 // Digital is a digital (status) channel line: Dn,ch_id,ph,ccbm,y (1999,

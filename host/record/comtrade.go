@@ -11,10 +11,10 @@ import (
 
 // Missing-value markers of the COMTRADE data files (see doc.go).
 const (
-	missingASCII    = 99999       // 1991/1999 ASCII analog value
+	missingASCII    = 99999         // 1991/1999 ASCII analog value
 	missingBinary   = math.MinInt16 // 0x8000, BINARY
 	missingBinary32 = math.MinInt32 // 0x80000000, BINARY32
-	missingStamp    = 0xFFFFFFFF  // binary timestamp
+	missingStamp    = 0xFFFFFFFF    // binary timestamp
 )
 
 // channelData is what the data file gives for one analog channel.
@@ -184,6 +184,11 @@ func parseBinaryDat(path string, b []byte, base int64, c *Config, k int, warn fu
 // ReadCOMTRADE reads one channel of a COMTRADE recording from the bytes
 // of its cfg and data files (paths are for messages).
 func ReadCOMTRADE(cfgPath string, cfgBytes []byte, datPath string, dat []byte, opt Options) (*Recording, error) {
+	return readCOMTRADE(cfgPath, cfgBytes, datPath, dat, "", opt)
+}
+
+// readCOMTRADE is ReadCOMTRADE with the text of the recording's INF file.
+func readCOMTRADE(cfgPath string, cfgBytes []byte, datPath string, dat []byte, inf string, opt Options) (*Recording, error) {
 	text, enc, guessed, err := decodeText(cfgBytes, opt.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("record: %s: %w", cfgPath, err)
@@ -196,7 +201,7 @@ func ReadCOMTRADE(cfgPath string, cfgBytes []byte, datPath string, dat []byte, o
 	if guessed {
 		rec.warnf("%s: not UTF-8; read as %s (give the encoding to be sure)", cfgPath, enc)
 	}
-	return fromConfig(rec, c, "", datPath, dat, 1, 0, opt)
+	return fromConfig(rec, c, inf, datPath, dat, 1, 0, opt)
 }
 
 // fromConfig reads the channel from dat and fills rec. datLine is the line

@@ -152,7 +152,11 @@ func Read(path string, opt Options) (*Recording, error) {
 		if derr != nil {
 			return nil, derr
 		}
-		rec, err = ReadCOMTRADE(path, b, datPath, dat, opt)
+		inf := ""
+		if ib, err := os.ReadFile(strings.TrimSuffix(path, filepath.Ext(path)) + ".inf"); err == nil {
+			inf, _, _, _ = decodeText(ib, opt.Encoding)
+		}
+		rec, err = readCOMTRADE(path, b, datPath, dat, inf, opt)
 	case ext == ".dat":
 		return nil, fmt.Errorf("record: %s: give the .cfg file of a COMTRADE recording (its .dat is found beside it)", path)
 	case ext == ".cff" || isCFF(b):

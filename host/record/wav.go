@@ -26,13 +26,13 @@ func ReadWAV(path string, b []byte, opt Options) (*Recording, error) {
 	}
 	rec := &Recording{Path: path}
 	var (
-		haveFmt              bool
-		tag, chans, bits     int
-		rate                 uint32
-		align                int
-		data                 []byte
-		dataOff              int64
-		haveData             bool
+		haveFmt          bool
+		tag, chans, bits int
+		rate             uint32
+		align            int
+		data             []byte
+		dataOff          int64
+		haveData         bool
 	)
 	pos := 12
 	for pos+8 <= len(b) {
