@@ -49,19 +49,22 @@ type ImportOptions struct {
 // SegmentRatio is how one rate segment was resampled: source samples
 // Start..End-1 at Rate Hz by Up/Down to output samples OutStart..OutEnd-1.
 type SegmentRatio struct {
-	Start, End       int
-	Rate             float64
-	Up, Down         int
-	OutStart, OutEnd int
-	Time             float64 // seconds from the first source sample to Start
+	Start    int     `json:"start"`
+	End      int     `json:"end"`
+	Rate     float64 `json:"rate"`
+	Up       int     `json:"up"`
+	Down     int     `json:"down"`
+	OutStart int     `json:"out_start"`
+	OutEnd   int     `json:"out_end"`
+	Time     float64 `json:"time_s"` // seconds from the first source sample to Start
 }
 
 // Window is one cut of the resampled signal.
 type Window struct {
-	Start        int     // first sample in the resampled signal
-	SourceSample int     // the source sample at or just before its start
-	SourceTime   float64 // its start, s from the first source sample
-	Dropped      string  // why it was dropped; "" for a kept window
+	Start        int     `json:"start"`         // first sample in the resampled signal
+	SourceSample int     `json:"source_sample"` // the source sample at or just before its start
+	SourceTime   float64 `json:"source_time_s"` // its start, s from the first source sample
+	Dropped      string  `json:"dropped"`       // why it was dropped; "" for a kept window
 }
 
 // Imported is a recording resampled, divided by its nominal value and cut.

@@ -38,14 +38,16 @@ type Options struct {
 // Segment is a run of samples at one uniform rate: samples Start..End-1
 // (0-based) are at Rate Hz.
 type Segment struct {
-	Start, End int
-	Rate       float64
+	Start int     `json:"start"`
+	End   int     `json:"end"`
+	Rate  float64 `json:"rate"`
 }
 
 // Gap is a run of missing samples Start..End-1 (0-based, End exclusive).
 type Gap struct {
-	Start, End int
-	Reason     string
+	Start  int    `json:"start"`
+	End    int    `json:"end"`
+	Reason string `json:"reason"`
 }
 
 // Recording is one channel of a recording file.
