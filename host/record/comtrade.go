@@ -306,10 +306,10 @@ func (c *Config) segments(rec *Recording, d *channelData, n int, datPath string)
 			return locErr(datPath, d, i, "sample %d has no timestamp, but the cfg has nrates = 0 (times from the timestamps)", i+1)
 		}
 	}
-	t0, t1 := d.stamps[0]*c.TimeMult, d.stamps[n-1]*c.TimeMult
-	step := (t1 - t0) / float64(n-1)
+	// The first step is the reference; the rate is the mean step's.
+	step := (d.stamps[1] - d.stamps[0]) * c.TimeMult
 	if !(step > 0) {
-		return locErr(datPath, d, n-1, "timestamps do not increase (first %g, last %g)", d.stamps[0], d.stamps[n-1])
+		return locErr(datPath, d, 1, "timestamp %g after %g: timestamps must increase", d.stamps[1], d.stamps[0])
 	}
 	tol := math.Max(c.TimeMult, 0.01*step)
 	for i := 1; i < n; i++ {
@@ -318,7 +318,7 @@ func (c *Config) segments(rec *Recording, d *channelData, n int, datPath string)
 			return locErr(datPath, d, i, "timestamp step %g µs, want %g µs ± %g (nrates = 0: the samples must be evenly spaced to be resampled)", dt, step, tol)
 		}
 	}
-	rate := 1e6 / step
+	rate := 1e6 * float64(n-1) / ((d.stamps[n-1] - d.stamps[0]) * c.TimeMult)
 	rec.Segments = []Segment{{Start: 0, End: n, Rate: rate}}
 	rec.warnf("%s: nrates = 0: rate %.6g Hz measured from the timestamps (timemult %g)", datPath, rate, c.TimeMult)
 	return nil
