@@ -25,6 +25,8 @@ usage:
                                      write synthetic PQD records as CSV
   uaxai data generate --paper [--per-class 900 --val 0.1 --test-splits 5 --test-per-class 100] --out DIR
                                      write the train, val and test splits that recipes use
+  uaxai data import REC [REC...] --out DIR [--channel C] [--nominal V] [--label C] [--raw]
+                                     cut a COMTRADE/WAV/CSV recording into 640-sample windows at 3.2 kHz
   uaxai train (--recipe R.toml | --per-class N ...) --out W.safetensors
                                      train one network and save its weights
   uaxai predict --weights W.safetensors --input X.csv [--arch paper-1dcnn]
@@ -83,8 +85,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		err = cmdPluginServe(args[2:], stderr)
 	case "data":
+		if len(args) >= 2 && args[1] == "import" {
+			err = cmdDataImport(ctx, args[2:], stdout, stderr)
+			break
+		}
 		if len(args) < 2 || args[1] != "generate" {
-			err = fmt.Errorf("usage: uaxai data generate --per-class N --seed S --out DIR")
+			err = fmt.Errorf("usage: uaxai data generate --per-class N --seed S --out DIR | uaxai data import REC --out DIR")
 			break
 		}
 		err = cmdDataGenerate(ctx, args[2:], stdout, stderr)
@@ -99,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "paper":
 		err = cmdPaper(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, train, predict, explain, bench, paper)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, data import, train, predict, explain, bench, paper)", args[0])
 	}
 	if err == nil {
 		return 0

@@ -1,0 +1,127 @@
+// Package record reads real power-system recordings (COMTRADE, WAV, CSV)
+// and turns one channel into the 640-sample windows the case study's
+// network takes: `uaxai data import`.
+//
+// # Reading (Read, ReadCOMTRADE, ReadCFF, ReadWAV, ReadCSV)
+//
+// COMTRADE, IEEE C37.111-1991, -1999 and -2013 (IEC 60255-24):
+//
+//   - a .cfg with its .dat beside it (and a .inf, read for a nominal
+//     value), or a 2013 single-file .cff with the sections
+//     "--- file type: CFG ---", "INF", "HDR" and "DAT ASCII[: n]" /
+//     "DAT BINARY|BINARY32|FLOAT32: n" (n: the byte count of the data).
+//   - cfg: station_name,rec_dev_id[,rev_year] (no year: 1991);
+//     TT,##A,##D; analog lines An,ch_id,ph,ccbm,uu,a,b,skew,min,max and,
+//     from 1999, primary,secondary,PS; digital lines Dn,ch_id,ph,ccbm,y
+//     (1991: Dn,ch_id,y); lf; nrates and max(nrates, 1) lines samp,endsamp;
+//     the start and trigger dates dd/mm/yyyy,hh:mm:ss.ssssss (1991:
+//     mm/dd/yy); ft; timemult (1999, 2013); time_code,local_code and
+//     tmq_code,leapsec (2013).
+//   - data: ASCII lines n,timestamp,A1..Ak,D1..Dm; binary samples of a
+//     uint32 sample number, a uint32 timestamp, the analog values (int16
+//     BINARY, int32 BINARY32, float32 FLOAT32) and the digital channels
+//     packed in uint16 words (16 a word, channel 1 in bit 0), all little
+//     endian.
+//   - the value of a sample is a*x + b in the unit uu (for FLOAT32 too);
+//     with Options.Primary a channel with PS = "S" is multiplied by
+//     primary/secondary. Skew is not applied.
+//   - times: with nrates >= 1, segment k holds samples endsamp_{k-1}+1 ..
+//     endsamp_k at samp_k Hz; with nrates = 0 (or one rate of 0) the times
+//     are timestamp * timemult µs, which must be evenly spaced (each step
+//     within max(timemult µs, 1 %) of the first) and give one segment at
+//     (n-1) / (t_last - t_first).
+//
+// Missing values become NaN samples listed in Recording.Gaps (as runs of
+// sample indices), never a number. What this package takes as missing:
+// 99999 in a 1991 or 1999 ASCII file (their range is -99999..99998); an
+// empty field in any ASCII file (the 2013 form); 0x8000 (-32768) in
+// BINARY; 0x80000000 in BINARY32; any NaN in FLOAT32 (0xFFFFFFFF is a
+// NaN); an infinite FLOAT32 value is an error. A missing timestamp
+// (0xFFFFFFFF, or empty in ASCII) matters only with nrates = 0, where it
+// is an error. 99999 in a 2013 ASCII file is a value.
+//
+// The standard text is ASCII; real files carry Latin-1 or GBK names. Text
+// is decoded to UTF-8: given by Options.Encoding, else UTF-8 when valid,
+// else GBK when every non-ASCII byte pairs into a GB2312 code (both bytes
+// 0xA1..0xFE), else Latin-1, with a warning naming the guess. CR LF and LF
+// line ends, a UTF-8 BOM, and a DOS end-of-file mark (0x1A) are accepted.
+// Taken with a warning: two-digit years (19yy for yy >= 70, else 20yy),
+// day and month swapped when the month would exceed 12, a date that
+// cannot be read (the time is then unknown), channel numbers out of
+// order, a missing timemult (1), a data file with more or fewer samples
+// than the last endsamp (the recording is cut to the shorter), and bytes
+// after the last whole binary sample. Beyond that, an error names the file
+// and the line, or the byte offset of a binary value, and what the
+// standard accepts. A file never makes the reader panic (fuzz targets
+// FuzzReadCOMTRADE, FuzzReadWAV, FuzzReadCSV).
+//
+// Options.Channel picks the analog channel by ch_id (exact, then
+// ignoring case) or by An; the default is the first. An unknown channel is
+// an error that lists the channels.
+//
+// WAV: RIFF/WAVE with PCM 8 (unsigned), 16, 24 or 32-bit integers or
+// IEEE float 32 or 64-bit, WAVE_FORMAT_EXTENSIBLE included, any number of
+// channels (Options.Channel: 1..). An integer sample x of b bits is
+// x / 2^(b-1) (8-bit: (x - 128)/128), in [-1, 1); every sample is then
+// multiplied by Options.FullScale when it is set.
+//
+// CSV: time,value lines (comma, semicolon or tab; an optional header; #
+// comments); the first column is the time in seconds, Options.Channel
+// picks a value column by header name or number; the rate is (n-1) /
+// (t_last - t_first) and a step more than 1 % from the previous mean
+// step is an error naming the line. One column: values at Options.Rate
+// Hz. An empty value or NaN is missing.
+//
+// The nominal value (Recording.Nominal, RMS): an INF line "nominal=V" or
+// "nominal_voltage=V" (this package's convention, in any section), else
+// the channel's primary rating (values in primary units) or secondary
+// rating (values in secondary units), when it is above 1. The stated line
+// frequency is compared with EstimateFrequency (rising zero crossings
+// with hysteresis, interpolated linearly), and a difference over 2 % is a
+// warning.
+//
+// # Resampling (Resampler, Firwin, Kaiser, BesselI0, Ratio)
+//
+// Resampler is scipy.signal.resample_poly(x, up, down) with its defaults:
+// up/down reduced by their gcd, max_rate = max(up, down), half_len =
+// 10*max_rate,
+//
+//	h    = firwin(2*half_len + 1, 1/max_rate, window=("kaiser", 5.0)) * up
+//	y[n] = sum_m x[m] h[n*down - m*up + half_len],  n = 0 .. ceil(N*up/down) - 1,
+//
+// x zero outside 0..N-1, computed by polyphase (output n uses only the
+// taps h[p], h[p+up], ... of its phase p = (n*down + half_len) mod up).
+// Against testdata/golden/signal (scipy 1.10.1) the taps agree to 6.9e-16
+// and the outputs to 2.3e-15 (4/25) and 9.7e-16 (8/25), relative to the
+// largest value.
+//
+// # Import (Import, WriteDir)
+//
+// Each rate segment is resampled to ImportOptions.Rate (3200 Hz) by the
+// ratio Ratio finds (up, down <= MaxRatio, 1000, within 1e-9; a rate
+// whose ratio needs larger terms is an error) and the segments are
+// concatenated. The signal is divided by sqrt(2) * Nominal, so that a sine
+// of the nominal RMS value has peak 1 (the generator's amplitude), and cut
+// into windows k*hop .. k*hop+window-1 (640 and 640 by default).
+// A missing sample is 0 in the filter's input and every output sample
+// whose sum reaches it is a gap (Resampler.Support: |n*down - m*up| <=
+// half_len); so are the output samples whose filter reaches across a
+// border between rate segments. A window with a gap sample is dropped and
+// the reason kept. The two ends of the recording are zero padded, like
+// resample_poly, and are not gaps.
+//
+// WriteDir writes waveforms.csv (one kept window a line: what uaxai
+// explain --input and host/data read), labels.csv when a label is given
+// (then the directory is a split of a recipe's [data] source = "files"),
+// windows.csv (window,start,source_sample,source_time_s,time) and
+// import.json (the provenance: source, channel, segments and ratios,
+// nominal, gaps, dropped windows, warnings).
+//
+// # Writing (COMTRADE, EncodeWAV, WriteRawCSV, DemoFiles)
+//
+// COMTRADE writes cfg/dat pairs and .cff files of every revision and file
+// type (stored x = round((v - b)/a), or float32 for FLOAT32; a missing
+// value as the markers above), for tests and the shipped demonstration
+// recording (testdata/recordings, Synthesize, DemoFiles). WriteRawCSV
+// writes a channel as time,value with shortest round-trip formatting.
+package record
