@@ -144,4 +144,19 @@ func TestPaperQuick(t *testing.T) {
 	if res.Analysis["agreement"] == nil {
 		t.Error("no agreement section in uarao's results.json")
 	}
+	// The recording: five windows of the shipped demonstration file, each
+	// explained and drawn, nothing scored.
+	for _, p := range po.Parts {
+		if !strings.HasPrefix(p.Name, "real-recordings") {
+			continue
+		}
+		figs, _ := filepath.Glob(filepath.Join(p.Dir, "figures", "qual-*-rec-demo-*.png"))
+		if len(figs) != 5 {
+			t.Errorf("%d figures of the recording's windows, want 5", len(figs))
+		}
+		b, _ := os.ReadFile(filepath.Join(p.Dir, "results.json"))
+		if !strings.Contains(string(b), "5 windows of 640 samples at 3200 Hz") || !strings.Contains(string(b), `"rows": []`) {
+			t.Errorf("the recording's results.json: %.600s", b)
+		}
+	}
 }

@@ -57,6 +57,8 @@ type Outcome struct {
 type Datasets struct {
 	Train, Val sdk.Dataset
 	Tests      []engine.TestSplit
+	Recording  string   // with [recording]: the one, unlabelled, test split's name
+	Notes      []string // what the run's notes should say of the data
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -107,7 +109,11 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			ph := r.Data.Phase.Value
 			cfg.Phase = &ph
 		}
-		ps, err := data.MakePaperSplits(ctx, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, r.Data.TestSplits, r.Data.TestPerClass)
+		nTests := r.Data.TestSplits
+		if r.Recording != nil {
+			nTests = 0 // the recording's windows are the test set
+		}
+		ps, err := data.MakePaperSplits(ctx, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, nTests, r.Data.TestPerClass)
 		if err != nil {
 			return Datasets{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
 		}
@@ -134,6 +140,9 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
 		}
 		for _, dir := range r.Data.Test {
+			if r.Recording != nil {
+				break
+			}
 			s, err := read(dir)
 			if err != nil {
 				return Datasets{}, err
@@ -153,6 +162,14 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			return Datasets{}, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
 		ds.Tests = append(ds.Tests, engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m})
+	}
+	if r.Recording != nil {
+		ts, notes, err := recordingSplit(ctx, r)
+		if err != nil {
+			return Datasets{}, err
+		}
+		ds.Tests = []engine.TestSplit{ts}
+		ds.Recording, ds.Notes = ts.Name, notes
 	}
 	return ds, nil
 }
@@ -489,7 +506,11 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i, t := range ts[:len(ts)-2] { // the per-class tables only in tables.md
+		shown := ts
+		if len(res.Rows) > 0 {
+			shown = ts[:len(ts)-2] // the per-class tables only in tables.md
+		}
+		for i, t := range shown {
 			if i > 0 {
 				fmt.Fprintln(opt.Stdout, t.Title)
 			}
@@ -569,6 +590,7 @@ func (w *runWriter) final(res *engine.Results) error {
 		res.Notes = append(res.Notes, rep.Notes...)
 		w.anRep = rep
 	}
+	res.Notes = append(res.Notes, w.ds.Notes...)
 	return w.results(res, "")
 }
 
@@ -576,6 +598,13 @@ func (w *runWriter) final(res *engine.Results) error {
 // the paper's tables the recipe names, the analyses', the predictive
 // quality, and the per-class tables.
 func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
+	if len(res.Rows) == 0 { // a recording: nothing scored
+		var ts []report.Table
+		if w.anRep != nil {
+			ts = append(ts, w.anRep.Tables...)
+		}
+		return ts, nil
+	}
 	ts := []report.Table{report.Main(res)}
 	pts, err := w.paperTables(res)
 	if err != nil {
