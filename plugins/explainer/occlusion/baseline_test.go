@@ -2,6 +2,7 @@ package occlusion
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -330,8 +331,13 @@ func TestBaselineErrors(t *testing.T) {
 	for i := range big {
 		big[i] = float32(math.Pow(-1, float64(i))) * 3e38
 	}
-	if _, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: big, Targets: []int{0}, Config: sdk.Config{"window": int64(2), "baseline": Noise}}); err == nil || !strings.Contains(err.Error(), "overflows float32") {
+	_, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: big, Targets: []int{0}, Config: sdk.Config{"window": int64(2), "baseline": Noise}})
+	var i, ch, t0 int
+	const head = "input 0: the noise baseline at sample"
+	if err == nil || !strings.Contains(err.Error(), head) {
 		t.Errorf("huge record: %v, want an overflow error", err)
+	} else if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), head):], head+" %d (channel %d, t %d) overflows float32", &i, &ch, &t0); serr != nil || ch != i/10 || t0 != i%10 {
+		t.Errorf("huge record: %v, want an overflow error naming the sample, its channel and time", err)
 	}
 	if _, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[:n], Targets: []int{0}, Config: sdk.Config{"window": int64(2), "baseline": Fundamental, "period": 2.0001}}); err != nil {
 		t.Errorf("period 2.0001 over 10 samples: %v", err)
@@ -345,7 +351,7 @@ func TestCheckBaselines(t *testing.T) {
 	for _, ok := range []sdk.Config{
 		{}, {"baseline": 0.0}, {"baseline": int64(-1)}, {"baseline": Mean}, {"baseline": Noise},
 		{"baseline": Noise, "seed": int64(12)}, {"baseline": Fundamental}, {"baseline": Fundamental, "period": 63.5},
-		{"baseline": Fundamental, "period": int64(1 << 20)},
+		{"baseline": Fundamental, "period": int64(1 << 20)}, {"baseline": math.MaxFloat32}, {"baseline": -math.MaxFloat32},
 	} {
 		if err := e.Check(ok); err != nil {
 			t.Errorf("%v: %v", ok, err)
@@ -365,7 +371,7 @@ func TestCheckBaselines(t *testing.T) {
 		{sdk.Config{"seed": int64(1)}, `key "seed" applies only to baseline = "noise" (the baseline is 0)`},
 		{sdk.Config{"baseline": Mean, "seed": int64(1)}, `key "seed" applies only to baseline = "noise" (the baseline is "mean")`},
 		{sdk.Config{"baseline": Noise, "period": 64.0}, `key "period" applies only to baseline = "fundamental"`},
-		{sdk.Config{"baseline": 0.5, "period": 64.0}, `(the baseline is 0.5)`},
+		{sdk.Config{"baseline": 0.25, "period": 64.0}, `(the baseline is 0.25)`},
 		{sdk.Config{"baseline": Noise, "seed": int64(-1)}, `key "seed": -1 is out of range`},
 		{sdk.Config{"baseline": Noise, "seed": 1.5}, `key "seed": want an integer`},
 		{sdk.Config{"baseline": Fundamental, "period": 2.0}, `key "period": 2 samples a cycle (accepted: 2 < period <= 1048576`},
