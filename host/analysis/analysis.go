@@ -222,20 +222,11 @@ func (a *Analyser) absMaps(m [][]float64) [][]float64 {
 	return out
 }
 
-func countTrue(m []bool) int {
-	n := 0
-	for _, v := range m {
-		if v {
-			n++
-		}
-	}
-	return n
-}
 
 // record computes what the recipe asks of record j of the batch.
 func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 	an := a.s.Analysis
-	rec := &record{label: b.Labels[j], target: b.Targets[j], pred: b.Preds[j], correct: b.Preds[j] == b.Labels[j], maskLen: countTrue(b.Masks[j])}
+	rec := &record{label: b.Labels[j], target: b.Targets[j], pred: b.Preds[j], correct: b.Preds[j] == b.Labels[j], maskLen: engine.MaskLen(b.Masks[j])}
 	maps := b.Maps[j]
 	S := len(maps)
 	labelled := b.Masks[j] != nil

@@ -83,6 +83,18 @@ func (a *Analyser) groupOrder() []string {
 	return gs
 }
 
+// each calls fn on every analysed record of the pair, in split and
+// record order.
+func (p *pair) each(fn func(r *record)) {
+	for _, recs := range p.recs {
+		for _, r := range recs {
+			if r != nil {
+				fn(r)
+			}
+		}
+	}
+}
+
 // orderedPairs lists the pairs in recipe order.
 func (a *Analyser) orderedPairs() []*pair {
 	var out []*pair
@@ -220,29 +232,20 @@ func (a *Analyser) calibration(rep *Report) {
 	for _, p := range a.orderedPairs() {
 		levels := c.Levels
 		loo := false
-		for _, recs := range p.recs {
-			for _, r := range recs {
-				if r != nil && r.loo {
-					loo = true
-				}
-			}
-		}
+		p.each(func(r *record) { loo = loo || r.loo })
 		if loo {
 			levels = []float64{float64(p.draws-2) / float64(p.draws)}
 		}
 		for li, lv := range levels {
 			cov, tot, ref, n := 0, 0, 0.0, 0
-			for _, recs := range p.recs {
-				for _, r := range recs {
-					if r == nil || li >= len(r.cal) {
-						continue
-					}
+			p.each(func(r *record) {
+				if li < len(r.cal) {
 					cov += r.cal[li].covered
 					tot += r.cal[li].total
 					ref += r.cal[li].ref
 					n++
 				}
-			}
+			})
 			if n == 0 {
 				continue
 			}
@@ -316,13 +319,11 @@ func (a *Analyser) agreement(rep *Report) {
 					rec := get(func(m eval.SetMatch) float64 { return m.Recall })
 					f1 := get(func(m eval.SetMatch) float64 { return m.F1 })
 					empty := 0
-					for _, recs := range p.recs {
-						for _, r := range recs {
-							if r != nil && r.agreeOK && slices.Contains(classes, r.label) && r.agree[cell].Size == 0 {
-								empty++
-							}
+					p.each(func(r *record) {
+						if r.agreeOK && slices.Contains(classes, r.label) && r.agree[cell].Size == 0 {
+							empty++
 						}
-					}
+					})
 					js = append(js, agreeJSON{Posterior: p.post, Explainer: p.exp, Scope: groupNames[gr], Eta: eta, Delta: delta, Precision: prec, Recall: rec, F1: f1, Empty: empty})
 					t.Rows = append(t.Rows, []string{a.pairLabel(p), groupNames[gr], strconv.FormatFloat(eta, 'g', -1, 64), strconv.FormatFloat(delta, 'g', -1, 64),
 						pm3(prec.Stat), pm3(rec.Stat), pm3(f1.Stat), strconv.Itoa(empty)})
@@ -353,17 +354,12 @@ func (a *Analyser) bound(rep *Report) {
 	var js []row
 	for _, p := range a.orderedPairs() {
 		sc, st, mx, n := 0.0, 0.0, math.Inf(-1), 0
-		for _, recs := range p.recs {
-			for _, r := range recs {
-				if r == nil {
-					continue
-				}
-				sc += r.cx
-				st += r.term
-				mx = max(mx, r.term)
-				n++
-			}
-		}
+		p.each(func(r *record) {
+			sc += r.cx
+			st += r.term
+			mx = max(mx, r.term)
+			n++
+		})
 		if n == 0 {
 			continue
 		}
@@ -394,17 +390,14 @@ func (a *Analyser) totalVariance(rep *Report) {
 	for _, p := range a.orderedPairs() {
 		var tot, mod, exp float64
 		n := 0
-		for _, recs := range p.recs {
-			for _, r := range recs {
-				if r == nil || r.tv == nil {
-					continue
-				}
+		p.each(func(r *record) {
+			if r.tv != nil {
 				tot += r.tv.total
 				mod += r.tv.model
 				exp += r.tv.explainer
 				n++
 			}
-		}
+		})
 		if n == 0 {
 			continue
 		}

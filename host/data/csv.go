@@ -59,10 +59,7 @@ func WriteCSV(dir string, s Split) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	type file struct {
-		name  string
-		write func(w *bufio.Writer) error
-	}
+	type file = atomicfile.Named
 	files := []file{
 		{WaveformsFile, func(w *bufio.Writer) error { return writeRows(w, s, func(r *Record) []float64 { return r.X }) }},
 		{LabelsFile, func(w *bufio.Writer) error {
@@ -105,28 +102,9 @@ func WriteCSV(dir string, s Split) (err error) {
 	}
 	files = append(files, file{ParamsFile, func(w *bufio.Writer) error { return writeParams(w, s) }})
 
-	var temps []string
-	defer func() {
-		if err != nil {
-			for _, t := range temps {
-				os.Remove(t)
-			}
-		}
-	}()
-	for _, f := range files {
-		tmp, err := atomicfile.Temp(dir, f.name, f.write)
-		if err != nil {
-			return fmt.Errorf("data: writing %s: %w", filepath.Join(dir, f.name), err)
-		}
-		temps = append(temps, tmp)
+	if err := atomicfile.WriteSet(dir, files); err != nil {
+		return fmt.Errorf("data: %w", err)
 	}
-	for i, f := range files {
-		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
-			return fmt.Errorf("data: %w", err)
-		}
-	}
-	atomicfile.SyncDir(dir)
-	temps = nil
 	for _, stale := range []struct {
 		name string
 		has  bool

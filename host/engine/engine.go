@@ -553,7 +553,7 @@ func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, ma
 	ts := b.p.Tests[si]
 	d := ts.Data
 	for r := b0; r < b1; r++ {
-		if ts.Unlabelled || countTrue(ts.Masks[r]) > 0 {
+		if ts.Unlabelled || MaskLen(ts.Masks[r]) > 0 {
 			idx = append(idx, r)
 		}
 	}
@@ -612,7 +612,7 @@ func (b *block) maskLen(si, r int) int {
 	if b.p.Tests[si].Unlabelled {
 		return 0
 	}
-	return countTrue(b.p.Tests[si].Masks[r])
+	return MaskLen(b.p.Tests[si].Masks[r])
 }
 
 // scoreBatch is the score step: every active summary of the maps of the
@@ -650,7 +650,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 		}
 		j := 0
 		for r := b0; r < b1; r++ {
-			rec := Record{Split: si, Index: r, Label: ts.Data.Y[r], Target: b.target(si, r), Pred: b.preds[si][r], MaskLen: countTrue(ts.Masks[r])}
+			rec := Record{Split: si, Index: r, Label: ts.Data.Y[r], Target: b.target(si, r), Pred: b.preds[si][r], MaskLen: MaskLen(ts.Masks[r])}
 			if rec.MaskLen == 0 {
 				rec.Why = eval.EmptyMask
 			} else {
@@ -736,7 +736,8 @@ func firstActive(a []bool) int {
 	return -1
 }
 
-func countTrue(m []bool) int {
+// MaskLen is the number of true values of a mask, |I(x)|.
+func MaskLen(m []bool) int {
 	n := 0
 	for _, v := range m {
 		if v {

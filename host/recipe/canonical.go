@@ -34,6 +34,11 @@ type canonRecipe struct {
 	Evaluate  canonEvaluate    `toml:"evaluate"`
 	Limits    canonLimits      `toml:"limits"`
 
+	canonAnalysis
+}
+
+// canonAnalysis is the analysis tables and [recording]: absent when unset.
+type canonAnalysis struct {
 	Paper         *canonPaper       `toml:"paper,omitempty"`
 	Sensitivity   *canonSensitivity `toml:"sensitivity,omitempty"`
 	Calibration   *Calibration      `toml:"calibration,omitempty"`
@@ -54,8 +59,8 @@ type canonSensitivity struct {
 	Records     string   `toml:"records"`
 }
 
-// canonAnalysis fills the analysis tables of c (none when a is empty).
-func (a Analysis) canon(c *canonRecipe) {
+// canon fills the analysis tables of c (none when a is empty).
+func (a Analysis) canon(c *canonAnalysis) {
 	if len(a.Paper) > 0 {
 		c.Paper = &canonPaper{Tables: a.Paper}
 	}
@@ -236,7 +241,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
 		Limits:    r.Limits.canon(),
 	}
-	r.Analysis.canon(&c)
+	r.Analysis.canon(&c.canonAnalysis)
 	if r.Recording != nil {
 		rc := *r.Recording
 		rc.File = path(rc.File)
@@ -336,18 +341,7 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 	case "evaluate":
 		return wrap(r.canon(path).Evaluate)
 	case "analysis":
-		c := r.canon(path)
-		return encode(struct {
-			Paper         *canonPaper       `toml:"paper,omitempty"`
-			Sensitivity   *canonSensitivity `toml:"sensitivity,omitempty"`
-			Calibration   *Calibration      `toml:"calibration,omitempty"`
-			Agreement     *Agreement        `toml:"agreement,omitempty"`
-			Bound         *Bound            `toml:"bound,omitempty"`
-			TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
-			Figures       *Figures          `toml:"figures,omitempty"`
-			Output        *Output           `toml:"output,omitempty"`
-			Recording     *Recording        `toml:"recording,omitempty"`
-		}{c.Paper, c.Sensitivity, c.Calibration, c.Agreement, c.Bound, c.TotalVariance, c.Figures, c.Output, c.Recording})
+		return encode(r.canon(path).canonAnalysis)
 	case "model":
 		a, err := r.Arch()
 		if err != nil {

@@ -323,10 +323,7 @@ func WriteDir(dir string, imp *Imported) (err error) {
 	}
 	rec := imp.Recording
 	kept := imp.Kept()
-	type file struct {
-		name  string
-		write func(w *bufio.Writer) error
-	}
+	type file = atomicfile.Named
 	files := []file{
 		{data.WaveformsFile, func(w *bufio.Writer) error {
 			var b []byte
@@ -408,28 +405,9 @@ func WriteDir(dir string, imp *Imported) (err error) {
 			return nil
 		}})
 	}
-	var temps []string
-	defer func() {
-		if err != nil {
-			for _, t := range temps {
-				os.Remove(t)
-			}
-		}
-	}()
-	for _, f := range files {
-		tmp, err := atomicfile.Temp(dir, f.name, f.write)
-		if err != nil {
-			return fmt.Errorf("record: writing %s: %w", filepath.Join(dir, f.name), err)
-		}
-		temps = append(temps, tmp)
+	if err := atomicfile.WriteSet(dir, files); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
-	for i, f := range files {
-		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
-			return fmt.Errorf("record: %w", err)
-		}
-	}
-	temps = nil
-	atomicfile.SyncDir(dir)
 	if !imp.Labeled {
 		if err := os.Remove(filepath.Join(dir, data.LabelsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("record: removing a stale %w", err)

@@ -139,20 +139,6 @@ func pm3(s eval.Stat) string {
 // PerClassIoU is a per-class table in the paper's layout without the
 // paper's values: a row a class, a column a row of the run, IoU mean ± sd.
 func PerClassIoU(res *engine.Results) Table {
-	t := Table{Title: "Per-class IoU (mean ± sd over test splits)", Header: []string{"Class"}}
-	for _, r := range res.Rows {
-		t.Header = append(t.Header, RowLabel(res, r))
-	}
-	if len(res.Rows) == 0 {
-		return t
-	}
-	for _, ca := range res.Rows[0].Agg.Classes {
-		row := []string{data.ClassName(ca.Class)}
-		for _, r := range res.Rows {
-			c, _ := r.Agg.Class(ca.Class)
-			row = append(row, pm3(c.IoU))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
+	return perClass(res, "Per-class IoU (mean ± sd over test splits)", []string{""},
+		func(c eval.ClassAgg) []string { return []string{pm3(c.IoU)} })
 }

@@ -98,10 +98,19 @@ func Main(res *engine.Results) Table {
 // PerClass is tab:perclass_*: one row per class, an RMA and an IoU column
 // per result row.
 func PerClass(res *engine.Results) Table {
-	t := Table{Title: "Per-class localisation (mean ± sd over test splits)", Header: []string{"Class"}}
+	return perClass(res, "Per-class localisation (mean ± sd over test splits)", []string{" RMA", " IoU"},
+		func(c eval.ClassAgg) []string { return []string{PM(c.RMA), PM(c.IoU)} })
+}
+
+// perClass is a table of a row a class and, for each result row, the
+// columns its label with each suffix names, filled by cells.
+func perClass(res *engine.Results, title string, suffixes []string, cells func(c eval.ClassAgg) []string) Table {
+	t := Table{Title: title, Header: []string{"Class"}}
 	for _, r := range res.Rows {
 		l := RowLabel(res, r)
-		t.Header = append(t.Header, l+" RMA", l+" IoU")
+		for _, s := range suffixes {
+			t.Header = append(t.Header, l+s)
+		}
 	}
 	if len(res.Rows) == 0 {
 		return t
@@ -110,7 +119,7 @@ func PerClass(res *engine.Results) Table {
 		row := []string{data.ClassName(ca.Class)}
 		for _, r := range res.Rows {
 			c, _ := r.Agg.Class(ca.Class)
-			row = append(row, PM(c.RMA), PM(c.IoU))
+			row = append(row, cells(c)...)
 		}
 		t.Rows = append(t.Rows, row)
 	}

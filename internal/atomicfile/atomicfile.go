@@ -6,6 +6,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -68,4 +69,41 @@ func SyncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// Named is one file of a set: its name in the directory, and what writes it.
+type Named struct {
+	Name  string
+	Write func(w *bufio.Writer) error
+}
+
+// WriteSet writes every file of a set into dir as one step as far as a
+// reader can tell: each to its own temp file first (Temp), and only when
+// all are written are they renamed into place, then the directory synced.
+// If a write fails, no file of the set is replaced and the temp files are
+// removed; the error names the file.
+func WriteSet(dir string, files []Named) (err error) {
+	var temps []string
+	defer func() {
+		if err != nil {
+			for _, t := range temps {
+				os.Remove(t)
+			}
+		}
+	}()
+	for _, f := range files {
+		tmp, err := Temp(dir, f.Name, f.Write)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, f.Name), err)
+		}
+		temps = append(temps, tmp)
+	}
+	for i, f := range files {
+		if err := os.Rename(temps[i], filepath.Join(dir, f.Name)); err != nil {
+			return err
+		}
+	}
+	temps = nil
+	SyncDir(dir)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,29 @@ func TestTempFailure(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "no", "such", "dir"), nil); err == nil {
 		t.Error("WriteFile into a missing directory succeeded")
+	}
+}
+
+// A set whose second file fails replaces none, and leaves no temp file.
+func TestWriteSet(t *testing.T) {
+	dir := t.TempDir()
+	put := func(s string) func(w *bufio.Writer) error {
+		return func(w *bufio.Writer) error { _, err := w.WriteString(s); return err }
+	}
+	if err := WriteSet(dir, []Named{{"a", put("1")}, {"b", put("2")}}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteSet(dir, []Named{{"a", put("3")}, {"b", func(*bufio.Writer) error { return boom }}})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), filepath.Join(dir, "b")) {
+		t.Errorf("error %v", err)
+	}
+	for name, want := range map[string]string{"a": "1", "b": "2"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s = %q, want %q (untouched)", name, b, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d entries, want 2 (no temp file left)", len(ents))
 	}
 }
