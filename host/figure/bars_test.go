@@ -226,8 +226,12 @@ func TestPerClassBarsErrors(t *testing.T) {
 		{"NaN SD", func(b *Bars) { b.SD = [][]float64{row(nan, 0, 0, 0), row(0, 0, 0, 0), row(0, 0, 0, 0)} }, "SD[0][0] (a, normal) is NaN"},
 		{"Inf SD", func(b *Bars) { b.SD = [][]float64{row(0, 0, 0, 0), row(0, 0, 0, 0), row(0, 0, 0, inf)} }, "SD[2][3] (c, sag with oscillatory transient) is +Inf"},
 		{"Paper rows", func(b *Bars) { b.Paper = [][]float64{} }, "Paper has 0 rows, want 3"},
-		{"Inf paper", func(b *Bars) { b.Paper = [][]float64{row(nan, nan, nan, nan), row(nan, inf, nan, nan), row(nan, nan, nan, nan)} }, "Paper[1][1] (b, sag) is +Inf"},
-		{"paper above 1", func(b *Bars) { b.Paper = [][]float64{row(nan, nan, nan, nan), row(nan, nan, nan, nan), row(2, nan, nan, nan)} }, "Paper[2][0] (c, normal) is 2"},
+		{"Inf paper", func(b *Bars) {
+			b.Paper = [][]float64{row(nan, nan, nan, nan), row(nan, inf, nan, nan), row(nan, nan, nan, nan)}
+		}, "Paper[1][1] (b, sag) is +Inf"},
+		{"paper above 1", func(b *Bars) {
+			b.Paper = [][]float64{row(nan, nan, nan, nan), row(nan, nan, nan, nan), row(2, nan, nan, nan)}
+		}, "Paper[2][0] (c, normal) is 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := testBars()
@@ -254,7 +258,9 @@ func TestPerClassBarsErrors(t *testing.T) {
 	for _, edit := range []func(b *Bars){
 		func(b *Bars) { b.Values[0][0], b.Values[0][1] = 0, 1 },
 		func(b *Bars) { b.SD = [][]float64{row(0, 0, 0, 0), row(0, 0, 0, 0), row(0, 0, 0, 0)} },
-		func(b *Bars) { b.Paper = [][]float64{row(nan, 0, 1, nan), row(nan, nan, nan, nan), row(nan, nan, nan, nan)} },
+		func(b *Bars) {
+			b.Paper = [][]float64{row(nan, 0, 1, nan), row(nan, nan, nan, nan), row(nan, nan, nan, nan)}
+		},
 		func(b *Bars) { b.Classes, b.Methods, b.Values = []string{"x"}, []string{"m"}, [][]float64{row(0.5)} },
 		func(b *Bars) { b.Title = "" },
 	} {

@@ -273,3 +273,24 @@ func TestCividisPalette(t *testing.T) {
 		c.Palette(3)
 	}()
 }
+
+func TestCividisPaletteLastIsMax(t *testing.T) {
+	// lo + (n-1) (hi - lo) / (n-1) rounds above hi for these: the last
+	// colour is still At(hi), not an overflow.
+	for _, tc := range []struct {
+		lo, hi float64
+		n      int
+	}{{-3.8875424702647727, 3.205988117714396, 152}, {5.968778811548521, 13.939957340340849, 132}} {
+		if v := tc.lo + float64(tc.n-1)*(tc.hi-tc.lo)/float64(tc.n-1); !(v > tc.hi) {
+			t.Fatalf("case [%g, %g] n %d does not round above hi", tc.lo, tc.hi, tc.n)
+		}
+		c := NewCividis()
+		c.SetMin(tc.lo)
+		c.SetMax(tc.hi)
+		cols := c.Palette(tc.n).Colors()
+		want, _ := c.At(tc.hi)
+		if cols[tc.n-1] != want {
+			t.Errorf("last colour %v, want At(max) %v", cols[tc.n-1], want)
+		}
+	}
+}

@@ -140,8 +140,9 @@ func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
 
 // alignX shifts the left and right edges of each canvas in cs so that the
 // data areas of the plots ps (the same length) share their left and right
-// x: each plot's padding (axis labels, tick labels) does not depend on the
-// canvas's width, so one pass suffices.
+// x. The canvases must start with the same left and right edges (one
+// column of rows); each plot's padding (axis labels, tick labels) does
+// not depend on the canvas's width, so one pass suffices.
 func alignX(ps []*plot.Plot, cs []draw.Canvas) {
 	var left, right vg.Length
 	l := make([]vg.Length, len(ps))

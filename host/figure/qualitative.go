@@ -124,6 +124,12 @@ func (p *Panel) validate() error {
 	if math.IsNaN(p.Fs) || math.IsInf(p.Fs, 0) || p.Fs < 0 {
 		return fmt.Errorf("Fs is %v: want a sampling rate > 0 in Hz, or 0 for a time axis in samples", p.Fs)
 	}
+	if p.Fs > 0 && math.IsInf(float64(n)*1000/p.Fs, 0) {
+		return fmt.Errorf("Fs is %v Hz: so low that %d samples overflow the time axis in ms", p.Fs, n)
+	}
+	if lo, hi := minMax(p.Wave); math.IsInf(1.2*(hi-lo), 0) {
+		return fmt.Errorf("Wave spans [%g, %g]: too wide a range to plot", lo, hi)
+	}
 	if p.Labels.Predicted != "" && !(p.Labels.Prob >= 0 && p.Labels.Prob <= 1) {
 		return fmt.Errorf("Labels.Prob is %v: want a probability in [0, 1]", p.Labels.Prob)
 	}
@@ -324,7 +330,7 @@ func stripRow(name string, names []string, rows [][]float64, barLabel string, xm
 }
 
 // stripImage is the cividis image of rows (top row first), each value
-// normalised as (v - lo) / (hi - lo) (0 when hi == lo), repeated
+// normalised as u = (v - lo) / (hi - lo) (0 when hi == lo), repeated
 // ceil(stripPixX / n) times across and ceil(stripPixY / len(rows)) times
 // down.
 func stripImage(rows [][]float64, lo, hi float64) *image.NRGBA {
@@ -334,9 +340,11 @@ func stripImage(rows [][]float64, lo, hi float64) *image.NRGBA {
 	img := image.NewNRGBA(image.Rect(0, 0, n*stripRepX, len(rows)*stripRepY))
 	for r, row := range rows {
 		for i, v := range row {
+			// Halves, so that neither difference overflows for values
+			// near ±MaxFloat64.
 			u := 0.0
 			if hi > lo {
-				u = min(1, (v-lo)/(hi-lo))
+				u = min(1, (v/2-lo/2)/(hi/2-lo/2))
 			}
 			cr, cg, cb := cividisRGB(u)
 			px := [4]uint8{unit8(cr), unit8(cg), unit8(cb), 0xff}
@@ -409,12 +417,16 @@ func (f *qualFigure) draw(dc draw.Canvas) {
 			r.bar.Draw(bars[i])
 		}
 		if r.legend != nil {
-			// The legend sits beside the waveform's data area, at its top.
-			data := r.main.DataCanvas(mains[i])
-			c := bars[i]
-			c.Min.X += vg.Inch / 10
-			c.Min.Y, c.Max.Y = data.Min.Y, data.Max.Y
-			r.legend.Draw(c)
+			r.legend.Draw(legendCanvas(r.main.DataCanvas(mains[i]), bars[i]))
 		}
 	}
+}
+
+// legendCanvas is where the waveform's legend goes: the right column
+// (side) less a gap, over the height of the waveform's data area.
+func legendCanvas(data, side draw.Canvas) draw.Canvas {
+	c := side
+	c.Min.X += vg.Inch / 10
+	c.Min.Y, c.Max.Y = data.Min.Y, data.Max.Y
+	return c
 }

@@ -434,7 +434,13 @@ func TestQualitativeErrors(t *testing.T) {
 		func(p *Panel) { p.Labels.Prob = 1 },
 		func(p *Panel) { p.Labels = Labels{Class: "sag", Prob: nan} },
 		func(p *Panel) { p.Title = "" },
-		func(p *Panel) { p.Wave = p.Wave[:1]; p.Mask = nil; p.Members = nil; p.Mean = p.Mean[:1]; p.Q05, p.Q95, p.Variance, p.CV = nil, nil, nil, nil },
+		func(p *Panel) {
+			p.Wave = p.Wave[:1]
+			p.Mask = nil
+			p.Members = nil
+			p.Mean = p.Mean[:1]
+			p.Q05, p.Q95, p.Variance, p.CV = nil, nil, nil, nil
+		},
 	} {
 		p := testPanel(10, 3200)
 		edit(&p)
@@ -488,5 +494,194 @@ func TestRenderWriteError(t *testing.T) {
 	err := Qualitative(failWriter{}, testPanel(10, 0))
 	if err == nil || !strings.Contains(err.Error(), "writing PNG") {
 		t.Errorf("error %v, want the PNG write's", err)
+	}
+}
+
+func TestQualitativeAxes(t *testing.T) {
+	p := testPanel(40, 0)
+	p.Members = append(p.Members, make([][]float64, 17)...)
+	for s := 3; s < 20; s++ {
+		p.Members[s] = p.Mean
+	}
+	f, _, _ := qualRows(t, p)
+	// Members: row s (from the top) at y = S-1-s, labelled s+1 every
+	// ceil(S/8) rows.
+	var got []string
+	ticks := f.rows[1].main.Y.Tick.Marker.Ticks(-0.5, 19.5)
+	for i, tk := range ticks {
+		if tk.Value != float64(19-i) {
+			t.Errorf("member tick %d at %g, want %d", i, tk.Value, 19-i)
+		}
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	if s := strings.Join(got, " "); len(ticks) != 20 || s != "1 4 7 10 13 16 19" {
+		t.Errorf("%d member ticks labelled %q, want 20 labelled every 3rd from 1", len(ticks), s)
+	}
+	// Quantiles: 95% on top; one-row strips have no ticks.
+	q := f.rows[3].main.Y.Tick.Marker.Ticks(-0.5, 1.5)
+	if len(q) != 2 || q[0].Label != "95%" || q[0].Value != 1 || q[1].Label != "5%" || q[1].Value != 0 {
+		t.Errorf("quantile ticks %+v", q)
+	}
+	if n := len(f.rows[2].main.Y.Tick.Marker.Ticks(-0.5, 0.5)); n != 0 || f.rows[2].main.Y.Label.Text != "mean" {
+		t.Errorf("mean strip: %d ticks, label %q; want none and \"mean\"", n, f.rows[2].main.Y.Label.Text)
+	}
+	for i, r := range f.rows[1:] {
+		rows := len(r.main.Y.Tick.Marker.Ticks(-0.5, 100)) // ticks count rows, or 0 for one row
+		if rows == 0 {
+			rows = 1
+		}
+		if r.main.Y.Min != -0.5 || r.main.Y.Max != float64(rows)-0.5 {
+			t.Errorf("strip %d: y [%g, %g], want [-0.5, %d.5]", i+1, r.main.Y.Min, r.main.Y.Max, rows-1)
+		}
+	}
+	// The wave's y range is its own padded by 8 % of its span; a flat
+	// wave gets ±1.
+	p.Wave[3], p.Wave[7] = -2, 3
+	f, _, _ = qualRows(t, p)
+	if y := f.rows[0].main.Y; math.Abs(y.Min-(-2-0.4)) > 1e-12 || math.Abs(y.Max-(3+0.4)) > 1e-12 {
+		t.Errorf("wave y range [%g, %g], want [-2.4, 3.4]", y.Min, y.Max)
+	}
+	p.Wave = make([]float64, 40)
+	for i := range p.Wave {
+		p.Wave[i] = 5
+	}
+	f, _, _ = qualRows(t, p)
+	if y := f.rows[0].main.Y; y.Min != 4 || y.Max != 6 {
+		t.Errorf("flat wave y range [%g, %g], want [4, 6]", y.Min, y.Max)
+	}
+}
+
+func TestQualitativeWaveAndMaskInMs(t *testing.T) {
+	// At Fs = 3200 Hz, sample i is at i/3.2 ms: the wave's spike at
+	// sample 150 is drawn there, the mask's run [100, 200) from 99.5 to
+	// 199.5 samples.
+	n := 200
+	p := testPanel(n, 3200)
+	p.Wave[150] = 1
+	_, img := renderQual(t, p)
+	f, mains, _ := qualRows(t, p)
+	m := newMapper(f.rows[0].main, mains[0], QualitativeHeight)
+	dt := 1000 / 3200.0
+	dark := func(pt image.Point) bool {
+		for dx := -1; dx <= 1; dx++ {
+			if c := rgba8(img.At(pt.X+dx, pt.Y)); c[0] < 100 {
+				return true
+			}
+		}
+		return false
+	}
+	if !dark(m.at(150*dt, 0.9)) {
+		t.Error("no line at the spike (sample 150, y 0.9)")
+	}
+	if dark(m.at(120*dt, 0.9)) || dark(m.at(180*dt, 0.9)) {
+		t.Error("line at y 0.9 away from the spike")
+	}
+	grey := rgba8(maskGrey)
+	white := [4]int{255, 255, 255, 255}
+	y := m.at(0, 0.5).Y
+	x0, x1 := m.at(99.5*dt, 0).X, m.at(199.5*dt, 0).X
+	spike := m.at(150*dt, 0).X
+	for x := x0 - 6; x <= x1; x++ {
+		if x > spike-4 && x < spike+4 {
+			continue // the line up to the spike and down
+		}
+		want := grey
+		if x < x0-1 {
+			want = white
+		}
+		if x > x0+1 && x < x1-1 || x < x0-1 {
+			if got := rgba8(img.At(x, y)); got != want {
+				t.Fatalf("pixel x %d (mask run from %d to %d): %v, want %v", x, x0, x1, got, want)
+			}
+		}
+	}
+}
+
+func TestQualitativeLayout(t *testing.T) {
+	p := testPanel(100, 3200)
+	f, mains, bars := qualRows(t, p)
+	dc := layoutCanvas(QualitativeWidth, QualitativeHeight)
+	// Rows tile the figure less its margin, top to bottom, and the bottom
+	// one is the taller by the time axis than its weight gives.
+	top := dc.Max.Y - qualMargin
+	total := 0.0
+	for _, r := range f.rows {
+		total += r.weight
+	}
+	free := dc.Max.Y - dc.Min.Y - 2*qualMargin - qualAxis
+	for i, c := range mains {
+		if math.Abs(float64(c.Max.Y-top)) > 1e-9 {
+			t.Errorf("row %d starts at y %v, want %v", i, c.Max.Y, top)
+		}
+		h := vg.Length(f.rows[i].weight/total) * free
+		if i == len(mains)-1 {
+			h += qualAxis
+		}
+		if math.Abs(float64(c.Max.Y-c.Min.Y-h)) > 1e-9 {
+			t.Errorf("row %d is %v high, want %v", i, c.Max.Y-c.Min.Y, h)
+		}
+		top = c.Min.Y
+		if c.Min.X < qualMargin || c.Max.X > dc.Max.X-qualSide-qualMargin+1e-9 {
+			t.Errorf("row %d x [%v, %v] outside [%v, %v]", i, c.Min.X, c.Max.X, qualMargin, dc.Max.X-qualSide-qualMargin)
+		}
+		if b := bars[i]; f.rows[i].bar != nil && (b.Max.X > dc.Max.X-qualMargin+1e-9 || b.Min.X < dc.Max.X-qualMargin-qualSide) {
+			t.Errorf("colour bar %d x [%v, %v] outside the right column", i, b.Min.X, b.Max.X)
+		}
+	}
+	if math.Abs(float64(top-qualMargin)) > 1e-9 {
+		t.Errorf("rows end at y %v, want the margin %v", top, qualMargin)
+	}
+	// The legend is beside the waveform's data area, right of it, as high.
+	data := f.rows[0].main.DataCanvas(mains[0])
+	lc := legendCanvas(data, bars[0])
+	if lc.Min.X <= data.Max.X || lc.Min.X <= mains[0].Max.X || lc.Max.X > dc.Max.X-qualMargin+1e-9 || lc.Min.Y != data.Min.Y || lc.Max.Y != data.Max.Y {
+		t.Errorf("legend %v, waveform data %v", lc.Rectangle, data.Rectangle)
+	}
+	// Every strip's image fills its data area: just inside the top and
+	// the bottom, in the middle, the pixel is not white.
+	_, img := renderQual(t, p)
+	h := QualitativeHeight.Dots(DPI)
+	for i := 1; i < len(f.rows); i++ {
+		d := f.rows[i].main.DataCanvas(mains[i])
+		x := int(((d.Min.X + d.Max.X) / 2).Dots(DPI))
+		for _, y := range []int{int(h-d.Max.Y.Dots(DPI)) + 2, int(h-d.Min.Y.Dots(DPI)) - 2} {
+			if got := rgba8(img.At(x, y)); got == [4]int{255, 255, 255, 255} {
+				t.Errorf("strip %d: white at pixel (%d, %d) inside its data area", i, x, y)
+			}
+		}
+	}
+}
+
+func TestQualitativeExtremeValues(t *testing.T) {
+	// Values near ±MaxFloat64 normalise without overflow: the least is
+	// the darkest colour, the greatest the lightest.
+	img := stripImage([][]float64{{-math.MaxFloat64, 0, math.MaxFloat64}}, -math.MaxFloat64, math.MaxFloat64)
+	rx := (stripPixX + 2) / 3
+	for i, u := range []float64{0, 0.5, 1} {
+		r, g, b := cividisRGB(u)
+		want := [4]int{int(unit8(r)), int(unit8(g)), int(unit8(b)), 255}
+		if got := rgba8(img.At(i*rx, 0)); got != want {
+			t.Errorf("value %d: %v, want Cividis(%g) = %v", i, got, u, want)
+		}
+	}
+	p := testPanel(10, 3200)
+	p.Mean[0], p.Mean[1] = -math.MaxFloat64, math.MaxFloat64
+	if err := Qualitative(&bytes.Buffer{}, p); err != nil {
+		t.Errorf("mean over the whole float64 range: %v", err)
+	}
+	for _, tc := range []struct {
+		edit func(p *Panel)
+		want string
+	}{
+		{func(p *Panel) { p.Wave[0], p.Wave[1] = -math.MaxFloat64, math.MaxFloat64 }, "Wave spans"},
+		{func(p *Panel) { p.Fs = 1e-310 }, "overflow the time axis"},
+	} {
+		p := testPanel(10, 3200)
+		tc.edit(&p)
+		if err := Qualitative(&bytes.Buffer{}, p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
 	}
 }

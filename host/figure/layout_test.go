@@ -1,0 +1,258 @@
+package figure
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+func TestBarsLayout(t *testing.T) {
+	// Inside the figure's margin: the chart on the left, the legend on
+	// the right of the chart's data area, beside it.
+	f, err := newBarsFigure(testBars())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := layoutCanvas(BarsWidth, BarsHeight)
+	chart, legend := f.layout(dc)
+	data := f.plot.DataCanvas(chart)
+	for _, c := range []draw.Canvas{chart, legend} {
+		if c.Min.X < dc.Min.X+barsMargin || c.Max.X > dc.Max.X-barsMargin ||
+			c.Min.Y < dc.Min.Y+barsMargin || c.Max.Y > dc.Max.Y-barsMargin {
+			t.Errorf("canvas %v outside the figure %v less its margin %v", c.Rectangle, dc.Rectangle, barsMargin)
+		}
+	}
+	if legend.Min.X <= data.Max.X || legend.Min.X <= chart.Max.X {
+		t.Errorf("legend from x %v overlaps the chart (to %v, data to %v)", legend.Min.X, chart.Max.X, data.Max.X)
+	}
+	if legend.Max.Y != data.Max.Y || legend.Min.Y != data.Min.Y {
+		t.Errorf("legend y [%v, %v], want the data area's [%v, %v]", legend.Min.Y, legend.Max.Y, data.Min.Y, data.Max.Y)
+	}
+	// The classes' groups are centred on 0..C-1 with half a unit beside
+	// the outer ones.
+	if f.plot.X.Min != -0.5 || f.plot.X.Max != float64(len(testBars().Classes))-0.5 {
+		t.Errorf("x range [%g, %g], want [-0.5, C-0.5]", f.plot.X.Min, f.plot.X.Max)
+	}
+	// y ticks every 0.1, labelled every 0.2.
+	var labels []string
+	for _, tk := range f.plot.Y.Tick.Marker.Ticks(0, 1) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0.0 0.2 0.4 0.6 0.8 1.0" {
+		t.Errorf("y tick labels %q", got)
+	}
+	if n := len(f.plot.Y.Tick.Marker.Ticks(0, 1)); n != 11 {
+		t.Errorf("%d y ticks, want 11", n)
+	}
+}
+
+func TestBarsGeometry(t *testing.T) {
+	// Method m's bar of class c spans [c - 0.4 + m w, c - 0.4 + (m+1) w],
+	// w = 0.8 / M: read from the pixels, not from span.
+	b := testBars()
+	_, img := renderBars(t, b)
+	f, m := barsMapper(t, b)
+	w := 0.8 / 3
+	white := [4]int{255, 255, 255, 255}
+	for c := range b.Classes {
+		for meth := range b.Methods {
+			if b.Values[meth][c] < 0.1 {
+				continue
+			}
+			x := float64(c) - 0.4 + (float64(meth)+0.5)*w
+			pt := m.at(x, 0.05)
+			if got := rgba8(img.At(pt.X, pt.Y)); !near(got, rgba8(f.bars.fills[meth]), 1) {
+				t.Errorf("class %d, method %d: pixel at x %.3f is %v, want the method's colour", c, meth, x, got)
+			}
+		}
+		// The gaps between groups are empty.
+		for _, x := range []float64{float64(c) - 0.45, float64(c) + 0.45} {
+			pt := m.at(x, 0.05)
+			if got := rgba8(img.At(pt.X, pt.Y)); !near(got, white, 0) {
+				t.Errorf("gap at x %.2f: pixel %v, want white", x, got)
+			}
+		}
+	}
+}
+
+func TestBarsErrorBarCaps(t *testing.T) {
+	// Method 1, class 2: 0.65 ± 0.1, centred at x = 2. The bar is a line
+	// at the centre from 0.55 to 0.75 with caps a quarter of the bar's
+	// width each side at both ends.
+	b := testBars()
+	b.SD = [][]float64{{0, 0, 0, 0}, {0, 0, 0.1, 0}, {0, 0, 0, 0}}
+	_, img := renderBars(t, b)
+	_, m := barsMapper(t, b)
+	dark := func(pt image.Point) bool {
+		for dy := -1; dy <= 1; dy++ {
+			if c := rgba8(img.At(pt.X, pt.Y+dy)); c[0]+c[1]+c[2] < 3*128 {
+				return true
+			}
+		}
+		return false
+	}
+	w := 0.8 / 3
+	for _, y := range []float64{0.55, 0.75} {
+		for _, dx := range []float64{-0.2 * w, 0.2 * w} {
+			if pt := m.at(2+dx, y); !dark(pt) {
+				t.Errorf("no cap at x %.3f, y %g (pixel %v)", 2+dx, y, pt)
+			}
+		}
+		for _, dx := range []float64{-0.35 * w, 0.35 * w} {
+			if pt := m.at(2+dx, 0.75+0.01); dark(pt) {
+				t.Errorf("cap reaches x %.3f, beyond a quarter of the bar's width (pixel %v)", 2+dx, pt)
+			}
+		}
+	}
+	if pt := m.at(2, 0.72); !dark(image.Point{pt.X, pt.Y}) && !dark(image.Point{pt.X - 1, pt.Y}) && !dark(image.Point{pt.X + 1, pt.Y}) {
+		t.Errorf("no error bar line at x 2, y 0.72")
+	}
+}
+
+func TestBarsPaperLegend(t *testing.T) {
+	// Paper values that are all NaN draw nothing in the chart but add the
+	// legend's "paper" entry: the chart's pixels are those of no Paper,
+	// the legend's are not.
+	b := testBars()
+	_, plain := renderBars(t, b)
+	nan := math.NaN()
+	b.Paper = [][]float64{{nan, nan, nan, nan}, {nan, nan, nan, nan}, {nan, nan, nan, nan}}
+	_, withPaper := renderBars(t, b)
+	f, _ := barsMapper(t, b)
+	chart, legend := f.layout(layoutCanvas(BarsWidth, BarsHeight))
+	h := BarsHeight.Dots(DPI)
+	region := func(c draw.Canvas) image.Rectangle {
+		return image.Rect(int(c.Min.X.Dots(DPI)), int(h-c.Max.Y.Dots(DPI)), int(c.Max.X.Dots(DPI)), int(h-c.Min.Y.Dots(DPI)))
+	}
+	diff := func(r image.Rectangle) int {
+		n := 0
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if rgba8(plain.At(x, y)) != rgba8(withPaper.At(x, y)) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := diff(region(chart)); n != 0 {
+		t.Errorf("%d chart pixels differ with all-NaN paper values, want none", n)
+	}
+	if n := diff(region(legend)); n == 0 {
+		t.Error("the legend is the same with paper values as without: no \"paper\" entry")
+	}
+}
+
+// thumbImage draws th into the box [20, 60] x [20, 40] pt of a 100 pt
+// square canvas and returns the image and the box's centre in pixels.
+func thumbImage(th plot.Thumbnailer) (image.Image, image.Point) {
+	img := vgimg.NewWith(vgimg.UseWH(100, 100), vgimg.UseDPI(DPI))
+	c := draw.New(img)
+	box := draw.Crop(c, 20, -40, 20, -60)
+	th.Thumbnail(&box)
+	px := func(l vg.Length) int { return int(l.Dots(DPI)) }
+	return img.Image(), image.Point{X: px(40), Y: px(100) - px(30)}
+}
+
+func TestThumbnails(t *testing.T) {
+	// The ring: hollow, centred in its box, of radius ringRadius.
+	img, ctr := thumbImage(ringThumb{})
+	if got := rgba8(img.At(ctr.X, ctr.Y)); got != [4]int{255, 255, 255, 255} {
+		t.Errorf("ring centre %v, want white", got)
+	}
+	r := int(ringRadius.Dots(DPI))
+	for _, d := range []image.Point{{0, r}, {0, -r}, {r, 0}, {-r, 0}} {
+		found := false
+		for e := -1; e <= 1; e++ {
+			p := ctr.Add(d).Add(image.Point{X: e * sign(d.X), Y: e * sign(d.Y)})
+			c := rgba8(img.At(p.X, p.Y))
+			found = found || c[0]+c[1]+c[2] < 3*128
+		}
+		if !found {
+			t.Errorf("no ring at offset %v from the box's centre", d)
+		}
+	}
+	// The rectangle: filled over its box, outlined when asked.
+	red := color.NRGBA{R: 255, A: 255}
+	img, ctr = thumbImage(rectThumb{Fill: red, Line: outline})
+	if got := rgba8(img.At(ctr.X, ctr.Y)); got != rgba8(red) {
+		t.Errorf("rectangle centre %v, want the fill", got)
+	}
+	left := int(vg.Length(20).Dots(DPI))
+	edge := func(img image.Image) [4]int { return rgba8(img.At(left, ctr.Y)) }
+	if c := edge(img); c[0] > 128 {
+		t.Errorf("outlined rectangle's left edge %v, want dark", c)
+	}
+	img, _ = thumbImage(rectThumb{Fill: red})
+	if c := edge(img); c[0] < 200 {
+		t.Errorf("rectangle without outline: left edge %v, want the fill", c)
+	}
+}
+
+func sign(x int) int {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+func TestAlignX(t *testing.T) {
+	// A plot with a y label and a long last tick label has wider padding
+	// on both sides than a bare one; after alignX their data areas share
+	// both edges, and the wider one's canvas is unchanged.
+	wide := newPlot()
+	wide.Y.Label.Text = "a long y label"
+	wide.X.Min, wide.X.Max = 0, 1
+	wide.X.Tick.Marker = plot.ConstantTicks{{Value: 1, Label: "a long label at the right end"}}
+	bare := newPlot()
+	bare.X.Min, bare.X.Max = 0, 1
+	bare.X.Tick.Marker = plot.ConstantTicks{{Value: 0.5, Label: "x"}}
+	bare.Y.Tick.Marker = plot.ConstantTicks(nil)
+	c := layoutCanvas(8*vg.Inch, 4*vg.Inch)
+	cs := []draw.Canvas{c, c}
+	ps := []*plot.Plot{bare, wide}
+	dw, db := wide.DataCanvas(c), bare.DataCanvas(c)
+	if !(dw.Min.X > db.Min.X+1 && dw.Max.X < db.Max.X-1) {
+		t.Fatalf("test plots do not differ in padding on both sides: wide [%v, %v], bare [%v, %v]", dw.Min.X, dw.Max.X, db.Min.X, db.Max.X)
+	}
+	alignX(ps, cs)
+	a, b := ps[0].DataCanvas(cs[0]), ps[1].DataCanvas(cs[1])
+	if math.Abs(float64(a.Min.X-b.Min.X)) > 0.01 || math.Abs(float64(a.Max.X-b.Max.X)) > 0.01 {
+		t.Errorf("after alignX: data x [%v, %v] and [%v, %v]", a.Min.X, a.Max.X, b.Min.X, b.Max.X)
+	}
+	if cs[1] != c {
+		t.Errorf("the wider plot's canvas moved: %v, was %v", cs[1].Rectangle, c.Rectangle)
+	}
+}
+
+func TestWriteFileRelativeDir(t *testing.T) {
+	// A bare file name is written through a temporary file in the working
+	// directory, not in TMPDIR (here missing).
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	t.Chdir(t.TempDir())
+	if err := PerClassBarsFile("bars.png", testBars()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("bars.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode(t, b, BarsWidth, BarsHeight)
+	if ents, _ := os.ReadDir("."); len(ents) != 1 {
+		t.Errorf("%d files in the directory, want bars.png alone", len(ents))
+	}
+}
