@@ -69,7 +69,7 @@ func TestAgreementGridIsThePlugin(t *testing.T) {
 			mask[n] = r.IntN(3) == 0
 		}
 		mask[r.IntN(N)] = true
-		deltas := []float64{math.Inf(-1), -0.5, 0, 0.125, 0.25, 0.5, r.Float64(), 0.875, 1, math.Inf(1)}
+		deltas := []float64{0.5, math.Inf(-1), -0.5, 0, 0.125, 0.25, 0.5, r.Float64(), 0.875, 1, math.Inf(1), math.Copysign(0, -1), 0.25} // unsorted, repeated, -0
 		grid, ok := AgreementGrid(nil, draws, mask, etas, deltas)
 		if !ok || len(grid) != len(etas)*len(deltas) {
 			t.Fatalf("trial %d: ok %v, %d cells", trial, ok, len(grid))
