@@ -36,7 +36,11 @@ func Pearson(x, y []float64) (r float64, ok bool) {
 		return 0, false
 	}
 	if n == 2 {
-		return sign(x[1]-x[0]) * sign(y[1]-y[0]), true
+		// Neither is constant: x1 != x0 and y1 != y0.
+		if (x[1] > x[0]) == (y[1] > y[0]) {
+			return 1, true
+		}
+		return -1, true
 	}
 	// Compensated (Neumaier) sums: a plain running sum of 640 terms is
 	// off by a few 1e-15, numpy's pairwise sums and BLAS by far less.
@@ -82,16 +86,6 @@ func (k *ksum) add(x float64) {
 }
 
 func (k *ksum) sum() float64 { return k.s + k.c }
-
-func sign(v float64) float64 {
-	switch {
-	case v > 0:
-		return 1
-	case v < 0:
-		return -1
-	}
-	return 0
-}
 
 // constant reports whether every value of x equals x[0].
 func constant(x []float64) bool {
@@ -195,14 +189,7 @@ func sortNoNaN(x []float64) bool {
 func w1Sorted(us, vs []float64) float64 {
 	nu, nv := len(us), len(vs)
 	i, j := 0, 0
-	var z float64 // the current pooled value
-	if us[0] <= vs[0] {
-		z = us[0]
-		i = 1
-	} else {
-		z = vs[0]
-		j = 1
-	}
+	z := math.Min(us[0], vs[0]) // the current pooled value
 	var d float64
 	for i < nu || j < nv {
 		takeU := j == nv || (i < nu && us[i] <= vs[j])
@@ -210,11 +197,8 @@ func w1Sorted(us, vs []float64) float64 {
 		if takeU {
 			next = us[i]
 		}
-		diff := i*nv - j*nu
-		if diff < 0 {
-			diff = -diff
-		}
-		d += float64(diff) * (next - z)
+		// At the first step next = z: a zero gap.
+		d += math.Abs(float64(i*nv-j*nu)) * (next - z)
 		if takeU {
 			i++
 		} else {
@@ -342,10 +326,7 @@ func AlignShift(dst, r []float64, k int) []float64 {
 	if N == 0 {
 		return dst
 	}
-	m := k % N
-	if m < 0 {
-		m += N
-	}
+	m := (k%N + N) % N // in [0, N) for negative k too
 	if &dst[0] == &r[0] {
 		// In place: a left rotation by m is three reversals.
 		slices.Reverse(dst[:m])

@@ -112,6 +112,9 @@ func TestPearsonProperties(t *testing.T) {
 		{[]float64{0, 1}, []float64{3, 5}, 1},
 		{[]float64{0, 1}, []float64{5, 3}, -1},
 		{[]float64{2, -1}, []float64{5, 3}, 1},
+		{[]float64{-3, 1}, []float64{5, 3}, -1}, // x1 + x0 < 0 < x1 - x0
+		{[]float64{-3, 1}, []float64{-5, 3}, 1},
+		{[]float64{1, -3}, []float64{-5, 3}, -1},
 	} {
 		if r, ok := Pearson(c.x, c.y); !ok || r != c.r {
 			t.Errorf("Pearson(%v, %v) = %v, %v; want %v", c.x, c.y, r, ok, c.r)

@@ -227,6 +227,10 @@ func TestPredictiveErrors(t *testing.T) {
 	if _, err := Predictive([]float64{0.5, 0.50009, 0.49991, 0.5}, 2, []int{0, 1}); err != nil {
 		t.Errorf("sums within 1e-4: %v", err)
 	}
+	// One class: every row is (1), a certain and correct prediction.
+	if q, err := Predictive([]float64{1, 1, 1}, 1, []int{0, 0, 0}); err != nil || q != (PredictiveQuality{N: 3, Accuracy: 1}) {
+		t.Errorf("one class: %+v, %v", q, err)
+	}
 	expectPanic(t, "classes 0", func() { Predictive(nil, 0, nil) })
 	expectPanic(t, "lengths", func() { Predictive(good, 2, []int{0}) })
 }
