@@ -24,9 +24,9 @@ import (
 // matched bit for bit). For two points, r = sign(x1 - x0) sign(y1 - y0),
 // as scipy has it. ok is false, and r = 0, when r is undefined: fewer
 // than two points, a constant x or y (every value equal to the first, the
-// test scipy makes before it returns NaN), or a NaN or infinite value.
-// The sums of squares must not overflow (|x|, |y| < 1e150). Pearson panics
-// if the lengths differ. It allocates nothing.
+// test scipy makes before it returns NaN), a NaN or infinite value, or a
+// sum of squares that overflows (deviations beyond ~1e150). Pearson
+// panics if the lengths differ. It allocates nothing.
 func Pearson(x, y []float64) (r float64, ok bool) {
 	if len(x) != len(y) {
 		panic(fmt.Sprintf("eval: Pearson: len(x) = %d, len(y) = %d", len(x), len(y)))
@@ -57,9 +57,10 @@ func Pearson(x, y []float64) (r float64, ok bool) {
 		sy.add(dy * dy)
 	}
 	nx, ny := math.Sqrt(sx.sum()), math.Sqrt(sy.sum())
-	if nx == 0 || ny == 0 {
+	if !(nx > 0 && nx <= math.MaxFloat64 && ny > 0 && ny <= math.MaxFloat64) {
 		// Not constant, yet every deviation from the rounded mean
-		// squares to 0 (values within ~1e-162 of each other).
+		// squares to 0 (values within ~1e-162 of each other), or the
+		// squares overflow (Inf, or NaN from the compensation term).
 		return 0, false
 	}
 	var dot ksum
@@ -72,7 +73,8 @@ func Pearson(x, y []float64) (r float64, ok bool) {
 
 // ksum is a Neumaier (improved Kahan-Babuska) compensated sum: the
 // rounding error of every addition is kept in c, so the error of the sum
-// does not grow with the number of terms.
+// is about one rounding of the result, growing with the number of terms
+// only at second order (n eps^2).
 type ksum struct{ s, c float64 }
 
 func (k *ksum) add(x float64) {
