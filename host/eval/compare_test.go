@@ -112,6 +112,9 @@ func TestPearsonProperties(t *testing.T) {
 		{[]float64{0, 1}, []float64{3, 5}, 1},
 		{[]float64{0, 1}, []float64{5, 3}, -1},
 		{[]float64{2, -1}, []float64{5, 3}, 1},
+		{[]float64{-3, 1}, []float64{5, 3}, -1}, // x1 + x0 < 0 < x1 - x0
+		{[]float64{-3, 1}, []float64{-5, 3}, 1},
+		{[]float64{1, -3}, []float64{-5, 3}, -1},
 	} {
 		if r, ok := Pearson(c.x, c.y); !ok || r != c.r {
 			t.Errorf("Pearson(%v, %v) = %v, %v; want %v", c.x, c.y, r, ok, c.r)
@@ -136,6 +139,13 @@ func TestPearsonProperties(t *testing.T) {
 	tiny := math.SmallestNonzeroFloat64
 	if r, ok := Pearson([]float64{0, tiny, 0}, []float64{1, 2, 3}); ok || r != 0 {
 		t.Errorf("Pearson of subnormal deviations = %v, %v; want 0, false", r, ok)
+	}
+	// Squares that overflow: undefined, not a silent 0.
+	if r, ok := Pearson([]float64{1e200, -1e200, 0}, []float64{1, 2, 4}); ok || r != 0 {
+		t.Errorf("Pearson with overflowing squares = %v, %v; want 0, false", r, ok)
+	}
+	if r, ok := Pearson([]float64{1, 2, 4}, []float64{1e200, -1e200, 0}); ok || r != 0 {
+		t.Errorf("Pearson with overflowing squares in y = %v, %v; want 0, false", r, ok)
 	}
 	expectPanic(t, "Pearson lengths", func() { Pearson([]float64{1, 2}, []float64{1, 2, 3}) })
 }
@@ -244,8 +254,9 @@ func w1Quantile(u, v []float64) float64 {
 func TestW1UnequalSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for trial := range 500 {
-		u := make([]float64, 1+rng.IntN(12))
-		v := make([]float64, 1+rng.IntN(12))
+		size := []int{12, 12, 70}[trial%3] // above 32: slices.Sort
+		u := make([]float64, 1+rng.IntN(size))
+		v := make([]float64, 1+rng.IntN(size))
 		for _, s := range [][]float64{u, v} {
 			for i := range s {
 				s[i] = rng.NormFloat64()

@@ -155,18 +155,17 @@ func LOOMinMaxCoverage(draws [][]float64) (covered, total int) {
 		nan := false
 		for _, d := range draws {
 			v := d[n]
-			switch {
-			case v != v:
+			if v != v {
 				nan = true
-			case v < lo:
+			}
+			if v < lo {
 				lo, nlo = v, 1
-			case v == lo:
+			} else if v == lo {
 				nlo++
 			}
-			switch {
-			case v > hi:
+			if v > hi {
 				hi, nhi = v, 1
-			case v == hi:
+			} else if v == hi {
 				nhi++
 			}
 		}

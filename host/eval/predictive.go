@@ -62,21 +62,13 @@ func MeanProbs(dst []float64, draws [][]float64) []float64 {
 }
 
 // eceEdge returns the ith bin edge of the ECE, numpy.linspace(0, 1, 16)'s
-// value: i * (1/15) for i < 15, and 1.
-func eceEdge(i int) float64 {
-	if i >= ECEBins {
-		return 1
-	}
-	return float64(i) * (1.0 / ECEBins)
-}
+// value i * (1/15); the last, 15 * (1/15), rounds to 1 exactly.
+func eceEdge(i int) float64 { return float64(i) * (1.0 / ECEBins) }
 
 // eceBin returns the bin b of a confidence c, e_b < c <= e_{b+1} with the
 // edges of eceEdge; c <= 0 goes to bin 0 and c > 1 to the last bin.
 func eceBin(c float64) int {
-	b := min(max(int(c*ECEBins), 0), ECEBins-1)
-	for b > 0 && c <= eceEdge(b) {
-		b--
-	}
+	b := 0
 	for b < ECEBins-1 && c > eceEdge(b+1) {
 		b++
 	}

@@ -5,10 +5,10 @@ package eval
 // (eta, delta).
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/uaxai/uaxai/plugins/summary/quantile"
 )
@@ -77,10 +77,11 @@ type SetMatch struct {
 // the rule of the summary.agreement plugin (agreement.Agreement), with
 // ceil(eta S) = quantile.Rank(eta, S) computed exactly from the decimal
 // eta; a NaN draw never exceeds delta. Each set is scored as SetScore.
-// Since count[n] >= k iff the kth largest draw at n exceeds delta (k >= 1;
-// k = 0 takes every n), each coordinate's draws are sorted once and each
-// eta sorts the N kth-largest values, so a grid costs
-// O(N S log S + len(etas) (N log N + len(deltas) log N)).
+// Since count[n] >= k iff the kth largest draw v_k[n] exceeds delta
+// (k >= 1; k = 0 takes every n), each coordinate's draws are sorted once,
+// the deltas once, and for each eta a binary search places every v_k[n]
+// among the deltas, so a grid costs
+// O(N S log S + len(etas) N log len(deltas)).
 //
 // dst is nil (allocated) or of length len(etas) len(deltas); it is
 // returned. ok is false when the mask is empty: then no set is scored and
@@ -135,39 +136,48 @@ func AgreementGrid(dst []SetMatch, r [][]float64, mask []bool, etas, deltas []fl
 		for s, row := range r {
 			col[s] = row[n]
 		}
-		slices.Sort(col)
+		if !sortNoNaN(col) {
+			slices.Sort(col) // NaN first
+		}
 	}
-	all := make([]float64, N) // kth largest at every n, ascending
-	in := make([]float64, L)  // the same over the mask
+	// The deltas in ascending order (order[q] is the index in deltas of
+	// the qth smallest), and per eta the histograms of the number of
+	// deltas below each coordinate's kth largest draw.
+	D := len(deltas)
+	order := make([]int, D)
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(deltas[a], deltas[b]) })
+	sorted := make([]float64, D)
+	for q, j := range order {
+		sorted[q] = deltas[j]
+	}
+	histAll := make([]int, D+1)
+	histIn := make([]int, D+1)
 	for i, eta := range etas {
 		k := quantile.Rank(eta, S)
-		if k == 0 {
-			// Every coordinate is in E.
-			for j := range deltas {
-				m := &dst[i*len(deltas)+j]
-				m.Size, m.Hits = N, L
-				m.Precision, m.Recall, m.F1, _ = setScore(N, L, L)
-			}
-			continue
-		}
-		li := 0
+		clear(histAll)
+		clear(histIn)
 		for n := range N {
-			v := cols[n*S+S-k]
-			if v != v {
-				v = math.Inf(-1) // a NaN never exceeds delta
+			// q deltas are below v: n is in E[eta, delta] for those q
+			// (v > delta), and for every delta when k = 0.
+			q := D
+			if k > 0 {
+				q = below(sorted, cols[n*S+S-k])
 			}
-			all[n] = v
+			histAll[q]++
 			if mask[n] {
-				in[li] = v
-				li++
+				histIn[q]++
 			}
 		}
-		slices.Sort(all)
-		slices.Sort(in)
-		for j, delta := range deltas {
-			size := above(all, delta)
-			hits := above(in, delta)
-			m := &dst[i*len(deltas)+j]
+		// The qth smallest delta's set holds the n with more than q
+		// deltas below their v: suffix sums from the top.
+		size, hits := 0, 0
+		for q := D - 1; q >= 0; q-- {
+			size += histAll[q+1]
+			hits += histIn[q+1]
+			m := &dst[i*D+order[q]]
 			m.Size, m.Hits = size, hits
 			m.Precision, m.Recall, m.F1, _ = setScore(size, L, hits)
 		}
@@ -175,7 +185,17 @@ func AgreementGrid(dst []SetMatch, r [][]float64, mask []bool, etas, deltas []fl
 	return dst, true
 }
 
-// above returns #{i : x[i] > t} for ascending x without NaN.
-func above(x []float64, t float64) int {
-	return len(x) - sort.Search(len(x), func(i int) bool { return x[i] > t })
+// below returns #{q : sorted[q] < v} for ascending sorted without NaN, 0
+// for v NaN: a binary search.
+func below(sorted []float64, v float64) int {
+	lo, hi := 0, len(sorted) // sorted[:lo] < v, sorted[hi:] not
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if sorted[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }

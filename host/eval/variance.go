@@ -18,7 +18,8 @@ import "fmt"
 // rounding here: total is computed on its own from the T K values, not
 // as the sum. All three are >= 0. The split is informative for T >= 2
 // and K >= 2; with T = 1 the model term is 0, with K = 1 the explainer
-// term. A NaN map value gives NaN at its coordinate.
+// term, and a model draw whose K maps agree at n adds exactly 0 to
+// explainer[n]. A NaN map value gives NaN at its coordinate.
 //
 // total, model and explainer are nil (allocated) or of length N, and are
 // returned. TotalVariance panics if T = 0, K = 0, the model draws have
@@ -56,21 +57,26 @@ func TotalVariance(total, model, explainer []float64, maps [][][]float64) ([]flo
 	}
 	fT, fK := float64(T), float64(K)
 	for n := range N {
-		// mu: the grand mean, equal to the mean of the mu_t.
-		var mu float64
+		// Means are taken of the deviations from a value of the sample
+		// (shifted data): accurate for maps on a large offset, and exact
+		// when the values agree, so that a deterministic explainer gives
+		// explainer = 0 exactly.
+		x0 := maps[0][0][n]
+		var mu float64 // the grand mean, equal to the mean of the mu_t
 		for _, seeds := range maps {
 			for _, m := range seeds {
-				mu += m[n]
+				mu += m[n] - x0
 			}
 		}
-		mu /= fT * fK
+		mu = x0 + mu/(fT*fK)
 		var mod, expl, tot float64
 		for _, seeds := range maps {
+			xt := seeds[0][n]
 			var mt float64
 			for _, m := range seeds {
-				mt += m[n]
+				mt += m[n] - xt
 			}
-			mt /= fK
+			mt = xt + mt/fK
 			var within float64
 			for _, m := range seeds {
 				d := m[n] - mt
