@@ -222,7 +222,6 @@ func (a *Analyser) absMaps(m [][]float64) [][]float64 {
 	return out
 }
 
-
 // record computes what the recipe asks of record j of the batch.
 func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 	an := a.s.Analysis

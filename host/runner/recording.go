@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
-	"github.com/uaxai/uaxai/host/record"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/record"
 	"github.com/uaxai/uaxai/sdk"
 )
 
