@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -17,6 +19,8 @@ import (
 type headlineRow struct {
 	Label     string `json:"label"`
 	Posterior string `json:"posterior"`
+	Explainer string `json:"explainer_label"`
+	Summary   string `json:"summary_label"`
 	Scores    struct {
 		Classes []struct {
 			Class int `json:"class"`
@@ -40,6 +44,7 @@ type headlineRun struct {
 	Rows     []headlineRow `json:"rows"`
 	Analysis struct {
 		Paired []struct {
+			Summary    string `json:"summary"`
 			Difference struct {
 				Mean float64 `json:"mean"`
 				Lo   float64 `json:"lo"`
@@ -58,6 +63,39 @@ func (r headlineRow) disc7() string {
 		}
 	}
 	return "n/a"
+}
+
+func (r headlineRow) disc7mean() string {
+	for _, g := range r.Scores.Groups {
+		if g.Name == "disc-7" && g.IoU.N > 0 {
+			return fmt.Sprintf("%.4f", g.IoU.Mean)
+		}
+	}
+	return "n/a"
+}
+
+// spread is "lo to hi" of the rows' values (compared as the decimals
+// they print as).
+func spread(rows []*headlineRow, f func(r *headlineRow) string) string {
+	lo, hi := f(rows[0]), f(rows[0])
+	for _, r := range rows[1:] {
+		v := f(r)
+		if num(v) < num(lo) {
+			lo = v
+		}
+		if num(v) > num(hi) {
+			hi = v
+		}
+	}
+	return lo + " to " + hi
+}
+
+func num(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }
 
 func (r headlineRow) class(c int) string {
@@ -82,6 +120,7 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 	swell, _ := data.ClassByName("swell")
 	sag, _ := data.ClassByName("sag")
 	var rest []PaperPart
+	var gains, losses, nulls []string
 	for _, p := range po.Parts {
 		base := strings.TrimSuffix(filepath.Base(p.Recipe), ".toml")
 		if !isHeadline(p.Recipe) && base != "bnn_results" {
@@ -99,35 +138,71 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 		if err := json.Unmarshal(raw, &run); err != nil {
 			return fmt.Errorf("%s: results.json: %w", p.Dir, err)
 		}
-		var det, ens *headlineRow
-		for i := range run.Rows {
-			switch paper.Method(run.Rows[i].Posterior) {
-			case "deterministic":
-				if det == nil {
-					det = &run.Rows[i]
-				}
-			case "ensemble":
-				ens = &run.Rows[i]
-			}
-		}
 		if isHeadline(p.Recipe) {
 			rest = append(rest, p)
 		}
-		if det == nil || ens == nil {
-			continue
+		summaries := map[string]bool{}
+		for _, r := range run.Rows {
+			summaries[r.Summary] = true
 		}
-		diff, up := "n/a", "n/a"
-		if len(run.Analysis.Paired) > 0 {
-			d := run.Analysis.Paired[0]
-			diff = fmt.Sprintf("%+.4f (%+.4f to %+.4f)", d.Difference.Mean, d.Difference.Lo, d.Difference.Hi)
-			up = fmt.Sprintf("%d of %d", d.Up, d.Difference.N)
+		for i := range run.Rows {
+			ens := &run.Rows[i]
+			if paper.Method(ens.Posterior) != "ensemble" {
+				continue
+			}
+			var dets []*headlineRow
+			for j := range run.Rows {
+				d := &run.Rows[j]
+				if paper.Method(d.Posterior) == "deterministic" && d.Explainer == ens.Explainer && d.Summary == ens.Summary {
+					dets = append(dets, d)
+				}
+			}
+			if len(dets) == 0 {
+				continue
+			}
+			det := dets[0]
+			detD7, detSwell, detSag := det.disc7(), det.class(swell), det.class(sag)
+			if len(dets) > 1 { // several networks alone (the members): their range
+				detD7 = spread(dets, func(r *headlineRow) string { return r.disc7mean() }) + fmt.Sprintf(" (%d networks)", len(dets))
+				detSwell = spread(dets, func(r *headlineRow) string { return r.class(swell) })
+				detSag = spread(dets, func(r *headlineRow) string { return r.class(sag) })
+			}
+			name := base
+			if len(summaries) > 1 {
+				name += " (" + ens.Summary + ")"
+			}
+			diff, up := "n/a", "n/a"
+			for _, d := range run.Analysis.Paired {
+				if d.Summary != ens.Summary {
+					continue
+				}
+				diff = fmt.Sprintf("%+.4f (%+.4f to %+.4f)", d.Difference.Mean, d.Difference.Lo, d.Difference.Hi)
+				up = fmt.Sprintf("%d of %d", d.Up, d.Difference.N)
+				switch {
+				case d.Difference.Lo > 0:
+					gains = append(gains, name)
+				case d.Difference.Hi < 0:
+					losses = append(losses, name)
+				default:
+					nulls = append(nulls, name)
+				}
+			}
+			t.Rows = append(t.Rows, []string{name, detD7, ens.disc7(), diff, up, detSwell + " → " + ens.class(swell), detSag + " → " + ens.class(sag)})
 		}
-		t.Rows = append(t.Rows, []string{base, det.disc7(), ens.disc7(), diff, up, det.class(swell) + " → " + ens.class(swell), det.class(sag) + " → " + ens.class(sag)})
 	}
 	t.Rows = append(t.Rows, []string{"the paper", "0.2565 ± 0.0082", "0.2985 ± 0.0092", "+0.042 (+0.035 to +0.049)", "5 of 5", "0.618 → 0.773", "0.291 → 0.364"})
 	if err := t.Render(b, true); err != nil {
 		return err
 	}
+	say := func(what string, names []string) {
+		if len(names) > 0 {
+			fmt.Fprintf(b, "- %s: %s.\n", what, strings.Join(names, ", "))
+		}
+	}
+	b.WriteString("\nWhere the 95% t-interval of the paired difference lies:\n\n")
+	say("above 0 (the ensemble gains, as in the paper)", gains)
+	say("below 0 (the ensemble loses)", losses)
+	say("across 0 (no difference shown)", nulls)
 	for _, p := range rest {
 		fmt.Fprintf(b, "\n### %s\n\n", p.Name)
 		if doc := recipeDoc(p.Recipe); doc != "" {
