@@ -140,6 +140,9 @@ func TestPearsonProperties(t *testing.T) {
 	if r, ok := Pearson([]float64{0, tiny, 0}, []float64{1, 2, 3}); ok || r != 0 {
 		t.Errorf("Pearson of subnormal deviations = %v, %v; want 0, false", r, ok)
 	}
+	if r, ok := Pearson([]float64{1, 2, 3}, []float64{0, tiny, 0}); ok || r != 0 {
+		t.Errorf("Pearson of subnormal deviations in y = %v, %v; want 0, false", r, ok)
+	}
 	// Squares that overflow: undefined, not a silent 0.
 	if r, ok := Pearson([]float64{1e200, -1e200, 0}, []float64{1, 2, 4}); ok || r != 0 {
 		t.Errorf("Pearson with overflowing squares = %v, %v; want 0, false", r, ok)
