@@ -124,3 +124,31 @@ func TestLoadError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Boundaries of the names (mutants that lived).
+func TestNameBoundaries(t *testing.T) {
+	for in, want := range map[string]string{"q25": "q25", "q99": "q99", "q01": "q01", "q00": "", "1%": "q01", "99%": "q99", "0%": "", "100%": "", "25 % quantile": "q25"} {
+		if got := Method(in); got != want {
+			t.Errorf("Method(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for a, want := range map[float64]string{0.01: "q01", 0.99: "q99", 0.05 + 5e-12: "q05", 0.05 + 5e-10: "", 0.004: "", 0.996: ""} {
+		if got := QuantileKey(a); got != want {
+			t.Errorf("QuantileKey(%v) = %q, want %q", a, got, want)
+		}
+	}
+	// norm keeps a-z, 0-9, '+', '-', '.', and what is not ASCII.
+	if got := norm("Az09+-.é/:@[`{~_ "); got != "az09+-.é" {
+		t.Errorf("norm = %q", got)
+	}
+	bnn, _ := Lookup("tab:bnn_results")
+	if _, ok := bnn.Cell([]string{"Deep ensemble"}, "No such column"); ok {
+		t.Error("an unknown column matched")
+	}
+	if _, _, err := parse("== a\nh | i\n== a\n"); err == nil || !strings.Contains(err.Error(), "line 3: table a twice") {
+		t.Errorf("a table twice: %v", err)
+	}
+	if _, _, err := parse("# c\nr | 1\n"); err == nil || !strings.Contains(err.Error(), "line 2: a row before") {
+		t.Errorf("a row before a table: %v", err)
+	}
+}
