@@ -1,0 +1,266 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk/nn/safetensors"
+)
+
+// macroOf is the aggregate of groupStat, computed here from the batches:
+// per split, the mean over each class's records of f, the mean over the
+// classes, then mean and sd over the splits.
+func macroOf(w world, classes []int, f func(b *engine.Batch) (float64, bool)) eval.Stat {
+	var macros []float64
+	for si := range 2 {
+		sum, cnt := map[int]float64{}, map[int]int{}
+		for _, b := range w.batches {
+			if b.Split != si {
+				continue
+			}
+			if v, ok := f(b); ok {
+				sum[b.Labels[0]] += v
+				cnt[b.Labels[0]]++
+			}
+		}
+		m, k := 0.0, 0
+		for _, c := range classes {
+			if cnt[c] > 0 {
+				m += sum[c] / float64(cnt[c])
+				k++
+			}
+		}
+		macros = append(macros, m/float64(k))
+	}
+	return eval.StatOf(macros)
+}
+
+func TestAgreementBoundAndTotalVariance(t *testing.T) {
+	an := recipe.Analysis{Agreement: &recipe.Agreement{Etas: []float64{0.5, 1}, Deltas: []float64{0.3, 0.9}}, Bound: &recipe.Bound{Delta: 0.1}, TotalVariance: &recipe.TotalVariance{Repeats: 3}}
+	w := newWorld(t, an, 9, 4, nil)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for _, b := range w.batches { // three explainer seeds a draw: the draw's map plus noise
+		rep := make([][][]float64, 4)
+		for s := range rep {
+			rep[s] = [][]float64{b.Maps[0][s]}
+			for range 2 {
+				m := make([]float64, N)
+				for n := range m {
+					m[n] = b.Maps[0][s][n] + 0.1*rnd.NormFloat64()
+				}
+				rep[s] = append(rep[s], m)
+			}
+		}
+		b.Repeats = [][][][]float64{rep}
+	}
+	rep := w.run(t, identity(len(w.batches)))
+	rows := rep.JSON["agreement"].([]agreeJSON)
+	if len(rows) != 2*2*2 {
+		t.Fatalf("%d agreement rows, want 2 scopes x 2 etas x 2 deltas", len(rows))
+	}
+	for i, r := range rows {
+		classes := w.setup.Groups[map[string]string{"all-15": "all", "disc-7": "disc-7"}[r.Scope]]
+		cell := (i % 4)
+		want := macroOf(w, classes, func(b *engine.Batch) (float64, bool) {
+			g, ok := eval.AgreementGrid(nil, b.Maps[0], b.Masks[0], an.Agreement.Etas, an.Agreement.Deltas)
+			return g[cell].F1, ok
+		})
+		if math.Abs(r.F1.Mean-want.Mean) > 1e-15 || math.Abs(r.F1.SD-want.SD) > 1e-15 || r.Eta != an.Agreement.Etas[cell/2] || r.Delta != an.Agreement.Deltas[cell%2] {
+			t.Errorf("row %d (%s eta %v delta %v): F1 %+v, want %+v", i, r.Scope, r.Eta, r.Delta, r.F1.Stat, want)
+		}
+	}
+	// At delta 0.9 with eta 1 most sets are empty; they are counted.
+	if rows[3].Empty == 0 || rows[0].Empty != 0 {
+		t.Errorf("empty sets: %d at (1, 0.9), %d at (0.5, 0.3)", rows[3].Empty, rows[0].Empty)
+	}
+	var sc, st, mx float64
+	var tot, exp float64
+	for _, b := range w.batches {
+		cx, term := eval.MeanMapBound(b.Maps[0], 0.1)
+		sc, st, mx = sc+cx, st+term, math.Max(mx, term)
+		to, _, ex := eval.TotalVariance(nil, nil, nil, b.Repeats[0])
+		tot += meanOf(to)
+		exp += meanOf(ex)
+	}
+	n := float64(len(w.batches))
+	var bound struct {
+		Delta float64 `json:"delta"`
+		Rows  []struct {
+			Draws    int     `json:"draws"`
+			MeanCx   float64 `json:"mean_cx"`
+			MeanTerm float64 `json:"mean_term"`
+			MaxTerm  float64 `json:"max_term"`
+			Records  int     `json:"records"`
+		} `json:"rows"`
+	}
+	roundTrip(t, rep.JSON["bound"], &bound)
+	if b := bound.Rows; len(b) != 1 || math.Abs(b[0].MeanCx-sc/n) > 1e-15 || math.Abs(b[0].MeanTerm-st/n) > 1e-15 || b[0].MaxTerm != mx || b[0].Records != 18 || b[0].Draws != 4 || bound.Delta != 0.1 {
+		t.Errorf("bound %+v, want mean C_x %v, mean term %v, max %v", bound, sc/n, st/n, mx)
+	}
+	var tv []struct {
+		Total float64 `json:"total"`
+		Share float64 `json:"explainer_share"`
+		N     int     `json:"records"`
+	}
+	roundTrip(t, rep.JSON["total_variance"], &tv)
+	if len(tv) != 1 || math.Abs(tv[0].Total-tot/n) > 1e-15 || math.Abs(tv[0].Share-exp/tot) > 1e-12 || tv[0].N != 18 {
+		t.Errorf("total variance %+v, want total %v share %v", tv, tot/n, exp/tot)
+	}
+}
+
+func roundTrip(t *testing.T, v any, dst any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+// rowOf is a Results row whose disc-7 macro in split s is v[s] (every
+// class of the group scored v[s]).
+func rowOf(t *testing.T, post, sum string, v []float64) engine.Row {
+	t.Helper()
+	var scores []eval.Score
+	for s, x := range v {
+		for _, c := range []int{1, 2, 3, 4, 5, 8, 9} {
+			scores = append(scores, eval.Score{Split: s, Class: c, RMA: x, IoU: x, OK: true})
+		}
+	}
+	agg, err := eval.Aggregate(scores, []int{1, 2, 3, 4, 5, 8, 9}, map[string][]int{"disc-7": {1, 2, 3, 4, 5, 8, 9}}, len(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Row{Posterior: post, Explainer: "explainer.occlusion", ExplainerLabel: "Occlusion", Summary: "summary." + sum, SummaryLabel: sum, Agg: agg}
+}
+
+func TestPaired(t *testing.T) {
+	det := []float64{0.20, 0.22, 0.25, 0.21, 0.24}
+	ens := []float64{0.25, 0.26, 0.27, 0.24, 0.23}
+	res := &engine.Results{Rows: []engine.Row{
+		rowOf(t, "posterior.deterministic", "mean", det), rowOf(t, "posterior.ensemble", "mean", ens),
+		rowOf(t, "posterior.ensemble", "variance", ens), // no deterministic twin: not paired
+	}}
+	tb, js := Paired(res)
+	if len(js) != 1 || len(tb.Rows) != 1 {
+		t.Fatalf("%d pairs, want 1: %v", len(js), tb.Rows)
+	}
+	want, err := eval.PairedT(ens, det, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := js[0]["difference"].(eval.Interval); math.Abs(got.Mean-want.Mean) > 1e-15 || got.Lo != want.Lo || js[0]["splits_up"] != 4 {
+		t.Errorf("paired %+v, want %+v and 4 splits up", js[0], want)
+	}
+	if !strings.Contains(tb.Rows[0][1], "+0.0260") || tb.Rows[0][3] != "4 of 5" {
+		t.Errorf("row %v", tb.Rows[0])
+	}
+}
+
+func TestFiguresAndMaps(t *testing.T) {
+	an := recipe.Analysis{Figures: &recipe.Figures{Qualitative: []string{"sag", "Interruption"}, PerClass: true}, Output: recipe.Output{Maps: true}}
+	w := newWorld(t, an, 7, 3, nil)
+	w.setup.Summaries = []string{"Mean", "Band"}
+	for _, b := range w.batches {
+		b.Summaries = [][][]float64{{eval.Abs(nil, b.Maps[0][0])}, nil} // a map summary and a set or band one
+		if b.Split == 0 && b.Records[0] == 0 {
+			b.Preds[0] = 2 // record 0 (sag) is misclassified: the figure takes the next sag
+		}
+	}
+	a := New(w.setup)
+	for _, i := range identity(len(w.batches)) {
+		if err := a.Batch(w.batches[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := &engine.Results{Rows: []engine.Row{rowOf(t, "posterior.ensemble", "mean", []float64{0.3, 0.4})}}
+	rep, err := a.Finish(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, f := range rep.Files {
+		files[f.Name] = f.Data
+	}
+	for _, name := range []string{"figures/qual-01-p_e-sag.png", "figures/qual-01-p_e-interruption.png", "figures/perclass-iou.png"} {
+		b, ok := files[name]
+		if !ok {
+			t.Errorf("no %s among %d files", name, len(files))
+			continue
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The sag panel is record 3 of split 0: labels cycle 1, 2, 3 and record 0 is wrong.
+	if p := a.pairs[[2]string{"P", "E"}].recs[0][3].figure; p == nil || !strings.Contains(p.Title, "record 3") || p.Labels.Class != "sag" {
+		t.Errorf("sag panel %+v", p)
+	}
+	f, err := safetensors.Decode(files["maps/01-p_e.safetensors"], "maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.Get("maps")
+	rec, _ := f.Get("record")
+	split, _ := f.Get("split")
+	if len(m.Shape) != 3 || m.Shape[0] != 14 || m.Shape[1] != 3 || m.Shape[2] != N {
+		t.Fatalf("maps shape %v", m.Shape)
+	}
+	// Record i of the file is (split i/7, record i%7), its draws in order.
+	for i := range 14 {
+		b := w.batches[i]
+		if int(split.Data[i]) != b.Split || int(rec.Data[i]) != b.Records[0] {
+			t.Fatalf("file record %d: split %v record %v", i, split.Data[i], rec.Data[i])
+		}
+		for s := range 3 {
+			for n := range N {
+				if m.Data[(i*3+s)*N+n] != float32(b.Maps[0][s][n]) {
+					t.Fatalf("file record %d draw %d coordinate %d differs", i, s, n)
+				}
+			}
+		}
+	}
+	g, err := safetensors.Decode(files["maps/01-p_e_mean.safetensors"], "mean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm, _ := g.Get("map"); len(sm.Shape) != 2 || sm.Shape[0] != 14 || sm.Data[N+1] != float32(math.Abs(w.batches[1].Maps[0][0][1])) {
+		t.Errorf("summary file: shape %v", sm.Shape)
+	}
+	if _, ok := files["maps/01-p_e_band.safetensors"]; ok {
+		t.Error("a set or band summary got a map file")
+	}
+}
+
+// Unlabelled windows (a recording): a figure for each, up to
+// MaxAllFigures, and no measure that needs a mask.
+func TestUnlabelledWindows(t *testing.T) {
+	an := recipe.Analysis{Figures: &recipe.Figures{Qualitative: []string{"all"}}, Agreement: &recipe.Agreement{Etas: []float64{1}, Deltas: []float64{0}}}
+	w := newWorld(t, an, MaxAllFigures, 2, nil)
+	for _, b := range w.batches {
+		b.Labels[0], b.Masks[0] = -1, nil
+	}
+	rep := w.run(t, identity(len(w.batches)))
+	figs := 0
+	for _, f := range rep.Files {
+		if strings.HasPrefix(f.Name, "figures/qual-") {
+			figs++
+		}
+	}
+	if figs != MaxAllFigures {
+		t.Errorf("%d figures of %d windows, want %d", figs, len(w.batches), MaxAllFigures)
+	}
+	if rows := rep.JSON["agreement"].([]agreeJSON); len(rows) != 2 || rows[0].F1.N != 0 {
+		t.Errorf("agreement on unlabelled windows: %+v", rows)
+	}
+}
