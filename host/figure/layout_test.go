@@ -94,9 +94,15 @@ func TestBarsErrorBarCaps(t *testing.T) {
 	b.SD = [][]float64{{0, 0, 0, 0}, {0, 0, 0.1, 0}, {0, 0, 0, 0}}
 	_, img := renderBars(t, b)
 	_, m := barsMapper(t, b)
+	// Over the bar (y below 0.65) the line must be darker than the bar's
+	// grey fill (about 125 a channel); over white, half grey will do.
 	dark := func(pt image.Point) bool {
+		limit := 3 * 128
+		if pt.Y > m.at(0, 0.65).Y {
+			limit = 260
+		}
 		for dy := -1; dy <= 1; dy++ {
-			if c := rgba8(img.At(pt.X, pt.Y+dy)); c[0]+c[1]+c[2] < 3*128 {
+			if c := rgba8(img.At(pt.X, pt.Y+dy)); c[0]+c[1]+c[2] < limit {
 				return true
 			}
 		}
@@ -151,6 +157,21 @@ func TestBarsPaperLegend(t *testing.T) {
 	}
 	if n := diff(region(legend)); n == 0 {
 		t.Error("the legend is the same with paper values as without: no \"paper\" entry")
+	}
+	// The entry is there with paper values: more ink in the legend.
+	ink := func(img image.Image, r image.Rectangle) int {
+		n := 0
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if rgba8(img.At(x, y)) != [4]int{255, 255, 255, 255} {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if a, b := ink(plain, region(legend)), ink(withPaper, region(legend)); !(b > a) {
+		t.Errorf("legend ink %d with paper values, %d without: want more with", b, a)
 	}
 }
 
