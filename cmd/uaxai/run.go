@@ -89,12 +89,21 @@ func cmdPaper(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	out := fs.String("out", "runs", "root of the report directory paper-<time>/")
 	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE), shared by the recipes")
+	rewrite := fs.String("report", "", "write REPORT.md of an earlier paper directory again, from its run directories, and run nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("usage: uaxai paper [--quick] [--dir DIR] [--out DIR] [--workers N] [--cache DIR]")
+		return fmt.Errorf("usage: uaxai paper [--quick] [--dir DIR] [--out DIR] [--workers N] [--cache DIR] | uaxai paper --report PAPERDIR")
+	}
+	if *rewrite != "" {
+		po, err := runner.RewritePaperReport(*rewrite)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "report:", filepath.Join(po.Dir, "REPORT.md"))
+		return nil
 	}
 	if *dir == "" {
 		*dir = "recipes/paper"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -262,3 +263,55 @@ func writePaperReport(po *PaperOutcome, files []string, wall time.Duration, part
 
 // roundDur prints a wall time to a tenth of a second.
 func roundDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+
+// RewritePaperReport writes REPORT.md of a Paper directory again, from the
+// run directories it holds (each one's manifest.json: its recipe, status
+// and wall time, in the order they started), so that a report can be
+// redone with a newer uaxai, or after a part was rerun by hand. The total
+// wall time is then the sum of the parts'.
+func RewritePaperReport(dir string) (*PaperOutcome, error) {
+	mans, err := filepath.Glob(filepath.Join(dir, "*", "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	type part struct {
+		PaperPart
+		started string
+	}
+	var parts []part
+	for _, m := range mans {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			return nil, err
+		}
+		var man struct {
+			Recipe     string  `json:"recipe"`
+			RecipePath string  `json:"recipe_path"`
+			Started    string  `json:"started"`
+			Status     string  `json:"status"`
+			Error      string  `json:"error"`
+			Wall       float64 `json:"wall_s"`
+		}
+		if err := json.Unmarshal(b, &man); err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		p := part{PaperPart: PaperPart{Recipe: man.RecipePath, Name: man.Recipe, Dir: filepath.Dir(m), Wall: time.Duration(man.Wall * float64(time.Second))}, started: man.Started}
+		if man.Status != "complete" {
+			p.Err = fmt.Errorf("%s: %s", man.Status, man.Error)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("paper: no run directory with a manifest.json in %s", dir)
+	}
+	slices.SortStableFunc(parts, func(a, b part) int { return strings.Compare(a.started, b.started) })
+	po := &PaperOutcome{Dir: dir}
+	var files []string
+	var wall time.Duration
+	for _, p := range parts {
+		po.Parts = append(po.Parts, p.PaperPart)
+		files = append(files, p.Recipe)
+		wall += p.Wall
+	}
+	return po, writePaperReport(po, files, wall, false)
+}

@@ -82,6 +82,16 @@ func TestPaperQuick(t *testing.T) {
 	if strings.Contains(text, "Incomplete") {
 		t.Error("a finished run's report is marked incomplete")
 	}
+	// The report written again from the run directories alone has the same
+	// body (the wall times come from the manifests, so the head differs).
+	if _, err := RewritePaperReport(po.Dir); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(filepath.Join(po.Dir, "REPORT.md"))
+	body := func(s string) string { return s[strings.Index(s, "Each table below"):] }
+	if body(string(again)) != body(text) {
+		t.Error("RewritePaperReport gives another body than Paper")
+	}
 	// Every figure is referenced, and decodes.
 	figs := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`).FindAllStringSubmatch(text, -1)
 	if len(figs) < 4+3 {
