@@ -257,7 +257,7 @@ func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 			}
 		} else if S >= 3 {
 			cv, tot := eval.LOOMinMaxCoverage(maps)
-			rec.cal = []calResult{{covered: cv, total: tot, ref: float64(S-2) / float64(S)}}
+			rec.cal = []calResult{{covered: cv, total: tot}} // the reference, (S-2)/S, is the table's level
 			rec.loo = true
 		}
 	}

@@ -228,12 +228,28 @@ func TestCalibration(t *testing.T) {
 		if got, want := rows[li].Empirical, float64(cov)/float64(tot); got != want || rows[li].Records != 12 || rows[li].Band != "interpolated" {
 			t.Errorf("level %g: %+v, want empirical %v", beta, rows[li], want)
 		}
-		if !(rows[li].Reference > 0 && rows[li].Reference < 1) || rows[li].Difference != rows[li].Empirical-rows[li].Reference {
-			t.Errorf("level %g: reference %v difference %v", beta, rows[li].Reference, rows[li].Difference)
+		// The reference: each record's partitions keyed by (split, record).
+		ref := 0.0
+		for _, b := range w.batches {
+			ref += eval.PartitionReference(nil, nil, b.Maps[0], 4, beta, 3, w.setup.Seed, b.Split*100_000_000+b.Records[0])
+		}
+		ref /= float64(len(w.batches))
+		if math.Abs(rows[li].Reference-ref) > 1e-15 || rows[li].Difference != rows[li].Empirical-rows[li].Reference {
+			t.Errorf("level %g: reference %v (want %v), difference %v", beta, rows[li].Reference, ref, rows[li].Difference)
 		}
 	}
-	w = newWorld(t, recipe.Analysis{Calibration: c}, 6, 5, nil)
+	w = newWorld(t, recipe.Analysis{Calibration: c}, 6, 3, nil)
 	rows = w.run(t, identity(len(w.batches))).JSON["calibration"].([]calJSON)
+	if len(rows) != 1 || rows[0].Level != 1.0/3 || rows[0].Empirical != 1.0/3 {
+		t.Errorf("LOO rows of three draws %+v", rows)
+	}
+	w = newWorld(t, recipe.Analysis{Calibration: c}, 6, 5, nil)
+	rep = w.run(t, identity(len(w.batches)))
+	rows = rep.JSON["calibration"].([]calJSON)
+	// A LOO row of a posterior that is not the ensemble gets no paper values.
+	if tb := rep.Tables[0]; tb.Rows[0][5] != "n/a" {
+		t.Errorf("a posterior P is not the paper's ensemble: %v", tb.Rows[0])
+	}
 	// Continuous draws: each coordinate has one strict minimum and one
 	// strict maximum, so exactly S-2 of the S members are covered.
 	if len(rows) != 1 || rows[0].Band != "loo-min-max" || rows[0].Level != 0.6 || rows[0].Reference != 0.6 || rows[0].Empirical != 0.6 {

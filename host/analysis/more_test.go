@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
@@ -78,8 +80,15 @@ func TestAgreementBoundAndTotalVariance(t *testing.T) {
 		}
 	}
 	// At delta 0.9 with eta 1 most sets are empty; they are counted.
-	if rows[3].Empty == 0 || rows[0].Empty != 0 {
-		t.Errorf("empty sets: %d at (1, 0.9), %d at (0.5, 0.3)", rows[3].Empty, rows[0].Empty)
+	empty := 0
+	for _, b := range w.batches {
+		g, _ := eval.AgreementGrid(nil, b.Maps[0], b.Masks[0], an.Agreement.Etas, an.Agreement.Deltas)
+		if g[3].Size == 0 {
+			empty++
+		}
+	}
+	if rows[3].Empty != empty || empty == 0 || rows[0].Empty != 0 {
+		t.Errorf("empty sets: %d at (1, 0.9), want %d; %d at (0.5, 0.3)", rows[3].Empty, empty, rows[0].Empty)
 	}
 	var sc, st, mx float64
 	var tot, exp float64
@@ -87,8 +96,8 @@ func TestAgreementBoundAndTotalVariance(t *testing.T) {
 		cx, term := eval.MeanMapBound(b.Maps[0], 0.1)
 		sc, st, mx = sc+cx, st+term, math.Max(mx, term)
 		to, _, ex := eval.TotalVariance(nil, nil, nil, b.Repeats[0])
-		tot += meanOf(to)
-		exp += meanOf(ex)
+		tot += stat.Mean(to, nil)
+		exp += stat.Mean(ex, nil)
 	}
 	n := float64(len(w.batches))
 	var bound struct {
@@ -262,5 +271,51 @@ func TestUnlabelledWindows(t *testing.T) {
 	}
 	if rows := rep.JSON["agreement"].([]agreeJSON); len(rows) != 2 || rows[0].F1.N != 0 {
 		t.Errorf("agreement on unlabelled windows: %+v", rows)
+	}
+}
+
+// Records = "correct" leaves out the misclassified records; "all" keeps
+// them.
+func TestSensitivityRecords(t *testing.T) {
+	for _, which := range []string{"correct", "all"} {
+		s := sens("amplitude 1.05")
+		s.Records = which
+		w := newWorld(t, recipe.Analysis{Sensitivity: s}, 9, 3, func(m []float64, _ *rand.Rand) []float64 { return m })
+		for _, b := range w.batches[:5] {
+			b.Preds[0] = 0 // wrong
+		}
+		rows := w.run(t, identity(len(w.batches))).JSON["sensitivity"].(map[string]any)["rows"].([]sensJSON)
+		want := 18
+		if which == "correct" {
+			want = 13
+		}
+		if rows[0].W1.Records != want {
+			t.Errorf("records = %q: %d records, want %d", which, rows[0].W1.Records, want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct {
+		d    string
+		want string
+	}{{"noise 30", "Noise 30 dB"}, {"amplitude 0.95", "Amplitude x 0.95"}, {"shift 4", "Shift +4 samples"}, {"shift -4", "Shift -4 samples"}} {
+		d, _ := recipe.ParseDistortion(c.d)
+		if got := DistortionName(d); got != c.want {
+			t.Errorf("%s: %q, want %q", c.d, got, c.want)
+		}
+	}
+	if pm3(eval.Stat{}) != "n/a" || signed3(eval.Stat{}) != "n/a" || signed3(eval.Stat{Mean: 0.01, N: 2}) != "+0.010 ± 0.000" {
+		t.Error("pm3, signed3")
+	}
+	a := New(Setup{Explainers: []string{"E1", "E2"}})
+	if got := a.pairLabel(&pair{post: "P", exp: "E2"}); got != "P / E2" {
+		t.Errorf("pair label %q", got)
+	}
+	if got := New(Setup{Explainers: []string{"E1"}}).pairLabel(&pair{post: "P", exp: "E1"}); got != "P" {
+		t.Errorf("pair label %q", got)
+	}
+	if !wantsFigure([]string{"Imp. trans."}, 4) || !wantsFigure([]string{"sag"}, 1) || wantsFigure([]string{"sag"}, 2) {
+		t.Error("wantsFigure")
 	}
 }

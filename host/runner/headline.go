@@ -203,6 +203,14 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 	say("above 0 (the ensemble gains, as in the paper)", gains)
 	say("below 0 (the ensemble loses)", losses)
 	say("across 0 (no difference shown)", nulls)
+	// The reading of these numbers, written by the project beside the
+	// recipes (headline/FINDINGS.md), if there is one.
+	for _, p := range rest {
+		if f, err := os.ReadFile(filepath.Join(filepath.Dir(p.Recipe), "FINDINGS.md")); err == nil {
+			b.WriteString("\n" + strings.TrimSpace(demote(string(f))) + "\n")
+			break
+		}
+	}
 	for _, p := range rest {
 		fmt.Fprintf(b, "\n### %s\n\n", p.Name)
 		if doc := recipeDoc(p.Recipe); doc != "" {
@@ -219,4 +227,16 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 		}
 	}
 	return nil
+}
+
+// demote moves every Markdown heading of s two levels down, so that a
+// document's "#" becomes REPORT.md's "###".
+func demote(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") {
+			lines[i] = "##" + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
