@@ -59,7 +59,7 @@ func WriteCSV(dir string, s Split) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	type file = atomicfile.Named
+	type file atomicfile.Named // a local type: its literals need no keys
 	files := []file{
 		{WaveformsFile, func(w *bufio.Writer) error { return writeRows(w, s, func(r *Record) []float64 { return r.X }) }},
 		{LabelsFile, func(w *bufio.Writer) error {
@@ -102,7 +102,11 @@ func WriteCSV(dir string, s Split) (err error) {
 	}
 	files = append(files, file{ParamsFile, func(w *bufio.Writer) error { return writeParams(w, s) }})
 
-	if err := atomicfile.WriteSet(dir, files); err != nil {
+	set := make([]atomicfile.Named, len(files))
+	for i, f := range files {
+		set[i] = atomicfile.Named(f)
+	}
+	if err := atomicfile.WriteSet(dir, set); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
 	for _, stale := range []struct {

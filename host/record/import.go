@@ -323,7 +323,7 @@ func WriteDir(dir string, imp *Imported) (err error) {
 	}
 	rec := imp.Recording
 	kept := imp.Kept()
-	type file = atomicfile.Named
+	type file atomicfile.Named // a local type: its literals need no keys
 	files := []file{
 		{data.WaveformsFile, func(w *bufio.Writer) error {
 			var b []byte
@@ -405,7 +405,11 @@ func WriteDir(dir string, imp *Imported) (err error) {
 			return nil
 		}})
 	}
-	if err := atomicfile.WriteSet(dir, files); err != nil {
+	set := make([]atomicfile.Named, len(files))
+	for i, f := range files {
+		set[i] = atomicfile.Named(f)
+	}
+	if err := atomicfile.WriteSet(dir, set); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	if !imp.Labeled {
