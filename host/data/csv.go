@@ -166,19 +166,25 @@ func checkSplit(s Split) (n int, hasD, hasE bool, err error) {
 func writeRows(w *bufio.Writer, s Split, row func(*Record) []float64) error {
 	var b []byte
 	for i := range s.Records {
-		b = b[:0]
-		for j, v := range row(&s.Records[i]) {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
-		}
-		b = append(b, '\n')
+		b = AppendRow(b[:0], row(&s.Records[i]))
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// AppendRow appends row to b as one line of waveforms.csv: the values in
+// the shortest decimals that read back to the same float64, separated by
+// commas, and a newline.
+func AppendRow(b []byte, row []float64) []byte {
+	for j, v := range row {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, '\n')
 }
 
 func writeParams(w *bufio.Writer, s Split) error {

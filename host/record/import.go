@@ -328,14 +328,7 @@ func WriteDir(dir string, imp *Imported) (err error) {
 		{data.WaveformsFile, func(w *bufio.Writer) error {
 			var b []byte
 			for _, x := range kept {
-				b = b[:0]
-				for j, v := range x {
-					if j > 0 {
-						b = append(b, ',')
-					}
-					b = strconv.AppendFloat(b, v, 'g', -1, 64)
-				}
-				b = append(b, '\n')
+				b = data.AppendRow(b[:0], x)
 				if _, err := w.Write(b); err != nil {
 					return err
 				}
