@@ -319,3 +319,51 @@ func TestNames(t *testing.T) {
 		t.Error("wantsFigure")
 	}
 }
+
+// newPanel: one draw has no spread (variance and CV 0, not an error); the
+// class of label 0 is "normal", of -1 none; a wave longer than the maps is
+// cut to them.
+func TestNewPanel(t *testing.T) {
+	b := &engine.Batch{Posterior: engine.Step{Label: "P"}, Explainer: engine.Step{Label: "E"}, SplitName: "s", Records: []int{4},
+		Labels: []int{0}, Preds: []int{1}, Probs: [][]float64{{0.3, 0.7}}, X: [][]float32{make([]float32, 12)}, Masks: [][]bool{make([]bool, 10)}}
+	one := [][]float64{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	p := newPanel(b, 0, one)
+	if p.Labels.Class != "normal" || p.Labels.Predicted != "sag" || p.Labels.Prob != 0.7 || len(p.Wave) != 10 {
+		t.Errorf("panel labels %+v, wave %d", p.Labels, len(p.Wave))
+	}
+	for n := range p.Variance {
+		if p.Variance[n] != 0 || p.CV[n] != 0 || p.Mean[n] != one[0][n] || p.Q05[n] != one[0][n] {
+			t.Fatalf("one draw: variance %v CV %v mean %v", p.Variance, p.CV, p.Mean)
+		}
+	}
+	two := [][]float64{{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {3, 3, 3, 3, 3, 3, 3, 3, 3, 3}}
+	b.Labels[0] = -1
+	p = newPanel(b, 0, two)
+	if p.Labels.Class != "" || p.Variance[0] != 2 || p.Q05[0] != 1 || p.Q95[0] != 3 {
+		t.Errorf("two draws: class %q variance %v q05 %v q95 %v", p.Labels.Class, p.Variance[0], p.Q05[0], p.Q95[0])
+	}
+}
+
+// The per-class bars carry the paper's values only when a per-class table
+// is named, and a class without a score is drawn at 0.
+func TestPerClassBars(t *testing.T) {
+	row := rowOf(t, "posterior.ensemble", "mean", []float64{0.3, 0.4})
+	res := &engine.Results{Rows: []engine.Row{row}}
+	b, err := perClassBars(res, "")
+	if err != nil || b.Paper != nil || len(b.Classes) != 7 || b.Values[0][0] != 0.35 {
+		t.Fatalf("bars %+v %v", b, err)
+	}
+	b, err = perClassBars(res, "tab:perclass_bnn")
+	if err != nil || len(b.Paper) != 1 || b.Paper[0][0] != 0.364 { // sag under the deep ensemble
+		t.Errorf("paper values %v (%v)", b.Paper, err)
+	}
+	if _, err := perClassBars(res, "tab:nope"); err == nil {
+		t.Error("an unknown table")
+	}
+	// A class with no scored record in any split draws 0, not NaN.
+	row.Agg.Classes[0].IoU = eval.Stat{}
+	b, _ = perClassBars(&engine.Results{Rows: []engine.Row{row}}, "")
+	if b.Values[0][0] != 0 || b.SD[0][0] != 0 {
+		t.Errorf("unscored class drawn as %v ± %v", b.Values[0][0], b.SD[0][0])
+	}
+}
