@@ -16,7 +16,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -184,10 +183,7 @@ func Shift(dst, x []float32, k int) {
 func (a *Analyser) Batch(b *engine.Batch) error {
 	p := a.pair(b)
 	for j, r := range b.Records {
-		rec, err := a.record(b, j)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", r, err)
-		}
+		rec := a.record(b, j)
 		a.mu.Lock()
 		p.recs[b.Split][r] = rec
 		a.mu.Unlock()
@@ -223,7 +219,7 @@ func (a *Analyser) absMaps(m [][]float64) [][]float64 {
 }
 
 // record computes what the recipe asks of record j of the batch.
-func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
+func (a *Analyser) record(b *engine.Batch, j int) *record {
 	an := a.s.Analysis
 	rec := &record{label: b.Labels[j], target: b.Targets[j], pred: b.Preds[j], correct: b.Preds[j] == b.Labels[j], maskLen: engine.MaskLen(b.Masks[j])}
 	maps := b.Maps[j]
@@ -284,7 +280,7 @@ func (a *Analyser) record(b *engine.Batch, j int) (*record, error) {
 			rec.sums = append(rec.sums, toF32([][]float64{sm[j]})[0])
 		}
 	}
-	return rec, nil
+	return rec
 }
 
 func meanOf(x []float64) float64 {

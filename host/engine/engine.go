@@ -362,17 +362,6 @@ func PredictMean(dst []int, models []*nn.Inference, x []float32, classes int) {
 	argmaxRows(dst, sum, classes)
 }
 
-// PredictProbs writes into dst (len(dst)/classes inputs of x, row major)
-// the posterior predictive mean
-//
-//	dst[i*classes+c] = (1/S) sum_s p(c | x_i, theta_s),
-//
-// summed in draw order, so the same draws give the same bits.
-func PredictProbs(dst []float64, models []*nn.Inference, x []float32) {
-	sumProbs(dst, models, x)
-	scale(dst, 1/float64(len(models)))
-}
-
 // sumProbs writes into dst the sum over the draws of p(c | x_i, theta_s).
 func sumProbs(dst []float64, models []*nn.Inference, x []float32) {
 	clear(dst)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -56,55 +55,58 @@ type headlineRun struct {
 	} `json:"analysis"`
 }
 
+// disc7Stat is the row's disc-7 IoU, if it has one.
+func (r headlineRow) disc7Stat() (mean, sd float64, ok bool) {
+	for _, g := range r.Scores.Groups {
+		if g.Name == "disc-7" && g.IoU.N > 0 {
+			return g.IoU.Mean, g.IoU.SD, true
+		}
+	}
+	return 0, 0, false
+}
+
 func (r headlineRow) disc7() string {
-	for _, g := range r.Scores.Groups {
-		if g.Name == "disc-7" && g.IoU.N > 0 {
-			return fmt.Sprintf("%.4f ± %.4f", g.IoU.Mean, g.IoU.SD)
-		}
+	if m, sd, ok := r.disc7Stat(); ok {
+		return fmt.Sprintf("%.4f ± %.4f", m, sd)
 	}
 	return "n/a"
 }
 
-func (r headlineRow) disc7mean() string {
-	for _, g := range r.Scores.Groups {
-		if g.Name == "disc-7" && g.IoU.N > 0 {
-			return fmt.Sprintf("%.4f", g.IoU.Mean)
-		}
-	}
-	return "n/a"
+func (r headlineRow) disc7Mean() (float64, bool) {
+	m, _, ok := r.disc7Stat()
+	return m, ok
 }
 
-// spread is "lo to hi" of the rows' values (compared as the decimals
-// they print as).
-func spread(rows []*headlineRow, f func(r *headlineRow) string) string {
-	lo, hi := f(rows[0]), f(rows[0])
-	for _, r := range rows[1:] {
-		v := f(r)
-		if num(v) < num(lo) {
-			lo = v
-		}
-		if num(v) > num(hi) {
-			hi = v
+// classIoU is the row's mean IoU of class c, if it has one.
+func (r headlineRow) classIoU(c int) (float64, bool) {
+	for _, k := range r.Scores.Classes {
+		if k.Class == c && k.IoU.N > 0 {
+			return k.IoU.Mean, true
 		}
 	}
-	return lo + " to " + hi
-}
-
-func num(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
+	return 0, false
 }
 
 func (r headlineRow) class(c int) string {
-	for _, k := range r.Scores.Classes {
-		if k.Class == c && k.IoU.N > 0 {
-			return fmt.Sprintf("%.3f", k.IoU.Mean)
-		}
+	if v, ok := r.classIoU(c); ok {
+		return fmt.Sprintf("%.3f", v)
 	}
 	return "n/a"
+}
+
+// spread is "lo to hi" of the rows' values, each printed with format;
+// "n/a" when no row has one.
+func spread(rows []*headlineRow, format string, f func(r *headlineRow) (float64, bool)) string {
+	lo, hi, any := math.Inf(1), math.Inf(-1), false
+	for _, r := range rows {
+		if v, ok := f(r); ok {
+			lo, hi, any = min(lo, v), max(hi, v), true
+		}
+	}
+	if !any {
+		return "n/a"
+	}
+	return fmt.Sprintf(format+" to "+format, lo, hi)
 }
 
 // headlineSection writes REPORT.md's section on the headline finding: for
@@ -163,9 +165,9 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 			det := dets[0]
 			detD7, detSwell, detSag := det.disc7(), det.class(swell), det.class(sag)
 			if len(dets) > 1 { // several networks alone (the members): their range
-				detD7 = spread(dets, func(r *headlineRow) string { return r.disc7mean() }) + fmt.Sprintf(" (%d networks)", len(dets))
-				detSwell = spread(dets, func(r *headlineRow) string { return r.class(swell) })
-				detSag = spread(dets, func(r *headlineRow) string { return r.class(sag) })
+				detD7 = spread(dets, "%.4f", (*headlineRow).disc7Mean) + fmt.Sprintf(" (%d networks)", len(dets))
+				detSwell = spread(dets, "%.3f", func(r *headlineRow) (float64, bool) { return r.classIoU(swell) })
+				detSag = spread(dets, "%.3f", func(r *headlineRow) (float64, bool) { return r.classIoU(sag) })
 			}
 			name := base
 			if len(summaries) > 1 {
