@@ -19,6 +19,12 @@ const usage = `uaxai: uncertainty-aware explanations of a 1-D CNN power-quality 
 usage:
   uaxai run RECIPE.toml [--workers N] [--plugins DIR] [--out DIR] [--no-cache | --refit]
                                      run a recipe: fit, explain, summarise, score, report
+  uaxai run RECIPE.toml --run-dir DIR --shard i/n [--units fit|explain|all]
+                                     do one shard of a run's units into a shared directory
+  uaxai run RECIPE.toml --run-dir DIR --prepare
+                                     check a recipe and write DIR's plan of units; run nothing
+  uaxai run --resume DIR             finish an interrupted run (only the units not done), then merge
+  uaxai merge DIR                    write the results of a sharded run once every unit is done
   uaxai recipe check RECIPE.toml     validate a recipe (and every plugin's table) without running it
   uaxai plugins [--plugins DIR]      list the plugins: ID, kind, version, source
   uaxai data generate --per-class N --seed S --out DIR [--f0 HZ] [--noise=false]
@@ -68,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}()
 	var err error
 	switch args[0] {
+	case "merge":
+		err = cmdMerge(ctx, args[1:], stdout, stderr)
 	case "run":
 		err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "recipe":

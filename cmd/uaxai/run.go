@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
+	"strings"
 
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
@@ -45,7 +48,42 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	noCache := fs.Bool("no-cache", false, "fit every posterior, and neither read nor write the cache")
 	refit := fs.Bool("refit", false, "fit every posterior again and replace its cache entry")
 	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory ($UAXAI_CACHE)")
-	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai run RECIPE.toml [flags]")
+	runDir := fs.String("run-dir", "", "the run directory (shared by the shards of a run); default: a new one under --out")
+	shardFlag := fs.String("shard", "", "i/n: do only shard i of n of the run's units into --run-dir, and merge nothing (uaxai merge does)")
+	kind := fs.String("units", "all", "with --shard: the units to shard: fit, explain or all")
+	prepare := fs.Bool("prepare", false, "check the recipe and write --run-dir's recipe.toml and units/plan.json; run nothing")
+	resume := fs.String("resume", "", "finish the interrupted run in this directory (its recipe.toml), then merge")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	usage := "usage: uaxai run RECIPE.toml [--run-dir DIR [--shard i/n [--units fit|explain|all]] | --prepare] [flags] | uaxai run --resume DIR [flags]"
+	if (*resume == "") != (len(pos) == 1) || len(pos) > 1 {
+		return fmt.Errorf("%s", usage)
+	}
+	if *noCache && *refit {
+		return errors.New("run: --no-cache and --refit exclude each other (--refit writes the cache, --no-cache does not touch it)")
+	}
+	var shard *engine.Shard
+	if *shardFlag != "" {
+		sh, err := parseShard(*shardFlag, *kind)
+		if err != nil {
+			return err
+		}
+		shard = &sh
+	} else if isSet(fs, "units") {
+		return errors.New("run: --units goes with --shard")
+	}
+	if (shard != nil || *prepare) && *runDir == "" {
+		return errors.New("run: --shard and --prepare need --run-dir DIR, the directory every shard shares")
+	}
+	if *resume != "" && (shard != nil || *prepare || *runDir != "") {
+		return errors.New("run: --resume DIR takes no recipe, --run-dir, --shard or --prepare: it finishes the run in DIR")
+	}
+	if *prepare && shard != nil {
+		return errors.New("run: --prepare runs nothing, so it takes no --shard")
+	}
+	m, err := newManager(*plugins, stderr)
 	if err != nil {
 		return err
 	}
@@ -53,14 +91,68 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ctx, stop := m.KillOnSignal(ctx)
 	defer stop()
 	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
-		Command: append([]string{"uaxai", "run"}, args...)}
-	if *noCache && *refit {
-		return errors.New("run: --no-cache and --refit exclude each other (--refit writes the cache, --no-cache does not touch it)")
-	}
+		Command: append([]string{"uaxai", "run"}, args...), RunDir: *runDir, Shard: shard}
 	if !*noCache {
 		opt.Cache = store.Cache{Dir: *cacheDir, Refit: *refit}
 	}
+	if *resume != "" {
+		_, err = runner.Resume(ctx, *resume, opt)
+		return err
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	if *prepare {
+		fit, explain, err := runner.Prepare(ctx, r, opt, *runDir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: prepared: %d fit units, %d explain units\n", *runDir, fit, explain)
+		return nil
+	}
 	_, err = runner.Run(ctx, r, opt)
+	return err
+}
+
+// parseShard reads --shard i/n and --units.
+func parseShard(s, kind string) (engine.Shard, error) {
+	var sh engine.Shard
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return sh, fmt.Errorf("run: --shard %q: accepted: i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	switch kind {
+	case "all":
+		kind = ""
+	case engine.FitUnit, engine.ExplainUnit:
+	default:
+		return sh, fmt.Errorf("run: --units %q: accepted: fit, explain or all", kind)
+	}
+	return engine.Shard{I: i, N: n, Kind: kind}, nil
+}
+
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("merge", stderr)
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("usage: uaxai merge RUNDIR")
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
+	opt := runner.Options{Plugins: m, Observer: progress.Stderr(), Stdout: stdout, Command: append([]string{"uaxai", "merge"}, args...)}
+	_, err = runner.Merge(ctx, pos[0], opt)
 	return err
 }
 

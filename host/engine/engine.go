@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,9 +63,13 @@ type Plan struct {
 	Posteriors []Step
 	Explainers []Step
 	Summaries  []Step
-	// Checkpoint, if not nil, receives the results so far after every
-	// (posterior, explainer) block, so that a failure later loses nothing.
-	Checkpoint func(*Results) error
+	// UnitRecords is the records of an explain unit (0: DefaultUnitRecords;
+	// rounded up to a multiple of Batch). See Units.
+	UnitRecords int
+	// Fingerprint identifies the run: every unit's payload carries it, and
+	// a payload with another is refused (a run directory of another
+	// recipe). It must cover everything that changes a result.
+	Fingerprint string
 	// CacheKey returns the cache key of a posterior's artifact; nil
 	// disables the cache. It must not depend on the step's Label or Draws:
 	// the base of a post-hoc posterior (BaseStep) gets its key from it, and
@@ -95,6 +98,13 @@ type Plan struct {
 	// explainer seeds, when the explainer is stochastic (Batch.Repeats;
 	// the law of total variance, prop:totalvar); it needs Analyse.
 	Repeats int
+	// AnalysisTake returns, encoded, what Analyse kept of records
+	// [b0, b1) of split si under a pair, and forgets it; it goes into the
+	// unit's payload. AnalysisPut gives it back when the units are merged.
+	// Both nil: what Analyse keeps stays in the process, which is right
+	// only for Run.
+	AnalysisTake func(ps, es Step, si, b0, b1 int) ([]byte, error)
+	AnalysisPut  func(ps, es Step, si int, data []byte) error
 }
 
 // Plugins resolves a step's ID (a plugin ID, or a script's path) to the
@@ -191,163 +201,18 @@ type Results struct {
 // Timings are wall times of the stages, kept apart from Results.
 type Timings map[string]time.Duration
 
-// Run executes the plan. Every step's table must have passed its plugin's
-// Check already (runner.Check does it, mapping errors to recipe lines).
+// Run executes the plan in this process: every unit (RunUnits, keeping
+// the payloads in memory), then Merge. Every step's table must have
+// passed its plugin's Check already (runner.Check does it, mapping errors
+// to recipe lines).
 func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*Results, Timings, error) {
-	if obs == nil {
-		obs = NopObserver{}
-	}
-	if p.Batch <= 0 {
-		p.Batch = 32
-	}
-	if p.Workers <= 0 {
-		p.Workers = runtime.GOMAXPROCS(0)
-	}
-	for _, ts := range p.Tests {
-		if ts.Unlabelled != p.Tests[0].Unlabelled {
-			return nil, nil, fmt.Errorf("engine: test splits %s and %s: one is labelled and one is not", p.Tests[0].Name, ts.Name)
-		}
-	}
-	if (len(p.Distortions) > 0 || p.Repeats > 1) && p.Analyse == nil {
-		return nil, nil, fmt.Errorf("engine: distortions and repeats need an Analyse callback")
-	}
-	tim := Timings{}
-	out := &Results{}
-	explainers := make([]driver.Explainer, len(p.Explainers))
-	for i, s := range p.Explainers {
-		e, err := res.Explainer(ctx, s.ID)
-		if err != nil {
-			return nil, tim, err
-		}
-		explainers[i] = e
-	}
-	summaries := make([]sdk.Summary, len(p.Summaries))
-	for i, s := range p.Summaries {
-		sm, err := res.Summary(ctx, s.ID)
-		if err != nil {
-			return nil, tim, err
-		}
-		summaries[i] = sm
-	}
-	posts := make([]sdk.Posterior, len(p.Posteriors))
-	for i, ps := range p.Posteriors {
-		post, err := res.Posterior(ctx, ps.ID)
-		if err != nil {
-			return nil, tim, err
-		}
-		posts[i] = post
-	}
-	fits, err := newFitter(ctx, &p, res, cache, obs, tim, posts)
+	store := &memStore{}
+	tim, _, err := RunUnits(ctx, p, res, cache, store, Shard{N: 1}, obs)
 	if err != nil {
 		return nil, tim, err
 	}
-	for i, ps := range p.Posteriors {
-		post := posts[i]
-		t0 := time.Now()
-		art, err := fits.fit(ctx, ps, post)
-		if err != nil {
-			return nil, tim, err
-		}
-		tim["fit "+ps.Label] = time.Since(t0)
-		if n := art.Meta["note"]; n != "" {
-			out.Notes = append(out.Notes, ps.Label+": "+n)
-		}
-		seeds := make([]uint64, ps.Draws)
-		for s := range seeds {
-			seeds[s] = rng.Key(p.Seed, "posterior", ps.ID, -1, s)
-		}
-		draws, err := post.Sample(ctx, art, sdk.SampleRequest{Seeds: seeds, Config: ps.Config})
-		if err != nil {
-			return nil, tim, fmt.Errorf("posterior %s: sample: %w", ps.ID, err)
-		}
-		if len(draws) != ps.Draws {
-			return nil, tim, fmt.Errorf("posterior %s: asked for %d draws, got %d", ps.ID, ps.Draws, len(draws))
-		}
-		models := make([]*nn.Inference, len(draws))
-		for s, d := range draws {
-			if models[s], err = nn.NewModel(d); err != nil {
-				return nil, tim, fmt.Errorf("posterior %s: draw %d: %w", ps.ID, s, err)
-			}
-		}
-		t0 = time.Now()
-		preds, probs, acc, err := predict(ctx, p, models)
-		if err != nil {
-			return nil, tim, err
-		}
-		tim["predict "+ps.Label] = time.Since(t0)
-		if p.Predicted != nil {
-			if err := p.Predicted(ps, probs); err != nil {
-				return nil, tim, fmt.Errorf("%s: predictive quality: %w", ps.Label, err)
-			}
-		}
-		for ei, es := range p.Explainers {
-			t0 = time.Now()
-			rows, outs, notes, err := explain(ctx, p, ps, es, explainers[ei], summaries, draws, preds, probs, obs)
-			if err != nil {
-				return nil, tim, err
-			}
-			for i := range outs {
-				if p.Output != nil {
-					if err := p.Output(&outs[i]); err != nil {
-						return nil, tim, fmt.Errorf("%s / %s / %s: writing its records: %w", ps.Label, es.Label, outs[i].SummaryLabel, err)
-					}
-					outs[i].Records = nil
-				}
-				out.Outputs = append(out.Outputs, outs[i])
-			}
-			tim["explain "+ps.Label+" / "+es.Label] = time.Since(t0)
-			for i := range rows {
-				rows[i].Accuracy = eval.StatOf(acc)
-				rows[i].AccuracyBySplit = acc
-				rows[i].Fit = fitMeta(art)
-				out.Rows = append(out.Rows, rows[i])
-			}
-			out.Notes = append(out.Notes, notes...)
-			if p.Checkpoint != nil {
-				if err := p.Checkpoint(out); err != nil {
-					return nil, tim, err
-				}
-			}
-		}
-	}
-	return out, tim, nil
-}
-
-// predict returns, per test split and record, the class of the posterior
-// predictive mean p(y|x) = (1/S) sum_s p(y|x, theta_s), that mean (row
-// major, classes a record), and the accuracy of each split.
-func predict(ctx context.Context, p Plan, models []*nn.Inference) ([][]int, [][]float64, []float64, error) {
-	preds := make([][]int, len(p.Tests))
-	probs := make([][]float64, len(p.Tests))
-	acc := make([]float64, len(p.Tests))
-	k := p.Arch.Classes()
-	for si, ts := range p.Tests {
-		d := ts.Data
-		preds[si] = make([]int, d.N)
-		probs[si] = make([]float64, d.N*k)
-		err := parallelBatches(ctx, d.N, p.Batch, p.Workers, func(b0, b1 int) error {
-			pb := probs[si][b0*k : b1*k]
-			sumProbs(pb, models, d.X[b0*d.Len:b1*d.Len])
-			argmaxRows(preds[si][b0:b1], pb, k) // on the sums, as PredictMean
-			scale(pb, 1/float64(len(models)))
-			return nil
-		})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if ts.Unlabelled {
-			continue
-		}
-		a, ok := eval.Accuracy(preds[si], d.Y)
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("test split %s is empty", ts.Name)
-		}
-		acc[si] = a
-	}
-	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
-		acc = nil
-	}
-	return preds, probs, acc, nil
+	out, _, err := Merge(ctx, p, res, store)
+	return out, tim, err
 }
 
 // PredictMean writes into dst[i] the class of the posterior predictive
@@ -410,68 +275,8 @@ type block struct {
 	ctx    context.Context
 	recs   [][][]Record        // summary -> split -> record
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)
-}
-
-// explain computes, for one posterior and one explainer, the S maps of
-// every scorable record, every summary of them, and the scores.
-func explain(ctx context.Context, p Plan, ps Step, es Step, ex driver.Explainer, sums []sdk.Summary, draws []nn.Params, preds [][]int, probs [][]float64, obs Observer) (_ []Row, _ []Output, _ []string, err error) {
-	b := &block{p: &p, ps: ps, es: es, ex: ex, sums: sums, preds: preds, probs: probs, ctx: ctx}
-	notes := b.activate(len(draws))
-	if firstActive(b.active) < 0 && firstActive(b.output) < 0 && p.Analyse == nil {
-		return nil, nil, notes, nil // no summary to take: explaining would be wasted work
-	}
-	// Each draw's parameters go to the explainer once.
-	for s, d := range draws {
-		m, err := ex.Load(ctx, d)
-		if err != nil {
-			b.close()
-			return nil, nil, nil, fmt.Errorf("%s: draw %d of %s: %w", es.ID, s, ps.Label, err)
-		}
-		b.models = append(b.models, m)
-	}
-	defer func() {
-		if cerr := b.close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-	total := 0
-	b.recs = make([][][]Record, len(sums))
-	b.outs = make([][][]*OutputRecord, len(sums))
-	for i := range sums {
-		b.recs[i] = make([][]Record, len(p.Tests))
-		b.outs[i] = make([][]*OutputRecord, len(p.Tests))
-		for si, ts := range p.Tests {
-			b.recs[i][si] = make([]Record, ts.Data.N)
-			b.outs[i][si] = make([]*OutputRecord, ts.Data.N)
-		}
-	}
-	for _, ts := range p.Tests {
-		total += ts.Data.N
-	}
-	obs.Stage(fmt.Sprintf("explain %s / %s", ps.Label, es.Label), total)
-	var done atomic.Int64
-	for si, ts := range p.Tests {
-		err := parallelBatches(ctx, ts.Data.N, p.Batch, p.Workers, func(b0, b1 int) error {
-			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
-			if err != nil {
-				return err
-			}
-			sumMaps, err := b.scoreBatch(ctx, si, b0, b1, idx, maps)
-			if err != nil {
-				return err
-			}
-			if err := b.analyse(si, idx, maps, sumMaps); err != nil {
-				return err
-			}
-			obs.Advance(int(done.Add(int64(b1-b0))), "")
-			return nil
-		})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	rows, notes2, err := b.rows()
-	return rows, b.outputs(), append(notes, notes2...), err
+	draws  int                 // S
+	done   *atomic.Int64       // records explained, for the progress
 }
 
 // activate marks the summaries whose maps RMA and IoU score, and says
@@ -505,7 +310,7 @@ func (b *block) outputs() []Output {
 		}
 		info := sm.Info()
 		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, ExplainerLabel: b.es.Label,
-			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: len(b.models), Records: []OutputRecord{}}
+			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: b.draws, Records: []OutputRecord{}}
 		for si := range b.p.Tests {
 			for _, rec := range b.outs[i][si] {
 				if rec != nil {
@@ -696,7 +501,7 @@ func (b *block) rows() ([]Row, []string, error) {
 				b.ps.Label, b.es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
 		}
 		rows = append(rows, Row{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: sm.Info().ID, Label: b.ps.Label, ExplainerLabel: b.es.Label, SummaryLabel: p.Summaries[i].Label,
-			Draws: len(b.models), Agg: agg, Records: all})
+			Draws: b.draws, Agg: agg, Records: all})
 	}
 	return rows, notes, nil
 }

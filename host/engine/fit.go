@@ -67,6 +67,7 @@ type fitter struct {
 	cache Cache
 	obs   Observer
 	tim   Timings
+	ctx   context.Context
 	keep  map[string]bool   // run keys of the fits the plan needs twice or more
 	kept  map[string]fitted // those fitted or loaded so far
 }
@@ -75,7 +76,7 @@ type fitter struct {
 // (posts[i] is the plugin of p.Posteriors[i]) before anything is fitted,
 // and counts the fits the plan needs.
 func newFitter(ctx context.Context, p *Plan, res Plugins, cache Cache, obs Observer, tim Timings, posts []sdk.Posterior) (*fitter, error) {
-	f := &fitter{p: p, res: res, cache: cache, obs: obs, tim: tim, keep: map[string]bool{}, kept: map[string]fitted{}}
+	f := &fitter{p: p, res: res, cache: cache, obs: obs, tim: tim, ctx: ctx, keep: map[string]bool{}, kept: map[string]fitted{}}
 	needs := map[string]int{}
 	for i, ps := range p.Posteriors {
 		info := posts[i].Info()
@@ -174,6 +175,12 @@ func (f *fitter) fit(ctx context.Context, ps Step, post sdk.Posterior) (sdk.Arti
 	})
 }
 
+// Locker is a Cache whose entries can be locked across processes
+// (host/store): a fit holds its entry's lock from the lookup to the store.
+type Locker interface {
+	Lock(ctx context.Context, key string, onWait func()) (func(), error)
+}
+
 // cached returns the artifact kept under k.run, else the cache's under
 // k.cache, else fitArt's (stored in the cache); it keeps the artifact for
 // the run if another fit of the plan needs it too.
@@ -188,6 +195,15 @@ func (f *fitter) cached(ps Step, k fitKeys, fitArt func() (sdk.Artifact, error))
 		if k.run != "" && f.keep[k.run] {
 			f.kept[k.run] = fitted{art: a, label: ps.Label}
 		}
+	}
+	if l, ok := f.cache.(Locker); ok && k.cache != "" {
+		unlock, err := l.Lock(f.ctx, k.cache, func() {
+			f.obs.Note(fmt.Sprintf("%s: another process is fitting it into the cache (%s): waiting", ps.Label, k.cache[:min(12, len(k.cache))]))
+		})
+		if err != nil {
+			return sdk.Artifact{}, fmt.Errorf("%s: %w", ps.Label, err)
+		}
+		defer unlock()
 	}
 	if k.cache != "" {
 		a, ok, err := f.cache.Get(k.cache)

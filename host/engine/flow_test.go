@@ -155,29 +155,6 @@ func TestCache(t *testing.T) {
 	}
 }
 
-// TestCheckpoints: the results so far reach Checkpoint after every
-// (posterior, explainer) block, and a failing checkpoint stops the run.
-func TestCheckpoints(t *testing.T) {
-	p := testPlan(4, 2, 2, 4)
-	p.Explainers = append(p.Explainers, Step{ID: "explainer.echo", Label: "Echo 2", Target: "true"})
-	var rows []int
-	p.Checkpoint = func(r *Results) error {
-		rows = append(rows, len(r.Rows))
-		return nil
-	}
-	res := runPlan(t, p, newFakes(2), nil)
-	if !reflect.DeepEqual(rows, []int{1, 2}) || len(res.Rows) != 2 {
-		t.Fatalf("checkpoints saw %v rows, run %d; want [1 2] and 2", rows, len(res.Rows))
-	}
-	if res.Rows[0].ExplainerLabel != "Echo" || res.Rows[1].ExplainerLabel != "Echo 2" {
-		t.Errorf("rows out of order: %q, %q", res.Rows[0].ExplainerLabel, res.Rows[1].ExplainerLabel)
-	}
-	p.Checkpoint = func(*Results) error { return errors.New("results.json: disk full") }
-	if _, _, err := Run(context.Background(), p, newFakes(2), nil, nil); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Errorf("failing checkpoint: %v", err)
-	}
-}
-
 // setSummary gives, for a record of value v (its draws' sample 1 holds
 // v+1, see echoMap), the set {v mod N}; bandSummary the min and max over
 // the draws, sample by sample. Both tell which record they came from.

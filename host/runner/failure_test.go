@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/builtin"
@@ -99,9 +101,12 @@ func (c cancelAt) Stage(name string, _ int) {
 func (cancelAt) Advance(int, string) {}
 func (cancelAt) Note(string)         {}
 
-// TestInterruptedRunKeepsResults: interrupted while fitting the second
-// posterior, the run keeps the first posterior's rows and says so.
-func TestInterruptedRunKeepsResults(t *testing.T) {
+// TestInterruptedRunResumes: interrupted while fitting the second
+// posterior, the run keeps the first posterior's fit unit, its manifest
+// says "interrupted" and how to finish; Resume then finishes it with the
+// same result bytes as a run that was never interrupted, without fitting
+// the first posterior again.
+func TestInterruptedRunResumes(t *testing.T) {
 	dir := t.TempDir()
 	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
 	if err != nil {
@@ -110,8 +115,8 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, err = Run(ctx, r, Options{Plugins: inProcess(t), Observer: cancelAt{stage: "fit Ensemble", cancel: cancel}})
-	if err == nil {
-		t.Fatal("the interrupted run succeeded")
+	if err == nil || !strings.Contains(err.Error(), "uaxai run --resume") {
+		t.Fatalf("the interrupted run: %v; want an error that says how to resume", err)
 	}
 	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "tiny-*"))
 	if len(runs) != 1 {
@@ -121,39 +126,53 @@ func TestInterruptedRunKeepsResults(t *testing.T) {
 	if !strings.Contains(man, `"status": "interrupted"`) || !strings.Contains(man, `"error"`) {
 		t.Errorf("manifest of an interrupted run:\n%s", man)
 	}
-	res := string(read(t, filepath.Join(runs[0], "results.json")))
-	if !strings.Contains(res, `"posterior.deterministic"`) || strings.Contains(res, `"posterior.ensemble"`) {
-		t.Errorf("results.json should hold the finished deterministic rows only:\n%.400s", res)
+	units, _ := filepath.Glob(filepath.Join(runs[0], "units", "*.unit"))
+	if len(units) != 1 || filepath.Base(units[0]) != "fit-00.unit" {
+		t.Errorf("units kept: %v, want the deterministic fit only", units)
 	}
-	if st, err := os.Stat(filepath.Join(runs[0], "results.json")); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("results.json mode %v, want 0644 (%v)", st.Mode().Perm(), err)
+	if _, err := os.Stat(filepath.Join(runs[0], "results.json")); err == nil {
+		t.Error("an interrupted run wrote results.json")
 	}
-	// The files say so themselves, first: a reader of results.json or
-	// tables.md alone cannot take the rows for a whole run.
-	var first struct{ Key string }
-	dec := json.NewDecoder(strings.NewReader(res))
-	if _, err := dec.Token(); err == nil {
-		if k, err := dec.Token(); err == nil {
-			first.Key, _ = k.(string)
-		}
-	}
-	if first.Key != "incomplete" || !strings.Contains(res, inProgress) {
-		t.Errorf("results.json of an interrupted run starts with key %q, want \"incomplete\":\n%.300s", first.Key, res)
-	}
-	md := string(read(t, filepath.Join(runs[0], "tables.md")))
-	if line, _, _ := strings.Cut(md, "\n"); !strings.HasPrefix(line, "> **Incomplete run**: ") {
-		t.Errorf("tables.md of an interrupted run starts %q", line)
-	}
-	// A finished run's files carry no mark.
-	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t)})
+	obs := &stageNotes{}
+	o, err := Resume(context.Background(), runs[0], Options{Plugins: inProcess(t), Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"results.json", "tables.md"} {
-		if b := read(t, filepath.Join(o.Dir, f)); bytes.Contains(b, []byte("ncomplete")) {
-			t.Errorf("%s of a finished run is marked incomplete:\n%.300s", f, b)
+	if obs.staged("fit Deterministic") {
+		t.Error("the resumed run fitted the deterministic posterior again")
+	}
+	whole, err := Run(context.Background(), r, Options{Plugins: inProcess(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"results.json", "records.csv", "tables.md"} {
+		if a, b := read(t, filepath.Join(o.Dir, f)), read(t, filepath.Join(whole.Dir, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s of the resumed run differs from an uninterrupted run's", f)
 		}
 	}
+	if man := string(read(t, filepath.Join(o.Dir, "manifest.json"))); !strings.Contains(man, `"status": "complete"`) {
+		t.Errorf("manifest after resuming:\n%s", man)
+	}
+}
+
+// stageNotes is an Observer that keeps notes and stage names.
+type stageNotes struct {
+	mu     sync.Mutex
+	list   []string
+	stages []string
+}
+
+func (n *stageNotes) Stage(name string, _ int) {
+	n.mu.Lock()
+	n.stages = append(n.stages, name)
+	n.mu.Unlock()
+}
+func (n *stageNotes) Advance(int, string) {}
+func (n *stageNotes) Note(m string)       { n.mu.Lock(); n.list = append(n.list, m); n.mu.Unlock() }
+func (n *stageNotes) staged(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Contains(n.stages, name)
 }
 
 // TestScriptCrashFailsTheRunCleanly: a script that overflows its stack,

@@ -11,11 +11,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +29,7 @@ import (
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/host/rundir"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/rng"
@@ -41,6 +44,17 @@ type Options struct {
 	Observer engine.Observer
 	Stdout   io.Writer // the tables; nil: no output
 	Command  []string  // the command line, for the manifest
+	// RunDir is the run directory to use (a shard's shared one, or an
+	// interrupted run's); "" makes a new one under Out.
+	RunDir string
+	// Shard, if not nil, runs only that shard's units, and merges nothing.
+	Shard *engine.Shard
+	// Prepare writes the run directory's recipe.toml and units/plan.json
+	// and runs nothing.
+	Prepare bool
+	// UnitRecords is the records of an explain unit (0: 256). It changes
+	// the units, never the results; every shard of a run must use the same.
+	UnitRecords int
 
 	versions map[string]string // plugin versions by ID, for the manifest
 	digests  map[string]string // script SHA-256 by path, for the manifest
@@ -402,8 +416,124 @@ func checkBase(ctx context.Context, res engine.Plugins, ref recipe.PluginRef, in
 	return bp.Info().Version, nil
 }
 
-// Run executes a recipe and writes its run directory.
+// Run executes a recipe and writes its run directory. The run is a set
+// of units (engine.Units), each kept in the run directory as it is done
+// (units/, host/rundir): with Options.Shard it does only that shard's
+// units and stops (Merge writes the results once every shard is done);
+// without, it does every unit not done yet (all of them, unless
+// Options.RunDir names an interrupted run) and merges. Either way the
+// results are the same bytes.
 func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
+	st, err := setup(ctx, r, opt)
+	if err != nil {
+		return nil, err
+	}
+	w := st.w
+	if opt.Prepare {
+		return &Outcome{Dir: w.dir}, nil
+	}
+	sharded := opt.Shard != nil
+	shard := engine.Shard{N: 1}
+	if sharded {
+		shard = *opt.Shard
+		if err := w.shardStatus(shard, "running", nil); err != nil {
+			return nil, err
+		}
+	} else if err := w.manifest("running", nil); err != nil {
+		return nil, err
+	}
+	tim, costs, err := engine.RunUnits(ctx, st.plan, st.plugins, opt.Cache, rundir.Dir{Path: w.dir}, shard, opt.Observer)
+	for k, v := range tim {
+		w.tim[k] += v
+	}
+	w.costs = costs
+	if err != nil {
+		status := "failed"
+		if ctx.Err() != nil {
+			status = "interrupted"
+		}
+		var merr error
+		if sharded {
+			merr = w.shardStatus(shard, status, err)
+		} else {
+			merr = w.manifest(status, err)
+		}
+		if merr != nil {
+			return nil, fmt.Errorf("recipe %s: %w (and the status file: %v)", r.Name, err, merr)
+		}
+		return nil, fmt.Errorf("recipe %s: %w (the units done so far are kept in %s: finish with uaxai run --resume %s)", r.Name, err, w.dir, w.dir)
+	}
+	if sharded {
+		if err := w.shardStatus(shard, "complete", nil); err != nil {
+			return nil, err
+		}
+		if opt.Stdout != nil {
+			fmt.Fprintf(opt.Stdout, "shard %s done: %d units in %s\n", shard, len(costs), w.dir)
+		}
+		return &Outcome{Dir: w.dir, Timings: w.tim}, nil
+	}
+	return st.merge(ctx, opt)
+}
+
+// Resume finishes the run in dir, interrupted or killed however (a unit
+// file cut short is done again): it reads the recipe from dir/recipe.toml,
+// does the units that are not done and merges.
+func Resume(ctx context.Context, dir string, opt Options) (*Outcome, error) {
+	r, err := recipe.Load(filepath.Join(dir, "recipe.toml"))
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	opt.RunDir, opt.Shard = dir, nil
+	return Run(ctx, r, opt)
+}
+
+// Merge writes the results of the run in dir (results.json, records.csv,
+// tables.md and the rest) from its units, once every shard is done. They
+// are the same bytes as those of the run in one piece.
+func Merge(ctx context.Context, dir string, opt Options) (*Outcome, error) {
+	r, err := recipe.Load(filepath.Join(dir, "recipe.toml"))
+	if err != nil {
+		return nil, fmt.Errorf("merge %s: %w", dir, err)
+	}
+	opt.RunDir, opt.Shard, opt.Prepare = dir, nil, false
+	st, err := setup(ctx, r, opt)
+	if err != nil {
+		return nil, err
+	}
+	return st.merge(ctx, opt)
+}
+
+// Prepare checks a recipe with its plugins and writes the run directory
+// dir (recipe.toml and units/plan.json) without running anything. It
+// returns the number of fit and explain units.
+func Prepare(ctx context.Context, r *recipe.Recipe, opt Options, dir string) (fit, explain int, err error) {
+	opt.RunDir, opt.Prepare, opt.Shard = dir, true, nil
+	st, err := setup(ctx, r, opt)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, u := range engine.Units(st.plan) {
+		if u.Kind == engine.FitUnit {
+			fit++
+		} else {
+			explain++
+		}
+	}
+	return fit, explain, nil
+}
+
+// state is a checked recipe with its data, plan and run directory.
+type state struct {
+	r       *recipe.Recipe
+	w       *runWriter
+	plan    engine.Plan
+	plugins *resolver
+}
+
+// setup checks the recipe, builds its data and plan, and prepares the
+// run directory: a new one, or Options.RunDir, which must hold the same
+// run if it holds one.
+func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 	start := time.Now()
 	workers := r.Workers
 	if opt.Workers > 0 {
@@ -431,25 +561,33 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 	if err := checkLengths(r, ds, arch.InChannels*arch.InLen); err != nil {
 		return nil, err
 	}
+	fingerprint, err := runFingerprint(r, versions, plugins.digests)
+	if err != nil {
+		return nil, err
+	}
 	paper := eval.PaperGroups()
 	groups := map[string][]int{}
 	for _, g := range r.Evaluate.Groups {
 		groups[g] = paper[g]
 	}
 	classes := paper[recipe.GroupAll] // the 15 disturbance classes; normal is never scored
-	out := r.Out
-	if opt.Out != "" {
-		out = opt.Out
-	}
-	dir, err := report.NewRunDir(out, r.Name, start)
-	if err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
+	var dir string
+	if opt.RunDir != "" {
+		dir = opt.RunDir
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
+	} else {
+		out := r.Out
+		if opt.Out != "" {
+			out = opt.Out
+		}
+		if dir, err = report.NewRunDir(out, r.Name, start); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
 	}
 	w := &runWriter{dir: dir, r: r, ds: ds, opt: opt, workers: workers, start: start,
 		trainHash: hashDataset(ds.Train), valHash: hashDataset(ds.Val), tim: engine.Timings{"data": dataTime}}
-	if err := w.begin(); err != nil {
-		return nil, err
-	}
 	plan := engine.Plan{
 		Seed: r.Seed, Workers: workers, Arch: arch, Train: r.Train,
 		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
@@ -462,9 +600,10 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 			}
 			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, cfg)
 		},
-		Checkpoint: w.checkpoint,
-		Output:     w.output,
-		Predicted:  w.pred.add(ds, arch.Classes()),
+		Fingerprint: fingerprint,
+		UnitRecords: opt.UnitRecords,
+		Output:      w.output,
+		Predicted:   w.pred.add(ds, arch.Classes()),
 	}
 	if an := newAnalyser(w, ds, groups, r.Evaluate.Abs); an != nil {
 		w.an = an
@@ -472,26 +611,28 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 			plan.Analyse = an.Batch
 			plan.Distortions = an.Distortions()
 			plan.Repeats = an.Repeats()
+			plan.AnalysisTake, plan.AnalysisPut = an.Take, an.Put
 		}
 	}
-	var cache engine.Cache
-	if opt.Cache != nil {
-		cache = opt.Cache
+	if err := w.begin(plan); err != nil {
+		return nil, err
 	}
-	res, tim, err := engine.Run(ctx, plan, plugins, cache, opt.Observer)
-	for k, v := range tim {
-		w.tim[k] = v
-	}
+	return &state{r: r, w: w, plan: plan, plugins: plugins}, nil
+}
+
+// merge builds the results from the units and writes them.
+func (st *state) merge(ctx context.Context, opt Options) (*Outcome, error) {
+	w, r := st.w, st.r
+	t0 := time.Now()
+	res, costs, err := engine.Merge(ctx, st.plan, st.plugins, rundir.Dir{Path: w.dir})
 	if err != nil {
-		status := "failed"
-		if ctx.Err() != nil {
-			status = "interrupted"
-		}
-		if merr := w.manifest(status, err); merr != nil {
+		if merr := w.manifest("failed", err); merr != nil {
 			return nil, fmt.Errorf("recipe %s: %w (and the manifest: %v)", r.Name, err, merr)
 		}
-		return nil, fmt.Errorf("recipe %s: %w (results so far: %s)", r.Name, err, dir)
+		return nil, fmt.Errorf("recipe %s: merge: %w", r.Name, err)
 	}
+	w.tim["merge"] = time.Since(t0)
+	w.costs = costs
 	if err := w.final(res); err != nil {
 		return nil, err
 	}
@@ -521,10 +662,31 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		for _, n := range res.Notes {
 			fmt.Fprintln(opt.Stdout, "note:", n)
 		}
-		fmt.Fprintln(opt.Stdout, "run directory:", dir)
+		fmt.Fprintln(opt.Stdout, "run directory:", w.dir)
 	}
-	tim = w.tim
-	return &Outcome{Dir: dir, Results: res, Timings: tim}, nil
+	return &Outcome{Dir: w.dir, Results: res, Timings: w.tim}, nil
+}
+
+// runFingerprint identifies a run's results: the canonical recipe (the
+// tables that change a result), the plugins' versions and the scripts'
+// digests. Every unit carries it.
+func runFingerprint(r *recipe.Recipe, versions, digests map[string]string) (string, error) {
+	canon, err := r.Canonical()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	// The canonical form's comment head names the file it came from; a
+	// run's recipe.toml is the same recipe from another path.
+	_, body, _ := strings.Cut(string(canon), "\n\n")
+	fmt.Fprintf(h, "uaxai-run-1\x00%s\x00", body)
+	for _, k := range slices.Sorted(maps.Keys(versions)) {
+		fmt.Fprintf(h, "%s=%s\x00", k, versions[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(digests)) {
+		fmt.Fprintf(h, "%s=%s\x00", k, digests[k])
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // runWriter writes the run directory: recipe.toml and a manifest when the
@@ -542,6 +704,7 @@ type runWriter struct {
 	outputs            int // set and band outputs written
 	pred               predictive
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
+	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
 }
 
@@ -552,24 +715,50 @@ func (w *runWriter) write(name string, b []byte) error {
 	return nil
 }
 
-func (w *runWriter) begin() error {
+// begin writes recipe.toml (unless the run directory has it: a shard
+// after another, a resumed run) and units/plan.json, which must be the
+// same as the one there.
+func (w *runWriter) begin(plan engine.Plan) error {
 	canon, err := w.r.Canonical()
 	if err != nil {
 		return err
 	}
-	if err := w.write("recipe.toml", canon); err != nil {
+	pl := rundir.Plan{Recipe: w.r.Name, Fingerprint: plan.Fingerprint}
+	for _, u := range engine.Units(plan) {
+		pl.Units = append(pl.Units, rundir.Unit{Name: u.Name, Kind: u.Kind, Index: u.Index})
+	}
+	if err := (rundir.Dir{Path: w.dir}).WritePlan(pl); err != nil {
 		return err
 	}
-	return w.manifest("running", nil)
+	if _, err := os.Stat(filepath.Join(w.dir, "recipe.toml")); err == nil {
+		return nil
+	}
+	return w.write("recipe.toml", canon)
 }
 
-// inProgress marks the results that a run writes after each block: the
-// first key of results.json and the first line of tables.md, until the
-// run ends and writes them whole (final).
-const inProgress = "written during the run, after each block: the rows so far. A run that finishes rewrites this file without this mark; manifest.json has its status"
-
-// checkpoint writes the results so far, marked as in progress.
-func (w *runWriter) checkpoint(res *engine.Results) error { return w.results(res, inProgress) }
+// shardStatus writes shards/<kind>-<i>-of-<n>.json: what a shard did, and
+// how it ended.
+func (w *runWriter) shardStatus(sh engine.Shard, status string, runErr error) error {
+	host, _ := os.Hostname()
+	kind := sh.Kind
+	if kind == "" {
+		kind = "all"
+	}
+	m := map[string]any{"status": status, "host": host, "pid": os.Getpid(), "shard": sh.I, "shards": sh.N, "kind": kind,
+		"started": w.start.UTC().Format(time.RFC3339), "wall_s": time.Since(w.start).Seconds(), "units_s": w.costs,
+		"command": strings.Join(w.opt.Command, " ")}
+	if runErr != nil {
+		m["error"] = runErr.Error()
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(w.dir, "shards"), 0o755); err != nil {
+		return err
+	}
+	return w.write(filepath.Join("shards", fmt.Sprintf("%s-%d-of-%d.json", kind, sh.I, sh.N)), append(b, '\n'))
+}
 
 // final writes the results of a finished run, with its analyses (their
 // files first, so that results.json names only files that exist).
@@ -591,7 +780,7 @@ func (w *runWriter) final(res *engine.Results) error {
 		w.anRep = rep
 	}
 	res.Notes = append(res.Notes, w.ds.Notes...)
-	return w.results(res, "")
+	return w.results(res)
 }
 
 // tables are the tables of tables.md and of the terminal: the main table,
@@ -620,12 +809,12 @@ func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
 	return append(ts, report.PerClassIoU(res), report.PerClass(res)), nil
 }
 
-func (w *runWriter) results(res *engine.Results, incomplete string) error {
+func (w *runWriter) results(res *engine.Results) error {
 	var anJSON any
 	if w.anRep != nil && len(w.anRep.JSON) > 0 {
 		anJSON = w.anRep.JSON
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, incomplete, w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, "", w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
 	if err != nil {
 		return err
 	}
@@ -640,9 +829,6 @@ func (w *runWriter) results(res *engine.Results, incomplete string) error {
 	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
 	if err != nil {
 		return err
-	}
-	if incomplete != "" {
-		md = append([]byte("> **Incomplete run**: "+incomplete+".\n\n"), md...)
 	}
 	for _, f := range []struct {
 		name string
@@ -716,6 +902,9 @@ func (w *runWriter) manifest(status string, runErr error) error {
 		timings[k] = v.Seconds()
 	}
 	m["timings_s"] = timings
+	if len(w.costs) > 0 {
+		m["units_s"] = w.costs
+	}
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return err

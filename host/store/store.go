@@ -12,6 +12,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -27,6 +28,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/uaxai/uaxai/internal/filelock"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
@@ -66,6 +68,15 @@ func Key(parts ...any) (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Lock takes the lock of an entry (posteriors/<key>.lock, an flock that
+// dies with its holder), waiting while another process holds it; onWait
+// is called once if it does. A process that fits a posterior holds it
+// from its Get to its Put, so that processes sharing the cache, on one
+// machine or on several over a shared file system, fit each entry once.
+func (c Cache) Lock(ctx context.Context, key string, onWait func()) (func(), error) {
+	return filelock.Lock(ctx, filepath.Join(c.Dir, "posteriors", key+".lock"), onWait)
 }
 
 func (c Cache) path(key string) string {

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// shardedRun runs the plan's units as n shards, in the order perm, into
+// one store, and merges them.
+func shardedRun(t *testing.T, p Plan, f *fakes, store UnitStore, n int, perm []int) *Results {
+	t.Helper()
+	for _, i := range perm {
+		if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{I: i, N: n}, nil); err != nil {
+			t.Fatalf("shard %d/%d: %v", i, n, err)
+		}
+	}
+	res, _, err := Merge(context.Background(), p, f, store)
+	if err != nil {
+		t.Fatalf("merge of %d shards: %v", n, err)
+	}
+	return res
+}
+
+// TestShardsMergeToTheSameResults: for 1 to 5 shards, run in shuffled
+// orders, the merged results equal those of a run in one piece (records,
+// rows, outputs and notes), every posterior is fitted once, and every
+// unit is done by exactly one shard.
+func TestShardsMergeToTheSameResults(t *testing.T) {
+	p := testPlan(70, 3, 2, 8)
+	p.UnitRecords = 20 // rounded up to 24: three units a split, the last short
+	p.Explainers = append(p.Explainers, Step{ID: "explainer.echo", Label: "Echo 2", Target: "predicted"})
+	p.Fingerprint = "test"
+	want := runPlan(t, p, newFakes(3), nil)
+	units := Units(p)
+	if got := len(units); got != 1+2*2*3 {
+		t.Fatalf("%d units, want 1 fit and 2 explainers x 2 splits x 3 blocks", got)
+	}
+	for _, u := range units {
+		if u.Kind == ExplainUnit && (u.B0%p.Batch != 0 || u.B1-u.B0 > 24) {
+			t.Errorf("unit %s covers records %d..%d: not on batch boundaries of 24 records", u.Name, u.B0, u.B1)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 5; n++ {
+		f := newFakes(3)
+		store := &countingStore{}
+		got := shardedRun(t, p, f, store, n, r.Perm(n))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%d shards: merged results differ from a run in one piece", n)
+		}
+		if f.post.fits != 1 {
+			t.Errorf("%d shards: %d fits, want 1", n, f.post.fits)
+		}
+		for _, u := range units {
+			if store.saves[u.Name] != 1 {
+				t.Errorf("%d shards: unit %s saved %d times", n, u.Name, store.saves[u.Name])
+			}
+		}
+	}
+}
+
+// TestResumeRedoesOnlyWhatIsMissing: units already done are not done
+// again; a unit whose payload is gone, or does not read back, is.
+func TestResumeRedoesOnlyWhatIsMissing(t *testing.T) {
+	p := testPlan(40, 2, 2, 8)
+	p.UnitRecords = 16
+	p.Fingerprint = "test"
+	want := runPlan(t, p, newFakes(2), nil)
+	store := &countingStore{}
+	f := newFakes(2)
+	if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{N: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	lost := Units(p)[2].Name
+	delete(store.m, lost)
+	cut := Units(p)[4].Name
+	store.corrupt = map[string]bool{cut: true}
+	obs := &recorder{}
+	if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{N: 1}, obs); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range Units(p) {
+		want := 1
+		if u.Name == lost || u.Name == cut {
+			want = 2
+		}
+		if store.saves[u.Name] != want {
+			t.Errorf("unit %s saved %d times, want %d", u.Name, store.saves[u.Name], want)
+		}
+	}
+	if !strings.Contains(strings.Join(obs.notes, "\n"), cut) {
+		t.Errorf("notes %q do not name the corrupt unit %s", obs.notes, cut)
+	}
+	got, _, err := Merge(context.Background(), p, f, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("resumed results differ from a run in one piece")
+	}
+}
+
+// TestMergeNamesMissingUnits: a merge before every unit is done fails
+// and names what is missing; a unit of another run is refused.
+func TestMergeNamesMissingUnits(t *testing.T) {
+	p := testPlan(40, 2, 2, 8)
+	p.UnitRecords = 16
+	p.Fingerprint = "a"
+	store := &countingStore{}
+	f := newFakes(2)
+	if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{I: 0, N: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Merge(context.Background(), p, f, store)
+	odd := Units(p)[1].Name
+	if err == nil || !strings.Contains(err.Error(), odd) || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("merge with shard 1/2 missing: %v; want an error naming %s", err, odd)
+	}
+	p.Fingerprint = "b"
+	_, _, err = RunUnits(context.Background(), p, f, nil, store, Shard{N: 1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "another run") {
+		t.Errorf("units of another run: %v", err)
+	}
+}
+
+// TestUnitErrors: a bad shard, and a store that cannot save.
+func TestUnitErrors(t *testing.T) {
+	p := testPlan(10, 2, 1, 4)
+	for _, sh := range []Shard{{I: 2, N: 2}, {I: -1, N: 2}, {I: 0, N: 1, Kind: "train"}} {
+		if _, err := sh.Select(Units(p)); err == nil {
+			t.Errorf("shard %v accepted", sh)
+		}
+	}
+	fit, _ := Shard{N: 1, Kind: FitUnit}.Select(Units(p))
+	if len(fit) != 1 || fit[0].Kind != FitUnit {
+		t.Errorf("fit units: %v", fit)
+	}
+	store := &countingStore{fail: errors.New("disk full")}
+	if _, _, err := RunUnits(context.Background(), p, newFakes(2), nil, store, Shard{N: 1}, nil); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failing store: %v", err)
+	}
+}
+
+// countingStore is a memStore that counts saves, fails on demand and
+// reports chosen payloads as corrupt (once).
+type countingStore struct {
+	memStore
+	saves   map[string]int
+	corrupt map[string]bool
+	fail    error
+}
+
+func (s *countingStore) Save(name string, b []byte) error {
+	if s.fail != nil {
+		return s.fail
+	}
+	if s.saves == nil {
+		s.saves = map[string]int{}
+	}
+	s.saves[name]++
+	return s.memStore.Save(name, b)
+}
+
+func (s *countingStore) Load(name string) ([]byte, bool, error) {
+	if s.corrupt[name] {
+		return nil, false, fmt.Errorf("unit %s: checksum mismatch", name)
+	}
+	return s.memStore.Load(name)
+}
+
+func (s *countingStore) SetAside(name string) (string, error) {
+	delete(s.corrupt, name)
+	delete(s.m, name)
+	return name + ".corrupt", nil
+}
+
+// lockingCache is a memCache with per-key locks, as host/store's flock.
+type lockingCache struct {
+	memCache
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+	waits int
+}
+
+func (c *lockingCache) Lock(ctx context.Context, key string, onWait func()) (func(), error) {
+	c.mu.Lock()
+	if c.locks == nil {
+		c.locks = map[string]*sync.Mutex{}
+	}
+	l := c.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		c.locks[key] = l
+	}
+	c.mu.Unlock()
+	if !l.TryLock() {
+		c.mu.Lock()
+		c.waits++
+		c.mu.Unlock()
+		onWait()
+		l.Lock()
+	}
+	return l.Unlock, nil
+}
+
+// slowPosterior fits slowly, so that concurrent shards meet in Fit.
+type slowPosterior struct{ *fakePosterior }
+
+func (p slowPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	time.Sleep(100 * time.Millisecond)
+	return p.fakePosterior.Fit(ctx, req)
+}
+
+type slowFakes struct{ *fakes }
+
+func (f slowFakes) Posterior(ctx context.Context, id string) (sdk.Posterior, error) {
+	return slowPosterior{f.post}, nil
+}
+
+// TestConcurrentShardsFitOnce: shards of two runs of the same posterior
+// (separate run directories, one shared cache) run at once; the cache
+// entry's lock makes one fit and the others wait and read it.
+func TestConcurrentShardsFitOnce(t *testing.T) {
+	p := testPlan(8, 2, 1, 4)
+	p.CacheKey = func(Step, sdk.Info) (string, error) { return "key", nil }
+	f := newFakes(2)
+	cache := &lockingCache{}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, errs[i] = RunUnits(context.Background(), p, slowFakes{f}, cache, &memStore{}, Shard{N: 1}, nil)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.post.fits != 1 || cache.waits == 0 || cache.puts != 1 {
+		t.Errorf("%d fits, %d waits, %d puts; want one fit, stored once, the others waiting", f.post.fits, cache.waits, cache.puts)
+	}
+}

@@ -1,0 +1,214 @@
+// Package rundir keeps the units of a run in its run directory: each
+// finished unit's output as units/<name>.unit, written atomically and
+// checksummed, the lock a process holds while it works on a unit
+// (units/<name>.lock, internal/filelock), and the list of the run's units
+// (units/plan.json). Several processes, on several machines sharing the
+// directory, may use it at once.
+package rundir
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
+	"github.com/uaxai/uaxai/internal/filelock"
+)
+
+// magic starts every unit file; the SHA-256 of the payload follows (hex),
+// then a newline and the payload.
+const magic = "uaxai-unit-1\n"
+
+// ErrCorrupt marks a unit file that does not read back whole: cut short
+// by a crash, or changed.
+var ErrCorrupt = errors.New("corrupt unit file")
+
+// Dir is a run directory.
+type Dir struct{ Path string }
+
+// UnitPath is the file of a finished unit.
+func (d Dir) UnitPath(name string) string { return filepath.Join(d.Path, "units", name+".unit") }
+
+// LockPath is the lock file of a unit.
+func (d Dir) LockPath(name string) string { return filepath.Join(d.Path, "units", name+".lock") }
+
+// Save writes a unit's payload atomically, with its checksum.
+func (d Dir) Save(name string, payload []byte) error {
+	if err := os.MkdirAll(filepath.Join(d.Path, "units"), 0o755); err != nil {
+		return fmt.Errorf("unit %s: %w", name, err)
+	}
+	sum := sha256.Sum256(payload)
+	b := make([]byte, 0, len(magic)+65+len(payload))
+	b = append(b, magic...)
+	b = append(b, hex.EncodeToString(sum[:])...)
+	b = append(b, '\n')
+	b = append(b, payload...)
+	if err := atomicfile.WriteFile(d.UnitPath(name), b); err != nil {
+		return fmt.Errorf("unit %s: %w", name, err)
+	}
+	return nil
+}
+
+// Load returns a unit's payload: false when the unit has no file; an
+// error wrapping ErrCorrupt, naming the file and what is wrong, when the
+// file does not read back whole.
+func (d Dir) Load(name string) ([]byte, bool, error) {
+	p := d.UnitPath(name)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("unit %s: %w", name, err)
+	}
+	payload, err := verify(b)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w: %v", p, ErrCorrupt, err)
+	}
+	return payload, true, nil
+}
+
+// verify checks a unit file's header and checksum and returns its payload.
+func verify(b []byte) ([]byte, error) {
+	if !bytes.HasPrefix(b, []byte(magic)) {
+		return nil, fmt.Errorf("%d bytes without the header %q", len(b), magic[:len(magic)-1])
+	}
+	rest := b[len(magic):]
+	if len(rest) < 65 || rest[64] != '\n' {
+		return nil, fmt.Errorf("cut short in its header (%d bytes)", len(b))
+	}
+	want := string(rest[:64])
+	payload := rest[65:]
+	sum := sha256.Sum256(payload)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, fmt.Errorf("checksum mismatch: %d payload bytes hash to %s, the header says %s (a file cut short or changed)", len(payload), got[:12], want[:min(12, len(want))])
+	}
+	return payload, nil
+}
+
+// SetAside renames a corrupt unit file to <name>.unit.corrupt (replacing
+// an older one), so that the unit is done again and the file can still be
+// inspected. It returns the new path.
+func (d Dir) SetAside(name string) (string, error) {
+	p := d.UnitPath(name)
+	q := p + ".corrupt"
+	if err := os.Rename(p, q); err != nil {
+		return "", fmt.Errorf("unit %s: setting aside: %w", name, err)
+	}
+	return q, nil
+}
+
+// Lock takes the lock of a unit, waiting while another process holds it
+// (onWait is called once if it does).
+func (d Dir) Lock(ctx context.Context, name string, onWait func()) (func(), error) {
+	return filelock.Lock(ctx, d.LockPath(name), onWait)
+}
+
+// Unit is one entry of plan.json.
+type Unit struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`  // "fit" or "explain"
+	Index int    `json:"index"` // position among the units of its kind
+}
+
+// Plan is units/plan.json: the recipe's name, the fingerprint that every
+// unit file of the run carries, and the units in order.
+type Plan struct {
+	Recipe      string `json:"recipe"`
+	Fingerprint string `json:"fingerprint"`
+	Units       []Unit `json:"units"`
+}
+
+func (d Dir) planPath() string { return filepath.Join(d.Path, "units", "plan.json") }
+
+// WritePlan writes units/plan.json. An existing plan must be the same
+// (the same fingerprint and units): a run directory holds one run.
+func (d Dir) WritePlan(p Plan) error {
+	b, err := json.MarshalIndent(p, "", " ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	old, err := os.ReadFile(d.planPath())
+	if err == nil {
+		if !bytes.Equal(old, b) {
+			var o Plan
+			if json.Unmarshal(old, &o) == nil && o.Fingerprint != p.Fingerprint {
+				return fmt.Errorf("run directory %s holds another run (recipe %s, fingerprint %.12s; this one is %s, %.12s): accepted: the same recipe, or another --run-dir", d.Path, o.Recipe, o.Fingerprint, p.Recipe, p.Fingerprint)
+			}
+			return fmt.Errorf("run directory %s: %s lists other units than this run's (written by another uaxai version?): use another --run-dir", d.Path, d.planPath())
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(d.planPath()), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(d.planPath(), b)
+}
+
+// ReadPlan reads units/plan.json.
+func (d Dir) ReadPlan() (Plan, error) {
+	b, err := os.ReadFile(d.planPath())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Plan{}, fmt.Errorf("%s is not a prepared run directory (no units/plan.json): start it with uaxai run RECIPE --run-dir %s", d.Path, d.Path)
+		}
+		return Plan{}, err
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", d.planPath(), err)
+	}
+	return p, nil
+}
+
+// State of a unit.
+const (
+	Done    = "done"    // its file is present and whole
+	Running = "running" // a process holds its lock
+	Missing = "missing" // neither
+	Corrupt = "corrupt" // its file does not read back whole (and nobody is redoing it)
+)
+
+// UnitState is a unit and its state.
+type UnitState struct {
+	Unit
+	State  string
+	Detail string // why a unit is corrupt
+}
+
+// States reports the state of every unit of the plan.
+func (d Dir) States() ([]UnitState, error) {
+	p, err := d.ReadPlan()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnitState, len(p.Units))
+	for i, u := range p.Units {
+		out[i] = UnitState{Unit: u, State: Missing}
+		held, err := filelock.Held(d.LockPath(u.Name))
+		if err != nil {
+			return nil, err
+		}
+		_, ok, err := d.Load(u.Name)
+		switch {
+		case err != nil && !held:
+			out[i].State, out[i].Detail = Corrupt, err.Error()
+		case ok:
+			out[i].State = Done
+		case held:
+			out[i].State = Running
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,110 @@
+package rundir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestSaveLoad: a payload reads back as saved; a file cut short at any
+// byte, or with any one byte changed, is reported as corrupt (never read
+// as a payload), and SetAside moves it out of the way.
+func TestSaveLoad(t *testing.T) {
+	d := Dir{Path: t.TempDir()}
+	if _, ok, err := d.Load("u"); ok || err != nil {
+		t.Fatalf("missing unit: %v %v", ok, err)
+	}
+	payload := []byte("the unit's payload, some bytes \x00\x01\x02")
+	if err := d.Save("u", payload); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := d.Load("u")
+	if err != nil || !ok || !bytes.Equal(got, payload) {
+		t.Fatalf("Load = %q %v %v", got, ok, err)
+	}
+	whole, err := os.ReadFile(d.UnitPath("u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := func(b []byte, what string) {
+		t.Helper()
+		if err := os.WriteFile(d.UnitPath("u"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := d.Load("u")
+		if ok || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), d.UnitPath("u")) {
+			t.Errorf("%s: ok %v, err %v; want ErrCorrupt naming the file", what, ok, err)
+		}
+	}
+	for n := 0; n < len(whole); n++ {
+		bad(whole[:n], "cut short")
+		c := bytes.Clone(whole)
+		c[n] ^= 0x20
+		bad(c, "changed")
+	}
+	q, err := d.SetAside("u")
+	if err != nil || !strings.HasSuffix(q, "u.unit.corrupt") {
+		t.Fatalf("SetAside = %q, %v", q, err)
+	}
+	if _, ok, err := d.Load("u"); ok || err != nil {
+		t.Errorf("after SetAside: %v %v", ok, err)
+	}
+}
+
+// TestPlanAndStates: a plan is written once and must match after; the
+// states follow the unit files and locks.
+func TestPlanAndStates(t *testing.T) {
+	d := Dir{Path: t.TempDir()}
+	if _, err := d.States(); err == nil || !strings.Contains(err.Error(), "plan.json") {
+		t.Errorf("States of an empty directory: %v", err)
+	}
+	p := Plan{Recipe: "r", Fingerprint: "f1", Units: []Unit{{"a", "fit", 0}, {"b", "explain", 0}, {"c", "explain", 1}, {"e", "explain", 2}}}
+	if err := d.WritePlan(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WritePlan(p); err != nil {
+		t.Errorf("the same plan again: %v", err)
+	}
+	q := p
+	q.Fingerprint = "f2"
+	if err := d.WritePlan(q); err == nil || !strings.Contains(err.Error(), "another run") {
+		t.Errorf("another run's plan: %v", err)
+	}
+	q = p
+	q.Units = q.Units[:1]
+	if err := d.WritePlan(q); err == nil || !strings.Contains(err.Error(), "other units") {
+		t.Errorf("other units: %v", err)
+	}
+	if err := d.Save("a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := d.Lock(context.Background(), "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.UnitPath("e"), []byte("uaxai-unit-1\ncut"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A lock held in this process is held for Held too: flock locks
+	// belong to open files.
+	st, err := d.States()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{Done, Running, Missing, Corrupt}
+	for i, s := range st {
+		if s.State != want[i] {
+			t.Errorf("unit %s: %s, want %s", s.Name, s.State, want[i])
+		}
+	}
+	if st[3].Detail == "" {
+		t.Error("a corrupt unit without a detail")
+	}
+	unlock()
+	if st, _ := d.States(); st[1].State != Missing {
+		t.Errorf("unit b after unlock: %s", st[1].State)
+	}
+}

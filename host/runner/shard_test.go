@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/rundir"
+	"github.com/uaxai/uaxai/host/store"
+)
+
+// analysisExtra gives the tiny recipe analysis tables whose per-record
+// results travel through the units: sensitivity (distortions), the
+// calibration's LOO coverage, agreement sets, the bound, qualitative
+// figures and the maps' safetensors.
+const analysisExtra = `
+[[summary]]
+use = "band"
+k = 1
+l = 2
+
+[sensitivity]
+distortions = ["noise 30", "shift -4"]
+records = "all"
+
+[agreement]
+etas = [0.5, 1.0]
+deltas = [0.0, 0.05]
+
+[bound]
+delta = 0.05
+
+[figures]
+qualitative = ["sag", "swell"]
+perclass = true
+
+[output]
+maps = true
+`
+
+// resultFiles are the files a sharded run's merge must write byte for
+// byte as a run in one piece does.
+var resultFiles = []string{"results.json", "records.csv", "tables.md"}
+
+func sameFiles(t *testing.T, what, got, want string) {
+	t.Helper()
+	files := append([]string(nil), resultFiles...)
+	extra, _ := filepath.Glob(filepath.Join(want, "*", "*"))
+	for _, f := range extra {
+		rel, _ := filepath.Rel(want, f)
+		if !strings.HasPrefix(rel, "units") && !strings.HasPrefix(rel, "shards") {
+			files = append(files, rel)
+		}
+	}
+	for _, f := range files {
+		a, err := os.ReadFile(filepath.Join(got, f))
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			continue
+		}
+		if b := read(t, filepath.Join(want, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s: %s differs from the run in one piece's", what, f)
+		}
+	}
+}
+
+// TestShardedRunsMergeByteForByte: the tiny recipe with analysis tables,
+// run as 1, 2 and 3 shards in shuffled orders (units of 8 records, so
+// that splits have several), then merged, gives the same results.json,
+// records.csv, tables.md, figures, safetensors and outputs as one run.
+// Shards of fit units then explain units (Slurm's two arrays) too.
+func TestShardedRunsMergeByteForByte(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), analysisExtra)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
+	m := inProcess(t)
+	whole, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pat := range []string{"figures/*.png", "maps/*.safetensors", "outputs/*.csv"} {
+		if got, _ := filepath.Glob(filepath.Join(whole.Dir, pat)); len(got) == 0 {
+			t.Fatalf("the run wrote no %s: the test would compare nothing of it", pat)
+		}
+	}
+	if res := string(read(t, filepath.Join(whole.Dir, "results.json"))); !strings.Contains(res, `"sensitivity"`) {
+		t.Fatalf("results.json has no sensitivity section:\n%.500s", res)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	type split struct {
+		kind string
+		n    int
+	}
+	for _, c := range [][]split{{{"", 1}}, {{"", 2}}, {{"", 3}}, {{engine.FitUnit, 2}, {engine.ExplainUnit, 3}}} {
+		run := filepath.Join(dir, "shards", strings.Repeat("x", len(c))+string(rune('0'+c[len(c)-1].n)))
+		for _, sp := range c {
+			for _, i := range rng.Perm(sp.n) {
+				sh := engine.Shard{I: i, N: sp.n, Kind: sp.kind}
+				if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 8, RunDir: run, Shard: &sh}); err != nil {
+					t.Fatalf("shard %v: %v", sh, err)
+				}
+			}
+		}
+		if _, err := os.Stat(filepath.Join(run, "results.json")); err == nil {
+			t.Fatalf("%v: a shard wrote results.json", c)
+		}
+		if _, err := Merge(context.Background(), run, Options{Plugins: m}); err != nil {
+			t.Fatalf("%v: merge: %v", c, err)
+		}
+		sameFiles(t, run, run, whole.Dir)
+	}
+}
+
+// TestMergeBeforeTheShardsAreDone: a merge with a shard missing names
+// the units it lacks; a shard of another recipe is refused by the run
+// directory; a unit file cut short is set aside and done again by
+// --resume, which ends in the same bytes.
+func TestMergeBeforeTheShardsAreDone(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := inProcess(t)
+	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
+	run := filepath.Join(dir, "run")
+	sh := engine.Shard{I: 0, N: 2}
+	if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, RunDir: run, Shard: &sh}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Merge(context.Background(), run, Options{Plugins: m})
+	// Shard 0/2 did fit-00 and the first split's explain units, and fitted
+	// the ensemble (fit-01, shard 1's) itself, since its units needed it.
+	if err == nil || !strings.Contains(err.Error(), "2 of 6 units are not done: explain-00-00-01-0000, explain-01-00-01-0000") {
+		t.Errorf("merge with shard 1/2 missing: %v", err)
+	}
+	other, err := recipe.Parse("tiny.toml", []byte(strings.Replace(tinyRecipe(filepath.Join(dir, "runs"), ""), "seed = 7", "seed = 8", 1)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh1 := engine.Shard{I: 1, N: 2}
+	if _, err := Run(context.Background(), other, Options{Plugins: m, Cache: cache, RunDir: run, Shard: &sh1}); err == nil || !strings.Contains(err.Error(), "holds another run") {
+		t.Errorf("a shard of another recipe: %v", err)
+	}
+	// A power cut: unit fit-00 cut short.
+	d := rundir.Dir{Path: run}
+	b, err := os.ReadFile(d.UnitPath("fit-00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.UnitPath("fit-00"), b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obs := &stageNotes{}
+	o, err := Resume(context.Background(), run, Options{Plugins: m, Cache: cache, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(obs.list, "\n"), "fit-00.unit") {
+		t.Errorf("notes %q do not name the unit cut short", obs.list)
+	}
+	if _, err := os.Stat(d.UnitPath("fit-00") + ".corrupt"); err != nil {
+		t.Errorf("the unit cut short was not set aside: %v", err)
+	}
+	whole, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "resumed", o.Dir, whole.Dir)
+}
