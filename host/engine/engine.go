@@ -66,6 +66,9 @@ type Plan struct {
 	// UnitRecords is the records of an explain unit (0: DefaultUnitRecords;
 	// rounded up to a multiple of Batch). See Units.
 	UnitRecords int
+	// Parts is the number of parts of each posterior's fit (FitParts;
+	// nil: RunUnits and Merge ask the plugins).
+	Parts []int
 	// Fingerprint identifies the run: every unit's payload carries it, and
 	// a payload with another is refused (a run directory of another
 	// recipe). It must cover everything that changes a result.

@@ -157,7 +157,7 @@ func (f *fitter) keys(ps Step, info sdk.Info, base *fitKeys) fitKeys {
 func (f *fitter) fit(ctx context.Context, ps Step, post sdk.Posterior) (sdk.Artifact, error) {
 	info := post.Info()
 	if info.Base == "" {
-		return f.cached(ps, f.keys(ps, info, nil), func() (sdk.Artifact, error) { return f.fitOne(ctx, ps, post, nil) })
+		return f.cached(ps, f.keys(ps, info, nil), func() (sdk.Artifact, error) { return f.fitOne(ctx, ps, post, nil, 0, 0) })
 	}
 	bp, bs, err := ResolveBase(ctx, f.res, ps, info)
 	if err != nil {
@@ -166,12 +166,12 @@ func (f *fitter) fit(ctx context.Context, ps Step, post sdk.Posterior) (sdk.Arti
 	bk := f.keys(bs, bp.Info(), nil)
 	return f.cached(ps, f.keys(ps, info, &bk), func() (sdk.Artifact, error) {
 		t0 := time.Now()
-		base, err := f.cached(bs, bk, func() (sdk.Artifact, error) { return f.fitOne(ctx, bs, bp, nil) })
+		base, err := f.cached(bs, bk, func() (sdk.Artifact, error) { return f.fitOne(ctx, bs, bp, nil, 0, 0) })
 		f.tim["fit "+bs.Label] = time.Since(t0)
 		if err != nil {
 			return sdk.Artifact{}, err
 		}
-		return f.fitOne(ctx, ps, post, &base)
+		return f.fitOne(ctx, ps, post, &base, 0, 0)
 	})
 }
 
@@ -228,18 +228,41 @@ func (f *fitter) cached(ps Step, k fitKeys, fitArt func() (sdk.Artifact, error))
 	return art, nil
 }
 
-// fitOne fits one posterior, on top of base if it is not nil.
-func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *sdk.Artifact) (sdk.Artifact, error) {
+// fitPart returns part k of K of a parted posterior's fit (not post
+// hoc): through the cache, under a key derived from the whole fit's.
+func (f *fitter) fitPart(ctx context.Context, ps Step, post sdk.Posterior, k, K int) (sdk.Artifact, error) {
+	keys := f.keys(ps, post.Info(), nil)
+	tag := fmt.Sprintf("part %d/%d", k, K)
+	if keys.run != "" {
+		keys.run += "\x00" + tag
+	}
+	if keys.cache != "" {
+		h := sha256.Sum256([]byte("uaxai-part-1\x00" + keys.cache + "\x00" + tag))
+		keys.cache = hex.EncodeToString(h[:])
+	}
+	label := fmt.Sprintf("%s part %d/%d", ps.Label, k+1, K)
+	return f.cached(Step{ID: ps.ID, Label: label, Draws: ps.Draws, Target: ps.Target, Config: ps.Config}, keys, func() (sdk.Artifact, error) {
+		return f.fitOne(ctx, Step{ID: ps.ID, Label: label, Config: ps.Config}, post, nil, k, K)
+	})
+}
+
+// fitOne fits one posterior (part k of K when K > 0), on top of base if
+// it is not nil.
+func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *sdk.Artifact, part, parts int) (sdk.Artifact, error) {
 	p := f.p
 	f.obs.Stage("fit "+ps.Label, 0)
-	art, err := post.Fit(ctx, sdk.FitRequest{
+	req := sdk.FitRequest{
 		Arch: p.Arch, Train: p.TrainSet, Val: p.ValSet, Training: p.Train, Config: ps.Config,
 		Seed: p.Seed, Workers: p.Workers, Base: base,
 		Progress: func(pr sdk.Progress) {
 			f.obs.Stage("fit "+ps.Label, pr.Total)
 			f.obs.Advance(pr.Done, pr.Message)
 		},
-	})
+	}
+	if parts > 0 {
+		req.Part, req.Parts = part, parts
+	}
+	art, err := post.Fit(ctx, req)
 	if err != nil {
 		return sdk.Artifact{}, fmt.Errorf("posterior %s: fit: %w", ps.ID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -47,6 +48,7 @@ type Unit struct {
 	Kind  string // FitUnit or ExplainUnit
 	Index int    // position among the plan's units of its kind
 	Post  int    // the posterior (index into Plan.Posteriors)
+	Part  int    // fit units of a parted posterior: the part; else -1
 	Exp   int    // explain units: the explainer
 	Split int    // explain units: the test split
 	B0    int    // explain units: records B0..B1-1 of the split
@@ -90,8 +92,17 @@ func (s Shard) String() string {
 func Units(p Plan) []Unit {
 	p.defaults()
 	var out []Unit
+	nf := 0
 	for pi := range p.Posteriors {
-		out = append(out, Unit{Name: fmt.Sprintf("fit-%02d", pi), Kind: FitUnit, Index: pi, Post: pi})
+		if k := p.parts(pi); k > 1 {
+			for part := range k {
+				out = append(out, Unit{Name: partName(pi, part), Kind: FitUnit, Index: nf, Post: pi, Part: part})
+				nf++
+			}
+			continue
+		}
+		out = append(out, Unit{Name: fitName(pi), Kind: FitUnit, Index: nf, Post: pi, Part: -1})
+		nf++
 	}
 	n := 0
 	for pi := range p.Posteriors {
@@ -99,13 +110,82 @@ func Units(p Plan) []Unit {
 			for si, ts := range p.Tests {
 				for b, b0 := 0, 0; b0 < ts.Data.N; b, b0 = b+1, b0+p.UnitRecords {
 					out = append(out, Unit{Name: fmt.Sprintf("explain-%02d-%02d-%02d-%04d", pi, ei, si, b), Kind: ExplainUnit, Index: n,
-						Post: pi, Exp: ei, Split: si, B0: b0, B1: min(b0+p.UnitRecords, ts.Data.N)})
+						Post: pi, Part: -1, Exp: ei, Split: si, B0: b0, B1: min(b0+p.UnitRecords, ts.Data.N)})
 					n++
 				}
 			}
 		}
 	}
 	return out
+}
+
+func fitName(pi int) string        { return fmt.Sprintf("fit-%02d", pi) }
+func partName(pi, part int) string { return fmt.Sprintf("fit-%02d-%02d", pi, part) }
+
+// parts is the number of parts of posterior pi's fit (1: not parted).
+func (p *Plan) parts(pi int) int {
+	if pi < len(p.Parts) {
+		return max(p.Parts[pi], 1)
+	}
+	return 1
+}
+
+// Parted is a posterior whose fit is made of parts fitted on their own
+// (sdk.Parted: a deep ensemble's members): each part is a fit unit.
+type Parted interface {
+	Parts(cfg sdk.Config) (int, error)
+}
+
+// FitParts sets p.Parts: the number of parts of each posterior's fit, as
+// its plugin says (1 for a posterior that is not parted, or that is
+// fitted post hoc on a base).
+func FitParts(ctx context.Context, p *Plan, res Plugins) error {
+	p.Parts = make([]int, len(p.Posteriors))
+	for pi, ps := range p.Posteriors {
+		p.Parts[pi] = 1
+		post, err := res.Posterior(ctx, ps.ID)
+		if err != nil {
+			return err
+		}
+		pp, ok := post.(Parted)
+		if !ok || post.Info().Base != "" {
+			continue
+		}
+		k, err := pp.Parts(ps.Config)
+		if err != nil {
+			return fmt.Errorf("posterior %s: %w", ps.Label, err)
+		}
+		p.Parts[pi] = max(k, 1)
+	}
+	return nil
+}
+
+// JoinParts is the artifact of a parted fit: the union of its parts'
+// tensors (which must be disjoint) and Meta (which must agree where
+// keys are shared), under their common architecture.
+func JoinParts(parts []sdk.Artifact) (sdk.Artifact, error) {
+	if len(parts) == 0 {
+		return sdk.Artifact{}, errors.New("no parts to join")
+	}
+	a := sdk.Artifact{Arch: parts[0].Arch, Tensors: map[string][]float32{}, Meta: map[string]string{}}
+	for k, pa := range parts {
+		if !reflect.DeepEqual(pa.Arch, a.Arch) {
+			return sdk.Artifact{}, fmt.Errorf("part %d has architecture %q, part 0 %q", k, pa.Arch.Name, a.Arch.Name)
+		}
+		for name, t := range pa.Tensors {
+			if _, dup := a.Tensors[name]; dup {
+				return sdk.Artifact{}, fmt.Errorf("part %d has tensor %q, which an earlier part has too (parts must be disjoint)", k, name)
+			}
+			a.Tensors[name] = t
+		}
+		for key, v := range pa.Meta {
+			if old, dup := a.Meta[key]; dup && old != v {
+				return sdk.Artifact{}, fmt.Errorf("part %d has meta %s = %q, an earlier part %q (parts must agree)", k, key, v, old)
+			}
+			a.Meta[key] = v
+		}
+	}
+	return a, nil
 }
 
 // Select returns the units of the shard.
@@ -224,8 +304,13 @@ func resolve(ctx context.Context, p *Plan, res Plugins, withExplainers bool) (*e
 	return e, nil
 }
 
-func checkPlan(p *Plan) error {
+func checkPlan(ctx context.Context, p *Plan, res Plugins) error {
 	p.defaults()
+	if p.Parts == nil {
+		if err := FitParts(ctx, p, res); err != nil {
+			return err
+		}
+	}
 	for _, ts := range p.Tests {
 		if ts.Unlabelled != p.Tests[0].Unlabelled {
 			return fmt.Errorf("engine: test splits %s and %s: one is labelled and one is not", p.Tests[0].Name, ts.Name)
@@ -251,7 +336,7 @@ func RunUnits(ctx context.Context, p Plan, res Plugins, cache Cache, store UnitS
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	if err := checkPlan(&p); err != nil {
+	if err := checkPlan(ctx, &p, res); err != nil {
 		return nil, nil, err
 	}
 	units, err := shard.Select(Units(p))
@@ -280,7 +365,7 @@ func RunUnits(ctx context.Context, p Plan, res Plugins, cache Cache, store UnitS
 		}
 		switch u.Kind {
 		case FitUnit:
-			_, err = e.fitUnit(ctx, u.Post)
+			_, err = e.fitOrLoadOnce(ctx, u)
 		default:
 			err = e.explainUnit(ctx, u, units[i:])
 		}
@@ -316,23 +401,47 @@ func (e *exec) load(name string, v any, fingerprint *string) (bool, error) {
 }
 
 // fitUnit returns posterior pi's artifact: kept in this process, read
-// from its unit, or fitted (under the unit's lock) and stored.
+// from its unit, or fitted (under the unit's lock) and stored. A parted
+// posterior's artifact is joined from its parts' units (each fitted the
+// same way if it is not done).
 func (e *exec) fitUnit(ctx context.Context, pi int) (sdk.Artifact, error) {
 	if a, ok := e.arts[pi]; ok {
 		return a, nil
 	}
-	name := fmt.Sprintf("fit-%02d", pi)
-	ps := e.p.Posteriors[pi]
-	get := func() (bool, error) {
-		var fp fitPayload
-		ok, err := e.load(name, &fp, &fp.Fingerprint)
-		if ok {
-			e.arts[pi] = fp.Artifact
+	k := e.p.parts(pi)
+	if k <= 1 {
+		a, err := e.fitOrLoad(ctx, pi, -1)
+		if err == nil {
+			e.arts[pi] = a
 		}
-		return ok, err
+		return a, err
 	}
-	if ok, err := get(); ok || err != nil {
-		return e.arts[pi], err
+	parts := make([]sdk.Artifact, k)
+	for part := range parts {
+		var err error
+		if parts[part], err = e.fitOrLoad(ctx, pi, part); err != nil {
+			return sdk.Artifact{}, err
+		}
+	}
+	a, err := JoinParts(parts)
+	if err != nil {
+		return sdk.Artifact{}, fmt.Errorf("posterior %s: joining its %d parts: %w", e.p.Posteriors[pi].Label, k, err)
+	}
+	e.arts[pi] = a
+	return a, nil
+}
+
+// fitOrLoad returns the artifact of fit unit (pi, part) (part -1: the
+// whole fit): read from its unit, or fitted under its lock and stored.
+func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error) {
+	name := fitName(pi)
+	if part >= 0 {
+		name = partName(pi, part)
+	}
+	ps := e.p.Posteriors[pi]
+	var fp fitPayload
+	if ok, err := e.load(name, &fp, &fp.Fingerprint); ok || err != nil {
+		return fp.Artifact, err
 	}
 	unlock, err := e.store.Lock(ctx, name, func() {
 		e.obs.Note(fmt.Sprintf("%s: another process is fitting it (unit %s): waiting", ps.Label, name))
@@ -341,16 +450,21 @@ func (e *exec) fitUnit(ctx context.Context, pi int) (sdk.Artifact, error) {
 		return sdk.Artifact{}, err
 	}
 	defer unlock()
-	if ok, err := get(); ok || err != nil {
-		return e.arts[pi], err
+	if ok, err := e.load(name, &fp, &fp.Fingerprint); ok || err != nil {
+		return fp.Artifact, err
 	}
 	t0 := time.Now()
-	art, err := e.fits.fit(ctx, ps, e.posts[pi])
+	var art sdk.Artifact
+	if part < 0 {
+		art, err = e.fits.fit(ctx, ps, e.posts[pi])
+	} else {
+		art, err = e.fits.fitPart(ctx, ps, e.posts[pi], part, e.p.parts(pi))
+	}
 	if err != nil {
 		return sdk.Artifact{}, err
 	}
 	sec := time.Since(t0).Seconds()
-	e.tim["fit "+ps.Label] = time.Since(t0)
+	e.tim["fit "+ps.Label] += time.Since(t0)
 	b, err := encode(fitPayload{Fingerprint: e.p.Fingerprint, Unit: name, Artifact: art, Seconds: sec})
 	if err != nil {
 		return sdk.Artifact{}, fmt.Errorf("unit %s: %w", name, err)
@@ -359,8 +473,16 @@ func (e *exec) fitUnit(ctx context.Context, pi int) (sdk.Artifact, error) {
 		return sdk.Artifact{}, err
 	}
 	e.costs[name] = sec
-	e.arts[pi] = art
 	return art, nil
+}
+
+// fitOrLoadOnce does a fit unit (the artifact is kept only if the unit
+// is the posterior's whole fit).
+func (e *exec) fitOrLoadOnce(ctx context.Context, u Unit) (sdk.Artifact, error) {
+	if u.Part < 0 {
+		return e.fitUnit(ctx, u.Post)
+	}
+	return e.fitOrLoad(ctx, u.Post, u.Part)
 }
 
 // drawsOf samples posterior pi's draws (once a process).
@@ -559,7 +681,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 // that names it. It also returns the wall time each unit took when it was
 // done.
 func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results, map[string]float64, error) {
-	if err := checkPlan(&p); err != nil {
+	if err := checkPlan(ctx, &p, res); err != nil {
 		return nil, nil, err
 	}
 	e, err := resolve(ctx, &p, res, false)
@@ -605,12 +727,24 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		var fp fitPayload
-		if err := read(fmt.Sprintf("fit-%02d", pi), &fp, &fp.Fingerprint); err != nil {
-			return nil, nil, err
+		var parts []sdk.Artifact
+		for _, u := range units {
+			if u.Kind != FitUnit || u.Post != pi {
+				continue
+			}
+			var fp fitPayload
+			if err := read(u.Name, &fp, &fp.Fingerprint); err != nil {
+				return nil, nil, err
+			}
+			costs[u.Name] = fp.Seconds
+			parts = append(parts, fp.Artifact)
 		}
-		costs[fp.Unit] = fp.Seconds
-		art := fp.Artifact
+		art := parts[0]
+		if len(parts) > 1 {
+			if art, err = JoinParts(parts); err != nil {
+				return nil, nil, fmt.Errorf("posterior %s: joining its %d parts: %w", ps.Label, len(parts), err)
+			}
+		}
 		if n := art.Meta["note"]; n != "" {
 			out.Notes = append(out.Notes, ps.Label+": "+n)
 		}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // shardedRun runs the plan's units as n shards, in the order perm, into
@@ -251,5 +253,121 @@ func TestConcurrentShardsFitOnce(t *testing.T) {
 	}
 	if f.post.fits != 1 || cache.waits == 0 || cache.puts != 1 {
 		t.Errorf("%d fits, %d waits, %d puts; want one fit, stored once, the others waiting", f.post.fits, cache.waits, cache.puts)
+	}
+}
+
+// partedPosterior fits each member as a part of its own, as the deep
+// ensemble does: the union of the parts is the whole fit.
+type partedPosterior struct {
+	*fakePosterior
+	partFits map[int]int
+	meta     func(part int) map[string]string // Meta of a part's artifact
+}
+
+func (p *partedPosterior) Parts(sdk.Config) (int, error) { return p.members, nil }
+
+func (p *partedPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	a, err := p.fakePosterior.Fit(ctx, req)
+	if err != nil || req.Parts == 0 {
+		return a, err
+	}
+	p.mu.Lock()
+	if p.partFits == nil {
+		p.partFits = map[int]int{}
+	}
+	p.partFits[req.Part]++
+	p.mu.Unlock()
+	part := sdk.Artifact{Arch: a.Arch, Tensors: map[string][]float32{strconv.Itoa(req.Part): a.Tensors[strconv.Itoa(req.Part)]}}
+	if p.meta != nil {
+		part.Meta = p.meta(req.Part)
+	}
+	return part, nil
+}
+
+type partedFakes struct {
+	*fakes
+	post *partedPosterior
+}
+
+func (f partedFakes) Posterior(context.Context, string) (sdk.Posterior, error) { return f.post, nil }
+
+// TestPartedFits: a parted posterior's parts are fit units of their own,
+// each done once over every shard, and the joined artifact gives the
+// results of the whole fit.
+func TestPartedFits(t *testing.T) {
+	p := testPlan(30, 3, 2, 8)
+	p.UnitRecords = 16
+	p.Fingerprint = "test"
+	want := runPlan(t, p, newFakes(3), nil)
+	mk := func() partedFakes {
+		f := newFakes(3)
+		return partedFakes{f, &partedPosterior{fakePosterior: f.post, meta: func(int) map[string]string { return map[string]string{"members": "3"} }}}
+	}
+	f := mk()
+	if err := FitParts(context.Background(), &p, f); err != nil || !reflect.DeepEqual(p.Parts, []int{3}) {
+		t.Fatalf("FitParts: %v %v", p.Parts, err)
+	}
+	var fits []string
+	for _, u := range Units(p) {
+		if u.Kind == FitUnit {
+			fits = append(fits, u.Name)
+		}
+	}
+	if !reflect.DeepEqual(fits, []string{"fit-00-00", "fit-00-01", "fit-00-02"}) {
+		t.Fatalf("fit units %v", fits)
+	}
+	for n := 1; n <= 3; n++ {
+		f := mk()
+		store := &countingStore{}
+		for _, kind := range []string{FitUnit, ExplainUnit} {
+			for i := range n {
+				if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{I: n - 1 - i, N: n, Kind: kind}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got, _, err := Merge(context.Background(), p, f, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got.Rows {
+			got.Rows[i].Fit = want.Rows[i].Fit // the parts' Meta; compared below
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%d shards: the joined parts give other results than the whole fit", n)
+		}
+		if !reflect.DeepEqual(f.post.partFits, map[int]int{0: 1, 1: 1, 2: 1}) || f.post.fits != 3 {
+			t.Errorf("%d shards: part fits %v (%d fits in all); want each part once", n, f.post.partFits, f.post.fits)
+		}
+	}
+	// Parts that disagree cannot be joined.
+	f = mk()
+	f.post.meta = func(k int) map[string]string { return map[string]string{"members": strconv.Itoa(3 + k)} }
+	if _, _, err := RunUnits(context.Background(), p, f, nil, &countingStore{}, Shard{N: 1}, nil); err == nil || !strings.Contains(err.Error(), "parts must agree") {
+		t.Errorf("disagreeing parts: %v", err)
+	}
+}
+
+// TestJoinParts: the union of disjoint parts; overlapping tensors and
+// another architecture are refused.
+func TestJoinParts(t *testing.T) {
+	arch := nn.Arch{Name: "a", InChannels: 1, InLen: 4}
+	a := sdk.Artifact{Arch: arch, Tensors: map[string][]float32{"x": {1}}, Meta: map[string]string{"k": "1", "seed.0": "5"}}
+	b := sdk.Artifact{Arch: arch, Tensors: map[string][]float32{"y": {2}}, Meta: map[string]string{"k": "1", "seed.1": "6"}}
+	j, err := JoinParts([]sdk.Artifact{a, b})
+	want := sdk.Artifact{Arch: arch, Tensors: map[string][]float32{"x": {1}, "y": {2}}, Meta: map[string]string{"k": "1", "seed.0": "5", "seed.1": "6"}}
+	if err != nil || !reflect.DeepEqual(j, want) {
+		t.Errorf("JoinParts = %+v, %v", j, err)
+	}
+	if _, err := JoinParts([]sdk.Artifact{a, a}); err == nil || !strings.Contains(err.Error(), "disjoint") {
+		t.Errorf("overlapping parts: %v", err)
+	}
+	c := b
+	c.Arch = nn.Arch{Name: "b"}
+	if _, err := JoinParts([]sdk.Artifact{a, c}); err == nil || !strings.Contains(err.Error(), "architecture") {
+		t.Errorf("another arch: %v", err)
+	}
+	if _, err := JoinParts(nil); err == nil {
+		t.Error("no parts joined")
 	}
 }

@@ -614,6 +614,9 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 			plan.AnalysisTake, plan.AnalysisPut = an.Take, an.Put
 		}
 	}
+	if err := engine.FitParts(ctx, &plan, plugins); err != nil {
+		return nil, err
+	}
 	if err := w.begin(plan); err != nil {
 		return nil, err
 	}
