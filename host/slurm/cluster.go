@@ -296,7 +296,7 @@ func ParseQueue(out string) ([]Task, error) {
 		if f[1] != "N/A" {
 			n, err := strconv.Atoi(f[1])
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("squeue output line %d: task ID %q is not N/A or an integer >= 0", i+1, f[1])
+				return nil, fmt.Errorf("squeue output line %d: %q: task ID %q is not N/A or an integer >= 0", i+1, line, f[1])
 			}
 			t.Index = n
 		}

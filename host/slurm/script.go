@@ -91,7 +91,7 @@ func writeExecutable(path string, write func(w *bufio.Writer) error) error {
 
 // Quote quotes a word for the shell: as it is when it holds only
 // characters the shell leaves alone, else in single quotes (a quote
-// inside becomes '\'').
+// inside becomes '\”).
 func Quote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%") == "" {
 		return s
