@@ -232,7 +232,11 @@ func (r *Report) Write(w io.Writer) error {
 			if t.Kind == KindMerge {
 				what = "merge job"
 			}
-			fmt.Fprintf(w, "  %s (job %s): %s; output %s\n", what, t.Job, slurmState(t.Slurm), t.Output)
+			if t.Slurm.State == "PENDING" {
+				fmt.Fprintf(w, "  %s (job %s): %s: never started, a job it waits for failed\n", what, t.Job, slurmState(t.Slurm))
+			} else {
+				fmt.Fprintf(w, "  %s (job %s): %s; output %s\n", what, t.Job, slurmState(t.Slurm), t.Output)
+			}
 			if t.Shard != nil && t.Shard.Error != "" {
 				fmt.Fprintf(w, "    shard error: %s\n", t.Shard.Error)
 			}

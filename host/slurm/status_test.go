@@ -80,7 +80,7 @@ func TestStatus(t *testing.T) {
 		"PENDING (Resources)",
 		"explain  0     101_0  gone (Slurm no longer knows it)",
 		"failed:\n  explain task 1 (job 101_1): FAILED exit 1:0 (NonZeroExitCode); output /elsewhere/x.out\n    shard error: unit explain-05: disk full\n",
-		"  merge job (job 102): PENDING (DependencyNeverSatisfied); output "+filepath.Join(dir, "slurm", "quick-merge-102.out"),
+		"  merge job (job 102): PENDING (DependencyNeverSatisfied): never started, a job it waits for failed\n",
 		"note: explain task 3: shard status: ",
 		"next: uaxai slurm submit --resume '"+dir+"'",
 	)
