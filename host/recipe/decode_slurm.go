@@ -12,17 +12,14 @@ import (
 // unset: sbatch's (or the cluster's) default applies, except Shards and
 // CPUsPerTask, whose defaults host/slurm chooses.
 type Slurm struct {
-	Shards      int      // explain array tasks (N); 0: host/slurm's default
-	Partition   string   // --partition
-	Time        string   // --time, Slurm's format ("90", "1:30:00", "2-12")
-	CPUsPerTask int      // --cpus-per-task, and the workers of each task; 0: 1
-	Mem         string   // --mem ("4G", "500M"); "": not asked for
-	Account     string   // --account
-	SbatchArgs  []string // further sbatch options, each one word: "--qos=long"
+	Shards      int      `json:"shards,omitempty"`        // explain array tasks (N); 0: host/slurm's default
+	Partition   string   `json:"partition,omitempty"`     // --partition
+	Time        string   `json:"time,omitempty"`          // --time, Slurm's format ("90", "1:30:00", "2-12")
+	CPUsPerTask int      `json:"cpus_per_task,omitempty"` // --cpus-per-task, and the workers of each task; 0: 1
+	Mem         string   `json:"mem,omitempty"`           // --mem ("4G", "500M"); "": not asked for
+	Account     string   `json:"account,omitempty"`       // --account
+	SbatchArgs  []string `json:"sbatch_args,omitempty"`   // further sbatch options, each one word: "--qos=long"
 }
-
-// SlurmKeys are the keys of [slurm], in schema order.
-var SlurmKeys = []string{"shards", "partition", "time", "cpus_per_task", "mem", "account", "sbatch_args"}
 
 const (
 	slurmTimeHelp = `Slurm's time format: "MINUTES", "MINUTES:SECONDS", "HOURS:MINUTES:SECONDS", "DAYS-HOURS", "DAYS-HOURS:MINUTES", "DAYS-HOURS:MINUTES:SECONDS", or "UNLIMITED"`
@@ -225,6 +222,7 @@ func (s *Slurm) canon() *canonSlurm {
 	if s == nil {
 		return nil
 	}
-	c := canonSlurm(*s)
+	c := canonSlurm{Shards: s.Shards, Partition: s.Partition, Time: s.Time, CPUsPerTask: s.CPUsPerTask,
+		Mem: s.Mem, Account: s.Account, SbatchArgs: s.SbatchArgs}
 	return &c
 }
