@@ -69,10 +69,10 @@ func TestParseShow(t *testing.T) {
 		t.Errorf("names %s %s", got[0].Name(), got[5].Name())
 	}
 	for _, bad := range []string{"JobName=x JobState=RUNNING", "JobId=1 JobName=x", "JobId=1 ArrayJobId=1 ArrayTaskId=x JobState=RUNNING"} {
-		if _, err := ParseShow(bad); err == nil {
+		if _, err := ParseShow("JobId=3 JobState=RUNNING\n" + bad); err == nil {
 			t.Errorf("ParseShow(%q) accepted", bad)
 		} else {
-			wantIn(t, "error", err.Error(), "scontrol show job")
+			wantIn(t, "error", err.Error(), "scontrol show job", "record 2")
 		}
 	}
 }
