@@ -130,9 +130,11 @@ func TestResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.queue = []Task{{JobID: "100", Index: 1, State: "RUNNING"}}
-		if _, err := Resume(ctx, f, dir, false, &bytes.Buffer{}); err != nil {
+		var out bytes.Buffer
+		if _, err := Resume(ctx, f, dir, false, &out); err != nil {
 			t.Fatal(err)
 		}
+		wantNotIn(t, "output", out.String(), "cancelled")
 		// Nothing of fit or explain to redo; the merge job (gone: failed)
 		// again, after the running fit task.
 		want := [][]string{{"--parsable", "--dependency=afterok:100_1", "--qos=q", ScriptFile(dir, KindMerge)}}
@@ -168,6 +170,19 @@ func TestResume(t *testing.T) {
 			t.Errorf("resume of a merged run: %+v %v %q", sub, err, f.sbatch)
 		}
 		wantIn(t, "output", out.String(), "nothing to resubmit", "is merged")
+		// A merge job left pending behind a failed dependency is cleaned
+		// up, and only that is recorded.
+		f.queue = []Task{{JobID: "102", Index: -1, State: "PENDING", Reason: ReasonNeverSatisfied}}
+		out.Reset()
+		sub, err := Resume(ctx, f, dir, false, &out)
+		if err != nil || sub == nil || len(f.sbatch) != 0 || !reflect.DeepEqual(f.cancelled, []string{"/102"}) {
+			t.Errorf("resume of a merged run with a stuck merge job: %+v %v %q %q", sub, err, f.sbatch, f.cancelled)
+		}
+		s, _ := ReadState(dir)
+		if len(s.Submissions) != 2 || len(s.Submissions[1].Jobs) != 0 || !reflect.DeepEqual(s.Submissions[1].Cancelled, []string{"102"}) {
+			t.Errorf("jobs.json after a cancellation alone: %+v", s.Submissions)
+		}
+		wantIn(t, "output", out.String(), "cancelled: 102")
 	})
 	t.Run("dry run", func(t *testing.T) {
 		dir, f := submitted(t)
