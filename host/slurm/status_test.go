@@ -156,3 +156,62 @@ func TestReadPlan(t *testing.T) {
 		t.Error("UnitState names")
 	}
 }
+
+// TestStatusNext: "next: --resume" appears when units are missing and no
+// job is left to run them, even with no task failed in Slurm; not while
+// their task runs. A shard that says failed while its (resubmitted) task
+// runs is not failed.
+func TestStatusNext(t *testing.T) {
+	ctx := context.Background()
+	dir, f := submitted(t)
+	done(t, dir, "fit-00", "fit-01")
+	for i := 0; i < 4; i++ {
+		done(t, dir, explainUnits(i)[0])
+	}
+	os.MkdirAll(filepath.Join(dir, "shards"), 0o755)
+	sh, _ := json.Marshal(ShardStatus{Status: "failed", Error: "killed"})
+	os.WriteFile(ShardFile(dir, KindExplain, 0, 4), sh, 0o644)
+	var tasks []Task
+	for i := 0; i < 4; i++ {
+		tasks = append(tasks, Task{JobID: "101", Index: i, State: "RUNNING"})
+	}
+	f.queue = append(tasks, Task{JobID: "102", Index: -1, State: "PENDING", Reason: "Dependency"})
+	r, err := Status(ctx, f, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r.Write(&out)
+	wantNotIn(t, "report of running tasks", out.String(), "next:", "failed:")
+	f.queue = nil
+	f.shown = map[string][]Task{"101": nil}
+	for i := range tasks {
+		tasks[i].State, tasks[i].ExitCode = "COMPLETED", "0:0"
+	}
+	f.shown["101"] = tasks[1:]
+	r, err = Status(ctx, f, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	r.Write(&out)
+	wantIn(t, "report of ended tasks with units missing", out.String(), "failed:\n  explain task 0 (job 101_0)", "next: uaxai slurm submit --resume")
+	wantNotIn(t, "report", out.String(), "explain task 1 (")
+	if got, want := OutputFile(dir, "quick", KindExplain, "101", 0), filepath.Join(dir, "slurm", "quick-explain-101_0.out"); got != want {
+		t.Errorf("OutputFile of task 0 = %s, want %s", got, want)
+	}
+}
+
+// TestStatusNextNoFailure: units missing after every task completed.
+func TestStatusNextNoFailure(t *testing.T) {
+	dir, f := submitted(t)
+	f.shown = map[string][]Task{"100": {{JobID: "100", Index: 0, State: "COMPLETED"}, {JobID: "100", Index: 1, State: "COMPLETED"}}}
+	r, err := Status(context.Background(), f, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r.Write(&out)
+	wantIn(t, "report", out.String(), "next: uaxai slurm submit --resume")
+	wantNotIn(t, "report", out.String(), "fit task")
+}

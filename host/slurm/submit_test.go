@@ -284,3 +284,20 @@ func TestStateJSON(t *testing.T) {
 		t.Errorf("bad ID: %v", err)
 	}
 }
+
+// TestSubmitNoExplain: a plan without explain units has no explain job;
+// the merge job waits for the fits.
+func TestSubmitNoExplain(t *testing.T) {
+	dir, bin := runDir(t, t.TempDir(), 2, 0)
+	f := &fake{next: 5}
+	if _, err := Submit(context.Background(), f, Config{Dir: dir, Bin: bin}, 2, 0, false, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ScriptFile(dir, KindExplain)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("explain.sbatch written for no explain units: %v", err)
+	}
+	want := [][]string{{"--parsable", ScriptFile(dir, KindFit)}, {"--parsable", "--dependency=afterok:5", ScriptFile(dir, KindMerge)}}
+	if !reflect.DeepEqual(f.sbatch, want) {
+		t.Errorf("sbatch %q, want %q", f.sbatch, want)
+	}
+}
