@@ -41,6 +41,10 @@ usage:
                 --target C|predicted|FILE [--set key=value ...] [--summary NAME[:key=value,...] ...]
                 [--out F.csv] [--arch paper-1dcnn] [--workers N] [--seed S] [--plugins DIR]
                                      explain your own waveforms under your own weights (CSV)
+  uaxai slurm submit RECIPE.toml [--run-dir DIR] [--shards N] [--partition P] [--time T] [--dry-run] ...
+                                     run a recipe on Slurm: a fit array, an explain array, a merge job
+  uaxai slurm submit --resume DIR    resubmit the failed array tasks of DIR, and a merge job
+  uaxai slurm status DIR             units done/running/missing, each array task's Slurm state
   uaxai bench [--reps 10] [--reference=true] [--ref-n 10]
                                      ms a map of every operator on the paper's network, beside PyTorch's
   uaxai plugin serve ID              (internal) serve a built-in plugin to a host
@@ -112,8 +116,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdExplain(ctx, args[1:], stdout, stderr)
 	case "paper":
 		err = cmdPaper(ctx, args[1:], stdout, stderr)
+	case "slurm":
+		err = cmdSlurm(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, data import, train, predict, explain, bench, paper)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, recipe check, plugins, data generate, data import, train, predict, explain, bench, paper, slurm)", args[0])
 	}
 	if err == nil {
 		return 0

@@ -33,6 +33,7 @@ type canonRecipe struct {
 	Summary   []map[string]any `toml:"summary"`
 	Evaluate  canonEvaluate    `toml:"evaluate"`
 	Limits    canonLimits      `toml:"limits"`
+	Slurm     *canonSlurm      `toml:"slurm,omitempty"`
 
 	canonAnalysis
 }
@@ -240,6 +241,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Summary:   canonPlugins(r.Summaries, path),
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
 		Limits:    r.Limits.canon(),
+		Slurm:     r.Slurm.canon(),
 	}
 	r.Analysis.canon(&c.canonAnalysis)
 	if r.Recording != nil {
@@ -303,8 +305,8 @@ var (
 //     trained posterior is Hash(append(FitParts, "posterior.N")...).
 //   - "explainer.N", "summary.N": that table without its label.
 //
-// Workers, out, name and [limits] never change results, so ResultParts
-// leave them out ([limits] is no part at all); a summary changes Hash() but not Hash(FitParts...). An unknown part
+// Workers, out, name, [limits] and [slurm] never change results, so
+// ResultParts leave them out ([limits] and [slurm] are no part at all); a summary changes Hash() but not Hash(FitParts...). An unknown part
 // is a programmer error and panics.
 func (r *Recipe) Hash(parts ...string) string {
 	if len(parts) == 0 {

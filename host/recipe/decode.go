@@ -402,6 +402,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		{"figures", keep("figures")},
 		{"output", keep("output")},
 		{"recording", keep("recording")},
+		{"slurm", keep("slurm")},
 	})
 	if err != nil {
 		return nil, err
@@ -465,6 +466,11 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	}
 	if v, ok := tables["limits"]; ok {
 		if err := d.limits(v, &r.Limits); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := tables["slurm"]; ok {
+		if r.Slurm, err = d.slurm(v); err != nil {
 			return nil, err
 		}
 	}

@@ -89,6 +89,15 @@
 //	summarise_batch  duration default "10m"; each Summarise call (a batch of records)
 //	script_memory    size     default "2GiB"; >= 256MiB; memory of a script's process
 //
+//	[slurm]          never changes a result; `uaxai slurm submit` (host/slurm); flags override it
+//	shards           integer  >= 1; explain array tasks (default: host/slurm's)
+//	partition        string   --partition; letters, digits, . _ - +, comma-separated
+//	time             string   --time in Slurm's format ("90", "1:30:00", "2-12", "UNLIMITED")
+//	cpus_per_task    integer  >= 1; --cpus-per-task and each task's workers (default 1)
+//	mem              string   --mem, "4G", "500M" (default: not asked for)
+//	account          string   --account
+//	sbatch_args      array of strings, each one sbatch option ("--qos=long"), none that uaxai sets
+//
 // Nested tables inside a plugin table ([posterior.prior] after a
 // [[posterior]], or an inline table) are plugin config like any other key,
 // passed on as map[string]any; arrays arrive as []any.
@@ -155,6 +164,7 @@ type Recipe struct {
 	Limits     Limits
 	Analysis   Analysis   // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
 	Recording  *Recording // [recording] (decode_recording.go); nil: the test splits
+	Slurm      *Slurm     // [slurm] (decode_slurm.go); nil: absent. No hash covers it
 	Path       string     // absolute path of the file it came from ("" from Parse)
 	Dir        string     // absolute directory that relative paths are resolved against
 

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/host/slurm"
+	"github.com/uaxai/uaxai/host/store"
+)
+
+const slurmUsage = `usage: uaxai slurm submit RECIPE.toml [--run-dir DIR] [--shards N] [--partition P] [--time T]
+                    [--cpus-per-task N] [--mem M] [--account A] [--sbatch-arg ARG ...]
+                    [--cache DIR | --no-cache] [--plugins DIR] [--uaxai PATH] [--dry-run]
+       uaxai slurm submit --resume DIR [--dry-run]
+       uaxai slurm status DIR`
+
+func cmdSlurm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%s", slurmUsage)
+	}
+	switch args[0] {
+	case "submit":
+		return cmdSlurmSubmit(ctx, args[1:], stdout, stderr)
+	case "status":
+		return cmdSlurmStatus(ctx, args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("unknown slurm command %q (accepted: submit, status)\n%s", args[0], slurmUsage)
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, " ") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("slurm submit", stderr)
+	runDir := fs.String("run-dir", "", "run directory, on a file system every node sees (default: <out>/<name>-<time>)")
+	out := fs.String("out", "", "run directory root when --run-dir is not given (default: the recipe's out)")
+	shards := fs.Int("shards", 0, fmt.Sprintf("explain array tasks (default: [slurm] shards, or %d; at most the explain units)", slurm.DefaultShards))
+	partition := fs.String("partition", "", "sbatch --partition (default: [slurm] partition)")
+	timeLimit := fs.String("time", "", "sbatch --time, Slurm's format (default: [slurm] time)")
+	cpus := fs.Int("cpus-per-task", 0, "sbatch --cpus-per-task, and each task's --workers (default: [slurm] cpus_per_task, or 1)")
+	mem := fs.String("mem", "", "sbatch --mem (default: [slurm] mem, or none asked for)")
+	account := fs.String("account", "", "sbatch --account (default: [slurm] account)")
+	var sbatchArgs multi
+	fs.Var(&sbatchArgs, "sbatch-arg", "a further sbatch option, one word (\"--qos=long\"); repeatable; replaces [slurm] sbatch_args")
+	cacheDir := fs.String("cache", store.DefaultDir(), "posterior cache directory of the jobs, on a shared file system ($UAXAI_CACHE)")
+	noCache := fs.Bool("no-cache", false, "the jobs neither read nor write the cache")
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries (on a shared file system)")
+	bin := fs.String("uaxai", "", "the uaxai binary the jobs run, on a shared file system (default: this one, copied to DIR/bin/uaxai)")
+	dryRun := fs.Bool("dry-run", false, "write and print the scripts and the sbatch command lines; submit nothing")
+	resume := fs.String("resume", "", "resubmit the array tasks of DIR with missing units, and a merge job")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if !*dryRun {
+		if _, err := exec.LookPath("sbatch"); err != nil {
+			return fmt.Errorf("slurm submit: sbatch is not on PATH: run it on a host that submits Slurm jobs (--dry-run prints the scripts and sbatch lines without Slurm)")
+		}
+	}
+	if *resume != "" {
+		if len(pos) != 0 {
+			return fmt.Errorf("slurm submit --resume DIR takes no recipe: it reuses DIR/recipe.toml and the settings in DIR/slurm/jobs.json\n%s", slurmUsage)
+		}
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "resume" && f.Name != "dry-run" {
+				set = append(set, "--"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return fmt.Errorf("slurm submit --resume: %s cannot change a submitted run (its scripts and settings are in %s)", strings.Join(set, ", "), filepath.Join(*resume, "slurm"))
+		}
+		_, err := slurm.Resume(ctx, slurm.CLI{}, *resume, *dryRun, stdout)
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%s", slurmUsage)
+	}
+	r, err := recipe.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	// [slurm], then the flags, key by key.
+	var sb recipe.Slurm
+	if r.Slurm != nil {
+		sb = *r.Slurm
+	}
+	for _, o := range []struct {
+		flag string
+		set  func()
+	}{
+		{"shards", func() { sb.Shards = *shards }},
+		{"partition", func() { sb.Partition = *partition }},
+		{"time", func() { sb.Time = *timeLimit }},
+		{"cpus-per-task", func() { sb.CPUsPerTask = *cpus }},
+		{"mem", func() { sb.Mem = *mem }},
+		{"account", func() { sb.Account = *account }},
+		{"sbatch-arg", func() { sb.SbatchArgs = sbatchArgs }},
+	} {
+		if isSet(fs, o.flag) {
+			o.set()
+		}
+	}
+	if err := sb.Validate(); err != nil {
+		return fmt.Errorf("slurm submit: %w (from the flags or [slurm] of %s)", err, r.Path)
+	}
+	if *noCache && isSet(fs, "cache") {
+		return fmt.Errorf("slurm submit: --no-cache and --cache exclude each other")
+	}
+	dir := *runDir
+	if dir == "" {
+		root := r.Out
+		if *out != "" {
+			root = *out
+		}
+		if dir, err = report.NewRunDir(root, r.Name, time.Now()); err != nil {
+			return fmt.Errorf("slurm submit: %w", err)
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("slurm submit: %w", err)
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
+	fit, explain, err := runner.Prepare(ctx, r, runner.Options{Plugins: m}, dir)
+	if err != nil {
+		return err
+	}
+	cfg := slurm.Config{Dir: dir, Sbatch: sb}
+	if *bin != "" {
+		if cfg.Bin, err = filepath.Abs(*bin); err != nil {
+			return err
+		}
+	} else if cfg.Bin, err = slurm.InstallBinary(dir, ""); err != nil {
+		return err
+	}
+	if !*noCache {
+		if cfg.Cache, err = filepath.Abs(*cacheDir); err != nil {
+			return err
+		}
+	}
+	if *plugins != "" {
+		if cfg.Plugins, err = filepath.Abs(*plugins); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "run directory %s: %d fit units, %d explain units\n", dir, fit, explain)
+	_, err = slurm.Submit(ctx, slurm.CLI{}, cfg, fit, explain, *dryRun, stdout)
+	return err
+}
+
+func cmdSlurmStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("slurm status", stderr)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: uaxai slurm status DIR")
+	}
+	r, err := slurm.Status(ctx, slurm.CLI{}, pos[0])
+	if err != nil {
+		return err
+	}
+	return r.Write(stdout)
+}
