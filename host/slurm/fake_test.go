@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/uaxai/uaxai/host/rundir"
 )
 
 // fake is a Cluster in memory: sbatch hands out IDs from next, the queue
@@ -97,7 +99,7 @@ func runDir(t *testing.T, parent string, fit, explain int) (dir, bin string) {
 func done(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, "units", n+".unit"), []byte("unit"), 0o644); err != nil {
+		if err := (rundir.Dir{Path: dir}).Save(n, []byte("unit")); err != nil {
 			t.Fatal(err)
 		}
 	}

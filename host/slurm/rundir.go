@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/uaxai/uaxai/host/rundir"
+	"github.com/uaxai/uaxai/internal/filelock"
 )
 
 // Unit kinds, in the order they run.
@@ -115,20 +117,19 @@ func (s UnitState) String() string {
 	return "missing"
 }
 
-// StateOf reads a unit's state: Done when DIR/units/<name>.unit is a
-// non-empty file (units are written atomically, so a present file is
-// whole; its checksum is the runner's to check), Running when a process
+// StateOf reads a unit's state: Done when DIR/units/<name>.unit reads
+// back whole (host/rundir checks its checksum), Running when a process
 // holds flock(LOCK_EX) on DIR/units/<name>.lock (tested with LOCK_NB and
 // released at once), else Missing.
 func StateOf(dir, name string) (UnitState, error) {
-	fi, err := os.Stat(filepath.Join(dir, "units", name+".unit"))
-	if err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+	d := rundir.Dir{Path: dir}
+	// A unit file that does not read back whole (cut short, changed, not
+	// a file) is as good as missing: the shard that runs again sets it
+	// aside and does the unit again.
+	if _, ok, err := d.Load(name); ok && err == nil {
 		return Done, nil
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Missing, fmt.Errorf("unit %s: %w", name, err)
-	}
-	held, err := lockHeld(filepath.Join(dir, "units", name+".lock"))
+	held, err := filelock.Held(d.LockPath(name))
 	if err != nil {
 		return Missing, fmt.Errorf("unit %s: %w", name, err)
 	}
@@ -136,28 +137,6 @@ func StateOf(dir, name string) (UnitState, error) {
 		return Running, nil
 	}
 	return Missing, nil
-}
-
-// lockHeld reports whether a process holds flock(LOCK_EX) on path. A
-// missing file is not held; the file is never created.
-func lockHeld(path string) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("flock %s: %w", path, err)
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false, nil
 }
 
 // ShardStatus is DIR/shards/<kind>-<i>-of-<n>.json, a shard's own record.

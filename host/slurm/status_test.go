@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/uaxai/uaxai/host/rundir"
 )
 
 // TestStatus: the counts of units by kind and state come from the run
@@ -143,10 +145,19 @@ func TestReadPlan(t *testing.T) {
 	if err != nil || p.Count(KindFit) != 1 || p.Count(KindExplain) != 2 || p.Recipe != "r" {
 		t.Errorf("ReadPlan = %+v, %v", p, err)
 	}
-	// Unit states: an empty output file is not done; a directory in its
-	// place is no unit either.
+	// Unit states: an empty output file is not done, nor one cut short; a
+	// directory in its place is no unit either; a whole one is done.
 	os.WriteFile(filepath.Join(dir, "units", "f.unit"), nil, 0o644)
 	os.Mkdir(filepath.Join(dir, "units", "e0.unit"), 0o755)
+	d := rundir.Dir{Path: dir}
+	if err := d.Save("e1", []byte("payload")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := StateOf(dir, "e1"); err != nil || s != Done {
+		t.Errorf("StateOf(e1) = %v, %v, want done", s, err)
+	}
+	b, _ := os.ReadFile(d.UnitPath("e1"))
+	os.WriteFile(d.UnitPath("e1"), b[:len(b)-2], 0o644)
 	for _, n := range []string{"f", "e0", "e1"} {
 		if s, err := StateOf(dir, n); err != nil || s != Missing {
 			t.Errorf("StateOf(%s) = %v, %v, want missing", n, s, err)
