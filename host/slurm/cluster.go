@@ -27,11 +27,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // JobID is a job's ID as `sbatch --parsable` prints it: "123", or
@@ -411,4 +413,35 @@ func FormatArray(ids []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// Available says why jobs cannot be submitted here, or nil: the Slurm
+// commands must be on PATH, sinfo must answer within 5 s, and a node must
+// take jobs. UAXAI_NO_SLURM=1 makes it say no (mutation runs, where every
+// mutant would wait for real jobs).
+func Available(ctx context.Context) error {
+	if os.Getenv("UAXAI_NO_SLURM") == "1" {
+		return errors.New("UAXAI_NO_SLURM=1: real Slurm switched off")
+	}
+	for _, c := range []string{"sbatch", "sinfo", "squeue", "scontrol"} {
+		if _, err := exec.LookPath(c); err != nil {
+			return fmt.Errorf("no Slurm here: %s is not on PATH (as root: scripts/slurm-local install && scripts/slurm-local start)", c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sinfo", "-h", "-o", "%t").CombinedOutput()
+	if ctx.Err() != nil {
+		return errors.New("slurm does not answer: sinfo had no answer within 5s (start it: scripts/slurm-local start)")
+	}
+	if err != nil {
+		return fmt.Errorf("slurm does not answer: sinfo: %v: %s (start it: scripts/slurm-local start)", err, strings.TrimSpace(string(out)))
+	}
+	states := strings.Fields(string(out))
+	for _, s := range states {
+		if strings.HasPrefix(s, "idle") || strings.HasPrefix(s, "mix") || strings.HasPrefix(s, "alloc") {
+			return nil
+		}
+	}
+	return fmt.Errorf("slurm answers but no node takes jobs (sinfo states %q)", states)
 }

@@ -3,7 +3,6 @@ package slurm
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,30 +16,9 @@ import (
 // for real jobs).
 func realCluster(t *testing.T) CLI {
 	t.Helper()
-	if os.Getenv("UAXAI_NO_SLURM") == "1" {
-		t.Skip("UAXAI_NO_SLURM=1: the real-Slurm test is switched off")
+	if err := Available(context.Background()); err != nil {
+		t.Skip(err)
 	}
-	for _, c := range []string{"sbatch", "sinfo", "squeue", "scontrol"} {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("no Slurm here: %s is not on PATH (as root: scripts/slurm-local install && scripts/slurm-local start)", c)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "sinfo", "-h", "-o", "%t").CombinedOutput()
-	if ctx.Err() != nil {
-		t.Skip("Slurm does not answer: sinfo had no answer within 5s (start it: scripts/slurm-local start)")
-	}
-	if err != nil {
-		t.Skipf("Slurm does not answer: sinfo: %v: %s (start it: scripts/slurm-local start)", err, strings.TrimSpace(string(out)))
-	}
-	states := strings.Fields(string(out))
-	for _, s := range states {
-		if strings.HasPrefix(s, "idle") || strings.HasPrefix(s, "mix") || strings.HasPrefix(s, "alloc") {
-			return CLI{}
-		}
-	}
-	t.Skipf("Slurm answers but no node takes jobs (sinfo states %q)", states)
 	return CLI{}
 }
 
