@@ -45,6 +45,13 @@ func TestSaveLoad(t *testing.T) {
 		c[n] ^= 0x20
 		bad(c, "changed")
 	}
+	// An empty payload is a payload.
+	if err := d.Save("empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := d.Load("empty"); err != nil || !ok || len(got) != 0 {
+		t.Errorf("empty payload: %q %v %v", got, ok, err)
+	}
 	q, err := d.SetAside("u")
 	if err != nil || !strings.HasSuffix(q, "u.unit.corrupt") {
 		t.Fatalf("SetAside = %q, %v", q, err)
