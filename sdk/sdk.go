@@ -109,6 +109,10 @@ type FitRequest struct {
 	// Base is the fitted artifact of the posterior named by Info.Base, for
 	// a post-hoc posterior; nil otherwise.
 	Base *Artifact
+	// Part and Parts ask for one part of a parted fit (see Parted): with
+	// Parts > 0, Fit returns the artifact of part Part (0 <= Part < Parts)
+	// only. Parts is 0 for a whole fit.
+	Part, Parts int
 	// Progress, if not nil, receives progress reports during Fit. Over
 	// gRPC the reports are streamed to the host, which draws a progress bar.
 	Progress func(Progress) `json:"-"`
