@@ -95,12 +95,14 @@ const MaxParts = 100000
 // (part must be 0 then), and parts in 1..MaxParts asks for part
 // 0 <= part < parts.
 func Part(part, parts int64) error {
-	switch {
-	case parts < 0 || parts > MaxParts:
+	// Ifs, not a switch: gremlins sees no coverage of case expressions.
+	if parts < 0 || parts > MaxParts {
 		return fmt.Errorf("bad request: parts = %d (accepted: 0 for a whole fit, or 1..%d)", parts, MaxParts)
-	case parts == 0 && part != 0:
+	}
+	if parts == 0 && part != 0 {
 		return fmt.Errorf("bad request: part = %d of a whole fit (parts = 0; set parts to ask for a part)", part)
-	case parts > 0 && (part < 0 || part >= parts):
+	}
+	if parts > 0 && (part < 0 || part >= parts) {
 		return fmt.Errorf("bad request: part = %d of %d parts (accepted: 0..%d)", part, parts, parts-1)
 	}
 	return nil
