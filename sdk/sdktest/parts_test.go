@@ -23,6 +23,7 @@ type partedMembers struct {
 	two       bool          // Parts answers 2 for 3 members (and Fit does not refuse)
 	failPart  bool          // Fit of a part fails
 	calls     *atomic.Int64 // Parts answers 3, then 4
+	one       bool          // Parts answers 1 (not parted) and Fit refuses parts
 }
 
 func (p partedMembers) Parts(sdk.Config) (int, error) {
@@ -31,6 +32,8 @@ func (p partedMembers) Parts(sdk.Config) (int, error) {
 		return 0, errors.New("cannot count")
 	case p.two:
 		return 2, nil
+	case p.one:
+		return 1, nil
 	case p.calls != nil && p.calls.Add(1) > 1:
 		return 4, nil
 	}
@@ -43,7 +46,7 @@ func (p partedMembers) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifac
 	if err != nil || req.Parts == 0 || p.whole {
 		return a, err
 	}
-	if p.failPart {
+	if p.failPart || p.one {
 		return sdk.Artifact{}, errors.New("no parts today")
 	}
 	k := req.Part
@@ -71,6 +74,8 @@ func (p partedMembers) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifac
 func TestPartedPosterior(t *testing.T) {
 	c := posteriorCase()
 	expect(t, "parted", run(t, func(tb testing.TB) { Posterior(tb, partedMembers{}, c) }))
+	// One part is no parted fit: the kit asks for no part of it.
+	expect(t, "one part", run(t, func(tb testing.TB) { Posterior(tb, partedMembers{one: true}, c) }))
 	for _, b := range []struct {
 		name string
 		p    partedMembers
