@@ -75,7 +75,11 @@ func decodeFitRequest(r *pb.FitRequest) (FitRequest, error) {
 	if err != nil {
 		return FitRequest{}, err
 	}
-	req := FitRequest{Arch: arch, Train: train, Val: val, Training: tc, Config: cfg, Seed: r.GetSeed(), Workers: int(r.GetWorkers())}
+	if err := check.Part(r.GetPart(), r.GetParts()); err != nil {
+		return FitRequest{}, err
+	}
+	req := FitRequest{Arch: arch, Train: train, Val: val, Training: tc, Config: cfg, Seed: r.GetSeed(), Workers: int(r.GetWorkers()),
+		Part: int(r.GetPart()), Parts: int(r.GetParts())}
 	if r.GetBase() != nil {
 		base, err := decodeArtifact(r.GetBase())
 		if err != nil {

@@ -69,10 +69,32 @@ func (s *posteriorServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.Chec
 	return serveCheck(s.log, s.info.ID, r, func(cfg Config) error { return s.impl.Check(cfg, draws) })
 }
 
+// Parts answers the plugin's number of parts for a recipe table (see
+// Parted); a plugin that is not Parted answers 0, not parted.
+func (s *posteriorServer) Parts(_ context.Context, r *pb.CheckRequest) (_ *pb.PartsResponse, err error) {
+	defer guard(s.log, s.info.ID, "Parts", &err)
+	p, ok := s.impl.(Parted)
+	if !ok {
+		return &pb.PartsResponse{}, nil
+	}
+	cfg, err := decodeConfig(r.GetConfigJson())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	k, err := p.Parts(cfg)
+	if err != nil {
+		return nil, toStatus(err, codes.InvalidArgument)
+	}
+	return &pb.PartsResponse{Parts: int64(k)}, nil
+}
+
 func (s *posteriorServer) Fit(r *pb.FitRequest, stream pb.Posterior_FitServer) (err error) {
 	defer guard(s.log, s.info.ID, "Fit", &err)
 	req, err := decodeFitRequest(r)
 	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := unparted(s.impl, req); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	// Progress may be called from several goroutines, and after Fit

@@ -90,6 +90,12 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	return v, nil
 }
 
+// Both posterior clients answer Parts, whether the plugin is parted or not.
+var (
+	_ sdk.Parted = (*posteriorClient)(nil)
+	_ sdk.Parted = (*localPosterior)(nil)
+)
+
 type posteriorClient struct {
 	described
 	rpc      pb.PosteriorClient
@@ -151,6 +157,30 @@ func (c *posteriorClient) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Arti
 		return sdk.Artifact{}, pluginErr(id, "Fit", err)
 	}
 	return a, nil
+}
+
+// Parts asks the plugin for the number of parts of its fit (sdk.Parted),
+// bounded by the Check timeout. A plugin that predates the method answers
+// codes.Unimplemented, which is 0: its fit is not parted.
+func (c *posteriorClient) Parts(cfg sdk.Config) (int, error) {
+	id := c.info.ID
+	b, err := wire.Config(cfg)
+	if err != nil {
+		return 0, pluginErr(id, "Parts", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeouts.Check)
+	defer cancel()
+	resp, err := c.rpc.Parts(ctx, &pb.CheckRequest{ConfigJson: b})
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented && ctx.Err() == nil {
+			return 0, nil
+		}
+		return 0, callErr(ctx, id, "Parts", err)
+	}
+	if err := check.Parts(resp.GetParts()); err != nil {
+		return 0, pluginErr(id, "Parts", err)
+	}
+	return int(resp.GetParts()), nil
 }
 
 func (c *posteriorClient) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
@@ -384,6 +414,7 @@ func encodeFitRequest(r sdk.FitRequest) (*pb.FitRequest, error) {
 	out := &pb.FitRequest{
 		ArchJson: arch, Train: encodeDataset(r.Train), Val: encodeDataset(r.Val),
 		TrainingJson: tr, ConfigJson: cfg, Seed: r.Seed, Workers: int64(r.Workers),
+		Part: int64(r.Part), Parts: int64(r.Parts),
 	}
 	if r.Base != nil {
 		if out.Base, err = wire.Artifact(r.Base.Arch, r.Base.Tensors, r.Base.Meta); err != nil {

@@ -80,9 +80,36 @@ func (c *localPosterior) Check(cfg sdk.Config, draws int) error {
 	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg, draws) })
 }
 
+// Parts forwards to the plugin if it is parted (sdk.Parted) and checks
+// its answer; a plugin that is not parted has 0 parts.
+func (c *localPosterior) Parts(cfg sdk.Config) (int, error) {
+	p, ok := c.impl.(sdk.Parted)
+	if !ok {
+		return 0, nil
+	}
+	var k int
+	err := guarded(c.info.ID, "Parts", func() (err error) {
+		if k, err = p.Parts(cfg); err != nil {
+			return err
+		}
+		return check.Parts(int64(k))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return k, nil
+}
+
 func (c *localPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	if err := checkFitRequest(req); err != nil {
 		return sdk.Artifact{}, pluginErr(c.info.ID, "Fit", err)
+	}
+	// As sdk.Serve does for a plugin process, a posterior that is not
+	// parted is not asked for a part.
+	if _, ok := c.impl.(sdk.Parted); !ok {
+		if err := check.Unparted(int64(req.Part), int64(req.Parts)); err != nil {
+			return sdk.Artifact{}, pluginErr(c.info.ID, "Fit", err)
+		}
 	}
 	// As over the wire, progress reports reach the host one at a time,
 	// and none after Fit returns.

@@ -1,6 +1,7 @@
 package sdktest
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -13,7 +14,8 @@ import (
 
 // PosteriorCase is a small fit-and-sample case: keep it to a few epochs on
 // a few rows, as the posterior is fitted three times (in process with 1
-// and 2 workers, and over the wire). Draws is the number of draws asked
+// and 2 workers, and over the wire), and a parted one (sdk.Parted) twice
+// more, part by part. Draws is the number of draws asked
 // (default 3; at most the members of a finite posterior).
 type PosteriorCase struct {
 	Arch     nn.Arch
@@ -35,7 +37,10 @@ type PosteriorCase struct {
 // Total) and reach the host over the wire, that every draw builds with
 // nn.NewModel, and, for a continuous (not Finite) posterior, that draw s
 // depends on Seeds[s] only and changes with it. (A finite posterior's draw
-// s is its member s.)
+// s is its member s.) For a parted posterior (sdk.Parted) of K > 1 parts
+// it fits each part, in process and over the wire, and checks that the
+// parts are disjoint in their tensors, agree on their shared Meta keys,
+// and join to the whole fit's artifact bit for bit.
 func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	t.Helper()
 	info := impl.Info()
@@ -57,14 +62,14 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.fatalf("bad case: a post-hoc posterior (Info.Base %q) needs PosteriorCase.Base, its base's artifact", info.Base)
 	}
 
-	fit := func(p sdk.Posterior, workers int) (sdk.Artifact, []sdk.Progress, error) {
+	fit := func(p sdk.Posterior, workers, part, parts int) (sdk.Artifact, []sdk.Progress, error) {
 		var (
 			mu   sync.Mutex
 			prog []sdk.Progress
 		)
 		req := sdk.FitRequest{
 			Arch: c.Arch, Train: c.Train, Val: c.Val, Training: c.Training,
-			Config: c.Config, Seed: c.Seed, Workers: workers,
+			Config: c.Config, Seed: c.Seed, Workers: workers, Part: part, Parts: parts,
 			Progress: func(p sdk.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -85,7 +90,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		defer mu.Unlock()
 		return a, slices.Clone(prog), err
 	}
-	art, prog, err := fit(local, 1)
+	art, prog, err := fit(local, 1, 0, 0)
 	if err != nil {
 		h.fatalf("in process: Fit: %v", err)
 	}
@@ -95,10 +100,21 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 			break
 		}
 	}
-	if a2, _, err := fit(local, 2); err != nil {
+	if a2, _, err := fit(local, 2, 0, 0); err != nil {
 		h.errorf("in process: Fit with 2 workers: %v", err)
 	} else if d := diffArtifact(a2, art); d != "" {
 		h.errorf("Fit with 2 workers gives another artifact than with 1 (%s); results must not depend on the number of workers", d)
+	}
+
+	// A parted posterior's parts, each fitted with another number of
+	// workers than the whole, join to the whole fit's artifact.
+	k := partsOf(h, "in process", local, c.Config)
+	var parts []sdk.Artifact
+	if k > 1 {
+		parts = checkParts(h, "in process", k, art, func(part int) (sdk.Artifact, error) {
+			a, _, err := fit(local, 2-part%2, part, k)
+			return a, err
+		})
 	}
 
 	seeds := defaultSeeds(c.Draws, "sample")
@@ -146,7 +162,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", func(cfg sdk.Config) error { return remote.Check(cfg, c.Draws) }, c.Config)
-	ra, rprog, err := fit(remote, 2)
+	ra, rprog, err := fit(remote, 2, 0, 0)
 	if err != nil {
 		h.errorf("remote: Fit: %v", err)
 	} else {
@@ -157,11 +173,81 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 			h.errorf("progress reports did not reach the host over the wire (%d in process, none remote)", len(prog))
 		}
 	}
+	if rk := partsOf(h, "remote", remote, c.Config); rk != k {
+		h.errorf("remote: Parts = %d, in process %d", rk, k)
+	} else if parts != nil {
+		for i := range k {
+			if a, _, err := fit(remote, 1, i, k); err != nil {
+				h.errorf("remote: Fit of part %d of %d: %v", i, k, err)
+			} else if d := diffArtifact(a, parts[i]); d != "" {
+				h.errorf("remote: part %d of %d differs from the in-process part (%s)", i, k, d)
+			}
+		}
+	}
 	if got, err := sample(remote, art, seeds); err != nil {
 		h.errorf("remote: Sample: %v", err)
 	} else if d := diffParams(got, draws); d != "" {
 		h.errorf("remote draws differ from in-process draws (%s)", d)
 	}
+}
+
+// partsOf returns the number of parts of p's fit for cfg, 0 if p is not
+// parted (sdk.Parted) or Parts fails (which it reports).
+func partsOf(h *harness, where string, p sdk.Posterior, cfg sdk.Config) int {
+	h.t.Helper()
+	pp, ok := p.(sdk.Parted)
+	if !ok {
+		return 0
+	}
+	k, err := pp.Parts(cfg)
+	if err != nil {
+		h.errorf("%s: Parts of the case's config: %v", where, err)
+		return 0
+	}
+	return k
+}
+
+// checkParts checks the contract of sdk.Parted on the k parts that
+// fitPart fits: their artifacts have the whole fit's architecture, are
+// disjoint in their tensors, agree on every Meta key they share, and
+// their union is the whole fit's artifact, bit for bit. It returns the
+// parts, or nil if one failed to fit.
+func checkParts(h *harness, where string, k int, whole sdk.Artifact, fitPart func(part int) (sdk.Artifact, error)) []sdk.Artifact {
+	h.t.Helper()
+	parts := make([]sdk.Artifact, k)
+	union := sdk.Artifact{Arch: whole.Arch, Tensors: map[string][]float32{}, Meta: map[string]string{}}
+	tensorOf, metaOf := map[string]int{}, map[string]int{}
+	for i := range k {
+		a, err := fitPart(i)
+		if err != nil {
+			h.errorf("%s: Fit of part %d of %d: %v", where, i, k, err)
+			return nil
+		}
+		parts[i] = a
+		if fmt.Sprint(a.Arch) != fmt.Sprint(whole.Arch) {
+			h.errorf("%s: part %d of %d has another architecture than the whole fit: %+v vs %+v", where, i, k, a.Arch, whole.Arch)
+		}
+		for _, name := range slices.Sorted(maps.Keys(a.Tensors)) {
+			if j, dup := tensorOf[name]; dup {
+				h.errorf("%s: parts %d and %d of %d both hold tensor %q (the parts' tensors must be disjoint)", where, j, i, k, name)
+				continue
+			}
+			tensorOf[name] = i
+			union.Tensors[name] = a.Tensors[name]
+		}
+		for _, key := range slices.Sorted(maps.Keys(a.Meta)) {
+			if j, ok := metaOf[key]; ok && union.Meta[key] != a.Meta[key] {
+				h.errorf("%s: parts %d and %d of %d disagree on meta %q: %q vs %q (parts must agree on the keys they share)", where, j, i, k, key, union.Meta[key], a.Meta[key])
+				continue
+			}
+			metaOf[key] = i
+			union.Meta[key] = a.Meta[key]
+		}
+	}
+	if d := diffArtifact(union, whole); d != "" {
+		h.errorf("%s: the union of the %d parts is not the whole fit's artifact (%s)", where, k, d)
+	}
+	return parts
 }
 
 // checkMembers checks what makes a finite posterior's draw s its member

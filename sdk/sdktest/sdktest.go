@@ -18,6 +18,9 @@
 //     deterministic one's do not; a continuous posterior's draws change
 //     with the seeds, and draw s depends on Seeds[s] only (a finite
 //     posterior's draw s is its member s).
+//   - Parts: a parted posterior's (sdk.Parted) parts are disjoint in
+//     their tensors, agree on their shared Meta keys, and join to the
+//     whole fit's artifact, whatever the workers of each fit.
 //   - The remote answer equals the in-process answer bit for bit.
 //
 // A typical test:

@@ -119,43 +119,89 @@ func (p *Posterior) Check(cfg sdk.Config, draws int) error {
 	return nil
 }
 
+// Parts is the number of members K (sdk.Parted): each member is a part
+// of the fit that trains on its own, so that the host can fit the members
+// as separate units of work. The deterministic baseline has one member,
+// so its fit is not parted. The errors are Check's.
+func (p *Posterior) Parts(cfg sdk.Config) (int, error) {
+	c, err := p.parse(cfg, nil)
+	if err != nil {
+		return 0, err
+	}
+	return c.k, nil
+}
+
 // Fit trains the members, up to Workers at a time, each on one goroutine
-// (a member's result does not depend on how many run beside it).
+// (a member's result does not depend on how many run beside it). With
+// req.Parts > 0 it trains member req.Part alone, from the seed it has in
+// the whole fit and with all the workers: the artifact holds the tensor
+// member.<Part> and the Meta "members" and "seed.<Part>", so that the
+// union of the K parts is the whole fit's artifact, bit for bit.
 func (p *Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	c, err := p.parse(req.Config, &req)
 	if err != nil {
 		return sdk.Artifact{}, err
 	}
 	k := len(c.seeds)
+	todo := make([]int, k)
+	for i := range todo {
+		todo[i] = i
+	}
+	if req.Parts > 0 {
+		if req.Parts != k {
+			return sdk.Artifact{}, fmt.Errorf("%s: part %d of %d parts asked of a fit of %d member(s) (parts must be the members, %d)", p.id, req.Part, req.Parts, k, k)
+		}
+		if req.Part < 0 || req.Part >= k {
+			return sdk.Artifact{}, fmt.Errorf("%s: part %d of %d parts (accepted: 0..%d)", p.id, req.Part, req.Parts, k-1)
+		}
+		todo = []int{req.Part}
+	}
+	members, err := p.train(ctx, req, c.seeds, todo)
+	if err != nil {
+		return sdk.Artifact{}, err
+	}
+	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}, Meta: map[string]string{"members": strconv.Itoa(k)}}
+	for j, i := range todo {
+		a.Tensors[memberName(i)] = members[j]
+		a.Meta["seed."+strconv.Itoa(i)] = strconv.FormatUint(c.seeds[i], 10)
+	}
+	return a, nil
+}
+
+// train trains the members todo (indices into seeds) and returns their
+// parameters in the order of todo. The workers are shared among them:
+// min(workers, len(todo)) members at a time, each with
+// max(1, workers/len(todo)) goroutines.
+func (p *Posterior) train(ctx context.Context, req sdk.FitRequest, seeds []uint64, todo []int) ([][]float32, error) {
+	k, n := len(seeds), len(todo)
 	workers := req.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	perMember := 1
-	if workers > k {
-		perMember = workers / k
+	if workers > n {
+		perMember = workers / n
 	}
-	train, val := req.Train, req.Val
-	members := make([][]float32, k)
-	errs := make([]error, k)
+	members := make([][]float32, n)
+	errs := make([]error, n)
 	var mu sync.Mutex
 	done := 0
-	total := k * req.Training.Epochs
+	total := n * req.Training.Epochs
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, min(workers, k))
+	sem := make(chan struct{}, min(workers, n))
 	var wg sync.WaitGroup
-	for i := 0; i < k; i++ {
+	for j, i := range todo {
 		wg.Add(1)
-		go func(i int) {
+		go func(j, i int) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if ctx.Err() != nil {
-				errs[i] = ctx.Err()
+				errs[j] = ctx.Err()
 				return
 			}
-			res, err := nn.Train(ctx, req.Arch, train, val, req.Training, c.seeds[i], nn.TrainOptions{
+			res, err := nn.Train(ctx, req.Arch, req.Train, req.Val, req.Training, seeds[i], nn.TrainOptions{
 				Workers: perMember,
 				Progress: func(r nn.EpochReport) {
 					if req.Progress == nil {
@@ -166,29 +212,24 @@ func (p *Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, 
 					d := done
 					mu.Unlock()
 					req.Progress(sdk.Progress{Done: d, Total: total, Message: fmt.Sprintf("member %d/%d (seed %d) epoch %d/%d loss %.4f val_loss %.4f val_acc %.4f",
-						i+1, k, c.seeds[i], r.Epoch, r.Epochs, r.TrainLoss, r.ValLoss, r.ValAcc)})
+						i+1, k, seeds[i], r.Epoch, r.Epochs, r.TrainLoss, r.ValLoss, r.ValAcc)})
 				},
 			})
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: member %d (seed %d): %w", p.id, i, c.seeds[i], err)
+				errs[j] = fmt.Errorf("%s: member %d (seed %d): %w", p.id, i, seeds[i], err)
 				cancel()
 				return
 			}
-			members[i] = res.Params.Data
-		}(i)
+			members[j] = res.Params.Data
+		}(j, i)
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return sdk.Artifact{}, err
+			return nil, err
 		}
 	}
-	a := sdk.Artifact{Arch: req.Arch, Tensors: map[string][]float32{}, Meta: map[string]string{"members": strconv.Itoa(k)}}
-	for i, m := range members {
-		a.Tensors[memberName(i)] = m
-		a.Meta["seed."+strconv.Itoa(i)] = strconv.FormatUint(c.seeds[i], 10)
-	}
-	return a, nil
+	return members, nil
 }
 
 func memberName(i int) string { return "member." + strconv.Itoa(i) }

@@ -86,3 +86,42 @@ func Dataset(name string, x []float32, y []int, n, l int) error {
 	}
 	return nil
 }
+
+// MaxParts is the most parts a parted fit may have (sdk.Parted): far more
+// than any ensemble, and few enough that a host can list them.
+const MaxParts = 100000
+
+// Part checks the part a fit request asks for: parts = 0 is a whole fit
+// (part must be 0 then), and parts in 1..MaxParts asks for part
+// 0 <= part < parts.
+func Part(part, parts int64) error {
+	// Ifs, not a switch: gremlins sees no coverage of case expressions.
+	if parts < 0 || parts > MaxParts {
+		return fmt.Errorf("bad request: parts = %d (accepted: 0 for a whole fit, or 1..%d)", parts, MaxParts)
+	}
+	if parts == 0 && part != 0 {
+		return fmt.Errorf("bad request: part = %d of a whole fit (parts = 0; set parts to ask for a part)", part)
+	}
+	if parts > 0 && (part < 0 || part >= parts) {
+		return fmt.Errorf("bad request: part = %d of %d parts (accepted: 0..%d)", part, parts, parts-1)
+	}
+	return nil
+}
+
+// Parts checks a posterior's answer to Parts: 0 <= k <= MaxParts.
+func Parts(k int64) error {
+	if k < 0 || k > MaxParts {
+		return fmt.Errorf("answered %d parts (accepted: 0..%d; 0 or 1 for a fit that is not parted)", k, MaxParts)
+	}
+	return nil
+}
+
+// Unparted checks a fit request to a posterior that is not parted (it
+// does not implement sdk.Parted): it may not ask for a part, which the
+// posterior would answer with the whole fit passed off as one part.
+func Unparted(part, parts int64) error {
+	if parts == 0 {
+		return nil
+	}
+	return fmt.Errorf("bad request: part %d of %d parts asked of a posterior whose fit is not parted (it does not implement sdk.Parted; send parts = 0)", part, parts)
+}
