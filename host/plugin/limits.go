@@ -72,7 +72,7 @@ func (l limit) String() string {
 // of returns the limit of a call.
 func (l Limits) of(method string) limit {
 	switch method {
-	case "Check":
+	case "Check", "Parts":
 		return limit{l.Check, "check"}
 	case "Fit":
 		return limit{l.Fit, "fit"}

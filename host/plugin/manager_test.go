@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/host/plugin/internal/testplugin/echo"
@@ -70,7 +72,39 @@ func testRegistry() *Registry {
 	r := NewRegistry()
 	must(r.Add(func() sdk.Plugin { return echo.New("explainer.builtin-echo") }))
 	must(r.Add(func() sdk.Plugin { return echo.Mean{} }))
+	must(r.Add(func() sdk.Plugin { return ensemble.New() }))
+	must(r.Add(func() sdk.Plugin { return ensemble.NewDeterministic() }))
 	return r
+}
+
+// TestPartsOutOfProcess: a built-in posterior's sdk.Parted reaches the
+// host through the process boundary (the engine makes a fit unit of each
+// part): the ensemble answers its members, the deterministic posterior 1,
+// and a bad table is an error that names the plugin.
+func TestPartsOutOfProcess(t *testing.T) {
+	m := newManager(t, Options{Exe: os.Args[0]})
+	ctx := context.Background()
+	for _, c := range []struct {
+		id   string
+		cfg  sdk.Config
+		want int
+	}{{"posterior.ensemble", sdk.Config{"members": int64(3)}, 3}, {"posterior.deterministic", nil, 1}} {
+		p, err := m.Posterior(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp, ok := p.(sdk.Parted)
+		if !ok {
+			t.Fatalf("%s: the host's posterior (%T) hides Parts", c.id, p)
+		}
+		if k, err := pp.Parts(c.cfg); err != nil || k != c.want {
+			t.Errorf("%s: Parts = %d, %v; want %d", c.id, k, err, c.want)
+		}
+	}
+	p, _ := m.Posterior(ctx, "posterior.ensemble")
+	if _, err := p.(sdk.Parted).Parts(sdk.Config{"members": int64(0)}); err == nil || !strings.Contains(err.Error(), "posterior.ensemble") {
+		t.Errorf("bad table: %v", err)
+	}
 }
 
 func must(err error) {
@@ -318,7 +352,7 @@ func TestUnknownAndMismatched(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := m.Explainer(ctx, "explainer.nope")
-	if err == nil || !strings.Contains(err.Error(), `unknown plugin "explainer.nope" (known: explainer.builtin-echo, explainer.echo, explainer.other, summary.mean;`) ||
+	if err == nil || !strings.Contains(err.Error(), `unknown plugin "explainer.nope" (known: explainer.builtin-echo, explainer.echo, explainer.other, posterior.deterministic, posterior.ensemble, summary.mean;`) ||
 		!strings.Contains(err.Error(), "uaxai-explainer-nope") || !strings.Contains(err.Error(), dir) {
 		t.Errorf("unknown plugin: %v", err)
 	}
@@ -361,6 +395,8 @@ func TestList(t *testing.T) {
 		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p1},
 		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p2, Shadowed: true},
 		{ID: "explainer.noexec", Kind: sdk.KindExplainer, Source: noexec, Problem: "not an executable file (mode 0644)"},
+		{ID: "posterior.deterministic", Kind: sdk.KindPosterior, Version: ensemble.NewDeterministic().Info().Version, Source: "built-in"},
+		{ID: "posterior.ensemble", Kind: sdk.KindPosterior, Version: ensemble.New().Info().Version, Source: "built-in"},
 		{ID: "summary.dir", Kind: sdk.KindSummary, Source: filepath.Join(d2, "uaxai-summary-dir"), Problem: "a directory, not an executable file"},
 		{ID: "summary.mean", Kind: sdk.KindSummary, Version: "1.0.0", Source: "built-in"},
 	}

@@ -394,6 +394,20 @@ func (r remotePosterior) Check(cfg sdk.Config, draws int) error {
 	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Posterior.Check(cfg, draws) })
 }
 
+// Parts forwards sdk.Parted (the driver's posterior implements it; a
+// plugin that does not answers 0), under the Check deadline.
+func (r remotePosterior) Parts(cfg sdk.Config) (k int, err error) {
+	pp, ok := r.Posterior.(sdk.Parted)
+	if !ok {
+		return 0, nil
+	}
+	err = r.p.call(context.Background(), "Parts", func(context.Context) (err error) {
+		k, err = pp.Parts(cfg)
+		return err
+	})
+	return k, err
+}
+
 func (r remotePosterior) Fit(ctx context.Context, req sdk.FitRequest) (a sdk.Artifact, err error) {
 	err = r.p.call(ctx, "Fit", func(ctx context.Context) (err error) {
 		a, err = r.Posterior.Fit(ctx, req)
