@@ -378,7 +378,7 @@ func TestCacheFlags(t *testing.T) {
 	}
 	entries := func() map[string]time.Time {
 		m := map[string]time.Time{}
-		files, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*"))
+		files, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
 		for _, f := range files {
 			if st, err := os.Stat(f); err == nil {
 				m[f] = st.ModTime()

@@ -371,3 +371,60 @@ func TestJoinParts(t *testing.T) {
 		t.Error("no parts joined")
 	}
 }
+
+// TestUnitsCoverEveryRecordOnce: for every pair and split, the explain
+// units' blocks cover the records exactly once, in order, each at most
+// UnitRecords (rounded up to a multiple of Batch; 0 is the default) and
+// starting on a batch boundary; names are unique; each kind's indices
+// are 0, 1, 2, ... in list order, and Select with a kind uses them.
+func TestUnitsCoverEveryRecordOnce(t *testing.T) {
+	for _, c := range []struct{ n, batch, unit, want int }{{70, 8, 20, 24}, {300, 32, 0, DefaultUnitRecords}, {5, 4, 1, 4}, {64, 32, 64, 64}} {
+		p := testPlan(c.n, 2, 1, c.batch)
+		p.UnitRecords = c.unit
+		p.Explainers = append(p.Explainers, Step{ID: "explainer.echo", Label: "Echo 2"})
+		units := Units(p)
+		names := map[string]bool{}
+		next := map[string]int{}
+		covered := map[[3]int]int{} // pair and split -> records covered so far
+		for _, u := range units {
+			if names[u.Name] {
+				t.Fatalf("%+v: unit name %s twice", c, u.Name)
+			}
+			names[u.Name] = true
+			if u.Index != next[u.Kind] {
+				t.Errorf("%+v: unit %s has index %d, want %d", c, u.Name, u.Index, next[u.Kind])
+			}
+			next[u.Kind]++
+			if u.Kind != ExplainUnit {
+				continue
+			}
+			k := [3]int{u.Post, u.Exp, u.Split}
+			if u.B0 != covered[k] || u.B1 <= u.B0 || u.B1-u.B0 > c.want || u.B0%c.batch != 0 {
+				t.Errorf("%+v: unit %s covers %d..%d after %d records (blocks of %d)", c, u.Name, u.B0, u.B1, covered[k], c.want)
+			}
+			covered[k] = u.B1
+		}
+		if len(covered) != 2*len(p.Tests) || next[FitUnit] != 1 {
+			t.Errorf("%+v: %d (pair, split) blocks, %d fit units", c, len(covered), next[FitUnit])
+		}
+		for k, n := range covered {
+			if n != c.n {
+				t.Errorf("%+v: pair and split %v: %d of %d records covered", c, k, n, c.n)
+			}
+		}
+		for i := range 3 {
+			sel, err := Shard{I: i, N: 3, Kind: ExplainUnit}.Select(units)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range sel {
+				if u.Kind != ExplainUnit || u.Index%3 != i {
+					t.Errorf("%+v: shard explain %d/3 got unit %s (index %d)", c, i, u.Name, u.Index)
+				}
+			}
+			if want := (next[ExplainUnit] - i + 2) / 3; len(sel) != want {
+				t.Errorf("%+v: shard explain %d/3 has %d units, want %d", c, i, len(sel), want)
+			}
+		}
+	}
+}

@@ -108,12 +108,13 @@ func TestPaperQuick(t *testing.T) {
 		}
 	}
 	// The networks: a deterministic one (also Laplace's MAP), the five
-	// members, MC dropout's and Laplace's fit, and the five members as
+	// members (each an entry: the ensemble's fit units are its members),
+	// MC dropout's and Laplace's fit, and the five members as
 	// deterministic networks of their own (headline/members_alone), each
 	// fitted once for all the recipes.
 	entries, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
-	if len(entries) != 4+5 {
-		t.Errorf("%d cache entries after every recipe, want 9 (deterministic, ensemble, laplace, mcdropout, 5 members alone)", len(entries))
+	if len(entries) != 3+5+5 {
+		t.Errorf("%d cache entries after every recipe, want 13 (deterministic, laplace, mcdropout, the ensemble's 5 members, 5 members alone)", len(entries))
 	}
 	// The headline section has a row a setting, and the paper's.
 	head := text[strings.Index(text, "## The headline finding"):]

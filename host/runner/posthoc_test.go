@@ -47,11 +47,12 @@ func TestLaplaceSharesTheBase(t *testing.T) {
 	if !strings.Contains(strings.Join(obs.all, "\n"), "Laplace base (posterior.deterministic): fitted posterior reused from Deterministic") {
 		t.Errorf("notes %q do not say the deterministic network was reused", obs.all)
 	}
-	// Three posteriors, three cache entries: the deterministic network is
-	// one of them, under its own key.
+	// Three posteriors, four cache entries (the ensemble's two members
+	// are fitted as parts): the deterministic network is one of them,
+	// under its own key.
 	entries, _ := filepath.Glob(filepath.Join(dir, "cache", "posteriors", "*.safetensors"))
-	if len(entries) != 3 {
-		t.Errorf("%d cache entries, want 3 (deterministic, ensemble, laplace)", len(entries))
+	if len(entries) != 4 {
+		t.Errorf("%d cache entries, want 4 (deterministic, the ensemble's 2 members, laplace)", len(entries))
 	}
 	var doc struct {
 		Rows []struct {

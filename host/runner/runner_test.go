@@ -124,8 +124,8 @@ func TestWorkersGiveIdenticalResults(t *testing.T) {
 			hits++
 		}
 	}
-	if hits != 2 {
-		t.Errorf("%d cache hits on the second run, want 2 (notes: %q)", hits, obs.all)
+	if hits != 3 {
+		t.Errorf("%d cache hits on the second run, want 3: the deterministic network and the ensemble's 2 members (notes: %q)", hits, obs.all)
 	}
 	// Every file of the run directory is there; timings only in the manifest.
 	for _, f := range []string{"recipe.toml", "manifest.json", "results.json", "records.csv", "tables.md"} {
@@ -466,8 +466,8 @@ func TestCorruptCacheEntryIsRefitted(t *testing.T) {
 	cache := &store.Cache{Dir: filepath.Join(dir, "cache")}
 	first := runTiny(t, dir, 2, cache, &notes{})
 	entries, err := filepath.Glob(filepath.Join(cache.Dir, "posteriors", "*.safetensors"))
-	if err != nil || len(entries) != 2 {
-		t.Fatalf("cache entries %v %v, want 2", entries, err)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("cache entries %v %v, want 3 (deterministic, the ensemble's 2 members)", entries, err)
 	}
 	b := read(t, entries[0])
 	b[len(b)-3] ^= 0x10 // a bit of the last tensor's data
@@ -480,8 +480,8 @@ func TestCorruptCacheEntryIsRefitted(t *testing.T) {
 		t.Error("results.json differs after a corrupt cache entry")
 	}
 	all := strings.Join(obs.all, "\n")
-	if !strings.Contains(all, "cache entry "+entries[0]+" is corrupt") || !strings.Contains(all, "checksum mismatch") || strings.Count(all, "from the cache") != 1 {
-		t.Errorf("notes %q: want the corrupt entry named and one cache hit", obs.all)
+	if !strings.Contains(all, "cache entry "+entries[0]+" is corrupt") || !strings.Contains(all, "checksum mismatch") || strings.Count(all, "from the cache") != 2 {
+		t.Errorf("notes %q: want the corrupt entry named and two cache hits", obs.all)
 	}
 	if aside := read(t, entries[0]+".corrupt"); !bytes.Equal(aside, b) {
 		t.Error("the corrupt entry was not set aside unchanged")

@@ -138,9 +138,11 @@ func TestMergeBeforeTheShardsAreDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Merge(context.Background(), run, Options{Plugins: m})
-	// Shard 0/2 did fit-00 and the first split's explain units, and fitted
-	// the ensemble (fit-01, shard 1's) itself, since its units needed it.
-	if err == nil || !strings.Contains(err.Error(), "2 of 6 units are not done: explain-00-00-01-0000, explain-01-00-01-0000") {
+	// The units: fit-00, the ensemble's members fit-01-00 and fit-01-01,
+	// then the explain units. Shard 0/2 did units 0, 2, 4 and 6 (fit-00,
+	// fit-01-01 and the second split's explain units), and fitted member
+	// fit-01-00 (shard 1's) itself, since its units needed it.
+	if err == nil || !strings.Contains(err.Error(), "2 of 7 units are not done: explain-00-00-00-0000, explain-01-00-00-0000") {
 		t.Errorf("merge with shard 1/2 missing: %v", err)
 	}
 	other, err := recipe.Parse("tiny.toml", []byte(strings.Replace(tinyRecipe(filepath.Join(dir, "runs"), ""), "seed = 7", "seed = 8", 1)), dir)
