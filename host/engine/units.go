@@ -215,6 +215,13 @@ func (s Shard) Select(units []Unit) ([]Unit, error) {
 	return out, nil
 }
 
+// UnitSize is the records of the plan's explain units: UnitRecords (or
+// DefaultUnitRecords) rounded up to a multiple of Batch.
+func UnitSize(p Plan) int {
+	p.defaults()
+	return p.UnitRecords
+}
+
 func (p *Plan) defaults() {
 	if p.Batch <= 0 {
 		p.Batch = 32

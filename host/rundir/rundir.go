@@ -116,6 +116,10 @@ type Unit struct {
 	Name  string `json:"name"`
 	Kind  string `json:"kind"`  // "fit" or "explain"
 	Index int    `json:"index"` // position among the units of its kind
+	// Posterior is the label of the unit's posterior, Records an explain
+	// unit's number of records: for reports and cost estimates.
+	Posterior string `json:"posterior,omitempty"`
+	Records   int    `json:"records,omitempty"`
 }
 
 // Plan is units/plan.json: the recipe's name, the fingerprint that every
@@ -123,6 +127,7 @@ type Unit struct {
 type Plan struct {
 	Recipe      string `json:"recipe"`
 	Fingerprint string `json:"fingerprint"`
+	UnitRecords int    `json:"unit_records"` // records of an explain unit
 	Units       []Unit `json:"units"`
 }
 

@@ -68,7 +68,7 @@ func TestPlanAndStates(t *testing.T) {
 	if _, err := d.States(); err == nil || !strings.Contains(err.Error(), "plan.json") {
 		t.Errorf("States of an empty directory: %v", err)
 	}
-	p := Plan{Recipe: "r", Fingerprint: "f1", Units: []Unit{{"a", "fit", 0}, {"b", "explain", 0}, {"c", "explain", 1}, {"e", "explain", 2}}}
+	p := Plan{Recipe: "r", Fingerprint: "f1", Units: []Unit{{Name: "a", Kind: "fit"}, {Name: "b", Kind: "explain"}, {Name: "c", Kind: "explain", Index: 1}, {Name: "e", Kind: "explain", Index: 2}}}
 	if err := d.WritePlan(p); err != nil {
 		t.Fatal(err)
 	}

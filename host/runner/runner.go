@@ -617,6 +617,12 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 	if err := engine.FitParts(ctx, &plan, plugins); err != nil {
 		return nil, err
 	}
+	if plan.UnitRecords == 0 {
+		// A run directory keeps the unit size it was planned with.
+		if old, err := (rundir.Dir{Path: dir}).ReadPlan(); err == nil {
+			plan.UnitRecords = old.UnitRecords
+		}
+	}
 	if err := w.begin(plan); err != nil {
 		return nil, err
 	}
@@ -726,9 +732,14 @@ func (w *runWriter) begin(plan engine.Plan) error {
 	if err != nil {
 		return err
 	}
-	pl := rundir.Plan{Recipe: w.r.Name, Fingerprint: plan.Fingerprint}
-	for _, u := range engine.Units(plan) {
-		pl.Units = append(pl.Units, rundir.Unit{Name: u.Name, Kind: u.Kind, Index: u.Index})
+	units := engine.Units(plan)
+	pl := rundir.Plan{Recipe: w.r.Name, Fingerprint: plan.Fingerprint, UnitRecords: engine.UnitSize(plan)}
+	for _, u := range units {
+		ru := rundir.Unit{Name: u.Name, Kind: u.Kind, Index: u.Index, Posterior: plan.Posteriors[u.Post].Label}
+		if u.Kind == engine.ExplainUnit {
+			ru.Records = u.B1 - u.B0
+		}
+		pl.Units = append(pl.Units, ru)
 	}
 	if err := (rundir.Dir{Path: w.dir}).WritePlan(pl); err != nil {
 		return err

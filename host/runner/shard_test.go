@@ -44,6 +44,12 @@ perclass = true
 maps = true
 `
 
+// tiny64 is the tiny recipe with 64 records a split: two batches of 32,
+// so that units of 32 records cut every split in two.
+func tiny64(out, extra string) string {
+	return strings.Replace(tinyRecipe(out, extra), "test_per_class = 2", "test_per_class = 4", 1)
+}
+
 // resultFiles are the files a sharded run's merge must write byte for
 // byte as a run in one piece does.
 var resultFiles = []string{"results.json", "records.csv", "tables.md"}
@@ -71,19 +77,19 @@ func sameFiles(t *testing.T, what, got, want string) {
 }
 
 // TestShardedRunsMergeByteForByte: the tiny recipe with analysis tables,
-// run as 1, 2 and 3 shards in shuffled orders (units of 8 records, so
-// that splits have several), then merged, gives the same results.json,
+// run as 1, 2 and 3 shards in shuffled orders (units of 32 records, two
+// a split), then merged, gives the same results.json,
 // records.csv, tables.md, figures, safetensors and outputs as one run.
 // Shards of fit units then explain units (Slurm's two arrays) too.
 func TestShardedRunsMergeByteForByte(t *testing.T) {
 	dir := t.TempDir()
-	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), analysisExtra)), dir)
+	r, err := recipe.Parse("tiny.toml", []byte(tiny64(filepath.Join(dir, "runs"), analysisExtra)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
 	m := inProcess(t)
-	whole, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 8})
+	whole, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +111,7 @@ func TestShardedRunsMergeByteForByte(t *testing.T) {
 		for _, sp := range c {
 			for _, i := range rng.Perm(sp.n) {
 				sh := engine.Shard{I: i, N: sp.n, Kind: sp.kind}
-				if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 8, RunDir: run, Shard: &sh}); err != nil {
+				if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, UnitRecords: 32, RunDir: run, Shard: &sh}); err != nil {
 					t.Fatalf("shard %v: %v", sh, err)
 				}
 			}
@@ -178,4 +184,42 @@ func TestMergeBeforeTheShardsAreDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFiles(t, "resumed", o.Dir, whole.Dir)
+}
+
+// TestPrepare: Prepare writes the plan and runs nothing; its counts are
+// the plan's; explain units carry their records (every split's records
+// once a pair) and every unit its posterior's label.
+func TestPrepare(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tiny64(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	fit, explain, err := Prepare(context.Background(), r, Options{Plugins: inProcess(t), UnitRecords: 32}, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := rundir.Dir{Path: run}.ReadPlan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 splits of 64 records in blocks of 32, under 2 pairs; the
+	// ensemble's 2 members are fit units of their own.
+	if fit != 3 || explain != 2*2*2 || len(pl.Units) != fit+explain {
+		t.Errorf("Prepare = %d fit, %d explain units; plan has %d", fit, explain, len(pl.Units))
+	}
+	records := map[string]int{}
+	for _, u := range pl.Units {
+		records[u.Posterior] += u.Records
+	}
+	if records["Deterministic"] != 128 || records["Ensemble"] != 128 {
+		t.Errorf("records by posterior: %v, want 128 each", records)
+	}
+	if units, _ := filepath.Glob(filepath.Join(run, "units", "*.unit")); len(units) != 0 {
+		t.Errorf("Prepare ran units: %v", units)
+	}
+	if _, err := os.Stat(filepath.Join(run, "recipe.toml")); err != nil {
+		t.Error(err)
+	}
 }
