@@ -28,6 +28,20 @@ func newManager(flagDir string, stderr io.Writer) (*plugin.Manager, error) {
 	return plugin.NewManager(reg, plugin.Options{Exe: exe, Dirs: plugin.DefaultDirs(flagDir), Logger: logger, ScriptOutput: stderr}), nil
 }
 
+// withManager starts a plugin manager (see newManager), runs f with it
+// and a context that the first SIGINT or SIGTERM cancels (killing every
+// plugin process), and closes the manager.
+func withManager(ctx context.Context, pluginDir string, stderr io.Writer, f func(ctx context.Context, m *plugin.Manager) error) error {
+	m, err := newManager(pluginDir, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := m.KillOnSignal(ctx)
+	defer stop()
+	return f(ctx, m)
+}
+
 func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("plugins", stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")

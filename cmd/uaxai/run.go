@@ -83,36 +83,31 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *prepare && shard != nil {
 		return errors.New("run: --prepare runs nothing, so it takes no --shard")
 	}
-	m, err := newManager(*plugins, stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	ctx, stop := m.KillOnSignal(ctx)
-	defer stop()
-	opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
-		Command: append([]string{"uaxai", "run"}, args...), RunDir: *runDir, Shard: shard}
-	if !*noCache {
-		opt.Cache = store.Cache{Dir: *cacheDir, Refit: *refit}
-	}
-	if *resume != "" {
-		_, err = runner.Resume(ctx, *resume, opt)
-		return err
-	}
-	r, err := recipe.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	if *prepare {
-		fit, explain, err := runner.Prepare(ctx, r, opt, *runDir)
+	return withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) error {
+		opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
+			Command: append([]string{"uaxai", "run"}, args...), RunDir: *runDir, Shard: shard}
+		if !*noCache {
+			opt.Cache = store.Cache{Dir: *cacheDir, Refit: *refit}
+		}
+		if *resume != "" {
+			_, err := runner.Resume(ctx, *resume, opt)
+			return err
+		}
+		r, err := recipe.Load(pos[0])
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: prepared: %d fit units, %d explain units\n", *runDir, fit, explain)
-		return nil
-	}
-	_, err = runner.Run(ctx, r, opt)
-	return err
+		if *prepare {
+			fit, explain, err := runner.Prepare(ctx, r, opt, *runDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: prepared: %d fit units, %d explain units\n", *runDir, fit, explain)
+			return nil
+		}
+		_, err = runner.Run(ctx, r, opt)
+		return err
+	})
 }
 
 // parseShard reads --shard i/n and --units.
@@ -144,16 +139,11 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) != 1 {
 		return errors.New("usage: uaxai merge RUNDIR")
 	}
-	m, err := newManager(*plugins, stderr)
-	if err != nil {
+	return withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) error {
+		opt := runner.Options{Plugins: m, Observer: progress.Stderr(), Stdout: stdout, Command: append([]string{"uaxai", "merge"}, args...)}
+		_, err := runner.Merge(ctx, pos[0], opt)
 		return err
-	}
-	defer m.Close()
-	ctx, stop := m.KillOnSignal(ctx)
-	defer stop()
-	opt := runner.Options{Plugins: m, Observer: progress.Stderr(), Stdout: stdout, Command: append([]string{"uaxai", "merge"}, args...)}
-	_, err = runner.Merge(ctx, pos[0], opt)
-	return err
+	})
 }
 
 func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {

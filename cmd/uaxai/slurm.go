@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/runner"
@@ -136,14 +137,11 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("slurm submit: %w", err)
 	}
-	m, err := newManager(*plugins, stderr)
-	if err != nil {
+	var fit, explain int
+	err = withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) (err error) {
+		fit, explain, err = runner.Prepare(ctx, r, runner.Options{Plugins: m}, dir)
 		return err
-	}
-	defer m.Close()
-	ctx, stop := m.KillOnSignal(ctx)
-	defer stop()
-	fit, explain, err := runner.Prepare(ctx, r, runner.Options{Plugins: m}, dir)
+	})
 	if err != nil {
 		return err
 	}

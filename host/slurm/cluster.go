@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,7 +260,7 @@ type clusterIDs struct {
 func byCluster(jobs []JobID) []clusterIDs {
 	m := map[string][]string{}
 	for _, j := range jobs {
-		if !contains(m[j.Cluster], j.ID) {
+		if !slices.Contains(m[j.Cluster], j.ID) {
 			m[j.Cluster] = append(m[j.Cluster], j.ID)
 		}
 	}
@@ -269,15 +270,6 @@ func byCluster(jobs []JobID) []clusterIDs {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].cluster < out[j].cluster })
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ParseQueue reads squeue's lines in queueFormat ("123|4|RUNNING|None";

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ type liveness struct {
 func (v *slurmView) classify(ix jobIndex, kind string, index int) liveness {
 	var l liveness
 	for _, j := range ix.all {
-		if j.Kind != kind || (index >= 0 && !containsInt(j.Tasks, index)) {
+		if j.Kind != kind || (index >= 0 && !slices.Contains(j.Tasks, index)) {
 			continue
 		}
 		t, ok := v.tasks[taskName(j.ID.ID, index)]
@@ -38,15 +39,6 @@ func (v *slurmView) classify(ix jobIndex, kind string, index int) liveness {
 		}
 	}
 	return l
-}
-
-func containsInt(list []int, n int) bool {
-	for _, x := range list {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 // Resume resubmits what an interrupted or failed submission of dir left
