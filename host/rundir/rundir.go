@@ -143,14 +143,20 @@ func (d Dir) WritePlan(p Plan) error {
 	b = append(b, '\n')
 	old, err := os.ReadFile(d.planPath())
 	if err == nil {
-		if !bytes.Equal(old, b) {
-			var o Plan
-			if json.Unmarshal(old, &o) == nil && o.Fingerprint != p.Fingerprint {
-				return fmt.Errorf("run directory %s holds another run (recipe %s, fingerprint %.12s; this one is %s, %.12s): accepted: the same recipe, or another --run-dir", d.Path, o.Recipe, o.Fingerprint, p.Recipe, p.Fingerprint)
-			}
-			return fmt.Errorf("run directory %s: %s lists other units than this run's (written by another uaxai version?): use another --run-dir", d.Path, d.planPath())
+		if bytes.Equal(old, b) {
+			return nil
 		}
-		return nil
+		var o Plan
+		if err := json.Unmarshal(old, &o); err != nil {
+			return fmt.Errorf("run directory %s: %s: %w", d.Path, d.planPath(), err)
+		}
+		if o.Fingerprint != p.Fingerprint {
+			return fmt.Errorf("run directory %s holds another run (recipe %s, fingerprint %.12s; this one is %s, %.12s): accepted: the same recipe, or another --run-dir", d.Path, o.Recipe, o.Fingerprint, p.Recipe, p.Fingerprint)
+		}
+		if !sameUnits(o.Units, p.Units) {
+			return fmt.Errorf("run directory %s: %s lists other units than this run's (another unit size, or another uaxai version): use another --run-dir", d.Path, d.planPath())
+		}
+		return nil // the same units; the plan there may lack later fields
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -159,6 +165,20 @@ func (d Dir) WritePlan(p Plan) error {
 		return err
 	}
 	return atomicfile.WriteFile(d.planPath(), b)
+}
+
+// sameUnits reports whether two plans list the same units (names, kinds
+// and indices, in order).
+func sameUnits(a, b []Unit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Kind != b[i].Kind || a[i].Index != b[i].Index {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadPlan reads units/plan.json.

@@ -81,6 +81,15 @@ func TestPlanAndStates(t *testing.T) {
 		t.Errorf("another run's plan: %v", err)
 	}
 	q = p
+	q.Units = append([]Unit(nil), p.Units...)
+	q.Units[1].Records = 7 // a field an older plan lacks: the same units
+	if err := d.WritePlan(q); err != nil {
+		t.Errorf("the same units with more fields: %v", err)
+	}
+	q.Units[1].Index = 5
+	if err := d.WritePlan(q); err == nil || !strings.Contains(err.Error(), "other units") {
+		t.Errorf("another index: %v", err)
+	}
 	q.Units = q.Units[:1]
 	if err := d.WritePlan(q); err == nil || !strings.Contains(err.Error(), "other units") {
 		t.Errorf("other units: %v", err)
