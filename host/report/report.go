@@ -146,27 +146,24 @@ func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ResultsJSON is the deterministic JSON of the results (no timings). A
-// run that has not finished (yet, or ever) passes why in incomplete; it
-// becomes the first key, "incomplete", so that a reader of the file alone
-// cannot take partial rows for a whole run. A finished run passes "".
+// ResultsJSON is the deterministic JSON of the results (no timings); a
+// run writes it only when every unit is done (merge).
 //
 // Sections, if given, add keys after "notes" in the order given (the
 // posteriors' predictive quality, the analyses): nil values are left out.
-func ResultsJSON(recipe string, seed uint64, res *engine.Results, incomplete string, sections ...Section) ([]byte, error) {
+func ResultsJSON(recipe string, seed uint64, res *engine.Results, sections ...Section) ([]byte, error) {
 	type row struct {
 		Label string `json:"label"`
 		engine.Row
 		Records int `json:"records"`
 	}
 	doc := struct {
-		Incomplete string          `json:"incomplete,omitempty"`
-		Recipe     string          `json:"recipe"`
-		Seed       uint64          `json:"seed"`
-		Rows       []row           `json:"rows"`
-		Outputs    []engine.Output `json:"outputs"`
-		Notes      []string        `json:"notes"`
-	}{Incomplete: incomplete, Recipe: recipe, Seed: seed, Rows: []row{}, Outputs: res.Outputs, Notes: res.Notes}
+		Recipe  string          `json:"recipe"`
+		Seed    uint64          `json:"seed"`
+		Rows    []row           `json:"rows"`
+		Outputs []engine.Output `json:"outputs"`
+		Notes   []string        `json:"notes"`
+	}{Recipe: recipe, Seed: seed, Rows: []row{}, Outputs: res.Outputs, Notes: res.Notes}
 	if doc.Outputs == nil {
 		doc.Outputs = []engine.Output{}
 	}

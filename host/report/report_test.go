@@ -53,7 +53,7 @@ func TestRowLabels(t *testing.T) {
 	if !strings.Contains(string(md), "| Ens / occ-w20 |") || !strings.Contains(string(md), "- a note") {
 		t.Errorf("markdown:\n%s", md)
 	}
-	j, err := ResultsJSON("x", 1, res, "")
+	j, err := ResultsJSON("x", 1, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestResultsJSONSchema(t *testing.T) {
 		Accuracy: eval.StatOf([]float64{0.9, 0.95}), AccuracyBySplit: []float64{0.9, 0.95}, Agg: agg,
 		Fit: map[string]string{"scale": "2.5", "delta": "100"},
 	}}, Notes: []string{"n"}}
-	j, err := ResultsJSON("x", 3, res, "")
+	j, err := ResultsJSON("x", 3, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestOutputsInResultsJSON(t *testing.T) {
 		{nil, `"outputs": []`},
 		{[]engine.Output{o}, `"file": "outputs/01-x.csv"`},
 	} {
-		b, err := ResultsJSON("r", 1, &engine.Results{Outputs: c.outs}, "")
+		b, err := ResultsJSON("r", 1, &engine.Results{Outputs: c.outs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestOutputsInResultsJSON(t *testing.T) {
 }
 
 func TestResultsJSONSections(t *testing.T) {
-	b, err := ResultsJSON("r", 1, &engine.Results{}, "", Section{"predictive", map[string]any{"nll": 0.5}}, Section{"skipped", nil}, Section{"analysis", []int{1, 2}})
+	b, err := ResultsJSON("r", 1, &engine.Results{}, Section{"predictive", map[string]any{"nll": 0.5}}, Section{"skipped", nil}, Section{"analysis", []int{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

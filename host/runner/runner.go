@@ -828,7 +828,7 @@ func (w *runWriter) results(res *engine.Results) error {
 	if w.anRep != nil && len(w.anRep.JSON) > 0 {
 		anJSON = w.anRep.JSON
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, "", w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
 	if err != nil {
 		return err
 	}
