@@ -16,7 +16,7 @@ import (
 )
 
 // The tests of this file check the engine's flow around the push-forward:
-// the cache of fitted posteriors, checkpoints, which summaries are
+// the cache of fitted posteriors, which summaries are
 // scored, progress, and how failures are reported.
 
 // memCache is a Cache in memory; getErr and putErr make it fail.

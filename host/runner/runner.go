@@ -698,9 +698,10 @@ func runFingerprint(r *recipe.Recipe, versions, digests map[string]string) (stri
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// runWriter writes the run directory: recipe.toml and a manifest when the
-// run starts, the results after every block, the final manifest at the end
-// (status complete, failed or interrupted).
+// runWriter writes the run directory: recipe.toml and units/plan.json
+// when the run is prepared, a manifest (or a shard's status file) when it
+// starts and when it ends (complete, failed or interrupted), and the
+// results when the units are merged.
 type runWriter struct {
 	dir                string
 	r                  *recipe.Recipe
