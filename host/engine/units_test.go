@@ -428,3 +428,89 @@ func TestUnitsCoverEveryRecordOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitDetails: what the merge hands on besides the rows. Predicted
+// gets every record's predictive mean, which for the fakes is the mean
+// of drawProbs over the draws (a closed form), from 3 shards as from one;
+// RunUnits reports the wall time of every unit it did; a shard of N = 0
+// is the whole run; Repeats = 1 needs no Analyse; a parted plan is
+// parted without FitParts called first, and a fit shard does its own
+// parts only.
+func TestUnitDetails(t *testing.T) {
+	p := testPlan(40, 3, 2, 8)
+	p.UnitRecords = 16
+	p.Fingerprint = "test"
+	p.Posteriors = append(p.Posteriors, Step{ID: "posterior.fake", Label: "Fake 2", Draws: 2})
+	want := make([]float64, 3)
+	for s := range 3 {
+		for c, v := range drawProbs(s) {
+			want[c] += v / 3
+		}
+	}
+	var got [][][]float64
+	p.Predicted = func(ps Step, probs [][]float64) error {
+		if ps.Label == p.Posteriors[0].Label {
+			got = append(got, probs)
+		}
+		return nil
+	}
+	f := newFakes(3)
+	store := &countingStore{}
+	var done []string
+	for _, i := range []int{2, 0, 1} {
+		_, costs, err := RunUnits(context.Background(), p, f, nil, store, Shard{I: i, N: 3}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range costs {
+			done = append(done, n)
+		}
+	}
+	if len(done) != len(Units(p)) {
+		t.Errorf("the shards reported %d unit times for %d units", len(done), len(Units(p)))
+	}
+	if _, _, err := Merge(context.Background(), p, f, store); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0]) != len(p.Tests) {
+		t.Fatalf("Predicted called %d times", len(got))
+	}
+	for si, probs := range got[0] {
+		if len(probs) != 40*3 {
+			t.Fatalf("split %d: %d probabilities, want 120", si, len(probs))
+		}
+		for i, v := range probs {
+			if d := v - want[i%3]; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("split %d record %d class %d: %g, want the draws' mean %g", si, i/3, i%3, v, want[i%3])
+			}
+		}
+	}
+	// The fit units of two posteriors are numbered 0 and 1.
+	var fits []Unit
+	for _, u := range Units(p) {
+		if u.Kind == FitUnit {
+			fits = append(fits, u)
+		}
+	}
+	if len(fits) != 2 || fits[0].Index != 0 || fits[1].Index != 1 || fits[1].Name != "fit-01" {
+		t.Errorf("fit units %+v", fits)
+	}
+	if all, err := (Shard{}).Select(Units(p)); err != nil || len(all) != len(Units(p)) {
+		t.Errorf("shard of N = 0: %d units, %v", len(all), err)
+	}
+	q := testPlan(8, 2, 1, 4)
+	q.Repeats = 1
+	if _, _, err := RunUnits(context.Background(), q, newFakes(2), nil, &memStore{}, Shard{N: 1}, nil); err != nil {
+		t.Errorf("Repeats = 1 without Analyse: %v", err)
+	}
+	pf := newFakes(3)
+	parted := partedFakes{pf, &partedPosterior{fakePosterior: pf.post}}
+	q = testPlan(8, 3, 1, 4)
+	ps := &countingStore{}
+	if _, _, err := RunUnits(context.Background(), q, parted, nil, ps, Shard{I: 0, N: 3, Kind: FitUnit}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(ps.saves) != 1 || ps.saves["fit-00-00"] != 1 {
+		t.Errorf("fit shard 0/3 of a parted posterior saved %v, want its part fit-00-00 only", ps.saves)
+	}
+}
