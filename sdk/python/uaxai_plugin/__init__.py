@@ -1,0 +1,52 @@
+"""uaxai_plugin: write a uaxai explainer plugin in Python.
+
+A plugin is an executable named uaxai-explainer-NAME in a plugin
+directory, whose main calls serve with an explainer:
+
+    from uaxai_plugin import Info, serve
+
+    class Abs:
+        def info(self):
+            return Info(id="explainer.abs", version="1.0.0", summary="|x|")
+        def check(self, config):
+            if config:
+                raise ValueError("unknown keys %s" % sorted(config))
+        def explain(self, model, x, targets, seeds, config):
+            return [abs(row) for row in x]
+
+    serve(Abs())
+
+explain gets the loaded draw (a Model: arch, params, input_len,
+classes), x as a float32 array of shape (B, model.input_len), targets
+(int64) and seeds (uint64, empty or one per input) as numpy arrays and the
+recipe's table (a dict, or None); it returns one map of input_len values
+per input. Raise ValueError or uaxai_plugin.Error to reject a request:
+the host reports "<plugin ID>: <Method>: <message>".
+
+The kit needs only Debian's python3-grpcio, python3-protobuf and
+python3-numpy; the protocol stubs are generated (generate.sh) and
+committed.
+"""
+
+from .model import ArchError, Model, shapes
+from .server import (
+    MAGIC_COOKIE_KEY,
+    MAGIC_COOKIE_VALUE,
+    NEEDS_INPUT_GRAD,
+    NEEDS_LAYER,
+    NEEDS_PROBS,
+    PROTOCOL_VERSION,
+    Error,
+    Info,
+    check_batch,
+    error_status,
+    handshake_line,
+    serve,
+)
+from .wire import WireError
+
+__all__ = [
+    "ArchError", "Model", "shapes", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "NEEDS_INPUT_GRAD",
+    "NEEDS_LAYER", "NEEDS_PROBS", "PROTOCOL_VERSION", "Error", "Info", "check_batch", "error_status",
+    "handshake_line", "serve", "WireError",
+]

@@ -1,0 +1,1 @@
+"""Generated protocol stubs (by sdk/python/generate.sh); do not edit."""
