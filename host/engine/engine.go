@@ -544,13 +544,6 @@ func MaskLen(m []bool) int {
 	return n
 }
 
-// parallelBatches runs fn over [b0, b1) batches of size batch with up to
-// workers goroutines; the first error cancels the rest.
-func parallelBatches(ctx context.Context, n, batch, workers int, fn func(b0, b1 int) error) error {
-	nb := (n + batch - 1) / batch
-	return Parallel(ctx, nb, workers, func(_ context.Context, b int) error { return fn(b*batch, min((b+1)*batch, n)) })
-}
-
 // Parallel runs fn(ctx, 0..n-1) on up to workers goroutines, tasks taken
 // in order; the first error cancels the ctx the others get, stops them and
 // is returned (a panic becomes an error, see protect).

@@ -469,13 +469,13 @@ func (x explainers) Explainer(context.Context, string) (driver.Explainer, error)
 	return driver.LocalExplainer(x.e)
 }
 
-// TestParallelBatches: every batch runs once, the first error wins and
+// TestParallelBatches: every batch of a range runs once, the first error wins and
 // stops the others, and a panic becomes an error.
 func TestParallelBatches(t *testing.T) {
 	for _, w := range []int{1, 2, 5} {
 		var mu sync.Mutex
 		seen := map[[2]int]int{}
-		err := parallelBatches(context.Background(), 23, 4, w, func(b0, b1 int) error {
+		err := parallelRange(context.Background(), 0, 23, 4, w, func(b0, b1 int) error {
 			mu.Lock()
 			defer mu.Unlock()
 			seen[[2]int{b0, b1}]++
@@ -486,7 +486,7 @@ func TestParallelBatches(t *testing.T) {
 			t.Errorf("%d workers: batches %v, err %v; want %v", w, seen, err, want)
 		}
 	}
-	err := parallelBatches(context.Background(), 100, 1, 2, func(b0, _ int) error {
+	err := parallelRange(context.Background(), 0, 100, 1, 2, func(b0, _ int) error {
 		if b0 == 7 {
 			return errors.New("batch 7 failed")
 		}
@@ -495,7 +495,7 @@ func TestParallelBatches(t *testing.T) {
 	if err == nil || err.Error() != "batch 7 failed" {
 		t.Errorf("error: %v", err)
 	}
-	err = parallelBatches(context.Background(), 10, 5, 2, func(b0, _ int) error {
+	err = parallelRange(context.Background(), 0, 10, 5, 2, func(b0, _ int) error {
 		if b0 == 5 {
 			var m map[string]int
 			m["x"] = 1

@@ -62,6 +62,8 @@ type UnitStore interface {
 	// Load returns a unit's payload; false when it has none; an error
 	// when what it has does not read back whole.
 	Load(name string) ([]byte, bool, error)
+	// Has reports whether the unit has a payload, without reading it.
+	Has(name string) bool
 	// SetAside moves a payload that does not read back whole out of the
 	// way, so that the unit is done again, and returns where it went.
 	SetAside(name string) (string, error)
@@ -372,7 +374,7 @@ func RunUnits(ctx context.Context, p Plan, res Plugins, cache Cache, store UnitS
 		}
 		switch u.Kind {
 		case FitUnit:
-			_, err = e.fitOrLoadOnce(ctx, u)
+			_, err = e.doFit(ctx, u)
 		default:
 			err = e.explainUnit(ctx, u, units[i:])
 		}
@@ -483,9 +485,9 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 	return art, nil
 }
 
-// fitOrLoadOnce does a fit unit (the artifact is kept only if the unit
-// is the posterior's whole fit).
-func (e *exec) fitOrLoadOnce(ctx context.Context, u Unit) (sdk.Artifact, error) {
+// doFit does fit unit u (the artifact is kept for the process only if
+// the unit is the posterior's whole fit).
+func (e *exec) doFit(ctx context.Context, u Unit) (sdk.Artifact, error) {
 	if u.Part < 0 {
 		return e.fitUnit(ctx, u.Post)
 	}
@@ -698,11 +700,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 	units := Units(p)
 	var missing []string
 	for _, u := range units {
-		_, ok, err := store.Load(u.Name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: do it again with uaxai run --resume", err)
-		}
-		if !ok {
+		if !store.Has(u.Name) {
 			missing = append(missing, u.Name)
 		}
 	}
@@ -717,7 +715,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 	read := func(name string, v any, fp *string) error {
 		b, _, err := store.Load(name)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: do it again with uaxai run --resume", err)
 		}
 		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 			return fmt.Errorf("unit %s: decoding: %w (set it aside and do it again with uaxai run --resume)", name, err)
@@ -883,6 +881,13 @@ func (s *memStore) Load(name string) ([]byte, bool, error) {
 	defer s.mu.Unlock()
 	b, ok := s.m[name]
 	return b, ok, nil
+}
+
+func (s *memStore) Has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[name]
+	return ok
 }
 
 func (s *memStore) SetAside(name string) (string, error) {

@@ -179,6 +179,10 @@ func (s *countingStore) Load(name string) ([]byte, bool, error) {
 	return s.memStore.Load(name)
 }
 
+func (s *countingStore) Has(name string) bool {
+	return s.corrupt[name] || s.memStore.Has(name)
+}
+
 func (s *countingStore) SetAside(name string) (string, error) {
 	delete(s.corrupt, name)
 	delete(s.m, name)

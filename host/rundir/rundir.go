@@ -93,6 +93,12 @@ func verify(b []byte) ([]byte, error) {
 	return payload, nil
 }
 
+// Has reports whether a unit has a file (whole or not), without reading it.
+func (d Dir) Has(name string) bool {
+	_, err := os.Stat(d.UnitPath(name))
+	return err == nil
+}
+
 // SetAside renames a corrupt unit file to <name>.unit.corrupt (replacing
 // an older one), so that the unit is done again and the file can still be
 // inspected. It returns the new path.
@@ -212,6 +218,26 @@ type UnitState struct {
 	Detail string // why a unit is corrupt
 }
 
+// State is a unit's state (Done, Running, Missing or Corrupt) and, for a
+// corrupt unit, what is wrong with it. A file that does not read back
+// whole while a process holds the unit's lock is being redone: Running.
+func (d Dir) State(name string) (state, detail string, err error) {
+	held, err := filelock.Held(d.LockPath(name))
+	if err != nil {
+		return "", "", err
+	}
+	_, ok, lerr := d.Load(name)
+	switch {
+	case lerr != nil && !held:
+		return Corrupt, lerr.Error(), nil
+	case ok:
+		return Done, "", nil
+	case held:
+		return Running, "", nil
+	}
+	return Missing, "", nil
+}
+
 // States reports the state of every unit of the plan.
 func (d Dir) States() ([]UnitState, error) {
 	p, err := d.ReadPlan()
@@ -220,19 +246,9 @@ func (d Dir) States() ([]UnitState, error) {
 	}
 	out := make([]UnitState, len(p.Units))
 	for i, u := range p.Units {
-		out[i] = UnitState{Unit: u, State: Missing}
-		held, err := filelock.Held(d.LockPath(u.Name))
-		if err != nil {
+		out[i] = UnitState{Unit: u}
+		if out[i].State, out[i].Detail, err = d.State(u.Name); err != nil {
 			return nil, err
-		}
-		_, ok, err := d.Load(u.Name)
-		switch {
-		case err != nil && !held:
-			out[i].State, out[i].Detail = Corrupt, err.Error()
-		case ok:
-			out[i].State = Done
-		case held:
-			out[i].State = Running
 		}
 	}
 	return out, nil

@@ -49,9 +49,6 @@ type Options struct {
 	RunDir string
 	// Shard, if not nil, runs only that shard's units, and merges nothing.
 	Shard *engine.Shard
-	// Prepare writes the run directory's recipe.toml and units/plan.json
-	// and runs nothing.
-	Prepare bool
 	// UnitRecords is the records of an explain unit (0: 256). It changes
 	// the units, never the results; every shard of a run must use the same.
 	UnitRecords int
@@ -429,9 +426,6 @@ func Run(ctx context.Context, r *recipe.Recipe, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	w := st.w
-	if opt.Prepare {
-		return &Outcome{Dir: w.dir}, nil
-	}
 	sharded := opt.Shard != nil
 	shard := engine.Shard{N: 1}
 	if sharded {
@@ -495,7 +489,7 @@ func Merge(ctx context.Context, dir string, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merge %s: %w", dir, err)
 	}
-	opt.RunDir, opt.Shard, opt.Prepare = dir, nil, false
+	opt.RunDir, opt.Shard = dir, nil
 	st, err := setup(ctx, r, opt)
 	if err != nil {
 		return nil, err
@@ -507,7 +501,7 @@ func Merge(ctx context.Context, dir string, opt Options) (*Outcome, error) {
 // dir (recipe.toml and units/plan.json) without running anything. It
 // returns the number of fit and explain units.
 func Prepare(ctx context.Context, r *recipe.Recipe, opt Options, dir string) (fit, explain int, err error) {
-	opt.RunDir, opt.Prepare, opt.Shard = dir, true, nil
+	opt.RunDir, opt.Shard = dir, nil
 	st, err := setup(ctx, r, opt)
 	if err != nil {
 		return 0, 0, err

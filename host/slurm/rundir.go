@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/rundir"
-	"github.com/uaxai/uaxai/internal/filelock"
 )
 
 // Unit kinds, in the order they run.
@@ -122,20 +121,19 @@ func (s UnitState) String() string {
 // holds flock(LOCK_EX) on DIR/units/<name>.lock (tested with LOCK_NB and
 // released at once), else Missing.
 func StateOf(dir, name string) (UnitState, error) {
-	d := rundir.Dir{Path: dir}
-	// A unit file that does not read back whole (cut short, changed, not
-	// a file) is as good as missing: the shard that runs again sets it
-	// aside and does the unit again.
-	if _, ok, err := d.Load(name); ok && err == nil {
-		return Done, nil
-	}
-	held, err := filelock.Held(d.LockPath(name))
+	st, _, err := rundir.Dir{Path: dir}.State(name)
 	if err != nil {
 		return Missing, fmt.Errorf("unit %s: %w", name, err)
 	}
-	if held {
+	switch st {
+	case rundir.Done:
+		return Done, nil
+	case rundir.Running:
 		return Running, nil
 	}
+	// A unit file that does not read back whole (cut short, changed, not
+	// a file) is as good as missing: the shard that runs again sets it
+	// aside and does the unit again.
 	return Missing, nil
 }
 
