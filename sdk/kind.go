@@ -99,6 +99,9 @@ func (i Info) Validate(kind Kind) error {
 		if i.Stochastic {
 			other = append(other, "Stochastic")
 		}
+		if i.WantsModel {
+			other = append(other, "WantsModel")
+		}
 	}
 	if kind != KindSummary {
 		if i.Output != "" {

@@ -68,6 +68,14 @@ type Info struct {
 	// draws random numbers (then it gets one seed per input).
 	Needs      Needs
 	Stochastic bool
+	// WantsModel asks the host for the model service: the host keeps the
+	// draw's network and computes what the explainer asks of it
+	// (probabilities, gradients, a layer, occluded windows) in its own
+	// process, and the plugin never receives the parameters. A plugin
+	// written in a language without uaxai's network library needs it; a
+	// Go explainer works either way and gets the same maps (the service
+	// computes with sdk/nn too).
+	WantsModel bool
 
 	// Summaries: what the summary produces (required), and the fewest
 	// draws it is defined for (the sample variance needs 2); the host

@@ -167,7 +167,7 @@ type explainerServer struct {
 }
 
 func (s *explainerServer) Info(context.Context, *pb.InfoRequest) (*pb.ExplainerInfo, error) {
-	return &pb.ExplainerInfo{Info: encodeInfo(s.info), Needs: uint32(s.info.Needs), Stochastic: s.info.Stochastic}, nil
+	return &pb.ExplainerInfo{Info: encodeInfo(s.info), Needs: uint32(s.info.Needs), Stochastic: s.info.Stochastic, WantsModel: s.info.WantsModel}, nil
 }
 
 func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.CheckResponse, error) {

@@ -65,7 +65,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		var r *pb.ExplainerInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
-			info.Needs, info.Stochastic = sdk.Needs(r.GetNeeds()), r.GetStochastic()
+			info.Needs, info.Stochastic, info.WantsModel = sdk.Needs(r.GetNeeds()), r.GetStochastic(), r.GetWantsModel()
 			c.info = info
 		}
 		v = c

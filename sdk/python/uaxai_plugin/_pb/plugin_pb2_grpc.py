@@ -529,3 +529,220 @@ class Summary(object):
             uaxai__plugin_dot___pb_dot_plugin__pb2.SummariseResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+
+class ModelStub(object):
+    """Model is the model service: the host serves it to the explainers that
+    want it (ExplainerInfo.wants_model), so that a plugin in any language
+    computes with the host's network (sdk/nn) instead of its own. A request
+    names the draw by the handle of a LoadRequest's ModelService; a request
+    the service rejects (an unknown handle or layer, a batch of the wrong
+    length, a target out of range) is an InvalidArgument or NotFound status
+    that says what would have been accepted.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Describe = channel.unary_unary(
+                '/uaxai.v2.Model/Describe',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelRef.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelInfo.FromString,
+                )
+        self.Probs = channel.unary_unary(
+                '/uaxai.v2.Model/Probs',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ProbsResponse.FromString,
+                )
+        self.InputGrad = channel.unary_unary(
+                '/uaxai.v2.Model/InputGrad',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.InputGradResponse.FromString,
+                )
+        self.Layer = channel.unary_unary(
+                '/uaxai.v2.Model/Layer',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.LayerRequest.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.LayerResponse.FromString,
+                )
+        self.Windows = channel.unary_unary(
+                '/uaxai.v2.Model/Windows',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.FromString,
+                )
+
+
+class ModelServicer(object):
+    """Model is the model service: the host serves it to the explainers that
+    want it (ExplainerInfo.wants_model), so that a plugin in any language
+    computes with the host's network (sdk/nn) instead of its own. A request
+    names the draw by the handle of a LoadRequest's ModelService; a request
+    the service rejects (an unknown handle or layer, a batch of the wrong
+    length, a target out of range) is an InvalidArgument or NotFound status
+    that says what would have been accepted.
+    """
+
+    def Describe(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Probs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InputGrad(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Layer(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Windows(self, request, context):
+        """Windows is occlusion's inner loop: the probabilities of occluded
+        copies of each input, computed without a full forward pass each where
+        the network allows it (sdk/nn's incremental path; same values).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_ModelServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Describe': grpc.unary_unary_rpc_method_handler(
+                    servicer.Describe,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelRef.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelInfo.SerializeToString,
+            ),
+            'Probs': grpc.unary_unary_rpc_method_handler(
+                    servicer.Probs,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ProbsResponse.SerializeToString,
+            ),
+            'InputGrad': grpc.unary_unary_rpc_method_handler(
+                    servicer.InputGrad,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.InputGradResponse.SerializeToString,
+            ),
+            'Layer': grpc.unary_unary_rpc_method_handler(
+                    servicer.Layer,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.LayerRequest.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.LayerResponse.SerializeToString,
+            ),
+            'Windows': grpc.unary_unary_rpc_method_handler(
+                    servicer.Windows,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'uaxai.v2.Model', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Model(object):
+    """Model is the model service: the host serves it to the explainers that
+    want it (ExplainerInfo.wants_model), so that a plugin in any language
+    computes with the host's network (sdk/nn) instead of its own. A request
+    names the draw by the handle of a LoadRequest's ModelService; a request
+    the service rejects (an unknown handle or layer, a batch of the wrong
+    length, a target out of range) is an InvalidArgument or NotFound status
+    that says what would have been accepted.
+    """
+
+    @staticmethod
+    def Describe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Describe',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.ModelRef.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.ModelInfo.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Probs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Probs',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.ProbsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def InputGrad(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/InputGrad',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.ModelBatch.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.InputGradResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Layer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Layer',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.LayerRequest.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.LayerResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Windows(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Windows',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
