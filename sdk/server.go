@@ -164,6 +164,7 @@ type explainerServer struct {
 	mu     sync.Mutex
 	next   uint64              // the last handle given out
 	models map[uint64]nn.Model // loaded draws by handle
+	conns  serviceConns        // connections to the host's model service
 }
 
 func (s *explainerServer) Info(context.Context, *pb.InfoRequest) (*pb.ExplainerInfo, error) {
@@ -175,15 +176,29 @@ func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.Chec
 }
 
 // Load builds a draw's model once; batches then name it by its handle.
+// A request with a model service (the host's answer to Info.WantsModel,
+// or a host that serves every explainer so) gives a model that the host
+// computes; one with parameters, a local nn.Inference.
 func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.LoadResponse, err error) {
 	defer guard(s.log, s.info.ID, "Load", &err)
-	params, err := wire.DecodeParams(r.GetModel())
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	m, err := nn.NewModel(params)
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
+	var m nn.Model
+	switch {
+	case r.GetService() != nil && r.GetModel() != nil:
+		return nil, status.Error(codes.InvalidArgument, "the Load carries both a model service and parameters; want one of them")
+	case r.GetService() != nil:
+		rm, err := newRemoteModel(ctx, &s.conns, r.GetService())
+		if err != nil {
+			return nil, toStatus(err, codes.InvalidArgument)
+		}
+		m = rm
+	default:
+		params, err := wire.DecodeParams(r.GetModel())
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		if m, err = nn.NewModel(params); err != nil {
+			return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
+		}
 	}
 	// A host that gave up waiting never learns the handle and could never
 	// release the model: keep nothing for it.
@@ -227,6 +242,20 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 	req := ExplainRequest{X: x, Targets: wire.Ints(r.GetTargets()), Seeds: r.GetSeeds(), Config: cfg}
 	if err := check.Batch(m.InputLen(), m.Classes(), req.X, req.Targets, req.Seeds, s.info.Stochastic); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if rm, ok := m.(*remoteModel); ok {
+		m = rm.withContext(ctx)
+		defer func() {
+			// A failed model-service call is the Explain's error, not a
+			// panic of the explainer.
+			if r := recover(); r != nil {
+				f, ok := r.(serviceFailure)
+				if !ok {
+					panic(r)
+				}
+				err = toStatus(f.err, codes.Unknown)
+			}
+		}()
 	}
 	maps, err := s.impl.Explain(ctx, m, req)
 	if err != nil {

@@ -34,6 +34,8 @@ type clientPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	kind     sdk.Kind
 	timeouts Timeouts
+	models   *ModelService // serves the explainers that want it
+	serveAll bool          // serve every explainer's draws, wanted or not
 }
 
 // GRPCServer is the plugin's side, which a host never plays.
@@ -61,7 +63,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		}
 		v = c
 	case sdk.KindExplainer:
-		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts}
+		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts, models: p.models, serveAll: p.serveAll}
 		var r *pb.ExplainerInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -232,18 +234,28 @@ type explainerClient struct {
 	described
 	rpc      pb.ExplainerClient
 	timeouts Timeouts
+	models   *ModelService
+	serveAll bool
 }
 
 func (c *explainerClient) Check(cfg sdk.Config) error {
 	return remoteCheck(c.info.ID, cfg, 0, c.timeouts.Check, c.rpc.Check)
 }
 
-// Load sends the draw's parameters to the plugin process, once.
+// Load sends the draw's parameters to the plugin process, once; or, for
+// an explainer that wants the model service, builds the draw's network in
+// the host, serves it, and sends its address and handle.
 func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, error) {
 	id := c.info.ID
 	n, k, err := checkModel(draw)
 	if err != nil {
 		return nil, pluginErr(id, "Load", err)
+	}
+	if c.info.WantsModel && c.models == nil {
+		return nil, pluginErr(id, "Load", errors.New("the explainer wants the model service (Info.WantsModel), which this host does not serve"))
+	}
+	if c.models != nil && (c.info.WantsModel || c.serveAll) {
+		return c.loadService(ctx, draw, n, k)
 	}
 	p, err := wire.Params(draw)
 	if err != nil {
@@ -256,11 +268,34 @@ func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, erro
 	return &remoteModel{c: c, handle: resp.GetHandle(), inputLen: n, classes: k}, nil
 }
 
-// remoteModel is one draw loaded into a plugin process.
+// loadService serves the draw's network in the model service and loads
+// its handle into the plugin.
+func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k int) (Model, error) {
+	id := c.info.ID
+	net, err := nn.NewModel(draw)
+	if err != nil {
+		return nil, pluginErr(id, "Load", fmt.Errorf("building the model: %w", err))
+	}
+	addr, h, err := c.models.Add(net)
+	if err != nil {
+		return nil, pluginErr(id, "Load", err)
+	}
+	svc := &pb.ModelService{Address: addr, Handle: h}
+	resp, err := c.rpc.Load(ctx, &pb.LoadRequest{Service: svc})
+	if err != nil {
+		c.models.Remove(h)
+		return nil, callErr(ctx, id, "Load", err)
+	}
+	return &remoteModel{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
+}
+
+// remoteModel is one draw loaded into a plugin process; service, if not
+// nil, is where the host serves its network.
 type remoteModel struct {
 	c                 *explainerClient
 	handle            uint64
 	inputLen, classes int
+	service           *pb.ModelService
 	mu                sync.Mutex
 	closed            bool
 }
@@ -282,7 +317,7 @@ func (m *remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]
 	}
 	resp, err := m.c.rpc.Explain(ctx, &pb.ExplainRequest{
 		Model: m.handle, X: wire.Float32Bytes(req.X), Targets: wire.Int64s(req.Targets),
-		Seeds: req.Seeds, ConfigJson: cfg,
+		Seeds: req.Seeds, ConfigJson: cfg, Service: m.service,
 	})
 	if err != nil {
 		return nil, callErr(ctx, id, "Explain", err)
@@ -308,6 +343,9 @@ func (m *remoteModel) Close() error {
 	m.mu.Unlock()
 	if closed {
 		return nil
+	}
+	if m.service != nil {
+		defer m.c.models.Remove(m.service.GetHandle())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.c.timeouts.Release)
 	defer cancel()

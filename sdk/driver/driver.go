@@ -87,13 +87,32 @@ func PluginSet() goplugin.PluginSet { return PluginSetWith(Timeouts{}) }
 
 // PluginSetWith is PluginSet with the bounds t of the calls that carry no
 // context.
-func PluginSetWith(t Timeouts) goplugin.PluginSet {
+func PluginSetWith(t Timeouts) goplugin.PluginSet { return PluginSetFor(Options{Timeouts: t}) }
+
+// Options configure the clients of a PluginSetFor.
+type Options struct {
+	// Timeouts bound the calls that carry no context.
+	Timeouts Timeouts
+	// Models serves the networks of the explainers that want the model
+	// service (sdk.Info.WantsModel). Without it, loading a draw into such
+	// an explainer is an error. The caller closes it.
+	Models *ModelService
+	// ServeModels gives every explainer the model service, whether it
+	// asked or not, when Models is set: a Go explainer then computes
+	// through the host as a plugin in another language does (sdktest
+	// runs an explainer both ways).
+	ServeModels bool
+}
+
+// PluginSetFor is PluginSet with options.
+func PluginSetFor(o Options) goplugin.PluginSet {
+	t := o.Timeouts
 	t = Timeouts{Info: t.or(t.Info), Check: t.or(t.Check), Release: t.or(t.Release)}
-	return goplugin.PluginSet{
-		string(sdk.KindPosterior): &clientPlugin{kind: sdk.KindPosterior, timeouts: t},
-		string(sdk.KindExplainer): &clientPlugin{kind: sdk.KindExplainer, timeouts: t},
-		string(sdk.KindSummary):   &clientPlugin{kind: sdk.KindSummary, timeouts: t},
+	set := goplugin.PluginSet{}
+	for _, k := range []sdk.Kind{sdk.KindPosterior, sdk.KindExplainer, sdk.KindSummary} {
+		set[string(k)] = &clientPlugin{kind: k, timeouts: t, models: o.Models, serveAll: o.ServeModels}
 	}
+	return set
 }
 
 // DialOptions are the gRPC options a host passes as

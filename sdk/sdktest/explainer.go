@@ -109,17 +109,38 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 		}
 	}
 
-	// Over the wire.
-	v, stop := h.serve(impl, sdk.KindExplainer)
+	// Over the wire: with the parameters sent to the plugin process (unless
+	// the explainer wants the model service), and with the host's model
+	// service. Both must give the in-process maps, bit for bit: the
+	// service computes with the same sdk/nn.
+	if !info.WantsModel {
+		overTheWire(h, impl, info, c, driver.Options{}, "remote", request, seeds, want)
+	}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	overTheWire(h, impl, info, c, driver.Options{Models: svc, ServeModels: true}, "remote with the model service", request, seeds, want)
+	if n := svc.Len(); n != 0 {
+		h.errorf("remote with the model service: %d draws still served after their release", n)
+	}
+}
+
+// overTheWire serves impl over gRPC with the driver options o, explains
+// the case in two batches under one loaded draw, checks the maps against
+// the in-process ones, and checks that a released draw explains nothing.
+func overTheWire(h *harness, impl sdk.Explainer, info sdk.Info, c ExplainerCase, o driver.Options, where string,
+	request func(lo, hi int, seeds []uint64) sdk.ExplainRequest, seeds []uint64, want [][]float64) {
+	ctx := h.ctx
+	b := len(c.Targets)
+	v, stop := h.serveWith(impl, sdk.KindExplainer, driver.PluginSetFor(o))
 	defer stop()
 	remote := v.(driver.Explainer)
 	if ri := remote.Info(); !sameInfo(ri, info) {
-		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
+		h.errorf("%s: Info %+v differs from in-process Info %+v", where, ri, info)
 	}
-	h.checkConfig("remote", remote.Check, c.Config)
+	h.checkConfig(where, remote.Check, c.Config)
 	rm, err := remote.Load(ctx, c.Model)
 	if err != nil {
-		h.fatalf("remote: Load: %v", err)
+		h.fatalf("%s: Load: %v", where, err)
 	}
 	for _, r := range [][2]int{{0, b / 2}, {b / 2, b}} { // two batches under one loaded draw
 		lo, hi := r[0], r[1]
@@ -128,15 +149,15 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 		}
 		got, err := rm.Explain(ctx, request(lo, hi, seeds))
 		if err != nil {
-			h.errorf("remote: %v", err)
+			h.errorf("%s: %v", where, err)
 		} else if d := diffMaps(got, want[lo:hi]); d != "" {
-			h.errorf("remote maps of inputs %d..%d differ from in-process maps (%s)", lo, hi-1, d)
+			h.errorf("%s: maps of inputs %d..%d differ from in-process maps (%s)", where, lo, hi-1, d)
 		}
 	}
 	if err := rm.Close(); err != nil {
-		h.errorf("remote: releasing the draw: %v", err)
+		h.errorf("%s: releasing the draw: %v", where, err)
 	}
 	if _, err := rm.Explain(ctx, request(0, b, seeds)); err == nil {
-		h.errorf("remote: Explain under a released draw succeeded")
+		h.errorf("%s: Explain under a released draw succeeded", where)
 	}
 }

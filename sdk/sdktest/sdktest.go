@@ -21,7 +21,11 @@
 //   - Parts: a parted posterior's (sdk.Parted) parts are disjoint in
 //     their tensors, agree on their shared Meta keys, and join to the
 //     whole fit's artifact, whatever the workers of each fit.
-//   - The remote answer equals the in-process answer bit for bit.
+//   - The remote answer equals the in-process answer bit for bit. An
+//     explainer is run remotely twice: with the draw's parameters sent to
+//     the plugin (unless it wants the model service), and with the host's
+//     model service computing its network (sdk.Info.WantsModel), which
+//     must give the same maps and leave no draw served after its release.
 //
 // A typical test:
 //
@@ -45,6 +49,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
@@ -115,9 +120,14 @@ func (h *harness) checkConfig(where string, check func(sdk.Config) error, cfg sd
 // transport, with the configuration sdk.Serve uses, and returns the
 // client that package driver dispenses and a function that stops both.
 func (h *harness) serve(impl sdk.Plugin, kind sdk.Kind) (any, func()) {
+	return h.serveWith(impl, kind, driver.PluginSet())
+}
+
+// serveWith is serve with the host's plugin set set.
+func (h *harness) serveWith(impl sdk.Plugin, kind sdk.Kind, set goplugin.PluginSet) (any, func()) {
 	h.t.Helper()
 	log := hclog.New(&hclog.LoggerOptions{Name: "sdktest", Level: hclog.Warn, Output: os.Stderr})
-	rpc, stop, err := proto.InProcess(impl, driver.PluginSet(), driver.DialOptions(), log)
+	rpc, stop, err := proto.InProcess(impl, set, driver.DialOptions(), log)
 	if err != nil {
 		h.fatalf("serving over gRPC: %v", err)
 	}

@@ -109,6 +109,8 @@ type gradX struct {
 	nan            bool          // returns a NaN
 	strictInt      bool          // reads "scale" as int64 only: works in process only
 	ignoreSeedsToo bool          // stochastic but ignores the seeds
+	wantsModel     bool          // asks for the model service
+	localOnly      bool          // doubles its maps unless the model is an *nn.Inference
 }
 
 func (g *gradX) Info() sdk.Info {
@@ -116,7 +118,7 @@ func (g *gradX) Info() sdk.Info {
 	if id == "" {
 		id = "explainer.gradx"
 	}
-	return sdk.Info{ID: id, Version: "0.0.1", Needs: sdk.NeedsInputGrad, Stochastic: g.stochastic}
+	return sdk.Info{ID: id, Version: "0.0.1", Needs: sdk.NeedsInputGrad, Stochastic: g.stochastic, WantsModel: g.wantsModel}
 }
 
 func (g *gradX) Check(cfg sdk.Config) error {
@@ -139,6 +141,9 @@ func (g *gradX) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest)
 		if _, ok := req.Config["scale"].(int64); !ok {
 			scale = 1
 		}
+	}
+	if _, local := m.(*nn.Inference); g.localOnly && !local {
+		scale *= 2
 	}
 	n := m.InputLen()
 	grad := make([]float32, len(req.X))
@@ -180,8 +185,8 @@ func (g *gradX) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest)
 }
 
 func TestExplainerConforming(t *testing.T) {
-	for _, g := range []*gradX{{}, {stochastic: true}} {
-		expect(t, fmt.Sprintf("stochastic %v", g.stochastic), run(t, func(tb testing.TB) { Explainer(tb, g, explainerCase()) }))
+	for _, g := range []*gradX{{}, {stochastic: true}, {wantsModel: true}} {
+		expect(t, fmt.Sprintf("stochastic %v wants the model %v", g.stochastic, g.wantsModel), run(t, func(tb testing.TB) { Explainer(tb, g, explainerCase()) }))
 	}
 	// The real testing.T passes too.
 	Explainer(t, &gradX{}, explainerCase())
@@ -196,13 +201,14 @@ func TestExplainerBroken(t *testing.T) {
 		{"namespace", &gradX{id: "summary.gradx"}, []string{`is a plugin of kind explainer but its ID "summary.gradx" is namespaced summary`}},
 		{"bad ID", &gradX{id: "gradx"}, []string{`not of the form kind.name`}},
 		{"accepts unknown keys", &gradX{acceptsAll: true}, []string{`in process: Check accepts the unknown key "sdktest_unknown_key"`, "remote: Check accepts"}},
-		{"not deterministic", &gradX{counter: new(atomic.Int64)}, []string{"not deterministic: the same request gave different maps (input 0: index 0:", "remote maps of inputs"}},
+		{"not deterministic", &gradX{counter: new(atomic.Int64)}, []string{"not deterministic: the same request gave different maps (input 0: index 0:", "remote: maps of inputs", "remote with the model service: maps of inputs"}},
 		{"batch dependent", &gradX{batchNorm: true}, []string{"maps depend on the batch: inputs 0..0 explained alone"}},
 		{"seeds while deterministic", &gradX{usesSeeds: true}, []string{"declares itself deterministic (Stochastic false) but its maps changed with the seeds"}},
 		{"stochastic ignoring seeds", &gradX{stochastic: true, ignoreSeedsToo: true}, []string{"declares itself stochastic but its maps did not change"}},
 		{"mutates input", &gradX{mutates: true}, []string{"Explain modified its input X (index 0:"}},
 		{"NaN", &gradX{nan: true}, []string{"sdktest: explainer.gradx: in process: explainer.gradx: Explain: input 1: map value 3 is NaN"}},
-		{"remote differs", &gradX{strictInt: true}, []string{"remote maps of inputs 0..0 differ from in-process maps (input 0: index"}},
+		{"remote differs", &gradX{strictInt: true}, []string{"remote: maps of inputs 0..0 differ from in-process maps (input 0: index", "remote with the model service: maps of inputs 0..0 differ"}},
+		{"model service differs", &gradX{localOnly: true}, []string{"remote with the model service: maps of inputs 0..0 differ from in-process maps (input 0: index"}},
 	} {
 		expect(t, c.name, run(t, func(tb testing.TB) { Explainer(tb, c.g, explainerCase()) }), c.want...)
 	}

@@ -1695,13 +1695,16 @@ func (x *ModelRef) GetHandle() uint64 {
 }
 
 // ModelInfo describes a draw's network: its architecture (nn.Arch as
-// JSON), the length of one input (in_channels * in_len) and the number of
-// classes.
+// JSON), the length of one input (in_channels * in_len), the number of
+// classes, and the length of its global max pool's output (0 when the
+// network has no local stack followed by a global max pool; then Windows
+// runs a forward pass a window).
 type ModelInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ArchJson      []byte                 `protobuf:"bytes,1,opt,name=arch_json,json=archJson,proto3" json:"arch_json,omitempty"`
 	InputLen      int64                  `protobuf:"varint,2,opt,name=input_len,json=inputLen,proto3" json:"input_len,omitempty"`
 	Classes       int64                  `protobuf:"varint,3,opt,name=classes,proto3" json:"classes,omitempty"`
+	PooledLen     int64                  `protobuf:"varint,4,opt,name=pooled_len,json=pooledLen,proto3" json:"pooled_len,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1753,6 +1756,13 @@ func (x *ModelInfo) GetInputLen() int64 {
 func (x *ModelInfo) GetClasses() int64 {
 	if x != nil {
 		return x.Classes
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetPooledLen() int64 {
+	if x != nil {
+		return x.PooledLen
 	}
 	return 0
 }
@@ -2158,10 +2168,14 @@ func (x *WindowsRequest) GetBaselineX() []byte {
 }
 
 // WindowsResponse holds B * len(starts) float32 probabilities, input
-// major.
+// major, and the B probabilities p_target(x) of the unperturbed inputs,
+// computed by the same layers as the windows' (they equal Probs's up to
+// float32 rounding; an occlusion map that subtracts the windows from them
+// is the same bytes as sdk/nn's in-process path).
 type WindowsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Probs         []byte                 `protobuf:"bytes,1,opt,name=probs,proto3" json:"probs,omitempty"`
+	Unperturbed   []byte                 `protobuf:"bytes,2,opt,name=unperturbed,proto3" json:"unperturbed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2197,6 +2211,150 @@ func (*WindowsResponse) Descriptor() ([]byte, []int) {
 }
 
 func (x *WindowsResponse) GetProbs() []byte {
+	if x != nil {
+		return x.Probs
+	}
+	return nil
+}
+
+func (x *WindowsResponse) GetUnperturbed() []byte {
+	if x != nil {
+		return x.Unperturbed
+	}
+	return nil
+}
+
+// SpansRequest asks, for one input x (input_len float32 values) and its
+// class target, the probability p_target of x with the samples of every
+// span of perturbation j set to baseline in every channel, for each
+// perturbation j. The spans are half-open (lo, hi) pairs of time
+// positions, flat in bounds; perturbation j has the pairs ends[j-1] ..
+// ends[j]-1 (ends[-1] = 0, ends non-decreasing, its last value the number
+// of pairs). A perturbation's spans are in order and do not overlap; a
+// perturbation may have none (then it is x itself).
+type SpansRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	X             []byte                 `protobuf:"bytes,2,opt,name=x,proto3" json:"x,omitempty"`
+	Target        int64                  `protobuf:"varint,3,opt,name=target,proto3" json:"target,omitempty"`
+	Bounds        []int64                `protobuf:"varint,4,rep,packed,name=bounds,proto3" json:"bounds,omitempty"`
+	Ends          []int64                `protobuf:"varint,5,rep,packed,name=ends,proto3" json:"ends,omitempty"`
+	Baseline      float32                `protobuf:"fixed32,6,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpansRequest) Reset() {
+	*x = SpansRequest{}
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpansRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpansRequest) ProtoMessage() {}
+
+func (x *SpansRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpansRequest.ProtoReflect.Descriptor instead.
+func (*SpansRequest) Descriptor() ([]byte, []int) {
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SpansRequest) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *SpansRequest) GetX() []byte {
+	if x != nil {
+		return x.X
+	}
+	return nil
+}
+
+func (x *SpansRequest) GetTarget() int64 {
+	if x != nil {
+		return x.Target
+	}
+	return 0
+}
+
+func (x *SpansRequest) GetBounds() []int64 {
+	if x != nil {
+		return x.Bounds
+	}
+	return nil
+}
+
+func (x *SpansRequest) GetEnds() []int64 {
+	if x != nil {
+		return x.Ends
+	}
+	return nil
+}
+
+func (x *SpansRequest) GetBaseline() float32 {
+	if x != nil {
+		return x.Baseline
+	}
+	return 0
+}
+
+// SpansResponse holds one float32 probability per perturbation.
+type SpansResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Probs         []byte                 `protobuf:"bytes,1,opt,name=probs,proto3" json:"probs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpansResponse) Reset() {
+	*x = SpansResponse{}
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpansResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpansResponse) ProtoMessage() {}
+
+func (x *SpansResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpansResponse.ProtoReflect.Descriptor instead.
+func (*SpansResponse) Descriptor() ([]byte, []int) {
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SpansResponse) GetProbs() []byte {
 	if x != nil {
 		return x.Probs
 	}
@@ -2322,11 +2480,13 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x11SummariseResponse\x12*\n" +
 	"\aresults\x18\x01 \x03(\v2\x10.uaxai.v2.ResultR\aresults\"\"\n" +
 	"\bModelRef\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"_\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"~\n" +
 	"\tModelInfo\x12\x1b\n" +
 	"\tarch_json\x18\x01 \x01(\fR\barchJson\x12\x1b\n" +
 	"\tinput_len\x18\x02 \x01(\x03R\binputLen\x12\x18\n" +
-	"\aclasses\x18\x03 \x01(\x03R\aclasses\"L\n" +
+	"\aclasses\x18\x03 \x01(\x03R\aclasses\x12\x1d\n" +
+	"\n" +
+	"pooled_len\x18\x04 \x01(\x03R\tpooledLen\"L\n" +
 	"\n" +
 	"ModelBatch\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\f\n" +
@@ -2355,8 +2515,18 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x05width\x18\x05 \x01(\x03R\x05width\x12\x1a\n" +
 	"\bbaseline\x18\x06 \x01(\x02R\bbaseline\x12\x1d\n" +
 	"\n" +
-	"baseline_x\x18\a \x01(\fR\tbaselineX\"'\n" +
+	"baseline_x\x18\a \x01(\fR\tbaselineX\"I\n" +
 	"\x0fWindowsResponse\x12\x14\n" +
+	"\x05probs\x18\x01 \x01(\fR\x05probs\x12 \n" +
+	"\vunperturbed\x18\x02 \x01(\fR\vunperturbed\"\x94\x01\n" +
+	"\fSpansRequest\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\f\n" +
+	"\x01x\x18\x02 \x01(\fR\x01x\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\x03R\x06target\x12\x16\n" +
+	"\x06bounds\x18\x04 \x03(\x03R\x06bounds\x12\x12\n" +
+	"\x04ends\x18\x05 \x03(\x03R\x04ends\x12\x1a\n" +
+	"\bbaseline\x18\x06 \x01(\x02R\bbaseline\"%\n" +
+	"\rSpansResponse\x12\x14\n" +
 	"\x05probs\x18\x01 \x01(\fR\x05probs2\xa7\x02\n" +
 	"\tPosterior\x126\n" +
 	"\x04Info\x12\x15.uaxai.v2.InfoRequest\x1a\x17.uaxai.v2.PosteriorInfo\x128\n" +
@@ -2373,13 +2543,14 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\aSummary\x124\n" +
 	"\x04Info\x12\x15.uaxai.v2.InfoRequest\x1a\x15.uaxai.v2.SummaryInfo\x128\n" +
 	"\x05Check\x12\x16.uaxai.v2.CheckRequest\x1a\x17.uaxai.v2.CheckResponse\x12D\n" +
-	"\tSummarise\x12\x1a.uaxai.v2.SummariseRequest\x1a\x1b.uaxai.v2.SummariseResponse2\xae\x02\n" +
+	"\tSummarise\x12\x1a.uaxai.v2.SummariseRequest\x1a\x1b.uaxai.v2.SummariseResponse2\xe8\x02\n" +
 	"\x05Model\x123\n" +
 	"\bDescribe\x12\x12.uaxai.v2.ModelRef\x1a\x13.uaxai.v2.ModelInfo\x126\n" +
 	"\x05Probs\x12\x14.uaxai.v2.ModelBatch\x1a\x17.uaxai.v2.ProbsResponse\x12>\n" +
 	"\tInputGrad\x12\x14.uaxai.v2.ModelBatch\x1a\x1b.uaxai.v2.InputGradResponse\x128\n" +
 	"\x05Layer\x12\x16.uaxai.v2.LayerRequest\x1a\x17.uaxai.v2.LayerResponse\x12>\n" +
-	"\aWindows\x12\x18.uaxai.v2.WindowsRequest\x1a\x19.uaxai.v2.WindowsResponseB(Z&github.com/uaxai/uaxai/sdk/internal/pbb\x06proto3"
+	"\aWindows\x12\x18.uaxai.v2.WindowsRequest\x1a\x19.uaxai.v2.WindowsResponse\x128\n" +
+	"\x05Spans\x12\x16.uaxai.v2.SpansRequest\x1a\x17.uaxai.v2.SpansResponseB(Z&github.com/uaxai/uaxai/sdk/internal/pbb\x06proto3"
 
 var (
 	file_uaxai_v2_plugin_proto_rawDescOnce sync.Once
@@ -2393,7 +2564,7 @@ func file_uaxai_v2_plugin_proto_rawDescGZIP() []byte {
 	return file_uaxai_v2_plugin_proto_rawDescData
 }
 
-var file_uaxai_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_uaxai_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_uaxai_v2_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),       // 0: uaxai.v2.InfoRequest
 	(*Info)(nil),              // 1: uaxai.v2.Info
@@ -2431,15 +2602,17 @@ var file_uaxai_v2_plugin_proto_goTypes = []any{
 	(*LayerResponse)(nil),     // 33: uaxai.v2.LayerResponse
 	(*WindowsRequest)(nil),    // 34: uaxai.v2.WindowsRequest
 	(*WindowsResponse)(nil),   // 35: uaxai.v2.WindowsResponse
-	nil,                       // 36: uaxai.v2.Artifact.TensorsEntry
-	nil,                       // 37: uaxai.v2.Artifact.MetaEntry
+	(*SpansRequest)(nil),      // 36: uaxai.v2.SpansRequest
+	(*SpansResponse)(nil),     // 37: uaxai.v2.SpansResponse
+	nil,                       // 38: uaxai.v2.Artifact.TensorsEntry
+	nil,                       // 39: uaxai.v2.Artifact.MetaEntry
 }
 var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	1,  // 0: uaxai.v2.PosteriorInfo.info:type_name -> uaxai.v2.Info
 	1,  // 1: uaxai.v2.ExplainerInfo.info:type_name -> uaxai.v2.Info
 	1,  // 2: uaxai.v2.SummaryInfo.info:type_name -> uaxai.v2.Info
-	36, // 3: uaxai.v2.Artifact.tensors:type_name -> uaxai.v2.Artifact.TensorsEntry
-	37, // 4: uaxai.v2.Artifact.meta:type_name -> uaxai.v2.Artifact.MetaEntry
+	38, // 3: uaxai.v2.Artifact.tensors:type_name -> uaxai.v2.Artifact.TensorsEntry
+	39, // 4: uaxai.v2.Artifact.meta:type_name -> uaxai.v2.Artifact.MetaEntry
 	9,  // 5: uaxai.v2.FitRequest.train:type_name -> uaxai.v2.Dataset
 	9,  // 6: uaxai.v2.FitRequest.val:type_name -> uaxai.v2.Dataset
 	10, // 7: uaxai.v2.FitRequest.base:type_name -> uaxai.v2.Artifact
@@ -2470,26 +2643,28 @@ var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	29, // 32: uaxai.v2.Model.InputGrad:input_type -> uaxai.v2.ModelBatch
 	32, // 33: uaxai.v2.Model.Layer:input_type -> uaxai.v2.LayerRequest
 	34, // 34: uaxai.v2.Model.Windows:input_type -> uaxai.v2.WindowsRequest
-	2,  // 35: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
-	6,  // 36: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
-	13, // 37: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
-	15, // 38: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
-	7,  // 39: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
-	3,  // 40: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
-	6,  // 41: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
-	18, // 42: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
-	20, // 43: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
-	22, // 44: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
-	4,  // 45: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
-	6,  // 46: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
-	26, // 47: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
-	28, // 48: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
-	30, // 49: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
-	31, // 50: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
-	33, // 51: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
-	35, // 52: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
-	35, // [35:53] is the sub-list for method output_type
-	17, // [17:35] is the sub-list for method input_type
+	36, // 35: uaxai.v2.Model.Spans:input_type -> uaxai.v2.SpansRequest
+	2,  // 36: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
+	6,  // 37: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
+	13, // 38: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
+	15, // 39: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
+	7,  // 40: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
+	3,  // 41: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
+	6,  // 42: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
+	18, // 43: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
+	20, // 44: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
+	22, // 45: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
+	4,  // 46: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
+	6,  // 47: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
+	26, // 48: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
+	28, // 49: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
+	30, // 50: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
+	31, // 51: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
+	33, // 52: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
+	35, // 53: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
+	37, // 54: uaxai.v2.Model.Spans:output_type -> uaxai.v2.SpansResponse
+	36, // [36:55] is the sub-list for method output_type
+	17, // [17:36] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -2510,7 +2685,7 @@ func file_uaxai_v2_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_uaxai_v2_plugin_proto_rawDesc), len(file_uaxai_v2_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -754,6 +754,7 @@ const (
 	Model_InputGrad_FullMethodName = "/uaxai.v2.Model/InputGrad"
 	Model_Layer_FullMethodName     = "/uaxai.v2.Model/Layer"
 	Model_Windows_FullMethodName   = "/uaxai.v2.Model/Windows"
+	Model_Spans_FullMethodName     = "/uaxai.v2.Model/Spans"
 )
 
 // ModelClient is the client API for Model service.
@@ -776,6 +777,11 @@ type ModelClient interface {
 	// copies of each input, computed without a full forward pass each where
 	// the network allows it (sdk/nn's incremental path; same values).
 	Windows(ctx context.Context, in *WindowsRequest, opts ...grpc.CallOption) (*WindowsResponse, error)
+	// Spans is the inner loop of perturbation methods on contiguous
+	// features (LIME, KernelSHAP): the probabilities of copies of one input
+	// with sets of spans replaced by a constant baseline, by sdk/nn's
+	// incremental path where the network allows it.
+	Spans(ctx context.Context, in *SpansRequest, opts ...grpc.CallOption) (*SpansResponse, error)
 }
 
 type modelClient struct {
@@ -836,6 +842,16 @@ func (c *modelClient) Windows(ctx context.Context, in *WindowsRequest, opts ...g
 	return out, nil
 }
 
+func (c *modelClient) Spans(ctx context.Context, in *SpansRequest, opts ...grpc.CallOption) (*SpansResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SpansResponse)
+	err := c.cc.Invoke(ctx, Model_Spans_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ModelServer is the server API for Model service.
 // All implementations must embed UnimplementedModelServer
 // for forward compatibility.
@@ -856,6 +872,11 @@ type ModelServer interface {
 	// copies of each input, computed without a full forward pass each where
 	// the network allows it (sdk/nn's incremental path; same values).
 	Windows(context.Context, *WindowsRequest) (*WindowsResponse, error)
+	// Spans is the inner loop of perturbation methods on contiguous
+	// features (LIME, KernelSHAP): the probabilities of copies of one input
+	// with sets of spans replaced by a constant baseline, by sdk/nn's
+	// incremental path where the network allows it.
+	Spans(context.Context, *SpansRequest) (*SpansResponse, error)
 	mustEmbedUnimplementedModelServer()
 }
 
@@ -880,6 +901,9 @@ func (UnimplementedModelServer) Layer(context.Context, *LayerRequest) (*LayerRes
 }
 func (UnimplementedModelServer) Windows(context.Context, *WindowsRequest) (*WindowsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Windows not implemented")
+}
+func (UnimplementedModelServer) Spans(context.Context, *SpansRequest) (*SpansResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Spans not implemented")
 }
 func (UnimplementedModelServer) mustEmbedUnimplementedModelServer() {}
 func (UnimplementedModelServer) testEmbeddedByValue()               {}
@@ -992,6 +1016,24 @@ func _Model_Windows_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Model_Spans_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SpansRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServer).Spans(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Model_Spans_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServer).Spans(ctx, req.(*SpansRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Model_ServiceDesc is the grpc.ServiceDesc for Model service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1018,6 +1060,10 @@ var Model_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Windows",
 			Handler:    _Model_Windows_Handler,
+		},
+		{
+			MethodName: "Spans",
+			Handler:    _Model_Spans_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

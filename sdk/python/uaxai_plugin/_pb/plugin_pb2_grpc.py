@@ -572,6 +572,11 @@ class ModelStub(object):
                 request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.SerializeToString,
                 response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.FromString,
                 )
+        self.Spans = channel.unary_unary(
+                '/uaxai.v2.Model/Spans',
+                request_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.SpansRequest.SerializeToString,
+                response_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.SpansResponse.FromString,
+                )
 
 
 class ModelServicer(object):
@@ -617,6 +622,16 @@ class ModelServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Spans(self, request, context):
+        """Spans is the inner loop of perturbation methods on contiguous
+        features (LIME, KernelSHAP): the probabilities of copies of one input
+        with sets of spans replaced by a constant baseline, by sdk/nn's
+        incremental path where the network allows it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ModelServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -644,6 +659,11 @@ def add_ModelServicer_to_server(servicer, server):
                     servicer.Windows,
                     request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.FromString,
                     response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.SerializeToString,
+            ),
+            'Spans': grpc.unary_unary_rpc_method_handler(
+                    servicer.Spans,
+                    request_deserializer=uaxai__plugin_dot___pb_dot_plugin__pb2.SpansRequest.FromString,
+                    response_serializer=uaxai__plugin_dot___pb_dot_plugin__pb2.SpansResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -744,5 +764,22 @@ class Model(object):
         return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Windows',
             uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsRequest.SerializeToString,
             uaxai__plugin_dot___pb_dot_plugin__pb2.WindowsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Spans(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/uaxai.v2.Model/Spans',
+            uaxai__plugin_dot___pb_dot_plugin__pb2.SpansRequest.SerializeToString,
+            uaxai__plugin_dot___pb_dot_plugin__pb2.SpansResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

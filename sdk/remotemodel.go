@@ -1,0 +1,263 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/uaxai/uaxai/sdk/internal/pb"
+	"github.com/uaxai/uaxai/sdk/internal/proto"
+	"github.com/uaxai/uaxai/sdk/internal/wire"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// This file is the plugin side of the model service: an nn.Model whose
+// computations the host does (service Model of the protocol). A Go
+// explainer that sets Info.WantsModel gets one in Explain; it computes
+// the same values as a local nn.Inference, because the host computes with
+// sdk/nn too.
+
+// remoteModel is one draw in the host's model service. Its methods have
+// no error results (they are nn.Model's): a failed call panics with a
+// serviceFailure, which the explainer server turns into the Explain's
+// error. ctx bounds every call; withContext gives a copy for one Explain.
+type remoteModel struct {
+	ctx      context.Context
+	rpc      pb.ModelClient
+	handle   uint64
+	arch     nn.Arch
+	inputLen int
+	classes  int
+	pooled   int // the host's nn.Inference.PooledLen
+}
+
+// serviceFailure is the panic value of a remoteModel call that failed.
+type serviceFailure struct{ err error }
+
+func (f serviceFailure) Error() string { return f.err.Error() }
+
+// serviceConns dials each model-service address once per process.
+type serviceConns struct {
+	mu    sync.Mutex
+	conns map[string]*grpc.ClientConn
+}
+
+func (c *serviceConns) dial(address string) (*grpc.ClientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cc, ok := c.conns[address]; ok {
+		return cc, nil
+	}
+	cc, err := grpc.NewClient("unix:"+address,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(proto.MaxMessageSize), grpc.MaxCallSendMsgSize(proto.MaxMessageSize)))
+	if err != nil {
+		return nil, fmt.Errorf("model service at %s: %w", address, err)
+	}
+	if c.conns == nil {
+		c.conns = map[string]*grpc.ClientConn{}
+	}
+	c.conns[address] = cc
+	return cc, nil
+}
+
+// newRemoteModel describes the draw of s at the service.
+func newRemoteModel(ctx context.Context, conns *serviceConns, s *pb.ModelService) (*remoteModel, error) {
+	if s.GetAddress() == "" {
+		return nil, fmt.Errorf("the model service has no address")
+	}
+	cc, err := conns.dial(s.GetAddress())
+	if err != nil {
+		return nil, err
+	}
+	rpc := pb.NewModelClient(cc)
+	info, err := rpc.Describe(ctx, &pb.ModelRef{Handle: s.GetHandle()})
+	if err != nil {
+		return nil, fmt.Errorf("model service: Describe: %s", status.Convert(err).Message())
+	}
+	arch, err := wire.DecodeArch(info.GetArchJson())
+	if err != nil {
+		return nil, fmt.Errorf("model service: Describe: %w", err)
+	}
+	n, k, pl := info.GetInputLen(), info.GetClasses(), info.GetPooledLen()
+	if n < 1 || k < 1 || n != int64(arch.InChannels*arch.InLen) || pl < 0 || pl > 1<<20 {
+		return nil, fmt.Errorf("model service: Describe: input length %d, %d classes and pooled length %d do not fit the architecture (%d x %d inputs)", n, k, pl, arch.InChannels, arch.InLen)
+	}
+	return &remoteModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl)}, nil
+}
+
+// withContext is m bounded by ctx.
+func (m *remoteModel) withContext(ctx context.Context) *remoteModel {
+	c := *m
+	c.ctx = ctx
+	return &c
+}
+
+// fail panics with the failure of a call.
+func fail(method string, err error) {
+	if st, ok := status.FromError(err); ok {
+		err = fmt.Errorf("%s (%s)", st.Message(), st.Code())
+	}
+	panic(serviceFailure{fmt.Errorf("model service: %s: %w", method, err)})
+}
+
+// into decodes little-endian float32 bytes into dst, which must take them
+// exactly.
+func into(method, what string, dst []float32, b []byte) {
+	v, err := wire.Float32s(b)
+	if err == nil && len(v) != len(dst) {
+		err = fmt.Errorf("%s has %d values, want %d", what, len(v), len(dst))
+	}
+	if err != nil {
+		fail(method, err)
+	}
+	copy(dst, v)
+}
+
+func (m *remoteModel) Arch() nn.Arch { return m.arch }
+func (m *remoteModel) InputLen() int { return m.inputLen }
+func (m *remoteModel) Classes() int  { return m.classes }
+func (m *remoteModel) batch(x []float32) int {
+	if len(x)%m.inputLen != 0 {
+		panic(fmt.Sprintf("sdk: remote model: %d input values are not whole inputs of %d", len(x), m.inputLen))
+	}
+	return len(x) / m.inputLen
+}
+
+// Probs writes the softmax probabilities of a batch, as nn.Model.Probs.
+func (m *remoteModel) Probs(dst, x []float32) {
+	b := m.batch(x)
+	if b == 0 {
+		return
+	}
+	r, err := m.rpc.Probs(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x)})
+	if err != nil {
+		fail("Probs", err)
+	}
+	into("Probs", "probs", dst[:b*m.classes], r.GetProbs())
+}
+
+// InputGrad writes d p_target / d x and, if probs is not nil, the
+// probabilities, as nn.Model.InputGrad.
+func (m *remoteModel) InputGrad(dst, probs, x []float32, target []int) {
+	b := m.batch(x)
+	if b == 0 {
+		return
+	}
+	r, err := m.rpc.InputGrad(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x), Targets: wire.Int64s(target)})
+	if err != nil {
+		fail("InputGrad", err)
+	}
+	into("InputGrad", "grad", dst[:len(x)], r.GetGrad())
+	if probs != nil {
+		into("InputGrad", "probs", probs[:b*m.classes], r.GetProbs())
+	}
+}
+
+// LayerShape asks the service for a layer's per-input shape.
+func (m *remoteModel) LayerShape(layer string) (nn.Shape, error) {
+	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
+	if err != nil {
+		return nn.Shape{}, fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
+	}
+	if r.GetChannels() < 1 || r.GetLength() < 1 {
+		return nn.Shape{}, fmt.Errorf("model service: Layer %q: shape %d x %d", layer, r.GetChannels(), r.GetLength())
+	}
+	return nn.Shape{C: int(r.GetChannels()), T: int(r.GetLength())}, nil
+}
+
+// LayerGrad writes a layer's output and d p_target / d output, as
+// nn.Model.LayerGrad.
+func (m *remoteModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+	b := m.batch(x)
+	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x), Targets: wire.Int64s(target)})
+	if err != nil {
+		return fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
+	}
+	sz := int(r.GetChannels() * r.GetLength())
+	if len(act) < b*sz || len(grad) < b*sz {
+		return fmt.Errorf("layer %q: want act and grad of %d values, got %d and %d", layer, b*sz, len(act), len(grad))
+	}
+	into("Layer", "act", act[:b*sz], r.GetAct())
+	into("Layer", "grad", grad[:b*sz], r.GetGrad())
+	return nil
+}
+
+// WindowProbs writes the probabilities of occluded copies of x (see
+// nn.Inference.WindowProbs), computed by the service's fast path.
+func (m *remoteModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
+	m.windows(dst, x, nil, starts, width, baseline, class)
+}
+
+// WindowProbsSignal is WindowProbs with a baseline signal z (see
+// nn.Inference.WindowProbsSignal).
+func (m *remoteModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
+	m.windows(dst, x, z, starts, width, 0, class)
+}
+
+// PooledLen is the host network's nn.Inference.PooledLen.
+func (m *remoteModel) PooledLen() int { return m.pooled }
+
+// WindowProbsCached is nn.Inference.WindowProbsCached computed by the
+// host, which gives the same bytes with or without a trunk cache; c, a
+// cache of this process, is not used.
+func (m *remoteModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, _ *nn.TrunkCache) float32 {
+	return m.windows(dst, x, nil, starts, width, baseline, class)
+}
+
+// WindowProbsCachedSignal is WindowProbsCached with a baseline signal z.
+func (m *remoteModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, _ *nn.TrunkCache) float32 {
+	return m.windows(dst, x, z, starts, width, 0, class)
+}
+
+// windows asks the service for the window probabilities of one input and
+// returns the unperturbed input's probability by the same computation.
+func (m *remoteModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) float32 {
+	if len(x) != m.inputLen || len(dst) < len(starts) {
+		panic("sdk: remote model: WindowProbs needs one input and a dst per window")
+	}
+	if len(starts) == 0 { // the service wants a window
+		probs := make([]float32, m.classes)
+		m.Probs(probs, x)
+		return probs[class]
+	}
+	r, err := m.rpc.Windows(m.ctx, &pb.WindowsRequest{
+		Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
+		Starts: wire.Int64s(starts), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+	})
+	if err != nil {
+		fail("Windows", err)
+	}
+	into("Windows", "probs", dst[:len(starts)], r.GetProbs())
+	var p0 [1]float32
+	into("Windows", "unperturbed", p0[:], r.GetUnperturbed())
+	return p0[0]
+}
+
+// SpanProbs writes the probabilities of copies of x with sets of spans set
+// to a baseline (see nn.Inference.SpanProbs), computed by the service.
+func (m *remoteModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
+	if len(x) != m.inputLen || len(dst) < len(spans) {
+		panic("sdk: remote model: SpanProbs needs one input and a dst per perturbed input")
+	}
+	if len(spans) == 0 {
+		return
+	}
+	var bounds []int64
+	ends := make([]int64, len(spans))
+	for j, sp := range spans {
+		for _, s := range sp {
+			bounds = append(bounds, int64(s.Lo), int64(s.Hi))
+		}
+		ends[j] = int64(len(bounds) / 2)
+	}
+	r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline})
+	if err != nil {
+		fail("Spans", err)
+	}
+	into("Spans", "probs", dst[:len(spans)], r.GetProbs())
+}
