@@ -87,6 +87,10 @@ type Manager struct {
 	lim     Limits
 	slots   map[string]*slot // started (or starting) plugins by ID, scripts by "script <path>"
 	procs   map[*proc]bool   // every live child process
+	// models serves the networks of the explainers that want the model
+	// service (sdk.Info.WantsModel); it listens from the first such Load
+	// until Close.
+	models *driver.ModelService
 }
 
 // slot is one plugin ID's started value; ready closes when v or err is set.
@@ -107,7 +111,7 @@ func NewManager(reg *Registry, opts Options) *Manager {
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Manager{reg: reg, opts: opts, log: log, lim: opts.Limits.orDefault(), slots: map[string]*slot{}, procs: map[*proc]bool{}}
+	return &Manager{reg: reg, opts: opts, log: log, lim: opts.Limits.orDefault(), slots: map[string]*slot{}, procs: map[*proc]bool{}, models: driver.NewModelService()}
 }
 
 // SetLimits sets the limits of the plugins started from now on, and of
@@ -116,6 +120,29 @@ func (m *Manager) SetLimits(l Limits) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lim = l.orDefault()
+}
+
+// AddDirs puts dirs first in the plugin directories searched, ahead of
+// Options.Dirs, without duplicates (a recipe's plugin_dirs). Call it
+// before asking for the plugins it should find: host/runner does, as it
+// starts a run.
+func (m *Manager) AddDirs(dirs ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, d := range append(slices.Clone(dirs), m.opts.Dirs...) {
+		if d = filepath.Clean(d); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	m.opts.Dirs = out
+}
+
+// dirs are the plugin directories, in search order.
+func (m *Manager) dirs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opts.Dirs
 }
 
 // limits are the current limits.
@@ -347,6 +374,9 @@ func (m *Manager) close(now bool) {
 		delete(m.procs, p)
 	}
 	m.mu.Unlock()
+	if err := m.models.Close(); err != nil {
+		m.log.Warn("closing the model service", "error", err)
+	}
 }
 
 // live lists the plugin processes; the caller holds m.mu.
@@ -500,7 +530,7 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 	}
 	slices.Sort(ids)
 	err := fmt.Errorf("unknown plugin %q (known: %s; plugin binaries named %s%s-%s are searched in: %s)",
-		id, listIDs(slices.Compact(ids)), BinaryPrefix, kind, strings.TrimPrefix(id, string(kind)+"."), listIDs(m.opts.Dirs))
+		id, listIDs(slices.Compact(ids)), BinaryPrefix, kind, strings.TrimPrefix(id, string(kind)+"."), listIDs(m.dirs()))
 	if scanErr != nil {
 		err = errors.Join(err, scanErr)
 	}
@@ -527,7 +557,7 @@ func inProcess(b Builtin) (any, error) {
 func (m *Manager) binaries() (map[string][]string, error) {
 	out := map[string][]string{}
 	var errs []error
-	for _, dir := range m.opts.Dirs {
+	for _, dir := range m.dirs() {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
@@ -558,7 +588,7 @@ func (m *Manager) binaries() (map[string][]string, error) {
 // plugin binary that are not executable regular files.
 func (m *Manager) notExecutable() []string {
 	var out []string
-	for _, dir := range m.opts.Dirs {
+	for _, dir := range m.dirs() {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue // binaries() reports it

@@ -36,7 +36,7 @@ var testBin, gradinputBin, hostileBin string
 // and runs the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv("UAXAI_PLUGIN") != "" && len(os.Args) > 3 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
-		if err := Serve(testRegistry(), os.Args[3:], os.Stderr); err != nil {
+		if err := Serve(serveRegistry(), os.Args[3:], os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

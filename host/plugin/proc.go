@@ -187,7 +187,10 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: driver.Handshake(),
-		Plugins:         driver.PluginSetWith(driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load}),
+		Plugins: driver.PluginSetFor(driver.Options{
+			Timeouts: driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load},
+			Models:   m.models,
+		}),
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
 			// cmd carries the environment go-plugin made for the plugin.
 			g, err := newGroup(sp.path, sp.args, cmd.Env, socketDir)

@@ -25,6 +25,7 @@ type canonRecipe struct {
 	Seed      int64            `toml:"seed"`
 	Workers   int              `toml:"workers"`
 	Out       string           `toml:"out"`
+	PluginDir []string         `toml:"plugin_dirs,omitempty"`
 	Data      canonData        `toml:"data"`
 	Model     canonModel       `toml:"model"`
 	Train     nn.TrainConfig   `toml:"train"`
@@ -234,7 +235,7 @@ func canonPlugins(ps []PluginRef, path pathFn) []map[string]any {
 func (r *Recipe) canon(path pathFn) canonRecipe {
 	groups := append([]string{}, r.Evaluate.Groups...)
 	c := canonRecipe{
-		Name: r.Name, Seed: int64(r.Seed), Workers: r.Workers, Out: r.Out,
+		Name: r.Name, Seed: int64(r.Seed), Workers: r.Workers, Out: r.Out, PluginDir: mapPaths(r.PluginDirs, path),
 		Data: r.canonData(path), Model: r.canonModel(), Train: r.Train,
 		Posterior: canonPlugins(r.Posteriors, path),
 		Explainer: canonPlugins(r.Explainers, path),
@@ -385,4 +386,13 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 		return wrap(canonPlugin(p, path, false))
 	}
 	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, analysis, <kind>.<index>)")
+}
+
+// mapPaths applies path to each of ps; nil for none.
+func mapPaths(ps []string, path pathFn) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, path(p))
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package recipe
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -385,6 +386,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		}},
 		{"workers", d.setInt(&r.Workers)},
 		{"out", d.setString(&r.Out)},
+		{"plugin_dirs", d.setStrings(&r.PluginDirs)},
 		{"data", keep("data")},
 		{"model", keep("model")},
 		{"train", keep("train")},
@@ -422,6 +424,17 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	}
 	if r.Out == "" {
 		return nil, d.keyErr([]string{"out"}, "is empty (accepted: a directory path)")
+	}
+	for i, dir := range r.PluginDirs {
+		key := []string{"plugin_dirs", strconv.Itoa(i)}
+		if dir == "" {
+			return nil, d.keyErr(key, "is empty (accepted: a directory of plugin binaries, relative to the recipe's folder)")
+		}
+		abs := d.resolve(dir)
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, d.keyErr(key, "%s is not a directory (accepted: a directory of plugin binaries, relative to the recipe's folder)", sdk.Quote(abs))
+		}
+		r.PluginDirs[i] = abs
 	}
 
 	if v, ok := tables["data"]; ok {

@@ -150,10 +150,14 @@ const (
 
 // Recipe is a decoded, completed and validated recipe.
 type Recipe struct {
-	Name       string
-	Seed       uint64
-	Workers    int // 0: all cores
-	Out        string
+	Name    string
+	Seed    uint64
+	Workers int // 0: all cores
+	Out     string
+	// PluginDirs are directories searched for plugin binaries before the
+	// host's own (top-level key plugin_dirs; absolute). No hash covers them:
+	// which binary serves an ID is pinned by its version in the results.
+	PluginDirs []string
 	Data       Data
 	Model      Model
 	Train      nn.TrainConfig

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -709,5 +710,47 @@ q = 2
 	}
 	if _, ok := kl[pathKey("x")]; ok {
 		t.Error("a key inside a comment was recorded")
+	}
+}
+
+// TestPluginDirs: plugin_dirs are resolved against the recipe's folder,
+// survive the canonical form as absolute paths, must be directories, and
+// change no hash.
+func TestPluginDirs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "plugs", "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("p.toml", []byte("plugin_dirs = [\"plugs/a\", \""+filepath.Join(dir, "plugs")+"\"]\n"+minimal), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "plugs", "a"), filepath.Join(dir, "plugs")}; !slices.Equal(r.PluginDirs, want) {
+		t.Fatalf("PluginDirs %q, want %q", r.PluginDirs, want)
+	}
+	c := checkCanonical(t, r, dir)
+	if !strings.Contains(string(c), "plugin_dirs = [\""+filepath.Join(dir, "plugs", "a")+"\"") {
+		t.Errorf("canonical form lacks the absolute plugin_dirs:\n%s", c)
+	}
+	plain, err := Parse("mini.toml", []byte(minimal), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Hash() != plain.Hash() {
+		t.Error("plugin_dirs changed the recipe's hash")
+	}
+	if c, _ := plain.Canonical(); strings.Contains(string(c), "plugin_dirs") {
+		t.Errorf("a recipe without plugin_dirs has them in its canonical form:\n%s", c)
+	}
+	for _, bad := range []struct{ toml, want string }{
+		{`plugin_dirs = ["nope"]`, `line 1: element 0 of key "plugin_dirs" in the top level: "` + filepath.Join(dir, "nope") + `" is not a directory (accepted: a directory of plugin binaries`},
+		{`plugin_dirs = ["plugs", ""]`, `line 1: element 1 of key "plugin_dirs" in the top level: is empty`},
+		{`plugin_dirs = "plugs"`, `key "plugin_dirs" in the top level: want an array of strings`},
+		{`plugin_dirs = [3]`, `element 0 of key "plugin_dirs" in the top level: want a string`},
+	} {
+		_, err := Parse("bad.toml", []byte(bad.toml+"\n"+minimal), dir)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: got %v, want an error containing %q", bad.toml, err, bad.want)
+		}
 	}
 }

@@ -282,9 +282,15 @@ func PluginLimits(l recipe.Limits) plugin.Limits {
 		Explain: l.ExplainBatch, Summarise: l.SummariseBatch, ScriptMemory: l.ScriptMemory}
 }
 
+// dirAdder is what takes the recipe's plugin_dirs: host/plugin's Manager.
+type dirAdder interface{ AddDirs(dirs ...string) }
+
 func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
 	if l, ok := p.(limiter); ok {
 		l.SetLimits(PluginLimits(r.Limits))
+	}
+	if a, ok := p.(dirAdder); ok && len(r.PluginDirs) > 0 {
+		a.AddDirs(r.PluginDirs...)
 	}
 	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, digests: map[string]string{}}
 	for _, ref := range r.Summaries {
