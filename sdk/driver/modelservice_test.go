@@ -61,7 +61,7 @@ func inputs(b, n int, seed uint64) []float32 {
 
 // dialService serves m in a new ModelService and returns a client of it
 // and the handle.
-func dialService(t *testing.T, m nn.Model) (*ModelService, pb.ModelClient, uint64) {
+func dialService(t testing.TB, m nn.Model) (*ModelService, pb.ModelClient, uint64) {
 	t.Helper()
 	svc := NewModelService()
 	t.Cleanup(func() { svc.Close() })
