@@ -7,6 +7,11 @@ their scripts:
   baselines, both paths (the service's Windows and Probs of copies built
   by the plugin), a stride that leaves an uncovered tail and two
   channels; the Go operator's key checks and messages.
+* python-kernelshap against closed forms: on a model additive over the
+  features it recovers each feature's contribution exactly; with every
+  coalition enumerated it equals the Shapley values computed by brute
+  force; on a nonlinear model the efficiency constraint holds exactly and
+  the seed decides the map.
 """
 
 import importlib.machinery
@@ -40,6 +45,7 @@ def load_script(name):
 
 
 occlusion, OCCLUSION_PATH = load_script("python-occlusion")
+kernelshap, KERNELSHAP_PATH = load_script("python-kernelshap")
 
 
 def softmax(z):
@@ -49,7 +55,7 @@ def softmax(z):
 
 class TestScripts(unittest.TestCase):
     def test_runnable_as_plugins(self):
-        for path in (OCCLUSION_PATH,):
+        for path in (OCCLUSION_PATH, KERNELSHAP_PATH):
             self.assertTrue(os.access(path, os.X_OK), path)
             with open(path) as f:
                 self.assertEqual(f.readline(), "#!/usr/bin/env python3\n")
@@ -59,6 +65,10 @@ class TestScripts(unittest.TestCase):
         i.validate()
         self.assertEqual((i.id, i.needs, i.stochastic, i.wants_model),
                          ("explainer.python-occlusion", kit.NEEDS_PROBS, False, True))
+        i = kernelshap.KernelSHAP().info()
+        i.validate()
+        self.assertEqual((i.id, i.needs, i.stochastic, i.wants_model),
+                         ("explainer.python-kernelshap", kit.NEEDS_PROBS, True, True))
 
 
 class TestOcclusion(unittest.TestCase):
@@ -215,6 +225,187 @@ class TestOcclusion(unittest.TestCase):
                                                 r"overflows float32$"):
             self.explain({"window": 4, "baseline": "fundamental", "period": 10})
 
+
+class Additive:
+    """A fake model (probs only) additive over the features of width w:
+    p_1(x) = c + sum_j a_j mean(x over feature j), in float64, no softmax;
+    class 0 is 1 - p_1. calls counts the probs calls."""
+
+    def __init__(self, n, w, a, c):
+        self.input_len, self.classes, self.arch = n, 2, {"in_channels": 1, "in_len": n}
+        self.w, self.a, self.c = w, np.asarray(a, dtype=np.float64), c
+        self.calls = 0
+
+    def means(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        F = len(self.a)
+        return np.stack([x[:, j * self.w:(j + 1) * self.w].mean(axis=1) for j in range(F)], axis=1)
+
+    def probs(self, x):
+        self.calls += 1
+        p1 = self.c + self.means(x) @ self.a
+        return np.stack([1 - p1, p1], axis=1)
+
+
+class Softmax:
+    """A nonlinear fake: fakemodel.Net's softmax of a linear map, float64."""
+
+    def __init__(self, net):
+        self.net, self.input_len, self.classes = net, net.c * net.t, net.k
+        self.arch = {"in_channels": net.c, "in_len": net.t}
+
+    def probs(self, x):
+        return self.net.probs(x)
+
+
+def brute_shapley(model, x, target, w, baseline):
+    """Shapley values by their definition, over every coalition:
+    phi_j = sum_{S not containing j} |S|! (F-|S|-1)! / F! (v(S + j) - v(S))."""
+    n = len(x)
+    F = -(-n // w)
+    feat = np.arange(n) // w
+    subsets = np.array(list(itertools.product([False, True], repeat=F)))
+    xs = np.where(subsets[:, feat], x, np.float32(baseline)).astype(np.float32)
+    v = {tuple(s): p for s, p in zip(subsets.tolist(), model.probs(xs)[:, target])}
+    phi = np.zeros(F)
+    for s in subsets.tolist():
+        k = sum(s)
+        for j in range(F):
+            if not s[j]:
+                with_j = list(s)
+                with_j[j] = True
+                phi[j] += math.factorial(k) * math.factorial(F - k - 1) / math.factorial(F) * (v[tuple(with_j)] - v[tuple(s)])
+    return phi
+
+
+class TestKernelSHAP(unittest.TestCase):
+    def explain(self, model, x, targets, seeds, cfg):
+        return np.array(kernelshap.KernelSHAP().explain(model, np.asarray(x, dtype=np.float32), np.asarray(targets),
+                                                        np.asarray(seeds, dtype=np.uint64), cfg))
+
+    def test_additive_model_exactly(self):
+        # p = c + sum_j a_j mean_j(x): removing feature j (its samples set
+        # to b) changes p by a_j (mean_j(x) - b) whatever else is present,
+        # so phi_j = a_j (mean_j(x) - b), sampled or enumerated.
+        rng = np.random.default_rng(5)
+        for n, w, samples, baseline in [(40, 8, 64, 0.0),     # F = 5: every coalition (30 <= 64)
+                                        (38, 4, 64, 0.0),     # F = 10, the last of 2 samples: sampled
+                                        (38, 4, 40, -0.5),    # few: 20 pairs for 9 unknowns
+                                        (30, 1, 100, 0.25)]:  # F = 30
+            F = -(-n // w)
+            model = Additive(n, w, rng.normal(0, 1, F), 0.3)
+            x = rng.normal(0, 1, (2, n)).astype(np.float32)
+            maps = self.explain(model, x, [1, 0], [3, 4], {"samples": samples, "feature": w, "baseline": baseline})
+            self.assertEqual(model.calls, 2, "one probs call per input")
+            for b, sign in ((0, 1), (1, -1)):
+                want = sign * model.a * (model.means(x[b:b + 1])[0] - np.float32(baseline))
+                np.testing.assert_allclose(maps[b], want[np.arange(n) // w], rtol=0, atol=1e-9)
+
+    def test_enumerated_is_shapley(self):
+        rng = np.random.default_rng(6)
+        model = Softmax(fakemodel.Net.random(rng, 1, 23, 3, scale=0.6))
+        x = rng.normal(0, 1, (2, 23)).astype(np.float32)
+        for w, baseline in [(5, 0.0), (4, 0.5)]:  # F = 5 and 6, the last feature shorter
+            F = -(-23 // w)
+            self.assertLessEqual(2 ** F - 2, 64)
+            maps = self.explain(model, x, [2, 0], [1, 2], {"samples": 64, "feature": w, "baseline": baseline})
+            for b, t in ((0, 2), (1, 0)):
+                want = brute_shapley(model, x[b], t, w, baseline)
+                np.testing.assert_allclose(maps[b], want[np.arange(23) // w], rtol=0, atol=1e-10)
+                self.assertGreater(np.abs(want).max(), 1e-3)
+
+    def test_sampled_efficiency_and_seeds(self):
+        rng = np.random.default_rng(8)
+        model = Softmax(fakemodel.Net.random(rng, 2, 32, 4, scale=0.5))
+        x = rng.normal(0, 1, (2, 64)).astype(np.float32)
+        cfg = {"samples": 101, "feature": 4}  # F = 16: 65534 coalitions, 101 sampled
+        a = self.explain(model, x, [1, 3], [10, 11], cfg)
+        phi = a[:, ::4]
+        full = model.probs(x)[[0, 1], [1, 3]]
+        empty = model.probs(np.zeros((1, 64)))[0, [1, 3]]
+        np.testing.assert_allclose(phi.sum(axis=1), full - empty, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(self.explain(model, x, [1, 3], [10, 11], cfg), a)
+        c = self.explain(model, x, [1, 3], [10, 12], cfg)
+        np.testing.assert_array_equal(c[0], a[0])  # each input's own seed
+        self.assertGreater(np.abs(c[1] - a[1]).max(), 1e-4)
+
+    def test_sampled_tends_to_shapley(self):
+        # Drawn from the kernel's distribution, the estimate approaches
+        # the Shapley values as samples grow (F = 10: 1022 coalitions).
+        rng = np.random.default_rng(9)
+        model = Softmax(fakemodel.Net.random(rng, 1, 20, 3, scale=0.8))
+        x = rng.normal(0, 1, (1, 20)).astype(np.float32)
+        want = brute_shapley(model, x[0], 1, 2, 0.0)
+        errs = []
+        for samples in (40, 1000):
+            got = self.explain(model, x, [1], [21], {"samples": samples, "feature": 2})[0, ::2]
+            errs.append(np.abs(got - want).max() / np.abs(want).max())
+        self.assertLess(errs[1], 0.05, errs)
+        self.assertLess(errs[1], errs[0], errs)
+
+    def test_coalitions(self):
+        z, w = kernelshap.coalitions(4, 14, seed=0)
+        self.assertEqual(len(z), 14)
+        self.assertEqual(len({tuple(r) for r in z.tolist()}), 14)
+        np.testing.assert_allclose(w, [3 / (4 * 1 * 3) if s in (1, 3) else 3 / (6 * 2 * 2) for s in z.sum(axis=1)])
+        z, w = kernelshap.coalitions(12, 301, seed=5)
+        self.assertEqual(z.shape, (301, 12))
+        np.testing.assert_array_equal(w, 1)
+        sizes = z.sum(axis=1)
+        self.assertTrue(np.all((sizes >= 1) & (sizes <= 11)))
+        np.testing.assert_array_equal(z[151:], ~z[:150])  # paired: complements follow
+        # The sizes follow q(s) ~ 1/(s (F - s)): chi-square against it.
+        # (F = 16: 65534 coalitions, so 20000 are drawn; the first half
+        # are the independent draws.)
+        z, _ = kernelshap.coalitions(16, 20000, seed=6)
+        s = np.arange(1, 16)
+        q = 1 / (s * (16 - s))
+        want = 10000 * q / q.sum()
+        got = np.bincount(z[:10000].sum(axis=1), minlength=16)[1:]
+        chi2 = ((got - want) ** 2 / want).sum()
+        self.assertLess(chi2, 43, (got, want))  # 14 degrees of freedom: p < 1e-4
+        # Within a size, every feature is as likely (uniform subsets).
+        per = z[:10000].sum(axis=0)
+        self.assertLess(np.abs(per - per.mean()).max() / per.mean(), 0.05, per)
+
+    def test_keys(self):
+        for cfg, msg in [
+            ({"samples": 1}, 'key "samples": 1 is out of range (accepted: 2..1048576)'),
+            ({"feature": 0}, 'key "feature": 0 is out of range (accepted: 1..1073741824)'),
+            ({"baseline": "mean"}, 'key "baseline": want a number, got string "mean"'),
+            ({"baseline": -1e39}, 'key "baseline": -1e+39 is beyond float32 (accepted: a number within float32)'),
+            ({"kernel_width": 1}, 'unknown key "kernel_width" (accepted: baseline, feature, samples)'),
+        ]:
+            with self.subTest(cfg=cfg):
+                with self.assertRaises(ValueError) as cm:
+                    kernelshap.KernelSHAP().check(cfg)
+                self.assertEqual(str(cm.exception), msg)
+        model = Additive(64, 4, np.ones(16), 0)
+        with self.assertRaisesRegex(ValueError, r'^key "samples": 29 coalitions cannot determine 16 features \(input '
+                                                r'length 64, feature 4\) \(accepted: samples >= 30, twice the features '
+                                                r'less one, as complements come in pairs\)$'):
+            self.explain(model, np.zeros((1, 64)), [0], [1], {"samples": 29, "feature": 4})
+
+    def test_undetermined_is_an_error(self):
+        # Coalitions that leave a direction free: S and its complement
+        # only, for F = 3.
+        z = np.array([[True, False, False], [False, True, True]])
+        phi, rank = kernelshap.shapley(z, np.ones(2), np.array([0.2, 0.5]), 0.1, 0.9)
+        self.assertEqual(rank, 1)
+        self.assertAlmostEqual(phi.sum(), 0.8, places=15)
+        # Through explain: a model that ignores nothing, seeds whose draws
+        # repeat (F = 3 has only 6 coalitions, 3 pairs; 4 samples draw 2).
+        model = Additive(3, 1, [1.0, 2.0, 3.0], 0)
+        fails = 0
+        for seed in range(40):
+            try:
+                self.explain(model, np.ones((1, 3)), [1], [seed], {"samples": 4, "feature": 1})
+            except ValueError as e:
+                self.assertRegex(str(e), r"^input 0: the 4 coalitions drawn with seed %d determine only 2 of the 3 "
+                                         r"features' values \(key \"samples\": draw more\)$" % seed)
+                fails += 1
+        self.assertGreater(fails, 0)
+        self.assertLess(fails, 40)
 
 
 if __name__ == "__main__":
