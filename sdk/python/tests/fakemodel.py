@@ -111,10 +111,14 @@ class Service(plugin_pb2_grpc.ModelServicer):
     def Probs(self, request, context):
         self._count("Probs")
         if self.hang.is_set():
-            while context.is_active():
+            # Hang until the caller's call ends (or 20 s pass, so that a
+            # client that never ends its calls fails a test, not hangs it).
+            give_up = time.monotonic() + 20
+            while context.is_active() and self.hang.is_set() and time.monotonic() < give_up:
                 time.sleep(0.01)
-            self.ended.set()
-            context.abort(grpc.StatusCode.CANCELLED, "ended")
+            if not context.is_active():
+                self.ended.set()
+            context.abort(grpc.StatusCode.UNAVAILABLE, "hung for 20 s")
         n = self._net(request.handle, context)
         return plugin_pb2.ProbsResponse(probs=wire.float32_bytes(n.probs(self._x(n, request.x, context))))
 

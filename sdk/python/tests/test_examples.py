@@ -368,6 +368,28 @@ class TestKernelSHAP(unittest.TestCase):
         per = z[:10000].sum(axis=0)
         self.assertLess(np.abs(per - per.mean()).max() / per.mean(), 0.05, per)
 
+    def test_documented_scheme(self):
+        # The draws as the script's comment spells them, written as loops:
+        # a user can reproduce the coalitions of a map from its seed.
+        F, samples, seed = 7, 61, 12345
+        rng = np.random.default_rng(seed)
+        m = -(-samples // 2)
+        q = [1 / (s * (F - s)) for s in range(1, F)]
+        cum, acc = [], 0.0
+        for v in q:
+            acc += v / sum(q)
+            cum.append(acc)
+        cum[-1] = 1.0
+        sizes = [1 + sum(1 for c in cum[:-1] if c <= u) for u in rng.random(m)]
+        keys = rng.random((m, F))
+        draws = []
+        for i in range(m):
+            order = sorted(range(F), key=lambda j: (keys[i, j], j))
+            draws.append([j in order[:sizes[i]] for j in range(F)])
+        want = (draws + [[not v for v in d] for d in draws])[:samples]
+        z, w = kernelshap.coalitions(F, samples, seed)
+        np.testing.assert_array_equal(z, np.array(want))
+
     def test_keys(self):
         for cfg, msg in [
             ({"samples": 1}, 'key "samples": 1 is out of range (accepted: 2..1048576)'),
