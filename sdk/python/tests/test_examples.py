@@ -19,6 +19,7 @@ import importlib.util
 import itertools
 import math
 import os
+import subprocess
 import sys
 import unittest
 
@@ -27,9 +28,12 @@ ROOT = os.path.join(HERE, "..", "..", "..")
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+import grpc  # noqa: E402
 import numpy as np  # noqa: E402
 
 import uaxai_plugin as kit  # noqa: E402
+from uaxai_plugin import wire  # noqa: E402
+from uaxai_plugin._pb import goplugin_pb2, goplugin_pb2_grpc, plugin_pb2, plugin_pb2_grpc  # noqa: E402
 
 import fakemodel  # noqa: E402
 
@@ -69,6 +73,50 @@ class TestScripts(unittest.TestCase):
         i.validate()
         self.assertEqual((i.id, i.needs, i.stochastic, i.wants_model),
                          ("explainer.python-kernelshap", kit.NEEDS_PROBS, True, True))
+
+
+class TestAsPlugins(unittest.TestCase):
+    """Each script as the host runs it: a process with the magic cookie,
+    whose Info, Load (of a draw in a fake model service) and Explain go
+    over its socket and give the maps of the in-process explainer."""
+
+    def run_plugin(self, path, impl, cfg, seeds):
+        rng = np.random.default_rng(4)
+        net = fakemodel.Net.random(rng, 1, 48, 3)
+        fake = fakemodel.Served({5: net})
+        x = rng.normal(0, 1, (2, 48)).astype(np.float32)
+        targets = np.array([2, 0])
+        env = dict(os.environ, **{kit.MAGIC_COOKIE_KEY: kit.MAGIC_COOKIE_VALUE, "PLUGIN_UNIX_SOCKET_DIR": fake.dir.name})
+        p = subprocess.Popen([sys.executable, path], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        try:
+            line = p.stdout.readline().decode()
+            addr = line.split("|")[3]
+            with grpc.insecure_channel("unix:" + addr) as ch:
+                ex = plugin_pb2_grpc.ExplainerStub(ch)
+                info = ex.Info(plugin_pb2.InfoRequest(), timeout=10)
+                self.assertEqual((info.info.id, info.wants_model), (impl.info().id, True))
+                ex.Check(plugin_pb2.CheckRequest(config_json=wire.encode_config(cfg)), timeout=10)
+                h = ex.Load(plugin_pb2.LoadRequest(service=fake.ref(5)), timeout=10).handle
+                r = ex.Explain(plugin_pb2.ExplainRequest(model=h, x=wire.float32_bytes(x), targets=targets, seeds=seeds,
+                                                         config_json=wire.encode_config(cfg), service=fake.ref(5)),
+                               timeout=30)
+                goplugin_pb2_grpc.GRPCControllerStub(ch).Shutdown(goplugin_pb2.Empty(), timeout=10)
+            p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 0)
+            want = impl.explain(kit.Model.from_service(fake.ref(5)), x, targets, np.array(seeds, dtype=np.uint64), cfg)
+        finally:
+            p.kill()
+            p.wait()
+            fake.close()
+        for b in range(2):
+            np.testing.assert_array_equal(wire.float64s(r.maps[b]), np.asarray(want[b], dtype=np.float64))
+
+    def test_occlusion(self):
+        self.run_plugin(OCCLUSION_PATH, occlusion.Occlusion(), {"window": 8, "stride": 3, "baseline": "mean"}, [])
+
+    def test_kernelshap(self):
+        self.run_plugin(KERNELSHAP_PATH, kernelshap.KernelSHAP(), {"samples": 40, "feature": 4}, [7, 8])
 
 
 class TestOcclusion(unittest.TestCase):
