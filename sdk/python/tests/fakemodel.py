@@ -173,7 +173,9 @@ class Served:
         self.address = os.path.join(self.dir.name, "model.sock")
         self.service = Service()
         self.service.nets.update(nets)
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
+                                  options=[("grpc.max_receive_message_length", wire.MAX_MESSAGE_SIZE),
+                                           ("grpc.max_send_message_length", wire.MAX_MESSAGE_SIZE)])
         plugin_pb2_grpc.add_ModelServicer_to_server(self.service, self.server)
         if self.server.add_insecure_port("unix:" + self.address) == 0:
             raise RuntimeError("cannot listen on %s" % self.address)

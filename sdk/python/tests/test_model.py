@@ -132,6 +132,15 @@ class TestClient(ServiceCase):
                 np.testing.assert_allclose(got[b], want, rtol=1e-6, atol=1e-7)
         self.assertEqual(self.m.windows(self.x, self.targets, [], 5).shape, (3, 0))
 
+    def test_messages_beyond_grpcs_default(self):
+        # gRPC's default limit is 4 MiB a message; the kit's channel takes
+        # up to 1 GiB: a 5.8 MB gradient answer arrives.
+        x = np.tile(self.x, (20000, 1))
+        t = np.tile(self.targets, 20000)
+        self.assertGreater(x.nbytes, 5 << 20)  # the gradient answer is as large
+        g = self.m.input_grad(x, t)
+        np.testing.assert_array_equal(g[-3:], self.m.input_grad(self.x, self.targets))
+
     def test_checks_before_calling(self):
         before = dict(self.svc.calls)
         m, x, t = self.m, self.x, self.targets
