@@ -339,7 +339,9 @@ class TestKernelSHAP(unittest.TestCase):
         for n, w, samples, baseline in [(40, 8, 64, 0.0),     # F = 5: every coalition (30 <= 64)
                                         (38, 4, 64, 0.0),     # F = 10, the last of 2 samples: sampled
                                         (38, 4, 40, -0.5),    # few: 20 pairs for 9 unknowns
-                                        (30, 1, 100, 0.25)]:  # F = 30
+                                        (30, 1, 100, 0.25),   # F = 30
+                                        (40, 64, 2, 1.0),     # F = 1: the constraint alone
+                                        (40, 20, 2, 0.0)]:    # F = 2: both coalitions
             F = -(-n // w)
             model = Additive(n, w, rng.normal(0, 1, F), 0.3)
             x = rng.normal(0, 1, (2, n)).astype(np.float32)

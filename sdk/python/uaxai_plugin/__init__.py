@@ -20,11 +20,15 @@ explain gets the loaded draw (a Model: arch, params, input_len,
 classes; with Info(wants_model=True) a client of the host's model
 service instead, whose probs, input_grad, layer, layer_shape and windows
 compute with the host's network, see model.py), x as a float32 array of
-shape (B, model.input_len), targets
-(int64) and seeds (uint64, empty or one per input) as numpy arrays and the
-recipe's table (a dict, or None); it returns one map of input_len values
-per input. Raise ValueError or uaxai_plugin.Error to reject a request:
-the host reports "<plugin ID>: <Method>: <message>".
+shape (B, model.input_len), targets (int64) and seeds (uint64, empty or
+one per input) as numpy arrays and the recipe's table (a dict, or None);
+it returns one map of input_len values per input. Raise ValueError or uaxai_plugin.Error to reject a request:
+the host reports "<plugin ID>: <Method>: <message>". A failed call of
+the model service raises ServiceError (an Error), "model service:
+<Method>: <details>"; uaxai_plugin.config reads a recipe table with the
+Go side's sdk.Config checks and messages. plugins/explainer/python-*
+hold complete examples (python-occlusion, python-kernelshap: model
+service; python-echo: no model).
 
 The kit needs only Debian's python3-grpcio, python3-protobuf and
 python3-numpy; the protocol stubs are generated (generate.sh) and
