@@ -17,18 +17,26 @@ directory, whose main calls serve with an explainer:
     serve(Abs())
 
 explain gets the loaded draw (a Model: arch, params, input_len,
-classes), x as a float32 array of shape (B, model.input_len), targets
-(int64) and seeds (uint64, empty or one per input) as numpy arrays and the
-recipe's table (a dict, or None); it returns one map of input_len values
-per input. Raise ValueError or uaxai_plugin.Error to reject a request:
-the host reports "<plugin ID>: <Method>: <message>".
+classes; with Info(wants_model=True) a client of the host's model
+service instead, whose probs, input_grad, layer, layer_shape and windows
+compute with the host's network, see model.py), x as a float32 array of
+shape (B, model.input_len), targets (int64) and seeds (uint64, empty or
+one per input) as numpy arrays and the recipe's table (a dict, or None);
+it returns one map of input_len values per input. Raise ValueError or uaxai_plugin.Error to reject a request:
+the host reports "<plugin ID>: <Method>: <message>". A failed call of
+the model service raises ServiceError (an Error), "model service:
+<Method>: <details>"; uaxai_plugin.config reads a recipe table with the
+Go side's sdk.Config checks and messages. plugins/explainer/python-*
+hold complete examples (python-occlusion, python-kernelshap: model
+service; python-echo: no model).
 
 The kit needs only Debian's python3-grpcio, python3-protobuf and
 python3-numpy; the protocol stubs are generated (generate.sh) and
 committed.
 """
 
-from .model import ArchError, Model, shapes
+from .errors import Error, ServiceError
+from .model import ArchError, Model, service_channel, shapes
 from .server import (
     MAGIC_COOKIE_KEY,
     MAGIC_COOKIE_VALUE,
@@ -36,7 +44,6 @@ from .server import (
     NEEDS_LAYER,
     NEEDS_PROBS,
     PROTOCOL_VERSION,
-    Error,
     Info,
     check_batch,
     error_status,
@@ -46,7 +53,7 @@ from .server import (
 from .wire import WireError
 
 __all__ = [
-    "ArchError", "Model", "shapes", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "NEEDS_INPUT_GRAD",
+    "ArchError", "Model", "ServiceError", "service_channel", "shapes", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "NEEDS_INPUT_GRAD",
     "NEEDS_LAYER", "NEEDS_PROBS", "PROTOCOL_VERSION", "Error", "Info", "check_batch", "error_status",
     "handshake_line", "serve", "WireError",
 ]

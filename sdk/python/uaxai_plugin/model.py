@@ -1,18 +1,39 @@
-"""The model an explainer is handed: one posterior draw, as the host's Load
-call sent it (its architecture and flat float32 parameters).
+"""The model an explainer is handed: one posterior draw.
 
-The seam for the model service: the protocol does not yet offer one (the
-host computing probabilities, input gradients and a layer's activations
-with sdk/nn, issue 12's item 1). Model carries what Load carries today.
-When the service exists, the server will give each Model a client for it
-(built in Model.from_wire from what Load then carries), and Model gains
-the methods probs(x), input_grad(x, targets) and layer(name, x, targets),
-on numpy arrays; explainers keep their signature.
+It comes in one of two modes, chosen by the explainer's Info.wants_model:
+
+* params mode (wants_model False, the default, as in Go): what the host's
+  Load sent, the architecture and the flat float32 parameters; the
+  explainer computes with them itself.
+* service mode (wants_model True): the host keeps the network and serves
+  it (the protocol's service Model, on a unix socket whose path the Load
+  names); the Model is a client of that service, and probs, input_grad,
+  layer, layer_shape and windows compute with the host's network
+  (sdk/nn), so an explainer needs no network code of its own and gets the
+  very numbers a Go explainer would. params is None.
+
+Every method takes and returns numpy arrays (float32 on the wire, as
+little-endian bytes). The inputs are checked here, before any call, with
+ValueErrors that say what was wrong and what is accepted; an error of the
+service becomes a ServiceError (a uaxai_plugin.Error) "model service:
+<Method>: <details>", so that it reaches the host with its message.
+
+Inside an Explain call the explainer gets the model bound to that call: a
+service call then runs under the Explain's deadline and is cancelled when
+the Explain ends (the host cancelled it or its deadline passed), so a
+hung host call never outlives the Explain.
 """
 
+import copy
+import math
+import threading
+
+import grpc
 import numpy as np
 
 from . import wire
+from .errors import Error, ServiceError
+from ._pb import plugin_pb2, plugin_pb2_grpc
 
 
 class ArchError(ValueError):
@@ -65,6 +86,34 @@ def _pos_int(arch, key, name):
     return v
 
 
+# One channel per model service address for the whole process: the host
+# serves every draw of a run on one socket, and a gRPC channel multiplexes
+# concurrent calls.
+_channels = {}
+_channels_mu = threading.Lock()
+
+
+def service_channel(address):
+    """The gRPC channel to the model service listening on the unix socket
+    at address (a path), created on first use and shared afterwards. It
+    sends and accepts messages up to wire.MAX_MESSAGE_SIZE (1 GiB)."""
+    with _channels_mu:
+        ch = _channels.get(address)
+        if ch is None:
+            ch = grpc.insecure_channel(
+                "unix:" + address,
+                options=[("grpc.max_receive_message_length", wire.MAX_MESSAGE_SIZE),
+                         ("grpc.max_send_message_length", wire.MAX_MESSAGE_SIZE)])
+            _channels[address] = ch
+        return ch
+
+
+_NO_SERVICE = ("the explainer did not ask for the model service (set wants_model=True in its Info); "
+               "in params mode the model holds only arch and params")
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 class Model:
     """One loaded model draw.
 
@@ -72,9 +121,15 @@ class Model:
       arch: the architecture (nn.Arch as a dict: name, in_channels,
         in_len, layers).
       params: the flat parameter vector (float32, read-only), in PyTorch
-        state_dict order, as sdk/nn lays it out.
+        state_dict order, as sdk/nn lays it out; None in service mode.
       input_len: values per input (in_channels * in_len).
       classes: the number of logits (the last layer's width).
+      service: (address, handle) of the draw in the host's model service;
+        None in params mode.
+
+    In service mode (Model.from_service) the methods probs, input_grad,
+    layer, layer_shape and windows call the host; in params mode they
+    raise Error. A Model may be used from several threads at once.
     """
 
     def __init__(self, arch, params):
@@ -85,11 +140,15 @@ class Model:
         p = np.asarray(params, dtype=np.float32)
         p.flags.writeable = False
         self.params = p
+        self.service = None
+        self._stub = None
+        self._ctx = None
+        self._shapes = {}
 
     @classmethod
     def from_wire(cls, m):
-        """Builds a Model from a protocol Params message (a LoadRequest's
-        model)."""
+        """Builds a params-mode Model from a protocol Params message (a
+        LoadRequest's model)."""
         if m is None or not m.arch_json:
             raise wire.WireError("missing model parameters")
         arch = wire.decode_arch(m.arch_json)
@@ -98,3 +157,224 @@ class Model:
         except wire.WireError as e:
             raise wire.WireError("parameters: %s" % e) from None
         return cls(arch, params)
+
+    @classmethod
+    def from_service(cls, ms, context=None):
+        """Builds a service-mode Model from a protocol ModelService message
+        (a LoadRequest's service): it dials the service at ms.address (one
+        channel per address, see service_channel) and asks Describe once
+        for the draw's architecture, input length and classes. context is
+        the calling RPC's context (the Load's), whose deadline and
+        cancellation the Describe honours. A service that cannot be
+        reached, rejects the handle or describes a network that does not
+        add up is an Error."""
+        if ms is None or not ms.address:
+            raise wire.WireError("the model service has no address")
+        m = cls.__new__(cls)
+        m.service = (ms.address, ms.handle)
+        m._stub = plugin_pb2_grpc.ModelStub(service_channel(ms.address))
+        m._ctx = context
+        m._shapes = {}
+        m.params = None
+        info = m._call("Describe", plugin_pb2.ModelRef(handle=ms.handle))
+        m._ctx = None
+        try:
+            arch = wire.decode_arch(info.arch_json)
+            c, t = _pos_int(arch, "in_channels", arch.get("name", "")), _pos_int(arch, "in_len", arch.get("name", ""))
+        except ValueError as e:
+            raise Error("model service: Describe: handle %d: %s" % (ms.handle, e)) from None
+        if info.input_len != c * t or info.classes < 1:
+            raise Error("model service: Describe: handle %d: input_len %d and classes %d do not fit the architecture "
+                        "(want input_len = in_channels x in_len = %d x %d = %d, classes >= 1)"
+                        % (ms.handle, info.input_len, info.classes, c, t, c * t))
+        m.arch, m.input_len, m.classes = arch, int(info.input_len), int(info.classes)
+        return m
+
+    def bound(self, context):
+        """This model for one call of the Explainer service: a copy whose
+        service calls run under context's deadline and are cancelled when
+        that call ends. The server hands explain the bound model."""
+        b = copy.copy(self)
+        b._ctx = context
+        return b
+
+    # --- the model service ------------------------------------------------
+
+    def probs(self, x):
+        """The softmax probabilities of a batch: x (B, input_len), any
+        float32-able values, finite; returns (B, classes) float32."""
+        self._need("probs")
+        x = self._batch(x)
+        b = len(x)
+        if b == 0:
+            return np.zeros((0, self.classes), dtype=np.float32)
+        r = self._call("Probs", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(x)))
+        return self._decode("Probs", "probabilities", r.probs, (b, self.classes))
+
+    def input_grad(self, x, targets):
+        """d p_target / d x for each input: x (B, input_len), targets (B,)
+        classes in [0, classes); returns (B, input_len) float32."""
+        self._need("input_grad")
+        x = self._batch(x)
+        t = self._targets(targets, len(x))
+        if len(x) == 0:
+            return np.zeros((0, self.input_len), dtype=np.float32)
+        r = self._call("InputGrad", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(x), targets=t))
+        return self._decode("InputGrad", "gradient", r.grad, (len(x), self.input_len))
+
+    def layer_shape(self, name):
+        """The per-input shape (channels, length) of the output of the layer
+        called name (nn.Arch's layer names), asked once and remembered."""
+        self._need("layer_shape")
+        name = self._layer_name(name)
+        s = self._shapes.get(name)
+        if s is None:
+            r = self._call("Layer", plugin_pb2.LayerRequest(handle=self.service[1], layer=name))
+            if r.channels < 1 or r.length < 1:
+                raise Error("model service: Layer: layer %r has shape %d x %d, want both >= 1" % (name, r.channels, r.length))
+            s = (int(r.channels), int(r.length))
+            self._shapes[name] = s
+        return s
+
+    def layer(self, name, x, targets):
+        """The output of the layer called name for each input and the
+        gradient of p_target with respect to it: x (B, input_len), targets
+        (B,); returns (act, grad), each (B, C, T) float32."""
+        self._need("layer")
+        name = self._layer_name(name)
+        x = self._batch(x)
+        t = self._targets(targets, len(x))
+        if len(x) == 0:
+            c, n = self.layer_shape(name)
+            return np.zeros((0, c, n), dtype=np.float32), np.zeros((0, c, n), dtype=np.float32)
+        r = self._call("Layer", plugin_pb2.LayerRequest(handle=self.service[1], layer=name, x=wire.float32_bytes(x), targets=t))
+        if r.channels < 1 or r.length < 1:
+            raise Error("model service: Layer: layer %r has shape %d x %d, want both >= 1" % (name, r.channels, r.length))
+        shape = (len(x), int(r.channels), int(r.length))
+        return (self._decode("Layer", "activations", r.act, shape),
+                self._decode("Layer", "gradients", r.grad, shape))
+
+    def windows(self, x, targets, starts, width, baseline=0.0):
+        """Occlusion's inner loop: out[b, j] = p_targets[b](x[b] with the
+        samples [starts[j], starts[j] + width) of every channel replaced
+        by the baseline), for x (B, input_len), targets (B,), starts
+        (S,) with 0 <= s and s + width <= in_len (the samples a channel),
+        width >= 1. baseline is a number (every occluded sample is it, as
+        a float32) or an array (B, input_len) of baseline signals, one per
+        input, whose samples the window takes. Returns (B, S) float32."""
+        self._need("windows")
+        x = self._batch(x)
+        b = len(x)
+        t = self._targets(targets, b)
+        n_t = self.arch["in_len"]
+        if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer)) or not 1 <= width <= n_t:
+            raise ValueError("width is %r, want an integer in 1..%d (the samples of a channel)" % (width, n_t))
+        width = int(width)
+        st = _ints("starts", starts)
+        if st.ndim != 1:
+            raise ValueError("starts has shape %s, want (S,), one start per window" % (st.shape,))
+        bad = np.flatnonzero((st < 0) | (st > n_t - width))
+        if len(bad):
+            j = bad[0]
+            raise ValueError("starts[%d] is %d: with width %d a start must be in 0..%d (in_len %d)"
+                             % (j, st[j], width, n_t - width, n_t))
+        req = plugin_pb2.WindowsRequest(handle=self.service[1], x=wire.float32_bytes(x), targets=t,
+                                        starts=st.tolist(), width=width)
+        if np.ndim(baseline) == 0 and not isinstance(baseline, np.ndarray):
+            if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, (int, float, np.integer, np.floating)):
+                raise ValueError("baseline is %r, want a number or an array (B, input_len) of baseline signals"
+                                 % (baseline,))
+            v = float(baseline)
+            if not math.isfinite(v) or abs(v) > _F32_MAX:
+                raise ValueError("baseline is %r, want a finite number within float32" % (baseline,))
+            req.baseline = v
+        else:
+            req.baseline_x = wire.float32_bytes(self._batch(baseline, "baseline", b))
+        if b == 0 or len(st) == 0:
+            return np.zeros((b, len(st)), dtype=np.float32)
+        r = self._call("Windows", req)
+        return self._decode("Windows", "probabilities", r.probs, (b, len(st)))
+
+    # --- plumbing ---------------------------------------------------------
+
+    def _need(self, method):
+        if self._stub is None:
+            raise Error("model.%s: %s" % (method, _NO_SERVICE))
+
+    def _batch(self, x, name="x", rows=None):
+        """x as a C-contiguous float32 array (B, input_len) of finite
+        values (B = rows when given)."""
+        try:
+            with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, reported below
+                a = np.ascontiguousarray(x, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            raise ValueError("%s: %s, want an array (B, %d) of numbers" % (name, e, self.input_len)) from None
+        want = "(%s, %d)" % ("B" if rows is None else rows, self.input_len)
+        if a.ndim != 2 or a.shape[1] != self.input_len or (rows is not None and a.shape[0] != rows):
+            raise ValueError("%s has shape %s, want %s (inputs of input_len %d)" % (name, a.shape, want, self.input_len))
+        bad = ~np.isfinite(a)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError("%s[%d, %d] is %r as a float32, want finite values" % (name, i, j, float(a[i, j])))
+        return a
+
+    def _targets(self, targets, b):
+        t = _ints("targets", targets)
+        if t.shape != (b,):
+            raise ValueError("targets has shape %s, want (%d,), one class per input" % (t.shape, b))
+        bad = np.flatnonzero((t < 0) | (t >= self.classes))
+        if len(bad):
+            raise ValueError("targets[%d] is %d, want a class in 0..%d" % (bad[0], t[bad[0]], self.classes - 1))
+        return t.tolist()
+
+    @staticmethod
+    def _layer_name(name):
+        if not isinstance(name, str) or not name:
+            raise ValueError("layer name is %r, want a layer's name in the architecture (a non-empty string)" % (name,))
+        return name
+
+    def _call(self, method, req):
+        """Calls the service's method under the bound call's deadline,
+        cancelled when that call ends; a failure is a ServiceError."""
+        ctx = self._ctx
+        timeout = None
+        if ctx is not None:
+            if not ctx.is_active():
+                raise ServiceError(method, grpc.StatusCode.CANCELLED,
+                                   "not called: the plugin's call has ended (cancelled or past its deadline)")
+            timeout = ctx.time_remaining()
+            if timeout is not None and not timeout < 1e9:  # no deadline: gRPC reports a huge or infinite time
+                timeout = None
+        fut = getattr(self._stub, method).future(req, timeout=timeout)
+        if ctx is not None and not ctx.add_callback(fut.cancel):
+            fut.cancel()  # the call ended between is_active and add_callback
+        try:
+            return fut.result()
+        except grpc.FutureCancelledError:
+            raise ServiceError(method, grpc.StatusCode.CANCELLED,
+                               "cancelled: the plugin's call ended (the host cancelled it or its deadline passed)") from None
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
+            details = e.details() if hasattr(e, "details") else str(e)
+            raise ServiceError(method, code, details) from None
+
+    def _decode(self, method, what, b, shape):
+        try:
+            v = wire.float32s(b)
+        except wire.WireError as e:
+            raise Error("model service: %s: %s: %s" % (method, what, e)) from None
+        if v.size != math.prod(shape):
+            raise Error("model service: %s: the answer holds %d %s, want %d (%s)"
+                        % (method, v.size, what, math.prod(shape), " x ".join(str(d) for d in shape)))
+        return v.reshape(shape)
+
+
+def _ints(name, v):
+    """v as an int64 array; integral floats are not accepted (an index is
+    an integer)."""
+    a = np.asarray(v)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise ValueError("%s has dtype %s, want integers" % (name, a.dtype))
+    return a.astype(np.int64)

@@ -18,6 +18,7 @@ import grpc
 import numpy as np
 
 from . import wire
+from .errors import Error
 from .model import Model
 from ._pb import goplugin_pb2, goplugin_pb2_grpc, health_pb2, health_pb2_grpc, plugin_pb2, plugin_pb2_grpc
 
@@ -29,9 +30,7 @@ MAGIC_COOKIE_VALUE = "uaxai-plugin-7f3c9a51e2d84b06"
 CORE_PROTOCOL_VERSION = 1
 PROTOCOL_VERSION = 2
 
-# MaxMessageSize of sdk/internal/proto: the largest message either side
-# sends or accepts.
-MAX_MESSAGE_SIZE = 1 << 30
+MAX_MESSAGE_SIZE = wire.MAX_MESSAGE_SIZE
 
 # sdk.Needs: what an explainer asks of the model (a bit set).
 NEEDS_PROBS = 1
@@ -42,13 +41,18 @@ NEEDS_LAYER = 4
 @dataclass(frozen=True)
 class Info:
     """sdk.Info of an explainer. id is "explainer.NAME" (NAME of lower-case
-    letters, digits, '-' and '_'), version is not empty."""
+    letters, digits, '-' and '_'), version is not empty. wants_model asks
+    the host for the model service (sdk.Info.WantsModel): Load then builds
+    a Model that calls the host's network (probs, input_grad, layer,
+    windows) and carries no parameters; without it (the default) the Model
+    holds the draw's architecture and parameters."""
 
     id: str
     version: str
     summary: str = ""
     needs: int = 0
     stochastic: bool = False
+    wants_model: bool = False
 
     def validate(self):
         """Raises ValueError for an Info the host would refuse
@@ -68,13 +72,8 @@ class Info:
         if not isinstance(self.needs, int) or not 0 <= self.needs < 8:
             raise ValueError("%s: Info.needs is %r (want a bit set of NEEDS_PROBS, NEEDS_INPUT_GRAD, NEEDS_LAYER)"
                              % (self.id, self.needs))
-
-
-class Error(Exception):
-    """An error an explainer reports to the host: its message goes back as
-    is (the host prefixes the plugin ID and the call). ValueError does the
-    same. Any other exception is a bug: the host gets its type and message
-    with the code Internal, and the traceback goes to the plugin's log."""
+        if not isinstance(self.wants_model, bool):
+            raise ValueError("%s: Info.wants_model is %r (want True or False)" % (self.id, self.wants_model))
 
 
 def _log(module, level, msg, **fields):
@@ -149,7 +148,7 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
         i = self.info
         return plugin_pb2.ExplainerInfo(
             info=plugin_pb2.Info(id=i.id, version=i.version, summary=i.summary),
-            needs=i.needs, stochastic=i.stochastic)
+            needs=i.needs, stochastic=i.stochastic, wants_model=i.wants_model)
 
     def Check(self, request, context):
         try:
@@ -163,9 +162,27 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
         return plugin_pb2.CheckResponse()
 
     def Load(self, request, context):
+        # An explainer that wants the model service gets a ModelService
+        # and no parameters; the others get parameters only. A Load
+        # without what the explainer asked for is the host's mistake (or a
+        # host that predates the model service): say which.
+        has_model, has_service = request.HasField("model"), request.HasField("service")
+        if self.info.wants_model and not has_service:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          "building the model: %s wants the model service (Info.wants_model), but the Load carries %s"
+                          % (self.info.id, "parameters and no model service" if has_model
+                             else "neither a model service nor parameters"))
+        if not self.info.wants_model and has_service and not has_model:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          "building the model: the Load carries a model service and no parameters, but %s did not "
+                          "ask for the service (Info.wants_model is False), so it computes with the parameters"
+                          % self.info.id)
         try:
-            m = Model.from_wire(request.model if request.HasField("model") else None)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            if self.info.wants_model:
+                m = Model.from_service(request.service, context)
+            else:
+                m = Model.from_wire(request.model if has_model else None)
+        except (Error, ValueError, KeyError, TypeError, AttributeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "building the model: %s" % e)
         # A host that gave up waiting never learns the handle: keep nothing.
         if not context.is_active():
@@ -187,6 +204,12 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
         if m is None:
             context.abort(grpc.StatusCode.NOT_FOUND,
                           "no model with handle %d is loaded (Load it first)" % request.model)
+        if m.service is not None and request.HasField("service"):
+            s = (request.service.address, request.service.handle)
+            if s != m.service:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              "the Explain names model service %r handle %d, but model %d was loaded from %r handle %d"
+                              % (s[0], s[1], request.model, m.service[0], m.service[1]))
         try:
             x = wire.float32s(request.x)
         except wire.WireError as e:
@@ -203,7 +226,8 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         b = len(targets)
         try:
-            maps = self.impl.explain(m, x.reshape(b, m.input_len), targets, seeds, cfg)
+            # The model bound to this call: its service calls end with it.
+            maps = self.impl.explain(m.bound(context), x.reshape(b, m.input_len), targets, seeds, cfg)
             out = [wire.float64_bytes(np.ravel(mp)) for mp in maps]
         except Exception as e:  # noqa: BLE001 - a plugin's error must not kill the server
             self._fail(context, "Explain", e, grpc.StatusCode.UNKNOWN)

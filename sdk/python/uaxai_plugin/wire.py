@@ -17,6 +17,11 @@ import json
 
 import numpy as np
 
+# MaxMessageSize of sdk/internal/proto: the largest message either side
+# of a connection sends or accepts (the plugin's server and its client of
+# the model service).
+MAX_MESSAGE_SIZE = 1 << 30
+
 _F32 = np.dtype("<f4")
 _F64 = np.dtype("<f8")
 
