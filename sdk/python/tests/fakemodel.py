@@ -161,7 +161,22 @@ class Service(plugin_pb2_grpc.ModelServicer):
                 else:
                     xo[:, s:s + request.width] = z[bi].reshape(n.c, n.t)[:, s:s + request.width]
                 out[bi, j] = n.probs(xo.reshape(1, -1))[0, request.targets[bi]]
-        return plugin_pb2.WindowsResponse(probs=wire.float32_bytes(out))
+        p0 = n.probs(x)[np.arange(len(x)), list(request.targets)].astype(np.float32)
+        return plugin_pb2.WindowsResponse(probs=wire.float32_bytes(out), unperturbed=wire.float32_bytes(p0))
+
+    def Spans(self, request, context):
+        self._count("Spans")
+        n = self._net(request.handle, context)
+        x = self._x(n, request.x, context, [request.target])
+        b = list(request.bounds)
+        out, prev = [], 0
+        for e in request.ends:
+            xo = x[0].reshape(n.c, n.t).copy()
+            for i in range(prev, e):
+                xo[:, b[2 * i]:b[2 * i + 1]] = np.float32(request.baseline)
+            out.append(n.probs(xo.reshape(1, -1))[0, request.target])
+            prev = e
+        return plugin_pb2.SpansResponse(probs=wire.float32_bytes(np.array(out, dtype=np.float32)))
 
 
 class Served:

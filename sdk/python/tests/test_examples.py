@@ -200,15 +200,18 @@ class TestOcclusion(unittest.TestCase):
         np.testing.assert_array_equal(got[:, :T], got[:, T:])
 
     def test_paths_agree_and_windows_is_one_call(self):
+        """path windows is one Windows call and no Probs; path probs the
+        occluded copies and x through Probs; the maps agree."""
         for cfg in [{"window": 9, "stride": 2}, {"window": 9, "baseline": "mean"}, {"window": 9, "baseline": "fundamental"}]:
             calls = dict(self.fake.service.calls)
             a = self.explain(cfg)
             self.assertEqual(self.fake.service.calls.get("Windows", 0) - calls.get("Windows", 0), 1)
-            self.assertEqual(self.fake.service.calls.get("Probs", 0) - calls.get("Probs", 0), 1)
+            # p(x) comes with the windows, by the same computation.
+            self.assertEqual(self.fake.service.calls.get("Probs", 0) - calls.get("Probs", 0), 0)
             calls = dict(self.fake.service.calls)
             b = self.explain(dict(cfg, path="probs"))
             rows = 3 * len(range(0, self.T - 9 + 1, cfg.get("stride", 1)))
-            self.assertEqual(self.fake.service.calls["Probs"] - calls["Probs"], 1 + math.ceil(rows / occlusion.CHUNK))
+            self.assertEqual(self.fake.service.calls["Probs"] - calls.get("Probs", 0), 1 + math.ceil(rows / occlusion.CHUNK))
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
 
     def test_a_record_that_is_its_own_baseline(self):
@@ -274,7 +277,19 @@ class TestOcclusion(unittest.TestCase):
             self.explain({"window": 4, "baseline": "fundamental", "period": 10})
 
 
-class Additive:
+class SpansByProbs:
+    """model.spans for a fake with probs: the perturbed copies built here
+    (every span of a perturbation set to the baseline), through probs."""
+
+    def spans(self, x, target, perturbations, baseline=0.0):
+        rows = np.repeat(np.asarray(x, dtype=np.float32).reshape(1, -1), len(perturbations), axis=0)
+        for j, pert in enumerate(perturbations):
+            for lo, hi in pert:
+                rows[j, lo:hi] = np.float32(baseline)
+        return self.probs(rows)[:, target]
+
+
+class Additive(SpansByProbs):
     """A fake model (probs only) additive over the features of width w:
     p_1(x) = c + sum_j a_j mean(x over feature j), in float64, no softmax;
     class 0 is 1 - p_1. calls counts the probs calls."""
@@ -295,7 +310,7 @@ class Additive:
         return np.stack([1 - p1, p1], axis=1)
 
 
-class Softmax:
+class Softmax(SpansByProbs):
     """A nonlinear fake: fakemodel.Net's softmax of a linear map, float64."""
 
     def __init__(self, net):
@@ -346,7 +361,7 @@ class TestKernelSHAP(unittest.TestCase):
             model = Additive(n, w, rng.normal(0, 1, F), 0.3)
             x = rng.normal(0, 1, (2, n)).astype(np.float32)
             maps = self.explain(model, x, [1, 0], [3, 4], {"samples": samples, "feature": w, "baseline": baseline})
-            self.assertEqual(model.calls, 2, "one probs call per input")
+            self.assertEqual(model.calls, 2, "one call per input")
             for b, sign in ((0, 1), (1, -1)):
                 want = sign * model.a * (model.means(x[b:b + 1])[0] - np.float32(baseline))
                 np.testing.assert_allclose(maps[b], want[np.arange(n) // w], rtol=0, atol=1e-9)
@@ -392,6 +407,32 @@ class TestKernelSHAP(unittest.TestCase):
             errs.append(np.abs(got - want).max() / np.abs(want).max())
         self.assertLess(errs[1], 0.05, errs)
         self.assertLess(errs[1], errs[0], errs)
+
+    def test_paths_agree_through_the_service(self):
+        # The coalitions as spans of absent features (the service's Spans)
+        # and as inputs built here (Probs) give the same maps.
+        rng = np.random.default_rng(12)
+        net = fakemodel.Net.random(rng, 1, 30, 3, scale=0.7)
+        fake = fakemodel.Served({4: net})
+        try:
+            model = kit.Model.from_service(fake.ref(4))
+            x = rng.normal(0, 1, (2, 30)).astype(np.float32)
+            for cfg in [{"samples": 40, "feature": 4}, {"samples": 62, "feature": 5, "baseline": 0.5}]:
+                before = dict(fake.service.calls)
+                a = self.explain(model, x, [0, 2], [5, 6], cfg)
+                self.assertEqual(fake.service.calls.get("Spans", 0) - before.get("Spans", 0), 2)
+                self.assertEqual(fake.service.calls.get("Probs", 0) - before.get("Probs", 0), 0)
+                b = self.explain(model, x, [0, 2], [5, 6], dict(cfg, path="probs"))
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+                self.assertGreater(np.abs(a).max(), 1e-3)
+        finally:
+            fake.close()
+
+    def test_absent_spans(self):
+        m = np.array([False, False, True, False, True, False])
+        self.assertEqual(kernelshap.absent_spans(m, 4, 22), [[0, 8], [12, 16], [20, 22]])
+        self.assertEqual(kernelshap.absent_spans(np.ones(3, dtype=bool), 4, 12), [])
+        self.assertEqual(kernelshap.absent_spans(np.zeros(3, dtype=bool), 4, 11), [[0, 11]])
 
     def test_coalitions(self):
         z, w = kernelshap.coalitions(4, 14, seed=0)
@@ -446,7 +487,8 @@ class TestKernelSHAP(unittest.TestCase):
             ({"feature": 0}, 'key "feature": 0 is out of range (accepted: 1..1073741824)'),
             ({"baseline": "mean"}, 'key "baseline": want a number, got string "mean"'),
             ({"baseline": -1e39}, 'key "baseline": -1e+39 is beyond float32 (accepted: a number within float32)'),
-            ({"kernel_width": 1}, 'unknown key "kernel_width" (accepted: baseline, feature, samples)'),
+            ({"kernel_width": 1}, 'unknown key "kernel_width" (accepted: baseline, feature, path, samples)'),
+            ({"path": "windows"}, 'key "path" is "windows" (accepted: "spans", "probs")'),
         ]:
             with self.subTest(cfg=cfg):
                 with self.assertRaises(ValueError) as cm:

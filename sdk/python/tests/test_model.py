@@ -131,6 +131,37 @@ class TestClient(ServiceCase):
                 want = self.want_probs(rows)[:, self.targets[b]]
                 np.testing.assert_allclose(got[b], want, rtol=1e-6, atol=1e-7)
         self.assertEqual(self.m.windows(self.x, self.targets, [], 5).shape, (3, 0))
+        # unperturbed: p_target(x) by the same computation, with the windows.
+        got, p0 = self.m.windows(self.x, self.targets, starts, 5, 0.0, unperturbed=True)
+        np.testing.assert_array_equal(got, self.m.windows(self.x, self.targets, starts, 5, 0.0))
+        self.assertEqual((p0.shape, p0.dtype), ((3,), np.float32))
+        np.testing.assert_allclose(p0, self.want_probs(self.x)[np.arange(3), self.targets], rtol=1e-6, atol=1e-7)
+        _, p0 = self.m.windows(self.x, self.targets, [], 5, unperturbed=True)
+        np.testing.assert_allclose(p0, self.want_probs(self.x)[np.arange(3), self.targets], rtol=1e-6, atol=1e-7)
+
+    def test_spans(self):
+        perts = [[], [(0, 4)], [(1, 3), (3, 5), (9, 12)], [(0, T)]]
+        got = self.m.spans(self.x[1], 2, perts, baseline=0.5)
+        self.assertEqual((got.shape, got.dtype), ((4,), np.float32))
+        for j, pert in enumerate(perts):
+            xo = self.x[1].reshape(C, T).copy()
+            for lo, hi in pert:
+                xo[:, lo:hi] = 0.5
+            np.testing.assert_allclose(got[j], self.want_probs(xo.reshape(1, -1))[0, 2], rtol=1e-6, atol=1e-7)
+        self.assertEqual(self.m.spans(self.x[0], 0, []).shape, (0,))
+        before = dict(self.svc.calls)
+        for call, msg in [
+            (lambda: self.m.spans(self.x[0], 0, [[(0, T + 1)]]), r"perturbations\[0\]\[0\] is \[0, 13\), want 0 <= lo < hi <= 12"),
+            (lambda: self.m.spans(self.x[0], 0, [[(3, 3)]]), r"is \[3, 3\)"),
+            (lambda: self.m.spans(self.x[0], 0, [[], [(4, 6), (5, 7)]]), r"perturbations\[1\]\[1\] \[5, 7\) starts before the previous span ends \(6\)"),
+            (lambda: self.m.spans(self.x[0], 0, [[(1,)]]), r"want a pair \(lo, hi\) of integers"),
+            (lambda: self.m.spans(self.x[0], 9, [[]]), r"targets\[0\] is 9"),
+            (lambda: self.m.spans(self.x[0], 0, [[]], baseline=np.nan), r"baseline is nan, want a finite number"),
+            (lambda: self.m.spans(self.x[:2], 0, [[]]), r"x has shape \(2, 24\), want \(1, 24\)"),
+        ]:
+            with self.assertRaisesRegex(ValueError, msg):
+                call()
+        self.assertEqual(self.svc.calls, before, "a rejected call reached the service")
 
     def test_messages_beyond_grpcs_default(self):
         # gRPC's default limit is 4 MiB a message; the kit's channel takes

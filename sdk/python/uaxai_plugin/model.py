@@ -254,14 +254,18 @@ class Model:
         return (self._decode("Layer", "activations", r.act, shape),
                 self._decode("Layer", "gradients", r.grad, shape))
 
-    def windows(self, x, targets, starts, width, baseline=0.0):
+    def windows(self, x, targets, starts, width, baseline=0.0, unperturbed=False):
         """Occlusion's inner loop: out[b, j] = p_targets[b](x[b] with the
         samples [starts[j], starts[j] + width) of every channel replaced
         by the baseline), for x (B, input_len), targets (B,), starts
         (S,) with 0 <= s and s + width <= in_len (the samples a channel),
         width >= 1. baseline is a number (every occluded sample is it, as
         a float32) or an array (B, input_len) of baseline signals, one per
-        input, whose samples the window takes. Returns (B, S) float32."""
+        input, whose samples the window takes. Returns (B, S) float32;
+        with unperturbed, the pair (that, p0) with p0[b] =
+        p_targets[b](x[b]) (B,) float32, computed by the same layers as
+        the windows (it equals probs' up to float32 rounding, and is what
+        Go's explainer.occlusion subtracts from)."""
         self._need("windows")
         x = self._batch(x)
         b = len(x)
@@ -291,9 +295,54 @@ class Model:
         else:
             req.baseline_x = wire.float32_bytes(self._batch(baseline, "baseline", b))
         if b == 0 or len(st) == 0:
-            return np.zeros((b, len(st)), dtype=np.float32)
+            out = np.zeros((b, len(st)), dtype=np.float32)
+            if unperturbed:
+                return out, self.probs(x)[np.arange(b), t].astype(np.float32)
+            return out
         r = self._call("Windows", req)
-        return self._decode("Windows", "probabilities", r.probs, (b, len(st)))
+        out = self._decode("Windows", "probabilities", r.probs, (b, len(st)))
+        if unperturbed:
+            return out, self._decode("Windows", "unperturbed probabilities", r.unperturbed, (b,))
+        return out
+
+    def spans(self, x, target, perturbations, baseline=0.0):
+        """The inner loop of perturbation methods on contiguous features
+        (LIME, KernelSHAP): out[j] = p_target(x with the samples of every
+        span (lo, hi) of perturbations[j] set to baseline in every
+        channel), for one input x (input_len,) and a class target. A
+        perturbation is a list of half-open (lo, hi) spans of time
+        positions, 0 <= lo < hi <= in_len, in order and not overlapping;
+        an empty one is x itself. The host takes sdk/nn's incremental
+        path, which equals forward passes of the perturbed inputs up to
+        float32 rounding. Returns (J,) float32."""
+        self._need("spans")
+        xb = self._batch(np.reshape(x, (1, -1)) if np.ndim(x) == 1 else x, "x", 1)
+        t = self._targets([target], 1)
+        n_t = self.arch["in_len"]
+        bounds, ends = [], []
+        for j, pert in enumerate(perturbations):
+            prev = 0
+            for k, sp in enumerate(pert):
+                try:
+                    lo, hi = (int(v) for v in sp)
+                except (TypeError, ValueError):
+                    raise ValueError("perturbations[%d][%d] is %r, want a pair (lo, hi) of integers" % (j, k, sp)) from None
+                if not 0 <= lo < hi <= n_t:
+                    raise ValueError("perturbations[%d][%d] is [%d, %d), want 0 <= lo < hi <= %d" % (j, k, lo, hi, n_t))
+                if lo < prev:
+                    raise ValueError("perturbations[%d][%d] [%d, %d) starts before the previous span ends (%d); "
+                                     "want spans in order, not overlapping" % (j, k, lo, hi, prev))
+                prev = hi
+                bounds += (lo, hi)
+            ends.append(len(bounds) // 2)
+        if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(baseline)) or abs(float(baseline)) > _F32_MAX:
+            raise ValueError("baseline is %r, want a finite number within float32" % (baseline,))
+        if not ends:
+            return np.zeros(0, dtype=np.float32)
+        r = self._call("Spans", plugin_pb2.SpansRequest(handle=self.service[1], x=wire.float32_bytes(xb), target=t[0],
+                                                        bounds=bounds, ends=ends, baseline=float(baseline)))
+        return self._decode("Spans", "probabilities", r.probs, (len(ends),))
 
     # --- plumbing ---------------------------------------------------------
 
