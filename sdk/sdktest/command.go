@@ -1,0 +1,165 @@
+package sdktest
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// ExplainerCommand runs the conformance checks on an explainer plugin
+// executable written in any language (a Python script of the kit in
+// sdk/python, a Go binary, ...): command is the executable and its
+// arguments. The kit starts it as the host does (go-plugin's handshake,
+// gRPC only), and serves the model service when its Info asks for it
+// (sdk.Info.WantsModel). Without an in-process twin to compare with, it
+// checks:
+//
+//   - Info: valid for an explainer (the host's driver checks it).
+//   - Check accepts the case's config and rejects an unknown key, naming it.
+//   - Answers have the right shape and finite values.
+//   - Determinism: the same request gives the same bytes, whatever the
+//     batch split.
+//   - Seeds: a stochastic explainer's maps change with the seeds, a
+//     deterministic one's do not.
+//   - A released draw explains nothing, and the model service serves no
+//     draw after its release.
+//
+// DefaultCase is a case for the paper's network.
+func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
+	t.Helper()
+	if len(command) == 0 {
+		t.Fatalf("sdktest: ExplainerCommand needs a command")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	h := &harness{t: t, id: command[0], ctx: ctx}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  driver.Handshake(),
+		Plugins:          driver.PluginSetFor(driver.Options{Models: svc}),
+		Cmd:              exec.Command(command[0], command[1:]...),
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:  driver.DialOptions(),
+		StartTimeout:     time.Minute,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: "sdktest", Level: hclog.Warn, Output: os.Stderr}),
+		SyncStderr:       os.Stderr,
+	})
+	defer client.Kill()
+	rpc, err := client.Client()
+	if err != nil {
+		h.fatalf("starting the plugin: %v", err)
+	}
+	v, err := rpc.Dispense(string(sdk.KindExplainer))
+	if err != nil {
+		h.fatalf("the plugin is not an explainer, or its Info is bad: %v", err)
+	}
+	e := v.(driver.Explainer)
+	info := e.Info()
+	h.id = info.ID
+	h.checkConfig("remote", e.Check, c.Config)
+
+	lm, err := e.Load(ctx, c.Model)
+	if err != nil {
+		h.fatalf("Load: %v", err)
+	}
+	m, err := nn.NewModel(c.Model)
+	if err != nil {
+		h.fatalf("bad case: building the model: %v", err)
+	}
+	b, n := len(c.Targets), m.InputLen()
+	if b == 0 || len(c.X) != b*n {
+		h.fatalf("bad case: %d values in X for %d targets of input length %d", len(c.X), b, n)
+	}
+	seeds := c.Seeds
+	if seeds == nil {
+		seeds = defaultSeeds(b, "explain")
+	}
+	request := func(lo, hi int, seeds []uint64) sdk.ExplainRequest {
+		return sdk.ExplainRequest{
+			X: slices.Clone(c.X[lo*n : hi*n]), Targets: slices.Clone(c.Targets[lo:hi]),
+			Seeds: slices.Clone(seeds[lo:hi]), Config: c.Config,
+		}
+	}
+	want, err := lm.Explain(ctx, request(0, b, seeds))
+	if err != nil {
+		h.fatalf("Explain: %v", err)
+	}
+	if got, err := lm.Explain(ctx, request(0, b, seeds)); err != nil {
+		h.errorf("Explain, second call: %v", err)
+	} else if d := diffMaps(got, want); d != "" {
+		h.errorf("not deterministic: the same request gave different maps (%s)", d)
+	}
+	if b >= 2 {
+		half := b / 2
+		for _, r := range [][2]int{{0, half}, {half, b}} {
+			got, err := lm.Explain(ctx, request(r[0], r[1], seeds))
+			if err != nil {
+				h.errorf("inputs %d..%d alone: %v", r[0], r[1]-1, err)
+			} else if d := diffMaps(got, want[r[0]:r[1]]); d != "" {
+				h.errorf("maps depend on the batch: inputs %d..%d explained alone differ from the full batch (%s, input index relative to %d)", r[0], r[1]-1, d, r[0])
+			}
+		}
+	}
+	if got, err := lm.Explain(ctx, request(0, b, otherSeeds(seeds))); err != nil {
+		h.errorf("other seeds: %v", err)
+	} else {
+		same := diffMaps(got, want) == ""
+		switch {
+		case info.Stochastic && same:
+			h.errorf("declares itself stochastic but its maps did not change when every seed changed; draw the random state from the request's seeds")
+		case !info.Stochastic && !same:
+			h.errorf("declares itself deterministic (not stochastic) but its maps changed with the seeds (%s)", diffMaps(got, want))
+		}
+	}
+	if err := lm.Close(); err != nil {
+		h.errorf("releasing the draw: %v", err)
+	}
+	if _, err := lm.Explain(ctx, request(0, b, seeds)); err == nil {
+		h.errorf("Explain under a released draw succeeded")
+	}
+	if k := svc.Len(); k != 0 {
+		h.errorf("%d draws still served after their release", k)
+	}
+}
+
+// DefaultCase is a conformance case on the paper's network (nn.PaperArch:
+// 640 samples, 16 classes) with parameters drawn from seed, four
+// waveforms (a 50 Hz sine at 3.2 kHz, a sag, a swell and a harmonic
+// distortion) and the targets 0, 1, 2 and 3, under cfg.
+func DefaultCase(seed uint64, cfg sdk.Config) (ExplainerCase, error) {
+	arch := nn.PaperArch()
+	lay, err := nn.NewLayout(arch)
+	if err != nil {
+		return ExplainerCase{}, err
+	}
+	p := nn.Params{Arch: arch, Data: make([]float32, lay.Size)}
+	nn.Init(lay, p.Data, rand.New(rand.NewPCG(seed, 0x5eed)))
+	const T = 640
+	x := make([]float32, 4*T)
+	for t := range T {
+		ph := 2 * math.Pi * float64(t) / 64
+		s := math.Sin(ph)
+		dip := 1.0
+		if t >= 200 && t < 392 {
+			dip = 0.5
+		}
+		x[t] = float32(s)
+		x[T+t] = float32(dip * s)
+		x[2*T+t] = float32((2 - dip) * s)
+		x[3*T+t] = float32(s + 0.2*math.Sin(3*ph) + 0.1*math.Sin(5*ph))
+	}
+	return ExplainerCase{Model: p, X: x, Targets: []int{0, 1, 2, 3}, Config: cfg}, nil
+}
