@@ -163,6 +163,34 @@ class LayerGradCam(Attribution):
         return torch.relu(cam) if relu_attributions else cam
 
 
+class Occlusion(Attribution):
+    """Stride 1 along time, a window over every channel (what the test
+    uses): A[t] = mean over the windows s covering t of
+    p(x) - p(x with samples s .. s+w-1 at the baseline)."""
+
+    def attribute(self, inputs, sliding_window_shapes, strides=None, baselines=None, target=None,
+                  additional_forward_args=None, perturbations_per_eval=1, show_progress=False):
+        if not isinstance(sliding_window_shapes, tuple):
+            raise TypeError("sliding_window_shapes must be a tuple, got %r" % (sliding_window_shapes,))
+        c, w = sliding_window_shapes
+        _, ci, t = inputs.shape
+        assert c == ci and strides in (None, 1), (sliding_window_shapes, strides)
+        base = 0.0 if baselines is None else float(baselines)
+        with torch.no_grad():
+            p0 = _select(self.forward_func(inputs), target)[0]
+            n = t - w + 1
+            xs = inputs.repeat(n, 1, 1)
+            for s in range(n):
+                xs[s, :, s:s + w] = base
+            d = p0 - self.forward_func(xs)[:, target]
+            total = torch.zeros(t, dtype=d.dtype)
+            count = torch.zeros(t, dtype=d.dtype)
+            for s in range(n):
+                total[s:s + w] += d[s]
+                count[s:s + w] += 1
+        return (total / count).reshape(1, 1, t).expand(1, ci, t)
+
+
 class LayerActivation(Attribution):
     def __init__(self, forward_func, layer, device_ids=None):
         self.forward_func, self.layer = forward_func, layer
@@ -436,6 +464,18 @@ class TestMachinery(unittest.TestCase):
             np.testing.assert_array_equal(centre[b][:5], none[b][0])
             np.testing.assert_array_equal(centre[b][635:], none[b][629])
 
+    def test_golden_occlusion(self):
+        # Occlusion with Captum's arguments from the attribute table (an
+        # array becomes the tuple Captum wants) is the golden Captum map
+        # (occlusion.csv: window 60, stride 1, baseline 0); the README's
+        # float32 agreement is 1.1e-7, about ten times that.
+        model, _ = golden_model()
+        x = csv("waveforms.csv")[:2]
+        labels = csv("labels.csv", np.int64).reshape(-1)[:2]
+        maps = self.explain(model, x, labels, {"method": "Occlusion", "attribute": {
+            "sliding_window_shapes": [1, 60], "strides": 1, "baselines": 0, "perturbations_per_eval": 581}})
+        np.testing.assert_allclose(np.array(maps), csv("occlusion.csv", np.float64)[:2], rtol=0, atol=1e-6)
+
     def test_layer_channels_and_input_channels(self):
         # A layer attribution of several channels is summed over them, and
         # every input channel gets the map: LayerActivation (no target)
@@ -453,6 +493,13 @@ class TestMachinery(unittest.TestCase):
         np.testing.assert_allclose(m[:7], act, rtol=1e-6)
         np.testing.assert_array_equal(m[7:12], 0)
         np.testing.assert_array_equal(m[12:], m[:12])
+        # Aligned at the centres of the 6-sample receptive fields: position
+        # t at sample t + 2, the ends padded with the end values.
+        c = self.explain(model, x, [1], {"method": "LayerActivation", "layer": "conv2"})[0]
+        np.testing.assert_array_equal(c[2:9], m[:7])
+        np.testing.assert_array_equal(c[:2], m[0])
+        np.testing.assert_array_equal(c[9:12], m[6])
+        np.testing.assert_array_equal(c[12:], c[:12])
 
     def test_seeds(self):
         # A random method: a map depends on its input and seed only, not
@@ -479,9 +526,9 @@ class TestMachinery(unittest.TestCase):
         b = bridge.Bridge()
         cases = [
             ({}, r'^key "method" is missing: name a class of captum.attr \(accepted: LayerActivation, '
-                 r'LayerGradCam, NoisySaliency, Saliency\)$'),
+                 r'LayerGradCam, NoisySaliency, Occlusion, Saliency\)$'),
             ({"method": "Salency"}, r"^key \"method\": 'Salency' is not an attribution class of captum.attr "
-                                    r"\(accepted: LayerActivation, LayerGradCam, NoisySaliency, Saliency\)$"),
+                                    r"\(accepted: LayerActivation, LayerGradCam, NoisySaliency, Occlusion, Saliency\)$"),
             ({"method": "Attribution"}, r"is not an attribution class"),
             ({"method": 3}, r'^key "method": 3 is not a string'),
             ({"method": "Saliency", "methd": 1}, r"^unknown key 'methd' \(accepted: method, init, attribute, layer, align\)$"),
