@@ -533,7 +533,7 @@ func TestThirdPartyBinary(t *testing.T) {
 	}
 	found := false
 	for _, en := range list {
-		found = found || en == Entry{ID: "explainer.gradinput", Kind: sdk.KindExplainer, Version: "1.0.0", Source: gradinputBin}
+		found = found || en == Entry{ID: "explainer.gradinput", Kind: sdk.KindExplainer, Version: "1.0.0", Source: gradinputBin, Language: LangBinary}
 	}
 	if !found {
 		t.Errorf("List %+v lacks the gradinput binary", list)
