@@ -590,6 +590,24 @@ class TestMissing(unittest.TestCase):
                    "torch is not installed: apt-get install python3-torch (Debian) or pip install torch; "
                    "the bridge is optional")
 
+    def test_broken_captum(self):
+        # A captum that is there but fails to import (a release for another
+        # torch) is told apart from a missing one.
+        d = tempfile.mkdtemp(prefix="broken-captum")
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, "captum", "attr"))
+        open(os.path.join(d, "captum", "__init__.py"), "w").close()
+        with open(os.path.join(d, "captum", "attr", "__init__.py"), "w") as f:
+            f.write("raise AttributeError(\"module 'torch' has no attribute 'compiler'\")\n")
+        sys.path.insert(0, d)
+        self.addCleanup(sys.path.remove, d)
+        self.addCleanup(StandIn._drop)
+        if torch is None:
+            self.skipTest(NO_TORCH)
+        with self.assertRaisesRegex(kit.Error, r"^captum is installed but captum.attr does not import: "
+                                               r"AttributeError: module 'torch' has no attribute 'compiler'"):
+            bridge.Bridge().check({"method": "Saliency"})
+
     def test_docstring(self):
         doc = bridge.__doc__
         for want in ("THE BRIDGE IS OPTIONAL", "python3-torch", "pip install captum"):
