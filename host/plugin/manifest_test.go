@@ -150,7 +150,9 @@ func TestManifestDirs(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(d2, "uaxai-explainer-empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, Options{Dirs: []string{d1, d2}})
+	// d1 twice: a directory named twice is scanned once (its plugins do
+	// not shadow themselves).
+	m := newManager(t, Options{Dirs: []string{d1, d2, d1}})
 	ctx := context.Background()
 	got, err := m.List(ctx)
 	if err == nil || !strings.Contains(err.Error(), "plugin binary "+detected+` serves "explainer.echo"`) {
