@@ -240,7 +240,9 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "explainer.gradinput") || !strings.Contains(string(out), plugdir) {
 		t.Fatalf("plugins does not list the binary (%v):\n%s", err, out)
 	}
-	for _, want := range []string{"explainer.occlusion          explainer  1.2.0    built-in", "summary.trimmed_mean", "script ../../recipes/scripts/trimmed_mean.go"} {
+	for _, want := range []string{"explainer.occlusion          explainer  1.2.0    go       built-in",
+		"explainer.gradinput          explainer  1.0.0    binary   " + filepath.Join(plugdir, "uaxai-explainer-gradinput"),
+		"summary.trimmed_mean", "go       script ../../recipes/scripts/trimmed_mean.go"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("plugins output lacks %q:\n%s", want, out)
 		}
@@ -434,6 +436,13 @@ func TestPluginsListsProblems(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "uaxai-summary-noexec"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badDir := filepath.Join(dir, "uaxai-explainer-badtoml")
+	if err := os.Mkdir(badDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badDir, "plugin.toml"), []byte("command = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(exe, "plugins", "--plugins", dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -444,9 +453,11 @@ func TestPluginsListsProblems(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"explainer.bad                explainer  -        " + filepath.Join(dir, "uaxai-explainer-bad") + ": failed to start",
-		"summary.noexec               summary    -        " + filepath.Join(dir, "uaxai-summary-noexec") + ": not an executable file (mode 0644)",
-		"explainer.occlusion          explainer  1.2.0    built-in",
+		"ID                           KIND       VERSION  LANGUAGE SOURCE\n",
+		"explainer.bad                explainer  -        script   " + filepath.Join(dir, "uaxai-explainer-bad") + ": failed to start",
+		"summary.noexec               summary    -        -        " + filepath.Join(dir, "uaxai-summary-noexec") + ": not an executable file (mode 0644)",
+		"explainer.occlusion          explainer  1.2.0    go       built-in",
+		"explainer.badtoml            explainer  -        -        " + badDir + ": bad plugin.toml (see the error)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plugins output lacks %q:\n%s", want, out)
@@ -454,5 +465,8 @@ func TestPluginsListsProblems(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `starting plugin "explainer.bad"`) {
 		t.Errorf("stderr does not name the failing plugin:\n%s", stderr.String())
+	}
+	if want := "plugin manifest " + filepath.Join(badDir, "plugin.toml") + `: key "command": 3 is an integer, want a string`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 }

@@ -59,13 +59,16 @@ func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	list, listErr := m.List(ctx) // the binaries that failed are in listErr, and listed
 	list = append(list, listScripts(ctx, m, *scripts, stderr)...)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", "ID", "KIND", "VERSION", "SOURCE")
+	fmt.Fprintf(&b, "%-28s %-10s %-8s %-8s %s\n", "ID", "KIND", "VERSION", "LANGUAGE", "SOURCE")
 	for _, e := range list {
-		version, source := e.Version, e.Source
+		version, lang, source := e.Version, e.Language, e.Source
 		if e.Problem != "" {
 			version, source = "-", source+": "+e.Problem
 		}
-		fmt.Fprintf(&b, "%-28s %-10s %-8s %s\n", e.ID, e.Kind, version, source)
+		if lang == "" {
+			lang = "-"
+		}
+		fmt.Fprintf(&b, "%-28s %-10s %-8s %-8s %s\n", e.ID, e.Kind, version, lang, source)
 	}
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
 		return err
@@ -88,7 +91,7 @@ func listScripts(ctx context.Context, m *plugin.Manager, dir string, stderr io.W
 			fmt.Fprintln(stderr, "uaxai: plugins:", err)
 			continue
 		}
-		out = append(out, plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + f})
+		out = append(out, plugin.Entry{ID: info.ID, Kind: sdk.KindSummary, Version: info.Version, Source: "script " + f, Language: plugin.LangGo})
 	}
 	return out
 }

@@ -253,10 +253,13 @@ func (m *Manager) exe() (string, error) {
 	return exe, nil
 }
 
-// Entry is one plugin as `uaxai plugins` lists it. Source is "built-in"
-// or the binary's path. Shadowed is set on a binary whose ID is served by
-// an entry before it (a built-in, or a binary in an earlier directory):
-// it is never used. Problem, if set, says why a binary named like a
+// Entry is one plugin as `uaxai plugins` lists it. Source is "built-in",
+// the binary's path, or the path of the plugin's own directory (one with
+// a plugin.toml, see ManifestName). Language is LangGo for a built-in,
+// the manifest's language, or the one DetectLanguage finds in the
+// binary. Shadowed is set on a binary whose ID is served by an entry
+// before it (a built-in, or a binary in an earlier directory): it is
+// never used. Problem, if set, says why a binary named like a
 // plugin cannot be used ("not executable (mode 0644)", "failed to
 // start"); such an entry has no Version.
 type Entry struct {
@@ -265,6 +268,7 @@ type Entry struct {
 	Kind     sdk.Kind
 	Version  string
 	Source   string
+	Language string
 	Shadowed bool
 }
 
@@ -278,7 +282,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 	var out []Entry
 	for _, id := range m.reg.IDs() {
 		b, _ := m.reg.Lookup(id)
-		out = append(out, Entry{ID: id, Kind: b.Kind, Version: b.Version, Source: "built-in"})
+		out = append(out, Entry{ID: id, Kind: b.Kind, Version: b.Version, Source: "built-in", Language: LangGo})
 	}
 	bins, scanErr := m.binaries()
 	var errs []error
@@ -292,11 +296,15 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 		if st, err := os.Stat(path); err != nil {
 			problem += " (" + err.Error() + ")"
 		} else if st.IsDir() {
-			problem = "a directory, not an executable file"
+			problem = "a directory without " + ManifestName + ", not an executable file"
 		} else {
 			problem += fmt.Sprintf(" (mode %04o)", st.Mode().Perm())
 		}
 		out = append(out, Entry{ID: id, Kind: kind, Source: path, Problem: problem})
+	}
+	for _, me := range manifestErrors(scanErr) { // scanErr holds the error
+		kind, _, _ := sdk.ParseID(me.id)
+		out = append(out, Entry{ID: me.id, Kind: kind, Source: me.dir, Problem: "bad " + ManifestName + " (see the error)"})
 	}
 	ids := make([]string, 0, len(bins))
 	for id := range bins {
@@ -306,12 +314,12 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 	for _, id := range ids {
 		kind, _, _ := sdk.ParseID(id)
 		_, builtin := m.reg.m[id]
-		for i, path := range bins[id] {
+		for i, bin := range bins[id] {
 			shadowed := builtin || i > 0
 			var info sdk.Info
 			var err error
 			if shadowed {
-				info, err = m.probe(ctx, id, kind, path)
+				info, err = m.probe(ctx, id, kind, bin)
 			} else {
 				var v any
 				if v, err = m.plugin(ctx, id, kind); err == nil {
@@ -320,10 +328,10 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			}
 			if err != nil {
 				errs = append(errs, err)
-				out = append(out, Entry{ID: id, Kind: kind, Source: path, Shadowed: shadowed, Problem: "failed to start (see the error)"})
+				out = append(out, Entry{ID: id, Kind: kind, Source: bin.source, Language: bin.lang(), Shadowed: shadowed, Problem: "failed to start (see the error)"})
 				continue
 			}
-			out = append(out, Entry{ID: id, Kind: kind, Version: info.Version, Source: path, Shadowed: shadowed})
+			out = append(out, Entry{ID: id, Kind: kind, Version: info.Version, Source: bin.source, Language: bin.lang(), Shadowed: shadowed})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })
@@ -521,8 +529,13 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 		return m.launch(ctx, spec{id: id, kind: kind, path: exe, args: []string{"plugin", "serve", id}, source: "built-in"})
 	}
 	bins, scanErr := m.binaries()
-	if paths := bins[id]; len(paths) > 0 {
-		return m.launch(ctx, spec{id: id, kind: kind, path: paths[0], source: paths[0]})
+	if b := bins[id]; len(b) > 0 {
+		return m.launch(ctx, spec{id: id, kind: kind, path: b[0].command, source: b[0].source})
+	}
+	for _, me := range manifestErrors(scanErr) {
+		if me.id == id {
+			return nil, nil, fmt.Errorf("plugin %q: %w", id, me)
+		}
 	}
 	ids := m.reg.IDs()
 	for bid := range bins {
@@ -552,10 +565,12 @@ func inProcess(b Builtin) (any, error) {
 	return v, nil
 }
 
-// binaries scans the plugin directories: for each ID, the paths of the
-// executables named uaxai-<kind>-<name>, in directory order.
-func (m *Manager) binaries() (map[string][]string, error) {
-	out := map[string][]string{}
+// binaries scans the plugin directories: for each ID, the executables
+// named uaxai-<kind>-<name> and the directories of that name with a
+// plugin.toml, in directory order. The error joins those of the
+// directories that cannot be read and of the bad manifests.
+func (m *Manager) binaries() (map[string][]binary, error) {
+	out := map[string][]binary{}
 	var errs []error
 	for _, dir := range m.dirs() {
 		ents, err := os.ReadDir(dir)
@@ -571,13 +586,17 @@ func (m *Manager) binaries() (map[string][]string, error) {
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
-			st, err := os.Stat(path)
-			if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			b, ok, err := scanEntry(id, path)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !ok {
 				m.log.Debug("skipping plugin file: not an executable file", "path", path)
 				continue
 			}
-			if !slices.Contains(out[id], path) {
-				out[id] = append(out[id], path)
+			if !slices.ContainsFunc(out[id], func(o binary) bool { return o.source == b.source }) {
+				out[id] = append(out[id], b)
 			}
 		}
 	}
@@ -585,7 +604,8 @@ func (m *Manager) binaries() (map[string][]string, error) {
 }
 
 // notExecutable lists the files of the plugin directories named like a
-// plugin binary that are not executable regular files.
+// plugin binary that are not executable regular files, nor directories
+// with a plugin.toml.
 func (m *Manager) notExecutable() []string {
 	var out []string
 	for _, dir := range m.dirs() {
@@ -598,7 +618,11 @@ func (m *Manager) notExecutable() []string {
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
-			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			st, err := os.Stat(path)
+			if err == nil && st.IsDir() && hasManifest(path) {
+				continue // binaries() takes it, or reports its manifest
+			}
+			if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 				if !slices.Contains(out, path) {
 					out = append(out, path)
 				}
@@ -627,11 +651,11 @@ func binaryID(name string) (string, bool) {
 }
 
 // probe starts a binary, asks its Info and stops it.
-func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, path string) (sdk.Info, error) {
+func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, b binary) (sdk.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return sdk.Info{}, err
 	}
-	v, p, err := m.launch(ctx, spec{id: id, kind: kind, path: path, source: path})
+	v, p, err := m.launch(ctx, spec{id: id, kind: kind, path: b.command, source: b.source})
 	if err != nil {
 		return sdk.Info{}, err
 	}

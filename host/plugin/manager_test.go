@@ -390,15 +390,15 @@ func TestList(t *testing.T) {
 	m := newManager(t, Options{Dirs: []string{d1, d2}})
 	got, err := m.List(context.Background())
 	want := []Entry{
-		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: "built-in"},
-		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Source: filepath.Join(d1, "uaxai-explainer-builtin-echo"), Shadowed: true, Problem: "failed to start (see the error)"},
-		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p1},
-		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p2, Shadowed: true},
+		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: "built-in", Language: "go"},
+		{ID: "explainer.builtin-echo", Kind: sdk.KindExplainer, Source: filepath.Join(d1, "uaxai-explainer-builtin-echo"), Language: "binary", Shadowed: true, Problem: "failed to start (see the error)"},
+		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p1, Language: "binary"},
+		{ID: "explainer.echo", Kind: sdk.KindExplainer, Version: "0.0.1", Source: p2, Language: "binary", Shadowed: true},
 		{ID: "explainer.noexec", Kind: sdk.KindExplainer, Source: noexec, Problem: "not an executable file (mode 0644)"},
-		{ID: "posterior.deterministic", Kind: sdk.KindPosterior, Version: ensemble.NewDeterministic().Info().Version, Source: "built-in"},
-		{ID: "posterior.ensemble", Kind: sdk.KindPosterior, Version: ensemble.New().Info().Version, Source: "built-in"},
-		{ID: "summary.dir", Kind: sdk.KindSummary, Source: filepath.Join(d2, "uaxai-summary-dir"), Problem: "a directory, not an executable file"},
-		{ID: "summary.mean", Kind: sdk.KindSummary, Version: "1.0.0", Source: "built-in"},
+		{ID: "posterior.deterministic", Kind: sdk.KindPosterior, Version: ensemble.NewDeterministic().Info().Version, Source: "built-in", Language: "go"},
+		{ID: "posterior.ensemble", Kind: sdk.KindPosterior, Version: ensemble.New().Info().Version, Source: "built-in", Language: "go"},
+		{ID: "summary.dir", Kind: sdk.KindSummary, Source: filepath.Join(d2, "uaxai-summary-dir"), Problem: "a directory without plugin.toml, not an executable file"},
+		{ID: "summary.mean", Kind: sdk.KindSummary, Version: "1.0.0", Source: "built-in", Language: "go"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List:\n got %+v\nwant %+v", got, want)
@@ -533,7 +533,7 @@ func TestThirdPartyBinary(t *testing.T) {
 	}
 	found := false
 	for _, en := range list {
-		found = found || en == Entry{ID: "explainer.gradinput", Kind: sdk.KindExplainer, Version: "1.0.0", Source: gradinputBin}
+		found = found || en == Entry{ID: "explainer.gradinput", Kind: sdk.KindExplainer, Version: "1.0.0", Source: gradinputBin, Language: LangBinary}
 	}
 	if !found {
 		t.Errorf("List %+v lacks the gradinput binary", list)

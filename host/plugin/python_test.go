@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // The Python kit (sdk/python/uaxai_plugin) from the host's side: its
@@ -166,4 +169,317 @@ func TestPythonPlugin(t *testing.T) {
 			t.Errorf("the host's log lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// hostilePython is a Python plugin that misbehaves as its MODE says:
+//
+//	raise       explain raises ValueError(config "value") or, for config
+//	            "key", a KeyError (a bug); without either it answers |x|
+//	hang        explain sleeps for ever
+//	start-hang  sleeps for ever before serve (no handshake)
+//	garbage     prints a line on stdout before serve's handshake
+//	crash       raises at start, before serve: a traceback on stderr and
+//	            exit status 1
+const hostilePython = `#!/usr/bin/env python3
+import sys
+import time
+
+sys.path.insert(0, %q)
+
+from uaxai_plugin import Info, serve
+
+MODE = %q
+
+
+class Hostile:
+    def info(self):
+        return Info(id=%q, version="1.0.0")
+
+    def check(self, config):
+        pass
+
+    def explain(self, model, x, targets, seeds, config):
+        config = config or {}
+        if MODE == "raise" and "value" in config:
+            raise ValueError(config["value"])
+        if MODE == "raise" and "key" in config:
+            return {}[config["key"]]
+        if MODE == "hang":
+            time.sleep(1e9)
+        return [abs(row) for row in x]
+
+
+if MODE == "start-hang":
+    time.sleep(1e9)
+if MODE == "garbage":
+    print("hello from a python plugin", flush=True)
+if MODE == "crash":
+    raise RuntimeError("cannot load the model weights")
+serve(Hostile())
+`
+
+// writeHostilePython writes the plugin of mode as
+// uaxai-explainer-py_<mode> (ID explainer.py_<mode>, '-' as '_') into a
+// new plugin directory, and returns the directory and the ID.
+func writeHostilePython(t *testing.T, mode string) (dir, id string) {
+	t.Helper()
+	kit, err := filepath.Abs("../../sdk/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "py_" + strings.ReplaceAll(mode, "-", "_")
+	id = "explainer." + name
+	dir = t.TempDir()
+	src := fmt.Sprintf(hostilePython, kit, mode, id)
+	if err := os.WriteFile(filepath.Join(dir, "uaxai-explainer-"+name), []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, id
+}
+
+// TestPythonHostile: Python plugins that raise, hang in a call, hang or
+// chatter before the handshake, or die at start get the treatment of
+// the Go ones (TestHostilePlugins): an error that names the plugin (and
+// the call, the limit, the message or the stderr tail), in bounded
+// time, and no process left behind.
+func TestPythonHostile(t *testing.T) {
+	needPython(t)
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	lim := hostileLimits()
+	lim.Explain = time.Second
+	lim.Handshake = 2 * time.Second
+	ctx := context.Background()
+
+	// run drives the plugin of mode with f and checks what is common to
+	// every case: bounded time, an error naming the plugin and holding
+	// want, and no process left once the Manager is closed. It returns
+	// the plugin directory and the error.
+	run := func(t *testing.T, mode string, f func(t *testing.T, m *Manager, id string) error, want ...string) (string, error) {
+		dir, id := writeHostilePython(t, mode)
+		m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: lim, Logger: quietLogger(t)})
+		defer m.Close()
+		var err error
+		took := within(t, mode, func() { err = f(t, m, id) })
+		t.Logf("%s: %s: %v", mode, took.Round(time.Millisecond), err)
+		if err == nil {
+			t.Fatalf("%s: no error", mode)
+		}
+		for _, w := range append([]string{id}, want...) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q lacks %q", err, w)
+			}
+		}
+		within(t, "Close", m.Close)
+		if left := leftBehind(dir, dir); len(left) > 0 {
+			t.Errorf("left behind: %+v", left)
+		}
+		return dir, err
+	}
+	start := func(t *testing.T, m *Manager, id string) error {
+		_, err := m.Explainer(ctx, id)
+		return err
+	}
+
+	t.Run("raise", func(t *testing.T) {
+		run(t, "raise", func(t *testing.T, m *Manager, id string) error {
+			e, err := m.Explainer(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, err := e.Load(ctx, params(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mod.Close()
+			// A ValueError's message comes back verbatim, quotes and
+			// non-ASCII included, after the plugin's ID and the call.
+			const msg = `window 7 is longer than the input's 5 samples: "w" ≥ 5`
+			_, err = mod.Explain(ctx, request(sdk.Config{"value": msg}))
+			if want := id + ": Explain: " + msg; err == nil || err.Error() != want {
+				t.Errorf("ValueError: %v\nwant %s", err, want)
+			}
+			// Another exception is a bug: Internal, with its type.
+			_, err = mod.Explain(ctx, request(sdk.Config{"key": "missing"}))
+			if want := id + ": Explain: Internal: KeyError: 'missing' (traceback in the plugin's log)"; err == nil || err.Error() != want {
+				t.Errorf("KeyError: %v\nwant %s", err, want)
+			}
+			// The plugin keeps serving.
+			req := request(nil)
+			maps, err := mod.Explain(ctx, req)
+			if err != nil || len(maps) != 2 || maps[0][0] != math.Abs(float64(req.X[0])) {
+				t.Errorf("after the errors: %v, %v", maps, err)
+			}
+			_, err = mod.Explain(ctx, request(sdk.Config{"value": msg}))
+			return err
+		}, ": Explain: window 7")
+	})
+
+	t.Run("hang", func(t *testing.T) {
+		var pid int
+		dir, err := run(t, "hang", func(t *testing.T, m *Manager, id string) error {
+			e, err := m.Explainer(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid = pidOf(t, e)
+			_, err = explain(t, ctx, e, request(nil))
+			return err
+		}, "Explain: no answer within 1s (limits.explain_batch); killed its process group")
+		if want := fmt.Sprintf("explainer.py_hang (%s, pid %d): ", filepath.Join(dir, "uaxai-explainer-py_hang"), pid); !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("error %q does not start with %q", err, want)
+		}
+		if alive(pid) {
+			t.Errorf("pid %d survived the kill", pid)
+		}
+	})
+
+	t.Run("start-hang", func(t *testing.T) {
+		run(t, "start-hang", start, `starting plugin "explainer.py_start_hang"`, "no handshake within 2s (limits.handshake); killed its process group")
+	})
+
+	t.Run("garbage", func(t *testing.T) {
+		run(t, "garbage", start, `starting plugin "explainer.py_garbage"`, "Unrecognized remote plugin message: hello from a python plugin")
+	})
+
+	t.Run("crash", func(t *testing.T) {
+		run(t, "crash", start, `starting plugin "explainer.py_crash"`, "its last stderr lines:", "Traceback (most recent call last):",
+			`raise RuntimeError("cannot load the model weights")`, "RuntimeError: cannot load the model weights")
+	})
+}
+
+// captumBridge is the Captum bridge's script, relative to this package.
+const captumBridge = "../../plugins/explainer/captum-bridge/uaxai-explainer-captum-bridge"
+
+// standInCaptum is a stand-in captum.attr with Captum's Saliency: the
+// gradient of the target output with respect to the input (abs=True:
+// its absolute value).
+const standInCaptum = `import torch
+
+
+class Saliency:
+    def __init__(self, forward_func):
+        self.forward_func = forward_func
+
+    def attribute(self, inputs, target=None, abs=True, additional_forward_args=None):
+        x = inputs.detach().clone().requires_grad_(True)
+        out = self.forward_func(x)
+        g, = torch.autograd.grad(out[torch.arange(out.shape[0]), target].sum(), x)
+        return g.abs() if abs else g
+`
+
+// TestPythonCaptumBridge: the Captum bridge run by the host, on the
+// golden paper network sent by sdk/nn (its parameter layout, on the
+// wire): with a stand-in captum its Saliency map is sdk/nn's input
+// gradient of the target probability; without captum, Check says what
+// to install and that the bridge is optional.
+func TestPythonCaptumBridge(t *testing.T) {
+	needPython(t)
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch").CombinedOutput(); err != nil {
+		t.Skipf("the Captum bridge needs torch in /usr/bin/python3 (apt-get install python3-torch): %v\n%s", err, out)
+	}
+	script, err := filepath.Abs(captumBridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(script, filepath.Join(dir, "uaxai-explainer-captum-bridge")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const id = "explainer.captum-bridge"
+
+	// Without captum.
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	e, err := m.Explainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := e.Info(); !i.Stochastic || i.Needs != 0 {
+		t.Errorf("Info %+v: want a stochastic explainer that needs nothing of the host's model", i)
+	}
+	err = e.Check(sdk.Config{"method": "Saliency"})
+	if want := id + ": Check: captum is not installed: pip install captum; the bridge is optional"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Check without captum: %v\nwant it to start with %s", err, want)
+	}
+	m.Close()
+
+	// With the stand-in.
+	pkg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(pkg, "captum", "attr"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{"captum/__init__.py": "", "captum/attr/__init__.py": standInCaptum} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PYTHONPATH", pkg)
+	m = newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	e, err = m.Explainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sdk.Config{"method": "Saliency", "attribute": map[string]any{"abs": false}}
+	if err := e.Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	golden := "../../testdata/golden/paper-1dcnn"
+	p, err := nn.LoadParams(filepath.Join(golden, "model.safetensors"), nn.PaperArch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := goldenWaveforms(t, filepath.Join(golden, "waveforms.csv"), 3)
+	targets := []int{8, 5, 14}
+	mod, err := e.Load(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close()
+	maps, err := mod.Explain(ctx, sdk.ExplainRequest{X: x, Targets: targets, Seeds: []uint64{1, 2, 3}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := nn.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := inf.InputLen()
+	grad := make([]float32, len(x))
+	inf.InputGrad(grad, nil, x, targets)
+	for b := range targets {
+		var worst, scale float64
+		for i := range n {
+			g := float64(grad[b*n+i])
+			worst = max(worst, math.Abs(maps[b][i]-g))
+			scale = max(scale, math.Abs(g))
+		}
+		// torch and sdk/nn are both float32: the golden README's input
+		// gradients agree to 1.6e-7 (values up to 0.39).
+		if scale < 1e-3 || worst > 2e-6 {
+			t.Errorf("input %d: the bridge's Saliency is off sdk/nn's input gradient by %g (largest |gradient| %g)", b, worst, scale)
+		}
+	}
+}
+
+// goldenWaveforms reads the first rows of the golden waveforms.csv as
+// float32 values.
+func goldenWaveforms(t *testing.T, path string, rows int) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x []float32
+	for r, line := range strings.SplitN(string(b), "\n", rows+1)[:rows] {
+		for i, f := range strings.Split(strings.TrimSpace(line), ",") {
+			v, err := strconv.ParseFloat(f, 32)
+			if err != nil {
+				t.Fatalf("%s line %d value %d: %v", path, r+1, i, err)
+			}
+			x = append(x, float32(v))
+		}
+	}
+	return x
 }

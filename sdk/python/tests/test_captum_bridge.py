@@ -1,0 +1,618 @@
+"""explainer.captum-bridge (plugins/explainer/captum-bridge): the torch
+rebuild of sdk/nn's network against the golden set's probabilities, the
+bridge's machinery with a stand-in captum package against closed forms,
+finite differences and the golden Grad-CAM, and its error messages.
+
+Captum is not installed here (nor in Debian): the stand-in, written by
+the test into a temporary directory put first on sys.path, provides the
+few classes of captum.attr the test uses, with Captum's signatures and
+definitions. The tests skip where torch is missing."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+import textwrap
+import unittest
+from unittest import mock
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.join(HERE, "..", "..", "..")
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import uaxai_plugin as kit  # noqa: E402
+
+SCRIPT = os.path.join(REPO, "plugins", "explainer", "captum-bridge", "uaxai-explainer-captum-bridge")
+GOLDEN = os.path.join(REPO, "testdata", "golden", "paper-1dcnn")
+
+
+def load_bridge():
+    """The bridge script as a module (its main guard keeps it from
+    serving)."""
+    loader = importlib.machinery.SourceFileLoader("captum_bridge", SCRIPT)
+    spec = importlib.util.spec_from_loader("captum_bridge", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+bridge = load_bridge()
+
+try:
+    import torch
+except ImportError as e:  # pragma: no cover - depends on the machine
+    torch = None
+    NO_TORCH = "the captum bridge's tests need torch (apt-get install python3-torch): %s" % e
+else:
+    NO_TORCH = ""
+
+# nn.PaperArch (sdk/nn/arch.go), as the host sends it.
+PAPER = {"name": "paper-1dcnn", "in_channels": 1, "in_len": 640, "layers": [
+    {"kind": "conv1d", "name": "conv1", "out": 8, "kernel": 3}, {"kind": "relu"},
+    {"kind": "conv1d", "name": "conv2", "out": 8, "kernel": 3}, {"kind": "relu"},
+    {"kind": "maxpool1d", "kernel": 3}, {"kind": "batchnorm1d", "name": "bn1"},
+    {"kind": "conv1d", "name": "conv3", "out": 16, "kernel": 3}, {"kind": "relu"},
+    {"kind": "conv1d", "name": "conv4", "out": 16, "kernel": 3}, {"kind": "relu"},
+    {"kind": "globalmaxpool"}, {"kind": "batchnorm1d", "name": "bn2"}, {"kind": "flatten"},
+    {"kind": "dense", "name": "fc1", "out": 64}, {"kind": "relu"},
+    {"kind": "batchnorm1d", "name": "bn3"}, {"kind": "dense", "name": "fc2", "out": 16}]}
+
+# The golden model's tensors in PyTorch state_dict order, as its README
+# lists them ("Tensors: conv1.weight (8,1,3), conv1.bias (8), ...,
+# bn1.{weight,bias,running_mean,running_var} (8), ..."): the order of
+# sdk/nn's flat vector, written down independently of the bridge.
+PAPER_TENSORS = [
+    "conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+    "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
+    "conv3.weight", "conv3.bias", "conv4.weight", "conv4.bias",
+    "bn2.weight", "bn2.bias", "bn2.running_mean", "bn2.running_var",
+    "fc1.weight", "fc1.bias", "bn3.weight", "bn3.bias", "bn3.running_mean", "bn3.running_var",
+    "fc2.weight", "fc2.bias"]
+
+
+def read_safetensors(path):
+    """{name: float32 array} of a safetensors file (the format the golden
+    README describes: u64 header length, JSON header, raw data)."""
+    with open(path, "rb") as f:
+        b = f.read()
+    (n,) = struct.unpack("<Q", b[:8])
+    header = json.loads(b[8:8 + n])
+    data = b[8 + n:]
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        assert e["dtype"] == "F32", (name, e["dtype"])
+        lo, hi = e["data_offsets"]
+        out[name] = np.frombuffer(data[lo:hi], dtype="<f4").reshape(e["shape"])
+    return out
+
+
+def csv(name, dtype=np.float32):
+    return np.loadtxt(os.path.join(GOLDEN, name), delimiter=",", dtype=dtype, ndmin=2)
+
+
+def golden_model():
+    """The golden model as the kit's Model: the flat vector packed in the
+    README's order."""
+    t = read_safetensors(os.path.join(GOLDEN, "model.safetensors"))
+    assert sorted(t) == sorted(PAPER_TENSORS), sorted(t)
+    flat = np.concatenate([t[n].reshape(-1) for n in PAPER_TENSORS])
+    return kit.Model(PAPER, flat), t
+
+
+# The stand-in captum: captum.attr with Captum's signatures; Saliency is
+# |d p_target / d x| (abs=True, Captum's default), NoisySaliency adds
+# torch's normal noise (a random method), LayerGradCam is Captum's
+# alpha_c = mean_t d p / d A_c(t), cam = sum_c alpha_c A_c(t) on the
+# layer's output (attr_dim_summation, relu_attributions=False by
+# default), LayerActivation takes no target.
+STANDIN = '''
+import torch
+
+
+class Attribution:
+    def __init__(self, forward_func):
+        self.forward_func = forward_func
+
+    def attribute(self, inputs, **kwargs):
+        raise NotImplementedError
+
+
+def _select(out, target):
+    return out[torch.arange(out.shape[0]), target]
+
+
+class Saliency(Attribution):
+    def __init__(self, forward_func):
+        self.forward_func = forward_func
+
+    def attribute(self, inputs, target=None, abs=True, additional_forward_args=None):
+        x = inputs.detach().clone().requires_grad_(True)
+        g, = torch.autograd.grad(_select(self.forward_func(x), target).sum(), x)
+        return g.abs() if abs else g
+
+
+class NoisySaliency(Saliency):
+    def attribute(self, inputs, target=None, stdevs=1.0):
+        return super().attribute(inputs, target=target, abs=False) + stdevs * torch.randn(inputs.shape)
+
+
+class LayerGradCam(Attribution):
+    def __init__(self, forward_func, layer, device_ids=None):
+        self.forward_func, self.layer = forward_func, layer
+
+    def attribute(self, inputs, target=None, additional_forward_args=None, attribute_to_layer_input=False,
+                  relu_attributions=False, attr_dim_summation=True):
+        saved = []
+        h = self.layer.register_forward_hook(lambda m, i, o: saved.append(o))
+        try:
+            out = self.forward_func(inputs)
+        finally:
+            h.remove()
+        a = saved[0]
+        g, = torch.autograd.grad(_select(out, target).sum(), a)
+        alpha = g.mean(dim=2, keepdim=True)
+        cam = (alpha * a).sum(dim=1, keepdim=True) if attr_dim_summation else alpha * a
+        return torch.relu(cam) if relu_attributions else cam
+
+
+class Occlusion(Attribution):
+    """Stride 1 along time, a window over every channel (what the test
+    uses): A[t] = mean over the windows s covering t of
+    p(x) - p(x with samples s .. s+w-1 at the baseline)."""
+
+    def attribute(self, inputs, sliding_window_shapes, strides=None, baselines=None, target=None,
+                  additional_forward_args=None, perturbations_per_eval=1, show_progress=False):
+        if not isinstance(sliding_window_shapes, tuple):
+            raise TypeError("sliding_window_shapes must be a tuple, got %r" % (sliding_window_shapes,))
+        c, w = sliding_window_shapes
+        _, ci, t = inputs.shape
+        assert c == ci and strides in (None, 1), (sliding_window_shapes, strides)
+        base = 0.0 if baselines is None else float(baselines)
+        with torch.no_grad():
+            p0 = _select(self.forward_func(inputs), target)[0]
+            n = t - w + 1
+            xs = inputs.repeat(n, 1, 1)
+            for s in range(n):
+                xs[s, :, s:s + w] = base
+            d = p0 - self.forward_func(xs)[:, target]
+            total = torch.zeros(t, dtype=d.dtype)
+            count = torch.zeros(t, dtype=d.dtype)
+            for s in range(n):
+                total[s:s + w] += d[s]
+                count[s:s + w] += 1
+        return (total / count).reshape(1, 1, t).expand(1, ci, t)
+
+
+class LayerActivation(Attribution):
+    def __init__(self, forward_func, layer, device_ids=None):
+        self.forward_func, self.layer = forward_func, layer
+
+    def attribute(self, inputs, additional_forward_args=None, attribute_to_layer_input=False):
+        saved = []
+        h = self.layer.register_forward_hook(lambda m, i, o: saved.append(o))
+        try:
+            self.forward_func(inputs)
+        finally:
+            h.remove()
+        return saved[0].detach()
+'''
+
+
+class StandIn:
+    """Puts the stand-in captum first on sys.path while in use."""
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="standin-captum")
+        pkg = os.path.join(self.dir, "captum")
+        os.makedirs(os.path.join(pkg, "attr"))
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("")
+        with open(os.path.join(pkg, "attr", "__init__.py"), "w") as f:
+            f.write(STANDIN)
+        sys.path.insert(0, self.dir)
+        self._drop()
+        return self
+
+    def __exit__(self, *exc):
+        sys.path.remove(self.dir)
+        self._drop()
+        shutil.rmtree(self.dir)
+
+    @staticmethod
+    def _drop():
+        for k in [k for k in sys.modules if k == "captum" or k.startswith("captum.")]:
+            del sys.modules[k]
+
+
+def probs64(net, x):
+    """The probabilities of a float64 copy of net at x (B, C, T)."""
+    with torch.no_grad():
+        return net(torch.from_numpy(x)).numpy()
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class TestRebuild(unittest.TestCase):
+    def test_layout_is_state_dict_order(self):
+        # The bridge's layout is the README's order, the torch network's
+        # state_dict names are the same (less BN's num_batches_tracked),
+        # and every tensor holds the golden file's values.
+        self.assertEqual([n for n, _ in bridge.layout(PAPER)], PAPER_TENSORS)
+        model, tensors = golden_model()
+        net = bridge.build(model.arch, model.params)
+        sd = {k: v for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
+        self.assertEqual(list(sd), PAPER_TENSORS)
+        for name in PAPER_TENSORS:
+            np.testing.assert_array_equal(sd[name].numpy(), tensors[name], err_msg=name)
+        self.assertFalse(net.training)
+
+    def test_golden_probabilities(self):
+        # (a) The rebuilt network's probabilities equal the golden ones
+        # (sdk/nn's reference, probs.csv) within 1e-5, one batch of 16.
+        model, _ = golden_model()
+        net = bridge.build(model.arch, model.params)
+        x = csv("waveforms.csv")
+        want = csv("probs.csv", np.float64)
+        with torch.no_grad():
+            got = net(torch.from_numpy(x.reshape(16, 1, 640))).numpy()
+        self.assertEqual(got.shape, (16, 16))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+        # The comparison can fail: with two tensors of the same shape
+        # swapped in the flat vector (bn3's weight and bias) the network
+        # is off by far more than the tolerance.
+        t = read_safetensors(os.path.join(GOLDEN, "model.safetensors"))
+        t["bn3.weight"], t["bn3.bias"] = t["bn3.bias"], t["bn3.weight"]
+        p = np.concatenate([t[n].reshape(-1) for n in PAPER_TENSORS])
+        with torch.no_grad():
+            off = bridge.build(PAPER, p)(torch.from_numpy(x.reshape(16, 1, 640))).numpy()
+        self.assertGreater(np.abs(off - want).max(), 1e-3)
+
+    def test_every_kind(self):
+        # Two input channels, dropout, flatten of a (C, T) > 1 layer and a
+        # dense layer straight after a global max pool: the network is the
+        # formula of each kind, written here in numpy (float64).
+        arch = {"name": "kinds", "in_channels": 2, "in_len": 9, "layers": [
+            {"kind": "conv1d", "name": "c", "out": 3, "kernel": 2}, {"kind": "relu"},
+            {"kind": "maxpool1d", "kernel": 3}, {"kind": "batchnorm1d", "name": "bn"},
+            {"kind": "dropout", "p": 0.5},
+            {"kind": "flatten"}, {"kind": "dense", "name": "d", "out": 4},
+            {"kind": "relu", "name": "r"}, {"kind": "globalmaxpool"},
+            {"kind": "dense", "name": "out", "out": 3}]}
+        rng = np.random.default_rng(3)
+        p = random_params(bridge.layout(arch), rng)
+        t = unpack(bridge.layout(arch), p)
+        x = rng.normal(size=(5, 2, 9))
+
+        def ref(x):
+            u = np.stack([[t["c.bias"][o] + sum(t["c.weight"][o, i, k] * x[i, s + k]
+                                                for i in range(2) for k in range(2)) for s in range(8)]
+                          for o in range(3)])
+            u = np.maximum(u, 0)
+            u = np.stack([u[:, s:s + 3].max(axis=1) for s in range(6)], axis=1)
+            u = ((u - t["bn.running_mean"][:, None]) / np.sqrt(t["bn.running_var"][:, None] + 1e-5)
+                 * t["bn.weight"][:, None] + t["bn.bias"][:, None])
+            v = np.maximum(t["d.weight"] @ u.reshape(-1) + t["d.bias"], 0)
+            z = t["out.weight"] @ v + t["out.bias"]
+            e = np.exp(z - z.max())
+            return e / e.sum()
+
+        net = bridge.build(arch, p)
+        with torch.no_grad():
+            got = net(torch.from_numpy(x.astype(np.float32))).numpy()
+        for b in range(5):
+            np.testing.assert_allclose(got[b], ref(x[b]), rtol=1e-5, atol=1e-6)
+        self.assertIn("r", net.named)
+        self.assertEqual(len(set(net.order)), len(arch["layers"]))
+
+    def test_bad_parameters(self):
+        model, _ = golden_model()
+        with self.assertRaisesRegex(kit.Error, r"arch 'paper-1dcnn': parameter vector has 5 values, want \d+"):
+            bridge.build(PAPER, np.zeros(5, np.float32))
+        p = np.array(model.params)
+        p[3] = np.nan
+        with self.assertRaisesRegex(kit.Error, r"tensor conv1.weight element 3 is nan \(want a finite number\)"):
+            bridge.build(PAPER, p)
+        arch = dict(PAPER, layers=[dict(PAPER["layers"][0], name="")] + PAPER["layers"][1:])
+        with self.assertRaisesRegex(kit.Error, r"layer 0 \(conv1d\): name is required"):
+            bridge.layout(arch)
+
+    def test_cache_per_model(self):
+        model, _ = golden_model()
+        other = kit.Model(PAPER, model.params)
+        a, b = bridge.network(model), bridge.network(model)
+        self.assertIs(a, b)
+        self.assertIsNot(bridge.network(other), a)
+        n = len(bridge._nets)
+        del other
+        import gc
+        gc.collect()
+        self.assertEqual(len(bridge._nets), n - 1, "a released model's network is kept")
+
+
+def random_params(lay, rng):
+    """Normal float32 parameters for a layout, with positive running
+    variances."""
+    parts = []
+    for name, shape in lay:
+        v = rng.normal(scale=0.4, size=shape)
+        if name.endswith("running_var"):
+            v = np.abs(v) + 0.3
+        parts.append(v.reshape(-1))
+    return np.concatenate(parts).astype(np.float32)
+
+
+def unpack(lay, p):
+    """{name: float64 tensor} of a flat vector, for the references."""
+    out, off = {}, 0
+    for name, shape in lay:
+        n = int(np.prod(shape))
+        out[name] = p[off:off + n].reshape(shape).astype(np.float64)
+        off += n
+    assert off == p.size
+    return out
+
+
+def tiny_model(seed=3):
+    """A small network with every kind that has a gradient path: two
+    input channels of 12 samples, 3 classes."""
+    arch = {"name": "tiny", "in_channels": 2, "in_len": 12, "layers": [
+        {"kind": "conv1d", "name": "conv1", "out": 3, "kernel": 3}, {"kind": "relu"},
+        {"kind": "maxpool1d", "kernel": 2}, {"kind": "batchnorm1d", "name": "bn"},
+        {"kind": "conv1d", "name": "conv2", "out": 4, "kernel": 3}, {"kind": "relu"},
+        {"kind": "flatten"}, {"kind": "dropout", "p": 0.3},
+        {"kind": "dense", "name": "fc", "out": 3}]}
+    return kit.Model(arch, random_params(bridge.layout(arch), np.random.default_rng(seed)))
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class TestMachinery(unittest.TestCase):
+    def setUp(self):
+        self.standin = StandIn().__enter__()
+
+    def tearDown(self):
+        self.standin.__exit__(None, None, None)
+
+    def explain(self, model, x, targets, config, seeds=None):
+        b = bridge.Bridge()
+        b.check(config)
+        if seeds is None:
+            seeds = np.arange(1, len(targets) + 1, dtype=np.uint64)
+        return b.explain(model, x.astype(np.float32), np.asarray(targets, np.int64), seeds, config)
+
+    def test_saliency_finite_differences(self):
+        # (b) Saliency's map is |d p_target / d x|: a central finite
+        # difference of the rebuilt network's target probability, in
+        # float64 (a copy of the network), at every input sample.
+        model = tiny_model()
+        rng = np.random.default_rng(7)
+        x = rng.normal(size=(3, 24)).astype(np.float32)
+        targets = [0, 2, 1]
+        maps = self.explain(model, x, targets, {"method": "Saliency"})
+        net64 = bridge.build(model.arch, model.params).double()
+        h = 1e-6
+        for b in range(3):
+            self.assertEqual(maps[b].dtype, np.float64)
+            self.assertEqual(maps[b].shape, (24,))
+            fd = np.empty(24)
+            for i in range(24):
+                xp, xm = x[b].astype(np.float64), x[b].astype(np.float64)
+                xp[i] += h
+                xm[i] -= h
+                pp = probs64(net64, xp.reshape(1, 2, 12))[0, targets[b]]
+                pm = probs64(net64, xm.reshape(1, 2, 12))[0, targets[b]]
+                fd[i] = (pp - pm) / (2 * h)
+            scale = np.abs(fd).max()
+            self.assertGreater(scale, 1e-3, "a flat probability checks nothing")
+            np.testing.assert_allclose(maps[b], np.abs(fd), rtol=0, atol=1e-4 * scale + 1e-7)
+        # The attribute table reaches Captum: abs = false keeps the sign.
+        signed = self.explain(model, x[:1], targets[:1], {"method": "Saliency", "attribute": {"abs": False}})
+        np.testing.assert_array_equal(np.abs(signed[0]), maps[0])
+        self.assertTrue((signed[0] < 0).any())
+
+    def test_saliency_closed_form(self):
+        # One dense layer: p = softmax(W x + b), so
+        # d p_k / d x = p_k (W_k - sum_j p_j W_j).
+        arch = {"name": "lin", "in_channels": 1, "in_len": 5,
+                "layers": [{"kind": "flatten"}, {"kind": "dense", "name": "fc", "out": 4}]}
+        rng = np.random.default_rng(2)
+        w, bias = rng.normal(size=(4, 5)), rng.normal(size=4)
+        model = kit.Model(arch, np.concatenate([w.reshape(-1), bias]).astype(np.float32))
+        w, bias = w.astype(np.float32).astype(np.float64), bias.astype(np.float32).astype(np.float64)
+        x = rng.normal(size=(4, 5)).astype(np.float32)
+        maps = self.explain(model, x, [0, 1, 2, 3], {"method": "Saliency", "attribute": {"abs": False}})
+        for k in range(4):
+            z = w @ x[k].astype(np.float64) + bias
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            np.testing.assert_allclose(maps[k], p[k] * (w[k] - p @ w), rtol=1e-5, atol=1e-7)
+
+    def test_golden_input_grad(self):
+        # The golden input gradients (autograd in torch, input_grad.csv):
+        # Saliency with abs = false on the golden model is them.
+        model, _ = golden_model()
+        x = csv("waveforms.csv")[:4]
+        labels = csv("labels.csv", np.int64).reshape(-1)[:4]
+        maps = self.explain(model, x, labels, {"method": "Saliency", "attribute": {"abs": False}})
+        want = csv("input_grad.csv", np.float64)[:4]
+        np.testing.assert_allclose(np.array(maps), want, rtol=0, atol=1e-6)
+
+    def test_golden_gradcam(self):
+        # LayerGradCam on conv4 (its output before the ReLU): with
+        # align = "none" the first 630 values are the golden Captum map
+        # (gradcam_raw.csv), the last 10 are 0; "centre" (the default) is
+        # the same map shifted to the centres of the 11-sample receptive
+        # fields, padded with its end values.
+        model, _ = golden_model()
+        x = csv("waveforms.csv")[:3]
+        labels = csv("labels.csv", np.int64).reshape(-1)[:3]
+        want = csv("gradcam_raw.csv", np.float64)[:3]
+        none = self.explain(model, x, labels, {"method": "LayerGradCam", "layer": "conv4", "align": "none"})
+        centre = self.explain(model, x, labels, {"method": "LayerGradCam", "layer": "conv4"})
+        for b in range(3):
+            # The README's float32 agreement is 5.2e-10 for values up to
+            # 6.4e-4; about ten times that.
+            np.testing.assert_allclose(none[b][:630], want[b], rtol=0, atol=5e-9)
+            np.testing.assert_array_equal(none[b][630:], 0)
+            np.testing.assert_array_equal(centre[b][5:635], none[b][:630])
+            np.testing.assert_array_equal(centre[b][:5], none[b][0])
+            np.testing.assert_array_equal(centre[b][635:], none[b][629])
+
+    def test_golden_occlusion(self):
+        # Occlusion with Captum's arguments from the attribute table (an
+        # array becomes the tuple Captum wants) is the golden Captum map
+        # (occlusion.csv: window 60, stride 1, baseline 0); the README's
+        # float32 agreement is 1.1e-7, about ten times that.
+        model, _ = golden_model()
+        x = csv("waveforms.csv")[:2]
+        labels = csv("labels.csv", np.int64).reshape(-1)[:2]
+        maps = self.explain(model, x, labels, {"method": "Occlusion", "attribute": {
+            "sliding_window_shapes": [1, 60], "strides": 1, "baselines": 0, "perturbations_per_eval": 581}})
+        np.testing.assert_allclose(np.array(maps), csv("occlusion.csv", np.float64)[:2], rtol=0, atol=1e-6)
+
+    def test_layer_channels_and_input_channels(self):
+        # A layer attribution of several channels is summed over them, and
+        # every input channel gets the map: LayerActivation (no target)
+        # of conv2 (4 channels of 7 positions, R = 6 on 12 samples).
+        model = tiny_model()
+        x = np.random.default_rng(4).normal(size=(1, 24)).astype(np.float32)
+        m = self.explain(model, x, [1], {"method": "LayerActivation", "layer": "conv2", "align": "none"})[0]
+        net = bridge.build(model.arch, model.params)
+        with torch.no_grad():
+            h = torch.from_numpy(x.reshape(1, 2, 12))
+            for name in net.order[:net.order.index("conv2") + 1]:
+                h = getattr(net, name)(h)
+        act = h.numpy()[0].sum(axis=0).astype(np.float64)
+        self.assertEqual(act.shape, (7,))
+        np.testing.assert_allclose(m[:7], act, rtol=1e-6)
+        np.testing.assert_array_equal(m[7:12], 0)
+        np.testing.assert_array_equal(m[12:], m[:12])
+        # Aligned at the centres of the 6-sample receptive fields: position
+        # t at sample t + 2, the ends padded with the end values.
+        c = self.explain(model, x, [1], {"method": "LayerActivation", "layer": "conv2"})[0]
+        np.testing.assert_array_equal(c[2:9], m[:7])
+        np.testing.assert_array_equal(c[:2], m[0])
+        np.testing.assert_array_equal(c[9:12], m[6])
+        np.testing.assert_array_equal(c[12:], c[:12])
+
+    def test_seeds(self):
+        # A random method: a map depends on its input and seed only, not
+        # on the rest of the batch; another seed gives another map.
+        model = tiny_model()
+        x = np.random.default_rng(5).normal(size=(3, 24)).astype(np.float32)
+        cfg = {"method": "NoisySaliency", "attribute": {"stdevs": 0.5}}
+        seeds = np.array([11, 12, 2**64 - 1], dtype=np.uint64)
+        batch = self.explain(model, x, [0, 1, 2], cfg, seeds)
+        for b in range(3):
+            one = self.explain(model, x[b:b + 1], [b], cfg, seeds[b:b + 1])
+            np.testing.assert_array_equal(one[0], batch[b])
+        again = self.explain(model, x[:1], [0], cfg, np.array([13], np.uint64))
+        self.assertFalse(np.array_equal(again[0], batch[0]))
+
+    def test_info(self):
+        i = bridge.Bridge().info()
+        i.validate()
+        self.assertEqual((i.id, i.stochastic, i.needs), ("explainer.captum-bridge", True, 0))
+        self.assertFalse(getattr(i, "wants_model", False), "the bridge needs the parameters")
+
+    def test_bad_tables(self):
+        # (c) Every bad key is an Error that names it and what is accepted.
+        b = bridge.Bridge()
+        cases = [
+            ({}, r'^key "method" is missing: name a class of captum.attr \(accepted: LayerActivation, '
+                 r'LayerGradCam, NoisySaliency, Occlusion, Saliency\)$'),
+            ({"method": "Salency"}, r"^key \"method\": 'Salency' is not an attribution class of captum.attr "
+                                    r"\(accepted: LayerActivation, LayerGradCam, NoisySaliency, Occlusion, Saliency\)$"),
+            ({"method": "Attribution"}, r"is not an attribution class"),
+            ({"method": 3}, r'^key "method": 3 is not a string'),
+            ({"method": "Saliency", "methd": 1}, r"^unknown key 'methd' \(accepted: method, init, attribute, layer, align\)$"),
+            ({"method": "Saliency", "init": 3}, r"^key 'init': 3 is not a table"),
+            ({"method": "Saliency", "init": {"eps": 1}},
+             r"^key init.eps: the constructor of Saliency takes no argument 'eps' \(accepted: none\)$"),
+            ({"method": "Saliency", "attribute": {"ab": True}},
+             r"^key attribute.ab: Saliency.attribute takes no argument 'ab' \(accepted: abs, additional_forward_args\)$"),
+            ({"method": "Saliency", "attribute": {"target": 1}}, r"^key attribute.target: the bridge sets target itself"),
+            ({"method": "Saliency", "attribute": {"inputs": 1}}, r"^key attribute.inputs: the bridge sets inputs itself"),
+            ({"method": "LayerGradCam", "init": {"layer": "conv1"}}, r"^key \"layer\" is missing"),
+            ({"method": "LayerGradCam", "layer": "conv4", "init": {"layer": "conv1"}},
+             r"^key init.layer: the bridge sets layer itself"),
+            ({"method": "LayerGradCam", "layer": 4}, r'^key "layer": 4 is not a layer name'),
+            ({"method": "LayerGradCam", "layer": "conv4", "align": "center"},
+             r"^key \"align\": 'center' is not an alignment \(accepted: centre, none\)$"),
+            ({"method": "Saliency", "layer": "conv4"}, r'^key "layer": Saliency takes no layer'),
+            ({"method": "Saliency", "align": "none"}, r'^key "align": Saliency attributes to the input'),
+            ({"method": "Saliency", "attribute": {"abs": None}}, r"^key attribute.abs: null is not a value"),
+        ]
+        for cfg, want in cases:
+            with self.subTest(cfg=cfg):
+                with self.assertRaisesRegex(kit.Error, want):
+                    b.check(cfg)
+        b.check({"method": "LayerGradCam", "layer": "conv4", "init": {"device_ids": [0]},
+                 "attribute": {"relu_attributions": True}})
+        # A layer the architecture does not have is found at Explain.
+        model = tiny_model()
+        with self.assertRaisesRegex(kit.Error, r"^key \"layer\": arch 'tiny' has no layer 'conv4' "
+                                               r"\(its named layers: conv1, bn, conv2, fc\)$"):
+            self.explain(model, np.zeros((1, 24)), [0], {"method": "LayerGradCam", "layer": "conv4"})
+        # Captum's own refusal reaches the host as an Error with its text.
+        with self.assertRaisesRegex(kit.Error, r"^input 0: captum.attr.NoisySaliency.attribute\(stdevs='x', "
+                                               r"target=0\): TypeError: "):
+            self.explain(model, np.zeros((1, 24)), [0], {"method": "NoisySaliency", "attribute": {"stdevs": "x"}})
+
+
+class TestMissing(unittest.TestCase):
+    """(c) Without captum or torch the bridge starts and says what is
+    missing at Check and at Explain."""
+
+    def check(self, hide, want):
+        with mock.patch.dict(sys.modules, {m: None for m in hide}):
+            b = bridge.Bridge()
+            b.info().validate()
+            with self.assertRaises(kit.Error) as c:
+                b.check({"method": "Saliency"})
+            self.assertTrue(str(c.exception).startswith(want), str(c.exception))
+            with self.assertRaises(kit.Error) as c:
+                b.explain(kit.Model(PAPER, np.zeros(1, np.float32)), np.zeros((1, 640), np.float32),
+                          np.zeros(1, np.int64), np.ones(1, np.uint64), {"method": "Saliency"})
+            self.assertTrue(str(c.exception).startswith(want), str(c.exception))
+
+    def test_no_captum(self):
+        self.check(["captum", "captum.attr"], "captum is not installed: pip install captum; the bridge is optional")
+
+    def test_no_torch(self):
+        self.check(["torch", "captum", "captum.attr"],
+                   "torch is not installed: apt-get install python3-torch (Debian) or pip install torch; "
+                   "the bridge is optional")
+
+    def test_broken_captum(self):
+        # A captum that is there but fails to import (a release for another
+        # torch) is told apart from a missing one.
+        d = tempfile.mkdtemp(prefix="broken-captum")
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, "captum", "attr"))
+        open(os.path.join(d, "captum", "__init__.py"), "w").close()
+        with open(os.path.join(d, "captum", "attr", "__init__.py"), "w") as f:
+            f.write("raise AttributeError(\"module 'torch' has no attribute 'compiler'\")\n")
+        sys.path.insert(0, d)
+        self.addCleanup(sys.path.remove, d)
+        self.addCleanup(StandIn._drop)
+        if torch is None:
+            self.skipTest(NO_TORCH)
+        with self.assertRaisesRegex(kit.Error, r"^captum is installed but captum.attr does not import: "
+                                               r"AttributeError: module 'torch' has no attribute 'compiler'"):
+            bridge.Bridge().check({"method": "Saliency"})
+
+    def test_docstring(self):
+        doc = bridge.__doc__
+        for want in ("THE BRIDGE IS OPTIONAL", "python3-torch", "pip install captum"):
+            self.assertIn(want, doc)
+
+
+if __name__ == "__main__":
+    unittest.main()
