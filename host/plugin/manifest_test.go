@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -194,7 +195,7 @@ func TestManifestDirs(t *testing.T) {
 // manifest whose command is a symbolic link to the script; its language
 // is detected from the #! line.
 func TestManifestPython(t *testing.T) {
-	needPython(t)
+	pythontest.Need(t)
 	script, err := filepath.Abs(pythonEcho)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/uaxai/uaxai/internal/pythontest"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -25,23 +26,6 @@ import (
 // pythonEcho is the example plugin's script, relative to this package.
 const pythonEcho = "../../plugins/explainer/python-echo/uaxai-explainer-python-echo"
 
-// needPython skips the test unless Debian's /usr/bin/python3 has the
-// kit's modules (grpc, google.protobuf, numpy), and puts /usr/bin first
-// on the PATH, so that the script's `#!/usr/bin/env python3` finds that
-// interpreter rather than another one (pyenv's) without the modules.
-func needPython(t *testing.T) {
-	t.Helper()
-	const py = "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("the Python kit's test needs %s: %v", py, err)
-	}
-	out, err := exec.Command(py, "-c", "import grpc, google.protobuf, numpy").CombinedOutput()
-	if err != nil {
-		t.Skipf("the Python kit's test needs python3-grpcio, python3-protobuf and python3-numpy (apt-get install -y python3-grpcio python3-protobuf python3-numpy): %v\n%s", err, out)
-	}
-	t.Setenv("PATH", "/usr/bin"+string(filepath.ListSeparator)+os.Getenv("PATH"))
-}
-
 // echoMap is python-echo's closed form: scale * |x_i| + target.
 func echoMap(x []float32, target int, scale float64) []float64 {
 	out := make([]float64, len(x))
@@ -52,7 +36,7 @@ func echoMap(x []float32, target int, scale float64) []float64 {
 }
 
 func TestPythonPlugin(t *testing.T) {
-	needPython(t)
+	pythontest.Need(t)
 	script, err := filepath.Abs(pythonEcho)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +227,7 @@ func writeHostilePython(t *testing.T, mode string) (dir, id string) {
 // the call, the limit, the message or the stderr tail), in bounded
 // time, and no process left behind.
 func TestPythonHostile(t *testing.T) {
-	needPython(t)
+	pythontest.Need(t)
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -375,10 +359,7 @@ class Saliency:
 // gradient of the target probability; without captum, Check says what
 // to install and that the bridge is optional.
 func TestPythonCaptumBridge(t *testing.T) {
-	needPython(t)
-	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch").CombinedOutput(); err != nil {
-		t.Skipf("the Captum bridge needs torch in /usr/bin/python3 (apt-get install python3-torch): %v\n%s", err, out)
-	}
+	pythontest.Need(t, "torch") // Debian: python3-torch
 	script, err := filepath.Abs(captumBridge)
 	if err != nil {
 		t.Fatal(err)
