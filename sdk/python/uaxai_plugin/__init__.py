@@ -35,6 +35,19 @@ python3-numpy; the protocol stubs are generated (generate.sh) and
 committed.
 """
 
+import sys as _sys
+
+try:
+    import google.protobuf  # noqa: F401
+    import grpc  # noqa: F401
+    import numpy  # noqa: F401
+except ImportError as _e:
+    raise ImportError(
+        "uaxai_plugin needs numpy, grpcio and protobuf, and the interpreter %s lacks %s (%s). On Debian: "
+        "apt-get install python3-numpy python3-grpcio python3-protobuf, and run the plugin with /usr/bin/python3 "
+        "(a plugin's '#!/usr/bin/env python3' line takes the first python3 on PATH)"
+        % (_sys.executable, _e.name or "a module", _e)) from None
+
 from .errors import Error, ServiceError
 from .model import ArchError, Model, service_channel, shapes
 from .server import (
