@@ -154,3 +154,41 @@ func TestGoBinaryConforms(t *testing.T) {
 	}
 	expect(t, "gradinput", run(t, func(tb testing.TB) { ExplainerCommand(tb, []string{bin}, cs) }))
 }
+
+// TestReadmePythonPlugin: the README's complete Python plugin is under
+// 30 lines and passes the conformance kit as printed.
+func TestReadmePythonPlugin(t *testing.T) {
+	pythontest.Need(t)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "This is a\ncomplete plugin")
+	if !ok {
+		t.Fatal("README.md: no \"This is a complete plugin\" paragraph")
+	}
+	_, rest, ok = strings.Cut(rest, "```python\n")
+	src, _, ok2 := strings.Cut(rest, "```\n")
+	if !ok || !ok2 {
+		t.Fatal("README.md: the complete plugin has no ```python block")
+	}
+	if n := strings.Count(src, "\n"); n >= 30 {
+		t.Errorf("the README's complete plugin has %d lines; the guide promises under 30", n)
+	}
+	kit, err := filepath.Abs(filepath.Join("..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, "/path/to/uaxai/sdk/python") {
+		t.Fatal("the README's plugin no longer puts /path/to/uaxai/sdk/python on sys.path")
+	}
+	path := filepath.Join(t.TempDir(), "uaxai-explainer-saliency")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(src, "/path/to/uaxai/sdk/python", kit)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := DefaultCase(5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "README plugin", run(t, func(tb testing.TB) { ExplainerCommand(tb, []string{path}, cs) }))
+}
