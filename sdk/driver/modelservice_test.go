@@ -154,6 +154,20 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 		if len(got) != B*len(starts) {
 			t.Fatalf("Windows: %d values, want %d", len(got), B*len(starts))
 		}
+		// Bit for bit what explainer.occlusion computes in process.
+		p0 := f32(t, w.GetUnperturbed())
+		for b := range B {
+			want := make([]float32, len(starts))
+			var w0 float32
+			if signal {
+				w0 = m.WindowProbsCachedSignal(want, x[b*n:(b+1)*n], z[b*n:(b+1)*n], starts, width, targets[b], nil)
+			} else {
+				w0 = m.WindowProbsCached(want, x[b*n:(b+1)*n], starts, width, 0.25, targets[b], nil)
+			}
+			if !slices.Equal(got[b*len(starts):(b+1)*len(starts)], want) || p0[b] != w0 {
+				t.Errorf("Windows (signal %v) input %d: not the in-process WindowProbsCached bytes", signal, b)
+			}
+		}
 		row, p := make([]float32, n), make([]float32, k)
 		for b := range B {
 			for j, s := range starts {
@@ -217,6 +231,80 @@ func TestModelServiceSpans(t *testing.T) {
 	}
 }
 
+// plain is a model with nn.Model's methods only: the service computes
+// its windows and spans by forward passes.
+type plain struct{ nn.Model }
+
+// TestModelServicePlainModel: for a model without sdk/nn's incremental
+// paths, Windows and Spans are forward passes of the perturbed inputs
+// built here, and Windows' unperturbed probabilities are Probs's.
+func TestModelServicePlainModel(t *testing.T) {
+	_, m := convModel(t, 5)
+	_, rpc, h := dialService(t, plain{m})
+	ctx := context.Background()
+	n, k, T := m.InputLen(), m.Classes(), m.Arch().InLen
+	const B = 2
+	x, z := inputs(B, n, 8), inputs(B, n, 9)
+	targets := []int{2, 0}
+	starts := []int{0, 5, 24 - 4}
+	forward := func(b int, set func(row []float32)) float32 {
+		row, p := slices.Clone(x[b*n:(b+1)*n]), make([]float32, k)
+		set(row)
+		m.Probs(p, row)
+		return p[targets[b]]
+	}
+	for _, signal := range []bool{false, true} {
+		req := &pb.WindowsRequest{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets), Starts: wire.Int64s(starts), Width: 4, Baseline: -1}
+		if signal {
+			req.BaselineX = wire.Float32Bytes(z)
+		}
+		w, err := rpc.Windows(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, p0 := f32(t, w.GetProbs()), f32(t, w.GetUnperturbed())
+		for b := range B {
+			if want := forward(b, func([]float32) {}); p0[b] != want {
+				t.Errorf("signal %v input %d: unperturbed %v, Probs %v", signal, b, p0[b], want)
+			}
+			for j, s := range starts {
+				want := forward(b, func(row []float32) {
+					for c := 0; c < n/T; c++ {
+						for i := c*T + s; i < c*T+s+4; i++ {
+							row[i] = -1
+							if signal {
+								row[i] = z[b*n+i]
+							}
+						}
+					}
+				})
+				if got[b*len(starts)+j] != want {
+					t.Errorf("signal %v input %d start %d: %v, forward pass %v", signal, b, s, got[b*len(starts)+j], want)
+				}
+			}
+		}
+	}
+	r, err := rpc.Spans(ctx, &pb.SpansRequest{Handle: h, X: wire.Float32Bytes(x[n:]), Target: 0, Bounds: []int64{1, 3, 6, 9, 20, 24}, Ends: []int64{0, 1, 3}, Baseline: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f32(t, r.GetProbs())
+	for j, sp := range [][][2]int{{}, {{1, 3}}, {{6, 9}, {20, 24}}} {
+		want := forward(1, func(row []float32) {
+			for _, s := range sp {
+				for c := 0; c < n/T; c++ {
+					for i := c*T + s[0]; i < c*T+s[1]; i++ {
+						row[i] = 0.5
+					}
+				}
+			}
+		})
+		if got[j] != want {
+			t.Errorf("Spans perturbation %d: %v, forward pass %v", j, got[j], want)
+		}
+	}
+}
+
 // TestModelServiceRejects: each malformed request is refused with a
 // status that says what would have been accepted, and the service still
 // answers afterwards.
@@ -275,7 +363,15 @@ func TestModelServiceRejects(t *testing.T) {
 		{"negative start", win(func(r *pb.WindowsRequest) { r.Starts = []int64{-1} }), codes.InvalidArgument, "start -1"},
 		{"no starts", win(func(r *pb.WindowsRequest) { r.Starts = nil }), codes.InvalidArgument, "no starts"},
 		{"NaN baseline", win(func(r *pb.WindowsRequest) { r.Baseline = float32(math.NaN()) }), codes.InvalidArgument, "baseline NaN; want a finite number"},
-		{"short baseline signal", win(func(r *pb.WindowsRequest) { r.BaselineX = x[:4*n] }), codes.InvalidArgument, "baseline_x has 192 bytes; want one baseline signal per input, 96 float32 values"},
+		{"short baseline signal", win(func(r *pb.WindowsRequest) { r.BaselineX = x[:4*n] }), codes.InvalidArgument, "baseline_x has 192 bytes; want one baseline signal per input, 96 float32 values (384 bytes)"},
+		{"NaN first", func() error {
+			_, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(append([]float32{float32(math.NaN())}, nan[1:]...))})
+			return err
+		}(), codes.InvalidArgument, "value 0 (input 0, sample 0) is NaN"},
+		{"NaN first in the baseline signal", win(func(r *pb.WindowsRequest) {
+			r.BaselineX = wire.Float32Bytes(append([]float32{float32(math.Inf(-1))}, nan[1:]...))
+		}), codes.InvalidArgument, "baseline_x: value 0 (input 0, sample 0) is -Inf"},
+		{"width past the input", win(func(r *pb.WindowsRequest) { r.Width, r.Starts = 25, []int64{0} }), codes.InvalidArgument, "width 25; want 1..24"},
 		{"NaN baseline signal", win(func(r *pb.WindowsRequest) { r.BaselineX = wire.Float32Bytes(nan) }), codes.InvalidArgument, "baseline_x: value 51 (input 1, sample 3) is NaN"},
 		{"spans of two inputs", spans(func(r *pb.SpansRequest) { r.X = x }), codes.InvalidArgument, "x has 384 bytes; want one input of 48 float32 values (192 bytes)"},
 		{"odd bounds", spans(func(r *pb.SpansRequest) { r.Bounds = []int64{1, 2, 3}; r.Ends = []int64{1} }), codes.InvalidArgument, "3 bounds; want (lo, hi) pairs"},
@@ -299,6 +395,16 @@ func TestModelServiceRejects(t *testing.T) {
 	}
 	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: x}); err != nil {
 		t.Fatalf("after the rejections: %v", err)
+	}
+	// The bounds themselves are accepted: windows of width 1 and of the
+	// whole input, and the most inputs a request may carry.
+	for _, w := range []int64{1, 24} {
+		if err := win(func(r *pb.WindowsRequest) { r.Width, r.Starts = w, []int64{0} }); err != nil {
+			t.Errorf("width %d: %v", w, err)
+		}
+	}
+	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: make([]byte, 4*n*MaxServiceInputs)}); err != nil {
+		t.Errorf("%d inputs: %v", MaxServiceInputs, err)
 	}
 	// More inputs than a request may carry.
 	big := make([]byte, 4*n*(MaxServiceInputs+1))
