@@ -1,0 +1,273 @@
+package sdk_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/internal/pb"
+	"github.com/uaxai/uaxai/sdk/internal/proto"
+	"github.com/uaxai/uaxai/sdk/internal/wire"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// The plugin side of the model service (remotemodel.go), through the
+// protocol: an explainer served over gRPC gets the host's model and
+// compares every answer with the same network in its own process.
+
+func probeArch() nn.Arch {
+	return nn.Arch{Name: "probe", InChannels: 2, InLen: 20, Layers: []nn.Layer{
+		{Kind: nn.KindConv1D, Name: "conv1", Out: 3, Kernel: 3}, {Kind: nn.KindReLU},
+		{Kind: nn.KindGlobalMaxPool}, {Kind: nn.KindFlatten}, {Kind: nn.KindDense, Name: "fc", Out: 4},
+	}}
+}
+
+func probeParams(t *testing.T) nn.Params {
+	t.Helper()
+	lay, err := nn.NewLayout(probeArch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nn.Params{Arch: probeArch(), Data: make([]float32, lay.Size)}
+	nn.Init(lay, p.Data, rand.New(rand.NewPCG(3, 4)))
+	return p
+}
+
+// The fast-path interfaces of explainer.occlusion and explainer.lime.
+type (
+	windowProber interface {
+		WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
+		WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
+	}
+	cachedProber interface {
+		PooledLen() int
+		WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
+		WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
+	}
+	spanProber interface {
+		SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
+	}
+)
+
+// probe checks the model it is given against local, the same network in
+// process: Config "fail" makes it call the service after the test closed
+// it (svc), "layer" asks for an unknown layer.
+type probe struct {
+	local *nn.Inference
+	svc   *driver.ModelService
+}
+
+func (probe) Info() sdk.Info {
+	return sdk.Info{ID: "explainer.probe", Version: "1", Needs: sdk.NeedsProbs | sdk.NeedsInputGrad | sdk.NeedsLayer, WantsModel: true}
+}
+func (probe) Check(cfg sdk.Config) error { return cfg.Only("fail", "layer") }
+
+func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	l := p.local
+	if _, ok := m.(*nn.Inference); ok {
+		return nil, fmt.Errorf("a local model, not the service's")
+	}
+	if _, ok := req.Config["fail"]; ok {
+		p.svc.Close()
+		m.Probs(make([]float32, len(req.Targets)*m.Classes()), req.X)
+		return nil, fmt.Errorf("Probs returned after the service closed")
+	}
+	if _, ok := req.Config["layer"]; ok {
+		if _, err := m.LayerShape("conv9"); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("LayerShape of an unknown layer succeeded")
+	}
+	var diffs []string
+	same := func(what string, a, b []float32) {
+		if !slices.Equal(a, b) {
+			diffs = append(diffs, what)
+		}
+	}
+	if !slices.Equal(m.Arch().Layers, l.Arch().Layers) || m.InputLen() != l.InputLen() || m.Classes() != l.Classes() {
+		diffs = append(diffs, "arch")
+	}
+	B, n, k := len(req.Targets), l.InputLen(), l.Classes()
+	x, tg := req.X, req.Targets
+	a, b := make([]float32, B*k), make([]float32, B*k)
+	m.Probs(a, x)
+	l.Probs(b, x)
+	same("Probs", a, b)
+	ga, gb, pa, pb := make([]float32, B*n), make([]float32, B*n), make([]float32, B*k), make([]float32, B*k)
+	m.InputGrad(ga, pa, x, tg)
+	l.InputGrad(gb, pb, x, tg)
+	same("InputGrad", ga, gb)
+	same("InputGrad probs", pa, pb)
+	m.InputGrad(ga, nil, x, tg)
+	same("InputGrad without probs", ga, gb)
+	sh, err := m.LayerShape("conv1")
+	if lsh, _ := l.LayerShape("conv1"); err != nil || sh != lsh {
+		diffs = append(diffs, fmt.Sprintf("LayerShape %v %v", sh, err))
+	}
+	aa, ab, da, db := make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size())
+	if err := m.LayerGrad(aa, da, x, tg, "conv1"); err != nil {
+		diffs = append(diffs, "LayerGrad: "+err.Error())
+	}
+	if err := l.LayerGrad(ab, db, x, tg, "conv1"); err != nil {
+		return nil, err
+	}
+	same("LayerGrad act", aa, ab)
+	same("LayerGrad grad", da, db)
+	if err := m.LayerGrad(aa, da, x, tg, "conv9"); err == nil || !strings.Contains(err.Error(), "conv9") {
+		diffs = append(diffs, fmt.Sprintf("LayerGrad of an unknown layer: %v", err))
+	}
+	if err := m.LayerGrad(aa[:1], da, x, tg, "conv1"); err == nil {
+		diffs = append(diffs, "LayerGrad into a short act succeeded")
+	}
+	// The fast paths, input 0.
+	x0, z := x[:n], make([]float32, n)
+	for i := range z {
+		z[i] = float32(i%5) - 2
+	}
+	starts := []int{0, 4, 13}
+	wp, ok1 := m.(windowProber)
+	cp, ok2 := m.(cachedProber)
+	sp, ok3 := m.(spanProber)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("the remote model lacks a fast path: windows %v cached %v spans %v", ok1, ok2, ok3)
+	}
+	if cp.PooledLen() != l.PooledLen() {
+		diffs = append(diffs, "PooledLen")
+	}
+	wa, wb := make([]float32, len(starts)), make([]float32, len(starts))
+	p0a := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
+	p0b := l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
+	same("WindowProbsCached", wa, wb)
+	same("WindowProbsCached p0", []float32{p0a}, []float32{p0b})
+	p0a = cp.WindowProbsCachedSignal(wa, x0, z, starts, 7, tg[0], nil)
+	p0b = l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
+	same("WindowProbsCachedSignal", wa, wb)
+	same("WindowProbsCachedSignal p0", []float32{p0a}, []float32{p0b})
+	// WindowProbs is the same computation as the cached path's windows.
+	wp.WindowProbs(wa, x0, starts, 7, 0.5, tg[0])
+	l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
+	same("WindowProbs", wa, wb)
+	wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
+	l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
+	same("WindowProbsSignal", wa, wb)
+	if got := cp.WindowProbsCached(nil, x0, nil, 7, 0.5, tg[0], nil); got != b[tg[0]] {
+		diffs = append(diffs, fmt.Sprintf("no windows: p0 %v, Probs %v", got, b[tg[0]]))
+	}
+	spans := [][]nn.Span{{}, {{Lo: 2, Hi: 6}}, {{Lo: 0, Hi: 3}, {Lo: 10, Hi: 20}}}
+	sa, sb := make([]float32, len(spans)), make([]float32, len(spans))
+	sp.SpanProbs(sa, x0, spans, -1, tg[0])
+	l.SpanProbs(sb, x0, spans, -1, tg[0])
+	same("SpanProbs", sa, sb)
+	sp.SpanProbs(sa, x0, nil, -1, tg[0]) // no perturbation: no call, no panic
+	m.Probs(nil, x[:0])                  // no input: no call
+	if len(diffs) > 0 {
+		return nil, fmt.Errorf("the remote model differs from the local one: %s", strings.Join(diffs, ", "))
+	}
+	maps := make([][]float64, B)
+	for i := range maps {
+		maps[i] = make([]float64, n)
+	}
+	return maps, nil
+}
+
+// TestRemoteModel: every nn.Model method and fast path of the remote model
+// gives the local network's bytes; a failed service call and an unknown
+// layer are the Explain's errors, never a panic of the plugin.
+func TestRemoteModel(t *testing.T) {
+	params := probeParams(t)
+	local, err := nn.NewModel(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+	rpc, stop, err := proto.InProcess(probe{local: local, svc: svc}, driver.PluginSetFor(driver.Options{Models: svc}), driver.DialOptions(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	v, err := rpc.Dispense("explainer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := v.(driver.Explainer)
+	ctx := context.Background()
+	lm, err := e.Load(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 3*local.InputLen())
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	req := sdk.ExplainRequest{X: x, Targets: []int{3, 0, 2}}
+	if _, err := lm.Explain(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	req.Config = sdk.Config{"layer": true}
+	if _, err := lm.Explain(ctx, req); err == nil || !strings.Contains(err.Error(), "explainer.probe: Explain: model service: Layer:") || !strings.Contains(err.Error(), "conv9") {
+		t.Errorf("unknown layer: %v", err)
+	}
+	req.Config = sdk.Config{"fail": true}
+	_, err = lm.Explain(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "explainer.probe: Explain: model service: Probs: ") || strings.Contains(err.Error(), "panic") {
+		t.Errorf("a call after the service closed: %v", err)
+	}
+}
+
+// TestRemoteModelLoad: a Load naming a draw the service does not serve,
+// or no address, or both a service and parameters, is refused with a
+// message that says so; the plugin keeps serving.
+func TestRemoteModelLoad(t *testing.T) {
+	svc := driver.NewModelService()
+	defer svc.Close()
+	local, err := nn.NewModel(probeParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, h, err := svc.Add(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+	rpc, stop, err := proto.InProcess(probe{local: local, svc: svc}, driver.PluginSetFor(driver.Options{Models: svc}), driver.DialOptions(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	raw := pb.NewExplainerClient(rpc.(*goplugin.GRPCClient).Conn)
+	ctx := context.Background()
+	params, err := wire.Params(probeParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		req  *pb.LoadRequest
+		want string
+	}{
+		{"unknown handle", &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: h + 1}}, fmt.Sprintf("model service: Describe: no model with handle %d", h+1)},
+		{"no address", &pb.LoadRequest{Service: &pb.ModelService{Handle: h}}, "the model service has no address"},
+		{"both", &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: h}, Model: params}, "both a model service and parameters"},
+	} {
+		if _, err := raw.Load(ctx, c.req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want InvalidArgument containing %q", c.name, err, c.want)
+		}
+	}
+	if r, err := raw.Load(ctx, &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: h}}); err != nil || r.GetHandle() == 0 {
+		t.Errorf("a good Load after the refusals: %v", err)
+	}
+}
