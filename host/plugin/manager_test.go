@@ -187,6 +187,29 @@ func checkEcho(t *testing.T, maps [][]float64) {
 	}
 }
 
+// checkGradInput checks maps against explainer.gradinput's closed form on
+// params(t): x * d p_target / d x, bit for bit.
+func checkGradInput(t *testing.T, req sdk.ExplainRequest, maps [][]float64) {
+	t.Helper()
+	mod, err := nn.NewModel(params(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := mod.InputLen()
+	grad := make([]float32, len(req.X))
+	mod.InputGrad(grad, nil, req.X, req.Targets)
+	if len(maps) != len(req.Targets) {
+		t.Fatalf("%d maps for %d inputs", len(maps), len(req.Targets))
+	}
+	for b := range maps {
+		for i, v := range maps[b] {
+			if want := float64(req.X[b*n+i]) * float64(grad[b*n+i]); v != want {
+				t.Fatalf("input %d index %d: %v, want x * grad = %v", b, i, v, want)
+			}
+		}
+	}
+}
+
 // alive reports whether process pid exists.
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
@@ -509,24 +532,12 @@ func TestThirdPartyBinary(t *testing.T) {
 	if e.Info().Needs != sdk.NeedsInputGrad || e.Info().Stochastic {
 		t.Errorf("Info %+v", e.Info())
 	}
-	mod, err := nn.NewModel(params(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := request(nil)
 	maps, err := explain(t, ctx, e, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	grad := make([]float32, len(req.X))
-	mod.InputGrad(grad, nil, req.X, req.Targets)
-	for b := range maps {
-		for i, v := range maps[b] {
-			if want := float64(req.X[b*8+i]) * float64(grad[b*8+i]); v != want {
-				t.Fatalf("input %d index %d: %v, want x * grad = %v", b, i, v, want)
-			}
-		}
-	}
+	checkGradInput(t, req, maps)
 	list, err := m.List(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/uaxai/uaxai/plugins/explainer/gradinput"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // wantsModel is explainer.gradinput asking for the model service, under
@@ -60,19 +59,7 @@ func TestModelServiceOutOfProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := nn.NewModel(params(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grad := make([]float32, len(req.X))
-	mod.InputGrad(grad, nil, req.X, req.Targets)
-	for b := range maps {
-		for i, v := range maps[b] {
-			if want := float64(req.X[b*8+i]) * float64(grad[b*8+i]); v != want {
-				t.Fatalf("input %d index %d: %v, want x * grad = %v", b, i, v, want)
-			}
-		}
-	}
+	checkGradInput(t, req, maps)
 	// A bad request reaches the service from the plugin and comes back as
 	// the call's error, naming the plugin.
 	bad := request(nil)

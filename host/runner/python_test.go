@@ -14,68 +14,28 @@ import (
 	"github.com/uaxai/uaxai/internal/pythontest"
 )
 
-// pythonRecipe is the tiny recipe with every posterior kind (a
-// deterministic network, a 2-member ensemble, MC dropout and Laplace),
-// the Go occlusion, its numpy twin and KernelSHAP through the model
-// service, and the mean.
+// pythonRecipe is the tiny recipe with MC dropout and Laplace too (every
+// posterior kind), and, besides its Go occlusion, the numpy twin of it
+// and KernelSHAP through the model service.
 func pythonRecipe(out string) string {
 	root := filepath.Join("..", "..", "plugins", "explainer")
-	return fmt.Sprintf(`name = "python"
-seed = 7
-out = %q
-plugin_dirs = [%q, %q]
-
-[data]
-train_per_class = 12
-val_fraction = 0.25
-test_splits = 2
-test_per_class = 2
-
-[train]
-epochs = 2
-
-[[posterior]]
-use = "deterministic"
-label = "Deterministic"
-
-[[posterior]]
-use = "ensemble"
-label = "Ensemble"
-draws = 2
-members = 2
-
+	return fmt.Sprintf("plugin_dirs = [%q, %q]\n", filepath.Join(root, "python-occlusion"), filepath.Join(root, "python-kernelshap")) +
+		tinyRecipe(out, laplaceTable+`
 [[posterior]]
 use = "mcdropout"
 label = "MC dropout"
 draws = 2
 
-[[posterior]]
-use = "laplace"
-label = "Laplace"
-draws = 2
-calibration_draws = 3
-
-[[explainer]]
-use = "occlusion"
-label = "Go"
-window = 60
-stride = 20
-
 [[explainer]]
 use = "python-occlusion"
-label = "Python"
 window = 60
 stride = 20
 
 [[explainer]]
 use = "python-kernelshap"
-label = "KernelSHAP"
 samples = 24
 feature = 160
-
-[[summary]]
-use = "mean"
-`, out, filepath.Join(root, "python-occlusion"), filepath.Join(root, "python-kernelshap"))
+`)
 }
 
 // TestPythonExplainersInARecipe: the Python explainers run in a recipe
@@ -100,12 +60,14 @@ func TestPythonExplainersInARecipe(t *testing.T) {
 	one := run(1)
 	rows := map[string]engine.Row{}
 	for _, r := range one.Results.Rows {
-		rows[r.Label+"|"+r.ExplainerLabel] = r
+		if r.Summary == "summary.mean" {
+			rows[r.Label+"|"+r.Explainer] = r
+		}
 	}
 	for _, post := range []string{"Deterministic", "Ensemble", "MC dropout", "Laplace"} {
-		g, okg := rows[post+"|Go"]
-		p, okp := rows[post+"|Python"]
-		k, okk := rows[post+"|KernelSHAP"]
+		g, okg := rows[post+"|explainer.occlusion"]
+		p, okp := rows[post+"|explainer.python-occlusion"]
+		k, okk := rows[post+"|explainer.python-kernelshap"]
 		if !okg || !okp || !okk {
 			t.Fatalf("%s: rows missing (have %d rows)", post, len(one.Results.Rows))
 		}

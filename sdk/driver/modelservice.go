@@ -360,32 +360,9 @@ func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base 
 		}
 		return w.WindowProbsCached(dst, x, starts, width, base, class, nil)
 	}
-	n, k, T := m.InputLen(), m.Classes(), m.Arch().InLen
-	const chunk = 64
-	buf := make([]float32, chunk*n)
-	probs := make([]float32, chunk*k)
-	for s0 := 0; s0 < len(starts); s0 += chunk {
-		s1 := min(s0+chunk, len(starts))
-		for j := s0; j < s1; j++ {
-			row := buf[(j-s0)*n : (j-s0+1)*n]
-			copy(row, x)
-			for ch := 0; ch < n/T; ch++ {
-				lo, hi := ch*T+starts[j], ch*T+starts[j]+width
-				if z != nil {
-					copy(row[lo:hi], z[lo:hi])
-					continue
-				}
-				for i := lo; i < hi; i++ {
-					row[i] = base
-				}
-			}
-		}
-		m.Probs(probs[:(s1-s0)*k], buf[:(s1-s0)*n])
-		for j := s0; j < s1; j++ {
-			dst[j] = probs[(j-s0)*k+class]
-		}
-	}
-	m.Probs(probs[:k], x)
+	nn.WindowProbsOf(m, dst, x, z, starts, width, base, class)
+	probs := make([]float32, m.Classes())
+	m.Probs(probs, x)
 	return probs[class]
 }
 

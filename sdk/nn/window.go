@@ -572,16 +572,30 @@ func (m *Inference) localRange(i int, in, out []float32, r span, idx []int32) {
 
 // windowProbsPlain is WindowProbs by full forward passes.
 func (m *Inference) windowProbsPlain(dst, x []float32, starts []int, width int, f baseFill, class int) {
-	n, k, T := m.InputLen(), m.Classes(), m.net.in.T
+	WindowProbsOf(m, dst, x, f.z, starts, width, f.v, class)
+}
+
+// WindowProbsOf computes what Inference.WindowProbs (z nil) and
+// WindowProbsSignal (z not nil) do, for any Model, by forward passes of
+// the occluded copies, 64 at a time: dst[j] = p_class(x with samples
+// starts[j] .. starts[j]+width-1 of every channel replaced by baseline,
+// or by z's samples there). x is one input; T = Arch().InLen.
+func WindowProbsOf(m Model, dst, x, z []float32, starts []int, width int, baseline float32, class int) {
+	n, k := m.InputLen(), m.Classes()
+	a := m.Arch()
+	if len(x) != n || len(dst) < len(starts) || (z != nil && len(z) != n) {
+		panic("nn: WindowProbsOf needs one input, a baseline signal of its length or none, and a dst per window")
+	}
+	f := baseFill{v: baseline, z: z}
 	const chunk = inferenceBatch
-	buf := make([]float32, chunk*n)
-	probs := make([]float32, chunk*k)
+	buf := make([]float32, min(chunk, len(starts))*n)
+	probs := make([]float32, min(chunk, len(starts))*k)
 	for j0 := 0; j0 < len(starts); j0 += chunk {
 		j1 := min(j0+chunk, len(starts))
 		for j := j0; j < j1; j++ {
 			row := buf[(j-j0)*n : (j-j0+1)*n]
 			copy(row, x)
-			f.set(row, m.net.in.C, T, starts[j], starts[j]+width)
+			f.set(row, a.InChannels, a.InLen, starts[j], starts[j]+width)
 		}
 		m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
 		for j := j0; j < j1; j++ {

@@ -97,33 +97,7 @@ func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
 	if err != nil {
 		h.fatalf("Explain: %v", err)
 	}
-	if got, err := lm.Explain(ctx, request(0, b, seeds)); err != nil {
-		h.errorf("Explain, second call: %v", err)
-	} else if d := diffMaps(got, want); d != "" {
-		h.errorf("not deterministic: the same request gave different maps (%s)", d)
-	}
-	if b >= 2 {
-		half := b / 2
-		for _, r := range [][2]int{{0, half}, {half, b}} {
-			got, err := lm.Explain(ctx, request(r[0], r[1], seeds))
-			if err != nil {
-				h.errorf("inputs %d..%d alone: %v", r[0], r[1]-1, err)
-			} else if d := diffMaps(got, want[r[0]:r[1]]); d != "" {
-				h.errorf("maps depend on the batch: inputs %d..%d explained alone differ from the full batch (%s, input index relative to %d)", r[0], r[1]-1, d, r[0])
-			}
-		}
-	}
-	if got, err := lm.Explain(ctx, request(0, b, otherSeeds(seeds))); err != nil {
-		h.errorf("other seeds: %v", err)
-	} else {
-		same := diffMaps(got, want) == ""
-		switch {
-		case info.Stochastic && same:
-			h.errorf("declares itself stochastic but its maps did not change when every seed changed; draw the random state from the request's seeds")
-		case !info.Stochastic && !same:
-			h.errorf("declares itself deterministic (not stochastic) but its maps changed with the seeds (%s)", diffMaps(got, want))
-		}
-	}
+	checkBehaviour(h, "Explain", lm.Explain, info, request, seeds, want)
 	if err := lm.Close(); err != nil {
 		h.errorf("releasing the draw: %v", err)
 	}

@@ -129,7 +129,7 @@ serve(P())
 		{"seedless", "stochastic=True", "        return [np.abs(x[b]).astype(np.float64) for b in range(len(targets))]",
 			[]string{"declares itself stochastic but its maps did not change"}},
 		{"seedy", "", "        return [np.full(x.shape[1], float(seeds[b] % 97)) for b in range(len(targets))]",
-			[]string{"declares itself deterministic (not stochastic) but its maps changed with the seeds"}},
+			[]string{"declares itself deterministic (Stochastic false) but its maps changed with the seeds"}},
 		{"short", "", "        return [np.zeros(x.shape[1] - 1) for b in range(len(targets))]",
 			[]string{"Explain: explainer.short: Explain: input 0: map has 639 values, want 640"}},
 	} {

@@ -1,6 +1,7 @@
 package sdktest
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -73,41 +74,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 		h.errorf("Explain modified its request's targets or seeds; treat the request as read-only")
 	}
 
-	// Determinism.
-	if got, err := lm.Explain(ctx, request(0, b, seeds)); err != nil {
-		h.errorf("in process, second call: %v", err)
-	} else if d := diffMaps(got, want); d != "" {
-		h.errorf("not deterministic: the same request gave different maps (%s)", d)
-	}
-
-	// Batch split: each input's map depends on that input (and its seed)
-	// only.
-	if b >= 2 {
-		half := b / 2
-		for _, r := range [][2]int{{0, half}, {half, b}} {
-			got, err := lm.Explain(ctx, request(r[0], r[1], seeds))
-			if err != nil {
-				h.errorf("in process, inputs %d..%d alone: %v", r[0], r[1]-1, err)
-				continue
-			}
-			if d := diffMaps(got, want[r[0]:r[1]]); d != "" {
-				h.errorf("maps depend on the batch: inputs %d..%d explained alone differ from the full batch (%s, input index relative to %d)", r[0], r[1]-1, d, r[0])
-			}
-		}
-	}
-
-	// Seeds.
-	if got, err := lm.Explain(ctx, request(0, b, otherSeeds(seeds))); err != nil {
-		h.errorf("in process, other seeds: %v", err)
-	} else {
-		same := diffMaps(got, want) == ""
-		switch {
-		case info.Stochastic && same:
-			h.errorf("declares itself stochastic but its maps did not change when every seed changed; draw the random state from req.Seeds[i]")
-		case !info.Stochastic && !same:
-			h.errorf("declares itself deterministic (Stochastic false) but its maps changed with the seeds (%s); set Stochastic or ignore req.Seeds", diffMaps(got, want))
-		}
-	}
+	checkBehaviour(h, "in process", lm.Explain, info, request, seeds, want)
 
 	// Over the wire: with the parameters sent to the plugin process (unless
 	// the explainer wants the model service), and with the host's model
@@ -159,5 +126,47 @@ func overTheWire(h *harness, impl sdk.Explainer, info sdk.Info, c ExplainerCase,
 	}
 	if _, err := rm.Explain(ctx, request(0, b, seeds)); err == nil {
 		h.errorf("%s: Explain under a released draw succeeded", where)
+	}
+}
+
+// checkBehaviour checks, through explain, what any explainer must do
+// whatever runs it: the same request gives the same maps (want, the
+// answer to request(0, b, seeds)), whatever the batch split, and the
+// seeds change a stochastic explainer's maps and no other's. where
+// prefixes the errors of the calls.
+func checkBehaviour(h *harness, where string, explain func(context.Context, sdk.ExplainRequest) ([][]float64, error), info sdk.Info,
+	request func(lo, hi int, seeds []uint64) sdk.ExplainRequest, seeds []uint64, want [][]float64) {
+	h.t.Helper()
+	ctx, b := h.ctx, len(want)
+	if got, err := explain(ctx, request(0, b, seeds)); err != nil {
+		h.errorf("%s, second call: %v", where, err)
+	} else if d := diffMaps(got, want); d != "" {
+		h.errorf("not deterministic: the same request gave different maps (%s)", d)
+	}
+	// Batch split: each input's map depends on that input (and its seed)
+	// only.
+	if b >= 2 {
+		half := b / 2
+		for _, r := range [][2]int{{0, half}, {half, b}} {
+			got, err := explain(ctx, request(r[0], r[1], seeds))
+			if err != nil {
+				h.errorf("%s, inputs %d..%d alone: %v", where, r[0], r[1]-1, err)
+				continue
+			}
+			if d := diffMaps(got, want[r[0]:r[1]]); d != "" {
+				h.errorf("maps depend on the batch: inputs %d..%d explained alone differ from the full batch (%s, input index relative to %d)", r[0], r[1]-1, d, r[0])
+			}
+		}
+	}
+	if got, err := explain(ctx, request(0, b, otherSeeds(seeds))); err != nil {
+		h.errorf("%s, other seeds: %v", where, err)
+	} else {
+		same := diffMaps(got, want) == ""
+		switch {
+		case info.Stochastic && same:
+			h.errorf("declares itself stochastic but its maps did not change when every seed changed; draw the random state from req.Seeds[i]")
+		case !info.Stochastic && !same:
+			h.errorf("declares itself deterministic (Stochastic false) but its maps changed with the seeds (%s); set Stochastic or ignore req.Seeds", diffMaps(got, want))
+		}
 	}
 }

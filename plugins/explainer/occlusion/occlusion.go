@@ -238,9 +238,6 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		base = make([]float32, B*k)
 		m.Probs(base, req.X)
 	}
-	const chunk = 64
-	buf := make([]float32, chunk*n)
-	probs := make([]float32, chunk*k)
 	pw := make([]float32, len(starts))
 	out := make([][]float64, B)
 	for b := 0; b < B; b++ {
@@ -268,27 +265,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		case z != nil && sigFast != nil:
 			sigFast.WindowProbsSignal(pw, x, z, starts, c.window, y)
 		default:
-			for s0 := 0; s0 < len(starts); s0 += chunk {
-				s1 := min(s0+chunk, len(starts))
-				for j := s0; j < s1; j++ {
-					row := buf[(j-s0)*n : (j-s0+1)*n]
-					copy(row, x)
-					for ch := 0; ch < n/T; ch++ {
-						lo, hi := ch*T+starts[j], ch*T+starts[j]+c.window
-						if z != nil {
-							copy(row[lo:hi], z[lo:hi])
-							continue
-						}
-						for t := lo; t < hi; t++ {
-							row[t] = c.baseline
-						}
-					}
-				}
-				m.Probs(probs[:(s1-s0)*k], buf[:(s1-s0)*n])
-				for j := s0; j < s1; j++ {
-					pw[j] = probs[(j-s0)*k+y]
-				}
-			}
+			nn.WindowProbsOf(m, pw, x, z, starts, c.window, c.baseline, y)
 		}
 		if !useCache {
 			p0 = base[b*k+y]
