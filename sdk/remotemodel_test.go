@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -127,8 +130,11 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	if err := m.LayerGrad(aa, da, x, tg, "conv9"); err == nil || !strings.Contains(err.Error(), "conv9") {
 		diffs = append(diffs, fmt.Sprintf("LayerGrad of an unknown layer: %v", err))
 	}
-	if err := m.LayerGrad(aa[:1], da, x, tg, "conv1"); err == nil {
-		diffs = append(diffs, "LayerGrad into a short act succeeded")
+	if err := m.LayerGrad(aa[:1], da, x, tg, "conv1"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want act and grad of %d values, got 1 and %d", len(aa), len(da))) {
+		diffs = append(diffs, fmt.Sprintf("LayerGrad into a short act: %v", err))
+	}
+	if err := m.LayerGrad(aa, da[:len(da)-1], x, tg, "conv1"); err == nil {
+		diffs = append(diffs, "LayerGrad into a short grad succeeded")
 	}
 	// The fast paths, input 0.
 	x0, z := x[:n], make([]float32, n)
@@ -269,5 +275,98 @@ func TestRemoteModelLoad(t *testing.T) {
 	}
 	if r, err := raw.Load(ctx, &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: h}}); err != nil || r.GetHandle() == 0 {
 		t.Errorf("a good Load after the refusals: %v", err)
+	}
+}
+
+// liar is a model service that answers with the wrong shapes: Describe
+// as the draw's network but with input_len off by one when lieDescribe,
+// Probs with one value too few and Layer with a shape of no channels.
+type liar struct {
+	pb.UnimplementedModelServer
+	arch        []byte
+	n, k        int64
+	lieDescribe bool
+}
+
+func (l *liar) Describe(context.Context, *pb.ModelRef) (*pb.ModelInfo, error) {
+	n := l.n
+	if l.lieDescribe {
+		n++
+	}
+	return &pb.ModelInfo{ArchJson: l.arch, InputLen: n, Classes: l.k, PooledLen: 3}, nil
+}
+func (l *liar) Probs(_ context.Context, r *pb.ModelBatch) (*pb.ProbsResponse, error) {
+	return &pb.ProbsResponse{Probs: make([]byte, len(r.GetX())/4/int(l.n)*int(l.k)*4-4)}, nil
+}
+func (l *liar) Layer(context.Context, *pb.LayerRequest) (*pb.LayerResponse, error) {
+	return &pb.LayerResponse{Channels: 0, Length: 5}, nil
+}
+
+// liarExplainer calls the remote model as Config says and reports what
+// it got as its error.
+type liarExplainer struct{}
+
+func (liarExplainer) Info() sdk.Info {
+	return sdk.Info{ID: "explainer.liar", Version: "1", Needs: sdk.NeedsProbs, WantsModel: true}
+}
+func (liarExplainer) Check(cfg sdk.Config) error { return nil }
+func (liarExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+	if _, ok := req.Config["layer"]; ok {
+		_, err := m.LayerShape("conv1")
+		return nil, err
+	}
+	m.Probs(make([]float32, len(req.Targets)*m.Classes()), req.X)
+	return nil, fmt.Errorf("Probs accepted a short answer")
+}
+
+// TestRemoteModelDistrustsTheService: answers of the wrong shape from the
+// service are errors of the Load or the Explain, never values the
+// explainer computes with.
+func TestRemoteModelDistrustsTheService(t *testing.T) {
+	p := probeParams(t)
+	arch, err := wire.Arch(p.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr := filepath.Join(dir, "liar.sock")
+	lis, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := &liar{arch: arch, n: 40, k: 4}
+	srv := grpc.NewServer()
+	pb.RegisterModelServer(srv, lie)
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+	rpc, stop, err := proto.InProcess(liarExplainer{}, driver.PluginSet(), driver.DialOptions(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	raw := pb.NewExplainerClient(rpc.(*goplugin.GRPCClient).Conn)
+	ctx := context.Background()
+	lie.lieDescribe = true
+	if _, err := raw.Load(ctx, &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: 1}}); err == nil || !strings.Contains(err.Error(), "input length 41, 4 classes and pooled length 3 do not fit the architecture (2 x 20 inputs)") {
+		t.Errorf("a Describe that does not fit: %v", err)
+	}
+	lie.lieDescribe = false
+	r, err := raw.Load(ctx, &pb.LoadRequest{Service: &pb.ModelService{Address: addr, Handle: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := wire.Float32Bytes(make([]float32, 2*40))
+	for _, c := range []struct {
+		cfg, want string
+	}{
+		{`{}`, "model service: Probs: probs has 7 values, want 8"},
+		{`{"layer": true}`, `model service: Layer "conv1": shape 0 x 5`},
+	} {
+		_, err := raw.Explain(ctx, &pb.ExplainRequest{Model: r.GetHandle(), X: x, Targets: []int64{0, 1}, ConfigJson: []byte(c.cfg)})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "panic") {
+			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
+		}
 	}
 }
