@@ -36,13 +36,24 @@ func probeArch() nn.Arch {
 	}}
 }
 
-func probeParams(t *testing.T) nn.Params {
+// flatArch has no global max pool (no incremental window path) and a
+// layer of one channel.
+func flatArch() nn.Arch {
+	return nn.Arch{Name: "flat", InChannels: 2, InLen: 20, Layers: []nn.Layer{
+		{Kind: nn.KindConv1D, Name: "conv1", Out: 1, Kernel: 3}, {Kind: nn.KindReLU},
+		{Kind: nn.KindFlatten}, {Kind: nn.KindDense, Name: "fc", Out: 4},
+	}}
+}
+
+func probeParams(t *testing.T) nn.Params { return paramsOf(t, probeArch()) }
+
+func paramsOf(t *testing.T, a nn.Arch) nn.Params {
 	t.Helper()
-	lay, err := nn.NewLayout(probeArch())
+	lay, err := nn.NewLayout(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := nn.Params{Arch: probeArch(), Data: make([]float32, lay.Size)}
+	p := nn.Params{Arch: a, Data: make([]float32, lay.Size)}
 	nn.Init(lay, p.Data, rand.New(rand.NewPCG(3, 4)))
 	return p
 }
@@ -114,10 +125,13 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	same("InputGrad probs", pa, pb)
 	m.InputGrad(ga, nil, x, tg)
 	same("InputGrad without probs", ga, gb)
-	sh, err := m.LayerShape("conv1")
-	if lsh, _ := l.LayerShape("conv1"); err != nil || sh != lsh {
-		diffs = append(diffs, fmt.Sprintf("LayerShape %v %v", sh, err))
+	for _, name := range []string{"fc", "conv1"} {
+		sh, err := m.LayerShape(name)
+		if lsh, _ := l.LayerShape(name); err != nil || sh != lsh {
+			diffs = append(diffs, fmt.Sprintf("LayerShape %s %v %v", name, sh, err))
+		}
 	}
+	sh, _ := l.LayerShape("conv1")
 	aa, ab, da, db := make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size())
 	if err := m.LayerGrad(aa, da, x, tg, "conv1"); err != nil {
 		diffs = append(diffs, "LayerGrad: "+err.Error())
@@ -152,6 +166,16 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 		diffs = append(diffs, "PooledLen")
 	}
 	wa, wb := make([]float32, len(starts)), make([]float32, len(starts))
+	if l.PooledLen() == 0 { // no incremental path: forward passes, and Probs's p(x)
+		p0 := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
+		l.WindowProbs(wb, x0, starts, 7, 0.5, tg[0])
+		same("WindowProbsCached without a pool", wa, wb)
+		same("WindowProbsCached p0 without a pool", []float32{p0}, b[tg[0]:tg[0]+1])
+		wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
+		l.WindowProbsSignal(wb, x0, z, starts, 7, tg[0])
+		same("WindowProbsSignal without a pool", wa, wb)
+		return p.answer(B, n, diffs)
+	}
 	p0a := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
 	p0b := l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
 	same("WindowProbsCached", wa, wb)
@@ -177,6 +201,11 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	same("SpanProbs", sa, sb)
 	sp.SpanProbs(sa, x0, nil, -1, tg[0]) // no perturbation: no call, no panic
 	m.Probs(nil, x[:0])                  // no input: no call
+	return p.answer(B, n, diffs)
+}
+
+// answer is B zero maps, or the differences found as the error.
+func (probe) answer(B, n int, diffs []string) ([][]float64, error) {
 	if len(diffs) > 0 {
 		return nil, fmt.Errorf("the remote model differs from the local one: %s", strings.Join(diffs, ", "))
 	}
@@ -191,7 +220,12 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 // gives the local network's bytes; a failed service call and an unknown
 // layer are the Explain's errors, never a panic of the plugin.
 func TestRemoteModel(t *testing.T) {
-	params := probeParams(t)
+	for _, a := range []nn.Arch{probeArch(), flatArch()} {
+		t.Run(a.Name, func(t *testing.T) { testRemoteModel(t, paramsOf(t, a)) })
+	}
+}
+
+func testRemoteModel(t *testing.T, params nn.Params) {
 	local, err := nn.NewModel(params)
 	if err != nil {
 		t.Fatal(err)
