@@ -131,11 +131,24 @@ func (s *ModelService) start() error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("model service: %w", err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(proto.MaxMessageSize), grpc.MaxSendMsgSize(proto.MaxMessageSize))
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(proto.MaxMessageSize), grpc.MaxSendMsgSize(proto.MaxMessageSize),
+		grpc.UnaryInterceptor(recoverPanics))
 	pb.RegisterModelServer(srv, &modelServer{s: s})
 	go srv.Serve(lis) //nolint:errcheck // Serve returns when Close stops it
 	s.dir, s.lis, s.srv = dir, lis, srv
 	return nil
+}
+
+// recoverPanics turns a panic of a handler into an Internal status: a
+// request the checks let through by mistake must not take the host
+// process down (gRPC does not recover handlers' panics).
+func recoverPanics(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, status.Errorf(codes.Internal, "model service: %s: panic: %v", info.FullMethod, r)
+		}
+	}()
+	return handler(ctx, req)
 }
 
 // model returns the model of a handle.

@@ -305,6 +305,67 @@ func TestModelServicePlainModel(t *testing.T) {
 	}
 }
 
+// TestModelServiceNoPool: an nn.Inference without a global max pool
+// answers Windows by forward passes (its PooledLen is 0), with Probs's
+// p(x).
+func TestModelServiceNoPool(t *testing.T) {
+	a := nn.Arch{Name: "flat", InChannels: 1, InLen: 16, Layers: []nn.Layer{
+		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3}, {Kind: nn.KindReLU},
+		{Kind: nn.KindFlatten}, {Kind: nn.KindDense, Name: "fc", Out: 3},
+	}}
+	lay, err := nn.NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nn.Params{Arch: a, Data: make([]float32, lay.Size)}
+	nn.Init(lay, p.Data, rand.New(rand.NewPCG(7, 7)))
+	m, err := nn.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rpc, h := dialService(t, m)
+	x := inputs(1, 16, 3)
+	starts := []int{0, 6, 12}
+	w, err := rpc.Windows(context.Background(), &pb.WindowsRequest{Handle: h, X: wire.Float32Bytes(x), Targets: []int64{1}, Starts: wire.Int64s(starts), Width: 4, Baseline: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, probs := make([]float32, len(starts)), make([]float32, 3)
+	nn.WindowProbsOf(m, want, x, nil, starts, 4, 2, 1)
+	m.Probs(probs, x)
+	if got := f32(t, w.GetProbs()); !slices.Equal(got, want) || f32(t, w.GetUnperturbed())[0] != probs[1] {
+		t.Errorf("Windows %v (p0 %v), forward passes %v (p0 %v)", got, f32(t, w.GetUnperturbed()), want, probs[1])
+	}
+	if info, err := rpc.Describe(context.Background(), &pb.ModelRef{Handle: h}); err != nil || info.GetPooledLen() != 0 {
+		t.Errorf("Describe: pooled length %d, %v; want 0", info.GetPooledLen(), err)
+	}
+}
+
+// panicky panics in Probs, as a model would on a request the service's
+// checks let through by mistake.
+type panicky struct{ nn.Model }
+
+func (panicky) Probs(dst, x []float32) { panic("a bug") }
+
+// TestModelServiceRecoversPanics: a panic while answering is an Internal
+// status, and the service goes on answering.
+func TestModelServiceRecoversPanics(t *testing.T) {
+	_, m := convModel(t, 1)
+	svc, rpc, h := dialService(t, panicky{m})
+	x := wire.Float32Bytes(inputs(1, m.InputLen(), 1))
+	_, err := rpc.Probs(context.Background(), &pb.ModelBatch{Handle: h, X: x})
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "model service: /uaxai.v2.Model/Probs: panic: a bug") {
+		t.Errorf("a panicking model: %v", err)
+	}
+	_, h2, err := svc.Add(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rpc.Probs(context.Background(), &pb.ModelBatch{Handle: h2, X: x}); err != nil {
+		t.Errorf("after the panic: %v", err)
+	}
+}
+
 // TestModelServiceRejects: each malformed request is refused with a
 // status that says what would have been accepted, and the service still
 // answers afterwards.
