@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -39,6 +40,7 @@ import (
 // Its methods are safe for concurrent use. The zero value is not usable:
 // use NewModelService.
 type ModelService struct {
+	busy   chan struct{} // one token a computation under way
 	mu     sync.Mutex
 	models map[uint64]nn.Model
 	dir    string
@@ -54,9 +56,15 @@ const (
 	MaxServiceWindows = 1 << 22
 )
 
-// NewModelService returns a model service that serves nothing yet.
+// NewModelService returns a model service that serves nothing yet. It
+// computes at most GOMAXPROCS requests at a time, whatever the plugins
+// send; the others wait for a turn (or for their call to end).
 func NewModelService() *ModelService {
-	return &ModelService{models: map[uint64]nn.Model{}}
+	return newModelService(runtime.GOMAXPROCS(0))
+}
+
+func newModelService(concurrent int) *ModelService {
+	return &ModelService{models: map[uint64]nn.Model{}, busy: make(chan struct{}, max(concurrent, 1))}
 }
 
 // Add registers m and returns its handle and the address to call it on,
@@ -132,17 +140,25 @@ func (s *ModelService) start() error {
 		return fmt.Errorf("model service: %w", err)
 	}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(proto.MaxMessageSize), grpc.MaxSendMsgSize(proto.MaxMessageSize),
-		grpc.UnaryInterceptor(recoverPanics))
+		grpc.UnaryInterceptor(s.intercept))
 	pb.RegisterModelServer(srv, &modelServer{s: s})
 	go srv.Serve(lis) //nolint:errcheck // Serve returns when Close stops it
 	s.dir, s.lis, s.srv = dir, lis, srv
 	return nil
 }
 
-// recoverPanics turns a panic of a handler into an Internal status: a
-// request the checks let through by mistake must not take the host
-// process down (gRPC does not recover handlers' panics).
-func recoverPanics(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+// intercept runs a handler when a computation slot is free (so that no
+// plugin, however many calls it makes at once, keeps more than GOMAXPROCS
+// of the host's threads computing), and turns its panic into an Internal
+// status: a request the checks let through by mistake must not take the
+// host process down (gRPC does not recover handlers' panics).
+func (s *ModelService) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	select {
+	case s.busy <- struct{}{}:
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	defer func() { <-s.busy }()
 	defer func() {
 		if r := recover(); r != nil {
 			resp, err = nil, status.Errorf(codes.Internal, "model service: %s: panic: %v", info.FullMethod, r)

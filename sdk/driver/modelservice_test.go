@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -363,6 +366,81 @@ func TestModelServiceRecoversPanics(t *testing.T) {
 	}
 	if _, err := rpc.Probs(context.Background(), &pb.ModelBatch{Handle: h2, X: x}); err != nil {
 		t.Errorf("after the panic: %v", err)
+	}
+}
+
+// slow counts the Probs calls under way and holds each until release
+// closes.
+type slow struct {
+	nn.Model
+	now, most atomic.Int64
+	release   chan struct{}
+}
+
+func (m *slow) Probs(dst, x []float32) {
+	n := m.now.Add(1)
+	for {
+		old := m.most.Load()
+		if n <= old || m.most.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	<-m.release
+	m.Model.Probs(dst, x)
+	m.now.Add(-1)
+}
+
+// TestModelServiceBoundsConcurrency: however many calls come at once, at
+// most the service's bound compute; a call waiting for a turn ends with
+// its deadline.
+func TestModelServiceBoundsConcurrency(t *testing.T) {
+	_, m := convModel(t, 1)
+	sm := &slow{Model: m, release: make(chan struct{})}
+	svc := newModelService(2)
+	t.Cleanup(func() { svc.Close() })
+	addr, h, err := svc.Add(sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	rpc := pb.NewModelClient(cc)
+	x := wire.Float32Bytes(inputs(1, m.InputLen(), 2))
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := rpc.Probs(context.Background(), &pb.ModelBatch{Handle: h, X: x})
+			errs <- err
+		}()
+	}
+	for sm.now.Load() < 2 { // two are computing; the others wait for a turn
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: x}); status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("a call waiting past its deadline: %v", err)
+	}
+	time.Sleep(20 * time.Millisecond) // time for a call that got a turn by mistake to start
+	if n := sm.now.Load(); n != 2 {
+		t.Errorf("%d calls computing while 2 may", n)
+	}
+	close(sm.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := sm.most.Load(); got != 2 {
+		t.Errorf("at most %d calls computed at once, want the bound 2", got)
 	}
 }
 
