@@ -425,6 +425,9 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if r.Out == "" {
 		return nil, d.keyErr([]string{"out"}, "is empty (accepted: a directory path)")
 	}
+	if len(r.PluginDirs) == 0 {
+		r.PluginDirs = nil // plugin_dirs = [] is no key, as its canonical form (none) says
+	}
 	for i, dir := range r.PluginDirs {
 		key := []string{"plugin_dirs", strconv.Itoa(i)}
 		if dir == "" {

@@ -107,6 +107,9 @@ func (d *decoder) analysis(tables map[string]any, a *Analysis) error {
 		if err := d.table(tbl, path, []field{{"tables", d.setStrings(&a.Paper)}}); err != nil {
 			return err
 		}
+		if len(a.Paper) == 0 {
+			a.Paper = nil // tables = [] asks for none, as no [paper] does (its canonical form)
+		}
 		for i, t := range a.Paper {
 			if !slices.Contains(PaperTables, t) {
 				return d.keyErr(sub(path, "tables", strconv.Itoa(i)), "unknown table %s (accepted: %s)", sdk.Quote(t), strings.Join(PaperTables, ", "))

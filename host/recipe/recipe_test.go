@@ -742,6 +742,12 @@ func TestPluginDirs(t *testing.T) {
 	if c, _ := plain.Canonical(); strings.Contains(string(c), "plugin_dirs") {
 		t.Errorf("a recipe without plugin_dirs has them in its canonical form:\n%s", c)
 	}
+	empty, err := Parse("e.toml", []byte("plugin_dirs = []\n"+minimal), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCanonical(t, empty, dir) // an empty list is no list
+
 	for _, bad := range []struct{ toml, want string }{
 		{`plugin_dirs = ["nope"]`, `line 1: element 0 of key "plugin_dirs" in the top level: "` + filepath.Join(dir, "nope") + `" is not a directory (accepted: a directory of plugin binaries`},
 		{`plugin_dirs = ["plugs", ""]`, `line 1: element 1 of key "plugin_dirs" in the top level: is empty`},
