@@ -82,9 +82,7 @@ func (s *ModelService) Add(m nn.Model) (address string, handle uint64, err error
 	}
 	for {
 		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", 0, fmt.Errorf("model service: drawing a handle: %w", err)
-		}
+		rand.Read(b[:]) // never fails (it crashes the program instead, since Go 1.24)
 		handle = binary.LittleEndian.Uint64(b[:])
 		if _, taken := s.models[handle]; handle != 0 && !taken {
 			break
@@ -126,12 +124,8 @@ func (s *ModelService) Close() error {
 
 // start listens on a unix socket in a new private directory and serves.
 func (s *ModelService) start() error {
-	dir, err := os.MkdirTemp("", "uaxai-models-")
+	dir, err := os.MkdirTemp("", "uaxai-models-") // mode 0700
 	if err != nil {
-		return fmt.Errorf("model service: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
 		return fmt.Errorf("model service: %w", err)
 	}
 	lis, err := net.Listen("unix", filepath.Join(dir, "model.sock"))

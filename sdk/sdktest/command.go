@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
@@ -71,27 +70,11 @@ func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
 	h.id = info.ID
 	h.checkConfig("remote", e.Check, c.Config)
 
+	seeds, request := prepare(h, c)
+	b := len(c.Targets)
 	lm, err := e.Load(ctx, c.Model)
 	if err != nil {
 		h.fatalf("Load: %v", err)
-	}
-	m, err := nn.NewModel(c.Model)
-	if err != nil {
-		h.fatalf("bad case: building the model: %v", err)
-	}
-	b, n := len(c.Targets), m.InputLen()
-	if b == 0 || len(c.X) != b*n {
-		h.fatalf("bad case: %d values in X for %d targets of input length %d", len(c.X), b, n)
-	}
-	seeds := c.Seeds
-	if seeds == nil {
-		seeds = defaultSeeds(b, "explain")
-	}
-	request := func(lo, hi int, seeds []uint64) sdk.ExplainRequest {
-		return sdk.ExplainRequest{
-			X: slices.Clone(c.X[lo*n : hi*n]), Targets: slices.Clone(c.Targets[lo:hi]),
-			Seeds: slices.Clone(seeds[lo:hi]), Config: c.Config,
-		}
 	}
 	want, err := lm.Explain(ctx, request(0, b, seeds))
 	if err != nil {

@@ -36,32 +36,13 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	}
 	h.checkConfig("in process", local.Check, c.Config)
 
-	m, err := nn.NewModel(c.Model)
-	if err != nil {
-		h.fatalf("bad case: building the model: %v", err)
-	}
+	seeds, request := prepare(h, c)
+	b := len(c.Targets)
 	lm, err := local.Load(ctx, c.Model)
 	if err != nil {
 		h.fatalf("in process: Load: %v", err)
 	}
 	defer lm.Close()
-	b, n := len(c.Targets), m.InputLen()
-	if b == 0 || len(c.X) != b*n {
-		h.fatalf("bad case: %d values in X for %d targets of input length %d", len(c.X), b, n)
-	}
-	seeds := c.Seeds
-	if seeds == nil {
-		seeds = defaultSeeds(b, "explain")
-	}
-	if len(seeds) != b {
-		h.fatalf("bad case: %d seeds for %d inputs", len(seeds), b)
-	}
-	request := func(lo, hi int, seeds []uint64) sdk.ExplainRequest {
-		return sdk.ExplainRequest{
-			X: slices.Clone(c.X[lo*n : hi*n]), Targets: slices.Clone(c.Targets[lo:hi]),
-			Seeds: slices.Clone(seeds[lo:hi]), Config: c.Config,
-		}
-	}
 	req := request(0, b, seeds)
 	want, err := lm.Explain(ctx, req)
 	if err != nil {
@@ -88,6 +69,34 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 	overTheWire(h, impl, info, c, driver.Options{Models: svc, ServeModels: true}, "remote with the model service", request, seeds, want)
 	if n := svc.Len(); n != 0 {
 		h.errorf("remote with the model service: %d draws still served after their release", n)
+	}
+}
+
+// prepare checks the case (its model builds, X holds one input a target,
+// one seed an input if any) and returns its seeds, derived when it has
+// none, and request(lo, hi, seeds), a fresh request for inputs lo..hi-1.
+func prepare(h *harness, c ExplainerCase) ([]uint64, func(lo, hi int, seeds []uint64) sdk.ExplainRequest) {
+	h.t.Helper()
+	m, err := nn.NewModel(c.Model)
+	if err != nil {
+		h.fatalf("bad case: building the model: %v", err)
+	}
+	b, n := len(c.Targets), m.InputLen()
+	if b == 0 || len(c.X) != b*n {
+		h.fatalf("bad case: %d values in X for %d targets of input length %d", len(c.X), b, n)
+	}
+	seeds := c.Seeds
+	if seeds == nil {
+		seeds = defaultSeeds(b, "explain")
+	}
+	if len(seeds) != b {
+		h.fatalf("bad case: %d seeds for %d inputs", len(seeds), b)
+	}
+	return seeds, func(lo, hi int, seeds []uint64) sdk.ExplainRequest {
+		return sdk.ExplainRequest{
+			X: slices.Clone(c.X[lo*n : hi*n]), Targets: slices.Clone(c.Targets[lo:hi]),
+			Seeds: slices.Clone(seeds[lo:hi]), Config: c.Config,
+		}
 	}
 }
 

@@ -171,6 +171,14 @@ def string(cfg, key, default):
     return v
 
 
+def one_of(cfg, key, default, choices):
+    """key as one of the strings choices, or default if it is absent."""
+    v = string(cfg, key, default)
+    if v not in choices:
+        raise ValueError("key %s is %s (accepted: %s)" % (_q(key), quote(v), ", ".join(quote(c) for c in choices)))
+    return v
+
+
 def _q(key):
     # %q of a key: keys are plain words, so double quotes suffice.
     return '"%s"' % key
