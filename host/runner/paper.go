@@ -57,19 +57,30 @@ func PaperRecipes(dir string) ([]string, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("paper: no recipe (*.toml) in %s", dir)
 	}
+	files = append(files, head...)
+	slices.SortStableFunc(files, comparePaperOrder)
+	return files, nil
+}
+
+// comparePaperOrder orders recipe files as Paper runs them: the recipes
+// of PaperOrder in its order, then the folder's other recipes by name,
+// then the headline variants by name. It reads names only, never times,
+// so that a report written again (RewritePaperReport) has the sections
+// of the run that wrote it, however close together its parts started.
+func comparePaperOrder(a, b string) int {
 	rank := func(f string) int {
+		if isHeadline(f) {
+			return len(PaperOrder) + 1
+		}
 		if i := slices.Index(PaperOrder, strings.TrimSuffix(filepath.Base(f), ".toml")); i >= 0 {
 			return i
 		}
 		return len(PaperOrder)
 	}
-	slices.SortStableFunc(files, func(a, b string) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a, b)
-	})
-	return append(files, head...), nil
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(filepath.Base(a), filepath.Base(b))
 }
 
 // isHeadline reports whether a recipe file is one of the headline variants.
@@ -266,9 +277,10 @@ func roundDur(d time.Duration) string { return d.Round(100 * time.Millisecond).S
 
 // RewritePaperReport writes REPORT.md of a Paper directory again, from the
 // run directories it holds (each one's manifest.json: its recipe, status
-// and wall time, in the order they started), so that a report can be
-// redone with a newer uaxai, or after a part was rerun by hand. The total
-// wall time is then the sum of the parts'.
+// and wall time), so that a report can be
+// redone with a newer uaxai, or after a part was rerun by hand. Its
+// sections are in the paper's order (comparePaperOrder), as Paper wrote
+// them. The total wall time is then the sum of the parts'.
 func RewritePaperReport(dir string) (*PaperOutcome, error) {
 	mans, err := filepath.Glob(filepath.Join(dir, "*", "manifest.json"))
 	if err != nil {
@@ -304,7 +316,14 @@ func RewritePaperReport(dir string) (*PaperOutcome, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("paper: no run directory with a manifest.json in %s", dir)
 	}
-	slices.SortStableFunc(parts, func(a, b part) int { return strings.Compare(a.started, b.started) })
+	// The paper's order, as Paper ran them; a recipe run more than once
+	// (a part rerun by hand) in the order its runs started.
+	slices.SortStableFunc(parts, func(a, b part) int {
+		if c := comparePaperOrder(a.Recipe, b.Recipe); c != 0 {
+			return c
+		}
+		return strings.Compare(a.started, b.started)
+	})
 	po := &PaperOutcome{Dir: dir}
 	var files []string
 	var wall time.Duration
