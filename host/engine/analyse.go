@@ -1,10 +1,8 @@
 package engine
 
 import (
+	"context"
 	"fmt"
-
-	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // Distortion is an input distortion of the sensitivity experiment
@@ -55,79 +53,58 @@ type Batch struct {
 	Summaries [][][]float64
 }
 
-// repeatSeed is the explainer seed of repeat k >= 1 of draw s of a
-// record; repeat 0 keeps the seed of a run without repeats.
-func repeatSeed(seed uint64, split string, record, draw, k int) uint64 {
-	if k == 0 {
-		return rng.Key(seed, "explainer", split, record, draw)
-	}
-	return rng.Key(seed, fmt.Sprintf("explainer.repeat.%d", k), split, record, draw)
-}
-
 // extraMaps explains the batch again: under each repeat seed k >= 1 (a
 // stochastic explainer, Plan.Repeats > 1), and under each distortion.
-func (b *block) extraMaps(ab *Batch, x []float32, ts TestSplit) error {
-	ctx := b.ctx
+func (b *block) extraMaps(ctx context.Context, ab *Batch, x []float32, ts TestSplit) error {
 	n := len(ab.Records)
-	stochastic := b.ex.Info().Stochastic
-	L := ts.Data.Len
-	if b.p.Repeats > 1 && stochastic {
+	S := len(b.step.Models)
+	in := Inputs{Split: ts.Name, Records: ab.Records, X: x, Targets: ab.Targets}
+	if b.p.Repeats > 1 && b.step.Stochastic {
 		ab.Repeats = make([][][][]float64, n)
 		for j := range ab.Repeats {
-			ab.Repeats[j] = make([][][]float64, len(b.models))
+			ab.Repeats[j] = make([][][]float64, S)
 			for s := range ab.Repeats[j] {
 				ab.Repeats[j][s] = make([][]float64, b.p.Repeats)
 				ab.Repeats[j][s][0] = ab.Maps[j][s]
 			}
 		}
-		for s, m := range b.models {
-			for k := 1; k < b.p.Repeats; k++ {
-				req := sdk.ExplainRequest{X: x, Targets: ab.Targets, Config: b.es.Config, Seeds: make([]uint64, n)}
-				for j, r := range ab.Records {
-					req.Seeds[j] = repeatSeed(b.p.Seed, ts.Name, r, s, k)
-				}
-				out, err := m.Explain(ctx, req)
-				if err != nil {
-					return fmt.Errorf("%s on split %s records %d..%d, draw %d, repeat %d: %w", b.es.ID, ts.Name, ab.Records[0], ab.Records[n-1], s, k, err)
-				}
-				for j := range out {
-					ab.Repeats[j][s][k] = out[j]
+		for k := 1; k < b.p.Repeats; k++ {
+			maps := newMaps(n, S)
+			in.Repeat = k
+			if err := b.step.Explain(ctx, maps, in); err != nil {
+				return err
+			}
+			for j := range maps {
+				for s := range maps[j] {
+					ab.Repeats[j][s][k] = maps[j][s]
 				}
 			}
 		}
+		in.Repeat = 0
 	}
 	if len(b.p.Distortions) == 0 {
 		return nil
 	}
+	L := ts.Data.Len
 	ab.Distorted = make([][][][]float64, len(b.p.Distortions))
 	xd := make([]float32, len(x))
 	for d, dist := range b.p.Distortions {
 		for j, r := range ab.Records {
 			dist.Apply(xd[j*L:(j+1)*L], x[j*L:(j+1)*L], ts.Name, r)
 		}
-		ab.Distorted[d] = make([][][]float64, n)
-		for j := range ab.Distorted[d] {
-			ab.Distorted[d][j] = make([][]float64, len(b.models))
+		ab.Distorted[d] = newMaps(n, S)
+		in.X, in.Variant = xd, "distortion "+dist.Name
+		if err := b.step.Explain(ctx, ab.Distorted[d], in); err != nil {
+			return err
 		}
-		for s, m := range b.models {
-			req := sdk.ExplainRequest{X: xd, Targets: ab.Targets, Config: b.es.Config}
-			if stochastic {
-				req.Seeds = make([]uint64, n)
-				for j, r := range ab.Records {
-					req.Seeds[j] = repeatSeed(b.p.Seed, ts.Name, r, s, 0)
-				}
-			}
-			out, err := m.Explain(ctx, req)
-			if err != nil {
-				return fmt.Errorf("%s on split %s records %d..%d, draw %d, distortion %s: %w", b.es.ID, ts.Name, ab.Records[0], ab.Records[n-1], s, dist.Name, err)
-			}
-			for j := range out {
-				if dist.Align != nil {
-					al := make([]float64, len(out[j]))
-					dist.Align(al, out[j])
-					out[j] = al
-				}
-				ab.Distorted[d][j][s] = out[j]
+		if dist.Align == nil {
+			continue
+		}
+		for j := range ab.Distorted[d] {
+			for s, m := range ab.Distorted[d][j] {
+				al := make([]float64, len(m))
+				dist.Align(al, m)
+				ab.Distorted[d][j][s] = al
 			}
 		}
 	}
@@ -136,7 +113,7 @@ func (b *block) extraMaps(ab *Batch, x []float32, ts TestSplit) error {
 
 // analyse hands the batch to Plan.Analyse, with its repeats and
 // distortions explained first.
-func (b *block) analyse(si int, idx []int, maps, sumMaps [][][]float64) error {
+func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps [][][]float64) error {
 	if b.p.Analyse == nil || len(idx) == 0 {
 		return nil
 	}
@@ -158,7 +135,7 @@ func (b *block) analyse(si int, idx []int, maps, sumMaps [][][]float64) error {
 		}
 		x = append(x, d.Row(r)...)
 	}
-	if err := b.extraMaps(ab, x, ts); err != nil {
+	if err := b.extraMaps(ctx, ab, x, ts); err != nil {
 		return err
 	}
 	if err := b.p.Analyse(ab); err != nil {

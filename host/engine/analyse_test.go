@@ -93,7 +93,7 @@ func TestAnalyse(t *testing.T) {
 		seeds := map[[3]int]map[uint64]bool{}
 		for _, c := range f.ex.calls {
 			if c.Split >= 7 { // a distorted input (value + 7000)
-				if c.Seed != repeatSeed(seed, splitNames[c.Split-7], c.Record, c.Draw, 0) {
+				if c.Seed != ExplainerSeed(seed, splitNames[c.Split-7], c.Record, c.Draw, 0) {
 					t.Errorf("distorted split %d record %d draw %d: not the plain seed", c.Split-7, c.Record, c.Draw)
 				}
 				continue
@@ -108,7 +108,7 @@ func TestAnalyse(t *testing.T) {
 			if len(ss) != K {
 				t.Errorf("split %d record %d draw %d: %d distinct seeds, want %d", k[0], k[1], k[2], len(ss), K)
 			}
-			if !ss[repeatSeed(seed, splitNames[k[0]], k[1], k[2], 0)] {
+			if !ss[ExplainerSeed(seed, splitNames[k[0]], k[1], k[2], 0)] {
 				t.Errorf("split %d record %d draw %d: the plain seed was not used", k[0], k[1], k[2])
 			}
 		}

@@ -23,7 +23,6 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // Step is one plugin of a run as the recipe configures it.
@@ -269,13 +268,12 @@ type block struct {
 	p      *Plan
 	ps, es Step
 	ex     driver.Explainer
+	step   Explaining // the explainer with the S draws loaded: the explain step
 	sums   []sdk.Summary
-	active []bool         // summaries whose maps are scored
-	output []bool         // set and band summaries, written per record
-	models []driver.Model // draw s loaded into the explainer
-	preds  [][]int        // predicted class per split and record
-	probs  [][]float64    // predictive mean per split, row major
-	ctx    context.Context
+	active []bool              // summaries whose maps are scored
+	output []bool              // set and band summaries, written per record
+	preds  [][]int             // predicted class per split and record
+	probs  [][]float64         // predictive mean per split, row major
 	recs   [][][]Record        // summary -> split -> record
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)
 	draws  int                 // S
@@ -333,19 +331,19 @@ func (b *block) outputs() []Output {
 // close releases every loaded draw.
 func (b *block) close() error {
 	var errs []error
-	for _, m := range b.models {
+	for _, m := range b.step.Models {
 		errs = append(errs, m.Close())
 	}
-	b.models = nil
+	b.step.Models = nil
 	return errors.Join(errs...)
 }
 
-// explainBatch is the explain step: records b0..b1-1 of split si that
-// have a non-empty mask (idx), and the S maps of each (maps[j][s] is the
-// map of record idx[j] under draw s). The draws of a batch run one after
-// the other on one worker: an explainer that caches per input what draws
-// share (occlusion's trunk cache under MC dropout) then needs one batch
-// of entries a worker.
+// explainBatch explains the records b0..b1-1 of split si that have a
+// non-empty mask (idx; every record of an unlabelled split) under every
+// draw: maps[j][s] is the map of record idx[j] under draw s. The draws of
+// a batch run one after the other on one worker: an explainer that caches
+// per input what draws share (occlusion's trunk cache under MC dropout)
+// then needs one batch of entries a worker.
 func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, maps [][][]float64, err error) {
 	ts := b.p.Tests[si]
 	d := ts.Data
@@ -363,28 +361,20 @@ func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, ma
 		x = append(x, d.Row(r)...)
 		targets[j] = b.target(si, r)
 	}
-	maps = make([][][]float64, len(idx))
-	for j := range maps {
-		maps[j] = make([][]float64, len(b.models))
-	}
-	stochastic := b.ex.Info().Stochastic
-	for s, m := range b.models {
-		req := sdk.ExplainRequest{X: x, Targets: targets, Config: b.es.Config}
-		if stochastic {
-			req.Seeds = make([]uint64, len(idx))
-			for j, r := range idx {
-				req.Seeds[j] = rng.Key(b.p.Seed, "explainer", ts.Name, r, s)
-			}
-		}
-		out, err := m.Explain(ctx, req)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s on split %s records %d..%d, draw %d: %w", b.es.ID, ts.Name, b0, b1-1, s, err)
-		}
-		for j := range idx {
-			maps[j][s] = out[j]
-		}
+	maps = newMaps(len(idx), b.draws)
+	if err := b.step.Explain(ctx, maps, Inputs{Split: ts.Name, Records: idx, X: x, Targets: targets}); err != nil {
+		return nil, nil, err
 	}
 	return idx, maps, nil
+}
+
+// newMaps is room for the maps of n inputs under S draws each.
+func newMaps(n, S int) [][][]float64 {
+	maps := make([][][]float64, n)
+	for j := range maps {
+		maps[j] = make([][]float64, S)
+	}
+	return maps
 }
 
 // target is the class explained for record r of split si: the predicted

@@ -422,7 +422,8 @@ func TestFailures(t *testing.T) {
 		{"posterior", failing{fakes: newFakes(2), post: errors.New("no such posterior")}, []string{"no such posterior"}},
 		{"explainer", failing{fakes: newFakes(2), ex: errors.New("no such explainer")}, []string{"no such explainer"}},
 		{"summary", failing{fakes: newFakes(2), sum: errors.New("no such summary")}, []string{"no such summary"}},
-		{"explain", failing{fakes: newFakes(2), explain: errors.New("window too long")}, []string{"explainer.echo on split test-0 records 0..3, draw 0: window too long"}},
+		// Records 0..2 went to the explainer: record 3 has an empty mask.
+		{"explain", failing{fakes: newFakes(2), explain: errors.New("window too long")}, []string{"explainer.echo on split test-0 records 0..2, draw 0: window too long"}},
 		{"too many draws", newFakes(1), []string{"posterior posterior.fake: sample:", "no member 1"}},
 	} {
 		_, _, err := Run(context.Background(), p, tc.res, nil, nil)
@@ -475,7 +476,7 @@ func TestParallelBatches(t *testing.T) {
 	for _, w := range []int{1, 2, 5} {
 		var mu sync.Mutex
 		seen := map[[2]int]int{}
-		err := parallelRange(context.Background(), 0, 23, 4, w, func(b0, b1 int) error {
+		err := parallelRange(context.Background(), 0, 23, 4, w, func(_ context.Context, b0, b1 int) error {
 			mu.Lock()
 			defer mu.Unlock()
 			seen[[2]int{b0, b1}]++
@@ -486,7 +487,7 @@ func TestParallelBatches(t *testing.T) {
 			t.Errorf("%d workers: batches %v, err %v; want %v", w, seen, err, want)
 		}
 	}
-	err := parallelRange(context.Background(), 0, 100, 1, 2, func(b0, _ int) error {
+	err := parallelRange(context.Background(), 0, 100, 1, 2, func(_ context.Context, b0, _ int) error {
 		if b0 == 7 {
 			return errors.New("batch 7 failed")
 		}
@@ -495,7 +496,7 @@ func TestParallelBatches(t *testing.T) {
 	if err == nil || err.Error() != "batch 7 failed" {
 		t.Errorf("error: %v", err)
 	}
-	err = parallelRange(context.Background(), 0, 10, 5, 2, func(b0, _ int) error {
+	err = parallelRange(context.Background(), 0, 10, 5, 2, func(_ context.Context, b0, _ int) error {
 		if b0 == 5 {
 			var m map[string]int
 			m["x"] = 1

@@ -526,8 +526,8 @@ func (e *exec) drawsOf(ctx context.Context, pi int) ([]nn.Params, []*nn.Inferenc
 }
 
 // newBlock is the block of pair (pi, ei) with room for every record.
-func newBlock(ctx context.Context, p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *block {
-	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, ctx: ctx, draws: p.Posteriors[pi].Draws}
+func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *block {
+	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, draws: p.Posteriors[pi].Draws}
 	k := p.Arch.Classes()
 	b.preds = make([][]int, len(p.Tests))
 	b.probs = make([][]float64, len(p.Tests))
@@ -562,15 +562,16 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newBlock(ctx, e.p, u.Post, u.Exp, e.explainers[u.Exp], e.summaries)
+	b := newBlock(e.p, u.Post, u.Exp, e.explainers[u.Exp], e.summaries)
 	b.activate(len(draws))
+	b.step = Explaining{ID: b.es.ID, Config: b.es.Config, Stochastic: b.ex.Info().Stochastic, Seed: e.p.Seed}
 	for s, d := range draws {
 		m, err := b.ex.Load(ctx, d)
 		if err != nil {
 			b.close()
 			return nil, fmt.Errorf("%s: draw %d of %s: %w", b.es.ID, s, b.ps.Label, err)
 		}
-		b.models = append(b.models, m)
+		b.step.Models = append(b.step.Models, m)
 	}
 	total := 0
 	for _, v := range rest {
@@ -623,7 +624,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	k := p.Arch.Classes()
 	si := u.Split
 	d := p.Tests[si].Data
-	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(b0, b1 int) error {
+	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(_ context.Context, b0, b1 int) error {
 		pb := b.probs[si][b0*k : b1*k]
 		sumProbs(pb, models, d.X[b0*d.Len:b1*d.Len])
 		argmaxRows(b.preds[si][b0:b1], pb, k) // on the sums, as PredictMean
@@ -634,7 +635,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		return err
 	}
 	if firstActive(b.active) >= 0 || firstActive(b.output) >= 0 || p.Analyse != nil {
-		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(b0, b1 int) error {
+		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
 			if err != nil {
 				return err
@@ -643,7 +644,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 			if err != nil {
 				return err
 			}
-			if err := b.analyse(si, idx, maps, sumMaps); err != nil {
+			if err := b.analyse(ctx, si, idx, maps, sumMaps); err != nil {
 				return err
 			}
 			e.obs.Advance(int(b.done.Add(int64(b1-b0))), "")
@@ -755,7 +756,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		}
 		var acc []float64
 		for ei, es := range p.Explainers {
-			b := newBlock(ctx, &p, pi, ei, nil, e.summaries)
+			b := newBlock(&p, pi, ei, nil, e.summaries)
 			notes := b.activate(ps.Draws)
 			for _, u := range units {
 				if u.Kind != ExplainUnit || u.Post != pi || u.Exp != ei {
@@ -851,11 +852,13 @@ func accuracies(p *Plan, preds [][]int) ([]float64, error) {
 
 // parallelRange runs fn over the batches [r0+k*batch, ...) of [r0, r1)
 // with up to workers goroutines (r0 a multiple of batch, so the batches
-// are those of the whole split).
-func parallelRange(ctx context.Context, r0, r1, batch, workers int, fn func(b0, b1 int) error) error {
+// are those of the whole split). fn gets Parallel's context, which the
+// first failing batch cancels: every call a batch makes must take it, so
+// that its siblings stop at once instead of running to their deadlines.
+func parallelRange(ctx context.Context, r0, r1, batch, workers int, fn func(ctx context.Context, b0, b1 int) error) error {
 	nb := (r1 - r0 + batch - 1) / batch
-	return Parallel(ctx, nb, workers, func(_ context.Context, b int) error {
-		return fn(r0+b*batch, min(r0+(b+1)*batch, r1))
+	return Parallel(ctx, nb, workers, func(ctx context.Context, b int) error {
+		return fn(ctx, r0+b*batch, min(r0+(b+1)*batch, r1))
 	})
 }
 

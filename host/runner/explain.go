@@ -21,9 +21,7 @@ import (
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // ExplainOptions are the settings of Explain (`uaxai explain`): a user's
@@ -59,8 +57,8 @@ type SummarySpec struct {
 const explainBatch = 8
 
 // explainSplit is the split name of the random streams of a stochastic
-// explainer: input i under draw s gets rng.Key(seed, "explainer",
-// "explain", i, s).
+// explainer: input i under draw s gets engine.ExplainerSeed(seed,
+// "explain", i, s, 0), that is rng.Key(seed, "explainer", "explain", i, s).
 const explainSplit = "explain"
 
 // ParseSetting parses one "key=value" setting (`--set`, or a setting of
@@ -163,7 +161,7 @@ type explainJob struct {
 	x        []float32
 	targets  []int
 	draws    []nn.Params
-	models   []driver.Model // draw s loaded into the explainer
+	step     engine.Explaining // the explainer with every draw loaded
 	sums     []sdk.Summary
 	workers  int
 	obs      engine.Observer
@@ -302,12 +300,13 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 			j.close()
 		}
 	}()
+	j.step = engine.Explaining{ID: j.id, Config: opt.Config, Stochastic: j.info.Stochastic, Seed: opt.Seed, DrawNames: opt.Weights}
 	for s, d := range j.draws {
 		m, err := ex.Load(ctx, d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, opt.Weights[s], err)
 		}
-		j.models = append(j.models, m)
+		j.step.Models = append(j.step.Models, m)
 	}
 	return j, nil
 }
@@ -366,10 +365,10 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 
 func (j *explainJob) close() error {
 	var errs []error
-	for _, m := range j.models {
+	for _, m := range j.step.Models {
 		errs = append(errs, m.Close())
 	}
-	j.models = nil
+	j.step.Models = nil
 	return errors.Join(errs...)
 }
 
@@ -378,7 +377,7 @@ func (j *explainJob) close() error {
 // summarises it and hands its lines to the writer, which writes batches
 // in input order.
 func (j *explainJob) run(ctx context.Context, w io.Writer) error {
-	S := len(j.models)
+	S := len(j.step.Models)
 	units := (j.nIn + explainBatch - 1) / explainBatch
 	if err := j.header(w); err != nil {
 		return err
@@ -396,19 +395,14 @@ func (j *explainJob) run(ctx context.Context, w io.Writer) error {
 	return engine.Parallel(ctx, units*S, j.workers, func(ctx context.Context, task int) error {
 		u, s := task/S, task%S
 		b0, b1 := u*explainBatch, min(j.nIn, (u+1)*explainBatch)
-		req := sdk.ExplainRequest{X: j.x[b0*j.n : b1*j.n], Targets: j.targets[b0:b1], Config: j.opt.Config}
-		if j.info.Stochastic {
-			req.Seeds = make([]uint64, b1-b0)
-			for i := range req.Seeds {
-				req.Seeds[i] = rng.Key(j.opt.Seed, "explainer", explainSplit, b0+i, s)
-			}
+		records := make([]int, b1-b0)
+		for i := range records {
+			records[i] = b0 + i
 		}
-		res, err := j.models[s].Explain(ctx, req)
-		if err != nil {
-			return fmt.Errorf("%s on inputs %d..%d, draw %d (%s): %w", j.id, b0, b1-1, s, j.opt.Weights[s], err)
-		}
-		for i, m := range res {
-			maps[b0+i][s] = m
+		in := engine.Inputs{Split: explainSplit, Records: records, X: j.x[b0*j.n : b1*j.n], Targets: j.targets[b0:b1],
+			Where: fmt.Sprintf("inputs %d..%d", b0, b1-1)}
+		if err := j.step.Explain(ctx, maps[b0:b1], in, s); err != nil {
+			return err
 		}
 		j.obs.Advance(int(j.progress.Add(int64(b1-b0))), "")
 		if remain[u].Add(-1) > 0 {
@@ -429,7 +423,7 @@ func (j *explainJob) header(w io.Writer) error {
 	switch {
 	case len(j.sums) > 0:
 		b = append(b, "input,summary,part"...)
-	case len(j.models) > 1:
+	case len(j.step.Models) > 1:
 		b = append(b, "input,draw"...)
 	default:
 		return nil

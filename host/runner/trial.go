@@ -6,8 +6,9 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/recipe"
-	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -41,11 +42,9 @@ func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch) e
 		if err != nil {
 			return r.PluginError(ref, fmt.Errorf("trial on one input: %w", err))
 		}
-		req := sdk.ExplainRequest{X: x, Targets: []int{0}, Config: ref.Config}
-		if ex.Info().Stochastic {
-			req.Seeds = []uint64{1}
-		}
-		_, err = m.Explain(ctx, req)
+		step := engine.Explaining{ID: ref.ID, Config: ref.Config, Stochastic: ex.Info().Stochastic, Models: []driver.Model{m}}
+		err = step.Explain(ctx, [][][]float64{{nil}}, engine.Inputs{Split: "trial", Records: []int{0}, X: x, Targets: []int{0},
+			Where: "the trial input"})
 		if cerr := m.Close(); err == nil {
 			err = cerr
 		}
