@@ -1,7 +1,7 @@
 // Package analysis computes the experiments of a recipe's analysis tables
 // ([sensitivity], [calibration], [agreement], [bound], [total_variance],
 // [figures], [output]) from the maps of every explained record, as the
-// engine hands them over batch by batch (engine.Plan.Analyse), and turns
+// engine hands them over batch by batch (engine.Analysis.Batch), and turns
 // them into the paper's tables (tab:sensitivity, tab:calibration) and the
 // tables the paper leaves to future work.
 //

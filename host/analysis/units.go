@@ -11,7 +11,7 @@ import (
 )
 
 // This file moves an analyser's per-record results in and out of a run's
-// units (engine.Plan.AnalysisTake and AnalysisPut): a shard hands over the
+// units (engine.Analysis.Take and Put): a shard hands over the
 // results of its unit's records and forgets them, and the merge gives
 // every unit's back before Finish. The encoding keeps every float64 bit,
 // so a merged run's tables are the same bytes as a run in one piece.

@@ -9,7 +9,7 @@ import (
 // (tab:sensitivity): every explained batch is explained once more with
 // its inputs distorted, under the same draws, targets and explainer seeds
 // (the aligned coupling of Corollary cor:input), and the maps reach
-// Plan.Analyse aligned back to the clean input's coordinates.
+// Analysis.Batch aligned back to the clean input's coordinates.
 type Distortion struct {
 	Name string
 	// Apply writes into dst the distorted copy of record x (one record,
@@ -23,7 +23,7 @@ type Distortion struct {
 	Align func(dst, r []float64)
 }
 
-// Batch is what Plan.Analyse receives of one explained batch: the
+// Batch is what Analysis.Batch receives of one explained batch: the
 // records of one test split with a non-empty mask, their inputs, masks,
 // every draw's map (and every repeat's and distortion's), and the map
 // summaries. Slices are the engine's: Analyse may keep them (the engine
@@ -41,12 +41,12 @@ type Batch struct {
 	// Maps[j][s] is the map of record j under draw s.
 	Maps [][][]float64
 	// Repeats[j][s][k] is the map of record j under draw s and explainer
-	// seed k (k = 0 is Maps[j][s]); nil unless Plan.Repeats > 1 and the
+	// seed k (k = 0 is Maps[j][s]); nil unless Analysis.Repeats() > 1 and the
 	// explainer is stochastic.
 	Repeats [][][][]float64
 	// Distorted[d][j][s] is the map of record j under draw s with
 	// distortion d applied to its input, aligned back; nil without
-	// Plan.Distortions.
+	// Analysis.Distortions().
 	Distorted [][][][]float64
 	// Summaries[i][j] is map summary i's map of record j (nil for a set or
 	// band summary, or one that was not run).
@@ -59,16 +59,16 @@ func (b *block) extraMaps(ctx context.Context, ab *Batch, x []float32, ts TestSp
 	n := len(ab.Records)
 	S := len(b.step.Models)
 	in := Inputs{Split: ts.Name, Records: ab.Records, X: x, Targets: ab.Targets}
-	if b.p.Repeats > 1 && b.step.Stochastic {
+	if b.repeats > 1 && b.step.Stochastic {
 		ab.Repeats = make([][][][]float64, n)
 		for j := range ab.Repeats {
 			ab.Repeats[j] = make([][][]float64, S)
 			for s := range ab.Repeats[j] {
-				ab.Repeats[j][s] = make([][]float64, b.p.Repeats)
+				ab.Repeats[j][s] = make([][]float64, b.repeats)
 				ab.Repeats[j][s][0] = ab.Maps[j][s]
 			}
 		}
-		for k := 1; k < b.p.Repeats; k++ {
+		for k := 1; k < b.repeats; k++ {
 			maps := newMaps(n, S)
 			in.Repeat = k
 			if err := b.step.Explain(ctx, maps, in); err != nil {
@@ -82,13 +82,13 @@ func (b *block) extraMaps(ctx context.Context, ab *Batch, x []float32, ts TestSp
 		}
 		in.Repeat = 0
 	}
-	if len(b.p.Distortions) == 0 {
+	if len(b.dists) == 0 {
 		return nil
 	}
 	L := ts.Data.Len
-	ab.Distorted = make([][][][]float64, len(b.p.Distortions))
+	ab.Distorted = make([][][][]float64, len(b.dists))
 	xd := make([]float32, len(x))
-	for d, dist := range b.p.Distortions {
+	for d, dist := range b.dists {
 		for j, r := range ab.Records {
 			dist.Apply(xd[j*L:(j+1)*L], x[j*L:(j+1)*L], ts.Name, r)
 		}
@@ -111,10 +111,10 @@ func (b *block) extraMaps(ctx context.Context, ab *Batch, x []float32, ts TestSp
 	return nil
 }
 
-// analyse hands the batch to Plan.Analyse, with its repeats and
+// analyse hands the batch to the plan's Analysis, with its repeats and
 // distortions explained first.
 func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps [][][]float64) error {
-	if b.p.Analyse == nil || len(idx) == 0 {
+	if b.p.Analysis == nil || len(idx) == 0 {
 		return nil
 	}
 	ts := b.p.Tests[si]
@@ -138,7 +138,7 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 	if err := b.extraMaps(ctx, ab, x, ts); err != nil {
 		return err
 	}
-	if err := b.p.Analyse(ab); err != nil {
+	if err := b.p.Analysis.Batch(ab); err != nil {
 		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Label, b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)
 	}
 	return nil

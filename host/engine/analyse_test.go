@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestAnalyse: every explained record reaches Plan.Analyse exactly once,
+// TestAnalyse: every explained record reaches Analysis.Batch exactly once,
 // with its own inputs, maps, summaries, repeats and distortions, whatever
 // the batch size and the number of workers.
 func TestAnalyse(t *testing.T) {
@@ -17,10 +17,10 @@ func TestAnalyse(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		f := newFakes(S)
 		p := testPlan(n, S, workers, 2)
-		p.Repeats = K
+		an := analysisFunc{repeats: K}
 		// A distortion the echo explainer can see (it reads the input's
 		// value), and an alignment that leaves a mark.
-		p.Distortions = []Distortion{{
+		an.dists = []Distortion{{
 			Name:  "plus",
 			Apply: func(dst, x []float32, split string, rec int) { copy(dst, x); dst[0] += 7000 },
 			Align: func(dst, r []float64) {
@@ -32,7 +32,7 @@ func TestAnalyse(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[[2]int]int{}
 		var errs []string
-		p.Analyse = func(b *Batch) error {
+		an.batch = func(b *Batch) error {
 			mu.Lock()
 			defer mu.Unlock()
 			bad := func(format string, args ...any) { errs = append(errs, b.SplitName+": "+fmt.Sprintf(format, args...)) }
@@ -73,6 +73,7 @@ func TestAnalyse(t *testing.T) {
 			}
 			return nil
 		}
+		p.Analysis = an
 		runPlan(t, p, f, nil)
 		for _, e := range errs {
 			t.Error(e)
@@ -118,13 +119,8 @@ func TestAnalyse(t *testing.T) {
 func TestAnalyseErrors(t *testing.T) {
 	f := newFakes(2)
 	p := testPlan(4, 2, 1, 2)
-	p.Repeats = 2
-	if _, _, err := Run(context.Background(), p, f, nil, nil); err == nil || !strings.Contains(err.Error(), "need an Analyse callback") {
-		t.Errorf("repeats without Analyse: %v", err)
-	}
-	p.Repeats = 0
 	boom := errors.New("boom")
-	p.Analyse = func(*Batch) error { return boom }
+	p.Analysis = analysisFunc{batch: func(*Batch) error { return boom }}
 	_, _, err := Run(context.Background(), p, f, nil, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "Fake / Echo, split test-") {
 		t.Errorf("an Analyse error: %v", err)
@@ -146,7 +142,7 @@ func TestUnlabelled(t *testing.T) {
 	p.Summaries = []Step{{ID: "summary.set", Label: "Set"}, {ID: "summary.spy", Label: "Spy"}}
 	var mu sync.Mutex
 	seen := 0
-	p.Analyse = func(b *Batch) error {
+	p.Analysis = analysisFunc{batch: func(b *Batch) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for j := range b.Records {
@@ -157,7 +153,7 @@ func TestUnlabelled(t *testing.T) {
 			}
 		}
 		return nil
-	}
+	}}
 	out, _, err := Run(context.Background(), p, withSummaries(f), nil, nil)
 	if err != nil {
 		t.Fatal(err)

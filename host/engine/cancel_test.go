@@ -83,8 +83,8 @@ func TestFailingBatchCancelsSiblings(t *testing.T) {
 			}
 			p.Explainers[0].ID = "explainer.stall"
 			if tc.distort {
-				p.Analyse = func(*Batch) error { return nil }
-				p.Distortions = []Distortion{{Name: "identity", Apply: func(dst, x []float32, _ string, _ int) { copy(dst, x) }}}
+				p.Analysis = analysisFunc{batch: func(*Batch) error { return nil },
+					dists: []Distortion{{Name: "identity", Apply: func(dst, x []float32, _ string, _ int) { copy(dst, x) }}}}
 			}
 			t0 := time.Now()
 			_, _, err := Run(context.Background(), p, explainers{fakes: f, e: ex}, nil, nil)

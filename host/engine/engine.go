@@ -73,40 +73,59 @@ type Plan struct {
 	// recipe). It must cover everything that changes a result.
 	Fingerprint string
 	// CacheKey returns the cache key of a posterior's artifact; nil
-	// disables the cache. It must not depend on the step's Label or Draws:
-	// the base of a post-hoc posterior (BaseStep) gets its key from it, and
-	// shares it with the recipe's own step of the same plugin and table.
+	// disables the cache. It must be a pure function of its arguments and
+	// must not depend on the step's Label or Draws: the base of a post-hoc
+	// posterior (BaseStep) gets its key from it, and shares it with the
+	// recipe's own step of the same plugin and table.
 	CacheKey func(p Step, info sdk.Info) (string, error)
-	// Output, if not nil, receives the per-record results of every set
-	// and band summary after each (posterior, explainer) block; the
-	// engine then drops the records (Results keeps the rest of the
-	// Output), so a run's memory does not grow with them. With Output
-	// nil, Results keeps the records.
-	Output func(*Output) error
-	// Predicted, if not nil, receives each posterior's predictive mean
-	// probabilities: probs[split], row major (Arch.Classes() a record),
-	// for every record of the split.
-	Predicted func(ps Step, probs [][]float64) error
-	// Analyse, if not nil, receives every explained batch of every
-	// (posterior, explainer) pair, with all its maps (Batch). It is called
-	// from several workers at once, in no fixed order: it must be safe for
-	// concurrent use, and keep what it computes by (split, record) so that
-	// its results do not depend on the order.
-	Analyse func(*Batch) error
-	// Distortions are explained beside the clean inputs for Analyse
-	// (Batch.Distorted); they need Analyse.
-	Distortions []Distortion
+	// Sink, if not nil, receives what the run gives beside its Results:
+	// each posterior's predictive probabilities and the records of every
+	// set and band summary (see Sink).
+	Sink Sink
+	// Analysis, if not nil, receives every explained batch with all its
+	// maps, and says which distortions and explainer repeats to explain
+	// beside them (see Analysis).
+	Analysis Analysis
+}
+
+// Sink is where a run's results go as the merge makes them (host/runner
+// writes them to the run directory). Its methods are called from one
+// goroutine, in plan order.
+type Sink interface {
+	// Predicted receives each posterior's predictive mean probabilities:
+	// probs[split], row major (Arch.Classes() a record), for every record
+	// of the split.
+	Predicted(ps Step, probs [][]float64) error
+	// Output receives the per-record results of every set and band
+	// summary after each (posterior, explainer) block; the engine then
+	// drops the records (Results keeps the rest of the Output), so a run's
+	// memory does not grow with them. Without a Sink, Results keeps the
+	// records.
+	Output(*Output) error
+}
+
+// Analysis is the analyses of a run (host/analysis.Analyser): it sees
+// every explained batch of every (posterior, explainer) pair with all its
+// maps, and what it keeps of a unit's records travels in the unit's
+// payload, so that a run in shards gives the same analyses.
+type Analysis interface {
+	// Distortions are explained beside the clean inputs (Batch.Distorted).
+	Distortions() []Distortion
 	// Repeats > 1 explains every draw Repeats times with different
 	// explainer seeds, when the explainer is stochastic (Batch.Repeats;
-	// the law of total variance, prop:totalvar); it needs Analyse.
-	Repeats int
-	// AnalysisTake returns, encoded, what Analyse kept of records
-	// [b0, b1) of split si under a pair, and forgets it; it goes into the
-	// unit's payload. AnalysisPut gives it back when the units are merged.
-	// Both nil: what Analyse keeps stays in the process, which is right
-	// only for Run.
-	AnalysisTake func(ps, es Step, si, b0, b1 int) ([]byte, error)
-	AnalysisPut  func(ps, es Step, si int, data []byte) error
+	// the law of total variance, prop:totalvar).
+	Repeats() int
+	// Batch receives one explained batch. It is called from several
+	// workers at once, in no fixed order: it must be safe for concurrent
+	// use, and keep what it computes by (split, record) so that its
+	// results do not depend on the order.
+	Batch(*Batch) error
+	// Take returns, encoded, what Batch kept of records [b0, b1) of split
+	// si under a pair, and forgets it; it goes into the unit's payload
+	// (nil: nothing to carry). Put gives it back when the units are
+	// merged.
+	Take(ps, es Step, si, b0, b1 int) ([]byte, error)
+	Put(ps, es Step, si int, data []byte) error
 }
 
 // Plugins resolves a step's ID (a plugin ID, or a script's path) to the
@@ -278,6 +297,9 @@ type block struct {
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)
 	draws  int                 // S
 	done   *atomic.Int64       // records explained, for the progress
+	// repeats and dists are the Analysis's (1 and none without one).
+	repeats int
+	dists   []Distortion
 }
 
 // activate marks the summaries whose maps RMA and IoU score, and says
@@ -426,7 +448,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 			}
 			continue
 		}
-		if b.p.Analyse != nil && b.active[i] {
+		if b.p.Analysis != nil && b.active[i] {
 			sumMaps[i] = make([][]float64, len(results))
 			for j := range results {
 				sumMaps[i][j] = results[j].Map

@@ -469,3 +469,38 @@ func TestSameBytesForAnyWorkers(t *testing.T) {
 		}
 	}
 }
+
+// analysisFunc is an Analysis for tests: Batch calls batch, and nothing
+// travels in the units' payloads (Take gives nil), as for a run in one
+// process.
+type analysisFunc struct {
+	batch   func(*Batch) error
+	dists   []Distortion
+	repeats int
+}
+
+func (a analysisFunc) Distortions() []Distortion                    { return a.dists }
+func (a analysisFunc) Repeats() int                                 { return a.repeats }
+func (a analysisFunc) Batch(b *Batch) error                         { return a.batch(b) }
+func (analysisFunc) Take(Step, Step, int, int, int) ([]byte, error) { return nil, nil }
+func (analysisFunc) Put(Step, Step, int, []byte) error              { return nil }
+
+// sinkFunc is a Sink for tests; a nil function accepts everything.
+type sinkFunc struct {
+	predicted func(Step, [][]float64) error
+	output    func(*Output) error
+}
+
+func (s sinkFunc) Predicted(ps Step, probs [][]float64) error {
+	if s.predicted == nil {
+		return nil
+	}
+	return s.predicted(ps, probs)
+}
+
+func (s sinkFunc) Output(o *Output) error {
+	if s.output == nil {
+		return nil
+	}
+	return s.output(o)
+}

@@ -318,7 +318,7 @@ func TestSetAndBandOutputs(t *testing.T) {
 	}
 }
 
-// TestOutputCallback: with Plan.Output set, each output's records go to
+// TestOutputCallback: with a Plan.Sink, each output's records go to
 // it after their block, and Results keeps the rest; a failing callback
 // fails the run, naming the output.
 func TestOutputCallback(t *testing.T) {
@@ -330,11 +330,11 @@ func TestOutputCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []Output
-	p.Output = func(o *Output) error {
+	p.Sink = sinkFunc{output: func(o *Output) error {
 		got = append(got, *o)
 		o.File = fmt.Sprintf("file-%d", len(got))
 		return nil
-	}
+	}}
 	out, _, err := Run(context.Background(), p, withSummaries(newFakes(S)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestOutputCallback(t *testing.T) {
 			t.Errorf("output %d after the callback: %d records, file %q, count %d; want none, file-%d, %d", k, len(o.Records), o.File, o.Count, k+1, want.Outputs[k].Count)
 		}
 	}
-	p.Output = func(*Output) error { return errors.New("disk full") }
+	p.Sink = sinkFunc{output: func(*Output) error { return errors.New("disk full") }}
 	if _, _, err := Run(context.Background(), p, withSummaries(newFakes(S)), nil, nil); err == nil || !strings.Contains(err.Error(), "Fake / Echo / Band: writing its records: disk full") {
 		t.Errorf("failing callback: %v", err)
 	}

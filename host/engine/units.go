@@ -325,12 +325,6 @@ func checkPlan(ctx context.Context, p *Plan, res Plugins) error {
 			return fmt.Errorf("engine: test splits %s and %s: one is labelled and one is not", p.Tests[0].Name, ts.Name)
 		}
 	}
-	if (len(p.Distortions) > 0 || p.Repeats > 1) && p.Analyse == nil {
-		return fmt.Errorf("engine: distortions and repeats need an Analyse callback")
-	}
-	if (p.AnalysisTake == nil) != (p.AnalysisPut == nil) {
-		return fmt.Errorf("engine: AnalysisTake and AnalysisPut go together")
-	}
 	return nil
 }
 
@@ -527,7 +521,10 @@ func (e *exec) drawsOf(ctx context.Context, pi int) ([]nn.Params, []*nn.Inferenc
 
 // newBlock is the block of pair (pi, ei) with room for every record.
 func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *block {
-	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, draws: p.Posteriors[pi].Draws}
+	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, draws: p.Posteriors[pi].Draws, repeats: 1}
+	if p.Analysis != nil {
+		b.repeats, b.dists = p.Analysis.Repeats(), p.Analysis.Distortions()
+	}
 	k := p.Arch.Classes()
 	b.preds = make([][]int, len(p.Tests))
 	b.probs = make([][]float64, len(p.Tests))
@@ -634,7 +631,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	if err != nil {
 		return err
 	}
-	if firstActive(b.active) >= 0 || firstActive(b.output) >= 0 || p.Analyse != nil {
+	if firstActive(b.active) >= 0 || firstActive(b.output) >= 0 || p.Analysis != nil {
 		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
 			if err != nil {
@@ -666,8 +663,8 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 			}
 		}
 	}
-	if p.AnalysisTake != nil {
-		if pl.Analysis, err = p.AnalysisTake(b.ps, b.es, si, u.B0, u.B1); err != nil {
+	if p.Analysis != nil {
+		if pl.Analysis, err = p.Analysis.Take(b.ps, b.es, si, u.B0, u.B1); err != nil {
 			return fmt.Errorf("unit %s: analysis: %w", u.Name, err)
 		}
 	}
@@ -686,7 +683,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 
 // Merge reads every unit of the plan from store and builds the run's
 // Results, exactly as one uninterrupted run in one process gives them:
-// Predicted, AnalysisPut and Output are called as the run would call
+// the Sink and the Analysis's Put are called as the run would call
 // them. A missing unit, or one that does not read back whole, is an error
 // that names it. It also returns the wall time each unit took when it was
 // done.
@@ -787,8 +784,8 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 						b.outs[i][u.Split][o.Index] = &o
 					}
 				}
-				if p.AnalysisPut != nil && pl.Analysis != nil {
-					if err := p.AnalysisPut(b.ps, b.es, u.Split, pl.Analysis); err != nil {
+				if p.Analysis != nil && pl.Analysis != nil {
+					if err := p.Analysis.Put(b.ps, b.es, u.Split, pl.Analysis); err != nil {
 						return nil, nil, fmt.Errorf("unit %s: analysis: %w", u.Name, err)
 					}
 				}
@@ -797,13 +794,13 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 				if acc, err = accuracies(&p, b.preds); err != nil {
 					return nil, nil, err
 				}
-				if p.Predicted != nil {
-					if err := p.Predicted(ps, b.probs); err != nil {
+				if p.Sink != nil {
+					if err := p.Sink.Predicted(ps, b.probs); err != nil {
 						return nil, nil, fmt.Errorf("%s: predictive quality: %w", ps.Label, err)
 					}
 				}
 			}
-			if firstActive(b.active) < 0 && firstActive(b.output) < 0 && p.Analyse == nil {
+			if firstActive(b.active) < 0 && firstActive(b.output) < 0 && p.Analysis == nil {
 				out.Notes = append(out.Notes, notes...) // nothing was explained
 				continue
 			}
@@ -813,8 +810,8 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 			}
 			outs := b.outputs()
 			for i := range outs {
-				if p.Output != nil {
-					if err := p.Output(&outs[i]); err != nil {
+				if p.Sink != nil {
+					if err := p.Sink.Output(&outs[i]); err != nil {
 						return nil, nil, fmt.Errorf("%s / %s / %s: writing its records: %w", ps.Label, es.Label, outs[i].SummaryLabel, err)
 					}
 					outs[i].Records = nil

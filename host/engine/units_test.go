@@ -452,12 +452,12 @@ func TestUnitDetails(t *testing.T) {
 		}
 	}
 	var got [][][]float64
-	p.Predicted = func(ps Step, probs [][]float64) error {
+	p.Sink = sinkFunc{predicted: func(ps Step, probs [][]float64) error {
 		if ps.Label == p.Posteriors[0].Label {
 			got = append(got, probs)
 		}
 		return nil
-	}
+	}}
 	f := newFakes(3)
 	store := &countingStore{}
 	var done []string
@@ -502,14 +502,9 @@ func TestUnitDetails(t *testing.T) {
 	if all, err := (Shard{}).Select(Units(p)); err != nil || len(all) != len(Units(p)) {
 		t.Errorf("shard of N = 0: %d units, %v", len(all), err)
 	}
-	q := testPlan(8, 2, 1, 4)
-	q.Repeats = 1
-	if _, _, err := RunUnits(context.Background(), q, newFakes(2), nil, &memStore{}, Shard{N: 1}, nil); err != nil {
-		t.Errorf("Repeats = 1 without Analyse: %v", err)
-	}
 	pf := newFakes(3)
 	parted := partedFakes{pf, &partedPosterior{fakePosterior: pf.post}}
-	q = testPlan(8, 3, 1, 4)
+	q := testPlan(8, 3, 1, 4)
 	ps := &countingStore{}
 	if _, _, err := RunUnits(context.Background(), q, parted, nil, ps, Shard{I: 0, N: 3, Kind: FitUnit}, nil); err != nil {
 		t.Fatal(err)

@@ -29,30 +29,28 @@ type predictiveRow struct {
 }
 
 // add scores one posterior's predictive probabilities on every split.
-func (p *predictive) add(ds Datasets, classes int) func(ps engine.Step, probs [][]float64) error {
-	return func(ps engine.Step, probs [][]float64) error {
-		row := predictiveRow{Posterior: ps.ID, Label: ps.Label}
-		var nll, ece, brier, ent []float64
-		for si, pr := range probs {
-			if ds.Tests[si].Unlabelled {
-				continue // no class to score against
-			}
-			q, err := eval.Predictive(pr, classes, ds.Tests[si].Data.Y)
-			if err != nil {
-				return fmt.Errorf("split %s: %w", ds.Tests[si].Name, err)
-			}
-			row.Splits = append(row.Splits, q)
-			nll, ece, brier, ent = append(nll, q.NLL), append(ece, q.ECE), append(brier, q.Brier), append(ent, q.Entropy)
+func (p *predictive) add(ds Datasets, classes int, ps engine.Step, probs [][]float64) error {
+	row := predictiveRow{Posterior: ps.ID, Label: ps.Label}
+	var nll, ece, brier, ent []float64
+	for si, pr := range probs {
+		if ds.Tests[si].Unlabelled {
+			continue // no class to score against
 		}
-		if len(row.Splits) == 0 {
-			return nil
+		q, err := eval.Predictive(pr, classes, ds.Tests[si].Data.Y)
+		if err != nil {
+			return fmt.Errorf("split %s: %w", ds.Tests[si].Name, err)
 		}
-		row.NLL, row.ECE, row.Brier, row.Entropy = eval.StatOf(nll), eval.StatOf(ece), eval.StatOf(brier), eval.StatOf(ent)
-		p.mu.Lock()
-		p.rows = append(p.rows, row)
-		p.mu.Unlock()
+		row.Splits = append(row.Splits, q)
+		nll, ece, brier, ent = append(nll, q.NLL), append(ece, q.ECE), append(brier, q.Brier), append(ent, q.Entropy)
+	}
+	if len(row.Splits) == 0 {
 		return nil
 	}
+	row.NLL, row.ECE, row.Brier, row.Entropy = eval.StatOf(nll), eval.StatOf(ece), eval.StatOf(brier), eval.StatOf(ent)
+	p.mu.Lock()
+	p.rows = append(p.rows, row)
+	p.mu.Unlock()
+	return nil
 }
 
 func (p *predictive) table() report.Table {

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// This file is the job of a run's data: the recipe's datasets (the PQD
+// generator, files, a recording), the ground-truth masks, the hold-out
+// split and the datasets' hashes that key the cache.
+
+// Datasets is the data of a recipe.
+type Datasets struct {
+	Train, Val sdk.Dataset
+	Tests      []engine.TestSplit
+	Recording  string   // with [recording]: the one, unlabelled, test split's name
+	Notes      []string // what the run's notes should say of the data
+}
+
+// ToDataset converts records to the float32 rows the network reads.
+func ToDataset(recs []data.Record) sdk.Dataset {
+	if len(recs) == 0 {
+		return sdk.Dataset{}
+	}
+	n := len(recs[0].X)
+	d := sdk.Dataset{X: make([]float32, 0, len(recs)*n), Y: make([]int, len(recs)), N: len(recs), Len: n}
+	for i, r := range recs {
+		for _, v := range r.X {
+			d.X = append(d.X, float32(v))
+		}
+		d.Y[i] = r.Label
+	}
+	return d
+}
+
+func masks(recs []data.Record, ev recipe.Evaluate, split string) ([][]bool, error) {
+	out := make([][]bool, len(recs))
+	for i, r := range recs {
+		switch ev.Mask {
+		case recipe.MaskEvent:
+			if r.Event == nil {
+				return nil, fmt.Errorf("split %s record %d: mask = \"event\" needs event.csv", split, i)
+			}
+			out[i] = data.EventMask(make([]bool, len(r.Event)), r.Event)
+		default:
+			if r.D == nil {
+				return nil, fmt.Errorf("split %s record %d: mask = \"amplitude\" needs the disturbance d (disturbance.csv)", split, i)
+			}
+			out[i] = data.Mask(make([]bool, len(r.D)), r.D, ev.Eps)
+		}
+	}
+	return out, nil
+}
+
+// LoadData builds the recipe's datasets.
+func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
+	var train, val []data.Record
+	var tests []data.Split
+	switch r.Data.Source {
+	case recipe.SourcePQD:
+		cfg := data.DefaultConfig()
+		cfg.F0, cfg.Fs, cfg.Cycles, cfg.Noise = r.Data.F0, r.Data.Fs, r.Data.Cycles, r.Data.Noise
+		cfg.SNRMin, cfg.SNRMax = r.Data.SNRdB[0], r.Data.SNRdB[1]
+		if !r.Data.Phase.Random {
+			ph := r.Data.Phase.Value
+			cfg.Phase = &ph
+		}
+		nTests := r.Data.TestSplits
+		if r.Recording != nil {
+			nTests = 0 // the recording's windows are the test set
+		}
+		ps, err := data.MakePaperSplits(ctx, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, nTests, r.Data.TestPerClass)
+		if err != nil {
+			return Datasets{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
+		}
+		train, val, tests = ps.Train.Records, ps.Val.Records, ps.Tests
+	case recipe.SourceFiles:
+		read := func(dir string) (data.Split, error) {
+			s, err := data.ReadCSV(dir)
+			if err != nil {
+				return data.Split{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
+			}
+			return s, nil
+		}
+		s, err := read(r.Data.Train)
+		if err != nil {
+			return Datasets{}, err
+		}
+		train = s.Records
+		if r.Data.Val != "" {
+			if s, err = read(r.Data.Val); err != nil {
+				return Datasets{}, err
+			}
+			val = s.Records
+		} else {
+			train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
+		}
+		for _, dir := range r.Data.Test {
+			if r.Recording != nil {
+				break
+			}
+			s, err := read(dir)
+			if err != nil {
+				return Datasets{}, err
+			}
+			tests = append(tests, s)
+		}
+	default:
+		return Datasets{}, r.Errorf([]string{"data", "source"}, "unknown source %q (accepted: pqd, files)", r.Data.Source)
+	}
+	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val)}
+	for i, s := range tests {
+		// Splits are named test-<i> whatever their folder: names key the
+		// random streams and label records.csv, so they must be unique.
+		name := fmt.Sprintf("test-%d", i)
+		m, err := masks(s.Records, r.Evaluate, name)
+		if err != nil {
+			return Datasets{}, fmt.Errorf("recipe %s: %w", r.Name, err)
+		}
+		ds.Tests = append(ds.Tests, engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m})
+	}
+	if r.Recording != nil {
+		ts, notes, err := recordingSplit(ctx, r)
+		if err != nil {
+			return Datasets{}, err
+		}
+		ds.Tests = []engine.TestSplit{ts}
+		ds.Recording, ds.Notes = ts.Name, notes
+	}
+	return ds, nil
+}
+
+// checkLengths checks that every split has the model's input length.
+func checkLengths(r *recipe.Recipe, ds Datasets, want int) error {
+	check := func(d sdk.Dataset, path []string, what string) error {
+		if d.N > 0 && d.Len != want {
+			return r.Errorf(path, "%s has waveforms of %d values; the model takes %d (accepted: %d values a line)", what, d.Len, want, want)
+		}
+		return nil
+	}
+	if err := check(ds.Train, []string{"data", "train"}, "the training set"); err != nil {
+		return err
+	}
+	if err := check(ds.Val, []string{"data", "val"}, "the validation set"); err != nil {
+		return err
+	}
+	for i, t := range ds.Tests {
+		what := "test split " + t.Name
+		if r.Data.Source == recipe.SourceFiles && i < len(r.Data.Test) {
+			what += " (" + r.Data.Test[i] + ")"
+		}
+		if err := check(t.Data, []string{"data", "test"}, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HoldOut splits records into training and validation: per class c with
+// n_c records, round(frac * n_c) records chosen by the permutation of the
+// stream (seed, "data-split", "files", c) are held out. Both parts keep the
+// input order.
+func HoldOut(recs []data.Record, frac float64, seed uint64) (train, val []data.Record) {
+	byClass := map[int][]int{}
+	for i, r := range recs {
+		byClass[r.Label] = append(byClass[r.Label], i)
+	}
+	held := make([]bool, len(recs))
+	for c, idx := range byClass {
+		k := int(math.Round(frac * float64(len(idx))))
+		perm := rng.For(seed, "data-split", "files", c, -1).Perm(len(idx))
+		for _, j := range perm[:k] {
+			held[idx[j]] = true
+		}
+	}
+	for i, r := range recs {
+		if held[i] {
+			val = append(val, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, val
+}
+
+// hashDataset is a SHA-256 of a dataset's values and labels.
+func hashDataset(d sdk.Dataset) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range d.X {
+		binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
+		h.Write(b[:4])
+	}
+	for _, y := range d.Y {
+		binary.LittleEndian.PutUint64(b[:], uint64(y))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

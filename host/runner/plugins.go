@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// This file resolves a recipe's plugins: the plugin manager with the
+// recipe's [limits] and plugin_dirs, and its scripted summaries.
+
+// resolver adds the recipe's scripted summaries to a plugin manager:
+// a step whose ID is a script path of the recipe is served by the
+// manager's Script, in a process of its own, like every other plugin
+// (its digest is kept for the manifest); every other ID goes to the
+// manager's Summary. Both keep their clients. newResolver hands the
+// recipe's [limits] to the manager.
+type resolver struct {
+	engine.Plugins
+	workers int
+	paths   map[string]bool // the recipe's script paths
+	mu      sync.Mutex
+	digests map[string]string // script path -> SHA-256 of its source
+}
+
+// Scripts is what serves summary scripts: host/plugin's Manager, which
+// runs each in a process of its own.
+type Scripts interface {
+	Script(ctx context.Context, path string, instances int) (sdk.Summary, error)
+}
+
+// limiter is what takes the recipe's [limits]: host/plugin's Manager.
+type limiter interface{ SetLimits(plugin.Limits) }
+
+// PluginLimits converts a recipe's [limits] for the plugin manager.
+func PluginLimits(l recipe.Limits) plugin.Limits {
+	return plugin.Limits{Handshake: l.Handshake, Check: l.Check, Fit: l.Fit, Sample: l.Sample, Load: l.Load,
+		Explain: l.ExplainBatch, Summarise: l.SummariseBatch, ScriptMemory: l.ScriptMemory}
+}
+
+// dirAdder is what takes the recipe's plugin_dirs: host/plugin's Manager.
+type dirAdder interface{ AddDirs(dirs ...string) }
+
+func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
+	if l, ok := p.(limiter); ok {
+		l.SetLimits(PluginLimits(r.Limits))
+	}
+	if a, ok := p.(dirAdder); ok && len(r.PluginDirs) > 0 {
+		a.AddDirs(r.PluginDirs...)
+	}
+	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, digests: map[string]string{}}
+	for _, ref := range r.Summaries {
+		if ref.Script != "" {
+			res.paths[ref.Script] = true
+		}
+	}
+	return res
+}
+
+func (r *resolver) Summary(ctx context.Context, id string) (sdk.Summary, error) {
+	if !r.paths[id] {
+		return r.Plugins.Summary(ctx, id)
+	}
+	sc, ok := r.Plugins.(Scripts)
+	if !ok {
+		return nil, fmt.Errorf("script %s: the plugins given (%T) do not serve scripts", id, r.Plugins)
+	}
+	s, err := sc.Script(ctx, id, max(r.workers, 1))
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.digests[id]; !ok {
+		src, err := os.ReadFile(id)
+		if err != nil {
+			return nil, fmt.Errorf("script %s: %w", id, err)
+		}
+		sum := sha256.Sum256(src)
+		r.digests[id] = hex.EncodeToString(sum[:])
+	}
+	return s, nil
+}
+
+func steps(refs []recipe.PluginRef) []engine.Step {
+	out := make([]engine.Step, len(refs))
+	for i, p := range refs {
+		id := p.ID
+		if p.Script != "" {
+			id = p.Script
+		}
+		out[i] = engine.Step{ID: id, Label: p.Label, Draws: p.Draws, Target: p.Target, Config: p.Config}
+	}
+	return out
+}
