@@ -446,15 +446,18 @@ func (r remoteExplainer) Load(ctx context.Context, draw nn.Params) (driver.Model
 	if err != nil {
 		return nil, err
 	}
-	return remoteModel{m, r.p}, nil
+	return deadlineModel{m, r.p}, nil
 }
 
-type remoteModel struct {
+// deadlineModel is a draw loaded into an explainer plugin (driver.Model)
+// whose Explain and Close run under the plugin process's limits
+// (limits.explain_batch, limits.load): past one, the process is killed.
+type deadlineModel struct {
 	driver.Model
 	p *proc
 }
 
-func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps [][]float64, err error) {
+func (r deadlineModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps [][]float64, err error) {
 	err = r.p.call(ctx, "Explain", func(ctx context.Context) (err error) {
 		maps, err = r.Model.Explain(ctx, req)
 		return err
@@ -462,7 +465,7 @@ func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps 
 	return maps, err
 }
 
-func (r remoteModel) Close() error {
+func (r deadlineModel) Close() error {
 	return r.p.call(context.Background(), "Release", func(context.Context) error { return r.Model.Close() })
 }
 
