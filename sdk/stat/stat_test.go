@@ -17,18 +17,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-13*math.Max(1, math.Abs(b)) }
 
-func sameBits(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for n := range want {
-		if math.Float64bits(got[n]) != math.Float64bits(want[n]) {
-			t.Errorf("%s line %d: %v, want %v", what, n+1, got[n], want[n])
-		}
-	}
-}
-
 // TestMoments: S = 4 maps of 3 coordinates; columns {1,2,3,4} (mean
 // 5/2, variance 5/3), {-2,-2,-2,-2} (mean -2, variance 0) and {0,0,0,8}
 // (mean 2, variance 16).
@@ -65,18 +53,24 @@ func TestMoments(t *testing.T) {
 	}
 }
 
-// TestMomentsMatchGonum: mean and variance against gonum's, with an
-// offset that a naive sum of squares would lose digits on.
-func TestMomentsMatchGonum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	const S, N = 7, 12
+// randomMaps returns S maps of N values, r[s][n] = at(n, z), z standard
+// normal draws of rng in the order s, n.
+func randomMaps(rng *rand.Rand, S, N int, at func(n int, z float64) float64) [][]float64 {
 	r := make([][]float64, S)
 	for s := range r {
 		r[s] = make([]float64, N)
 		for n := range r[s] {
-			r[s][n] = 100 + rng.NormFloat64()
+			r[s][n] = at(n, rng.NormFloat64())
 		}
 	}
+	return r
+}
+
+// TestMomentsMatchGonum: mean and variance against gonum's, with an
+// offset that a naive sum of squares would lose digits on.
+func TestMomentsMatchGonum(t *testing.T) {
+	const S, N = 7, 12
+	r := randomMaps(rand.New(rand.NewPCG(3, 4)), S, N, func(_ int, z float64) float64 { return 100 + z })
 	mean, variance := make([]float64, N), make([]float64, N)
 	MeanVariance(mean, variance, r)
 	plain := Mean(make([]float64, N), r)
@@ -94,15 +88,8 @@ func TestMomentsMatchGonum(t *testing.T) {
 // TestCVTwoPass checks many draws against a two-pass formula, with an
 // offset that a naive sum of squares would lose digits on.
 func TestCVTwoPass(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 9))
 	const S, N = 9, 11
-	draws := make([][]float64, S)
-	for s := range draws {
-		draws[s] = make([]float64, N)
-		for n := range draws[s] {
-			draws[s][n] = float64(n-5)*100 + r.NormFloat64()
-		}
-	}
+	draws := randomMaps(rand.New(rand.NewPCG(3, 9)), S, N, func(n int, z float64) float64 { return float64(n-5)*100 + z })
 	got := CV(make([]float64, N), draws, 0.1)
 	for n := 0; n < N; n++ {
 		m := 0.0
@@ -202,7 +189,7 @@ func TestLinearGolden(t *testing.T) {
 				plain++
 			}
 		}
-		sameBits(t, "lin_"+p, got, want)
+		golden.SameBits(t, "lin_"+p, got, want)
 	}
 	t.Logf("%d of 150 golden values need numpy's g >= 0.5 branch", plain)
 }

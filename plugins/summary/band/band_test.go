@@ -11,18 +11,6 @@ import (
 	"github.com/uaxai/uaxai/sdk/stat"
 )
 
-func sameBits(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for n := range want {
-		if math.Float64bits(got[n]) != math.Float64bits(want[n]) {
-			t.Errorf("%s line %d: %v, want %v", what, n+1, got[n], want[n])
-		}
-	}
-}
-
 func TestBandsGolden(t *testing.T) {
 	samples, cols := golden.Quantiles(t)
 	r := [][][]float64{golden.Transpose(samples)}
@@ -35,16 +23,16 @@ func TestBandsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameBits(t, "band lower "+c.lo, res[0].Lower, cols[c.lo])
-		sameBits(t, "band upper "+c.up, res[0].Upper, cols[c.up])
+		golden.SameBits(t, "band lower "+c.lo, res[0].Lower, cols[c.lo])
+		golden.SameBits(t, "band upper "+c.up, res[0].Upper, cols[c.up])
 	}
 	// beta = 0.5: the levels (1-0.5)/2 = 0.25 and (1+0.5)/2 = 0.75 are exact.
 	res, err := NewInterpolated().Summarise(ctx, r, sdk.Config{"beta": 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "iband lower lin_0.25", res[0].Lower, cols["lin_0.25"])
-	sameBits(t, "iband upper lin_0.75", res[0].Upper, cols["lin_0.75"])
+	golden.SameBits(t, "iband lower lin_0.25", res[0].Lower, cols["lin_0.25"])
+	golden.SameBits(t, "iband upper lin_0.75", res[0].Upper, cols["lin_0.75"])
 }
 
 func TestBandEdges(t *testing.T) {
