@@ -186,7 +186,7 @@ func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.Lo
 	case r.GetService() != nil && r.GetModel() != nil:
 		return nil, status.Error(codes.InvalidArgument, "the Load carries both a model service and parameters; want one of them")
 	case r.GetService() != nil:
-		rm, err := newRemoteModel(ctx, &s.conns, r.GetService())
+		rm, err := newServiceModel(ctx, &s.conns, r.GetService())
 		if err != nil {
 			return nil, toStatus(err, codes.InvalidArgument)
 		}
@@ -243,7 +243,7 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 	if err := check.Batch(m.InputLen(), m.Classes(), req.X, req.Targets, req.Seeds, s.info.Stochastic); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if rm, ok := m.(*remoteModel); ok {
+	if rm, ok := m.(*serviceModel); ok {
 		m = rm.withContext(ctx)
 		defer func() {
 			// A failed model-service call is the Explain's error, not a

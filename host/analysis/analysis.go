@@ -24,8 +24,8 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
-	"github.com/uaxai/uaxai/plugins/summary/mean"
 	"github.com/uaxai/uaxai/sdk/rng"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // Setup is what an Analyser needs of a run.
@@ -227,12 +227,12 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 	labelled := b.Masks[j] != nil
 	if sens := an.Sensitivity; sens != nil && labelled && (sens.Records == "all" || rec.correct) {
 		clean := a.absMaps(maps)
-		mc := mean.Mean(make([]float64, len(clean[0])), clean)
+		mc := stat.Mean(make([]float64, len(clean[0])), clean)
 		iouC, okC := eval.IoU(mc, b.Masks[j])
 		scratch := make([]float64, 2*S)
 		for d := range b.Distorted {
 			dist := a.absMaps(b.Distorted[d][j])
-			md := mean.Mean(make([]float64, len(dist[0])), dist)
+			md := stat.Mean(make([]float64, len(dist[0])), dist)
 			var r sensResult
 			r.corr, r.corrOK = eval.Pearson(mc, md)
 			r.stab, r.stabOK = eval.TopLStability(mc, md, rec.maskLen)

@@ -10,8 +10,8 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
-	"github.com/uaxai/uaxai/plugins/summary/band"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 const N = 64
@@ -215,7 +215,7 @@ func TestCalibration(t *testing.T) {
 		cov, tot := 0, 0
 		for _, b := range w.batches {
 			m := b.Maps[0]
-			lo, up := band.InterpolatedBand(make([]float64, N), make([]float64, N), m[:4], beta)
+			lo, up := stat.InterpolatedBand(make([]float64, N), make([]float64, N), m[:4], beta)
 			for _, h := range m[4:] {
 				for n, v := range h {
 					if lo[n] <= v && v <= up[n] {

@@ -12,11 +12,12 @@ import (
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/paper"
 	"github.com/uaxai/uaxai/host/report"
-	"github.com/uaxai/uaxai/plugins/summary/cv"
-	"github.com/uaxai/uaxai/plugins/summary/mean"
-	"github.com/uaxai/uaxai/plugins/summary/quantile"
-	"github.com/uaxai/uaxai/plugins/summary/variance"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
+
+// figureKappa is the stabiliser of the figures' CV strip: summary.cv's
+// default kappa (a test checks that they agree).
+const figureKappa = 1e-8
 
 // MaxAllFigures bounds the figures of `qualitative = ["all"]`.
 const MaxAllFigures = 24
@@ -55,8 +56,8 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 	N := len(members[0])
 	vr, cvm := make([]float64, N), make([]float64, N) // 0 with one draw
 	if S >= 2 {
-		variance.Variance(vr, members)
-		cv.CV(cvm, members, cv.DefaultKappa)
+		stat.Variance(vr, members)
+		stat.CV(cvm, members, figureKappa)
 	}
 	return &figure.Panel{
 		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
@@ -64,9 +65,9 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 		Wave:     wave,
 		Mask:     b.Masks[j],
 		Members:  members,
-		Mean:     mean.Mean(make([]float64, N), members),
-		Q05:      quantile.Quantile(make([]float64, N), members, quantile.Rank(0.05, S)),
-		Q95:      quantile.Quantile(make([]float64, N), members, quantile.Rank(0.95, S)),
+		Mean:     stat.Mean(make([]float64, N), members),
+		Q05:      stat.Quantile(make([]float64, N), members, stat.Rank(0.05, S)),
+		Q95:      stat.Quantile(make([]float64, N), members, stat.Rank(0.95, S)),
 		Variance: vr,
 		CV:       cvm,
 		Fs:       3200,

@@ -14,6 +14,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/plugins/summary/cv"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
@@ -341,6 +342,9 @@ func TestNewPanel(t *testing.T) {
 	p = newPanel(b, 0, two)
 	if p.Labels.Class != "" || p.Variance[0] != 2 || p.Q05[0] != 1 || p.Q95[0] != 3 {
 		t.Errorf("two draws: class %q variance %v q05 %v q95 %v", p.Labels.Class, p.Variance[0], p.Q05[0], p.Q95[0])
+	}
+	if figureKappa != cv.DefaultKappa {
+		t.Errorf("the figures' CV kappa %v is not summary.cv's default %v", figureKappa, cv.DefaultKappa)
 	}
 }
 

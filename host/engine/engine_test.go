@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/eval"
-	"github.com/uaxai/uaxai/plugins/summary/mean"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // The fakes below make every draw, record and seed visible:
@@ -213,7 +213,7 @@ func (sp *spySummary) Summarise(_ context.Context, draws [][][]float64, _ sdk.Co
 	sp.mu.Unlock()
 	out := make([]sdk.Result, len(draws))
 	for i, d := range draws {
-		out[i] = sdk.Result{Map: mean.Mean(make([]float64, len(d[0])), d)}
+		out[i] = sdk.Result{Map: stat.Mean(make([]float64, len(d[0])), d)}
 	}
 	return out, nil
 }
@@ -441,7 +441,7 @@ func TestScoresOfSummaryMaps(t *testing.T) {
 		for s := range S {
 			maps[s] = echoMap(1000*rec.Split+rec.Index, s)
 		}
-		rma, iou, why := eval.Localise(mean.Mean(make([]float64, inLen), maps), mask)
+		rma, iou, why := eval.Localise(stat.Mean(make([]float64, inLen), maps), mask)
 		if rec.RMA != rma || rec.IoU != iou || rec.Why != why || rec.OK != (why == eval.Scored) || rec.MaskLen != 1 {
 			t.Errorf("record %d/%d: %+v, want RMA %v IoU %v why %v", rec.Split, rec.Index, rec, rma, iou, why)
 		}

@@ -7,8 +7,8 @@ package eval
 import (
 	"fmt"
 
-	"github.com/uaxai/uaxai/plugins/summary/band"
 	"github.com/uaxai/uaxai/sdk/rng"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // PartitionPurpose is the purpose string of the random streams of
@@ -79,7 +79,7 @@ func bandBuffers(fn string, lower, upper []float64, N int) ([]float64, []float64
 //
 // Q_p the linear (Hyndman and Fan type 7, numpy.quantile's default)
 // sample quantile: the band of the summary.iband plugin
-// (band.InterpolatedBand), bit for bit. lower and upper are nil
+// (stat.InterpolatedBand), bit for bit. lower and upper are nil
 // (allocated) or of length N, and hold the band on return.
 //
 // SplitCoverage panics unless 2 <= nBuild < len(draws), 0 < beta < 1 and
@@ -87,7 +87,7 @@ func bandBuffers(fn string, lower, upper []float64, N int) ([]float64, []float64
 func SplitCoverage(lower, upper []float64, draws [][]float64, nBuild int, beta float64) (covered, total int) {
 	checkSplit("SplitCoverage", draws, nBuild, beta)
 	lower, upper = bandBuffers("SplitCoverage", lower, upper, len(draws[0]))
-	band.InterpolatedBand(lower, upper, draws[:nBuild], beta)
+	stat.InterpolatedBand(lower, upper, draws[:nBuild], beta)
 	return Coverage(lower, upper, draws[nBuild:])
 }
 

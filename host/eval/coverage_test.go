@@ -9,6 +9,7 @@ import (
 	"github.com/uaxai/uaxai/plugins/summary/band"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/rng"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // TestCoverageClosedBand: the band is closed at both ends, NaN is never
@@ -240,7 +241,7 @@ func TestOrderBandClosedForms(t *testing.T) {
 		lower, upper := make([]float64, N), make([]float64, N)
 		for range records {
 			d := members(r, c.S+1, N, false)
-			band.Band(lower, upper, d[:c.S], c.k, c.l)
+			stat.Band(lower, upper, d[:c.S], c.k, c.l)
 			cv, tot := Coverage(lower, upper, d[c.S:])
 			covered += cv
 			total += tot

@@ -10,7 +10,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/uaxai/uaxai/plugins/summary/quantile"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // SetScore scores a coordinate set E (set[n] true for n in E) against the
@@ -75,7 +75,7 @@ type SetMatch struct {
 //	E[eta, delta] = {n : count[n] >= ceil(eta S)},  count[n] = #{s : r[s][n] > delta},
 //
 // the rule of the summary.agreement plugin (agreement.Agreement), with
-// ceil(eta S) = quantile.Rank(eta, S) computed exactly from the decimal
+// ceil(eta S) = stat.Rank(eta, S) computed exactly from the decimal
 // eta; a NaN draw never exceeds delta. Each set is scored as SetScore.
 // Since count[n] >= k iff the kth largest draw v_k[n] exceeds delta
 // (k >= 1; k = 0 takes every n), each coordinate's draws are sorted once,
@@ -156,7 +156,7 @@ func AgreementGrid(dst []SetMatch, r [][]float64, mask []bool, etas, deltas []fl
 	histAll := make([]int, D+1)
 	histIn := make([]int, D+1)
 	for i, eta := range etas {
-		k := quantile.Rank(eta, S)
+		k := stat.Rank(eta, S)
 		clear(histAll)
 		clear(histIn)
 		for n := range N {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/internal/units"
 )
 
@@ -193,22 +194,16 @@ func TestGroupWaitHonoursContext(t *testing.T) {
 	}
 }
 
-// TestLimits: zero fields take the defaults, the defaults are in
-// proportion, and a limit is named as the recipe's key.
+// TestLimitsOf: a new manager has the default limits, SetLimits fills
+// zero fields with them, and a limit is named as the recipe's key.
 func TestLimitsOf(t *testing.T) {
-	d := DefaultLimits()
-	if got := (Limits{}).orDefault(); got != d {
-		t.Errorf("zero limits: %+v, want the defaults %+v", got, d)
-	}
-	if got := (Limits{Check: 5 * time.Second}).orDefault(); got.Check != 5*time.Second || got.Fit != d.Fit || got.ScriptMemory != d.ScriptMemory {
-		t.Errorf("one limit set: %+v", got)
-	}
+	d := limits.Default()
 	m := NewManager(testRegistry(), Options{Logger: quietLogger(t)})
 	if m.limits() != d {
 		t.Errorf("a new manager's limits: %+v", m.limits())
 	}
-	m.SetLimits(Limits{Explain: time.Second})
-	if l := m.limits(); l.Explain != time.Second || l.Summarise != d.Summarise {
+	m.SetLimits(limits.Limits{ExplainBatch: time.Second})
+	if l := m.limits(); l.ExplainBatch != time.Second || l.SummariseBatch != d.SummariseBatch {
 		t.Errorf("after SetLimits: %+v", l)
 	}
 	for method, want := range map[string]string{
@@ -216,12 +211,9 @@ func TestLimitsOf(t *testing.T) {
 		"Load": "5m (limits.load)", "Release": "5m (limits.load)", "Explain": "10m (limits.explain_batch)",
 		"Summarise": "10m (limits.summarise_batch)", "": "1m (limits.handshake)",
 	} {
-		if got := d.of(method).String(); got != want {
+		if got := limitOf(d, method).String(); got != want {
 			t.Errorf("limit of %q: %s, want %s", method, got, want)
 		}
-	}
-	if d.ScriptMemory != 2<<30 {
-		t.Errorf("default script memory %d", d.ScriptMemory)
 	}
 	for d, want := range map[time.Duration]string{time.Hour: "1h", 90 * time.Second: "90s", 1500 * time.Millisecond: "1500ms", time.Millisecond: "1ms", 1500 * time.Microsecond: "1.5ms", 61 * time.Minute: "61m"} {
 		if got := units.FormatDuration(d); got != want {

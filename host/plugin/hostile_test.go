@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -24,9 +25,9 @@ import (
 // behind.
 
 // hostileLimits are short, so that the suite is quick.
-func hostileLimits() Limits {
-	return Limits{Handshake: 3 * time.Second, Check: 2 * time.Second, Fit: 2 * time.Second, Sample: 2 * time.Second,
-		Load: 2 * time.Second, Explain: 2 * time.Second, Summarise: 2 * time.Second, ScriptMemory: 256 << 20}
+func hostileLimits() limits.Limits {
+	return limits.Limits{Handshake: 3 * time.Second, Check: 2 * time.Second, Fit: 2 * time.Second, Sample: 2 * time.Second,
+		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20}
 }
 
 // bound is how long a hostile case may take: its limit and a generous
@@ -351,7 +352,7 @@ func TestKilledPluginStaysNamed(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, "uaxai-explainer-echo", 0o755)
 	lim := hostileLimits()
-	lim.Explain = time.Second
+	lim.ExplainBatch = time.Second
 	m := newManager(t, Options{Dirs: []string{dir}, Limits: lim})
 	ctx := context.Background()
 	e, err := m.Explainer(ctx, "explainer.echo")

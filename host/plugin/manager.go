@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 )
@@ -45,7 +46,7 @@ type Options struct {
 	InProcess bool
 	// Limits bound every call to a plugin process (zero fields: the
 	// defaults); SetLimits changes them for what starts after.
-	Limits Limits
+	Limits limits.Limits
 	// ScriptOutput receives what summary scripts print (fmt.Print*);
 	// nil means os.Stderr.
 	ScriptOutput io.Writer
@@ -84,7 +85,7 @@ type Manager struct {
 	mu      sync.Mutex
 	closeMu sync.Mutex // held by Close and Stop while they stop plugins
 	closed  bool
-	lim     Limits
+	lim     limits.Limits
 	slots   map[string]*slot // started (or starting) plugins by ID, scripts by "script <path>"
 	procs   map[*proc]bool   // every live child process
 	// models serves the networks of the explainers that want the model
@@ -111,15 +112,15 @@ func NewManager(reg *Registry, opts Options) *Manager {
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return &Manager{reg: reg, opts: opts, log: log, lim: opts.Limits.orDefault(), slots: map[string]*slot{}, procs: map[*proc]bool{}, models: driver.NewModelService()}
+	return &Manager{reg: reg, opts: opts, log: log, lim: opts.Limits.OrDefault(), slots: map[string]*slot{}, procs: map[*proc]bool{}, models: driver.NewModelService()}
 }
 
 // SetLimits sets the limits of the plugins started from now on, and of
 // their calls (zero fields: the defaults). host/runner sets the recipe's.
-func (m *Manager) SetLimits(l Limits) {
+func (m *Manager) SetLimits(l limits.Limits) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lim = l.orDefault()
+	m.lim = l.OrDefault()
 }
 
 // AddDirs puts dirs first in the plugin directories searched, ahead of
@@ -146,7 +147,7 @@ func (m *Manager) dirs() []string {
 }
 
 // limits are the current limits.
-func (m *Manager) limits() Limits {
+func (m *Manager) limits() limits.Limits {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lim

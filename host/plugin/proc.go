@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -32,7 +33,7 @@ type proc struct {
 	script string // a script's path
 	client *goplugin.Client
 	stderr *tail
-	lim    Limits
+	lim    limits.Limits
 
 	mu     sync.Mutex
 	g      *group // nil until go-plugin asks for the runner
@@ -263,7 +264,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 		return fail(func() error {
 			switch {
 			case why.Load() == timedOut || strings.Contains(err.Error(), "timeout while waiting for plugin to start"):
-				return fmt.Errorf("starting %s: no handshake within %s; killed its process group%s", sp.name(), lim.of(""), p.stderr.suffix())
+				return fmt.Errorf("starting %s: no handshake within %s; killed its process group%s", sp.name(), limitOf(lim, ""), p.stderr.suffix())
 			case why.Load() == cancelled:
 				return fmt.Errorf("starting %s: %w", sp.name(), context.Cause(ctx))
 			case sp.script != "" && p.stderr.loadError() != "":
@@ -312,7 +313,7 @@ type procError struct {
 func (e *procError) Error() string { return e.msg }
 func (e *procError) Unwrap() error { return e.err }
 
-// call runs one call of the plugin under its limit (Limits.of(method)).
+// call runs one call of the plugin under its limit (limitOf).
 // Past the limit the plugin's process group is killed, which ends the
 // call (and every other call under way in that process), and the error
 // names the plugin, the call and the limit; the next request for the
@@ -320,7 +321,7 @@ func (e *procError) Unwrap() error { return e.err }
 // Release) are bounded by the driver with the same limit, which counts
 // the same.
 func (p *proc) call(ctx context.Context, method string, f func(context.Context) error) error {
-	lim := p.lim.of(method)
+	lim := limitOf(p.lim, method)
 	// A deadline of the caller's own that comes first is the caller's
 	// business: its expiry is no failure of the plugin.
 	callerFirst := false
@@ -445,15 +446,18 @@ func (r remoteExplainer) Load(ctx context.Context, draw nn.Params) (driver.Model
 	if err != nil {
 		return nil, err
 	}
-	return remoteModel{m, r.p}, nil
+	return deadlineModel{m, r.p}, nil
 }
 
-type remoteModel struct {
+// deadlineModel is a draw loaded into an explainer plugin (driver.Model)
+// whose Explain and Close run under the plugin process's limits
+// (limits.explain_batch, limits.load): past one, the process is killed.
+type deadlineModel struct {
 	driver.Model
 	p *proc
 }
 
-func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps [][]float64, err error) {
+func (r deadlineModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps [][]float64, err error) {
 	err = r.p.call(ctx, "Explain", func(ctx context.Context) (err error) {
 		maps, err = r.Model.Explain(ctx, req)
 		return err
@@ -461,7 +465,7 @@ func (r remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) (maps 
 	return maps, err
 }
 
-func (r remoteModel) Close() error {
+func (r deadlineModel) Close() error {
 	return r.p.call(context.Background(), "Release", func(context.Context) error { return r.Model.Close() })
 }
 
@@ -571,7 +575,7 @@ func (t *tail) fatal() string {
 }
 
 // scriptHint says what a script process's fatal error means.
-func scriptHint(fatal string, lim Limits) string {
+func scriptHint(fatal string, lim limits.Limits) string {
 	switch {
 	case strings.Contains(fatal, "stack overflow"):
 		return fmt.Sprintf(" (the script recursed too deep: a script's stacks are limited to %dMiB)", ScriptMaxStack(lim.ScriptMemory)>>20)

@@ -232,7 +232,7 @@ func TestPythonHostile(t *testing.T) {
 		t.Skip("needs /proc")
 	}
 	lim := hostileLimits()
-	lim.Explain = time.Second
+	lim.ExplainBatch = time.Second
 	lim.Handshake = 2 * time.Second
 	ctx := context.Background()
 

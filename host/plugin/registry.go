@@ -19,7 +19,7 @@
 // own; Close kills them all, each with its group. The command line
 // arranges for every group to be killed at the first SIGINT or SIGTERM
 // too (see Manager.KillOnSignal). Starting a plugin and each call to it
-// have a deadline (Limits, the recipe's [limits]); a plugin that misses
+// have a deadline (host/limits, the recipe's [limits]); a plugin that misses
 // one is killed. A plugin process that dies, or is killed, makes an error
 // that names the plugin, its binary (or script) and its pid, and the
 // call.

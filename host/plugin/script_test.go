@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -226,7 +227,7 @@ func TestHostileScripts(t *testing.T) {
 			}
 			if !strings.HasPrefix(c.name, "hang") {
 				// nor a slow overflow: only the hang cases test a deadline
-				lim.Check, lim.Summarise = 20*time.Second, 20*time.Second
+				lim.Check, lim.SummariseBatch = 20*time.Second, 20*time.Second
 			}
 			m := NewManager(testRegistry(), Options{Exe: os.Args[0], Limits: lim, Logger: quietLogger(t)})
 			defer m.Close()
@@ -267,7 +268,7 @@ func TestCrashedScriptRestarts(t *testing.T) {
 	path := scriptFile(t, "sometimes", "func deeper(n int) int { return deeper(n+1) + 1 }\n"+
 		"func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) {\n"+
 		"\tif len(draws) == 2 { deeper(0) }\n\treturn [][]float64{draws[0][0]}, nil\n}\n")
-	m := NewManager(testRegistry(), Options{Exe: os.Args[0], Limits: Limits{Handshake: time.Minute}, Logger: quietLogger(t)})
+	m := NewManager(testRegistry(), Options{Exe: os.Args[0], Limits: limits.Limits{Handshake: time.Minute}, Logger: quietLogger(t)})
 	defer m.Close()
 	ctx := context.Background()
 	s, err := m.Script(ctx, path, 1)

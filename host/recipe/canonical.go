@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/internal/units"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -91,7 +92,7 @@ type canonLimits struct {
 	ScriptMemory   string `toml:"script_memory"`
 }
 
-func (l Limits) canon() canonLimits {
+func canonLimitsOf(l limits.Limits) canonLimits {
 	f := units.FormatDuration
 	return canonLimits{
 		Handshake: f(l.Handshake), Check: f(l.Check), Fit: f(l.Fit), Sample: f(l.Sample), Load: f(l.Load),
@@ -241,7 +242,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Explainer: canonPlugins(r.Explainers, path),
 		Summary:   canonPlugins(r.Summaries, path),
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
-		Limits:    r.Limits.canon(),
+		Limits:    canonLimitsOf(r.Limits),
 		Slurm:     r.Slurm.canon(),
 	}
 	r.Analysis.canon(&c.canonAnalysis)

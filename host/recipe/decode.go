@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -367,7 +368,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	r := &Recipe{
 		Seed: DefaultSeed, Out: DefaultOut,
 		Data: defaultData(), Model: Model{Arch: nn.PaperArchName}, Train: nn.PaperTrainConfig(),
-		Evaluate: defaultEvaluate(), Limits: DefaultLimits(),
+		Evaluate: defaultEvaluate(), Limits: limits.Default(),
 	}
 	var seed int64 = DefaultSeed
 	var tables = map[string]any{}

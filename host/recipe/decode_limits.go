@@ -7,22 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Limits is the [limits] table: how long each call to a plugin may take
-// before the host kills the plugin, and how much memory the process that
-// runs a summary script may use. Limits never change a number a run
-// computes, so no hash covers them.
-type Limits struct {
-	Handshake      time.Duration // start a plugin process until it has said what it is
-	Check          time.Duration // one Check of a recipe table
-	Fit            time.Duration // one posterior Fit (the training)
-	Sample         time.Duration // one Sample (every draw of a posterior)
-	Load           time.Duration // one draw loaded into an explainer, or released
-	ExplainBatch   time.Duration // one Explain call: a batch of records under one draw
-	SummariseBatch time.Duration // one Summarise call: a batch of records, every draw
-	ScriptMemory   int64         // bytes of memory a script's process may use
-}
+	"github.com/uaxai/uaxai/host/limits"
+)
 
 // Byte sizes.
 const (
@@ -35,46 +22,17 @@ const (
 // process (a Go runtime and the interpreter) needs to start.
 const MinScriptMemory = 256 * MiB
 
-// DefaultLimits are the limits of a recipe without [limits]: far above
-// what a normal run at the paper's sizes takes (an epoch of the paper's
-// training set takes about a second, a batch of occlusion maps well under
-// one), so that only a plugin that hangs meets them.
-func DefaultLimits() Limits {
-	return Limits{
-		Handshake:      time.Minute,
-		Check:          time.Minute,
-		Fit:            6 * time.Hour,
-		Sample:         30 * time.Minute,
-		Load:           5 * time.Minute,
-		ExplainBatch:   10 * time.Minute,
-		SummariseBatch: 10 * time.Minute,
-		ScriptMemory:   2 * GiB,
-	}
-}
-
-// limitKeys are the duration keys of [limits], in schema order.
-func (l *Limits) durations() []struct {
-	key string
-	dst *time.Duration
-} {
-	return []struct {
-		key string
-		dst *time.Duration
-	}{
-		{"handshake", &l.Handshake}, {"check", &l.Check}, {"fit", &l.Fit}, {"sample", &l.Sample},
-		{"load", &l.Load}, {"explain_batch", &l.ExplainBatch}, {"summarise_batch", &l.SummariseBatch},
-	}
-}
-
-func (d *decoder) limits(v any, l *Limits) error {
+// limits decodes [limits] into l (the defaults, limits.Default, where a
+// key is absent).
+func (d *decoder) limits(v any, l *limits.Limits) error {
 	path := []string{"limits"}
 	tbl, err := d.asTable(v, path)
 	if err != nil {
 		return err
 	}
 	var fields []field
-	for _, dur := range l.durations() {
-		fields = append(fields, field{dur.key, d.setDuration(dur.dst)})
+	for _, dur := range l.Durations() {
+		fields = append(fields, field{dur.Key, d.setDuration(dur.Value)})
 	}
 	fields = append(fields, field{"script_memory", d.setSize(&l.ScriptMemory, MinScriptMemory)})
 	return d.table(tbl, path, fields)

@@ -1,10 +1,15 @@
 package recipe
 
 import (
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/internal/units"
 )
 
@@ -17,12 +22,12 @@ func TestLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Limits != DefaultLimits() {
-		t.Errorf("limits without [limits]: %+v, want the defaults %+v", r.Limits, DefaultLimits())
+	d := limits.Default()
+	if r.Limits != d {
+		t.Errorf("limits without [limits]: %+v, want the defaults %+v", r.Limits, d)
 	}
-	d := DefaultLimits()
-	if !(d.Fit > d.ExplainBatch && d.ExplainBatch > d.Check && d.Handshake > 0 && d.ScriptMemory >= MinScriptMemory) {
-		t.Errorf("defaults out of proportion: %+v", d)
+	if d.ScriptMemory < MinScriptMemory {
+		t.Errorf("default script_memory %s is less than the least accepted", FormatSize(d.ScriptMemory))
 	}
 	text := minimal + `
 [limits]
@@ -39,7 +44,7 @@ script_memory = "512MiB"
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{Handshake: 5 * time.Second, Check: 90 * time.Second, Fit: 12 * time.Hour, Sample: 90 * time.Second,
+	want := limits.Limits{Handshake: 5 * time.Second, Check: 90 * time.Second, Fit: 12 * time.Hour, Sample: 90 * time.Second,
 		Load: 250 * time.Millisecond, ExplainBatch: 2 * time.Minute, SummariseBatch: 45 * time.Second, ScriptMemory: 512 * MiB}
 	if r2.Limits != want {
 		t.Errorf("limits\n got %+v\nwant %+v", r2.Limits, want)
@@ -105,5 +110,37 @@ script_memory = "512MiB"
 	r3, err := Parse("least.toml", []byte(minimal+"\n[limits]\nscript_memory = \"256MiB\"\n"), "")
 	if err != nil || r3.Limits.ScriptMemory != MinScriptMemory {
 		t.Errorf("script_memory = the least accepted: %v", err)
+	}
+}
+
+// TestLimitsReference: REFERENCE.md's [limits] table has one row a key of
+// the table, and its default column is limits.Default written as the
+// canonical form writes it: a default changed in host/limits and not in
+// the reference (or the other way round) fails here.
+func TestLimitsReference(t *testing.T) {
+	doc, err := os.ReadFile("REFERENCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## `[limits]`\n")
+	if !ok {
+		t.Fatal("REFERENCE.md has no [limits] section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| (duration|size) \\| `\"([^\"]*)\"` \\|")
+	got := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		got[m[1]] = m[3]
+	}
+	d := limits.Default()
+	want := map[string]string{"script_memory": FormatSize(d.ScriptMemory)}
+	for _, f := range d.Durations() {
+		want[f.Key] = units.FormatDuration(*f.Value)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("REFERENCE.md's [limits] defaults\n got %v\nwant %v (limits.Default)", got, want)
+	}
+	if !strings.Contains(section, fmt.Sprintf("at least `%q`", FormatSize(MinScriptMemory))) {
+		t.Errorf("REFERENCE.md does not give the least script_memory, %s", FormatSize(MinScriptMemory))
 	}
 }

@@ -114,6 +114,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -165,12 +166,12 @@ type Recipe struct {
 	Explainers []PluginRef
 	Summaries  []PluginRef
 	Evaluate   Evaluate
-	Limits     Limits
-	Analysis   Analysis   // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
-	Recording  *Recording // [recording] (decode_recording.go); nil: the test splits
-	Slurm      *Slurm     // [slurm] (decode_slurm.go); nil: absent. No hash covers it
-	Path       string     // absolute path of the file it came from ("" from Parse)
-	Dir        string     // absolute directory that relative paths are resolved against
+	Limits     limits.Limits // [limits] (decode_limits.go)
+	Analysis   Analysis      // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
+	Recording  *Recording    // [recording] (decode_recording.go); nil: the test splits
+	Slurm      *Slurm        // [slurm] (decode_slurm.go); nil: absent. No hash covers it
+	Path       string        // absolute path of the file it came from ("" from Parse)
+	Dir        string        // absolute directory that relative paths are resolved against
 
 	name  string // the name errors use
 	lines keyLines

@@ -228,16 +228,3 @@ func TestScriptCrashFailsTheRunCleanly(t *testing.T) {
 		})
 	}
 }
-
-// TestLimitsDefaultsAgree: the recipe's [limits] defaults are the plugin
-// manager's, key by key, and a recipe's limits reach the manager whole.
-func TestLimitsDefaultsAgree(t *testing.T) {
-	if got, want := PluginLimits(recipe.DefaultLimits()), plugin.DefaultLimits(); got != want {
-		t.Errorf("recipe defaults %+v, manager defaults %+v", got, want)
-	}
-	l := recipe.Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, ExplainBatch: 6, SummariseBatch: 7, ScriptMemory: 8}
-	want := plugin.Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, Explain: 6, Summarise: 7, ScriptMemory: 8}
-	if got := PluginLimits(l); got != want {
-		t.Errorf("PluginLimits(%+v) = %+v, want %+v", l, got, want)
-	}
-}

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/uaxai/uaxai/host/engine"
-	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -38,20 +38,14 @@ type Scripts interface {
 }
 
 // limiter is what takes the recipe's [limits]: host/plugin's Manager.
-type limiter interface{ SetLimits(plugin.Limits) }
-
-// PluginLimits converts a recipe's [limits] for the plugin manager.
-func PluginLimits(l recipe.Limits) plugin.Limits {
-	return plugin.Limits{Handshake: l.Handshake, Check: l.Check, Fit: l.Fit, Sample: l.Sample, Load: l.Load,
-		Explain: l.ExplainBatch, Summarise: l.SummariseBatch, ScriptMemory: l.ScriptMemory}
-}
+type limiter interface{ SetLimits(limits.Limits) }
 
 // dirAdder is what takes the recipe's plugin_dirs: host/plugin's Manager.
 type dirAdder interface{ AddDirs(dirs ...string) }
 
 func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
 	if l, ok := p.(limiter); ok {
-		l.SetLimits(PluginLimits(r.Limits))
+		l.SetLimits(r.Limits)
 	}
 	if a, ok := p.(dirAdder); ok && len(r.PluginDirs) > 0 {
 		a.AddDirs(r.PluginDirs...)

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -34,6 +35,20 @@ func Quantiles(t testing.TB) (samples [][]float64, cols map[string][]float64) {
 		samples = append(samples, x)
 	}
 	return samples, cols
+}
+
+// SameBits fails the test unless got holds the bits of want, value by
+// value (line n+1 of a golden column is want[n]).
+func SameBits(t testing.TB, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for n := range want {
+		if math.Float64bits(got[n]) != math.Float64bits(want[n]) {
+			t.Errorf("%s line %d: %v, want %v", what, n+1, got[n], want[n])
+		}
+	}
 }
 
 // Transpose turns samples (one per coordinate n, S values each) into the

@@ -265,7 +265,7 @@ func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, erro
 	if err != nil {
 		return nil, callErr(ctx, id, "Load", err)
 	}
-	return &remoteModel{c: c, handle: resp.GetHandle(), inputLen: n, classes: k}, nil
+	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k}, nil
 }
 
 // loadService serves the draw's network in the model service and loads
@@ -286,12 +286,14 @@ func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k 
 		c.models.Remove(h)
 		return nil, callErr(ctx, id, "Load", err)
 	}
-	return &remoteModel{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
+	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
 }
 
-// remoteModel is one draw loaded into a plugin process; service, if not
-// nil, is where the host serves its network.
-type remoteModel struct {
+// loadedDraw is the driver.Model of one draw loaded into a plugin
+// process over gRPC: the plugin's handle of the draw, which every Explain
+// names and Close releases; service, if not nil, is where the host serves
+// its network.
+type loadedDraw struct {
 	c                 *explainerClient
 	handle            uint64
 	inputLen, classes int
@@ -300,7 +302,7 @@ type remoteModel struct {
 	closed            bool
 }
 
-func (m *remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
+func (m *loadedDraw) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
 	id := m.c.info.ID
 	m.mu.Lock()
 	closed := m.closed
@@ -336,7 +338,7 @@ func (m *remoteModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]
 
 // Close releases the draw in the plugin process. Closing twice is a no-op.
 // Calls of Explain that are under way when Close starts may fail.
-func (m *remoteModel) Close() error {
+func (m *loadedDraw) Close() error {
 	m.mu.Lock()
 	closed := m.closed
 	m.closed = true

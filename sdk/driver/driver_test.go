@@ -195,7 +195,7 @@ func TestExplainerHandles(t *testing.T) {
 	p2 := fakeParams(16, 2)
 	r1, r2 := load(t, remote, p1), load(t, remote, p2)
 	l1, l2 := load(t, local, p1), load(t, local, p2)
-	h1, h2 := r1.(*remoteModel).handle, r2.(*remoteModel).handle
+	h1, h2 := r1.(*loadedDraw).handle, r2.(*loadedDraw).handle
 	if h1 == h2 {
 		t.Fatalf("two draws got the same handle %d", h1)
 	}
@@ -259,7 +259,7 @@ func TestExplainerHandles(t *testing.T) {
 		t.Errorf("an Explain through a closed model was sent to the plugin")
 	}
 	// The server forgot the handle: a raw call naming it is NotFound.
-	rpc := r1.(*remoteModel).c.rpc
+	rpc := r1.(*loadedDraw).c.rpc
 	raw := &pb.ExplainRequest{Model: h1, X: wire.Float32Bytes(req.X), Targets: wire.Int64s(req.Targets), Seeds: req.Seeds}
 	if _, err := rpc.Explain(context.Background(), raw); status.Code(err) != codes.NotFound {
 		t.Errorf("raw Explain of released handle %d: %v (code %v), want NotFound", h1, err, status.Code(err))
@@ -341,7 +341,7 @@ func TestExplainerAnswerValidation(t *testing.T) {
 		t.Errorf("%d bad requests were sent to the plugin", n)
 	}
 	// The plugin process checks them too.
-	raw := &pb.ExplainRequest{Model: rm.(*remoteModel).handle, X: wire.Float32Bytes(req.X), Targets: []int64{0, 5, 1}, Seeds: req.Seeds}
+	raw := &pb.ExplainRequest{Model: rm.(*loadedDraw).handle, X: wire.Float32Bytes(req.X), Targets: []int64{0, 5, 1}, Seeds: req.Seeds}
 	if _, err := sp.ExplainerClient.Explain(context.Background(), raw); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "target class 5") {
 		t.Errorf("raw bad target: %v, want InvalidArgument naming the target", err)
 	}

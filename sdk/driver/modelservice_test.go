@@ -620,7 +620,7 @@ func (probsExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequ
 }
 
 // TestWantsModelOverTheWire: an explainer that wants the model service
-// gets a remote model whose answers are the host's; a failed service call
+// gets a service model whose answers are the host's; a failed service call
 // is the Explain's error and names the call; the draw is served until its
 // release; a host without a service refuses the Load.
 func TestWantsModelOverTheWire(t *testing.T) {

@@ -6,7 +6,7 @@
 // the coordinates whose relevance exceeds delta (strictly) in at least a
 // fraction eta of the draws. The comparison rho[n] >= eta is made exactly,
 // as count[n] >= ceil(eta S) in integer arithmetic with eta read as the
-// decimal the recipe wrote (see quantile.Rank), so that eta = 0.07 with
+// decimal the recipe wrote (see sdk/stat's Rank), so that eta = 0.07 with
 // S = 100 asks for 7 draws (the float64 product 0.07*100 exceeds 7).
 //
 // Configuration: "eta", the agreement fraction, 0 <= eta <= 1, default 0.5
@@ -18,8 +18,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/uaxai/uaxai/plugins/summary/quantile"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // ID is the plugin's ID.
@@ -85,7 +85,7 @@ func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Conf
 // count[n] = #{s : r[s][n] > delta}, that is rho[n] >= eta with rho[n] =
 // count[n]/S compared exactly, and returns dst. 0 <= eta <= 1.
 func Agreement(dst []bool, r [][]float64, delta, eta float64) []bool {
-	need := quantile.Rank(eta, len(r))
+	need := stat.Rank(eta, len(r))
 	count := make([]int, len(dst))
 	for _, row := range r {
 		for n, v := range row[:len(dst)] {

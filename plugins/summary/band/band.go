@@ -5,19 +5,19 @@
 //
 //	lower[n] = r_(k)[n],  upper[n] = r_(l)[n],  1 <= k < l <= S,
 //
-// the kth and lth smallest (1-based) of R^(1)[n], ..., R^(S)[n]. If a new
-// draw R^(S+1) is exchangeable with the S draws and ties have probability
-// zero, P(lower[n] <= R^(S+1)[n] <= upper[n]) = (l-k)/(S+1), and at least
-// that with ties (the band is closed). k = 1, l = S is the min-max band.
+// the kth and lth smallest (1-based) of R^(1)[n], ..., R^(S)[n] (sdk/stat's
+// Band). If a new draw R^(S+1) is exchangeable with the S draws and ties
+// have probability zero, P(lower[n] <= R^(S+1)[n] <= upper[n]) =
+// (l-k)/(S+1), and at least that with ties (the band is closed). k = 1, l = S is the min-max band.
 // Configuration: "k" and "l", required integers with 1 <= k < l; l <= S is
 // checked when summarising, since S is known only then.
 //
 // "summary.iband" is the interpolated band at level beta: lower and upper
 // are the linearly interpolated sample quantiles (Hyndman and Fan type 7,
-// numpy.quantile's default method "linear"; see Linear) at the levels
-// (1-beta)/2 and (1+beta)/2, both computed in float64 as written, so that
-// the band equals numpy.quantile(r, [(1-beta)/2, (1+beta)/2], axis=0) bit
-// for bit. It has no exact finite-sample coverage: for a new exchangeable
+// numpy.quantile's default method "linear"; see sdk/stat's LinearQuantile
+// and InterpolatedBand) at the levels (1-beta)/2 and (1+beta)/2, both
+// computed in float64 as written, so that the band equals
+// numpy.quantile(r, [(1-beta)/2, (1+beta)/2], axis=0) bit for bit. It has no exact finite-sample coverage: for a new exchangeable
 // draw it lies between those of the order-statistic bands that its
 // interpolation points straddle. Configuration: "beta", 0 < beta < 1;
 // default 0.9.
@@ -28,10 +28,9 @@ package band
 import (
 	"context"
 	"fmt"
-	"math"
 
-	"github.com/uaxai/uaxai/plugins/summary/quantile"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // The plugins' IDs.
@@ -92,7 +91,7 @@ func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Conf
 		if l > len(r) {
 			return fmt.Errorf("keys \"k\" = %d and \"l\" = %d need 1 <= k < l <= S, and S = %d", k, l, len(r))
 		}
-		Band(lower, upper, r, k, l)
+		stat.Band(lower, upper, r, k, l)
 		return nil
 	})
 }
@@ -112,20 +111,6 @@ func summariseBands(id string, draws [][][]float64, minDraws int, f func(lower, 
 		}
 	}
 	return out, nil
-}
-
-// Band writes the order-statistic band lower[n] = r_(k)[n], upper[n] =
-// r_(l)[n], the kth and lth smallest (1-based, 1 <= k < l <= S) of r[0][n],
-// ..., r[S-1][n], and returns lower and upper (of equal length). A
-// coordinate with a NaN draw gives NaN.
-func Band(lower, upper []float64, r [][]float64, k, l int) ([]float64, []float64) {
-	quantile.Sorted(r, len(lower), func(n int, col []float64) {
-		lower[n], upper[n] = math.NaN(), math.NaN()
-		if col != nil {
-			lower[n], upper[n] = col[k-1], col[l-1]
-		}
-	})
-	return lower, upper
 }
 
 // Interpolated is the interpolated band at level beta.
@@ -167,47 +152,7 @@ func (*Interpolated) Summarise(ctx context.Context, draws [][][]float64, cfg sdk
 		return nil, err
 	}
 	return summariseBands(InterpolatedID, draws, 2, func(lower, upper []float64, r [][]float64) error {
-		InterpolatedBand(lower, upper, r, beta)
+		stat.InterpolatedBand(lower, upper, r, beta)
 		return nil
 	})
-}
-
-// InterpolatedBand writes lower[n] = Linear(col, (1-beta)/2) and upper[n] =
-// Linear(col, (1+beta)/2), col the sorted r[0][n], ..., r[S-1][n], and
-// returns lower and upper (of equal length). A coordinate with a NaN draw
-// gives NaN.
-func InterpolatedBand(lower, upper []float64, r [][]float64, beta float64) ([]float64, []float64) {
-	lo, hi := (1-beta)/2, (1+beta)/2
-	quantile.Sorted(r, len(lower), func(n int, col []float64) {
-		lower[n], upper[n] = math.NaN(), math.NaN()
-		if col != nil {
-			lower[n], upper[n] = Linear(col, lo), Linear(col, hi)
-		}
-	})
-	return lower, upper
-}
-
-// Linear returns the linearly interpolated p-quantile (0 <= p <= 1) of the
-// sorted, non-empty sample x, Hyndman and Fan's type 7:
-//
-//	h = (S-1) p,  j = floor(h),  g = h - j,  a = x[j],  b = x[j+1] (b = a if j = S-1),
-//	q = a + (b-a) g      if g < 0.5,
-//	q = b - (b-a) (1-g)  if g >= 0.5,
-//
-// with 0-based indices and every step in float64, the evaluation of
-// numpy.quantile(x, p, method="linear") (numpy 1.24), to the bit.
-func Linear(x []float64, p float64) float64 {
-	h := float64(len(x)-1) * p
-	j := int(math.Floor(h))
-	g := h - float64(j)
-	a := x[j]
-	b := a
-	if j+1 < len(x) {
-		b = x[j+1]
-	}
-	d := b - a
-	if g >= 0.5 {
-		return b - d*(1-g)
-	}
-	return a + d*g
 }

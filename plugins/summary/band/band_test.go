@@ -3,52 +3,13 @@ package band
 import (
 	"context"
 	"math"
-	"math/rand/v2"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
-
-func sameBits(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for n := range want {
-		if math.Float64bits(got[n]) != math.Float64bits(want[n]) {
-			t.Errorf("%s line %d: %v, want %v", what, n+1, got[n], want[n])
-		}
-	}
-}
-
-func TestLinearGolden(t *testing.T) {
-	samples, cols := golden.Quantiles(t)
-	plain := 0 // lines where a + (b-a) g alone would not be bit-exact
-	for _, p := range []string{"0.05", "0.25", "0.5", "0.75", "0.95"} {
-		want := cols["lin_"+p]
-		if len(want) != 30 {
-			t.Fatalf("lin_%s: %d values", p, len(want))
-		}
-		alpha, _ := strconv.ParseFloat(p, 64)
-		got := make([]float64, len(samples))
-		for n, x := range samples {
-			sorted := append([]float64(nil), x...)
-			slices.Sort(sorted)
-			got[n] = Linear(sorted, alpha)
-			h := float64(len(x)-1) * alpha
-			j := int(math.Floor(h))
-			if a, b := sorted[j], sorted[min(j+1, len(x)-1)]; a+(b-a)*(h-float64(j)) != want[n] {
-				plain++
-			}
-		}
-		sameBits(t, "lin_"+p, got, want)
-	}
-	t.Logf("%d of 150 golden values need numpy's g >= 0.5 branch", plain)
-}
 
 func TestBandsGolden(t *testing.T) {
 	samples, cols := golden.Quantiles(t)
@@ -62,40 +23,16 @@ func TestBandsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameBits(t, "band lower "+c.lo, res[0].Lower, cols[c.lo])
-		sameBits(t, "band upper "+c.up, res[0].Upper, cols[c.up])
+		golden.SameBits(t, "band lower "+c.lo, res[0].Lower, cols[c.lo])
+		golden.SameBits(t, "band upper "+c.up, res[0].Upper, cols[c.up])
 	}
 	// beta = 0.5: the levels (1-0.5)/2 = 0.25 and (1+0.5)/2 = 0.75 are exact.
 	res, err := NewInterpolated().Summarise(ctx, r, sdk.Config{"beta": 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "iband lower lin_0.25", res[0].Lower, cols["lin_0.25"])
-	sameBits(t, "iband upper lin_0.75", res[0].Upper, cols["lin_0.75"])
-}
-
-func TestLinearSmall(t *testing.T) {
-	x := []float64{1, 2, 4, 8, 16}
-	for _, c := range []struct{ p, want float64 }{
-		{0, 1}, {1, 16}, {0.5, 4}, {0.25, 2}, {0.125, 1.5}, {0.375, 3}, {0.875, 12}, {0.9375, 14},
-	} {
-		if got := Linear(x, c.p); got != c.want {
-			t.Errorf("Linear(%v, %v) = %v, want %v", x, c.p, got, c.want)
-		}
-	}
-	if got := Linear([]float64{7}, 0.3); got != 7 {
-		t.Errorf("one value: %v", got)
-	}
-	// The g >= 0.5 branch: b - (b-a)(1-g) is exactly b as g -> 1, where
-	// a + (b-a) g may round below it.
-	a, b := 0.1, 1e16
-	g := 1 - 0x1p-53
-	if got, want := Linear([]float64{a, b}, g), b-(b-a)*(1-g); got != want {
-		t.Errorf("upper branch: %v, want %v", got, want)
-	}
-	if got, want := Linear([]float64{-3, 5}, 0.5), 5-8*0.5; got != want {
-		t.Errorf("g = 0.5: %v, want %v", got, want)
-	}
+	golden.SameBits(t, "iband lower lin_0.25", res[0].Lower, cols["lin_0.25"])
+	golden.SameBits(t, "iband upper lin_0.75", res[0].Upper, cols["lin_0.75"])
 }
 
 func TestBandEdges(t *testing.T) {
@@ -133,37 +70,8 @@ func TestBandEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := []float64{1, 2, 3, 4}
-	if lo, up := res[0].Lower[0], res[0].Upper[0]; lo != Linear(col, (1-0.9)/2) || up != Linear(col, (1+0.9)/2) || !(lo > 1.14 && lo < 1.16) || !(up > 3.84 && up < 3.86) {
+	if lo, up := res[0].Lower[0], res[0].Upper[0]; lo != stat.LinearQuantile(col, (1-0.9)/2) || up != stat.LinearQuantile(col, (1+0.9)/2) || !(lo > 1.14 && lo < 1.16) || !(up > 3.84 && up < 3.86) {
 		t.Errorf("iband default: %v %v", lo, up)
-	}
-}
-
-// TestBandCoverage checks Proposition (order-statistic band): a new
-// exchangeable draw falls in [r_(k), r_(l)] with probability (l-k)/(S+1).
-func TestBandCoverage(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	const S, N, trials = 9, 50, 200
-	k, l := 2, 8 // coverage 6/10
-	in, all := 0, 0
-	for range trials {
-		r := make([][]float64, S)
-		for s := range r {
-			r[s] = make([]float64, N)
-			for n := range r[s] {
-				r[s][n] = rng.ExpFloat64()
-			}
-		}
-		lo, up := Band(make([]float64, N), make([]float64, N), r, k, l)
-		for n := range lo {
-			if v := rng.ExpFloat64(); lo[n] <= v && v <= up[n] {
-				in++
-			}
-			all++
-		}
-	}
-	// 10000 Bernoulli(0.6) trials: standard deviation 0.0049.
-	if got := float64(in) / float64(all); math.Abs(got-0.6) > 0.02 {
-		t.Errorf("coverage %v, want 0.6", got)
 	}
 }
 

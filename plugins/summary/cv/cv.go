@@ -5,8 +5,8 @@
 //
 // where Rbar[n] = (1/S) sum_s R^(s)[n] is the mean and
 // s[n] = sqrt((1/(S-1)) sum_s (R^(s)[n] - Rbar[n])²) the sample standard
-// deviation (as in summary.variance), defined for S >= 2. The stabiliser
-// kappa > 0 bounds the denominator away from zero.
+// deviation (as in summary.variance), defined for S >= 2 (sdk/stat's CV).
+// The stabiliser kappa > 0 bounds the denominator away from zero.
 //
 // Configuration: "kappa", kappa > 0; default 1e-8. The default only guards
 // against division by zero: where the mean relevance is near zero (for
@@ -17,10 +17,9 @@ package cv
 import (
 	"context"
 	"fmt"
-	"math"
 
-	"github.com/uaxai/uaxai/plugins/summary/variance"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // ID is the plugin's ID.
@@ -68,19 +67,6 @@ func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Conf
 		return nil, err
 	}
 	return sdk.SummariseMaps(ID, draws, 2, func(dst []float64, r [][]float64) []float64 {
-		return CV(dst, r, kappa)
+		return stat.CV(dst, r, kappa)
 	})
-}
-
-// CV writes the coefficient of variation dst[n] = s[n] / (|mean[n]| +
-// kappa), s[n] the sample standard deviation (S-1 denominator) of r[0][n],
-// ..., r[S-1][n], with mean and variance from variance.MeanVariance, and
-// returns dst. It needs S >= 2 and kappa > 0.
-func CV(dst []float64, r [][]float64, kappa float64) []float64 {
-	mean := make([]float64, len(dst))
-	variance.MeanVariance(mean, dst, r)
-	for n := range dst {
-		dst[n] = math.Sqrt(dst[n]) / (math.Abs(mean[n]) + kappa)
-	}
-	return dst
 }

@@ -3,7 +3,6 @@ package cv
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -36,36 +35,6 @@ func TestCVTwoDraws(t *testing.T) {
 	}
 	if want := math.Sqrt2 / DefaultKappa; !near(res[0].Map[0], want) || DefaultKappa != 1e-8 {
 		t.Errorf("default kappa: %v, want %v", res[0].Map[0], want)
-	}
-}
-
-// TestCVTwoPass checks many draws against a two-pass formula, with an
-// offset that a naive sum of squares would lose digits on.
-func TestCVTwoPass(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 9))
-	const S, N = 9, 11
-	draws := make([][]float64, S)
-	for s := range draws {
-		draws[s] = make([]float64, N)
-		for n := range draws[s] {
-			draws[s][n] = float64(n-5)*100 + r.NormFloat64()
-		}
-	}
-	got := CV(make([]float64, N), draws, 0.1)
-	for n := 0; n < N; n++ {
-		m := 0.0
-		for s := range draws {
-			m += draws[s][n]
-		}
-		m /= S
-		ss := 0.0
-		for s := range draws {
-			ss += (draws[s][n] - m) * (draws[s][n] - m)
-		}
-		want := math.Sqrt(ss/(S-1)) / (math.Abs(m) + 0.1)
-		if math.Abs(got[n]-want) > 1e-10*want {
-			t.Errorf("coordinate %d: %v, want %v", n, got[n], want)
-		}
 	}
 }
 

@@ -1,11 +1,13 @@
 // Package mean is the UA-RAO summary "summary.mean": the coordinatewise
-// mean of the explanation draws, Rbar[n] = (1/S) sum_s R^(s)[n].
+// mean of the explanation draws, Rbar[n] = (1/S) sum_s R^(s)[n] (sdk/stat's
+// Mean).
 package mean
 
 import (
 	"context"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // ID is the plugin's ID.
@@ -27,20 +29,5 @@ func (*Summary) Check(cfg sdk.Config) error { return sdk.CheckNoKeys(ID, cfg) }
 
 // Summarise returns the mean map of every input.
 func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Config) ([]sdk.Result, error) {
-	return sdk.SummariseMaps(ID, draws, 1, Mean)
-}
-
-// Mean writes dst[n] = (1/S) sum_s r[s][n] and returns dst.
-func Mean(dst []float64, r [][]float64) []float64 {
-	clear(dst)
-	for _, row := range r {
-		for n, v := range row[:len(dst)] {
-			dst[n] += v
-		}
-	}
-	inv := 1 / float64(len(r))
-	for n := range dst {
-		dst[n] *= inv
-	}
-	return dst
+	return sdk.SummariseMaps(ID, draws, 1, stat.Mean)
 }

@@ -4,9 +4,9 @@
 //
 //	q_alpha[n] = r_(k)[n],  k = ceil(alpha S),
 //
-// the kth smallest (1-based) of R^(1)[n], ..., R^(S)[n]. The rank k is
-// computed exactly (see Rank), so that alpha = 0.07 with S = 100 gives
-// k = 7.
+// the kth smallest (1-based) of R^(1)[n], ..., R^(S)[n] (sdk/stat's
+// Quantile). The rank k is computed exactly (see stat.Rank), so that
+// alpha = 0.07 with S = 100 gives k = 7.
 //
 // Configuration: "alpha", the level, 0 < alpha < 1; default 0.5 (the lower
 // median r_(ceil(S/2))).
@@ -15,12 +15,9 @@ package quantile
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/big"
-	"slices"
-	"strconv"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/stat"
 )
 
 // ID is the plugin's ID.
@@ -68,58 +65,6 @@ func (*Summary) Summarise(ctx context.Context, draws [][][]float64, cfg sdk.Conf
 		return nil, err
 	}
 	return sdk.SummariseMaps(ID, draws, 1, func(dst []float64, r [][]float64) []float64 {
-		return Quantile(dst, r, Rank(a, len(r)))
+		return stat.Quantile(dst, r, stat.Rank(a, len(r)))
 	})
-}
-
-// Rank returns k = ceil(p S) for 0 <= p <= 1 and S >= 0, computed exactly in
-// rational arithmetic. p is read as the shortest decimal that rounds to it
-// (strconv.FormatFloat(p, 'g', -1, 64)), the number the recipe wrote: 0.07
-// is 7/100, not the binary value 0.070000000000000006661..., so
-// Rank(0.07, 100) is 7 where math.Ceil(0.07*100) is 8. For 0 < p < 1 and
-// S >= 1, 1 <= k <= S.
-func Rank(p float64, s int) int {
-	r, ok := new(big.Rat).SetString(strconv.FormatFloat(p, 'g', -1, 64))
-	if !ok || r.Sign() < 0 || r.Cmp(big.NewRat(1, 1)) > 0 {
-		panic(fmt.Sprintf("quantile.Rank: level %v is not in [0, 1]", p))
-	}
-	r.Mul(r, new(big.Rat).SetInt64(int64(s)))
-	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int)) // r >= 0: q = floor(r)
-	k := int(q.Int64())
-	if m.Sign() != 0 {
-		k++
-	}
-	return k
-}
-
-// Quantile writes the order statistic dst[n] = r_(k)[n], the kth smallest
-// (1-based, 1 <= k <= S) of r[0][n], ..., r[S-1][n], and returns dst. A
-// coordinate with a NaN draw gives NaN.
-func Quantile(dst []float64, r [][]float64, k int) []float64 {
-	Sorted(r, len(dst), func(n int, col []float64) {
-		dst[n] = math.NaN()
-		if col != nil {
-			dst[n] = col[k-1]
-		}
-	})
-	return dst
-}
-
-// Sorted calls f(n, col) for each coordinate n < N, where col holds
-// r[0][n], ..., r[S-1][n] sorted in ascending order, or is nil when one of
-// them is NaN. col is reused from call to call. Every order-statistic
-// summary (quantiles, bands) reads its draws through it.
-func Sorted(r [][]float64, N int, f func(n int, col []float64)) {
-	col := make([]float64, len(r))
-	for n := range N {
-		for s, row := range r {
-			col[s] = row[n]
-		}
-		slices.Sort(col) // NaNs first
-		if math.IsNaN(col[0]) {
-			f(n, nil)
-			continue
-		}
-		f(n, col)
-	}
 }

@@ -40,33 +40,6 @@ func TestQuantileGolden(t *testing.T) {
 	}
 }
 
-func TestRank(t *testing.T) {
-	for _, c := range []struct {
-		p    float64
-		s, k int
-	}{
-		{0.07, 100, 7}, // math.Ceil(0.07*100) is 8
-		{0.05, 20, 1}, {0.25, 20, 5}, {0.5, 20, 10}, {0.75, 20, 15}, {0.95, 20, 19},
-		{0.5, 7, 4}, {0.5, 1, 1}, {0.01, 7, 1}, {0.99, 7, 7}, {0.3, 10, 3}, {0.31, 10, 4},
-		{1e-300, 5, 1}, {0, 5, 0}, {1, 5, 5}, {0.07, 0, 0},
-		{0.1, 1 << 40, 109951162778}, // 2^40/10 = 109951162777.6
-	} {
-		if got := Rank(c.p, c.s); got != c.k {
-			t.Errorf("Rank(%v, %d) = %d, want %d", c.p, c.s, got, c.k)
-		}
-	}
-	for _, p := range []float64{-0.1, 1.5, math.NaN()} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("Rank(%v, 3) did not panic", p)
-				}
-			}()
-			Rank(p, 3)
-		}()
-	}
-}
-
 func TestQuantileEdges(t *testing.T) {
 	// S = 4 draws of 3 coordinates; sorted columns: {1,2,3,4}, {-5,-5,0,7}, {NaN,...}.
 	r := [][]float64{{3, 0, 1}, {1, -5, math.NaN()}, {4, 7, 2}, {2, -5, 3}}

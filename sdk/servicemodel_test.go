@@ -25,7 +25,7 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// The plugin side of the model service (remotemodel.go), through the
+// The plugin side of the model service (servicemodel.go), through the
 // protocol: an explainer served over gRPC gets the host's model and
 // compares every answer with the same network in its own process.
 
@@ -160,7 +160,7 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	cp, ok2 := m.(cachedProber)
 	sp, ok3 := m.(spanProber)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("the remote model lacks a fast path: windows %v cached %v spans %v", ok1, ok2, ok3)
+		return nil, fmt.Errorf("the service model lacks a fast path: windows %v cached %v spans %v", ok1, ok2, ok3)
 	}
 	if cp.PooledLen() != l.PooledLen() {
 		diffs = append(diffs, "PooledLen")
@@ -207,7 +207,7 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 // answer is B zero maps, or the differences found as the error.
 func (probe) answer(B, n int, diffs []string) ([][]float64, error) {
 	if len(diffs) > 0 {
-		return nil, fmt.Errorf("the remote model differs from the local one: %s", strings.Join(diffs, ", "))
+		return nil, fmt.Errorf("the service model differs from the local one: %s", strings.Join(diffs, ", "))
 	}
 	maps := make([][]float64, B)
 	for i := range maps {
@@ -216,16 +216,16 @@ func (probe) answer(B, n int, diffs []string) ([][]float64, error) {
 	return maps, nil
 }
 
-// TestRemoteModel: every nn.Model method and fast path of the remote model
+// TestServiceModel: every nn.Model method and fast path of the service model
 // gives the local network's bytes; a failed service call and an unknown
 // layer are the Explain's errors, never a panic of the plugin.
-func TestRemoteModel(t *testing.T) {
+func TestServiceModel(t *testing.T) {
 	for _, a := range []nn.Arch{probeArch(), flatArch()} {
-		t.Run(a.Name, func(t *testing.T) { testRemoteModel(t, paramsOf(t, a)) })
+		t.Run(a.Name, func(t *testing.T) { testServiceModel(t, paramsOf(t, a)) })
 	}
 }
 
-func testRemoteModel(t *testing.T, params nn.Params) {
+func testServiceModel(t *testing.T, params nn.Params) {
 	local, err := nn.NewModel(params)
 	if err != nil {
 		t.Fatal(err)
@@ -268,10 +268,10 @@ func testRemoteModel(t *testing.T, params nn.Params) {
 	}
 }
 
-// TestRemoteModelLoad: a Load naming a draw the service does not serve,
+// TestServiceModelLoad: a Load naming a draw the service does not serve,
 // or no address, or both a service and parameters, is refused with a
 // message that says so; the plugin keeps serving.
-func TestRemoteModelLoad(t *testing.T) {
+func TestServiceModelLoad(t *testing.T) {
 	svc := driver.NewModelService()
 	defer svc.Close()
 	local, err := nn.NewModel(probeParams(t))
@@ -336,7 +336,7 @@ func (l *liar) Layer(context.Context, *pb.LayerRequest) (*pb.LayerResponse, erro
 	return &pb.LayerResponse{Channels: 0, Length: 5}, nil
 }
 
-// liarExplainer calls the remote model as Config says and reports what
+// liarExplainer calls the service model as Config says and reports what
 // it got as its error.
 type liarExplainer struct{}
 
@@ -353,10 +353,10 @@ func (liarExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainReque
 	return nil, fmt.Errorf("Probs accepted a short answer")
 }
 
-// TestRemoteModelDistrustsTheService: answers of the wrong shape from the
+// TestServiceModelDistrustsTheService: answers of the wrong shape from the
 // service are errors of the Load or the Explain, never values the
 // explainer computes with.
-func TestRemoteModelDistrustsTheService(t *testing.T) {
+func TestServiceModelDistrustsTheService(t *testing.T) {
 	p := probeParams(t)
 	arch, err := wire.Arch(p.Arch)
 	if err != nil {

@@ -21,11 +21,11 @@ import (
 // the same values as a local nn.Inference, because the host computes with
 // sdk/nn too.
 
-// remoteModel is one draw in the host's model service. Its methods have
+// serviceModel is one draw in the host's model service. Its methods have
 // no error results (they are nn.Model's): a failed call panics with a
 // serviceFailure, which the explainer server turns into the Explain's
 // error. ctx bounds every call; withContext gives a copy for one Explain.
-type remoteModel struct {
+type serviceModel struct {
 	ctx      context.Context
 	rpc      pb.ModelClient
 	handle   uint64
@@ -35,7 +35,7 @@ type remoteModel struct {
 	pooled   int // the host's nn.Inference.PooledLen
 }
 
-// serviceFailure is the panic value of a remoteModel call that failed.
+// serviceFailure is the panic value of a serviceModel call that failed.
 type serviceFailure struct{ err error }
 
 func (f serviceFailure) Error() string { return f.err.Error() }
@@ -65,8 +65,8 @@ func (c *serviceConns) dial(address string) (*grpc.ClientConn, error) {
 	return cc, nil
 }
 
-// newRemoteModel describes the draw of s at the service.
-func newRemoteModel(ctx context.Context, conns *serviceConns, s *pb.ModelService) (*remoteModel, error) {
+// newServiceModel describes the draw of s at the service.
+func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelService) (*serviceModel, error) {
 	if s.GetAddress() == "" {
 		return nil, fmt.Errorf("the model service has no address")
 	}
@@ -87,11 +87,11 @@ func newRemoteModel(ctx context.Context, conns *serviceConns, s *pb.ModelService
 	if n < 1 || k < 1 || n != int64(arch.InChannels*arch.InLen) || pl < 0 || pl > 1<<20 {
 		return nil, fmt.Errorf("model service: Describe: input length %d, %d classes and pooled length %d do not fit the architecture (%d x %d inputs)", n, k, pl, arch.InChannels, arch.InLen)
 	}
-	return &remoteModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl)}, nil
+	return &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl)}, nil
 }
 
 // withContext is m bounded by ctx.
-func (m *remoteModel) withContext(ctx context.Context) *remoteModel {
+func (m *serviceModel) withContext(ctx context.Context) *serviceModel {
 	c := *m
 	c.ctx = ctx
 	return &c
@@ -118,18 +118,18 @@ func into(method, what string, dst []float32, b []byte) {
 	copy(dst, v)
 }
 
-func (m *remoteModel) Arch() nn.Arch { return m.arch }
-func (m *remoteModel) InputLen() int { return m.inputLen }
-func (m *remoteModel) Classes() int  { return m.classes }
-func (m *remoteModel) batch(x []float32) int {
+func (m *serviceModel) Arch() nn.Arch { return m.arch }
+func (m *serviceModel) InputLen() int { return m.inputLen }
+func (m *serviceModel) Classes() int  { return m.classes }
+func (m *serviceModel) batch(x []float32) int {
 	if len(x)%m.inputLen != 0 {
-		panic(fmt.Sprintf("sdk: remote model: %d input values are not whole inputs of %d", len(x), m.inputLen))
+		panic(fmt.Sprintf("sdk: service model: %d input values are not whole inputs of %d", len(x), m.inputLen))
 	}
 	return len(x) / m.inputLen
 }
 
 // Probs writes the softmax probabilities of a batch, as nn.Model.Probs.
-func (m *remoteModel) Probs(dst, x []float32) {
+func (m *serviceModel) Probs(dst, x []float32) {
 	b := m.batch(x)
 	if b == 0 {
 		return
@@ -143,7 +143,7 @@ func (m *remoteModel) Probs(dst, x []float32) {
 
 // InputGrad writes d p_target / d x and, if probs is not nil, the
 // probabilities, as nn.Model.InputGrad.
-func (m *remoteModel) InputGrad(dst, probs, x []float32, target []int) {
+func (m *serviceModel) InputGrad(dst, probs, x []float32, target []int) {
 	b := m.batch(x)
 	if b == 0 {
 		return
@@ -159,7 +159,7 @@ func (m *remoteModel) InputGrad(dst, probs, x []float32, target []int) {
 }
 
 // LayerShape asks the service for a layer's per-input shape.
-func (m *remoteModel) LayerShape(layer string) (nn.Shape, error) {
+func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
 	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
 	if err != nil {
 		return nn.Shape{}, fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
@@ -172,7 +172,7 @@ func (m *remoteModel) LayerShape(layer string) (nn.Shape, error) {
 
 // LayerGrad writes a layer's output and d p_target / d output, as
 // nn.Model.LayerGrad.
-func (m *remoteModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
 	b := m.batch(x)
 	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x), Targets: wire.Int64s(target)})
 	if err != nil {
@@ -189,36 +189,36 @@ func (m *remoteModel) LayerGrad(act, grad, x []float32, target []int, layer stri
 
 // WindowProbs writes the probabilities of occluded copies of x (see
 // nn.Inference.WindowProbs), computed by the service's fast path.
-func (m *remoteModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
+func (m *serviceModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
 	m.windows(dst, x, nil, starts, width, baseline, class)
 }
 
 // WindowProbsSignal is WindowProbs with a baseline signal z (see
 // nn.Inference.WindowProbsSignal).
-func (m *remoteModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
+func (m *serviceModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
 	m.windows(dst, x, z, starts, width, 0, class)
 }
 
 // PooledLen is the host network's nn.Inference.PooledLen.
-func (m *remoteModel) PooledLen() int { return m.pooled }
+func (m *serviceModel) PooledLen() int { return m.pooled }
 
 // WindowProbsCached is nn.Inference.WindowProbsCached computed by the
 // host, which gives the same bytes with or without a trunk cache; c, a
 // cache of this process, is not used.
-func (m *remoteModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, _ *nn.TrunkCache) float32 {
+func (m *serviceModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, _ *nn.TrunkCache) float32 {
 	return m.windows(dst, x, nil, starts, width, baseline, class)
 }
 
 // WindowProbsCachedSignal is WindowProbsCached with a baseline signal z.
-func (m *remoteModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, _ *nn.TrunkCache) float32 {
+func (m *serviceModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, _ *nn.TrunkCache) float32 {
 	return m.windows(dst, x, z, starts, width, 0, class)
 }
 
 // windows asks the service for the window probabilities of one input and
 // returns the unperturbed input's probability by the same computation.
-func (m *remoteModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) float32 {
+func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) float32 {
 	if len(x) != m.inputLen || len(dst) < len(starts) {
-		panic("sdk: remote model: WindowProbs needs one input and a dst per window")
+		panic("sdk: service model: WindowProbs needs one input and a dst per window")
 	}
 	if len(starts) == 0 { // the service wants a window
 		probs := make([]float32, m.classes)
@@ -240,9 +240,9 @@ func (m *remoteModel) windows(dst, x, z []float32, starts []int, width int, base
 
 // SpanProbs writes the probabilities of copies of x with sets of spans set
 // to a baseline (see nn.Inference.SpanProbs), computed by the service.
-func (m *remoteModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
+func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
 	if len(x) != m.inputLen || len(dst) < len(spans) {
-		panic("sdk: remote model: SpanProbs needs one input and a dst per perturbed input")
+		panic("sdk: service model: SpanProbs needs one input and a dst per perturbed input")
 	}
 	if len(spans) == 0 {
 		return

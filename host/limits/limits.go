@@ -1,0 +1,78 @@
+// Package limits is the recipe's [limits] table, defined once: the type
+// that host/recipe decodes and that host/plugin's Manager enforces, its
+// defaults, and its keys. Limits never change a number a run computes, so
+// no hash covers them.
+//
+// The recipe's decoding of the table (durations and sizes as [limits]
+// writes them, errors naming the key and line) and its canonical form stay
+// in host/recipe; what a call of a plugin is bounded by stays in
+// host/plugin.
+package limits
+
+import "time"
+
+// Limits is the [limits] table: how long each call to a plugin may take
+// before the host kills the plugin's process group, and how much memory
+// the process that runs a summary script may use. A zero field means its
+// default (OrDefault).
+type Limits struct {
+	Handshake      time.Duration // start a plugin process until it has said what it is (answered Info)
+	Check          time.Duration // one Check of a recipe table
+	Fit            time.Duration // one posterior Fit (the training)
+	Sample         time.Duration // one Sample (every draw of a posterior)
+	Load           time.Duration // one draw loaded into an explainer, or released
+	ExplainBatch   time.Duration // one Explain call: a batch of records under one draw
+	SummariseBatch time.Duration // one Summarise call: a batch of records, every draw
+	// ScriptMemory is the memory a summary script's process may use, in
+	// bytes (on Linux its RLIMIT_DATA; the Go runtime's soft limit is set
+	// a little below). A script that needs more ends its own process.
+	ScriptMemory int64
+}
+
+// Default returns the limits of a recipe without [limits]: far above
+// what a normal run at the paper's sizes takes (an epoch of the paper's
+// training set takes about a second, a batch of occlusion maps well under
+// one), so that only a plugin that hangs meets them. host/recipe's
+// REFERENCE.md prints them (a test there checks it does so).
+func Default() Limits {
+	return Limits{
+		Handshake:      time.Minute,
+		Check:          time.Minute,
+		Fit:            6 * time.Hour,
+		Sample:         30 * time.Minute,
+		Load:           5 * time.Minute,
+		ExplainBatch:   10 * time.Minute,
+		SummariseBatch: 10 * time.Minute,
+		ScriptMemory:   2 << 30, // 2 GiB
+	}
+}
+
+// Duration is one duration key of [limits] and the field it sets.
+type Duration struct {
+	Key   string
+	Value *time.Duration
+}
+
+// Durations returns the duration keys of [limits] in schema order, each
+// with a pointer to its field of l. script_memory, a size, is not one.
+func (l *Limits) Durations() []Duration {
+	return []Duration{
+		{"handshake", &l.Handshake}, {"check", &l.Check}, {"fit", &l.Fit}, {"sample", &l.Sample},
+		{"load", &l.Load}, {"explain_batch", &l.ExplainBatch}, {"summarise_batch", &l.SummariseBatch},
+	}
+}
+
+// OrDefault returns l with its zero (or negative) fields set to Default's.
+func (l Limits) OrDefault() Limits {
+	d := Default()
+	defs := d.Durations()
+	for i, f := range l.Durations() {
+		if *f.Value <= 0 {
+			*f.Value = *defs[i].Value
+		}
+	}
+	if l.ScriptMemory <= 0 {
+		l.ScriptMemory = d.ScriptMemory
+	}
+	return l
+}
