@@ -20,7 +20,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("explain", stderr)
+	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag
 	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
 	input := fs.String("input", "", "CSV of waveforms, one per line")

@@ -11,8 +11,11 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
+// predictDetails is the text of uaxai predict -h after the usage.
+const predictDetails = `stdout: one line an input, its 16 class probabilities.`
+
 func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("predict", stderr)
+	fs := flags("predict", stdout, stderr)
 	weights := fs.String("weights", "", "weights (.safetensors, PyTorch state_dict names)")
 	input := fs.String("input", "", "CSV of waveforms, one per line")
 	archName := fs.String("arch", nn.PaperArchName, "architecture")
@@ -20,7 +23,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *weights == "" || *input == "" {
-		return fmt.Errorf("predict: --weights and --input are required")
+		return fs.usageError("--weights and --input are required")
 	}
 	probs, err := runner.Predict(ctx, runner.PredictOptions{Weights: *weights, Input: *input, Arch: *archName})
 	if err != nil {
