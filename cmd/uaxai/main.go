@@ -58,8 +58,8 @@ func init() {
 			"[flags] --recipe RECIPE.toml --out W.safetensors",
 		}, summary: "train one network and save its weights", run: cmdTrain},
 		{name: "predict", forms: []string{
-			"[flags] --weights W.safetensors --input X.csv",
-		}, summary: "the 16 class probabilities of each of your waveforms", details: predictDetails, run: cmdPredict},
+			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv [--out F.csv]",
+		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv --explainer NAME --target C|predicted|FILE",
 		}, summary: "explain your own waveforms under your own weights (CSV)", run: cmdExplain},
