@@ -10,7 +10,7 @@ import (
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("bench", stderr)
+	fs := flags("bench", stdout, stderr)
 	reps := fs.Int("reps", 10, "runs of each case at least (each makes 16 maps)")
 	minTime := fs.Duration("min-time", 2*time.Second, "and run each case for at least this long")
 	seed := fs.Uint64("seed", 1, "seed of the network and the inputs")

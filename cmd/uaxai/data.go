@@ -9,7 +9,7 @@ import (
 )
 
 func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("data generate", stderr)
+	fs := flags("data generate", stdout, stderr)
 	perClass := fs.Int("per-class", 100, "records per class (with --paper: the training pool per class, default 900)")
 	seed := fs.Uint64("seed", 2026, "dataset seed")
 	out := fs.String("out", "", "output directory (required)")

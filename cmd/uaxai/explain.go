@@ -19,8 +19,23 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// weightFiles splits the values of a --weights flag (comma-separated,
+// repeatable) into files.
+func weightFiles(cmd string, weights listFlag) ([]string, error) {
+	var files []string
+	for _, w := range weights {
+		for _, f := range strings.Split(w, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				return nil, fmt.Errorf("%s: --weights %q: an empty file name (accepted: W.safetensors[,W2.safetensors,...], or --weights repeated)", cmd, w)
+			}
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("explain", stderr)
+	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag
 	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
 	input := fs.String("input", "", "CSV of waveforms, one per line")
@@ -40,14 +55,9 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) > 0 {
 		return fmt.Errorf("explain: unexpected argument %q (every input is a flag; see uaxai explain -h)", pos[0])
 	}
-	var files []string
-	for _, w := range weights {
-		for _, f := range strings.Split(w, ",") {
-			if f = strings.TrimSpace(f); f == "" {
-				return fmt.Errorf("explain: --weights %q: an empty file name (accepted: W.safetensors[,W2.safetensors,...])", w)
-			}
-			files = append(files, f)
-		}
+	files, err := weightFiles("explain", weights)
+	if err != nil {
+		return err
 	}
 	for _, req := range []struct{ name, value string }{{"weights", strings.Join(files, ",")}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {
 		if req.value == "" {

@@ -13,19 +13,15 @@ import (
 	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
-const importUsage = `usage: uaxai data import REC [REC...] --out DIR [--channel C] [--nominal V] [--rate 3200]
-                         [--window 640] [--hop 640] [--label C] [--input-rate HZ] [--full-scale F]
-                         [--primary] [--encoding utf-8|latin1|gbk]
-       uaxai data import REC --raw --out F.csv [--channel C] [...]
-REC is a COMTRADE .cfg (with its .dat) or .cff, a .wav or a .csv (time,value).
+// importDetails is the text of uaxai data import -h after the usage.
+const importDetails = `RECORDING is a COMTRADE .cfg (with its .dat) or .cff, a .wav or a .csv (time,value).
 DIR receives waveforms.csv (the windows, for uaxai explain --input), windows.csv,
-import.json (and labels.csv with --label); with several RECs, DIR/<name of REC>.`
+import.json (and labels.csv with --label); with several RECORDINGs, DIR/<name of RECORDING>.`
 
 func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("data import", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, importUsage); fs.PrintDefaults() }
+	fs := flags("data import", stdout, stderr)
 	out := fs.String("out", "", "output directory (with --raw: the CSV file)")
-	channel := fs.String("channel", "", "COMTRADE ch_id or channel number An; WAV channel number; CSV column name or number (default: the first)")
+	channel := fs.String("channel", "", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: the first)")
 	nominal := fs.Float64("nominal", 0, "nominal RMS value in the channel's unit; windows are x/(sqrt2*V) (default: the file's)")
 	rate := fs.Float64("rate", record.DefaultRate, "target rate, Hz")
 	window := fs.Int("window", record.DefaultWindow, "window length, samples")
@@ -41,7 +37,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) == 0 || *out == "" {
-		return fmt.Errorf("data import: a recording and --out are required\n%s", importUsage)
+		return fs.usageError("a recording and --out are required")
 	}
 	if *raw && len(pos) != 1 {
 		return fmt.Errorf("data import: --raw writes one recording, have %d", len(pos))

@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/record"
 )
 
 func TestDataImport(t *testing.T) {
@@ -52,6 +57,129 @@ func TestDataImport(t *testing.T) {
 		errb.Reset()
 		if code := run(c.args, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want an error with %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestDataImportChannel: --channel names a COMTRADE analog channel by
+// ch_id, number or An, as its help says: on demo.cfg VA, 1, A1 and a1
+// import the same windows as the default; A2 (there is none) and D1 (a
+// digital channel) are refused with the accepted forms and the file's
+// channels. On a copy of demo with a second channel VB = 2*VA and a
+// digital channel, A2 imports VB: exactly twice VA's windows.
+func TestDataImportChannel(t *testing.T) {
+	demo := filepath.Join("..", "..", "testdata", "recordings", "demo.cfg")
+	imp := func(t *testing.T, cfg, channel string) (string, error) {
+		t.Helper()
+		dir := t.TempDir()
+		args := []string{"data", "import", cfg, "--nominal", "230", "--out", dir}
+		if channel != "" {
+			args = append(args, "--channel", channel)
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			return "", fmt.Errorf("exit %d: %s", code, errb.String())
+		}
+		return dir, nil
+	}
+	read := func(t *testing.T, dir string) [][]float64 {
+		t.Helper()
+		w, err := data.ReadWaveforms(filepath.Join(dir, data.WaveformsFile), 640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	def, err := imp(t, demo, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(def, data.WaveformsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range []string{"VA", "va", "1", "A1", "a1"} {
+		dir, err := imp(t, demo, sel)
+		if err != nil {
+			t.Errorf("--channel %s: %v", sel, err)
+			continue
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, data.WaveformsFile)); !bytes.Equal(got, want) {
+			t.Errorf("--channel %s: windows differ from the default channel's", sel)
+		}
+	}
+	accepted := `accepted: an analog channel's ch_id, its number n or An`
+	for _, c := range []struct{ sel, want string }{
+		{"A2", `no analog channel "A2"`},
+		{"2", `no analog channel "2"`},
+		{"VB", `no analog channel "VB"`},
+		{"D1", `channel "D1": a digital (status) channel is not a waveform`},
+	} {
+		_, err := imp(t, demo, c.sel)
+		for _, w := range []string{"demo.cfg", c.want, accepted, `analog (An ch_id) A1 "VA"; no digital`} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("--channel %s on demo.cfg: %v; want an error with %q", c.sel, err, w)
+			}
+		}
+	}
+
+	rec, err := record.Read(demo, record.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	va := rec.Samples
+	vb := make([]float64, len(va))
+	trip := make([]bool, len(va))
+	for i, v := range va {
+		vb[i], trip[i] = 2*v, i > len(va)/2
+	}
+	two := filepath.Join(t.TempDir(), "two.cfg")
+	w := record.COMTRADE{Rev: 1999, FileType: record.ASCII, Station: "test", Device: "two", LineFreq: 50,
+		Segments: []record.Segment{{Start: 0, End: len(va), Rate: rec.Segments[0].Rate}}, Start: rec.Start, Trigger: rec.Trigger,
+		Analogs: []record.Channel{
+			{ID: "VA", Phase: "A", Unit: "V", A: 0.01, Primary: 230, Secondary: 230, PS: "P", Samples: va},
+			{ID: "VB", Phase: "B", Unit: "V", A: 0.01, Primary: 230, Secondary: 230, PS: "P", Samples: vb},
+		},
+		Digitals: []record.DigitalChannel{{ID: "TRIP", States: trip}},
+	}
+	if err := w.WriteFiles(two); err != nil {
+		t.Fatal(err)
+	}
+	a1, err := imp(t, two, "A1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, a1); !slices.EqualFunc(got, read(t, def), slices.Equal) {
+		t.Errorf("--channel A1 of two.cfg: windows differ from demo.cfg's")
+	}
+	a2, err := imp(t, two, "A2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, wb := read(t, a1), read(t, a2)
+	if len(wa) != len(wb) || len(wa) == 0 {
+		t.Fatalf("A1: %d windows, A2: %d", len(wa), len(wb))
+	}
+	for i := range wa {
+		for j := range wa[i] {
+			if d := math.Abs(wb[i][j] - 2*wa[i][j]); d > 1e-12*math.Max(1, math.Abs(wa[i][j])) {
+				t.Fatalf("window %d sample %d: A2 %v, want 2 x A1 = %v", i, j, wb[i][j], 2*wa[i][j])
+			}
+		}
+	}
+	var meta struct {
+		Channel string `json:"channel"`
+		Number  int    `json:"channel_number"`
+	}
+	if b, err := os.ReadFile(filepath.Join(a2, "import.json")); err != nil || json.Unmarshal(b, &meta) != nil || meta.Channel != "VB" || meta.Number != 2 {
+		t.Errorf("import.json of --channel A2: %+v (%v), want channel VB, number 2", meta, err)
+	}
+	for _, sel := range []string{"D1", "TRIP", "d2"} {
+		_, err := imp(t, two, sel)
+		for _, w := range []string{"two.cfg", "a digital (status) channel is not a waveform", accepted, `A1 "VA", A2 "VB"; digital (Dn ch_id) D1 "TRIP"`} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("--channel %s on two.cfg: %v; want an error with %q", sel, err, w)
+			}
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"maps"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // buildUaxai builds the command once per test binary.
@@ -28,55 +25,6 @@ func buildUaxai(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return exe
-}
-
-// TestPredictGolden: `uaxai predict` on the golden model and waveforms
-// reproduces PyTorch's probabilities within 1e-5.
-func TestPredictGolden(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	var out, errb bytes.Buffer
-	code := run([]string{"predict", "--weights", filepath.Join(dir, "model.safetensors"), "--input", filepath.Join(dir, "waveforms.csv")}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	want := golden.CSV32(t, filepath.Join(dir, "probs.csv"))
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines, want %d", len(lines), len(want))
-	}
-	for r, line := range lines {
-		f := strings.Split(line, ",")
-		if len(f) != 16 {
-			t.Fatalf("line %d: %d values, want 16", r+1, len(f))
-		}
-		for j, s := range f {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := math.Abs(v - float64(want[r][j])); d > 1e-5 {
-				t.Errorf("line %d class %d: %g, want %g", r+1, j, v, want[r][j])
-			}
-		}
-	}
-}
-
-// TestPredictBadInput: errors name the file and line.
-func TestPredictBadInput(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	bad := filepath.Join(t.TempDir(), "bad.csv")
-	if err := os.WriteFile(bad, []byte("1,2,3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := run([]string{"predict", "--weights", filepath.Join(dir, "model.safetensors"), "--input", bad}, &out, &errb)
-	if code == 0 || !strings.Contains(errb.String(), "bad.csv") || !strings.Contains(errb.String(), "line 1") {
-		t.Errorf("exit %d, stderr %q: want an error naming bad.csv line 1", code, errb.String())
-	}
-	code = run([]string{"predict", "--weights", filepath.Join(dir, "param_grads_zero_mask.safetensors"), "--input", filepath.Join(dir, "waveforms.csv")}, &out, &errb)
-	if code == 0 || !strings.Contains(errb.String(), "missing parameter") {
-		t.Errorf("weights without running statistics accepted: exit %d, %q", code, errb.String())
-	}
 }
 
 const e2eRecipe = `name = "e2e"

@@ -43,7 +43,7 @@ func withManager(ctx context.Context, pluginDir string, stderr io.Writer, f func
 }
 
 func cmdPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("plugins", stderr)
+	fs := flags("plugins", stdout, stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	scripts := fs.String("scripts", filepath.Join("recipes", "scripts"), "directory of script summaries (*.go) to list")
 	if _, err := parse(fs, args); err != nil {
@@ -98,7 +98,14 @@ func listScripts(ctx context.Context, m *plugin.Manager, dir string, stderr io.W
 
 // cmdPluginServe serves a built-in (args: its ID) or a summary script
 // (args: --script PATH ...) to the host that started this process.
-func cmdPluginServe(args []string, stderr io.Writer) error {
+func cmdPluginServe(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && isHelp(args[0]) {
+		_, err := parse(flags("plugin serve", stdout, stderr), args)
+		return err
+	}
+	if len(args) == 0 {
+		return flags("plugin serve", stdout, stderr).usageError("want a built-in's ID or --script PATH")
+	}
 	reg, err := builtin.Registry()
 	if err != nil {
 		return err

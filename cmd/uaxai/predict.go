@@ -5,39 +5,115 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
+// predictDetails is the text of uaxai predict -h after the usage.
+const predictDetails = `Each weights file is one draw theta_s of the network; the probabilities are
+their mean (1/S) sum_s p(c|x,theta_s). stdout: a header
+input,predicted,class,<the 16 class names>, then one line an input: its 0-based
+line in X.csv, the predicted class (the argmax, the lower class on ties), its
+name, and the mean probability of each class. With --out, F.csv gets only the
+probabilities (one line an input, no header) and stdout nothing. Probabilities
+are float32, in the shortest form that reads back to the same float32.`
+
 func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("predict", stderr)
-	weights := fs.String("weights", "", "weights (.safetensors, PyTorch state_dict names)")
+	fs := flags("predict", stdout, stderr)
+	var weights listFlag
+	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
 	input := fs.String("input", "", "CSV of waveforms, one per line")
-	archName := fs.String("arch", nn.PaperArchName, "architecture")
-	if _, err := parse(fs, args); err != nil {
+	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
+	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights")
+	pos, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if *weights == "" || *input == "" {
-		return fmt.Errorf("predict: --weights and --input are required")
+	if len(pos) > 0 {
+		return fs.usageError(fmt.Sprintf("unexpected argument %q (every input is a flag)", pos[0]))
 	}
-	probs, err := runner.Predict(ctx, runner.PredictOptions{Weights: *weights, Input: *input, Arch: *archName})
+	files, err := weightFiles("predict", weights)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 || *input == "" {
+		return fs.usageError("--weights and --input are required")
+	}
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Arch: *archName})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
-	w := bufio.NewWriter(stdout)
-	for _, row := range probs {
-		for j, v := range row {
-			if j > 0 {
-				w.WriteByte(',')
+	if *out != "" {
+		tmp, err := atomicfile.Temp(filepath.Dir(*out), filepath.Base(*out), func(w *bufio.Writer) error {
+			return writeProbs(w, pred, false)
+		})
+		if err == nil {
+			if err = os.Rename(tmp, *out); err != nil {
+				os.Remove(tmp)
 			}
-			w.WriteString(strconv.FormatFloat(float64(v), 'g', 9, 32))
 		}
-		w.WriteByte('\n')
+		if err != nil {
+			return fmt.Errorf("predict: --out %s: %w", *out, err)
+		}
+		atomicfile.SyncDir(filepath.Dir(*out))
+		return nil
+	}
+	w := bufio.NewWriter(stdout)
+	if err := writeProbs(w, pred, true); err != nil {
+		return fmt.Errorf("predict: write: %w", err)
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("predict: write: %w", err)
 	}
 	return nil
+}
+
+// writeProbs writes pred's probabilities as CSV, one line an input; with
+// table, after a header and the input, predicted and class columns.
+func writeProbs(w *bufio.Writer, pred *runner.Predictions, table bool) error {
+	var b []byte
+	if table {
+		b = append(b, "input,predicted,class"...)
+		for _, c := range pred.Classes {
+			b = append(append(b, ','), csvField(c)...)
+		}
+		b = append(b, '\n')
+	}
+	for i, row := range pred.Probs {
+		if table {
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(pred.Predicted[i]), 10)
+			b = append(append(b, ','), csvField(pred.Classes[pred.Predicted[i]])...)
+			b = append(b, ',')
+		}
+		for j, v := range row {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+		}
+		b = append(b, '\n')
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		b = b[:0]
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// csvField quotes s as a CSV field when it holds a comma, a quote or a
+// line break.
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -21,13 +20,13 @@ import (
 // recipeAndManager parses the flags (pluginDir is the --plugins flag's
 // value, read after parsing), loads the one
 // recipe argument and starts a plugin manager.
-func recipeAndManager(fs *flag.FlagSet, args []string, pluginDir *string, stderr io.Writer, usage string) (*recipe.Recipe, *plugin.Manager, error) {
+func recipeAndManager(fs *flagSet, args []string, pluginDir *string, stderr io.Writer) (*recipe.Recipe, *plugin.Manager, error) {
 	pos, err := parse(fs, args)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(pos) != 1 {
-		return nil, nil, fmt.Errorf("%s", usage)
+		return nil, nil, fs.usageError(fmt.Sprintf("want one recipe, have %d arguments", len(pos)))
 	}
 	r, err := recipe.Load(pos[0])
 	if err != nil {
@@ -41,7 +40,7 @@ func recipeAndManager(fs *flag.FlagSet, args []string, pluginDir *string, stderr
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("run", stderr)
+	fs := flags("run", stdout, stderr)
 	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	out := fs.String("out", "", "run directory root (default: the recipe's out)")
@@ -57,9 +56,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	usage := "usage: uaxai run RECIPE.toml [--run-dir DIR [--shard i/n [--units fit|explain|all]] | --prepare] [flags] | uaxai run --resume DIR [flags]"
-	if (*resume == "") != (len(pos) == 1) || len(pos) > 1 {
-		return fmt.Errorf("%s", usage)
+	switch {
+	case *resume == "" && len(pos) != 1:
+		return fs.usageError(fmt.Sprintf("want one recipe, have %d arguments", len(pos)))
+	case *resume != "" && len(pos) > 0:
+		return fs.usageError(fmt.Sprintf("--resume %s takes no recipe (it reruns RUN_DIR/recipe.toml), have %q", *resume, pos[0]))
 	}
 	if *noCache && *refit {
 		return errors.New("run: --no-cache and --refit exclude each other (--refit writes the cache, --no-cache does not touch it)")
@@ -130,14 +131,14 @@ func parseShard(s, kind string) (engine.Shard, error) {
 }
 
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("merge", stderr)
+	fs := flags("merge", stdout, stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("usage: uaxai merge RUNDIR")
+		return fs.usageError(fmt.Sprintf("want one run directory, have %d arguments", len(pos)))
 	}
 	return withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) error {
 		opt := runner.Options{Plugins: m, Observer: progress.Stderr(), Stdout: stdout, Command: append([]string{"uaxai", "merge"}, args...)}
@@ -147,9 +148,9 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("recipe check", stderr)
+	fs := flags("recipe check", stdout, stderr)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
-	r, m, err := recipeAndManager(fs, args, plugins, stderr, "usage: uaxai recipe check RECIPE.toml")
+	r, m, err := recipeAndManager(fs, args, plugins, stderr)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func cmdRecipeCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func cmdPaper(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("paper", stderr)
+	fs := flags("paper", stdout, stderr)
 	quick := fs.Bool("quick", false, "run the quick variants (recipes/paper/quick): minutes, numbers that mean nothing")
 	dir := fs.String("dir", "", "folder of the recipes (default recipes/paper, or recipes/paper/quick with --quick)")
 	workers := fs.Int("workers", 0, "worker goroutines (0: the recipe's, or all cores)")
@@ -177,7 +178,7 @@ func cmdPaper(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("usage: uaxai paper [--quick] [--dir DIR] [--out DIR] [--workers N] [--cache DIR] | uaxai paper --report PAPERDIR")
+		return fs.usageError(fmt.Sprintf("unexpected argument %q (every setting is a flag)", pos[0]))
 	}
 	if *rewrite != "" {
 		po, err := runner.RewritePaperReport(*rewrite)

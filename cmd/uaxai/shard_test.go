@@ -136,10 +136,10 @@ func TestShardFlags(t *testing.T) {
 		{[]string{"run", rec, "--shard", "0/2"}, "need --run-dir"},
 		{[]string{"run", rec, "--shard", "0/2", "--run-dir", dir, "--units", "train"}, "accepted: fit, explain or all"},
 		{[]string{"run", rec, "--units", "fit"}, "--units goes with --shard"},
-		{[]string{"run", "--resume", dir, rec}, "usage"},
+		{[]string{"run", "--resume", dir, rec}, "takes no recipe"},
 		{[]string{"run", "--resume", dir, "--run-dir", dir}, "takes no recipe"},
 		{[]string{"run", rec, "--prepare", "--run-dir", dir, "--shard", "0/2"}, "takes no --shard"},
-		{[]string{"merge"}, "usage: uaxai merge RUNDIR"},
+		{[]string{"merge"}, "Usage: uaxai merge [flags] RUN_DIR"},
 		{[]string{"merge", dir}, "recipe.toml"},
 	} {
 		var out, errb bytes.Buffer

@@ -19,25 +19,6 @@ import (
 	"github.com/uaxai/uaxai/host/store"
 )
 
-const slurmUsage = `usage: uaxai slurm submit RECIPE.toml [--run-dir DIR] [--shards N] [--partition P] [--time T]
-                    [--cpus-per-task N] [--mem M] [--account A] [--sbatch-arg ARG ...]
-                    [--cache DIR | --no-cache] [--plugins DIR] [--uaxai PATH] [--dry-run]
-       uaxai slurm submit --resume DIR [--dry-run]
-       uaxai slurm status DIR`
-
-func cmdSlurm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%s", slurmUsage)
-	}
-	switch args[0] {
-	case "submit":
-		return cmdSlurmSubmit(ctx, args[1:], stdout, stderr)
-	case "status":
-		return cmdSlurmStatus(ctx, args[1:], stdout, stderr)
-	}
-	return fmt.Errorf("unknown slurm command %q (accepted: submit, status)\n%s", args[0], slurmUsage)
-}
-
 // multi is a repeatable string flag.
 type multi []string
 
@@ -45,7 +26,7 @@ func (m *multi) String() string     { return strings.Join(*m, " ") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("slurm submit", stderr)
+	fs := flags("slurm submit", stdout, stderr)
 	runDir := fs.String("run-dir", "", "run directory, on a file system every node sees (default: <out>/<name>-<time>)")
 	out := fs.String("out", "", "run directory root when --run-dir is not given (default: the recipe's out)")
 	shards := fs.Int("shards", 0, fmt.Sprintf("explain array tasks (default: [slurm] shards, or %d; at most the explain units)", slurm.DefaultShards))
@@ -73,7 +54,7 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if *resume != "" {
 		if len(pos) != 0 {
-			return fmt.Errorf("slurm submit --resume DIR takes no recipe: it reuses DIR/recipe.toml and the settings in DIR/slurm/jobs.json\n%s", slurmUsage)
+			return fs.usageError(fmt.Sprintf("--resume %s takes no recipe (have %q): it reuses RUN_DIR/recipe.toml and the settings in RUN_DIR/slurm/jobs.json", *resume, pos[0]))
 		}
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
@@ -88,7 +69,7 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%s", slurmUsage)
+		return fs.usageError(fmt.Sprintf("want one recipe, have %d arguments", len(pos)))
 	}
 	r, err := recipe.Load(pos[0])
 	if err != nil {
@@ -169,13 +150,13 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func cmdSlurmStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("slurm status", stderr)
+	fs := flags("slurm status", stdout, stderr)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("usage: uaxai slurm status DIR")
+		return fs.usageError(fmt.Sprintf("want one run directory, have %d arguments", len(pos)))
 	}
 	r, err := slurm.Status(ctx, slurm.CLI{}, pos[0])
 	if err != nil {

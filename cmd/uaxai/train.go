@@ -13,7 +13,7 @@ import (
 )
 
 func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("train", stderr)
+	fs := flags("train", stdout, stderr)
 	recipePath := fs.String("recipe", "", "take data, model and [train] from a recipe")
 	perClass := fs.Int("per-class", 900, "training pool per class (without --recipe)")
 	valFrac := fs.Float64("val", 0.1, "validation fraction of the pool")

@@ -27,7 +27,9 @@ type channelData struct {
 
 // pickAnalog returns the index into c.Analogs of the channel named by
 // sel: "" the first, else a ch_id (exact, then case-insensitive), else a
-// channel number An.
+// channel number An as "n" or "An" ("2", "A2", "a2"). A digital channel
+// ("Dn") holds status bits, not a waveform, and is refused. An error
+// lists the accepted forms and the file's channels.
 func pickAnalog(path string, c *Config, sel string) (int, error) {
 	if sel == "" {
 		return 0, nil
@@ -42,21 +44,48 @@ func pickAnalog(path string, c *Config, sel string) (int, error) {
 			return k, nil
 		}
 	}
-	if n, err := strconv.Atoi(sel); err == nil {
+	num, prefix := sel, byte(0)
+	if len(sel) > 1 && strings.ContainsRune("AaDd", rune(sel[0])) {
+		num, prefix = sel[1:], sel[0]|0x20
+	}
+	n, err := strconv.Atoi(num)
+	if err == nil && prefix != 'd' {
 		for k, a := range c.Analogs {
 			if a.Index == n {
 				return k, nil
 			}
 		}
 	}
-	var names []string
-	for _, a := range c.Analogs {
-		names = append(names, fmt.Sprintf("%d %q", a.Index, a.ID))
+	const accepted = `accepted: an analog channel's ch_id, its number n or An, e.g. "VA", "2", "A2"`
+	list := channelList(c)
+	digital := err == nil && prefix == 'd'
+	for _, d := range c.Digitals {
+		digital = digital || strings.EqualFold(d.ID, sel)
 	}
-	if len(names) > 40 {
-		names = append(names[:40], fmt.Sprintf("... (%d in all)", len(c.Analogs)))
+	if digital {
+		return 0, fmt.Errorf("record: %s: channel %q: a digital (status) channel is not a waveform to import (%s); the channels are %s", path, sel, accepted, list)
 	}
-	return 0, fmt.Errorf("record: %s: no analog channel %q; the channels are (An ch_id): %s", path, sel, strings.Join(names, ", "))
+	return 0, fmt.Errorf("record: %s: no analog channel %q (%s); the channels are %s", path, sel, accepted, list)
+}
+
+// channelList describes the channels of c for an error: "analog (An ch_id)
+// A1 "VA", A2 "VB"; digital D1 "TRIP"" (at most 40 of each kind).
+func channelList(c *Config) string {
+	kind := func(what string, n int, name func(int) string) string {
+		if n == 0 {
+			return "no " + what
+		}
+		var names []string
+		for k := range min(n, 40) {
+			names = append(names, name(k))
+		}
+		if n > 40 {
+			names = append(names, fmt.Sprintf("... (%d in all)", n))
+		}
+		return what + " " + strings.Join(names, ", ")
+	}
+	return kind("analog (An ch_id)", len(c.Analogs), func(k int) string { return fmt.Sprintf("A%d %q", c.Analogs[k].Index, c.Analogs[k].ID) }) +
+		"; " + kind("digital (Dn ch_id)", len(c.Digitals), func(k int) string { return fmt.Sprintf("D%d %q", c.Digitals[k].Index, c.Digitals[k].ID) })
 }
 
 // parseASCIIDat reads channel k of an ASCII data file: one sample a line,

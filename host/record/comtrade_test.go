@@ -90,7 +90,7 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatal(err)
 					}
 					for k, ch := range w.Analogs {
-						for _, sel := range []string{ch.ID, fmt.Sprint(k + 1), strings.ToLower(ch.ID)} {
+						for _, sel := range []string{ch.ID, fmt.Sprint(k + 1), strings.ToLower(ch.ID), fmt.Sprint("A", k+1), fmt.Sprint("a", k+1)} {
 							rec, err := Read(path, Options{Channel: sel})
 							if err != nil {
 								t.Fatal(err)
@@ -313,15 +313,30 @@ func TestWrongLineFrequencyWarns(t *testing.T) {
 	}
 }
 
-// TestChannelErrors: an unknown channel lists the channels.
+// TestChannelErrors: an unknown channel, or a digital one (by number or
+// by ch_id), is refused with the accepted forms and the file's channels.
 func TestChannelErrors(t *testing.T) {
 	w := testWriter(1999, ASCII, []Segment{{0, 10, 1000}}, false)
 	cfg, dat, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ReadCOMTRADE("c.cfg", cfg, "c.dat", dat, Options{Channel: "VC"})
-	if err == nil || !strings.Contains(err.Error(), `1 "IA", 2 "VB"`) {
-		t.Errorf("error %v, want the list of channels", err)
+	if len(w.Digitals) == 0 || w.Digitals[0].ID != "D1" {
+		t.Fatalf("the test writer's digital channels changed: %+v", w.Digitals)
+	}
+	channels := `analog (An ch_id) A1 "IA", A2 "VB"; digital (Dn ch_id) D1 "D1"`
+	for _, c := range []struct{ sel, want string }{
+		{"VC", `no analog channel "VC"`},
+		{"A3", `no analog channel "A3"`},
+		{"0", `no analog channel "0"`},
+		{"D2", `channel "D2": a digital (status) channel is not a waveform`},
+		{"d1", `channel "d1": a digital (status) channel is not a waveform`},
+	} {
+		_, err = ReadCOMTRADE("c.cfg", cfg, "c.dat", dat, Options{Channel: c.sel})
+		for _, want := range []string{c.want, "c.cfg", channels, `accepted: an analog channel's ch_id, its number n or An`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("channel %q: error %v, want %q", c.sel, err, want)
+			}
+		}
 	}
 }

@@ -56,8 +56,10 @@
 // FuzzReadCOMTRADE, FuzzReadWAV, FuzzReadCSV).
 //
 // Options.Channel picks the analog channel by ch_id (exact, then
-// ignoring case) or by An; the default is the first. An unknown channel is
-// an error that lists the channels.
+// ignoring case) or by its number An, written n or An ("2", "A2"); the
+// default is the first. An unknown channel, or a digital one (Dn or a
+// digital ch_id: status bits, not a waveform), is an error that lists the
+// accepted forms and the file's analog and digital channels.
 //
 // WAV: RIFF/WAVE with PCM 8 (unsigned), 16, 24 or 32-bit integers or
 // IEEE float 32 or 64-bit, WAVE_FORMAT_EXTENSIBLE included, any number of

@@ -13,7 +13,8 @@ import (
 // Options select what Read takes from a file.
 type Options struct {
 	// Channel picks the channel: for COMTRADE an analog channel's ch_id
-	// (exact, then case-insensitive) or its number An; for WAV a channel
+	// (exact, then case-insensitive) or its number An as "2" or "A2"
+	// (never a digital channel); for WAV a channel
 	// number 1..channels; for CSV a value column's header name or its
 	// number 1.. among the value columns. Empty: the first.
 	Channel string

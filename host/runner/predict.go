@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -10,16 +11,36 @@ import (
 
 // PredictOptions are the settings of Predict.
 type PredictOptions struct {
-	Weights string // .safetensors with PyTorch state_dict names
-	Input   string // CSV of waveforms, one a line
-	Arch    string // architecture name; "": nn.PaperArchName
+	Weights []string // .safetensors with PyTorch state_dict names, one draw each
+	Input   string   // CSV of waveforms, one a line
+	Arch    string   // architecture name; "": nn.PaperArchName
 }
 
-// Predict loads the eval-mode network of opt.Weights and returns the class
-// probabilities of every waveform of opt.Input: one row of Classes values
-// per line, in file order. Errors name the file (and for the input the
-// line) that is wrong.
-func Predict(ctx context.Context, opt PredictOptions) ([][]float32, error) {
+// Predictions are the posterior predictive of every input of a file.
+type Predictions struct {
+	// Probs holds one row an input (file order) of Classes values: the
+	// mean over the S weights files of the class probabilities,
+	// (1/S) sum_s p(c | x, theta_s), accumulated in float64 and rounded
+	// to float32 (each draw's probabilities are float32).
+	Probs [][]float32
+	// Predicted is the argmax of each row of Probs, the lower class on
+	// ties.
+	Predicted []int
+	// Classes names the columns: data.ClassNames when the network has
+	// the 16 PQD classes, else "class0", "class1", ...
+	Classes []string
+}
+
+// predictBatch is the inputs of one forward pass of Predict.
+const predictBatch = 256
+
+// Predict loads the eval-mode network of every file of opt.Weights and
+// returns the mean class probabilities of every waveform of opt.Input.
+// Errors name the file (and for the input the line) that is wrong.
+func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
+	if len(opt.Weights) == 0 {
+		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
+	}
 	name := opt.Arch
 	if name == "" {
 		name = nn.PaperArchName
@@ -28,29 +49,60 @@ func Predict(ctx context.Context, opt PredictOptions) ([][]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := nn.LoadParams(opt.Weights, arch)
+	models := make([]*nn.Inference, len(opt.Weights))
+	for s, path := range opt.Weights {
+		p, err := nn.LoadParams(path, arch)
+		if err != nil {
+			return nil, fmt.Errorf("weights file %d of %d: %w", s+1, len(opt.Weights), err)
+		}
+		if models[s], err = nn.NewModel(p); err != nil {
+			return nil, fmt.Errorf("weights file %d of %d: %s: %w", s+1, len(opt.Weights), path, err)
+		}
+	}
+	n, k := models[0].InputLen(), models[0].Classes()
+	rows, err := data.ReadWaveforms(opt.Input, n)
 	if err != nil {
 		return nil, err
 	}
-	m, err := nn.NewModel(p)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", opt.Weights, err)
+	out := &Predictions{Probs: make([][]float32, len(rows)), Predicted: make([]int, len(rows)), Classes: make([]string, k)}
+	for c := range out.Classes {
+		if k == data.NumClasses {
+			out.Classes[c] = data.ClassNames[c]
+		} else {
+			out.Classes[c] = fmt.Sprintf("class%d", c)
+		}
 	}
-	rows, err := data.ReadWaveforms(opt.Input, m.InputLen())
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(rows))
-	x := make([]float32, m.InputLen())
-	for i, r := range rows {
+	x := make([]float32, predictBatch*n)
+	pr := make([]float32, predictBatch*k)
+	sum := make([]float64, predictBatch*k)
+	for b0 := 0; b0 < len(rows); b0 += predictBatch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for j, v := range r {
-			x[j] = float32(v)
+		b := min(predictBatch, len(rows)-b0)
+		for i, r := range rows[b0 : b0+b] {
+			for j, v := range r {
+				x[i*n+j] = float32(v)
+			}
 		}
-		out[i] = make([]float32, m.Classes())
-		m.Probs(out[i], x)
+		clear(sum)
+		for _, m := range models {
+			m.Probs(pr[:b*k], x[:b*n])
+			for j, v := range pr[:b*k] {
+				sum[j] += float64(v)
+			}
+		}
+		for i := range b {
+			row := make([]float32, k)
+			best := 0
+			for c := range row {
+				row[c] = float32(sum[i*k+c] / float64(len(models)))
+				if row[c] > row[best] {
+					best = c
+				}
+			}
+			out.Probs[b0+i], out.Predicted[b0+i] = row, best
+		}
 	}
 	return out, nil
 }

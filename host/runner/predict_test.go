@@ -53,10 +53,11 @@ func paperWeights(t *testing.T) (string, nn.Params) {
 }
 
 // TestPredict: the probabilities of every line of a waveforms file are the
-// softmax of the unfolded network's eval-mode logits.
+// softmax of the unfolded network's eval-mode logits (300 lines: more than
+// one batch of Predict), the predicted class their argmax.
 func TestPredict(t *testing.T) {
 	weights, params := paperWeights(t)
-	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 8, "predict", 1, []int{data.Sag, data.Notch, data.Normal})
+	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 100, "predict", 1, []int{data.Sag, data.Notch, data.Normal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +65,11 @@ func TestPredict(t *testing.T) {
 	if err := data.WriteCSV(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Predict(t.Context(), PredictOptions{Weights: weights, Input: filepath.Join(dir, data.WaveformsFile)})
+	pred, err := Predict(t.Context(), PredictOptions{Weights: []string{weights}, Input: filepath.Join(dir, data.WaveformsFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := pred.Probs
 	net, err := nn.NewNet(params.Arch)
 	if err != nil {
 		t.Fatal(err)
@@ -90,11 +92,21 @@ func TestPredict(t *testing.T) {
 		if len(row) != k {
 			t.Fatalf("row %d: %d values, want %d", i, len(row), k)
 		}
+		best := 0
 		for j, v := range row {
 			if d := math.Abs(float64(v - want[i*k+j])); d > 1e-5 {
 				t.Errorf("row %d class %d: %g, want %g", i, j, v, want[i*k+j])
 			}
+			if v > row[best] {
+				best = j
+			}
 		}
+		if pred.Predicted[i] != best {
+			t.Errorf("row %d: predicted %d, argmax %d", i, pred.Predicted[i], best)
+		}
+	}
+	if len(pred.Classes) != k || pred.Classes[data.Sag] != "sag" || pred.Classes[data.FlickerSwell] != "flicker_swell" {
+		t.Errorf("class names %q", pred.Classes)
 	}
 }
 
@@ -115,11 +127,12 @@ func TestPredictErrors(t *testing.T) {
 		opt  PredictOptions
 		want []string
 	}{
-		{PredictOptions{Weights: weights, Input: short}, []string{short, "line 1"}},
-		{PredictOptions{Weights: weights, Input: missing}, []string{missing}},
-		{PredictOptions{Weights: missing, Input: one}, []string{missing}},
-		{PredictOptions{Weights: one, Input: one}, []string{one}},
-		{PredictOptions{Weights: weights, Input: one, Arch: "nope"}, []string{`"nope"`}},
+		{PredictOptions{Weights: []string{weights}, Input: short}, []string{short, "line 1"}},
+		{PredictOptions{Weights: []string{weights}, Input: missing}, []string{missing}},
+		{PredictOptions{Weights: []string{missing}, Input: one}, []string{missing, "weights file 1 of 1"}},
+		{PredictOptions{Weights: []string{weights, one}, Input: one}, []string{one, "weights file 2 of 2"}},
+		{PredictOptions{Weights: []string{weights}, Input: one, Arch: "nope"}, []string{`"nope"`}},
+		{PredictOptions{Input: one}, []string{"no weights file"}},
 	} {
 		_, err := Predict(t.Context(), c.opt)
 		for _, w := range c.want {
@@ -128,12 +141,12 @@ func TestPredictErrors(t *testing.T) {
 			}
 		}
 	}
-	if p, err := Predict(t.Context(), PredictOptions{Weights: weights, Input: one}); err != nil || len(p) != 1 {
-		t.Errorf("one waveform: %d rows, %v", len(p), err)
+	if p, err := Predict(t.Context(), PredictOptions{Weights: []string{weights}, Input: one}); err != nil || len(p.Probs) != 1 {
+		t.Errorf("one waveform: %+v, %v", p, err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := Predict(ctx, PredictOptions{Weights: weights, Input: one}); !errors.Is(err, context.Canceled) {
+	if _, err := Predict(ctx, PredictOptions{Weights: []string{weights}, Input: one}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }
