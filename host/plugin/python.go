@@ -195,6 +195,10 @@ func choosePython(ctx context.Context, what string, cands []pyCandidate) (path s
 			p, err = filepath.Abs(p)
 		}
 		if err != nil {
+			var ee *exec.Error
+			if errors.As(err, &ee) {
+				err = ee.Err // the name is in the line already
+			}
 			skipped = append(skipped, fmt.Sprintf("%s %s: not found (%v)", c.from, c.name, err))
 			continue
 		}
