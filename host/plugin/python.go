@@ -311,5 +311,6 @@ func (m *Manager) pythonSpec(ctx context.Context, sp spec, b binary) (spec, erro
 	m.log.Debug("python plugin", "plugin", sp.id, "interpreter", py, "script", b.command)
 	sp.path = py
 	sp.args = append([]string{b.command}, sp.args...)
+	sp.interpreted = b.command
 	return sp, nil
 }
