@@ -531,7 +531,11 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 	}
 	bins, scanErr := m.binaries()
 	if b := bins[id]; len(b) > 0 {
-		return m.launch(ctx, spec{id: id, kind: kind, path: b[0].command, source: b[0].source})
+		sp, err := m.pythonSpec(ctx, spec{id: id, kind: kind, path: b[0].command, source: b[0].source}, b[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.launch(ctx, sp)
 	}
 	for _, me := range manifestErrors(scanErr) {
 		if me.id == id {
@@ -656,7 +660,11 @@ func (m *Manager) probe(ctx context.Context, id string, kind sdk.Kind, b binary)
 	if err := ctx.Err(); err != nil {
 		return sdk.Info{}, err
 	}
-	v, p, err := m.launch(ctx, spec{id: id, kind: kind, path: b.command, source: b.source})
+	sp, err := m.pythonSpec(ctx, spec{id: id, kind: kind, path: b.command, source: b.source}, b)
+	if err != nil {
+		return sdk.Info{}, err
+	}
+	v, p, err := m.launch(ctx, sp)
 	if err != nil {
 		return sdk.Info{}, err
 	}

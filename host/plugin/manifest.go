@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,11 +18,15 @@ import (
 // ManifestName is the file that makes a directory named
 // uaxai-<kind>-<name> in a plugin directory a plugin: its keys are
 //
-//	command = "run.py"     # the executable, relative to the directory (required)
-//	language = "python"    # free text for `uaxai plugins` (optional)
+//	command = "run.py"           # the executable, relative to the directory (required)
+//	language = "python"          # free text for `uaxai plugins` (optional)
+//	python = "/usr/bin/python3"  # the interpreter of a Python plugin (optional)
 //
 // The Manager runs the command; without language, the language is
-// detected from the command as for a plugin file (DetectLanguage).
+// detected from the command as for a plugin file (DetectLanguage). A
+// Python plugin (language "python", or a #! line that names python, or a
+// python key) runs as `<interpreter> <command>`, the interpreter chosen
+// by choosePython, python's first.
 const ManifestName = "plugin.toml"
 
 // The languages `uaxai plugins` shows when no manifest names one.
@@ -36,10 +41,15 @@ const (
 type Manifest struct {
 	Command  string // relative to the directory, cleaned, inside it
 	Language string // "" when the manifest names none
+	// Python is the interpreter the manifest names for a Python plugin:
+	// an absolute path, a path relative to the directory (joined to it
+	// here: a virtualenv's bin/python inside the plugin), or a name
+	// looked up on PATH when the plugin starts; "" when it names none.
+	Python string
 }
 
 // manifestKeys are the keys a manifest accepts.
-var manifestKeys = []string{"command", "language"}
+var manifestKeys = []string{"command", "language", "python"}
 
 // ReadManifest reads dir's plugin.toml. Its errors name the file, the key
 // and what is accepted. The command must be an executable regular file
@@ -95,7 +105,46 @@ func ReadManifest(dir string) (Manifest, error) {
 		}
 		m.Language = s
 	}
+	if py, ok := raw["python"]; ok {
+		const accepted = `an absolute path ("/usr/bin/python3"), a path relative to the plugin's directory (".venv/bin/python") or a name on PATH ("python3.11"), of an interpreter with numpy, grpcio and protobuf`
+		s, ok := py.(string)
+		if !ok {
+			return bad(`key "python": %v is %s, want a string: %s`, py, tomlType(py), accepted)
+		}
+		if strings.TrimSpace(s) == "" || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			return bad(`key "python": %q is empty or holds control characters (want %s)`, s, accepted)
+		}
+		if m.Language != "" && !isPythonLanguage(m.Language) {
+			return bad(`key "python": the manifest says language = %q, and python names the interpreter of a Python plugin only (set language = "python" or leave it out)`, m.Language)
+		}
+		switch {
+		case !strings.ContainsRune(s, filepath.Separator):
+			if _, err := exec.LookPath(s); err != nil {
+				return bad(`key "python": %q is not on PATH (want %s)`, s, accepted)
+			}
+			m.Python = s
+		default:
+			p := s
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			st, err := os.Stat(p)
+			switch {
+			case err != nil:
+				return bad(`key "python": %w (want %s)`, err, accepted)
+			case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
+				return bad(`key "python": %s is not an executable file (mode %v; want %s)`, p, st.Mode(), accepted)
+			}
+			m.Python = p
+		}
+	}
 	return m, nil
+}
+
+// isPythonLanguage reports whether a manifest's language names Python
+// ("python", "Python3", ...).
+func isPythonLanguage(lang string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(lang)), LangPython)
 }
 
 // tomlType names a decoded TOML value's type for messages.
@@ -163,13 +212,18 @@ type binary struct {
 	command  string // the executable the Manager runs
 	source   string // what names it: the file, or the directory
 	language string // the manifest's language, or "" (detect it from command)
+	python   string // the manifest's python (Manifest.Python), or ""
 }
 
-// lang is the binary's language: the manifest's, else detected from its
-// first bytes; "-" if the file cannot be read (it will not start either).
+// lang is the binary's language: the manifest's, else LangPython if the
+// manifest names a python, else detected from its first bytes; "-" if
+// the file cannot be read (it will not start either).
 func (b binary) lang() string {
 	if b.language != "" {
 		return b.language
+	}
+	if b.python != "" {
+		return LangPython
 	}
 	lang, err := detectFile(b.command)
 	if err != nil {
@@ -213,7 +267,7 @@ func scanEntry(id, path string) (b binary, ok bool, err error) {
 		if err != nil {
 			return binary{}, false, &manifestError{id: id, dir: path, err: err}
 		}
-		return binary{command: filepath.Join(path, m.Command), source: path, language: m.Language}, true, nil
+		return binary{command: filepath.Join(path, m.Command), source: path, language: m.Language, python: m.Python}, true, nil
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return binary{}, false, nil

@@ -78,7 +78,7 @@ func TestManifestErrors(t *testing.T) {
 		want           []string
 	}{
 		{"syntax", "command = \"run\n", 0o755, []string{"line 1"}},
-		{"unknown key", "command = \"run\"\ncmd = \"run\"\n", 0o755, []string{`unknown key "cmd" (accepted: command, language)`}},
+		{"unknown key", "command = \"run\"\ncmd = \"run\"\n", 0o755, []string{`unknown key "cmd" (accepted: command, language, python)`}},
 		{"no command", "language = \"go\"\n", 0o755, []string{`key "command" is missing (want the plugin's executable, relative to`, `e.g. command = "run.py"`}},
 		{"command not a string", "command = 3\n", 0o755, []string{`key "command": 3 is an integer, want a string`}},
 		{"command a table", "[command]\nx = 1\n", 0o755, []string{`key "command": map[x:1] is a table, want a string`}},
@@ -92,6 +92,13 @@ func TestManifestErrors(t *testing.T) {
 		{"language not a string", "command = \"run\"\nlanguage = [\"go\"]\n", 0o755, []string{`key "language": [go] is an array, want a string (e.g. "python"), or leave it out`}},
 		{"empty language", "command = \"run\"\nlanguage = \" \"\n", 0o755, []string{`key "language": " " is empty or holds control characters`}},
 		{"language with a newline", "command = \"run\"\nlanguage = \"go\\nrust\"\n", 0o755, []string{`key "language": "go\nrust" is empty or holds control characters`}},
+		{"python not a string", "command = \"run\"\npython = 3\n", 0o755, []string{`key "python": 3 is an integer, want a string: an absolute path ("/usr/bin/python3"), a path relative to the plugin's directory (".venv/bin/python") or a name on PATH ("python3.11")`}},
+		{"empty python", "command = \"run\"\npython = \"\"\n", 0o755, []string{`key "python": "" is empty or holds control characters (want an absolute path`}},
+		{"python not on PATH", "command = \"run\"\npython = \"python-uaxai-none\"\n", 0o755, []string{`key "python": "python-uaxai-none" is not on PATH (want an absolute path ("/usr/bin/python3"), a path relative`}},
+		{"missing python", "command = \"run\"\npython = \"/nonexistent/bin/python3\"\n", 0o755, []string{`key "python": stat /nonexistent/bin/python3: no such file or directory (want an absolute path`}},
+		{"python not executable", "command = \"run\"\npython = \"./plugin.toml\"\n", 0o755, []string{`key "python": `, `plugin.toml is not an executable file (mode -rw-r--r--; want an absolute path`}},
+		{"python a directory", "command = \"run\"\npython = \".git/\"\n", 0o755, []string{`key "python": `, `.git is not an executable file (mode d`}},
+		{"python for another language", "command = \"run\"\nlanguage = \"rust\"\npython = \"/usr/bin/python3\"\n", 0o755, []string{`key "python": the manifest says language = "rust", and python names the interpreter of a Python plugin only (set language = "python" or leave it out)`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -50,6 +50,9 @@ type spec struct {
 	args   []string
 	source string
 	script string // the script's path, for a script
+	// interpreted is the plugin file an interpreter (path) runs, a
+	// Python plugin's; "" when path is the plugin.
+	interpreted string
 }
 
 // name names the plugin in messages before it is known to work.
@@ -197,6 +200,9 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 			g, err := newGroup(sp.path, sp.args, cmd.Env, socketDir)
 			if err != nil {
 				return nil, err
+			}
+			if sp.interpreted != "" {
+				g.name = sp.interpreted // go-plugin's log names the plugin, not python3
 			}
 			p.setGroup(g)
 			return g, nil

@@ -1,7 +1,11 @@
 // Package pythontest lets a Go test run the Python plugins
 // (sdk/python/uaxai_plugin and plugins/explainer/python-*): Need skips
-// the test unless Debian's python3 has the kit's modules, and makes that
-// interpreter the one a plugin script's `#!/usr/bin/env python3` finds.
+// the test unless Debian's python3 has the kit's modules. The host finds
+// that interpreter itself (host/plugin tries it after the first python3
+// on PATH), so Need leaves PATH alone; OnPath puts it first on PATH for
+// a test that runs a plugin script directly (its `#!/usr/bin/env
+// python3` line), and BareShim puts a python3 without the modules first
+// on PATH, to show that the host looks past it.
 package pythontest
 
 import (
@@ -17,16 +21,45 @@ import (
 const Python = "/usr/bin/python3"
 
 // Need skips t unless Python imports grpc, google.protobuf and numpy (and
-// every module of also), and puts Python's directory first on the PATH
-// for the rest of t (t.Setenv), so that a plugin script started by the
-// host runs under it rather than under another python3 without the
-// modules.
+// every module of also).
 func Need(t testing.TB, also ...string) {
 	t.Helper()
 	if err := Available(also...); err != nil {
 		t.Skip(err)
 	}
+}
+
+// OnPath is Need, and puts Python's directory first on the PATH for the
+// rest of t (t.Setenv), for a test that executes a plugin script itself
+// (not through the host) so that its #! line finds Python.
+func OnPath(t testing.TB, also ...string) {
+	t.Helper()
+	Need(t, also...)
 	t.Setenv("PATH", filepath.Dir(Python)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+}
+
+// ShimScript is the python3 that BareShim installs: Python in isolated
+// mode without the site module (-I -S), so that Debian's dist-packages,
+// where numpy, grpcio and protobuf are, are not on its sys.path.
+const ShimScript = "#!/bin/sh\nexec " + Python + " -I -S \"$@\"\n"
+
+// BareShim is Need, then writes ShimScript as python3 into a new
+// directory, puts that directory first on the PATH for the rest of t
+// (t.Setenv) and returns the shim's path. It fails t if the shim does
+// import numpy (then it would show nothing).
+func BareShim(t testing.TB) string {
+	t.Helper()
+	Need(t)
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "python3")
+	if err := os.WriteFile(shim, []byte(ShimScript), 0o755); err != nil {
+		t.Fatalf("writing the python3 shim: %v", err)
+	}
+	if out, err := exec.Command(shim, "-c", "import numpy").CombinedOutput(); err == nil {
+		t.Fatalf("the shim %s imports numpy; it should lack it:\n%s", shim, out)
+	}
+	t.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	return shim
 }
 
 // Available says why Python cannot run the plugins (nil if it can): it

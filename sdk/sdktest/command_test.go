@@ -60,7 +60,7 @@ func examples(t *testing.T) string {
 // python-occlusion (the model service, deterministic) and
 // python-kernelshap (the model service, stochastic).
 func TestPythonExamplesConform(t *testing.T) {
-	pythontest.Need(t)
+	pythontest.OnPath(t)
 	dir := examples(t)
 	for _, c := range []struct {
 		name string
@@ -85,7 +85,7 @@ func TestPythonExamplesConform(t *testing.T) {
 // TestCommandFindsBrokenPlugins: a Python plugin that breaks a rule is
 // reported, each by its rule.
 func TestCommandFindsBrokenPlugins(t *testing.T) {
-	pythontest.Need(t)
+	pythontest.OnPath(t)
 	kit, err := filepath.Abs(filepath.Join("..", "python"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestGoBinaryConforms(t *testing.T) {
 // TestReadmePythonPlugin: the README's complete Python plugin is under
 // 30 lines and passes the conformance kit as printed.
 func TestReadmePythonPlugin(t *testing.T) {
-	pythontest.Need(t)
+	pythontest.OnPath(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

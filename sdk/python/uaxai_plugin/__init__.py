@@ -45,7 +45,8 @@ except ImportError as _e:
     raise ImportError(
         "uaxai_plugin needs numpy, grpcio and protobuf, and the interpreter %s lacks %s (%s). On Debian: "
         "apt-get install python3-numpy python3-grpcio python3-protobuf, and run the plugin with /usr/bin/python3 "
-        "(a plugin's '#!/usr/bin/env python3' line takes the first python3 on PATH)"
+        "(run by hand, a plugin's '#!/usr/bin/env python3' line takes the first python3 on PATH; uaxai itself "
+        "takes the first of plugin.toml's python, $UAXAI_PYTHON, python3 on PATH and /usr/bin/python3 that has them)"
         % (_sys.executable, _e.name or "a module", _e)) from None
 
 from .errors import Error, ServiceError
