@@ -30,6 +30,15 @@ func hostileLimits() limits.Limits {
 		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20}
 }
 
+// patientLimits are the limits of tests whose plugins behave: far above
+// what a plugin takes on a loaded machine (a Python plugin that imports
+// torch took 3.4 s to answer Check at load average 12), so that no limit
+// decides such a test; the hostile cases use hostileLimits.
+func patientLimits() limits.Limits {
+	return limits.Limits{Handshake: time.Minute, Check: time.Minute, Fit: time.Minute, Sample: time.Minute,
+		Load: time.Minute, ExplainBatch: time.Minute, SummariseBatch: time.Minute, ScriptMemory: 256 << 20}
+}
+
 // bound is how long a hostile case may take: its limit and a generous
 // margin for a loaded machine (the race detector included).
 const bound = 30 * time.Second

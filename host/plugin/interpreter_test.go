@@ -101,7 +101,7 @@ func TestPythonShimFirstOnPath(t *testing.T) {
 	}
 
 	logs := &syncBuffer{}
-	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits(),
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits(),
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logs})})
 	if got := runsEcho(t, m); len(got) != 2 || got[0] != pythontest.Python || got[1] != filepath.Join(dir, "uaxai-explainer-python-echo") {
 		t.Errorf("the plugin runs as %q, want [%s %s]", got, pythontest.Python, filepath.Join(dir, "uaxai-explainer-python-echo"))
@@ -140,7 +140,7 @@ func TestPythonNoInterpreter(t *testing.T) {
 	defer func(d []string) { pythonDefaults = d }(pythonDefaults)
 	pythonDefaults = []string{"python3", bare}
 
-	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	var err error
 	within(t, "starting", func() { _, err = m.Explainer(context.Background(), "explainer.python-echo") })
 	if err == nil {
@@ -183,7 +183,7 @@ func TestPythonEnvInterpreter(t *testing.T) {
 	script := filepath.Join(dir, "uaxai-explainer-python-echo")
 	env := pythonLink(t, "env-python")
 	t.Setenv(PythonEnv, env)
-	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	if got := runsEcho(t, m); !reflect.DeepEqual(got, []string{env, script}) {
 		t.Errorf("with $%s=%s the plugin runs as %q", PythonEnv, env, got)
 	}
@@ -192,7 +192,7 @@ func TestPythonEnvInterpreter(t *testing.T) {
 	// A name looked up on PATH works as well.
 	t.Setenv("PATH", filepath.Dir(env)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	t.Setenv(PythonEnv, "env-python")
-	m = newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	m = newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	if got := runsEcho(t, m); !reflect.DeepEqual(got, []string{env, script}) {
 		t.Errorf("with $%s=env-python the plugin runs as %q", PythonEnv, got)
 	}
@@ -200,7 +200,7 @@ func TestPythonEnvInterpreter(t *testing.T) {
 
 	t.Setenv(PythonEnv, shim)
 	logs := &syncBuffer{}
-	m = newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits(),
+	m = newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits(),
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: logs})})
 	if got := runsEcho(t, m); !reflect.DeepEqual(got, []string{pythontest.Python, script}) {
 		t.Errorf("with $%s naming the shim the plugin runs as %q, want %s", PythonEnv, got, pythontest.Python)
@@ -243,7 +243,7 @@ func TestPythonManifestInterpreter(t *testing.T) {
 			if mf, err := ReadManifest(d); err != nil || mf.Python != c.want {
 				t.Fatalf("ReadManifest: %+v, %v; want python %s", mf, err, c.want)
 			}
-			m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+			m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 			if got := runsEcho(t, m); !reflect.DeepEqual(got, []string{c.want, filepath.Join(d, "run.py")}) {
 				t.Errorf("the plugin runs as %q, want [%s %s]", got, c.want, filepath.Join(d, "run.py"))
 			}
@@ -289,7 +289,7 @@ func TestPythonProbeHangs(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits(), Logger: log})
+		m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits(), Logger: log})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -313,7 +313,7 @@ func TestPythonProbeHangs(t *testing.T) {
 		t.Errorf("the hanging probe left %+v", left)
 	}
 	// Another Manager in this process starts it without probing again.
-	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	if _, err := m.Explainer(context.Background(), "explainer.python-echo"); err != nil {
 		t.Fatal(err)
 	}

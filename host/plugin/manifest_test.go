@@ -218,7 +218,7 @@ func TestManifestPython(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d, ManifestName), []byte("command = \"lib/echo.py\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, Options{Dirs: []string{dir}, Limits: hostileLimits()})
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	ctx := context.Background()
 	list, err := m.List(ctx)
 	if err != nil {
