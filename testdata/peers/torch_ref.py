@@ -134,6 +134,10 @@ SUBCOMMANDS
   explain  load weights (safetensors) and waveforms (CSV, one waveform per
            line, 640 comma-separated values) and write occlusion.csv and
            gradcam.csv (and gradcam_raw.csv).
+  occlusion  --weights W --waveforms X.csv --targets T --out F.csv: the
+           occlusion maps of (b) for every waveform of a CSV (torch only,
+           --batch occluded copies a forward), one CSV line a map: the
+           PyTorch side of timing `uaxai explain --explainer occlusion`.
   golden   --seed S --out DIR: the golden set for a port (paper-1dcnn):
            16 PQD-like waveforms with labels, forward outputs, input
            gradients, train/eval parameter gradients, one (and two) Adam
@@ -155,6 +159,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import struct
 import sys
 import time
@@ -181,6 +186,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blasinfo  # noqa: E402  (which BLAS is loaded, from /proc/self/maps)
 
 LENGTH = 640
 N_CLASSES = 16
@@ -602,8 +610,33 @@ def _time_items(fn, xs, budget_s, warmup=1):
     return len(times), total, 1000.0 * float(np.median(times))
 
 
+def environment():
+    """What this process runs on: torch's version and threads, the BLAS
+    library actually loaded (from /proc/self/maps: the build string
+    BLAS_INFO says only what the build was configured with), whether oneDNN
+    (mkldnn, which runs torch's batched CPU convolutions) is available, and
+    GLIBC_TUNABLES (the malloc tuning `uaxai bench` sets)."""
+    try:
+        with open("/proc/self/maps") as f:
+            kind, path = blasinfo.loaded_blas(f.read())
+    except OSError:
+        kind, path = "unknown (no /proc/self/maps)", ""
+    m = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "blas": kind, "blas_path": path,
+            "blas_build": m.group(1) if m else "unknown",
+            "mkldnn": bool(torch.backends.mkldnn.is_available()),
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", "")}
+
+
 def cmd_bench(args):
     threads = torch.get_num_threads()
+    env = environment()
+    _emit({"op": "environment", **env})
+    print("# torch %s, %d threads, BLAS loaded: %s%s (build string BLAS_INFO=%s), oneDNN (mkldnn): %s, GLIBC_TUNABLES=%s"
+          % (env["torch"], threads, env["blas"], " " + env["blas_path"] if env["blas_path"] else "",
+             env["blas_build"], "available" if env["mkldnn"] else "not available",
+             env["glibc_tunables"] or "(unset)"), file=sys.stderr)
     C = _captum(optional=True)
     base = {"threads": threads, "padding": args.padding,
             "torch": torch.__version__, "captum": C["version"] if C else None}
@@ -815,6 +848,39 @@ def cmd_explain(args):
     write_csv(os.path.join(args.out_dir, "gradcam_raw.csv"), raw)
     print(json.dumps({"explained": len(wav), "out_dir": args.out_dir, "seconds": round(secs, 4),
                       "threads": torch.get_num_threads(), "padding": args.padding}))
+
+
+def read_targets(spec, n):
+    """--targets: a class (an integer) for every waveform, or a file of one
+    class a line, one line a waveform (as `uaxai explain --target FILE`)."""
+    try:
+        return [int(spec)] * n
+    except ValueError:
+        pass
+    with open(spec) as f:
+        t = [int(line) for line in f if line.strip()]
+    if len(t) != n:
+        raise SystemExit(f"{spec}: {len(t)} targets for {n} waveforms")
+    return t
+
+
+def cmd_occlusion(args):
+    """Occlusion maps (window --window, stride 1, baseline 0) of every
+    waveform of a CSV, written as CSV: the torch side of timing
+    `uaxai explain --explainer occlusion` as a whole command. No Captum."""
+    tensors, meta = read_safetensors(args.weights)
+    model = load_model_tensors(tensors, padding=meta.get("padding", args.padding))
+    wav = read_waveforms_csv(args.waveforms)
+    targets = read_targets(args.targets, len(wav))
+    occ = TorchOcclusion(model, window=args.window)
+    t0 = time.perf_counter()
+    rows = [occ(torch.from_numpy(np.ascontiguousarray(w)).view(1, 1, LENGTH), t, args.batch).reshape(-1).numpy()
+            for w, t in zip(wav, targets)]
+    secs = time.perf_counter() - t0
+    write_csv(args.out, np.stack(rows))
+    print(json.dumps({"explained": len(wav), "out": args.out, "seconds": round(secs, 4),
+                      "batch": args.batch if args.batch > 0 else LENGTH - args.window + 2,
+                      **environment()}))
 
 
 # ---------------------------------------------------------------------------
@@ -1819,6 +1885,17 @@ def main(argv=None):
     x.add_argument("--occlusion-impl", choices=["captum", "torch"], default="captum")
     x.add_argument("--ppe", type=int, default=581)
 
+    oc = sub.add_parser("occlusion", help="occlusion maps of a CSV of waveforms, torch only, as CSV")
+    common(oc)
+    oc.add_argument("--weights", required=True, help="safetensors, PyTorch state_dict names")
+    oc.add_argument("--waveforms", required=True, help="CSV, one waveform (640 values) per line")
+    oc.add_argument("--targets", default="0",
+                    help="a class for every waveform, or a file of one class a line")
+    oc.add_argument("--window", type=int, default=WINDOW)
+    oc.add_argument("--batch", type=int, default=64,
+                    help="occluded copies a forward; 0 = the input and all its copies in one forward")
+    oc.add_argument("--out", required=True, help="output CSV, one map (640 values, %%.9g) a line")
+
     gd = sub.add_parser("golden", help="write a golden reference set (see DIR/README.md)")
     gd.add_argument("--threads", type=int, default=None,
                     help="torch.set_num_threads (and OMP/OpenBLAS/MKL env); the published sets use 1")
@@ -1831,7 +1908,7 @@ def main(argv=None):
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     {"bench": cmd_bench, "export": cmd_export, "explain": cmd_explain,
-     "golden": cmd_golden}[args.cmd](args)
+     "occlusion": cmd_occlusion, "golden": cmd_golden}[args.cmd](args)
 
 
 if __name__ == "__main__":
