@@ -80,6 +80,7 @@ func Run(ctx context.Context, o Options, w, logw io.Writer) error {
 	}
 	fmt.Fprintln(w, refNote)
 	if ref != nil {
+		fmt.Fprintln(w, "reference: "+ref.EnvLine())
 		for _, n := range ref.Notes {
 			fmt.Fprintln(w, "reference: "+n)
 		}

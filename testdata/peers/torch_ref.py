@@ -633,10 +633,6 @@ def cmd_bench(args):
     threads = torch.get_num_threads()
     env = environment()
     _emit({"op": "environment", **env})
-    print("# torch %s, %d threads, BLAS loaded: %s%s (build string BLAS_INFO=%s), oneDNN (mkldnn): %s, GLIBC_TUNABLES=%s"
-          % (env["torch"], threads, env["blas"], " " + env["blas_path"] if env["blas_path"] else "",
-             env["blas_build"], "available" if env["mkldnn"] else "not available",
-             env["glibc_tunables"] or "(unset)"), file=sys.stderr)
     C = _captum(optional=True)
     base = {"threads": threads, "padding": args.padding,
             "torch": torch.__version__, "captum": C["version"] if C else None}
