@@ -27,9 +27,12 @@ type ReferenceOptions struct {
 // with the lines it wrote to stderr.
 type Reference struct {
 	Measured map[string]float64
-	Notes    []string
-	Torch    string // torch's version
-	Env      RefEnv // what the harness ran on, as it reported it
+	// CPU is the median CPU time a waveform of the harness's process (all
+	// of torch's threads), by the same keys, when the harness gives it.
+	CPU   map[string]float64
+	Notes []string
+	Torch string // torch's version
+	Env   RefEnv // what the harness ran on, as it reported it
 }
 
 // RefEnv is the harness's "environment" line: what torch ran on.
@@ -118,7 +121,7 @@ func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("reference harness: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	r := &Reference{Measured: map[string]float64{}, Torch: strings.TrimSpace(ver)}
+	r := &Reference{Measured: map[string]float64{}, CPU: map[string]float64{}, Torch: strings.TrimSpace(ver)}
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		if line = strings.TrimSpace(strings.TrimPrefix(line, "#")); line != "" {
 			r.Notes = append(r.Notes, line)
@@ -129,6 +132,7 @@ func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 		var rec struct {
 			Op     string   `json:"op"`
 			Median float64  `json:"median_item_ms"`
+			CPU    float64  `json:"median_item_cpu_ms"`
 			Batch  *int     `json:"batch"`
 			PPE    *int     `json:"ppe"`
 			Model  string   `json:"interpretable_model"`
@@ -154,6 +158,9 @@ func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 			key += fmt.Sprintf(" ppe %d", *rec.PPE)
 		}
 		r.Measured[key] = rec.Median
+		if rec.CPU > 0 {
+			r.CPU[key] = rec.CPU
+		}
 	}
 	return r, nil
 }
@@ -177,6 +184,14 @@ func (r *Reference) EnvLine() string {
 		tun = "unset"
 	}
 	return fmt.Sprintf("BLAS loaded: %s; oneDNN (mkldnn): %s; torch threads %d; GLIBC_TUNABLES=%s", blas, dnn, e.Threads, tun)
+}
+
+// cpuNote is ", CPU c" when the harness gave key's CPU time, else "".
+func (r *Reference) cpuNote(key string, scale float64) string {
+	if c, ok := r.CPU[key]; ok {
+		return fmt.Sprintf(", CPU %.2f", scale*c)
+	}
+	return ""
 }
 
 // best returns the smallest measurement whose key starts with op, and its

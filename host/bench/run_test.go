@@ -67,9 +67,10 @@ func fakePython(t *testing.T, bench string) string {
 // interpreter or torch is ErrNoTorch.
 func TestReference(t *testing.T) {
 	py := fakePython(t, `{"op": "occlusion_torch", "n": 2, "median_item_ms": 30.5, "batch": 582}
-{"op": "occlusion_torch", "n": 2, "median_item_ms": 20.25, "batch": 64}
+{"op": "occlusion_torch", "n": 2, "median_item_ms": 20.25, "median_item_cpu_ms": 38.5, "batch": 64}
 not json
-{"op": "lime", "n": 2, "median_item_ms": 17, "ppe": 128, "interpretable_model": "linreg"}`)
+{"op": "gradcam", "n": 2, "median_item_ms": 0.8, "median_item_cpu_ms": 1.5}
+{"op": "lime", "n": 2, "median_item_ms": 17, "median_item_cpu_ms": 30, "ppe": 128, "interpretable_model": "linreg"}`)
 	script := filepath.Join(t.TempDir(), "torch_ref.py")
 	if err := os.WriteFile(script, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -80,7 +81,8 @@ not json
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 3 {
+	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 4 ||
+		ref.CPU["occlusion_torch batch 64"] != 38.5 || len(ref.CPU) != 3 {
 		t.Fatalf("reference %+v", ref)
 	}
 	if len(ref.Notes) != 1 || !strings.Contains(ref.Notes[0], "captum not importable") {
@@ -101,14 +103,21 @@ not json
 		t.Errorf("EnvLine without the line: %q", got)
 	}
 	for key, want := range map[string]string{
-		"occlusion":    "torch 20.25 (batch 64); torch 30.50 (batch 582)",
-		"occlusion_mc": "405.0 (20 x torch, batch 64)",
-		"gradcam":      "not measured (needs Captum)",
-		"lime":         "Captum 17.00",
+		"occlusion":    "torch 20.25 (batch 64, CPU 38.50); torch 30.50 (batch 582)",
+		"occlusion_mc": "405.0 (20 x torch, batch 64, CPU 770.00)",
+		"gradcam":      "Captum 0.800 (CPU 1.50)",
+		"lime":         "Captum 17.00 (ppe 128, CPU 30.00)",
 	} {
 		if got := refCell(ref, key); got != want {
 			t.Errorf("%s: %q, want %q", key, got, want)
 		}
+	}
+	noCaptum := &Reference{Measured: map[string]float64{"occlusion_torch batch 64": 20}}
+	if got := refCell(noCaptum, "gradcam"); got != "not measured (needs Captum)" {
+		t.Errorf("gradcam without Captum: %q", got)
+	}
+	if got := refCell(noCaptum, "occlusion"); got != "torch 20.00 (batch 64)" {
+		t.Errorf("occlusion without CPU times: %q", got)
 	}
 	if got := refCell(nil, "lime"); got != "not measured" {
 		t.Errorf("no reference: %q", got)

@@ -126,7 +126,13 @@ EXPLAINERS (all explain the softmax probability of --target, default 0)
 SUBCOMMANDS
   bench    time the explainers on N sinusoid-plus-noise waveforms; one JSON
            line per measurement:
-           {"op","n","seconds","per_item_ms","threads", ...extras}
+           {"op","n","seconds","per_item_ms","median_item_ms",
+            "median_item_cpu_ms" (the process's CPU time, every thread),
+            "threads", ...extras}
+           after a first line {"op": "environment", "torch", "threads",
+           "blas" (the library mapped, from /proc/self/maps: blasinfo.py),
+           "blas_path", "blas_build" (torch's BLAS_INFO, only the build's
+           setting), "mkldnn" (oneDNN available), "glibc_tunables"}.
   export   write model.safetensors (plain numpy + json writer), the test
            waveforms (.npy and .csv), and reference outputs (probs, logits,
            occlusion, gradcam, gradcam_raw, lime, lime_lasso, lime_samples)
@@ -595,19 +601,23 @@ def _emit(rec):
 
 def _time_items(fn, xs, budget_s, warmup=1):
     """Run fn on each waveform (after `warmup` untimed calls); stop early
-    once budget_s is used up.  Returns (n, total seconds, median ms)."""
+    once budget_s is used up.  Returns (n, total seconds, median ms of
+    wall time, median ms of this process's CPU time: every thread's, so
+    above the wall time when torch's threads run in parallel, and hardly
+    moved by other processes' load)."""
     for i in range(min(warmup, len(xs))):
         fn(xs[i])
-    times = []
+    times, cpu = [], []
     t0 = time.perf_counter()
     for x in xs:
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         fn(x)
         times.append(time.perf_counter() - t1)
+        cpu.append(time.process_time() - c1)
         if time.perf_counter() - t0 > budget_s:
             break
     total = time.perf_counter() - t0
-    return len(times), total, 1000.0 * float(np.median(times))
+    return len(times), total, 1000.0 * float(np.median(times)), 1000.0 * float(np.median(cpu))
 
 
 def environment():
@@ -643,11 +653,13 @@ def cmd_bench(args):
     ops = args.ops.split(",")
     tgt = args.target
 
-    def emit(op, n, secs, median_ms=None, **extra):
+    def emit(op, n, secs, median_ms=None, median_cpu_ms=None, **extra):
         rec = {"op": op, "n": n, "seconds": round(secs, 6),
                "per_item_ms": round(1000.0 * secs / max(n, 1), 4), "threads": threads}
         if median_ms is not None:
             rec["median_item_ms"] = round(median_ms, 4)
+        if median_cpu_ms is not None:
+            rec["median_item_cpu_ms"] = round(median_cpu_ms, 4)
         rec.update(extra)
         rec.update(base)
         _emit(rec)
@@ -661,20 +673,20 @@ def cmd_bench(args):
 
     if "occlusion_captum" in ops:
         for ppe in [int(v) for v in args.ppe.split(",")]:
-            n, s, med = _time_items(lambda x: occlusion_captum(C, model, x, tgt, ppe), xs, args.budget)
-            emit("occlusion_captum", n, s, med, ppe=ppe)
+            n, s, med, cpu = _time_items(lambda x: occlusion_captum(C, model, x, tgt, ppe), xs, args.budget)
+            emit("occlusion_captum", n, s, med, cpu, ppe=ppe)
 
     if "occlusion_torch" in ops:
         occ = TorchOcclusion(model)
         for chunk in [int(v) for v in args.occ_chunks.split(",")]:
             diff = float((occ(xs[0], tgt, chunk) - ref_occ).abs().max())
-            n, s, med = _time_items(lambda x: occ(x, tgt, chunk), xs, args.budget)
-            emit("occlusion_torch", n, s, med, batch=chunk if chunk > 0 else 582,
+            n, s, med, cpu = _time_items(lambda x: occ(x, tgt, chunk), xs, args.budget)
+            emit("occlusion_torch", n, s, med, cpu, batch=chunk if chunk > 0 else 582,
                  max_abs_diff_vs_captum=diff)
 
     if "gradcam" in ops:
-        n, s, med = _time_items(lambda x: gradcam_map(C, model, x, tgt), xs, args.budget)
-        emit("gradcam", n, s, med, layer="conv4", upsample="linear")
+        n, s, med, cpu = _time_items(lambda x: gradcam_map(C, model, x, tgt), xs, args.budget)
+        emit("gradcam", n, s, med, cpu, layer="conv4", upsample="linear")
 
     if "lime" in ops:
         fm = feature_mask()
@@ -682,8 +694,8 @@ def cmd_bench(args):
             lime = make_lime(C, model, kind)
             for ppe in [int(v) for v in args.lime_ppe.split(",")]:
                 torch.manual_seed(args.seed + 1000)
-                n, s, med = _time_items(lambda x: lime_attr(lime, x, fm, tgt, ppe), xs, args.budget)
-                emit("lime", n, s, med, ppe=ppe, n_samples=LIME_SAMPLES,
+                n, s, med, cpu = _time_items(lambda x: lime_attr(lime, x, fm, tgt, ppe), xs, args.budget)
+                emit("lime", n, s, med, cpu, ppe=ppe, n_samples=LIME_SAMPLES,
                      interpretable_model=kind)
 
     if "train" in ops:
@@ -693,18 +705,19 @@ def cmd_bench(args):
         tmodel = build_model(args.seed, dropout=args.dropout, bn_init=args.bn_init,
                              padding=args.padding)
         for ep in range(args.epochs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             loss, steps = train_epoch(tmodel, xtr, ytr, args.seed + 3 + ep)
             s = time.perf_counter() - t0
             emit("train_epoch", TRAIN_SAMPLES, s, epoch=ep, steps=steps,
+                 cpu_seconds=round(time.process_time() - c0, 6),
                  batch=TRAIN_BATCH, mean_loss=round(loss, 5), dropout=args.dropout)
 
     if "mc_dropout" in ops:
         if args.dropout <= 0:
             print("# mc_dropout skipped: needs --dropout > 0", file=sys.stderr)
         else:
-            n, s, med = _time_items(lambda x: mc_dropout(model, x, args.mc_samples), xs, args.budget)
-            emit("mc_dropout", n, s, med, samples=args.mc_samples, dropout=args.dropout)
+            n, s, med, cpu = _time_items(lambda x: mc_dropout(model, x, args.mc_samples), xs, args.budget)
+            emit("mc_dropout", n, s, med, cpu, samples=args.mc_samples, dropout=args.dropout)
 
 
 # ---------------------------------------------------------------------------
