@@ -99,6 +99,9 @@ var ErrNoTorch = errors.New("python cannot import torch")
 // RunReference runs `torch_ref.py bench` for the ops that have a row in
 // the table: occlusion in torch (batches of 64 and of all 582 inputs) and,
 // when Captum is importable, Captum's Occlusion, LayerGradCam and Lime.
+// The harness runs at its best, in the environment referenceEnv makes
+// (the malloc tuning, o.Threads threads), and reports what it ran on
+// (Reference.Env) and each op's wall and CPU medians.
 func RunReference(ctx context.Context, o ReferenceOptions) (*Reference, error) {
 	if _, err := os.Stat(o.Script); err != nil {
 		return nil, fmt.Errorf("reference harness: %w", err)
