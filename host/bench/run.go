@@ -80,6 +80,7 @@ func Run(ctx context.Context, o Options, w, logw io.Writer) error {
 	}
 	fmt.Fprintln(w, refNote)
 	if ref != nil {
+		fmt.Fprintln(w, "reference: "+ref.EnvLine())
 		for _, n := range ref.Notes {
 			fmt.Fprintln(w, "reference: "+n)
 		}
@@ -97,11 +98,12 @@ func refCell(ref *Reference, key string) string {
 	case "occlusion":
 		var parts []string
 		if v, k, ok := ref.best("occlusion_captum"); ok {
-			parts = append(parts, fmt.Sprintf("Captum %.2f (%s)", v, strings.TrimPrefix(k, "occlusion_captum ")))
+			parts = append(parts, fmt.Sprintf("Captum %.2f (%s%s)", v, strings.TrimPrefix(k, "occlusion_captum "), ref.cpuNote(k, 1)))
 		}
 		for _, b := range []string{"64", "582"} {
-			if v, ok := ref.Measured["occlusion_torch batch "+b]; ok {
-				parts = append(parts, fmt.Sprintf("torch %.2f (batch %s)", v, b))
+			k := "occlusion_torch batch " + b
+			if v, ok := ref.Measured[k]; ok {
+				parts = append(parts, fmt.Sprintf("torch %.2f (batch %s%s)", v, b, ref.cpuNote(k, 1)))
 			}
 		}
 		if len(parts) == 0 {
@@ -110,16 +112,19 @@ func refCell(ref *Reference, key string) string {
 		return strings.Join(parts, "; ")
 	case "occlusion_mc":
 		if v, k, ok := torchOcc(); ok {
-			return fmt.Sprintf("%.1f (%d x torch, %s)", Draws*v, Draws, strings.TrimPrefix(k, "occlusion_torch "))
+			return fmt.Sprintf("%.1f (%d x torch, %s%s)", Draws*v, Draws, strings.TrimPrefix(k, "occlusion_torch "), ref.cpuNote(k, Draws))
 		}
 	case "gradcam":
-		if v, _, ok := ref.best("gradcam"); ok {
+		if v, k, ok := ref.best("gradcam"); ok {
+			if c := ref.cpuNote(k, 1); c != "" {
+				return fmt.Sprintf("Captum %.3f (%s)", v, strings.TrimPrefix(c, ", "))
+			}
 			return fmt.Sprintf("Captum %.3f", v)
 		}
 		return "not measured (needs Captum)"
 	case "lime":
-		if v, _, ok := ref.best("lime"); ok {
-			return fmt.Sprintf("Captum %.2f", v)
+		if v, k, ok := ref.best("lime"); ok {
+			return fmt.Sprintf("Captum %.2f (%s%s)", v, strings.TrimPrefix(k, "lime "), ref.cpuNote(k, 1))
 		}
 		return "not measured (needs Captum)"
 	}

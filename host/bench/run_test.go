@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,13 +43,18 @@ func TestMeasure(t *testing.T) {
 }
 
 // fakePython writes an executable that answers the probe and prints
-// what torch_ref.py bench prints without Captum.
+// what torch_ref.py bench prints without Captum: its environment line
+// (with the GLIBC_TUNABLES and OPENBLAS_NUM_THREADS it was started with),
+// then bench.
 func fakePython(t *testing.T, bench string) string {
 	t.Helper()
 	dir := t.TempDir()
 	py := filepath.Join(dir, "python")
-	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 1.13.0; echo generic; exit 0; fi\n" +
-		"echo '# captum not importable: captum ops skipped' >&2\ncat <<'EOF'\n" + bench + "\nEOF\n"
+	script := "#!/bin/sh\nif [ \"$1\" = -c ]; then echo 1.13.0; exit 0; fi\n" +
+		"echo '# captum not importable: captum ops skipped' >&2\n" +
+		`echo "{\"op\": \"environment\", \"torch\": \"1.13.0\", \"threads\": $OPENBLAS_NUM_THREADS, \"blas\": \"openblas (pthread)\", ` +
+		`\"blas_path\": \"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so\", \"blas_build\": \"generic\", \"mkldnn\": true, \"glibc_tunables\": \"$GLIBC_TUNABLES\"}"` +
+		"\ncat <<'EOF'\n" + bench + "\nEOF\n"
 	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -61,32 +67,57 @@ func fakePython(t *testing.T, bench string) string {
 // interpreter or torch is ErrNoTorch.
 func TestReference(t *testing.T) {
 	py := fakePython(t, `{"op": "occlusion_torch", "n": 2, "median_item_ms": 30.5, "batch": 582}
-{"op": "occlusion_torch", "n": 2, "median_item_ms": 20.25, "batch": 64}
+{"op": "occlusion_torch", "n": 2, "median_item_ms": 20.25, "median_item_cpu_ms": 38.5, "batch": 64}
 not json
-{"op": "lime", "n": 2, "median_item_ms": 17, "ppe": 128, "interpretable_model": "linreg"}`)
+{"op": "gradcam", "n": 2, "median_item_ms": 0.8, "median_item_cpu_ms": 1.5}
+{"op": "lime", "n": 2, "median_item_ms": 17, "median_item_cpu_ms": 30, "ppe": 128, "interpretable_model": "linreg"}`)
 	script := filepath.Join(t.TempDir(), "torch_ref.py")
 	if err := os.WriteFile(script, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := RunReference(context.Background(), ReferenceOptions{Python: py, Script: script, Threads: 2, N: 2})
+	t.Setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")
+	t.Setenv("OPENBLAS_NUM_THREADS", "7")
+	ref, err := RunReference(context.Background(), ReferenceOptions{Python: py, Script: script, Threads: 3, N: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 3 {
+	if ref.Torch != "1.13.0" || ref.Measured["occlusion_torch batch 64"] != 20.25 || ref.Measured["lime ppe 128"] != 17 || len(ref.Measured) != 4 ||
+		ref.CPU["occlusion_torch batch 64"] != 38.5 || len(ref.CPU) != 3 {
 		t.Fatalf("reference %+v", ref)
 	}
-	if len(ref.Notes) != 2 || !strings.Contains(ref.Notes[0], "BLAS_INFO=generic") || !strings.Contains(ref.Notes[1], "captum not importable") {
+	if len(ref.Notes) != 1 || !strings.Contains(ref.Notes[0], "captum not importable") {
 		t.Errorf("notes %q", ref.Notes)
 	}
+	// the harness ran with the malloc tuning after the caller's own
+	// tunables, and with --threads' count, and its environment line is read
+	want := RefEnv{Threads: 3, BLAS: "openblas (pthread)", BLASPath: "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so",
+		BLASBuild: "generic", MKLDNN: true, GlibcTunables: "glibc.malloc.arena_max=4:" + MallocTunables, Reported: true}
+	if ref.Env != want {
+		t.Errorf("environment %+v, want %+v", ref.Env, want)
+	}
+	if got := ref.EnvLine(); got != "BLAS loaded: openblas (pthread) (/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so); "+
+		"oneDNN (mkldnn): available (runs torch's batched convolutions); torch threads 3; GLIBC_TUNABLES=glibc.malloc.arena_max=4:"+MallocTunables {
+		t.Errorf("EnvLine %q", got)
+	}
+	if got := (&Reference{}).EnvLine(); !strings.Contains(got, "did not report") {
+		t.Errorf("EnvLine without the line: %q", got)
+	}
 	for key, want := range map[string]string{
-		"occlusion":    "torch 20.25 (batch 64); torch 30.50 (batch 582)",
-		"occlusion_mc": "405.0 (20 x torch, batch 64)",
-		"gradcam":      "not measured (needs Captum)",
-		"lime":         "Captum 17.00",
+		"occlusion":    "torch 20.25 (batch 64, CPU 38.50); torch 30.50 (batch 582)",
+		"occlusion_mc": "405.0 (20 x torch, batch 64, CPU 770.00)",
+		"gradcam":      "Captum 0.800 (CPU 1.50)",
+		"lime":         "Captum 17.00 (ppe 128, CPU 30.00)",
 	} {
 		if got := refCell(ref, key); got != want {
 			t.Errorf("%s: %q, want %q", key, got, want)
 		}
+	}
+	noCaptum := &Reference{Measured: map[string]float64{"occlusion_torch batch 64": 20}}
+	if got := refCell(noCaptum, "gradcam"); got != "not measured (needs Captum)" {
+		t.Errorf("gradcam without Captum: %q", got)
+	}
+	if got := refCell(noCaptum, "occlusion"); got != "torch 20.00 (batch 64)" {
+		t.Errorf("occlusion without CPU times: %q", got)
 	}
 	if got := refCell(nil, "lime"); got != "not measured" {
 		t.Errorf("no reference: %q", got)
@@ -190,6 +221,64 @@ func TestThreadCPU(t *testing.T) {
 	}
 }
 
+// TestReferenceEnv: the reference's environment keeps everything else,
+// appends the malloc tuning to the caller's GLIBC_TUNABLES (or sets it),
+// and sets every thread count to threads, each variable once.
+func TestReferenceEnv(t *testing.T) {
+	get := func(env []string, k string) (vals []string) {
+		for _, kv := range env {
+			if key, v, _ := strings.Cut(kv, "="); key == k {
+				vals = append(vals, v)
+			}
+		}
+		return vals
+	}
+	env := referenceEnv([]string{"PATH=/usr/bin", "OMP_NUM_THREADS=8", "HOME=/root", "X=a=b"}, 2)
+	for k, want := range map[string]string{"PATH": "/usr/bin", "HOME": "/root", "X": "a=b", "OMP_NUM_THREADS": "2",
+		"OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "GLIBC_TUNABLES": MallocTunables} {
+		if v := get(env, k); len(v) != 1 || v[0] != want {
+			t.Errorf("%s = %q, want once %q", k, v, want)
+		}
+	}
+	if len(env) != 7 {
+		t.Errorf("environment %q: want 7 variables", env)
+	}
+	for in, want := range map[string]string{
+		"glibc.malloc.arena_max=2":      "glibc.malloc.arena_max=2:" + MallocTunables,
+		"glibc.cpu.x86_ibt=on:":         "glibc.cpu.x86_ibt=on:" + MallocTunables,
+		"":                              MallocTunables,
+		"glibc.malloc.mmap_threshold=1": "glibc.malloc.mmap_threshold=1:" + MallocTunables, // ours is later, so it wins
+	} {
+		env := referenceEnv([]string{"GLIBC_TUNABLES=" + in}, 1)
+		if v := get(env, "GLIBC_TUNABLES"); len(v) != 1 || v[0] != want {
+			t.Errorf("GLIBC_TUNABLES=%q: got %q, want %q", in, v, want)
+		}
+	}
+}
+
+// TestHarnessBLASParsing runs the Python harness's own tests of reading
+// the loaded BLAS out of a /proc/self/maps text (blasinfo.py), when
+// /usr/bin/python3 is there (it needs nothing else).
+func TestHarnessBLASParsing(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skipf("%s: %v", py, err)
+	}
+	// read here so that go test's cache sees a change of either file
+	for _, f := range []string{"blasinfo.py", "test_blasinfo.py"} {
+		if _, err := os.ReadFile(filepath.Join("../../testdata/peers", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(py, "-m", "unittest", "discover", "-s", "../../testdata/peers", "-p", "test_*.py").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "OK") {
+		t.Errorf("unittest output:\n%s", out)
+	}
+}
+
 // TestMedian: the middle value, or the mean of the two middle ones.
 func TestMedian(t *testing.T) {
 	if m := median([]float64{1, 2, 4}); m != 2 {
@@ -216,7 +305,8 @@ func TestRunWithReference(t *testing.T) {
 		Ref: ReferenceOptions{Python: py, Script: script, Threads: 2, N: 1}}, &out, &log); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"torch 20.25 (batch 64)", "405.0 (20 x torch, batch 64)", "reference measured in this run: torch 1.13.0, 2 threads, median over 1 waveforms", "reference: this torch build has BLAS_INFO=generic"} {
+	for _, want := range []string{"torch 20.25 (batch 64)", "405.0 (20 x torch, batch 64)", "reference measured in this run: torch 1.13.0, 2 threads, median over 1 waveforms",
+		"reference: BLAS loaded: openblas (pthread) (", "reference: captum not importable"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

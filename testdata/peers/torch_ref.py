@@ -126,7 +126,13 @@ EXPLAINERS (all explain the softmax probability of --target, default 0)
 SUBCOMMANDS
   bench    time the explainers on N sinusoid-plus-noise waveforms; one JSON
            line per measurement:
-           {"op","n","seconds","per_item_ms","threads", ...extras}
+           {"op","n","seconds","per_item_ms","median_item_ms",
+            "median_item_cpu_ms" (the process's CPU time, every thread),
+            "threads", ...extras}
+           after a first line {"op": "environment", "torch", "threads",
+           "blas" (the library mapped, from /proc/self/maps: blasinfo.py),
+           "blas_path", "blas_build" (torch's BLAS_INFO, only the build's
+           setting), "mkldnn" (oneDNN available), "glibc_tunables"}.
   export   write model.safetensors (plain numpy + json writer), the test
            waveforms (.npy and .csv), and reference outputs (probs, logits,
            occlusion, gradcam, gradcam_raw, lime, lime_lasso, lime_samples)
@@ -134,6 +140,10 @@ SUBCOMMANDS
   explain  load weights (safetensors) and waveforms (CSV, one waveform per
            line, 640 comma-separated values) and write occlusion.csv and
            gradcam.csv (and gradcam_raw.csv).
+  occlusion  --weights W --waveforms X.csv --targets T --out F.csv: the
+           occlusion maps of (b) for every waveform of a CSV (torch only,
+           --batch occluded copies a forward), one CSV line a map: the
+           PyTorch side of timing `uaxai explain --explainer occlusion`.
   golden   --seed S --out DIR: the golden set for a port (paper-1dcnn):
            16 PQD-like waveforms with labels, forward outputs, input
            gradients, train/eval parameter gradients, one (and two) Adam
@@ -155,6 +165,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import struct
 import sys
 import time
@@ -181,6 +192,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blasinfo  # noqa: E402  (which BLAS is loaded, from /proc/self/maps)
 
 LENGTH = 640
 N_CLASSES = 16
@@ -587,23 +601,48 @@ def _emit(rec):
 
 def _time_items(fn, xs, budget_s, warmup=1):
     """Run fn on each waveform (after `warmup` untimed calls); stop early
-    once budget_s is used up.  Returns (n, total seconds, median ms)."""
+    once budget_s is used up.  Returns (n, total seconds, median ms of
+    wall time, median ms of this process's CPU time: every thread's, so
+    above the wall time when torch's threads run in parallel, and hardly
+    moved by other processes' load)."""
     for i in range(min(warmup, len(xs))):
         fn(xs[i])
-    times = []
+    times, cpu = [], []
     t0 = time.perf_counter()
     for x in xs:
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         fn(x)
         times.append(time.perf_counter() - t1)
+        cpu.append(time.process_time() - c1)
         if time.perf_counter() - t0 > budget_s:
             break
     total = time.perf_counter() - t0
-    return len(times), total, 1000.0 * float(np.median(times))
+    return len(times), total, 1000.0 * float(np.median(times)), 1000.0 * float(np.median(cpu))
+
+
+def environment():
+    """What this process runs on: torch's version and threads, the BLAS
+    library actually loaded (from /proc/self/maps: the build string
+    BLAS_INFO says only what the build was configured with), whether oneDNN
+    (mkldnn, which runs torch's batched CPU convolutions) is available, and
+    GLIBC_TUNABLES (the malloc tuning `uaxai bench` sets)."""
+    try:
+        with open("/proc/self/maps") as f:
+            kind, path = blasinfo.loaded_blas(f.read())
+    except OSError:
+        kind, path = "unknown (no /proc/self/maps)", ""
+    m = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "blas": kind, "blas_path": path,
+            "blas_build": m.group(1) if m else "unknown",
+            "mkldnn": bool(torch.backends.mkldnn.is_available()),
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", "")}
 
 
 def cmd_bench(args):
     threads = torch.get_num_threads()
+    env = environment()
+    _emit({"op": "environment", **env})
     C = _captum(optional=True)
     base = {"threads": threads, "padding": args.padding,
             "torch": torch.__version__, "captum": C["version"] if C else None}
@@ -614,11 +653,13 @@ def cmd_bench(args):
     ops = args.ops.split(",")
     tgt = args.target
 
-    def emit(op, n, secs, median_ms=None, **extra):
+    def emit(op, n, secs, median_ms=None, median_cpu_ms=None, **extra):
         rec = {"op": op, "n": n, "seconds": round(secs, 6),
                "per_item_ms": round(1000.0 * secs / max(n, 1), 4), "threads": threads}
         if median_ms is not None:
             rec["median_item_ms"] = round(median_ms, 4)
+        if median_cpu_ms is not None:
+            rec["median_item_cpu_ms"] = round(median_cpu_ms, 4)
         rec.update(extra)
         rec.update(base)
         _emit(rec)
@@ -632,20 +673,20 @@ def cmd_bench(args):
 
     if "occlusion_captum" in ops:
         for ppe in [int(v) for v in args.ppe.split(",")]:
-            n, s, med = _time_items(lambda x: occlusion_captum(C, model, x, tgt, ppe), xs, args.budget)
-            emit("occlusion_captum", n, s, med, ppe=ppe)
+            n, s, med, cpu = _time_items(lambda x: occlusion_captum(C, model, x, tgt, ppe), xs, args.budget)
+            emit("occlusion_captum", n, s, med, cpu, ppe=ppe)
 
     if "occlusion_torch" in ops:
         occ = TorchOcclusion(model)
         for chunk in [int(v) for v in args.occ_chunks.split(",")]:
             diff = float((occ(xs[0], tgt, chunk) - ref_occ).abs().max())
-            n, s, med = _time_items(lambda x: occ(x, tgt, chunk), xs, args.budget)
-            emit("occlusion_torch", n, s, med, batch=chunk if chunk > 0 else 582,
+            n, s, med, cpu = _time_items(lambda x: occ(x, tgt, chunk), xs, args.budget)
+            emit("occlusion_torch", n, s, med, cpu, batch=chunk if chunk > 0 else 582,
                  max_abs_diff_vs_captum=diff)
 
     if "gradcam" in ops:
-        n, s, med = _time_items(lambda x: gradcam_map(C, model, x, tgt), xs, args.budget)
-        emit("gradcam", n, s, med, layer="conv4", upsample="linear")
+        n, s, med, cpu = _time_items(lambda x: gradcam_map(C, model, x, tgt), xs, args.budget)
+        emit("gradcam", n, s, med, cpu, layer="conv4", upsample="linear")
 
     if "lime" in ops:
         fm = feature_mask()
@@ -653,8 +694,8 @@ def cmd_bench(args):
             lime = make_lime(C, model, kind)
             for ppe in [int(v) for v in args.lime_ppe.split(",")]:
                 torch.manual_seed(args.seed + 1000)
-                n, s, med = _time_items(lambda x: lime_attr(lime, x, fm, tgt, ppe), xs, args.budget)
-                emit("lime", n, s, med, ppe=ppe, n_samples=LIME_SAMPLES,
+                n, s, med, cpu = _time_items(lambda x: lime_attr(lime, x, fm, tgt, ppe), xs, args.budget)
+                emit("lime", n, s, med, cpu, ppe=ppe, n_samples=LIME_SAMPLES,
                      interpretable_model=kind)
 
     if "train" in ops:
@@ -664,18 +705,19 @@ def cmd_bench(args):
         tmodel = build_model(args.seed, dropout=args.dropout, bn_init=args.bn_init,
                              padding=args.padding)
         for ep in range(args.epochs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             loss, steps = train_epoch(tmodel, xtr, ytr, args.seed + 3 + ep)
             s = time.perf_counter() - t0
             emit("train_epoch", TRAIN_SAMPLES, s, epoch=ep, steps=steps,
+                 cpu_seconds=round(time.process_time() - c0, 6),
                  batch=TRAIN_BATCH, mean_loss=round(loss, 5), dropout=args.dropout)
 
     if "mc_dropout" in ops:
         if args.dropout <= 0:
             print("# mc_dropout skipped: needs --dropout > 0", file=sys.stderr)
         else:
-            n, s, med = _time_items(lambda x: mc_dropout(model, x, args.mc_samples), xs, args.budget)
-            emit("mc_dropout", n, s, med, samples=args.mc_samples, dropout=args.dropout)
+            n, s, med, cpu = _time_items(lambda x: mc_dropout(model, x, args.mc_samples), xs, args.budget)
+            emit("mc_dropout", n, s, med, cpu, samples=args.mc_samples, dropout=args.dropout)
 
 
 # ---------------------------------------------------------------------------
@@ -815,6 +857,39 @@ def cmd_explain(args):
     write_csv(os.path.join(args.out_dir, "gradcam_raw.csv"), raw)
     print(json.dumps({"explained": len(wav), "out_dir": args.out_dir, "seconds": round(secs, 4),
                       "threads": torch.get_num_threads(), "padding": args.padding}))
+
+
+def read_targets(spec, n):
+    """--targets: a class (an integer) for every waveform, or a file of one
+    class a line, one line a waveform (as `uaxai explain --target FILE`)."""
+    try:
+        return [int(spec)] * n
+    except ValueError:
+        pass
+    with open(spec) as f:
+        t = [int(line) for line in f if line.strip()]
+    if len(t) != n:
+        raise SystemExit(f"{spec}: {len(t)} targets for {n} waveforms")
+    return t
+
+
+def cmd_occlusion(args):
+    """Occlusion maps (window --window, stride 1, baseline 0) of every
+    waveform of a CSV, written as CSV: the torch side of timing
+    `uaxai explain --explainer occlusion` as a whole command. No Captum."""
+    tensors, meta = read_safetensors(args.weights)
+    model = load_model_tensors(tensors, padding=meta.get("padding", args.padding))
+    wav = read_waveforms_csv(args.waveforms)
+    targets = read_targets(args.targets, len(wav))
+    occ = TorchOcclusion(model, window=args.window)
+    t0 = time.perf_counter()
+    rows = [occ(torch.from_numpy(np.ascontiguousarray(w)).view(1, 1, LENGTH), t, args.batch).reshape(-1).numpy()
+            for w, t in zip(wav, targets)]
+    secs = time.perf_counter() - t0
+    write_csv(args.out, np.stack(rows))
+    print(json.dumps({"explained": len(wav), "out": args.out, "seconds": round(secs, 4),
+                      "batch": args.batch if args.batch > 0 else LENGTH - args.window + 2,
+                      **environment()}))
 
 
 # ---------------------------------------------------------------------------
@@ -1819,6 +1894,17 @@ def main(argv=None):
     x.add_argument("--occlusion-impl", choices=["captum", "torch"], default="captum")
     x.add_argument("--ppe", type=int, default=581)
 
+    oc = sub.add_parser("occlusion", help="occlusion maps of a CSV of waveforms, torch only, as CSV")
+    common(oc)
+    oc.add_argument("--weights", required=True, help="safetensors, PyTorch state_dict names")
+    oc.add_argument("--waveforms", required=True, help="CSV, one waveform (640 values) per line")
+    oc.add_argument("--targets", default="0",
+                    help="a class for every waveform, or a file of one class a line")
+    oc.add_argument("--window", type=int, default=WINDOW)
+    oc.add_argument("--batch", type=int, default=64,
+                    help="occluded copies a forward; 0 = the input and all its copies in one forward")
+    oc.add_argument("--out", required=True, help="output CSV, one map (640 values, %%.9g) a line")
+
     gd = sub.add_parser("golden", help="write a golden reference set (see DIR/README.md)")
     gd.add_argument("--threads", type=int, default=None,
                     help="torch.set_num_threads (and OMP/OpenBLAS/MKL env); the published sets use 1")
@@ -1831,7 +1917,7 @@ def main(argv=None):
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     {"bench": cmd_bench, "export": cmd_export, "explain": cmd_explain,
-     "golden": cmd_golden}[args.cmd](args)
+     "occlusion": cmd_occlusion, "golden": cmd_golden}[args.cmd](args)
 
 
 if __name__ == "__main__":
