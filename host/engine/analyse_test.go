@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -170,5 +171,26 @@ func TestUnlabelled(t *testing.T) {
 	p.Tests[1].Unlabelled = false
 	if _, _, err := Run(context.Background(), p, withSummaries(f), nil, nil); err == nil || !strings.Contains(err.Error(), "one is labelled and one is not") {
 		t.Errorf("mixed splits: %v", err)
+	}
+}
+
+// TestNoRepeats: an Analysis that asks for one explainer seed a draw
+// (or none) gets no Batch.Repeats, even from a stochastic explainer: the
+// maps are the draw's only explanation.
+func TestNoRepeats(t *testing.T) {
+	for _, K := range []int{0, 1} {
+		p := testPlan(4, 2, 2, 2)
+		var with, batches atomic.Int32
+		p.Analysis = analysisFunc{repeats: K, batch: func(b *Batch) error {
+			batches.Add(1)
+			if b.Repeats != nil {
+				with.Add(1)
+			}
+			return nil
+		}}
+		runPlan(t, p, newFakes(2), nil)
+		if batches.Load() == 0 || with.Load() != 0 {
+			t.Errorf("repeats %d: %d of %d batches have Repeats, want none", K, with.Load(), batches.Load())
+		}
 	}
 }
