@@ -460,6 +460,42 @@ func TestQuickRecipes(t *testing.T) {
 				}
 			}
 		}
+		checkPredictive(t, filepath.Join(o.Dir, "results.json"), r)
+	}
+}
+
+// checkPredictive: results.json's "predictive" has one entry a posterior
+// of the recipe, in its order, with the predictive quality of every test
+// split (NLL and Brier finite and positive, ECE and entropy in range).
+func checkPredictive(t *testing.T, path string, r *recipe.Recipe) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Predictive []struct {
+			Label  string `json:"posterior_label"`
+			Splits []struct {
+				NLL, ECE, Brier, Entropy float64
+			} `json:"splits"`
+		} `json:"predictive"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Predictive) != len(r.Posteriors) {
+		t.Fatalf("%s: %d predictive entries, want one a posterior (%d)", path, len(doc.Predictive), len(r.Posteriors))
+	}
+	for i, p := range doc.Predictive {
+		if p.Label != r.Posteriors[i].Label || len(p.Splits) != r.Data.TestSplits {
+			t.Errorf("predictive entry %d: %s with %d splits, want %s with %d", i, p.Label, len(p.Splits), r.Posteriors[i].Label, r.Data.TestSplits)
+		}
+		for si, q := range p.Splits {
+			if !(q.NLL > 0 && q.Brier > 0 && q.ECE >= 0 && q.ECE <= 1 && q.Entropy >= 0 && q.Entropy <= math.Log(16)) {
+				t.Errorf("%s split %d: %+v", p.Label, si, q)
+			}
+		}
 	}
 }
 
