@@ -57,7 +57,7 @@ func paperWeights(t *testing.T) (string, nn.Params) {
 // one batch of Predict), the predicted class their argmax.
 func TestPredict(t *testing.T) {
 	weights, params := paperWeights(t)
-	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 100, "predict", 1, []int{data.Sag, data.Notch, data.Normal})
+	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 1, "predict", 100, []int{data.Sag, data.Notch, data.Normal}) // 300 inputs: a batch of 256 and a part of one
 	if err != nil {
 		t.Fatal(err)
 	}
