@@ -14,11 +14,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk"
 )
 
-// Which interpreter runs a Python plugin (python.go): a python3 first on
+// Which interpreter runs a Python plugin (python.go, internal/pyinterp): a python3 first on
 // PATH that lacks the kit's modules (pythontest.BareShim) is passed over.
 
 // echoDir makes a plugin directory holding python-echo as a symbolic
@@ -137,8 +138,7 @@ func TestPythonNoInterpreter(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "no-python")
 	t.Setenv(PythonEnv, missing)
-	defer func(d []string) { pythonDefaults = d }(pythonDefaults)
-	pythonDefaults = []string{"python3", bare}
+	defer pyinterp.SetDefaults([]string{"python3", bare})()
 
 	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits()})
 	var err error
@@ -269,8 +269,7 @@ func TestPythonProbeHangs(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
-	defer func(d int64) { pythonProbeTimeout.Store(d) }(pythonProbeTimeout.Load())
-	pythonProbeTimeout.Store(int64(time.Second))
+	defer pyinterp.SetProbeTimeout(time.Second)()
 	dir, _ := echoDir(t)
 	hangDir := t.TempDir()
 	hang := filepath.Join(hangDir, "hanging-python")
@@ -320,23 +319,5 @@ func TestPythonProbeHangs(t *testing.T) {
 	b, err := os.ReadFile(count)
 	if err != nil || strings.Count(string(b), "probe") != 1 {
 		t.Errorf("the hanging interpreter ran %d times (%v), want once", strings.Count(string(b), "probe"), err)
-	}
-}
-
-// TestShebangInterpreter: the interpreter a #! line names.
-func TestShebangInterpreter(t *testing.T) {
-	for head, want := range map[string]string{
-		"#!/usr/bin/env python3\nimport sys\n":        "python3",
-		"#!/usr/bin/env -S python3 -X dev\n":          "python3",
-		"#!/usr/bin/env -i PYTHONPATH=x python3.11\n": "python3.11",
-		"#!/usr/bin/python3.11 -u\n":                  "/usr/bin/python3.11",
-		"#! /opt/Python-3/bin/PYTHON":                 "/opt/Python-3/bin/PYTHON",
-		"#!/usr/bin/env\n":                            "",
-		"#!\n":                                        "",
-		"import sys\n":                                "",
-	} {
-		if got := shebangInterpreter([]byte(head)); got != want {
-			t.Errorf("shebangInterpreter(%q) = %q, want %q", head, got, want)
-		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/internal/pyinterp"
 )
 
 // ManifestName is the file that makes a directory named
@@ -166,7 +168,7 @@ func tomlType(v any) string {
 
 // shebangMax is as much of a file as DetectLanguage reads: Linux reads at
 // most 256 bytes of a #! line.
-const shebangMax = 256
+const shebangMax = pyinterp.HeadMax
 
 // DetectLanguage says what an executable is written in from its first
 // bytes: LangPython for a #! line that names python ("#!/usr/bin/env
@@ -182,10 +184,7 @@ func DetectLanguage(r io.Reader) (string, error) {
 	if !bytes.HasPrefix(b, []byte("#!")) {
 		return LangBinary, nil
 	}
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	if bytes.Contains(bytes.ToLower(b), []byte("python")) {
+	if pyinterp.NamesPython(b) {
 		return LangPython, nil
 	}
 	return LangScript, nil

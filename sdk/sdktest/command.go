@@ -2,16 +2,19 @@ package sdktest
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -36,6 +39,13 @@ import (
 //     draw after its release.
 //
 // DefaultCase is a case for the paper's network.
+//
+// A Python script (a #! line that names python, or a name ending in .py)
+// runs as `<interpreter> command...`, the interpreter chosen as the host
+// chooses it: the first of $UAXAI_PYTHON, the #! line's interpreter,
+// python3 on PATH and /usr/bin/python3 that imports numpy, grpc and
+// google.protobuf. When none does, the test fails with an error that
+// lists every interpreter tried and what it lacks.
 func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
 	t.Helper()
 	if len(command) == 0 {
@@ -44,12 +54,16 @@ func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	h := &harness{t: t, id: command[0], ctx: ctx}
+	cmd, err := pluginCmd(ctx, t, command)
+	if err != nil {
+		t.Fatalf("sdktest: %v", err) // it names command[0]
+	}
 	svc := driver.NewModelService()
 	defer svc.Close()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  driver.Handshake(),
 		Plugins:          driver.PluginSetFor(driver.Options{Models: svc}),
-		Cmd:              exec.Command(command[0], command[1:]...),
+		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		GRPCDialOptions:  driver.DialOptions(),
 		StartTimeout:     time.Minute,
@@ -119,4 +133,32 @@ func DefaultCase(seed uint64, cfg sdk.Config) (ExplainerCase, error) {
 		x[3*T+t] = float32(s + 0.2*math.Sin(3*ph) + 0.1*math.Sin(5*ph))
 	}
 	return ExplainerCase{Model: p, X: x, Targets: []int{0, 1, 2, 3}, Config: cfg}, nil
+}
+
+// pluginCmd is the command that starts the plugin command: `<interpreter>
+// command...` for a Python script (pyinterp.Script), the interpreter the
+// first of pyinterp.Candidates that imports the kit's modules (as the
+// host's, without a plugin.toml); command as it is otherwise, or when
+// command[0] cannot be found or read (starting it says why).
+func pluginCmd(ctx context.Context, t testing.TB, command []string) (*exec.Cmd, error) {
+	t.Helper()
+	path, err := exec.LookPath(command[0])
+	if errors.Is(err, exec.ErrDot) {
+		path, err = command[0], nil
+	}
+	if err != nil {
+		return exec.Command(command[0], command[1:]...), nil
+	}
+	isPy, shebang, err := pyinterp.Script(path)
+	if err != nil || !isPy {
+		return exec.Command(command[0], command[1:]...), nil
+	}
+	py, skipped, err := pyinterp.Choose(ctx, command[0], pyinterp.Candidates(shebang))
+	if err != nil {
+		return nil, err
+	}
+	if len(skipped) > 0 {
+		t.Logf("sdktest: running %s under %s, passing over:\n\t%s", command[0], py, strings.Join(skipped, "\n\t"))
+	}
+	return exec.Command(py, append([]string{path}, command[1:]...)...), nil
 }

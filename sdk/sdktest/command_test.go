@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk"
 )
@@ -60,7 +61,7 @@ func examples(t *testing.T) string {
 // python-occlusion (the model service, deterministic) and
 // python-kernelshap (the model service, stochastic).
 func TestPythonExamplesConform(t *testing.T) {
-	pythontest.OnPath(t)
+	pythontest.Need(t)
 	dir := examples(t)
 	for _, c := range []struct {
 		name string
@@ -82,10 +83,48 @@ func TestPythonExamplesConform(t *testing.T) {
 	}
 }
 
+// TestPythonInterpreterChosen: with a python3 without numpy first on
+// PATH (the #! line "/usr/bin/env python3" runs it, and the plugin
+// stops), the kit runs a Python example under /usr/bin/python3 and it
+// passes; with no interpreter that has the modules, the kit fails with
+// an error that lists every interpreter it tried.
+func TestPythonInterpreterChosen(t *testing.T) {
+	shim := pythontest.BareShim(t)
+	t.Setenv(pyinterp.Env, "")
+	echo := filepath.Join(examples(t), "python-echo", "uaxai-explainer-python-echo")
+	if out, err := exec.Command(echo).CombinedOutput(); err == nil || !strings.Contains(string(out), "lacks") {
+		t.Fatalf("run by its #! line under the shim, python-echo: %v\n%s", err, out)
+	}
+	cs, err := DefaultCase(6, sdk.Config{"scale": 2.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "python-echo under the shim", run(t, func(tb testing.TB) {
+		ExplainerCommand(tb, []string{echo}, cs)
+	}))
+
+	// A second interpreter without the modules in place of /usr/bin/python3.
+	bare := filepath.Join(t.TempDir(), "bare-python")
+	if err := os.WriteFile(bare, []byte(pythontest.ShimScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer pyinterp.SetDefaults([]string{"python3", bare})()
+	fails := run(t, func(tb testing.TB) { ExplainerCommand(tb, []string{echo}, cs) })
+	expect(t, "no interpreter", fails,
+		"starting "+echo+": it is a Python plugin, and no Python interpreter tried has numpy, grpcio and protobuf:",
+		"\n\tthe #! line's python3 ("+shim+"): lacks numpy",
+		"\n\tDebian's "+bare+": lacks numpy",
+		"apt-get install python3-numpy python3-grpcio python3-protobuf",
+		"$UAXAI_PYTHON")
+	if len(fails) != 1 {
+		t.Errorf("%d failures, want the one error: %q", len(fails), fails)
+	}
+}
+
 // TestCommandFindsBrokenPlugins: a Python plugin that breaks a rule is
 // reported, each by its rule.
 func TestCommandFindsBrokenPlugins(t *testing.T) {
-	pythontest.OnPath(t)
+	pythontest.Need(t)
 	kit, err := filepath.Abs(filepath.Join("..", "python"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +197,7 @@ func TestGoBinaryConforms(t *testing.T) {
 // TestReadmePythonPlugin: the README's complete Python plugin is under
 // 30 lines and passes the conformance kit as printed.
 func TestReadmePythonPlugin(t *testing.T) {
-	pythontest.OnPath(t)
+	pythontest.Need(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
