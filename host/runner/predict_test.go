@@ -108,6 +108,19 @@ func TestPredict(t *testing.T) {
 	if len(pred.Classes) != k || pred.Classes[data.Sag] != "sag" || pred.Classes[data.FlickerSwell] != "flicker_swell" {
 		t.Errorf("class names %q", pred.Classes)
 	}
+	// Two draws of the same network: their mean is the one network's
+	// probabilities, to float32 rounding.
+	twice, err := Predict(t.Context(), PredictOptions{Weights: []string{weights, weights}, Input: filepath.Join(dir, data.WaveformsFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range twice.Probs {
+		for j, v := range row {
+			if d := math.Abs(float64(v - got[i][j])); d > 1e-7 {
+				t.Fatalf("row %d class %d: the mean of two copies is %g, one gives %g", i, j, v, got[i][j])
+			}
+		}
+	}
 }
 
 // TestPredictErrors: every error names what is wrong.
