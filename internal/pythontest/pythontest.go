@@ -1,11 +1,10 @@
 // Package pythontest lets a Go test run the Python plugins
 // (sdk/python/uaxai_plugin and plugins/explainer/python-*): Need skips
-// the test unless Debian's python3 has the kit's modules. The host finds
-// that interpreter itself (host/plugin tries it after the first python3
-// on PATH), so Need leaves PATH alone; OnPath puts it first on PATH for
-// a test that runs a plugin script directly (its `#!/usr/bin/env
-// python3` line), and BareShim puts a python3 without the modules first
-// on PATH, to show that the host looks past it.
+// the test unless Debian's python3 has the kit's modules. The host and
+// the conformance kit find that interpreter themselves (internal/pyinterp
+// tries it after the first python3 on PATH), so Need leaves PATH alone;
+// BareShim puts a python3 without the modules first on PATH, to show
+// that they look past it.
 package pythontest
 
 import (
@@ -27,15 +26,6 @@ func Need(t testing.TB, also ...string) {
 	if err := Available(also...); err != nil {
 		t.Skip(err)
 	}
-}
-
-// OnPath is Need, and puts Python's directory first on the PATH for the
-// rest of t (t.Setenv), for a test that executes a plugin script itself
-// (not through the host) so that its #! line finds Python.
-func OnPath(t testing.TB, also ...string) {
-	t.Helper()
-	Need(t, also...)
-	t.Setenv("PATH", filepath.Dir(Python)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 }
 
 // ShimScript is the python3 that BareShim installs: Python in isolated
