@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -142,6 +143,17 @@ func TestMergeBeforeTheShardsAreDone(t *testing.T) {
 	sh := engine.Shard{I: 0, N: 2}
 	if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, RunDir: run, Shard: &sh}); err != nil {
 		t.Fatal(err)
+	}
+	// The shard's status file says what it was and how it ended.
+	var status struct {
+		Status, Kind  string
+		Shard, Shards int
+		Units         map[string]float64 `json:"units_s"`
+	}
+	if b, err := os.ReadFile(filepath.Join(run, "shards", "all-0-of-2.json")); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &status); err != nil || status.Status != "complete" || status.Kind != "all" || status.Shard != 0 || status.Shards != 2 || len(status.Units) != 5 {
+		t.Errorf("shard status %+v, %v; want complete, all, 0 of 2, 5 units done (the shard's 4 and member fit-01-00)", status, err)
 	}
 	_, err = Merge(context.Background(), run, Options{Plugins: m})
 	// The units: fit-00, the ensemble's members fit-01-00 and fit-01-01,
