@@ -20,6 +20,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/rundir"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
@@ -461,6 +462,56 @@ func TestQuickRecipes(t *testing.T) {
 			}
 		}
 		checkPredictive(t, filepath.Join(o.Dir, "results.json"), r)
+		checkRunFiles(t, o.Dir)
+	}
+}
+
+// checkRunFiles: results.json names the outputs of the set and band
+// summaries as outputs/NN-..., numbered 1, 2, ... in its order, and each
+// file is there; it has no "analysis" key when the recipe asks for no
+// analysis; manifest.json gives the wall time of every unit of the plan.
+func checkRunFiles(t *testing.T, dir string) {
+	t.Helper()
+	var res struct {
+		Outputs []struct {
+			File string `json:"file"`
+		} `json:"outputs"`
+		Analysis *json.RawMessage `json:"analysis"`
+	}
+	var man struct {
+		Units map[string]float64 `json:"units_s"`
+	}
+	for name, v := range map[string]any{"results.json": &res, "manifest.json": &man} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	for i, o := range res.Outputs {
+		if want := fmt.Sprintf("outputs/%02d-", i+1); !strings.HasPrefix(o.File, want) {
+			t.Errorf("output %d: file %q, want it to start with %s", i, o.File, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, o.File)); err != nil {
+			t.Error(err)
+		}
+	}
+	if res.Analysis != nil {
+		t.Errorf("results.json has an analysis (%s) for a recipe that asks for none", *res.Analysis)
+	}
+	plan, err := (rundir.Dir{Path: dir}).ReadPlan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Units) != len(plan.Units) {
+		t.Errorf("manifest.json times %d units, the plan has %d", len(man.Units), len(plan.Units))
+	}
+	for _, u := range plan.Units {
+		if _, ok := man.Units[u.Name]; !ok {
+			t.Errorf("manifest.json has no time for unit %s", u.Name)
+		}
 	}
 }
 
