@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin/runner"
+	"github.com/uaxai/uaxai/internal/procgroup"
 )
 
 // pipeGrace is how long the host keeps reading a plugin's stdout and
@@ -67,7 +68,7 @@ var errStopped = errors.New("the plugin was stopped before it started")
 func newGroup(path string, args, env []string, socketDir string) (*group, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	configureCmd(cmd)
+	procgroup.Own(cmd)
 	g := &group{name: path, socketDir: socketDir, cmd: cmd, exited: make(chan struct{})}
 	var err error
 	if g.stdout, g.outW, err = newPipe(); err != nil {
@@ -110,7 +111,7 @@ func (g *group) reap() {
 	// waitExit leaves the leader a zombie, so its ID stays the group's.
 	if waitExit(g.cmd.Process.Pid) {
 		g.mu.Lock()
-		killGroup(g.cmd)
+		procgroup.Kill(g.cmd)
 		g.mu.Unlock()
 	}
 	err := g.cmd.Wait()
@@ -135,7 +136,7 @@ func (g *group) kill() {
 	g.mu.Lock()
 	g.stopped = true
 	if g.started && !g.reaped {
-		killGroup(g.cmd)
+		procgroup.Kill(g.cmd)
 	}
 	g.mu.Unlock()
 	time.AfterFunc(pipeGrace, g.closePipes)

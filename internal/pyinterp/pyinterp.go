@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/procgroup"
 )
 
 // Env names the environment variable that names the interpreter of the
@@ -136,9 +138,9 @@ func runProbe(path string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "-c", probeScript)
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	cmd.Cancel = func() error {
-		killGroup(cmd) // an interpreter behind a shell script is the shell's child
+		procgroup.Kill(cmd) // an interpreter behind a shell script is the shell's child
 		return nil
 	}
 	cmd.WaitDelay = time.Second // a grandchild that left the group and holds the pipes
