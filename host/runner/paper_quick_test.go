@@ -169,5 +169,15 @@ func TestPaperQuick(t *testing.T) {
 		if !strings.Contains(string(b), "5 windows of 640 samples at 3200 Hz") || !strings.Contains(string(b), `"rows": []`) {
 			t.Errorf("the recording's results.json: %.600s", b)
 		}
+		// Nothing to score against: no predictive quality, and an
+		// analysis of figures alone has nothing for results.json.
+		for _, key := range []string{`"predictive"`, `"analysis"`} {
+			if strings.Contains(string(b), key) {
+				t.Errorf("the recording's results.json has %s: %.600s", key, b)
+			}
+		}
+		if md, _ := os.ReadFile(filepath.Join(p.Dir, "tables.md")); strings.Contains(string(md), "Predictive quality") {
+			t.Errorf("the recording's tables.md has a predictive quality table:\n%s", md)
+		}
 	}
 }
