@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +120,46 @@ func TestPredict(t *testing.T) {
 			if d := math.Abs(float64(v - got[i][j])); d > 1e-7 {
 				t.Fatalf("row %d class %d: the mean of two copies is %g, one gives %g", i, j, v, got[i][j])
 			}
+		}
+	}
+}
+
+// TestPredictTies: a network whose last layer is zero gives every class
+// the same probability, 1/16, and the predicted class is then the lowest
+// (the documented tie-break).
+func TestPredictTies(t *testing.T) {
+	_, params := paperWeights(t)
+	flat := nn.Params{Arch: params.Arch, Data: slices.Clone(params.Data)}
+	lay, err := nn.NewLayout(flat.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(lay.View(flat.Data, "fc2.weight"))
+	clear(lay.View(flat.Data, "fc2.bias"))
+	path := filepath.Join(t.TempDir(), "flat.safetensors")
+	if err := nn.SaveParams(path, flat, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 1, "ties", 1, []int{data.Sag, data.Swell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := data.WriteCSV(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	pred, err := Predict(t.Context(), PredictOptions{Weights: []string{path}, Input: filepath.Join(dir, data.WaveformsFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range pred.Probs {
+		for c, v := range row {
+			if v != row[0] {
+				t.Fatalf("input %d class %d: %g, class 0 %g: want one probability for all", i, c, v, row[0])
+			}
+		}
+		if pred.Predicted[i] != 0 {
+			t.Errorf("input %d: predicted %d on a tie, want the lowest class, 0", i, pred.Predicted[i])
 		}
 	}
 }
