@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
 	"github.com/uaxai/uaxai/plugins/explainer/lime"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
@@ -89,7 +90,7 @@ func NewSetup(ctx context.Context, seed uint64) (*Setup, error) {
 	s.X = td.X[:Batch*td.Len]
 	s.Targets = td.Y[:Batch]
 	for i := range Batch {
-		s.Seeds = append(s.Seeds, rng.Key(seed, "explainer", "bench", i, 0))
+		s.Seeds = append(s.Seeds, engine.ExplainerSeed(seed, "bench", i, 0, 0))
 	}
 	return s, nil
 }
