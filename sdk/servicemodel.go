@@ -128,34 +128,68 @@ func (m *serviceModel) batch(x []float32) int {
 	return len(x) / m.inputLen
 }
 
-// Probs writes the softmax probabilities of a batch, as nn.Model.Probs.
+// requestBounds are the bounds of the host's service (sdk/internal/proto's)
+// that a serviceModel splits its requests by; tests make them smaller.
+type requestBounds struct {
+	values, inputs, starts, perturbations, pairs int
+}
+
+var serviceBounds = requestBounds{
+	values: proto.MaxServiceValues, inputs: proto.MaxServiceInputs, starts: proto.MaxServiceStarts,
+	perturbations: proto.MaxServicePerturbations, pairs: proto.MaxServicePairs,
+}
+
+// perRequest is the most inputs of a request whose answer has per values
+// an input besides the probabilities: the service's bounds
+// (proto.MaxServiceBatch, proto.MaxServiceValues). An input too long for
+// any request fails.
+func (m *serviceModel) perRequest(method string, per int) int {
+	b := serviceBounds
+	most := min(b.inputs, b.values/m.inputLen, b.values/m.classes)
+	if per > 0 {
+		most = min(most, b.values/per)
+	}
+	if most < 1 {
+		fail(method, fmt.Errorf("an input of %d values (answers of %d) is more than one request may carry (%d values)", m.inputLen, max(per, m.classes), b.values))
+	}
+	return most
+}
+
+// split calls f on the inputs [lo, hi) of a batch of b, at most per at a
+// time.
+func split(b, per int, f func(lo, hi int)) {
+	for lo := 0; lo < b; lo += per {
+		f(lo, min(lo+per, b))
+	}
+}
+
+// Probs writes the softmax probabilities of a batch, as nn.Model.Probs,
+// in as many requests as the service's bounds take.
 func (m *serviceModel) Probs(dst, x []float32) {
-	b := m.batch(x)
-	if b == 0 {
-		return
-	}
-	r, err := m.rpc.Probs(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x)})
-	if err != nil {
-		fail("Probs", err)
-	}
-	into("Probs", "probs", dst[:b*m.classes], r.GetProbs())
+	b, n, k := m.batch(x), m.inputLen, m.classes
+	split(b, m.perRequest("Probs", 0), func(lo, hi int) {
+		r, err := m.rpc.Probs(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n])})
+		if err != nil {
+			fail("Probs", err)
+		}
+		into("Probs", "probs", dst[lo*k:hi*k], r.GetProbs())
+	})
 }
 
 // InputGrad writes d p_target / d x and, if probs is not nil, the
 // probabilities, as nn.Model.InputGrad.
 func (m *serviceModel) InputGrad(dst, probs, x []float32, target []int) {
-	b := m.batch(x)
-	if b == 0 {
-		return
-	}
-	r, err := m.rpc.InputGrad(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x), Targets: wire.Int64s(target)})
-	if err != nil {
-		fail("InputGrad", err)
-	}
-	into("InputGrad", "grad", dst[:len(x)], r.GetGrad())
-	if probs != nil {
-		into("InputGrad", "probs", probs[:b*m.classes], r.GetProbs())
-	}
+	b, n, k := m.batch(x), m.inputLen, m.classes
+	split(b, m.perRequest("InputGrad", n), func(lo, hi int) {
+		r, err := m.rpc.InputGrad(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		if err != nil {
+			fail("InputGrad", err)
+		}
+		into("InputGrad", "grad", dst[lo*n:hi*n], r.GetGrad())
+		if probs != nil {
+			into("InputGrad", "probs", probs[lo*k:hi*k], r.GetProbs())
+		}
+	})
 }
 
 // LayerShape asks the service for a layer's per-input shape.
@@ -171,20 +205,41 @@ func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
 }
 
 // LayerGrad writes a layer's output and d p_target / d output, as
-// nn.Model.LayerGrad.
+// nn.Model.LayerGrad, in as many requests as the service's bounds take.
 func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
-	b := m.batch(x)
-	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x), Targets: wire.Int64s(target)})
-	if err != nil {
-		return fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
+	b, n := m.batch(x), m.inputLen
+	if b == 0 {
+		return nil
 	}
-	sz := int(r.GetChannels() * r.GetLength())
+	sh, err := m.LayerShape(layer)
+	if err != nil {
+		return err
+	}
+	sz := sh.Size()
 	if len(act) < b*sz || len(grad) < b*sz {
 		return fmt.Errorf("layer %q: want act and grad of %d values, got %d and %d", layer, b*sz, len(act), len(grad))
 	}
-	into("Layer", "act", act[:b*sz], r.GetAct())
-	into("Layer", "grad", grad[:b*sz], r.GetGrad())
-	return nil
+	if len(target) != b {
+		return fmt.Errorf("layer %q: %d targets for %d inputs; want one an input", layer, len(target), b)
+	}
+	split(b, m.perRequest("Layer", sz), func(lo, hi int) {
+		if err != nil {
+			return
+		}
+		var r *pb.LayerResponse
+		r, err = m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		if err != nil {
+			err = fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
+			return
+		}
+		if r.GetChannels() != int64(sh.C) || r.GetLength() != int64(sh.T) {
+			err = fmt.Errorf("model service: Layer %q: shape %d x %d, then %d x %d", layer, sh.C, sh.T, r.GetChannels(), r.GetLength())
+			return
+		}
+		into("Layer", "act", act[lo*sz:hi*sz], r.GetAct())
+		into("Layer", "grad", grad[lo*sz:hi*sz], r.GetGrad())
+	})
+	return err
 }
 
 // WindowProbs writes the probabilities of occluded copies of x (see
@@ -225,17 +280,23 @@ func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, bas
 		m.Probs(probs, x)
 		return probs[class]
 	}
-	r, err := m.rpc.Windows(m.ctx, &pb.WindowsRequest{
-		Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
-		Starts: wire.Int64s(starts), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+	var p0 float32
+	split(len(starts), serviceBounds.starts, func(lo, hi int) {
+		r, err := m.rpc.Windows(m.ctx, &pb.WindowsRequest{
+			Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
+			Starts: wire.Int64s(starts[lo:hi]), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+		})
+		if err != nil {
+			fail("Windows", err)
+		}
+		into("Windows", "probs", dst[lo:hi], r.GetProbs())
+		var u [1]float32
+		into("Windows", "unperturbed", u[:], r.GetUnperturbed())
+		if lo == 0 {
+			p0 = u[0]
+		}
 	})
-	if err != nil {
-		fail("Windows", err)
-	}
-	into("Windows", "probs", dst[:len(starts)], r.GetProbs())
-	var p0 [1]float32
-	into("Windows", "unperturbed", p0[:], r.GetUnperturbed())
-	return p0[0]
+	return p0
 }
 
 // SpanProbs writes the probabilities of copies of x with sets of spans set
@@ -247,17 +308,24 @@ func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline f
 	if len(spans) == 0 {
 		return
 	}
-	var bounds []int64
-	ends := make([]int64, len(spans))
-	for j, sp := range spans {
-		for _, s := range sp {
-			bounds = append(bounds, int64(s.Lo), int64(s.Hi))
+	for lo := 0; lo < len(spans); {
+		// As many perturbations as the service's bounds let one request
+		// carry, and at least one.
+		var bounds, ends []int64
+		hi := lo
+		for hi < len(spans) && len(ends) < serviceBounds.perturbations &&
+			(hi == lo || len(bounds)/2+len(spans[hi]) <= serviceBounds.pairs) {
+			for _, s := range spans[hi] {
+				bounds = append(bounds, int64(s.Lo), int64(s.Hi))
+			}
+			ends = append(ends, int64(len(bounds)/2))
+			hi++
 		}
-		ends[j] = int64(len(bounds) / 2)
+		r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline})
+		if err != nil {
+			fail("Spans", err)
+		}
+		into("Spans", "probs", dst[lo:hi], r.GetProbs())
+		lo = hi
 	}
-	r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline})
-	if err != nil {
-		fail("Spans", err)
-	}
-	into("Spans", "probs", dst[:len(spans)], r.GetProbs())
 }

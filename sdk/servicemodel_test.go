@@ -223,6 +223,15 @@ func TestServiceModel(t *testing.T) {
 	for _, a := range []nn.Arch{probeArch(), flatArch()} {
 		t.Run(a.Name, func(t *testing.T) { testServiceModel(t, paramsOf(t, a)) })
 	}
+	// Bounds so small that every call of the probe is split: batches of
+	// 3 inputs into requests of 2 and 1 (of 1 for conv1's 54-value
+	// outputs), 3 windows into 2 and 1, 3 perturbations into 2 and 1
+	// (the third, of 2 spans, alone); the answers are still the local
+	// model's, bit for bit.
+	t.Run("split", func(t *testing.T) {
+		defer sdk.SetServiceBounds(100, 2, 2, 2, 2)()
+		testServiceModel(t, paramsOf(t, probeArch()))
+	})
 }
 
 func testServiceModel(t *testing.T, params nn.Params) {

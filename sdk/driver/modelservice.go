@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/uaxai/uaxai/sdk/internal/pb"
-	"github.com/uaxai/uaxai/sdk/internal/proto"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -32,10 +32,20 @@ import (
 // Every request is checked before any computation: an unknown handle, a
 // batch whose length is not a multiple of the input's, a target out of
 // range, an unknown layer or windows outside the input are errors that say
-// what would have been accepted, and a batch is bounded (MaxServiceInputs
-// inputs, MaxServiceWindows windows), so that no plugin can make the host
-// panic or compute without end. Handles are random, so that a plugin
-// cannot name another plugin's draws by counting.
+// what would have been accepted, and a batch is bounded (the MaxService
+// constants), so that no plugin can make the host panic or compute without
+// end. Handles are random, so that a plugin cannot name another plugin's
+// draws by counting.
+//
+// The host's memory is bounded whatever the plugins send. A request is
+// admitted (one of GOMAXPROCS turns) before a byte of its message is read;
+// it is received whole only up to MaxServiceMessage bytes, and its fields
+// are counted on the wire before it is decoded (checkRaw), so that an
+// admitted request holds at most a few times MaxServiceMessage. A request
+// waiting for a turn holds its call's flow-control window (serviceWindow)
+// in the transport; a connection has at most maxServiceStreams calls open
+// and the service at most MaxServiceConnections connections. A handler
+// that panics anyway answers Internal; it does not take the host down.
 //
 // Its methods are safe for concurrent use. The zero value is not usable:
 // use NewModelService.
@@ -48,13 +58,6 @@ type ModelService struct {
 	srv    *grpc.Server
 	closed bool
 }
-
-// The bounds of one model-service request: the inputs of a batch, and the
-// windows of a Windows request (inputs times starts).
-const (
-	MaxServiceInputs  = 1 << 16
-	MaxServiceWindows = 1 << 22
-)
 
 // NewModelService returns a model service that serves nothing yet. It
 // computes at most GOMAXPROCS requests at a time, whatever the plugins
@@ -122,9 +125,22 @@ func (s *ModelService) Close() error {
 	return nil
 }
 
+// maxSocketPath is the longest unix socket path Linux binds (sun_path
+// holds 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
 // start listens on a unix socket in a new private directory and serves.
+// The directory's name carries the host's process ID, so that a later
+// host can remove what a killed one left (removeStale).
 func (s *ModelService) start() error {
-	dir, err := os.MkdirTemp("", "uaxai-models-") // mode 0700
+	tmp := os.TempDir()
+	removeStale(tmp)
+	prefix := fmt.Sprintf("uaxai-models-%d-", os.Getpid())
+	// MkdirTemp appends up to 10 digits.
+	if n := len(filepath.Join(tmp, prefix+"0123456789", "model.sock")); n > maxSocketPath {
+		return fmt.Errorf("model service: the socket path under the temporary directory %s would be %d bytes; unix socket paths must fit in %d: set TMPDIR to a shorter directory", tmp, n, maxSocketPath)
+	}
+	dir, err := os.MkdirTemp(tmp, prefix) // mode 0700
 	if err != nil {
 		return fmt.Errorf("model service: %w", err)
 	}
@@ -133,32 +149,91 @@ func (s *ModelService) start() error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("model service: %w", err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(proto.MaxMessageSize), grpc.MaxSendMsgSize(proto.MaxMessageSize),
-		grpc.UnaryInterceptor(s.intercept))
-	pb.RegisterModelServer(srv, &modelServer{s: s})
-	go srv.Serve(lis) //nolint:errcheck // Serve returns when Close stops it
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(MaxServiceMessage), grpc.MaxSendMsgSize(MaxServiceMessage),
+		grpc.ForceServerCodecV2(newServiceCodec()),
+		grpc.MaxConcurrentStreams(maxServiceStreams),
+		grpc.StaticStreamWindowSize(serviceWindow), grpc.StaticConnWindowSize(serviceWindow),
+	)
+	srv.RegisterService(&modelServiceDesc, &modelServer{s: s})
+	go srv.Serve(&limitListener{Listener: lis, slots: make(chan struct{}, MaxServiceConnections)}) //nolint:errcheck // Serve returns when Close stops it
 	s.dir, s.lis, s.srv = dir, lis, srv
 	return nil
 }
 
-// intercept runs a handler when a computation slot is free (so that no
-// plugin, however many calls it makes at once, keeps more than GOMAXPROCS
-// of the host's threads computing), and turns its panic into an Internal
-// status: a request the checks let through by mistake must not take the
-// host process down (gRPC does not recover handlers' panics).
-func (s *ModelService) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+// A method of the service: the limits of its request's fields and its
+// answer, given the request's checked bytes.
+type serviceMethod struct {
+	name   string
+	limits []fieldLimit
+	answer func(v *modelServer, ctx context.Context, raw []byte) (any, error)
+}
+
+// method adapts a modelServer method to a serviceMethod: it decodes the
+// request of type R.
+func method[R any, PR interface {
+	*R
+	gproto.Message
+}, A any](name string, limits []fieldLimit, f func(*modelServer, context.Context, PR) (A, error)) serviceMethod {
+	return serviceMethod{name: name, limits: limits, answer: func(v *modelServer, ctx context.Context, raw []byte) (any, error) {
+		req := PR(new(R))
+		if err := gproto.Unmarshal(raw, req); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%s: malformed request: %v", name, err)
+		}
+		return f(v, ctx, req)
+	}}
+}
+
+var serviceMethods = []serviceMethod{
+	method("Describe", nil, (*modelServer).Describe),
+	method("Probs", batchLimits, (*modelServer).Probs),
+	method("InputGrad", batchLimits, (*modelServer).InputGrad),
+	method("Layer", layerLimits, (*modelServer).Layer),
+	method("Windows", windowsLimits, (*modelServer).Windows),
+	method("Spans", spansLimits, (*modelServer).Spans),
+}
+
+// modelServiceDesc is pb.Model_ServiceDesc with the service's own
+// handlers: the generated ones decode a request before anything else can
+// run, and these take a turn first, then check the request's bytes.
+var modelServiceDesc = func() grpc.ServiceDesc {
+	d := grpc.ServiceDesc{ServiceName: pb.Model_ServiceDesc.ServiceName, HandlerType: (*any)(nil), Metadata: pb.Model_ServiceDesc.Metadata}
+	for _, m := range serviceMethods {
+		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: m.name, Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			return srv.(*modelServer).serve(ctx, m, dec)
+		}})
+	}
+	return d
+}()
+
+// serve answers one request when a turn is free (so that no plugin,
+// however many calls it makes at once, keeps more than GOMAXPROCS of the
+// host's threads, or their requests' memory, busy), and turns a panic
+// into an Internal status: a request the checks let through by mistake
+// must not take the host process down (gRPC does not recover handlers'
+// panics).
+func (v *modelServer) serve(ctx context.Context, m serviceMethod, dec func(any) error) (resp any, err error) {
+	s := v.s
 	select {
 	case s.busy <- struct{}{}:
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 	defer func() { <-s.busy }()
+	full := "/" + pb.Model_ServiceDesc.ServiceName + "/" + m.name
 	defer func() {
 		if r := recover(); r != nil {
-			resp, err = nil, status.Errorf(codes.Internal, "model service: %s: panic: %v", info.FullMethod, r)
+			resp, err = nil, status.Errorf(codes.Internal, "model service: %s: panic: %v", full, r)
 		}
 	}()
-	return handler(ctx, req)
+	var raw rawRequest
+	if err := dec(&raw); err != nil {
+		return nil, err
+	}
+	if err := checkRaw(m.name, raw, m.limits); err != nil {
+		return nil, err
+	}
+	return m.answer(v, ctx, raw)
 }
 
 // model returns the model of a handle.
@@ -191,8 +266,9 @@ func (v *modelServer) Describe(_ context.Context, r *pb.ModelRef) (*pb.ModelInfo
 }
 
 // batch decodes and checks the inputs of a request: x holds B whole
-// inputs, 1 <= B <= MaxServiceInputs, and, if withTargets, one target in
-// range per input.
+// inputs, 1 <= B <= MaxServiceBatch(InputLen), whose probabilities fit an
+// answer (B * Classes <= MaxServiceValues), and, if withTargets, one
+// target in range per input.
 func batch(m nn.Model, method string, xb []byte, targets []int64, withTargets bool) ([]float32, []int, error) {
 	n, k := m.InputLen(), m.Classes()
 	if len(xb)%4 != 0 {
@@ -203,8 +279,11 @@ func batch(m nn.Model, method string, xb []byte, targets []int64, withTargets bo
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: x has %d values; want B*%d (B >= 1 inputs of %d values)", method, vals, n, n)
 	}
 	b := vals / n
-	if b > MaxServiceInputs {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %d inputs in one request; at most %d are accepted (split the batch)", method, b, MaxServiceInputs)
+	if most := MaxServiceBatch(n); b > most {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %d inputs of %d values in one request; at most %d are accepted (split the batch)", method, b, n, most)
+	}
+	if b*k > MaxServiceValues {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %d inputs of %d classes would answer %d probabilities; at most %d are (send at most %d inputs)", method, b, k, b*k, MaxServiceValues, MaxServiceValues/k)
 	}
 	var t []int
 	if withTargets {
@@ -287,6 +366,9 @@ func (v *modelServer) Layer(_ context.Context, r *pb.LayerRequest) (*pb.LayerRes
 	if err != nil {
 		return nil, err
 	}
+	if len(t)*sh.Size() > MaxServiceValues {
+		return nil, status.Errorf(codes.InvalidArgument, "Layer: %d inputs of layer %q (%d x %d values each) would answer %d values; at most %d are (send at most %d inputs)", len(t), r.GetLayer(), sh.C, sh.T, len(t)*sh.Size(), MaxServiceValues, max(MaxServiceValues/sh.Size(), 1))
+	}
 	act := make([]float32, len(t)*sh.Size())
 	grad := make([]float32, len(act))
 	if err := m.LayerGrad(act, grad, x, t, r.GetLayer()); err != nil {
@@ -329,18 +411,19 @@ func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.Wind
 	if width < 1 || width > int64(T) {
 		return nil, status.Errorf(codes.InvalidArgument, "Windows: width %d; want 1..%d (the input's samples a channel)", width, T)
 	}
-	starts := make([]int, len(r.GetStarts()))
+	ns := len(r.GetStarts())
+	if ns == 0 {
+		return nil, status.Error(codes.InvalidArgument, "Windows: no starts; want at least one window")
+	}
+	if len(t)*ns > MaxServiceWindows {
+		return nil, status.Errorf(codes.InvalidArgument, "Windows: %d inputs x %d windows in one request; at most %d windows are accepted (split the batch)", len(t), ns, MaxServiceWindows)
+	}
+	starts := make([]int, ns)
 	for j, s := range r.GetStarts() {
 		if s < 0 || s+width > int64(T) {
 			return nil, status.Errorf(codes.InvalidArgument, "Windows: start %d (index %d): a window of width %d must lie in 0..%d", s, j, width, T)
 		}
 		starts[j] = int(s)
-	}
-	if len(starts) == 0 {
-		return nil, status.Error(codes.InvalidArgument, "Windows: no starts; want at least one window")
-	}
-	if len(t)*len(starts) > MaxServiceWindows {
-		return nil, status.Errorf(codes.InvalidArgument, "Windows: %d inputs x %d windows in one request; at most %d windows are accepted (split the batch)", len(t), len(starts), MaxServiceWindows)
 	}
 	base := r.GetBaseline()
 	if base-base != 0 {
@@ -443,8 +526,11 @@ func decodeSpans(bounds, ends []int64, T int) ([][]nn.Span, error) {
 	if len(bounds)%2 != 0 {
 		return nil, fmt.Errorf("%d bounds; want (lo, hi) pairs", len(bounds))
 	}
-	if len(ends) == 0 || len(ends) > MaxServiceWindows {
-		return nil, fmt.Errorf("%d perturbations; want 1..%d", len(ends), MaxServiceWindows)
+	if len(ends) == 0 || len(ends) > MaxServicePerturbations {
+		return nil, fmt.Errorf("%d perturbations; want 1..%d", len(ends), MaxServicePerturbations)
+	}
+	if len(bounds) > 2*MaxServicePairs {
+		return nil, fmt.Errorf("%d (lo, hi) pairs; at most %d are accepted", len(bounds)/2, MaxServicePairs)
 	}
 	pairs := int64(len(bounds) / 2)
 	if ends[len(ends)-1] != pairs {

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -524,8 +525,27 @@ func TestModelServiceRejects(t *testing.T) {
 		{"spans NaN baseline", spans(func(r *pb.SpansRequest) { r.Baseline = float32(math.Inf(1)) }), codes.InvalidArgument, "baseline +Inf; want a finite number"},
 		{"too many windows", win(func(r *pb.WindowsRequest) {
 			r.Width = 1
-			r.Starts = make([]int64, MaxServiceWindows/2+1)
-		}), codes.InvalidArgument, "windows are accepted (split the batch)"},
+			r.X, r.Targets = wire.Float32Bytes(inputs(5, n, 5)), make([]int64, 5)
+			r.Starts = make([]int64, MaxServiceWindows/5+1)
+		}), codes.InvalidArgument, "5 inputs x 838861 windows in one request; at most 4194304 windows are accepted (split the batch)"},
+		{"too many starts", win(func(r *pb.WindowsRequest) {
+			r.Width = 1
+			r.Starts = make([]int64, MaxServiceStarts+1)
+		}), codes.InvalidArgument, "Windows: starts has 1048577 values; at most 1048576 are accepted in one request"},
+		{"too many perturbations", spans(func(r *pb.SpansRequest) {
+			r.Bounds, r.Ends = []int64{0, 1}, make([]int64, MaxServicePerturbations+1)
+			r.Ends[len(r.Ends)-1] = 1
+		}), codes.InvalidArgument, "Spans: ends has 65537 values; at most 65536"},
+		{"a long layer name", func() error {
+			_, err := rpc.Layer(ctx, &pb.LayerRequest{Handle: h, Layer: strings.Repeat("c", MaxServiceLayerName+1)})
+			return err
+		}(), codes.InvalidArgument, "Layer: layer has 257 bytes; at most 256"},
+		{"a layer answer too large", func() error {
+			// conv1's output is 4 x 22 values an input.
+			b := MaxServiceValues/88 + 1
+			_, err := rpc.Layer(ctx, &pb.LayerRequest{Handle: h, Layer: "conv1", X: make([]byte, 4*n*b), Targets: make([]int64, b)})
+			return err
+		}(), codes.InvalidArgument, "at most 2097152 are (send at most 23831 inputs)"},
 	} {
 		st, _ := status.FromError(c.err)
 		if c.err == nil || st.Code() != c.code || !strings.Contains(st.Message(), c.want) {
@@ -542,12 +562,16 @@ func TestModelServiceRejects(t *testing.T) {
 			t.Errorf("width %d: %v", w, err)
 		}
 	}
-	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: make([]byte, 4*n*MaxServiceInputs)}); err != nil {
-		t.Errorf("%d inputs: %v", MaxServiceInputs, err)
+	most := MaxServiceBatch(n)
+	if most != MaxServiceValues/n {
+		t.Fatalf("MaxServiceBatch(%d) = %d; want %d values / %d", n, most, MaxServiceValues, n)
+	}
+	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: make([]byte, 4*n*most)}); err != nil {
+		t.Errorf("%d inputs: %v", most, err)
 	}
 	// More inputs than a request may carry.
-	big := make([]byte, 4*n*(MaxServiceInputs+1))
-	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: big}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "65537 inputs in one request; at most 65536") {
+	big := make([]byte, 4*n*(most+1))
+	if _, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: big}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), fmt.Sprintf("x has %d bytes; at most %d are accepted", len(big), 4*MaxServiceValues)) {
 		t.Errorf("too many inputs: %v", err)
 	}
 	// A removed handle is unknown.

@@ -172,6 +172,37 @@ class TestClient(ServiceCase):
         g = self.m.input_grad(x, t)
         np.testing.assert_array_equal(g[-3:], self.m.input_grad(self.x, self.targets))
 
+    def test_split_by_the_service_bounds(self):
+        # Bounds so small that every call is split: the answers are those
+        # of unsplit calls, and the service saw as many requests as the
+        # bounds make.
+        x = np.tile(self.x, (3, 1))  # 9 inputs of 24 values
+        t = np.tile(self.targets, 3)
+        starts = [0, 1, 2, 3, 4]
+        perts = [[], [(0, 4)], [(1, 3), (3, 5), (9, 12)], [(0, T)], [(2, 3)]]
+        want = (self.m.probs(x), self.m.input_grad(x, t), self.m.layer("input", x, t),
+                self.m.windows(x, t, starts, 3, 0.5, unperturbed=True), self.m.spans(x[0], 1, perts))
+        from uaxai_plugin import model as mod
+        saved = {k: getattr(mod, k) for k in dir(mod) if k.startswith("MAX_SERVICE_")}
+        try:
+            mod.MAX_SERVICE_VALUES = 4 * C * T  # 4 inputs a request
+            mod.MAX_SERVICE_STARTS, mod.MAX_SERVICE_WINDOWS = 3, 8  # 2 starts for 4 inputs, 3 for 1
+            mod.MAX_SERVICE_PERTURBATIONS, mod.MAX_SERVICE_PAIRS = 2, 2
+            before = dict(self.svc.calls)
+            got = (self.m.probs(x), self.m.input_grad(x, t), self.m.layer("input", x, t),
+                   self.m.windows(x, t, starts, 3, 0.5, unperturbed=True), self.m.spans(x[0], 1, perts))
+            calls = {k: self.svc.calls[k] - before.get(k, 0) for k in self.svc.calls}
+        finally:
+            for k, v in saved.items():
+                setattr(mod, k, v)
+        for g, w in zip([got[0], got[1], *got[2], *got[3], got[4]], [want[0], want[1], *want[2], *want[3], want[4]]):
+            np.testing.assert_array_equal(g, w)
+        # 9 inputs: 4 + 4 + 1. Windows: inputs 4 + 4 (starts 2 + 2 + 1
+        # each) + 1 (starts 3 + 2). Spans: perturbations {[], [(0,4)]},
+        # {3 spans, alone}, {[(0,T)], [(2,3)]}.
+        self.assertEqual((calls["Probs"], calls["InputGrad"], calls["Layer"], calls["Windows"], calls["Spans"]),
+                         (3, 3, 3, 3 + 3 + 2, 3))
+
     def test_checks_before_calling(self):
         before = dict(self.svc.calls)
         m, x, t = self.m, self.x, self.targets

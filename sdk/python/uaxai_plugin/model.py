@@ -36,6 +36,19 @@ from .errors import Error, ServiceError
 from ._pb import plugin_pb2, plugin_pb2_grpc
 
 
+# The bounds of one model-service request (Go's sdk/internal/proto,
+# service.go: MaxServiceInputs, MaxServiceValues, MaxServiceStarts,
+# MaxServiceWindows, MaxServicePerturbations, MaxServicePairs). The host
+# refuses a request beyond one; the methods below split a batch into as
+# many requests as they take.
+MAX_SERVICE_INPUTS = 1 << 16
+MAX_SERVICE_VALUES = 1 << 21
+MAX_SERVICE_STARTS = 1 << 20
+MAX_SERVICE_WINDOWS = 1 << 22
+MAX_SERVICE_PERTURBATIONS = 1 << 16
+MAX_SERVICE_PAIRS = 1 << 20
+
+
 class ArchError(ValueError):
     """An architecture the kit cannot read."""
 
@@ -208,8 +221,12 @@ class Model:
         b = len(x)
         if b == 0:
             return np.zeros((0, self.classes), dtype=np.float32)
-        r = self._call("Probs", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(x)))
-        return self._decode("Probs", "probabilities", r.probs, (b, self.classes))
+        per, out = self._per_request("Probs"), []
+        for lo in range(0, b, per):
+            xs = x[lo:lo + per]
+            r = self._call("Probs", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(xs)))
+            out.append(self._decode("Probs", "probabilities", r.probs, (len(xs), self.classes)))
+        return np.concatenate(out)
 
     def input_grad(self, x, targets):
         """d p_target / d x for each input: x (B, input_len), targets (B,)
@@ -219,8 +236,13 @@ class Model:
         t = self._targets(targets, len(x))
         if len(x) == 0:
             return np.zeros((0, self.input_len), dtype=np.float32)
-        r = self._call("InputGrad", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(x), targets=t))
-        return self._decode("InputGrad", "gradient", r.grad, (len(x), self.input_len))
+        per, out = self._per_request("InputGrad", self.input_len), []
+        for lo in range(0, len(x), per):
+            xs = x[lo:lo + per]
+            r = self._call("InputGrad", plugin_pb2.ModelBatch(handle=self.service[1], x=wire.float32_bytes(xs),
+                                                              targets=t[lo:lo + per]))
+            out.append(self._decode("InputGrad", "gradient", r.grad, (len(xs), self.input_len)))
+        return np.concatenate(out)
 
     def layer_shape(self, name):
         """The per-input shape (channels, length) of the output of the layer
@@ -247,12 +269,18 @@ class Model:
         if len(x) == 0:
             c, n = self.layer_shape(name)
             return np.zeros((0, c, n), dtype=np.float32), np.zeros((0, c, n), dtype=np.float32)
-        r = self._call("Layer", plugin_pb2.LayerRequest(handle=self.service[1], layer=name, x=wire.float32_bytes(x), targets=t))
-        if r.channels < 1 or r.length < 1:
-            raise Error("model service: Layer: layer %r has shape %d x %d, want both >= 1" % (name, r.channels, r.length))
-        shape = (len(x), int(r.channels), int(r.length))
-        return (self._decode("Layer", "activations", r.act, shape),
-                self._decode("Layer", "gradients", r.grad, shape))
+        c, n = self.layer_shape(name)
+        per, acts, grads = self._per_request("Layer", c * n), [], []
+        for lo in range(0, len(x), per):
+            xs = x[lo:lo + per]
+            r = self._call("Layer", plugin_pb2.LayerRequest(handle=self.service[1], layer=name, x=wire.float32_bytes(xs),
+                                                            targets=t[lo:lo + per]))
+            if (r.channels, r.length) != (c, n):
+                raise Error("model service: Layer: layer %r has shape %d x %d, then %d x %d" % (name, c, n, r.channels, r.length))
+            shape = (len(xs), c, n)
+            acts.append(self._decode("Layer", "activations", r.act, shape))
+            grads.append(self._decode("Layer", "gradients", r.grad, shape))
+        return np.concatenate(acts), np.concatenate(grads)
 
     def windows(self, x, targets, starts, width, baseline=0.0, unperturbed=False):
         """Occlusion's inner loop: out[b, j] = p_targets[b](x[b] with the
@@ -282,8 +310,7 @@ class Model:
             j = bad[0]
             raise ValueError("starts[%d] is %d: with width %d a start must be in 0..%d (in_len %d)"
                              % (j, st[j], width, n_t - width, n_t))
-        req = plugin_pb2.WindowsRequest(handle=self.service[1], x=wire.float32_bytes(x), targets=t,
-                                        starts=st.tolist(), width=width)
+        zx, v = None, 0.0
         if np.ndim(baseline) == 0 and not isinstance(baseline, np.ndarray):
             if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, (int, float, np.integer, np.floating)):
                 raise ValueError("baseline is %r, want a number or an array (B, input_len) of baseline signals"
@@ -291,18 +318,32 @@ class Model:
             v = float(baseline)
             if not math.isfinite(v) or abs(v) > _F32_MAX:
                 raise ValueError("baseline is %r, want a finite number within float32" % (baseline,))
-            req.baseline = v
         else:
-            req.baseline_x = wire.float32_bytes(self._batch(baseline, "baseline", b))
+            zx = self._batch(baseline, "baseline", b)
         if b == 0 or len(st) == 0:
             out = np.zeros((b, len(st)), dtype=np.float32)
             if unperturbed:
                 return out, self.probs(x)[np.arange(b), t].astype(np.float32)
             return out
-        r = self._call("Windows", req)
-        out = self._decode("Windows", "probabilities", r.probs, (b, len(st)))
+        # Requests of at most per inputs and step starts, within the
+        # service's bounds on values, starts and windows.
+        out, p0 = np.empty((b, len(st)), dtype=np.float32), np.empty(b, dtype=np.float32)
+        per = self._per_request("Windows")
+        for lo in range(0, b, per):
+            hi = min(lo + per, b)
+            step = max(1, min(MAX_SERVICE_STARTS, MAX_SERVICE_WINDOWS // (hi - lo)))
+            for s0 in range(0, len(st), step):
+                s1 = min(s0 + step, len(st))
+                req = plugin_pb2.WindowsRequest(handle=self.service[1], x=wire.float32_bytes(x[lo:hi]), targets=t[lo:hi],
+                                                starts=st[s0:s1].tolist(), width=width, baseline=v)
+                if zx is not None:
+                    req.baseline_x = wire.float32_bytes(zx[lo:hi])
+                r = self._call("Windows", req)
+                out[lo:hi, s0:s1] = self._decode("Windows", "probabilities", r.probs, (hi - lo, s1 - s0))
+                if s0 == 0:
+                    p0[lo:hi] = self._decode("Windows", "unperturbed probabilities", r.unperturbed, (hi - lo,))
         if unperturbed:
-            return out, self._decode("Windows", "unperturbed probabilities", r.unperturbed, (b,))
+            return out, p0
         return out
 
     def spans(self, x, target, perturbations, baseline=0.0):
@@ -340,15 +381,38 @@ class Model:
             raise ValueError("baseline is %r, want a finite number within float32" % (baseline,))
         if not ends:
             return np.zeros(0, dtype=np.float32)
-        r = self._call("Spans", plugin_pb2.SpansRequest(handle=self.service[1], x=wire.float32_bytes(xb), target=t[0],
-                                                        bounds=bounds, ends=ends, baseline=float(baseline)))
-        return self._decode("Spans", "probabilities", r.probs, (len(ends),))
+        # Requests of at most MAX_SERVICE_PERTURBATIONS perturbations and
+        # MAX_SERVICE_PAIRS spans (a longer perturbation alone).
+        out, lo = np.empty(len(ends), dtype=np.float32), 0
+        while lo < len(ends):
+            base = ends[lo - 1] if lo else 0
+            hi = lo + 1
+            while hi < len(ends) and hi - lo < MAX_SERVICE_PERTURBATIONS and ends[hi] - base <= MAX_SERVICE_PAIRS:
+                hi += 1
+            top = ends[hi - 1]
+            r = self._call("Spans", plugin_pb2.SpansRequest(
+                handle=self.service[1], x=wire.float32_bytes(xb), target=t[0], bounds=bounds[2 * base:2 * top],
+                ends=[e - base for e in ends[lo:hi]], baseline=float(baseline)))
+            out[lo:hi] = self._decode("Spans", "probabilities", r.probs, (hi - lo,))
+            lo = hi
+        return out
 
     # --- plumbing ---------------------------------------------------------
 
     def _need(self, method):
         if self._stub is None:
             raise Error("model.%s: %s" % (method, _NO_SERVICE))
+
+    def _per_request(self, method, per=0):
+        """The most inputs of one request whose answer has per values an
+        input besides the probabilities: the service's bounds."""
+        most = min(MAX_SERVICE_INPUTS, MAX_SERVICE_VALUES // self.input_len, MAX_SERVICE_VALUES // self.classes)
+        if per:
+            most = min(most, MAX_SERVICE_VALUES // per)
+        if most < 1:
+            raise Error("model service: %s: an input of %d values (answers of %d) is more than one request may carry "
+                        "(%d values)" % (method, self.input_len, max(per, self.classes), MAX_SERVICE_VALUES))
+        return most
 
     def _batch(self, x, name="x", rows=None):
         """x as a C-contiguous float32 array (B, input_len) of finite
