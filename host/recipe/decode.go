@@ -20,20 +20,13 @@ import (
 // the file, the line, the key and what would be accepted.
 type decoder struct {
 	name  string
-	lines keyLines
+	lines *keyLines
 	dir   string
 }
 
 // line returns the line of path or, if it is not in the file, of its
 // nearest ancestor that is; 0 if none is.
-func (d *decoder) line(path []string) int {
-	for i := len(path); i > 0; i-- {
-		if l, ok := d.lines[pathKey(path[:i]...)]; ok {
-			return l
-		}
-	}
-	return 0
-}
+func (d *decoder) line(path []string) int { return d.lines.nearest(path) }
 
 func (d *decoder) errAt(path []string, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)

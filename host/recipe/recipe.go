@@ -174,7 +174,7 @@ type Recipe struct {
 	Dir        string        // absolute directory that relative paths are resolved against
 
 	name  string // the name errors use
-	lines keyLines
+	lines *keyLines
 }
 
 // Data is the [data] table. Fields that do not apply to the source are zero.
@@ -362,7 +362,7 @@ func (r *Recipe) KeyLine(path ...string) int {
 	if len(path) == 0 {
 		return 0
 	}
-	return r.lines[pathKey(path...)]
+	return r.lines.get(path...)
 }
 
 // Errorf returns an error in the recipe's style, "recipe NAME: line N: ...",
