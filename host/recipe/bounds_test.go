@@ -1,9 +1,14 @@
 package recipe
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 )
 
 // allocated returns the bytes f allocates.
@@ -57,5 +62,148 @@ func TestKeyLinesLinear(t *testing.T) {
 		if ratio := float64(big) / float64(small); ratio > 6 {
 			t.Errorf("%s: depth %d allocates %d bytes, depth %d %d: %.1f times for 4 times the depth (linear: about 4, quadratic: 16)", c.name, n, small, 4*n, big, ratio)
 		}
+	}
+}
+
+// treeHeight is the nesting of a decoded TOML value as checkText counts
+// it: a key adds one level, an array one level (an empty one too), an
+// inline table or table none beyond its keys. checkText counts an array
+// of tables as its header's parts, one less than this; so its depth is at
+// most treeHeight and equal to it without arrays of tables.
+func treeHeight(v any) int {
+	h := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			h = max(h, 1+treeHeight(e))
+		}
+	case []map[string]any:
+		h = 1
+		for _, e := range x {
+			h = max(h, 1+treeHeight(e))
+		}
+	case []any:
+		h = 1
+		for _, e := range x {
+			h = max(h, 1+treeHeight(e))
+		}
+	}
+	return h
+}
+
+// nested makes a top-level key whose value nests to tree height n.
+var nested = []struct {
+	name string
+	gen  func(n int) string
+}{
+	{"array", func(n int) string { return "x = " + strings.Repeat("[", n-1) + "1" + strings.Repeat("]", n-1) + "\n" }},
+	{"empty array", func(n int) string { return "x = " + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "\n" }},
+	{"inline table", func(n int) string { return "x = " + strings.Repeat("{a=", n-1) + "1" + strings.Repeat("}", n-1) + "\n" }},
+	{"dotted key", func(n int) string { return "x" + strings.Repeat(".a", n-1) + " = 1\n" }},
+	{"table header", func(n int) string { return "[x" + strings.Repeat(".a", n-2) + "]\ny = 1\n" }},
+	{"arrays of inline tables", func(n int) string {
+		// x = [{a = [{a = ... 1 ...}]}]: each [{a= adds two levels
+		k := (n - 1) / 2
+		s := "x = " + strings.Repeat("[{a=", k)
+		if (n-1)%2 == 1 {
+			s += "[1]"
+		} else {
+			s += "1"
+		}
+		return s + strings.Repeat("}]", k) + "\n"
+	}},
+	{"multi-line array with comments and strings", func(n int) string {
+		return "x = [ # [[[[ not nesting\n" + strings.Repeat("'[', \"{\", [\n", n-2) + "\"\"\"]]\n]]\"\"\"" + strings.Repeat("]\n", n-2) + "]\n"
+	}},
+}
+
+// TestNestingBound: checkText accepts a text nested MaxDepth deep and
+// refuses one level more, for every way of nesting, with the depth the
+// TOML library's own decoding gives (treeHeight).
+func TestNestingBound(t *testing.T) {
+	for _, c := range nested {
+		for _, n := range []int{MaxDepth - 1, MaxDepth, MaxDepth + 1} {
+			text := c.gen(n)
+			var raw map[string]any
+			if _, err := toml.Decode(text, &raw); err != nil {
+				t.Fatalf("%s %d: the test's text is not TOML: %v\n%s", c.name, n, err, text)
+			}
+			if h := treeHeight(raw); h != n {
+				t.Fatalf("%s %d: the test's text nests %d deep", c.name, n, h)
+			}
+			err := checkText("n.toml", []byte(text))
+			if (err == nil) != (n <= MaxDepth) {
+				t.Errorf("%s nested %d deep (bound %d): %v", c.name, n, MaxDepth, err)
+			}
+		}
+	}
+}
+
+// TestDeepRecipe: a recipe nested 20,000 deep (40 to 80 KB) is refused
+// before the TOML library reads it, with an error naming the file, the line
+// where the nesting passes the bound and the bound, and allocating little
+// more than the text: the old code took gigabytes (1.2 GB at 5,000 deep
+// inline tables).
+func TestDeepRecipe(t *testing.T) {
+	const n = 20000
+	head := "name = \"deep\"\n# a comment with [[[ brackets\n"
+	for _, c := range nested {
+		body := c.gen(n)
+		text := head + body
+		var err error
+		bytes := allocated(func() { _, err = Parse("deep.toml", []byte(text), "") })
+		// The line where depth MaxDepth+1 is reached: the key line for
+		// all but the multi-line array, whose bracket of that depth opens
+		// on its line MaxDepth.
+		line := strings.Count(head, "\n") + 1
+		if c.name == "multi-line array with comments and strings" {
+			line += MaxDepth - 1
+		}
+		wantErr(t, err, line, "recipe deep.toml: line", fmt.Sprintf("above the bound of %d", MaxDepth))
+		if limit := uint64(4*len(text)) + 256<<10; bytes > limit {
+			t.Errorf("%s: refusing %d bytes of text allocated %d bytes (more than %d)", c.name, len(text), bytes, limit)
+		}
+	}
+}
+
+// TestKeyPathBound: a key path of MaxKeyPath bytes is accepted, one more
+// is refused, whether the bytes are in the header, the key or an inline
+// table's key; a file beyond MaxRecipeSize is refused by Parse and Load.
+func TestKeyPathBound(t *testing.T) {
+	name := func(n int) string { return strings.Repeat("k", n) }
+	for _, gen := range []func(n int) string{
+		func(n int) string { return "[" + name(n-2) + ".a]\nb = 1\n" },         // header n-2 + 1, key 1
+		func(n int) string { return name(n-1) + ".b = 1\n" },                   // dotted key
+		func(n int) string { return "[t]\nx = {" + name(n-2) + " = 1}\n" },     // t + x + the inline key
+		func(n int) string { return "[t]\nx = [{" + name(n-2) + " = [1]}]\n" }, // arrays add no bytes
+	} {
+		for _, n := range []int{MaxKeyPath, MaxKeyPath + 1} {
+			text := gen(n)
+			err := checkText("k.toml", []byte(text))
+			if (err == nil) != (n <= MaxKeyPath) {
+				t.Errorf("key path of %d bytes (bound %d): %v\n%.80s", n, MaxKeyPath, err, text)
+			}
+			if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%d bytes", n)) {
+				t.Errorf("error does not give the key path's %d bytes: %v", n, err)
+			}
+		}
+	}
+
+	big := minimal + "# " + strings.Repeat("x", MaxRecipeSize) + "\n"
+	_, err := Parse("big.toml", []byte(big), "")
+	wantErr(t, err, 0, "recipe big.toml", fmt.Sprintf("the file is %d bytes, above the bound of %d", len(big), MaxRecipeSize))
+	p := filepath.Join(t.TempDir(), "big.toml")
+	if err := os.WriteFile(p, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(p)
+	wantErr(t, err, 0, fmt.Sprintf("the file is %d bytes", len(big)))
+	// At the bound: accepted (the comment pads a valid recipe).
+	atBound := minimal + "# " + strings.Repeat("x", MaxRecipeSize-len(minimal)-3) + "\n"
+	if len(atBound) != MaxRecipeSize {
+		t.Fatalf("padding: %d bytes", len(atBound))
+	}
+	if _, err := Parse("max.toml", []byte(atBound), ""); err != nil {
+		t.Errorf("a recipe of exactly %d bytes: %v", MaxRecipeSize, err)
 	}
 }
