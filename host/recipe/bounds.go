@@ -2,7 +2,10 @@ package recipe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // Bounds on the recipe text, checked before the TOML library reads it
@@ -281,4 +284,111 @@ func (s *nestScanner) inlineKey() error {
 	parts, bytes := s.key()
 	f.depth, f.bytes = f.baseDepth+parts, f.baseBytes+bytes
 	return s.check(f.depth, f.bytes)
+}
+
+// Bounds on the counts that size an allocation, checked while decoding;
+// REFERENCE.md ("Bounds") gives the reasoning beside each. Every bound is
+// far above what a study of the case (and the paper) uses, and keeps
+// what one count allocates below a few GiB.
+const (
+	// MaxDraws bounds draws (S): a record's S maps are held together by
+	// each summary (and by `uaxai recipe check`'s trial of it).
+	MaxDraws = 10000
+	// MaxDrawValues bounds draws times the network's input size
+	// (in_channels * in_len): the values of one record's S maps, 512 MiB
+	// as float64.
+	MaxDrawValues = 1 << 26
+	// MaxPluginTables bounds the [[posterior]], [[explainer]] and
+	// [[summary]] tables, each: every posterior is fitted, every pair
+	// explained.
+	MaxPluginTables = 256
+	// MaxWorkers bounds workers (goroutines, each with its buffers).
+	MaxWorkers = 4096
+	// MaxPerClass bounds train_per_class and test_per_class.
+	MaxPerClass = 100000
+	// MaxTestSplits bounds test_splits and the test directories.
+	MaxTestSplits = 1000
+	// MaxWaveLen bounds the waveform length fs/f0*cycles and in_len.
+	MaxWaveLen = 1 << 16
+	// MaxDataSamples bounds the samples of the generated training pool,
+	// and of the test splits together: 8 GiB as float64.
+	MaxDataSamples = 1 << 30
+	// MaxInChannels bounds in_channels.
+	MaxInChannels = 1024
+	// MaxLayers bounds [[model.layers]].
+	MaxLayers = 1024
+	// MaxLayerOut bounds a layer's out (channels or units).
+	MaxLayerOut = 1 << 16
+	// MaxParams bounds the network's parameters (256 MiB as float32;
+	// the paper's network has about 0.1 M).
+	MaxParams = 1 << 26
+	// MaxBatch bounds [train] batch.
+	MaxBatch = 1 << 14
+	// MaxBatchValues bounds batch times the activations of one sample
+	// (input and every layer's output): a training step's values, 2 GiB
+	// as float64.
+	MaxBatchValues = 1 << 28
+	// MaxPartitions bounds [calibration] partitions.
+	MaxPartitions = 100000
+	// MaxShards bounds [slurm] shards (and --shards): array tasks, each
+	// with its list of units.
+	MaxShards = 100000
+	// MaxList bounds the lists: [calibration] levels, [agreement] etas and
+	// deltas (their grid at most MaxList^2 cells), [sensitivity]
+	// distortions, [figures] qualitative, plugin_dirs.
+	MaxList = 1000
+)
+
+// above reports n above bound at path, in the form every bound's error has.
+func (d *decoder) above(path []string, n, bound int64, why string) error {
+	return d.keyErr(path, "%d is above the bound %d; %s", n, bound, why)
+}
+
+// checkCount refuses n > bound at path.
+func (d *decoder) checkCount(path []string, n, bound int, why string) error {
+	if n > bound {
+		return d.above(path, int64(n), int64(bound), why)
+	}
+	return nil
+}
+
+// checkList refuses a list of more than MaxList elements at path, at the
+// first element beyond the bound.
+func (d *decoder) checkList(path []string, n int, what string) error {
+	if n > MaxList {
+		return d.errAt(sub(path, strconv.Itoa(MaxList)), "%s: %d elements are above the bound %d (%s)", keyName(path), n, MaxList, what)
+	}
+	return nil
+}
+
+// checkArchBounds bounds the network's size: its parameters, and a
+// training batch's activations. Shapes has validated the architecture and
+// the per-key bounds keep every product below 2^63.
+func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error {
+	in := nn.Shape{C: a.InChannels, T: a.InLen}
+	var params, acts int64 = 0, int64(in.Size())
+	for i, l := range a.Layers {
+		switch l.Kind {
+		case nn.KindConv1D:
+			params += int64(l.Out) * (int64(in.C)*int64(l.Kernel) + 1)
+		case nn.KindDense:
+			params += int64(l.Out) * (int64(in.C) + 1)
+		case nn.KindBatchNorm1D:
+			params += 4 * int64(in.C) // weight, bias, running mean and variance
+		}
+		in = shapes[i]
+		acts += int64(in.Size())
+		if params > MaxParams {
+			p := []string{"model", "layers", strconv.Itoa(i), "out"}
+			if r.Model.Layers == nil {
+				p = []string{"model", "arch"}
+			}
+			return d.keyErr(p, "the network has %d parameters up to this layer, above the bound %d (%d MiB as float32); make the layers narrower", params, MaxParams, MaxParams*4>>20)
+		}
+	}
+	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
+		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
+			fmt.Sprintf("a sample's activations are %d values, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
+	}
+	return nil
 }

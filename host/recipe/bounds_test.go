@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // allocated returns the bytes f allocates.
@@ -205,5 +207,160 @@ func TestKeyPathBound(t *testing.T) {
 	}
 	if _, err := Parse("max.toml", []byte(atBound), ""); err != nil {
 		t.Errorf("a recipe of exactly %d bytes: %v", MaxRecipeSize, err)
+	}
+}
+
+// TestCountBounds: every count that sizes an allocation has an upper
+// bound: the largest accepted value decodes, one more is an error naming
+// the key, its line and the bound. Where a product is bounded (draws times
+// the input, samples of the data, parameters, a batch's activations) the
+// largest accepted value is computed from the bound and the other factors.
+func TestCountBounds(t *testing.T) {
+	dir := t.TempDir()
+	for _, sub := range []string{"train", "test"} {
+		os.MkdirAll(filepath.Join(dir, sub), 0o755)
+		for _, f := range []string{"waveforms.csv", "labels.csv"} {
+			os.WriteFile(filepath.Join(dir, sub, f), nil, 0o644)
+		}
+	}
+	withPosterior := func(extra string) string {
+		return strings.Replace(minimal, "use = \"ensemble\"\n", "use = \"ensemble\"\n"+extra, 1)
+	}
+	list := func(n int, el func(i int) string) string {
+		els := make([]string, n)
+		for i := range els {
+			els[i] = el(i)
+		}
+		return "[" + strings.Join(els, ", ") + "]"
+	}
+	files := "[data]\nsource = \"files\"\ntrain = \"train\"\ntest = [\"test\"]\n"
+	inline := func(inC, inLen int, layers string) string {
+		return fmt.Sprintf("[model]\narch = \"m\"\nin_channels = %d\nin_len = %d\n%s", inC, inLen, layers)
+	}
+	head := "[[model.layers]]\nkind = \"globalmaxpool\"\n"
+	dense := func(name string, out int) string {
+		return fmt.Sprintf("[[model.layers]]\nkind = \"dense\"\nname = %q\nout = %d\n", name, out)
+	}
+	logits := head + dense("fc", NumClasses)
+	// The paper network's activations a sample: input and every layer.
+	paper, _ := nn.LookupArch(nn.PaperArchName)
+	shapes, err := paper.Shapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := paper.InChannels * paper.InLen
+	for _, s := range shapes {
+		acts += s.C * s.T
+	}
+	const wide = 65536 // a dense layer of MaxLayerOut units
+	// Parameters of globalmaxpool, dense(wide), dense(n), dense(16) on one
+	// channel: 2*wide + n*(wide+1) + 16*(n+1).
+	maxParamsN := (MaxParams - 2*wide - NumClasses) / (wide + 1 + NumClasses)
+
+	for _, c := range []struct {
+		key   string // the key named in the error
+		bound int
+		gen   func(n int) string
+		says  string // what the error says of the bound; "": "above the bound <bound>"
+	}{
+		{"workers", MaxWorkers, func(n int) string { return fmt.Sprintf("workers = %d\n", n) + minimal }, ""},
+		{"draws", MaxDraws, func(n int) string { return withPosterior(fmt.Sprintf("draws = %d\n", n)) }, ""},
+		{"draws", MaxDrawValues / 64000, func(n int) string { // a network of 64,000 inputs
+			return withPosterior(fmt.Sprintf("draws = %d\n", n)) + "[data]\ncycles = 1000\n" + inline(1, 64000, logits)
+		}, ""},
+		{"explainer", MaxPluginTables, func(n int) string {
+			s := minimal
+			for i := 1; i < n; i++ {
+				s += fmt.Sprintf("[[explainer]]\nuse = \"occlusion\"\nlabel = \"e%d\"\n", i)
+			}
+			return s
+		}, ""},
+		{"train_per_class", MaxPerClass, func(n int) string { return minimal + fmt.Sprintf("[data]\ntrain_per_class = %d\n", n) }, ""},
+		{"train_per_class", MaxDataSamples / (NumClasses * 64000), func(n int) string {
+			return minimal + fmt.Sprintf("[data]\ncycles = 1000\ntrain_per_class = %d\n", n) + inline(1, 64000, logits)
+		}, ""},
+		{"test_splits", MaxTestSplits, func(n int) string { return minimal + fmt.Sprintf("[data]\ntest_splits = %d\n", n) }, ""},
+		{"test_per_class", MaxPerClass, func(n int) string { return minimal + fmt.Sprintf("[data]\ntest_splits = 1\ntest_per_class = %d\n", n) }, ""},
+		{"test_per_class", MaxDataSamples / (2 * NumClasses * 64000), func(n int) string {
+			return minimal + fmt.Sprintf("[data]\ncycles = 1000\ntest_splits = 2\ntest_per_class = %d\n", n) + inline(1, 64000, logits)
+		}, ""},
+		{"cycles", MaxWaveLen, func(n int) string { // fs = f0: the waveform is cycles samples
+			return minimal + fmt.Sprintf("[data]\nf0 = 50.0\nfs = 50.0\ncycles = %d\n", n) + inline(1, min(n, MaxWaveLen), logits)
+		}, ""},
+		{"cycles", MaxWaveLen / 64, func(n int) string { // 64 samples a cycle
+			return minimal + fmt.Sprintf("[data]\ncycles = %d\n", n) + inline(1, min(64*n, MaxWaveLen), logits)
+		}, fmt.Sprintf("%d samples a waveform, above the bound %d", 64*(MaxWaveLen/64+1), MaxWaveLen)},
+		{"classes", NumClasses, func(n int) string {
+			return minimal + "[data]\nclasses = " + list(n, func(i int) string { return fmt.Sprint(i) }) + "\n"
+		}, ""},
+		{"test", MaxTestSplits, func(n int) string {
+			return minimal + "[data]\nsource = \"files\"\ntrain = \"train\"\ntest = " + list(n, func(int) string { return `"test"` }) + "\n"
+		}, ""},
+		{"in_channels", MaxInChannels, func(n int) string { return minimal + files + inline(n, 640, logits) }, ""},
+		{"in_len", MaxWaveLen, func(n int) string { return minimal + files + inline(1, n, logits) }, ""},
+		{"layers", MaxLayers, func(n int) string {
+			return minimal + inline(1, 640, strings.Repeat("[[model.layers]]\nkind = \"relu\"\n", n-2)+logits)
+		}, ""},
+		{"out", MaxLayerOut, func(n int) string { return minimal + inline(1, 640, head+dense("a", n)+dense("fc", NumClasses)) }, ""},
+		{"kernel", MaxWaveLen, func(n int) string {
+			return minimal + files + inline(1, MaxWaveLen, fmt.Sprintf("[[model.layers]]\nkind = \"maxpool1d\"\nkernel = %d\n[[model.layers]]\nkind = \"flatten\"\n", n)+dense("fc", NumClasses))
+		}, ""},
+		{"out", maxParamsN, func(n int) string { // the parameters' bound
+			return minimal + inline(1, 640, head+dense("a", wide)+dense("b", n)+dense("fc", NumClasses))
+		}, fmt.Sprintf("%d parameters up to this layer, above the bound %d", 2*wide+(maxParamsN+1)*(wide+1), MaxParams)},
+		{"batch", MaxBatch, func(n int) string { return minimal + fmt.Sprintf("[train]\nbatch = %d\n", n) + inline(1, 640, logits) }, ""},
+		{"batch", min(MaxBatch, MaxBatchValues/acts), func(n int) string { return minimal + fmt.Sprintf("[train]\nbatch = %d\n", n) }, ""},
+		{"build", MaxDraws / 2, func(n int) string { return minimal + fmt.Sprintf("[calibration]\nbuild = %d\n", n) }, ""},
+		{"partitions", MaxPartitions, func(n int) string { return minimal + fmt.Sprintf("[calibration]\npartitions = %d\n", n) }, ""},
+		{"levels", MaxList, func(n int) string {
+			return minimal + "[calibration]\nlevels = " + list(n, func(int) string { return "0.5" }) + "\n"
+		}, ""},
+		{"etas", MaxList, func(n int) string {
+			return minimal + "[agreement]\netas = " + list(n, func(int) string { return "0.5" }) + "\n"
+		}, ""},
+		{"deltas", MaxList, func(n int) string {
+			return minimal + "[agreement]\ndeltas = " + list(n, func(int) string { return "0.5" }) + "\n"
+		}, ""},
+		{"distortions", MaxList, func(n int) string {
+			return minimal + "[sensitivity]\ndistortions = " + list(n, func(i int) string { return fmt.Sprintf(`"noise %d"`, i+1) }) + "\n"
+		}, ""},
+		{"qualitative", MaxList, func(n int) string {
+			return minimal + "[figures]\nqualitative = " + list(n, func(int) string { return `"normal"` }) + "\n"
+		}, ""},
+		{"plugin_dirs", MaxList, func(n int) string {
+			return "plugin_dirs = " + list(n, func(int) string { return `"."` }) + "\n" + minimal
+		}, ""},
+		{"repeats", 1000, func(n int) string { return minimal + fmt.Sprintf("[total_variance]\nrepeats = %d\n", n) }, "accepted: 2..1000"},
+		{"shards", MaxShards, func(n int) string { return minimal + fmt.Sprintf("[slurm]\nshards = %d\n", n) }, ""},
+		{"cpus_per_task", MaxWorkers, func(n int) string { return minimal + fmt.Sprintf("[slurm]\ncpus_per_task = %d\n", n) }, ""},
+	} {
+		if _, err := Parse("max.toml", []byte(c.gen(c.bound)), dir); err != nil {
+			t.Errorf("%s = %d, the bound: %v", c.key, c.bound, err)
+		}
+		text := c.gen(c.bound + 1)
+		_, err := Parse("big.toml", []byte(text), dir)
+		if err == nil {
+			t.Errorf("%s = %d, above the bound %d: no error", c.key, c.bound+1, c.bound)
+			continue
+		}
+		// The error's line: the key's, or for a list's elements and the
+		// plugin tables, the element's or the table's one past the bound.
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprintf("%q", c.key)) && !strings.Contains(msg, "[["+c.key+"]]") && !strings.Contains(msg, "[[model."+c.key+"]]") {
+			t.Errorf("%s = %d: the error does not name the key: %v", c.key, c.bound+1, err)
+		}
+		says := c.says
+		if says == "" {
+			says = fmt.Sprintf("above the bound %d", c.bound)
+			if c.key == "classes" {
+				says = fmt.Sprintf("above the %d the benchmark has", c.bound)
+			}
+		}
+		if !strings.Contains(msg, says) {
+			t.Errorf("%s = %d: the error does not say %q: %v", c.key, c.bound+1, says, err)
+		}
+		if !strings.Contains(msg, "recipe big.toml: line ") {
+			t.Errorf("%s = %d: the error gives no line: %v", c.key, c.bound+1, err)
+		}
 	}
 }

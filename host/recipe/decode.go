@@ -416,6 +416,12 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if r.Workers < 0 {
 		return nil, d.keyErr([]string{"workers"}, "%d is negative (accepted: 0 for all cores, or a count >= 1)", r.Workers)
 	}
+	if err := d.checkCount([]string{"workers"}, r.Workers, MaxWorkers, "workers are goroutines of a single machine: give at most its cores (0: all)"); err != nil {
+		return nil, err
+	}
+	if err := d.checkList([]string{"plugin_dirs"}, len(r.PluginDirs), "directories of plugins"); err != nil {
+		return nil, err
+	}
 	if r.Out == "" {
 		return nil, d.keyErr([]string{"out"}, "is empty (accepted: a directory path)")
 	}
@@ -468,6 +474,9 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 			return nil, err
 		}
 		*k.dst = refs
+	}
+	if err := d.checkDraws(r); err != nil {
+		return nil, err
 	}
 	if v, ok := tables["evaluate"]; ok {
 		if err := d.evaluate(v, &r.Evaluate); err != nil {

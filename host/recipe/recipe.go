@@ -58,7 +58,7 @@
 //	[[posterior]]    one or more
 //	use              string  required; plugin ID, the "posterior." prefix is optional
 //	label            string  default the ID; unique among the posteriors
-//	draws            integer default 1; >= 1 (S, the number of draws)
+//	draws            integer default 1; 1..10000 (S, the number of draws; bounds.go has every bound)
 //	(other keys)     the plugin's own config
 //
 //	[[explainer]]    one or more
