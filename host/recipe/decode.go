@@ -20,20 +20,13 @@ import (
 // the file, the line, the key and what would be accepted.
 type decoder struct {
 	name  string
-	lines keyLines
+	lines *keyLines
 	dir   string
 }
 
 // line returns the line of path or, if it is not in the file, of its
 // nearest ancestor that is; 0 if none is.
-func (d *decoder) line(path []string) int {
-	for i := len(path); i > 0; i-- {
-		if l, ok := d.lines[pathKey(path[:i]...)]; ok {
-			return l
-		}
-	}
-	return 0
-}
+func (d *decoder) line(path []string) int { return d.lines.nearest(path) }
 
 func (d *decoder) errAt(path []string, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
@@ -423,6 +416,12 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if r.Workers < 0 {
 		return nil, d.keyErr([]string{"workers"}, "%d is negative (accepted: 0 for all cores, or a count >= 1)", r.Workers)
 	}
+	if err := d.checkCount([]string{"workers"}, r.Workers, MaxWorkers, "workers are goroutines of a single machine: give at most its cores (0: all)"); err != nil {
+		return nil, err
+	}
+	if err := d.checkList([]string{"plugin_dirs"}, len(r.PluginDirs), "directories of plugins"); err != nil {
+		return nil, err
+	}
 	if r.Out == "" {
 		return nil, d.keyErr([]string{"out"}, "is empty (accepted: a directory path)")
 	}
@@ -475,6 +474,9 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 			return nil, err
 		}
 		*k.dst = refs
+	}
+	if err := d.checkDraws(r); err != nil {
+		return nil, err
 	}
 	if v, ok := tables["evaluate"]; ok {
 		if err := d.evaluate(v, &r.Evaluate); err != nil {

@@ -136,6 +136,9 @@ func (d *decoder) analysis(tables map[string]any, a *Analysis) error {
 		if err := d.table(tbl, path, []field{{"levels", d.setFloats(&c.Levels)}, {"build", d.setInt(&c.Build)}, {"partitions", d.setInt(&c.Partitions)}}); err != nil {
 			return err
 		}
+		if err := d.checkList(sub(path, "levels"), len(c.Levels), "band levels"); err != nil {
+			return err
+		}
 		if len(c.Levels) == 0 {
 			return d.keyErr(sub(path, "levels"), "is empty (accepted: band levels in (0, 1), e.g. [0.5, 0.8, 0.9])")
 		}
@@ -150,6 +153,12 @@ func (d *decoder) analysis(tables map[string]any, a *Analysis) error {
 		if c.Partitions < 1 {
 			return d.keyErr(sub(path, "partitions"), "%d (accepted: >= 1)", c.Partitions)
 		}
+		if err := d.checkCount(sub(path, "build"), c.Build, MaxDraws/2, fmt.Sprintf("the posterior's draws, at most %d, must be twice build", MaxDraws)); err != nil {
+			return err
+		}
+		if err := d.checkCount(sub(path, "partitions"), c.Partitions, MaxPartitions, fmt.Sprintf("accepted: 1..%d random partitions", MaxPartitions)); err != nil {
+			return err
+		}
 		a.Calibration = c
 	}
 	if v, ok := tables["agreement"]; ok {
@@ -160,6 +169,12 @@ func (d *decoder) analysis(tables map[string]any, a *Analysis) error {
 		}
 		g := &Agreement{Etas: []float64{0.2, 0.4, 0.6, 0.8, 1}, Deltas: []float64{0, 0.01, 0.05, 0.1}}
 		if err := d.table(tbl, path, []field{{"etas", d.setFloats(&g.Etas)}, {"deltas", d.setFloats(&g.Deltas)}}); err != nil {
+			return err
+		}
+		if err := d.checkList(sub(path, "etas"), len(g.Etas), "thresholds of the grid"); err != nil {
+			return err
+		}
+		if err := d.checkList(sub(path, "deltas"), len(g.Deltas), "margins of the grid"); err != nil {
 			return err
 		}
 		if len(g.Etas) == 0 || len(g.Deltas) == 0 {
@@ -212,6 +227,9 @@ func (d *decoder) analysis(tables map[string]any, a *Analysis) error {
 		if err := d.table(tbl, path, []field{{"qualitative", d.setStrings(&f.Qualitative)}, {"perclass", d.setBool(&f.PerClass)}}); err != nil {
 			return err
 		}
+		if err := d.checkList(sub(path, "qualitative"), len(f.Qualitative), "one figure panel each"); err != nil {
+			return err
+		}
 		a.Figures = f
 	}
 	if v, ok := tables["output"]; ok {
@@ -240,6 +258,9 @@ func (d *decoder) sensitivity(v any) (*Sensitivity, error) {
 	}
 	if s.Records != "correct" && s.Records != "all" {
 		return nil, d.keyErr(sub(path, "records"), "%s (accepted: \"correct\", the records the posterior classifies correctly; \"all\")", sdk.Quote(s.Records))
+	}
+	if err := d.checkList(sub(path, "distortions"), len(specs), "each distortion explains every batch again"); err != nil {
+		return nil, err
 	}
 	if len(specs) == 0 {
 		return nil, d.errAt(path, "[sensitivity]: distortions is missing or empty (accepted: e.g. [\"noise 30\", \"amplitude 1.05\", \"shift 4\"])")

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,11 +92,15 @@ func (d *decoder) data(v any, dd *Data) error {
 		return d.keyErr(sub(path, "val_fraction"), "%v is outside (0, 1)", dd.ValFraction)
 	}
 	for _, c := range []struct {
-		key string
-		n   int
-	}{{"train_per_class", dd.TrainPerClass}, {"test_splits", dd.TestSplits}, {"test_per_class", dd.TestPerClass}, {"cycles", dd.Cycles}} {
+		key   string
+		n     int
+		bound int
+	}{{"train_per_class", dd.TrainPerClass, MaxPerClass}, {"test_splits", dd.TestSplits, MaxTestSplits}, {"test_per_class", dd.TestPerClass, MaxPerClass}, {"cycles", dd.Cycles, MaxWaveLen}} {
 		if c.n < 1 {
 			return d.keyErr(sub(path, c.key), "%d must be >= 1", c.n)
+		}
+		if err := d.checkCount(sub(path, c.key), c.n, c.bound, fmt.Sprintf("accepted: 1..%d", c.bound)); err != nil {
+			return err
 		}
 	}
 	if !(dd.F0 > 0) {
@@ -112,6 +117,9 @@ func (d *decoder) data(v any, dd *Data) error {
 			}
 		}
 		return d.keyErr(sub(path, at), "fs/f0*cycles = %v/%v*%d = %v is not an integer number of samples", dd.Fs, dd.F0, dd.Cycles, dd.Fs/dd.F0*float64(dd.Cycles))
+	}
+	if err := d.checkDataSize(tbl, path, dd); err != nil {
+		return err
 	}
 	if snr != nil {
 		p := sub(path, "snr_db")
@@ -168,6 +176,9 @@ func (d *decoder) classes(arr []any, p []string, dd *Data) error {
 		dd.Classes = nil
 		return nil
 	}
+	if len(arr) > NumClasses {
+		return d.errAt(sub(p, strconv.Itoa(NumClasses)), "%s: %d classes are above the %d the benchmark has (accepted: each class once)", keyName(p), len(arr), NumClasses)
+	}
 	seen := map[string]int{}
 	out := make([]string, len(arr))
 	for i, e := range arr {
@@ -201,6 +212,9 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 	}
 	if len(dd.Test) == 0 {
 		return d.errAt(sub(path, "test"), "[data] with source = %q needs key \"test\": an array of >= 1 directories, one per test split", SourceFiles)
+	}
+	if len(dd.Test) > MaxTestSplits {
+		return d.errAt(sub(path, "test", strconv.Itoa(MaxTestSplits)), "key \"test\" in [data]: %d test directories are above the bound %d (one a test split)", len(dd.Test), MaxTestSplits)
 	}
 	if dd.Val != "" {
 		if _, ok := tbl["val_fraction"]; ok {
@@ -236,6 +250,35 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 		if err := check(&dd.Test[i], sub(path, "test", strconv.Itoa(i))); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkDataSize bounds the generated data: the waveform length, and the
+// samples of the training pool and of the test splits together.
+func (d *decoder) checkDataSize(tbl map[string]any, path []string, dd *Data) error {
+	n := dd.Len()
+	if n > MaxWaveLen {
+		at := "cycles"
+		for _, k := range []string{"cycles", "fs", "f0"} {
+			if _, ok := tbl[k]; ok {
+				at = k
+				break
+			}
+		}
+		return d.keyErr(sub(path, at), "fs/f0*cycles = %v/%v*%d = %d samples a waveform, above the bound %d", dd.Fs, dd.F0, dd.Cycles, n, MaxWaveLen)
+	}
+	classes := int64(NumClasses)
+	if len(dd.Classes) > 0 {
+		classes = int64(len(dd.Classes))
+	}
+	if s := int64(dd.TrainPerClass) * classes * int64(n); s > MaxDataSamples {
+		return d.above(sub(path, "train_per_class"), int64(dd.TrainPerClass), MaxDataSamples/(classes*int64(n)),
+			fmt.Sprintf("%d waveforms of %d samples for each of %d classes are %d samples, and at most %d (%d GiB as float64) are accepted", dd.TrainPerClass, n, classes, s, MaxDataSamples, MaxDataSamples*8>>30))
+	}
+	if s := int64(dd.TestSplits) * int64(dd.TestPerClass) * classes * int64(n); s > MaxDataSamples {
+		return d.above(sub(path, "test_per_class"), int64(dd.TestPerClass), MaxDataSamples/(int64(dd.TestSplits)*classes*int64(n)),
+			fmt.Sprintf("%d splits of %d waveforms of %d samples for each of %d classes are %d samples, and at most %d (%d GiB as float64) are accepted", dd.TestSplits, dd.TestPerClass, n, classes, s, MaxDataSamples, MaxDataSamples*8>>30))
 	}
 	return nil
 }

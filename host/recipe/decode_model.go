@@ -58,6 +58,15 @@ func (d *decoder) model(v any, m *Model) error {
 	if len(layers) == 0 {
 		return d.keyErr(sub(path, "layers"), "no layers")
 	}
+	if err := d.checkCount(sub(path, "in_channels"), m.InChannels, MaxInChannels, fmt.Sprintf("accepted: 1..%d", MaxInChannels)); err != nil {
+		return err
+	}
+	if err := d.checkCount(sub(path, "in_len"), m.InLen, MaxWaveLen, fmt.Sprintf("accepted: 1..%d samples", MaxWaveLen)); err != nil {
+		return err
+	}
+	if len(layers) > MaxLayers {
+		return d.errAt(sub(path, "layers", strconv.Itoa(MaxLayers)), "[[model.layers]]: %d layers are above the bound %d", len(layers), MaxLayers)
+	}
 	m.Layers = make([]nn.Layer, len(layers))
 	for i, l := range layers {
 		lp := sub(path, "layers", strconv.Itoa(i))
@@ -68,6 +77,12 @@ func (d *decoder) model(v any, m *Model) error {
 		if err := d.setStruct(lt, lp, &m.Layers[i]); err != nil {
 			return err
 		}
+		if err := d.checkCount(sub(lp, "out"), m.Layers[i].Out, MaxLayerOut, fmt.Sprintf("accepted: 1..%d channels or units", MaxLayerOut)); err != nil {
+			return err
+		}
+		if err := d.checkCount(sub(lp, "kernel"), m.Layers[i].Kernel, MaxWaveLen, fmt.Sprintf("accepted: 1..%d samples, at most the input's length", MaxWaveLen)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -75,6 +90,10 @@ func (d *decoder) model(v any, m *Model) error {
 // checkModel validates the architecture and its fit to the data.
 func (d *decoder) checkModel(r *Recipe) error {
 	a, err := r.Arch()
+	var shapes []nn.Shape
+	if err == nil {
+		shapes, err = a.Shapes()
+	}
 	if err != nil {
 		path := []string{"model"}
 		if r.Model.Layers == nil {
@@ -96,7 +115,7 @@ func (d *decoder) checkModel(r *Recipe) error {
 		return d.errAt(p, "[model]: architecture %q takes %d channel(s) x %d samples, but [data] makes 1 x %d (fs/f0*cycles = %v/%v*%d)",
 			a.Name, a.InChannels, a.InLen, n, r.Data.Fs, r.Data.F0, r.Data.Cycles)
 	}
-	return nil
+	return d.checkArchBounds(r, a, shapes)
 }
 
 func layerPart(msg string) string {

@@ -39,6 +39,9 @@ func (d *decoder) plugins(v any, kind sdk.Kind) ([]PluginRef, error) {
 	if len(arr) == 0 {
 		return nil, d.errAt([]string{k}, "no [[%s]] table: a recipe needs at least one", k)
 	}
+	if len(arr) > MaxPluginTables {
+		return nil, d.errAt([]string{k, strconv.Itoa(MaxPluginTables)}, "%d [[%s]] tables are above the bound %d (each is run with every other kind's); split the study into recipes", len(arr), k, MaxPluginTables)
+	}
 	refs := make([]PluginRef, len(arr))
 	labels := map[string]int{}
 	for i, e := range arr {
@@ -109,6 +112,9 @@ func (d *decoder) plugin(tbl map[string]any, path []string, kind sdk.Kind) (Plug
 			}
 			if ref.Draws < 1 {
 				return ref, d.keyErr(sub(path, "draws"), "%d must be >= 1 (S, the number of draws)", ref.Draws)
+			}
+			if err := d.checkCount(sub(path, "draws"), ref.Draws, MaxDraws, "a summary holds a record's S maps together (accepted: 1.."+strconv.Itoa(MaxDraws)+")"); err != nil {
+				return ref, err
 			}
 		}
 	case sdk.KindExplainer:
@@ -193,4 +199,22 @@ func normaliseID(use string, kind sdk.Kind) (string, error) {
 		return "", fmt.Errorf("%s is not a plugin ID (accepted: lower-case letters, digits, '_', '-' and '.', optionally prefixed %q)", sdk.Quote(use), k+".")
 	}
 	return id, nil
+}
+
+// checkDraws bounds each posterior's draws times the network's input size:
+// the values of one record's S maps, which a summary holds together.
+func (d *decoder) checkDraws(r *Recipe) error {
+	a, err := r.Arch()
+	if err != nil {
+		return nil // checkModel has reported it
+	}
+	in := a.InChannels * a.InLen
+	for _, p := range r.Posteriors {
+		if p.Draws*in > MaxDrawValues {
+			path := []string{string(p.Kind), strconv.Itoa(p.Index), "draws"}
+			return d.above(path, int64(p.Draws), int64(MaxDrawValues/in),
+				fmt.Sprintf("a record's %d maps of %d x %d values would be %d values together, and at most %d (%d MiB as float64) are accepted with this network's input", p.Draws, a.InChannels, a.InLen, p.Draws*in, MaxDrawValues, MaxDrawValues*8>>20))
+		}
+	}
+	return nil
 }

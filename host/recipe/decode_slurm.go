@@ -48,6 +48,9 @@ func CheckSlurmShards(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%d is less than 1 (accepted: the number of explain array tasks, >= 1)", n)
 	}
+	if n > MaxShards {
+		return fmt.Errorf("%d is above the bound %d (accepted: 1..%d explain array tasks)", n, MaxShards, MaxShards)
+	}
 	return nil
 }
 
@@ -55,6 +58,9 @@ func CheckSlurmShards(n int) error {
 func CheckSlurmCPUs(n int) error {
 	if n < 1 {
 		return fmt.Errorf("%d is less than 1 (accepted: the CPUs of each array task, >= 1)", n)
+	}
+	if n > MaxWorkers {
+		return fmt.Errorf("%d is above the bound %d (accepted: 1..%d CPUs, the workers of each array task)", n, MaxWorkers, MaxWorkers)
 	}
 	return nil
 }

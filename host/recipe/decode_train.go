@@ -1,6 +1,10 @@
 package recipe
 
-import "github.com/uaxai/uaxai/sdk/nn"
+import (
+	"strconv"
+
+	"github.com/uaxai/uaxai/sdk/nn"
+)
 
 func (d *decoder) checkTrain(t nn.TrainConfig) error {
 	p := func(k string) []string { return []string{"train", k} }
@@ -9,6 +13,8 @@ func (d *decoder) checkTrain(t nn.TrainConfig) error {
 		return d.keyErr(p("epochs"), "%d must be >= 1", t.Epochs)
 	case t.Batch < 1:
 		return d.keyErr(p("batch"), "%d must be >= 1", t.Batch)
+	case t.Batch > MaxBatch:
+		return d.above(p("batch"), int64(t.Batch), MaxBatch, "records of one training step (accepted: 1.."+strconv.Itoa(MaxBatch)+")")
 	case !(t.LR > 0):
 		return d.keyErr(p("lr"), "%v must be > 0", t.LR)
 	case !(t.WeightDecay >= 0):

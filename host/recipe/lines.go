@@ -5,32 +5,91 @@ import (
 	"strings"
 )
 
-// keyLines maps a key path (see pathKey) to the 1-based line where the key,
-// table header or array element is first defined.
+// keyLines maps a key path to the 1-based line where the key, table header
+// or array element is first defined. Array elements are addressed by their
+// 0-based index in decimal: ("posterior", "1", "members").
 //
 // BurntSushi/toml v1.6 records key positions only in unexported fields (and
 // keeps one position per dotted key, so the entries of an array of tables
 // overwrite each other), so the positions come from scanKeyLines, a small
 // scanner over text that the toml library has already accepted.
-type keyLines map[string]int
+//
+// The paths form a tree: each node is one key under its parent, so a path
+// costs one map entry per key and no key path is ever copied or joined.
+// (A map from joined paths costs the square of the depth: a value nested
+// 20,000 deep took gigabytes.) The zero keyLines (and a nil one) is empty.
+type keyLines struct {
+	child map[keyEdge]int32 // (parent node, key) -> node; node 0 is the root
+	line  []int             // node -> line; 0: a node only on the way to defined ones
+}
 
-// pathKey joins a key path into a map key. Array elements are addressed by
-// their 0-based index in decimal: ("posterior", "1", "members").
-func pathKey(path ...string) string { return strings.Join(path, "\x1f") }
+type keyEdge struct {
+	parent int32
+	key    string
+}
 
-func (kl keyLines) set(path []string, line int) {
-	k := pathKey(path...)
-	if _, ok := kl[k]; !ok {
-		kl[k] = line
+func newKeyLines() *keyLines { return &keyLines{child: map[keyEdge]int32{}, line: []int{0}} }
+
+// node returns the node of key under parent, made if it is new.
+func (kl *keyLines) node(parent int32, key string) int32 {
+	e := keyEdge{parent, key}
+	if n, ok := kl.child[e]; ok {
+		return n
 	}
+	n := int32(len(kl.line))
+	kl.child[e] = n
+	kl.line = append(kl.line, 0)
+	return n
+}
+
+// set records line for node n unless it has one.
+func (kl *keyLines) set(n int32, line int) {
+	if kl.line[n] == 0 {
+		kl.line[n] = line
+	}
+}
+
+// get returns the line of path, 0 if it is not defined in the file.
+func (kl *keyLines) get(path ...string) int {
+	if kl == nil || len(path) == 0 {
+		return 0
+	}
+	var n int32
+	for _, k := range path {
+		var ok bool
+		if n, ok = kl.child[keyEdge{n, k}]; !ok {
+			return 0
+		}
+	}
+	return kl.line[n]
+}
+
+// nearest returns the line of path or, if it is not in the file, of its
+// nearest ancestor that is; 0 if none is.
+func (kl *keyLines) nearest(path []string) int {
+	if kl == nil {
+		return 0
+	}
+	var n int32
+	best := 0
+	for _, k := range path {
+		var ok bool
+		if n, ok = kl.child[keyEdge{n, k}]; !ok {
+			break
+		}
+		if l := kl.line[n]; l > 0 {
+			best = l
+		}
+	}
+	return best
 }
 
 // scanKeyLines returns the line of every key, table header and array
 // element of a TOML document. It assumes the document is valid TOML (it is
 // only run after toml.Decode succeeded) and never fails: on anything it does
 // not understand it skips to the next line.
-func scanKeyLines(src string) keyLines {
-	s := &lineScanner{src: src, line: 1, lines: keyLines{}, arrays: map[string]int{}}
+func scanKeyLines(src string) *keyLines {
+	s := &lineScanner{src: src, line: 1, lines: newKeyLines(), arrays: map[int32]int{}}
 	s.run()
 	return s.lines
 }
@@ -39,9 +98,9 @@ type lineScanner struct {
 	src    string
 	pos    int
 	line   int
-	lines  keyLines
-	cur    []string       // the current table, with array indices
-	arrays map[string]int // array-of-tables path (with indices of its parents) -> elements so far
+	lines  *keyLines
+	cur    int32         // the node of the current table (its path has array indices)
+	arrays map[int32]int // node of an array of tables -> elements so far
 }
 
 func (s *lineScanner) eof() bool { return s.pos >= len(s.src) }
@@ -108,20 +167,20 @@ func (s *lineScanner) run() {
 				continue
 			}
 			s.next()
-			path := s.define(s.cur, keys, line)
-			s.value(path)
+			s.value(s.define(s.cur, keys, line))
 			s.skipLine()
 		}
 	}
 }
 
-// define records the lines of a (dotted) key under base and returns its path.
-func (s *lineScanner) define(base, keys []string, line int) []string {
-	path := append(append([]string{}, base...), keys...)
-	for i := len(base) + 1; i <= len(path); i++ {
-		s.lines.set(path[:i], line)
+// define records the lines of a (dotted) key under base and returns its node.
+func (s *lineScanner) define(base int32, keys []string, line int) int32 {
+	n := base
+	for _, k := range keys {
+		n = s.lines.node(n, k)
+		s.lines.set(n, line)
 	}
-	return path
+	return n
 }
 
 // header reads [a.b] or [[a.b]] and makes it the current table.
@@ -138,26 +197,25 @@ func (s *lineScanner) header() {
 	}
 	// Resolve the parents: a parent that is an array of tables means its
 	// last element.
-	var path []string
+	var n int32
 	for i, k := range keys {
-		path = append(path, k)
+		n = s.lines.node(n, k)
 		if i == len(keys)-1 {
 			break
 		}
-		if n := s.arrays[pathKey(path...)]; n > 0 {
-			path = append(path, strconv.Itoa(n-1))
+		if c := s.arrays[n]; c > 0 {
+			n = s.lines.node(n, strconv.Itoa(c-1))
 		}
-		s.lines.set(path, line)
+		s.lines.set(n, line)
 	}
 	if array {
-		k := pathKey(path...)
-		n := s.arrays[k]
-		s.arrays[k] = n + 1
-		s.lines.set(path, line)
-		path = append(path, strconv.Itoa(n))
+		c := s.arrays[n]
+		s.arrays[n] = c + 1
+		s.lines.set(n, line)
+		n = s.lines.node(n, strconv.Itoa(c))
 	}
-	s.lines.set(path, line)
-	s.cur = path
+	s.lines.set(n, line)
+	s.cur = n
 }
 
 // keyPath reads a dotted key (bare, "basic" or 'literal' parts) and the
@@ -237,8 +295,8 @@ func (s *lineScanner) literalString() string {
 }
 
 // value skips one value, recording the keys of inline tables and the
-// elements of arrays under path.
-func (s *lineScanner) value(path []string) {
+// elements of arrays under node n.
+func (s *lineScanner) value(n int32) {
 	s.skipSpace(false)
 	switch {
 	case s.hasPrefix(`"""`):
@@ -272,7 +330,7 @@ func (s *lineScanner) value(path []string) {
 			if s.eof() || s.peek() == ']' {
 				break
 			}
-			el := append(append([]string{}, path...), strconv.Itoa(i))
+			el := s.lines.node(n, strconv.Itoa(i))
 			s.lines.set(el, s.line)
 			start := s.pos
 			s.value(el)
@@ -299,7 +357,7 @@ func (s *lineScanner) value(path []string) {
 				break
 			}
 			s.next()
-			s.value(s.define(path, keys, line))
+			s.value(s.define(n, keys, line))
 			s.skipSpace(true)
 			if s.peek() == ',' {
 				s.next()

@@ -58,7 +58,7 @@
 //	[[posterior]]    one or more
 //	use              string  required; plugin ID, the "posterior." prefix is optional
 //	label            string  default the ID; unique among the posteriors
-//	draws            integer default 1; >= 1 (S, the number of draws)
+//	draws            integer default 1; 1..10000 (S, the number of draws; bounds.go has every bound)
 //	(other keys)     the plugin's own config
 //
 //	[[explainer]]    one or more
@@ -106,6 +106,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,7 +175,7 @@ type Recipe struct {
 	Dir        string        // absolute directory that relative paths are resolved against
 
 	name  string // the name errors use
-	lines keyLines
+	lines *keyLines
 }
 
 // Data is the [data] table. Fields that do not apply to the source are zero.
@@ -249,9 +250,9 @@ type PluginRef struct {
 // Load reads and parses a recipe file. Relative paths in it are resolved
 // against the file's directory.
 func Load(path string) (*Recipe, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, fmt.Errorf("recipe: %w", err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -265,9 +266,33 @@ func Load(path string) (*Recipe, error) {
 	return r, nil
 }
 
+// readBounded reads a recipe file of at most MaxRecipeSize bytes: a larger
+// one (or a device that never ends) is refused before it is read whole.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("recipe: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if err := checkSize(path, st.Size()); err != nil {
+			return nil, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxRecipeSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", path, err)
+	}
+	if err := checkSize(path, int64(len(data))); err != nil {
+		return nil, fmt.Errorf("%w (or more: the rest was not read)", err)
+	}
+	return data, nil
+}
+
 // Parse decodes a recipe. name is used in error messages; dir is the
 // directory that relative paths are resolved against ("" is the working
-// directory).
+// directory). A text beyond MaxRecipeSize, MaxDepth or MaxKeyPath is
+// refused before it is decoded.
 func Parse(name string, data []byte, dir string) (*Recipe, error) {
 	if dir == "" {
 		dir = "."
@@ -275,6 +300,9 @@ func Parse(name string, data []byte, dir string) (*Recipe, error) {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", name, err)
+	}
+	if err := checkText(name, data); err != nil {
+		return nil, err
 	}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
@@ -362,7 +390,7 @@ func (r *Recipe) KeyLine(path ...string) int {
 	if len(path) == 0 {
 		return 0
 	}
-	return r.lines[pathKey(path...)]
+	return r.lines.get(path...)
 }
 
 // Errorf returns an error in the recipe's style, "recipe NAME: line N: ...",

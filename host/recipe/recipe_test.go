@@ -701,14 +701,14 @@ q = 2
 		{[]string{"t", "1", "arr", "1", "q"}, "q = 2", 0},
 		{[]string{"t", "1", "arr", "0"}, "[[t.arr]]", 0},
 	} {
-		if got, want := kl[pathKey(c.path...)], nthLineOf(t, text, c.marker, c.nth); got != want {
+		if got, want := kl.get(c.path...), nthLineOf(t, text, c.marker, c.nth); got != want {
 			t.Errorf("%q: line %d, want %d", c.path, got, want)
 		}
 	}
-	if _, ok := kl[pathKey("b")]; ok {
+	if kl.get("b") != 0 {
 		t.Error("a key inside a multi-line string was recorded")
 	}
-	if _, ok := kl[pathKey("x")]; ok {
+	if kl.get("x") != 0 {
 		t.Error("a key inside a comment was recorded")
 	}
 }

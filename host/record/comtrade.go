@@ -425,8 +425,10 @@ func splitCFF(path string, b []byte) ([]cffSection, error) {
 				if count < 0 {
 					return nil, lineErr(path, line, "binary DAT section without a byte count, want \"--- file type: DAT %s: n ---\"", dtype)
 				}
-				if int64(next)+count > int64(len(b)) {
-					return nil, lineErr(path, line, "DAT section of %d bytes, but only %d bytes follow", count, len(b)-next)
+				// count is compared with what is left, never added to an
+				// offset: a count near 2^63 would overflow the sum.
+				if count > int64(len(b)-next) {
+					return nil, lineErr(path, line, "DAT section of %d bytes, but only %d bytes follow (accepted: the byte count of the data after this line, at most %d)", count, len(b)-next, len(b)-next)
 				}
 				s.body = b[next : next+int(count)]
 				secs = append(secs, s)
@@ -435,7 +437,7 @@ func splitCFF(path string, b []byte) ([]cffSection, error) {
 				line += 1 + bytes.Count(s.body, []byte{'\n'})
 				continue
 			}
-			if kind == "DAT" && count >= 0 && int64(next)+count <= int64(len(b)) {
+			if kind == "DAT" && count >= 0 && count <= int64(len(b)-next) {
 				s.body = b[next : next+int(count)]
 				secs = append(secs, s)
 				cur = -1

@@ -105,6 +105,11 @@
 // concatenated. The signal is divided by sqrt(2) * Nominal, so that a sine
 // of the nominal RMS value has peak 1 (the generator's amplitude), and cut
 // into windows k*hop .. k*hop+window-1 (640 and 640 by default).
+// The output is sized before it is allocated: a segment whose ratio
+// up/down exceeds MaxGrowth (100), a signal of more than MaxOutSamples
+// (2^27) samples, or windows holding more than MaxOutSamples samples
+// together are errors that say what to change (resample the file
+// beforehand, cut it, or a larger hop).
 // A missing sample is 0 in the filter's input and every output sample
 // whose sum reaches it is a gap (Resampler.Support: |n*down - m*up| <=
 // half_len); so are the output samples whose filter reaches across a

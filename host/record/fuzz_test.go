@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -40,8 +41,13 @@ func checkResult(t *testing.T, rec *Recording, err error) {
 	if end != len(rec.Samples) {
 		t.Fatalf("segments end at %d, %d samples", end, len(rec.Samples))
 	}
-	if len(rec.Samples) <= 200000 {
-		_, _ = Import(context.Background(), rec, ImportOptions{Nominal: 1, Window: 16, MaxRatio: 50})
+	// Import at the default MaxRatio: MaxGrowth bounds the output (a
+	// slow file is refused before its output is made).
+	if len(rec.Samples) <= 20000 {
+		imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Window: 16})
+		if err == nil && len(imp.Signal) > MaxGrowth*len(rec.Samples)+len(rec.Segments) {
+			t.Fatalf("import made %d samples of %d, more than %d times", len(imp.Signal), len(rec.Samples), MaxGrowth)
+		}
 	}
 }
 
@@ -71,6 +77,12 @@ func FuzzReadCOMTRADE(f *testing.F) {
 			}
 		}
 	}
+	// A DAT byte count near 2^63 overflowed an offset and panicked
+	// (TestCFFCountOverflow).
+	for _, ft := range []string{ASCII, Binary32} {
+		s, _ := overflowingCFF(f, ft, "9223372036854775807")
+		f.Add([]byte(s), []byte{})
+	}
 	f.Fuzz(func(t *testing.T, cfg, dat []byte) {
 		rec, err := ReadCOMTRADE("f.cfg", cfg, "f.dat", dat, Options{})
 		checkResult(t, rec, err)
@@ -89,6 +101,9 @@ func FuzzReadWAV(f *testing.F) {
 	}
 	f.Add(wavFile(wavePCM, 2, 8000, 24, true, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 	f.Add(wavFile(wavePCM, 1, 8000, 8, false, []byte{0, 128, 255}))
+	// 8-bit at 4 Hz: 3200 Hz would be 800 times its samples
+	// (TestImportGrowthBound).
+	f.Add(wavFile(wavePCM, 1, 4, 8, false, bytes.Repeat([]byte{0, 128, 255, 128}, 8)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := ReadWAV("f.wav", b, Options{})
 		checkResult(t, rec, err)

@@ -24,6 +24,15 @@ const (
 	DefaultRate     = 3200
 	DefaultWindow   = 640
 	DefaultMaxRatio = 1000
+	// MaxGrowth bounds a segment's resampling ratio up/down: the output
+	// samples a source sample makes. The case study's 3200 Hz is 3.2 times
+	// a 1 kHz recorder's rate and 64 times a 50 Hz one's; beyond 100 the
+	// output is mostly filter (a 4 Hz file would grow 800 times).
+	MaxGrowth = 100
+	// MaxOutSamples bounds the resampled signal, and the samples of the
+	// windows cut from it together: 1 GiB as float64, 11.6 hours at
+	// 3200 Hz.
+	MaxOutSamples = 1 << 27
 	// WindowsFile and ImportFile are written beside waveforms.csv.
 	WindowsFile = "windows.csv"
 	ImportFile  = "import.json"
@@ -152,6 +161,9 @@ func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, 
 		r.OutEnd = total
 		imp.Ratios = append(imp.Ratios, r)
 	}
+	if err := checkOutput(rec, imp.Ratios, total, opt); err != nil {
+		return nil, err
+	}
 	imp.Signal = make([]float64, total)
 	scale := 1 / (math.Sqrt2 * imp.Nominal)
 	var in []float64
@@ -223,6 +235,38 @@ func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, 
 		return nil, fmt.Errorf("record: %s: every one of the %d windows holds a gap (%s)", rec.Path, len(imp.Windows), imp.Windows[0].Dropped)
 	}
 	return imp, nil
+}
+
+// checkOutput refuses an import whose output would be more than MaxGrowth
+// times a segment's samples, or more than MaxOutSamples in all (the
+// signal, or its windows' samples), before anything of that size is
+// allocated.
+func checkOutput(rec *Recording, ratios []SegmentRatio, total int, opt ImportOptions) error {
+	mib := func(n int) float64 { return float64(n) * 8 / (1 << 20) }
+	for _, r := range ratios {
+		if g := float64(r.Up) / float64(r.Down); g > MaxGrowth {
+			n := r.OutEnd - r.OutStart
+			return fmt.Errorf("record: %s: samples %d..%d: resampling %g Hz to %g Hz would make %.4gx the input's samples (%d samples, %.1f MiB); at most %dx are accepted: resample the file beforehand to a rate of at least %g Hz, or import at a lower rate",
+				rec.Path, r.Start, r.End-1, r.Rate, opt.Rate, g, n, mib(n), MaxGrowth, opt.Rate/MaxGrowth)
+		}
+	}
+	if total > MaxOutSamples {
+		return fmt.Errorf("record: %s: %d samples resampled to %g Hz would make %d samples (%.1f MiB); at most %d (%.0f MiB) are accepted: cut the recording into parts of at most %.3g s",
+			rec.Path, len(rec.Samples), opt.Rate, total, mib(total), MaxOutSamples, mib(MaxOutSamples), float64(MaxOutSamples)/opt.Rate)
+	}
+	if total >= opt.Window {
+		windows := (total-opt.Window)/opt.Hop + 1
+		if k := MaxOutSamples / opt.Window; windows > k {
+			hop := total - opt.Window + 1 // one window
+			if k > 1 {
+				hop = (total - opt.Window + k - 2) / (k - 1) // ceil: (total-window)/hop + 1 <= k
+			}
+			n := windows * opt.Window
+			return fmt.Errorf("record: %s: %d windows of %d samples every %d would hold %d samples (%.1f MiB); at most %d (%.0f MiB) are accepted: a hop of %d or more, or cut the recording",
+				rec.Path, windows, opt.Window, opt.Hop, n, mib(n), MaxOutSamples, mib(MaxOutSamples), hop)
+		}
+	}
+	return nil
 }
 
 func btoi(b bool) int {
