@@ -3,9 +3,11 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
@@ -405,5 +409,84 @@ func TestExeServesBuiltins(t *testing.T) {
 	path := scriptFile(t, "any", "func Summarise(draws [][][]float64, cfg map[string]interface{}) ([][]float64, error) { return nil, nil }\n")
 	if _, err := m.Script(context.Background(), path, 1); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("a script served by a missing executable: %v", err)
+	}
+}
+
+// syncLog is a log buffer safe for go-plugin's goroutines.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// TestPluginTextEscaped: a plugin whose version, log entries, stderr and
+// error hold "\x1b[2K\r" (erase the line, back to its start) and
+// "\nuaxai: all good" cannot forge a line of the host's: the error, the
+// listed version and every line of the host's log show the controls
+// escaped, each plugin line stays one line that starts with the log's
+// own prefix, and no terminal control reaches the output.
+func TestPluginTextEscaped(t *testing.T) {
+	const liar = "\x1b[2K\ruaxai: all good\nuaxai: all good" // the hostile plugin's liarText
+	escaped := `\x1b[2K\ruaxai: all good\nuaxai: all good`
+	dir := hostileDir(t, "uaxai-explainer-liar_check")
+	var out syncLog
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: hostileLimits(), Logger: log})
+	defer m.Close()
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.liar_check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := e.Info().Version; v != "0.0.1"+escaped {
+		t.Errorf("Info().Version = %q, want %q", v, "0.0.1"+escaped)
+	}
+	err = e.Check(nil)
+	if err == nil || !strings.Contains(err.Error(), escaped) {
+		t.Fatalf("Check: %v, want an error quoting %q", err, escaped)
+	}
+	if !strings.Contains(fmt.Sprint(errors.Unwrap(err)), liar) {
+		t.Errorf("Check's error does not unwrap to the plugin's own: %v", errors.Unwrap(err))
+	}
+	t.Logf("Check: %v", err)
+	entries, _ := m.List(ctx)
+	for _, en := range entries {
+		if en.ID == "explainer.liar_check" && en.Version != "0.0.1"+escaped {
+			t.Errorf("List's version %q, want %q", en.Version, "0.0.1"+escaped)
+		}
+	}
+	m.Close()
+	text := out.String()
+	// The plugin wrote liar three ways: as raw stderr and through
+	// go-plugin's forwarding (two lines each, its own newline ends a
+	// line) and as one hclog entry (one message: its newline escaped).
+	first, _, _ := strings.Cut(escaped, `\n`)
+	if n := strings.Count(text, first); n < 3 {
+		t.Errorf("the log quotes the plugin's text %d times escaped, want 3 or more:\n%s", n, text)
+	}
+	if !strings.Contains(text, "[INFO]  explainer.liar_check.uaxai-explainer-liar_check: "+escaped) {
+		t.Errorf("the plugin's log entry is not one info line with its newline escaped:\n%s", text)
+	}
+	prefix := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[-+Z]\S* \[(TRACE|DEBUG|INFO|WARN|ERROR)\] `)
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if !prefix.MatchString(line) {
+			t.Errorf("log line %d is not a log entry of the host's: %q", i+1, line)
+		}
+	}
+	for _, s := range []string{text, err.Error(), e.Info().Version} {
+		if strings.ContainsAny(s, "\x1b\r") {
+			t.Errorf("a terminal control reaches the output: %q", s)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/internal/termsafe"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -276,7 +277,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 			case sp.script != "" && p.stderr.loadError() != "":
 				return errors.New(p.stderr.loadError())
 			}
-			return fmt.Errorf("starting %s: %w%s", sp.name(), err, p.stderr.suffix())
+			return fmt.Errorf("starting %s: %w%s", sp.name(), escapeErr(err), p.stderr.suffix())
 		})
 	}
 	pl, ok := raw.(sdk.Plugin)
@@ -286,7 +287,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	got := pl.Info().ID
 	switch {
 	case sp.script != "":
-		p.id = got
+		p.id = termsafe.Escape(got)
 	case got != sp.id && sp.source == "built-in":
 		return fail(func() error {
 			return fmt.Errorf("built-in %q serves plugin %q: the registry and the plugin's Info disagree", sp.id, got)
@@ -294,7 +295,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	case got != sp.id:
 		return fail(func() error {
 			return fmt.Errorf("plugin binary %s serves %q, but its file name says %q; rename it %s%s",
-				sp.source, got, sp.id, BinaryPrefix, strings.Replace(got, ".", "-", 1))
+				sp.source, got, sp.id, BinaryPrefix, termsafe.Escape(strings.Replace(got, ".", "-", 1)))
 		})
 	}
 	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid)
@@ -318,6 +319,24 @@ type procError struct {
 
 func (e *procError) Error() string { return e.msg }
 func (e *procError) Unwrap() error { return e.err }
+
+// pluginError is an error whose text a plugin wrote (a call's error, a
+// handshake's failure quoting the plugin's output): its text is escaped
+// (termsafe.Escape), so that a plugin cannot print a line of its own
+// through it; it unwraps to the error itself.
+type pluginError struct{ err error }
+
+func (e pluginError) Error() string { return termsafe.Escape(e.err.Error()) }
+func (e pluginError) Unwrap() error { return e.err }
+
+// escapeErr returns err, or a pluginError of it when its text holds
+// anything termsafe.Escape escapes.
+func escapeErr(err error) error {
+	if err == nil || termsafe.Escape(err.Error()) == err.Error() {
+		return err
+	}
+	return pluginError{err}
+}
 
 // call runs one call of the plugin under its limit (limitOf).
 // Past the limit the plugin's process group is killed, which ends the
@@ -365,7 +384,7 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	case code == codes.Canceled && ctx.Err() == nil && (p.isKilled() || p.m.isClosed()):
 		// the host closed the connection (Close, Stop, a deadline)
 	default:
-		return err
+		return escapeErr(err)
 	}
 	// The connection breaks a moment before the process is reaped.
 	exited := p.exited(time.Second)
@@ -377,6 +396,7 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	if errors.As(err, &se) {
 		cause = se.GRPCStatus().Message()
 	}
+	cause = termsafe.Escape(cause)
 	switch reason := p.killedFor(); {
 	case reason != "":
 		return &procError{fmt.Sprintf("%s was killed during %s: its %s", what, method, reason), err}
@@ -394,11 +414,24 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 }
 
 // remotePosterior, remoteExplainer and remoteSummary add deadlines and
-// process failure detection to the driver's clients.
+// process failure detection to the driver's clients, and escape the text
+// of their Info (safeInfo).
 type remotePosterior struct {
 	sdk.Posterior
 	p *proc
 }
+
+// safeInfo is a plugin's Info with its free text (Version, Summary)
+// escaped (termsafe.Escape), as `uaxai plugins`, the run's log and its
+// results show them. Its ID was checked against the expected one.
+func safeInfo(i sdk.Info) sdk.Info {
+	i.Version, i.Summary = termsafe.Escape(i.Version), termsafe.Escape(i.Summary)
+	return i
+}
+
+func (r remotePosterior) Info() sdk.Info { return safeInfo(r.Posterior.Info()) }
+func (r remoteExplainer) Info() sdk.Info { return safeInfo(r.Explainer.Info()) }
+func (r remoteSummary) Info() sdk.Info   { return safeInfo(r.Summary.Info()) }
 
 func (r remotePosterior) Check(cfg sdk.Config, draws int) error {
 	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Posterior.Check(cfg, draws) })
@@ -494,7 +527,8 @@ func (r remoteSummary) Summarise(ctx context.Context, draws [][][]float64, cfg s
 
 // tail keeps the last lines a plugin wrote to stderr that are not JSON
 // log entries (those go to the host's log), or, once a Go panic or fatal
-// error starts, its first lines.
+// error starts, its first lines; each escaped (termsafe.Escape), as the
+// errors that quote them must show them.
 type tail struct {
 	mu      sync.Mutex
 	cur     []byte
@@ -509,6 +543,17 @@ type tail struct {
 // error as it is: it names the script, and the line for syntax, type and
 // import errors.
 const scriptErrorPrefix = "uaxai: script load error: "
+
+// escapeLines escapes each line of s (termsafe.Escape) and keeps the
+// newlines between them: a script process's load error, which the host's
+// own code wrote over several lines.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = termsafe.Escape(l)
+	}
+	return strings.Join(lines, "\n")
+}
 
 // loadError is the load error a script process reported, or "".
 func (t *tail) loadError() string {
@@ -533,12 +578,12 @@ func (t *tail) Write(b []byte) (int, error) {
 			}
 			continue
 		}
-		line := string(bytes.TrimSpace(t.cur))
+		line := termsafe.Escape(string(bytes.TrimSpace(t.cur)))
 		t.cur = t.cur[:0]
 		switch {
 		case strings.HasPrefix(line, scriptErrorPrefix):
 			if msg, err := strconv.Unquote(strings.TrimPrefix(line, scriptErrorPrefix)); err == nil {
-				t.loadErr = msg
+				t.loadErr = escapeLines(msg)
 			}
 		case line == "" || strings.HasPrefix(line, "{"):
 		case !t.inPanic && crashLine(line):
@@ -597,7 +642,7 @@ func (t *tail) suffix() string {
 	defer t.mu.Unlock()
 	lines := t.lines
 	if len(t.cur) > 0 && t.cur[0] != '{' {
-		lines = append(lines[:len(lines):len(lines)], string(t.cur))
+		lines = append(lines[:len(lines):len(lines)], termsafe.Escape(string(t.cur)))
 	}
 	if len(lines) == 0 {
 		return ""
@@ -608,7 +653,8 @@ func (t *tail) suffix() string {
 // lineLog logs what a plugin writes to its (go-plugin redirected) stdout
 // and stderr, line by line at debug level, and feeds stderr to the tail.
 // With out set (a script's stderr: what the script prints), the lines go
-// there instead of the log.
+// there instead of the log. Each line is escaped (termsafe.Escape): a
+// carriage return or an escape sequence in it is shown, not acted on.
 type lineLog struct {
 	log    hclog.Logger
 	stream string
@@ -632,10 +678,11 @@ func (l *lineLog) Write(b []byte) (int, error) {
 			}
 			continue
 		}
+		line := termsafe.Escape(string(l.cur))
 		if l.out != nil {
-			_, _ = l.out.Write(append(l.cur, '\n'))
+			_, _ = io.WriteString(l.out, line+"\n")
 		} else {
-			l.log.Debug(string(l.cur), "stream", l.stream)
+			l.log.Debug(line, "stream", l.stream)
 		}
 		l.cur = l.cur[:0]
 	}
