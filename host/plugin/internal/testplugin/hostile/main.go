@@ -281,7 +281,9 @@ func (e explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReque
 
 type summary struct{ id string }
 
-func (s summary) Info() sdk.Info { return sdk.Info{ID: s.id, Version: version(), Output: sdk.OutputMap} }
+func (s summary) Info() sdk.Info {
+	return sdk.Info{ID: s.id, Version: version(), Output: sdk.OutputMap}
+}
 
 func (s summary) Check(cfg sdk.Config) error {
 	act("check")
