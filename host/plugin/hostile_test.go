@@ -31,7 +31,8 @@ import (
 // hostileLimits are short, so that the suite is quick.
 func hostileLimits() limits.Limits {
 	return limits.Limits{Handshake: 3 * time.Second, Check: 2 * time.Second, Fit: 2 * time.Second, Sample: 2 * time.Second,
-		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20}
+		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20,
+		PluginMemory: limits.MinPluginMemory}
 }
 
 // patientLimits are the limits of tests whose plugins behave: far above
@@ -234,7 +235,7 @@ func TestHostilePlugins(t *testing.T) {
 				// of memory", "fatal error: out of memory allocating heap
 				// arena metadata") or a thread's stack ("runtime/cgo:
 				// pthread_create failed"), and says so first.
-				tc{kind, "oom", c, []string{"exited unexpectedly during " + m}, []string{
+				tc{kind, "oom", c, []string{"died during " + m + ": out of memory (limit 256MiB, limits.plugin_memory)"}, []string{
 					"its last stderr lines:\n\tfatal error: ", "its last stderr lines:\n\truntime/cgo: pthread_create failed"}},
 			)
 		}
@@ -488,5 +489,87 @@ func TestPluginTextEscaped(t *testing.T) {
 		if strings.ContainsAny(s, "\x1b\r") {
 			t.Errorf("a terminal control reaches the output: %q", s)
 		}
+	}
+}
+
+// TestPluginMemory: a plugin binary that allocates more than
+// limits.plugin_memory (the hostile plugin's hog mode: 1 GiB, then it
+// hangs) is stopped by the host's limit, whichever way this system
+// applies it (a cgroup v2 of its own, or RLIMIT_DATA), and the error says
+// it ran out of memory and names the limit; the host's log says which
+// way was used.
+func TestPluginMemory(t *testing.T) {
+	if !memLimitsApply {
+		t.Skip("the host limits a plugin's memory on Linux only")
+	}
+	dir := hostileDir(t, "uaxai-explainer-hog_explain")
+	var out syncLog
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})
+	lim := hostileLimits()
+	lim.ExplainBatch = 20 * time.Second // far more than 1 GiB takes to touch: the limit on memory must end it
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: lim, Logger: log})
+	defer m.Close()
+	var err error
+	within(t, "the calls", func() { err = drive(t, m, sdk.KindExplainer, "explainer.hog_explain") })
+	limit := formatBytes(lim.PluginMemory) + ", limits.plugin_memory"
+	if err == nil || !strings.Contains(err.Error(), "died during Explain: ") || !strings.Contains(err.Error(), "out of memory") ||
+		!strings.Contains(err.Error(), "(limit "+limit) {
+		t.Errorf("a plugin over its memory limit: %v; want it to have died during Explain of want of memory, with its limit %s", err, limit)
+	}
+	m.Close()
+	how := regexp.MustCompile(`plugin started: .*plugin=explainer.hog_explain .*memory="?([^"\n]*)`).FindStringSubmatch(out.String())
+	switch {
+	case how == nil:
+		t.Errorf("the log does not say how the plugin's memory was limited:\n%s", out.String())
+	case !strings.HasPrefix(how[1], formatBytes(lim.PluginMemory)+" by cgroup v2") && !strings.HasPrefix(how[1], formatBytes(lim.PluginMemory)+" by RLIMIT_DATA"):
+		t.Errorf("the plugin's memory was limited by %q, want a cgroup v2 or RLIMIT_DATA", how[1])
+	default:
+		t.Logf("method: %s", how[1])
+	}
+	t.Logf("error: %v", err)
+}
+
+// TestPluginKilledBySignal: a plugin killed from outside the host during
+// a call is reported as killed by that signal: SIGKILL, as the kernel's
+// OOM killer sends, with the memory limit; SIGTERM by its name alone.
+func TestPluginKilledBySignal(t *testing.T) {
+	if !memLimitsApply {
+		t.Skip("signals are named on Linux")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		name := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM"}[sig]
+		t.Run(name, func(t *testing.T) {
+			dir := hostileDir(t, "uaxai-explainer-hang_explain")
+			lim := patientLimits()
+			lim.PluginMemory = 768 << 20
+			m := newManager(t, Options{Dirs: []string{dir}, Limits: lim})
+			ctx := context.Background()
+			e, err := m.Explainer(ctx, "explainer.hang_explain")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := pidOf(t, e)
+			done := make(chan error, 1)
+			go func() {
+				_, err := explain(t, ctx, e, request(nil))
+				done <- err
+			}()
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-done:
+			case <-time.After(bound):
+				t.Fatalf("no end of the call within %s of %s", bound, sig)
+			}
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("explainer.hang_explain (%s, pid %d) died during ", filepath.Join(dir, "uaxai-explainer-hang_explain"), pid)) ||
+				!strings.Contains(err.Error(), ": killed by "+name) {
+				t.Fatalf("a plugin killed by %s: %v", name, err)
+			}
+			if mem := strings.Contains(err.Error(), "likely out of memory (limit 768MiB, limits.plugin_memory)"); mem != (sig == syscall.SIGKILL) {
+				t.Errorf("a plugin killed by %s: %v; a memory limit is named for SIGKILL only", name, err)
+			}
+			t.Logf("%s: %v", name, err)
+		})
 	}
 }

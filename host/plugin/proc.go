@@ -35,6 +35,7 @@ type proc struct {
 	client *goplugin.Client
 	stderr *tail
 	lim    limits.Limits
+	mem    memLimit // its memory limit
 
 	mu     sync.Mutex
 	g      *group // nil until go-plugin asks for the runner
@@ -181,7 +182,11 @@ func (p *proc) exited(d time.Duration) bool {
 // whatever the plugin (or a grandchild holding its stdout) does.
 func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	lim := m.limits()
-	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim}
+	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim,
+		mem: memLimit{bytes: lim.PluginMemoryBytes(), key: "plugin_memory"}}
+	if sp.script != "" {
+		p.mem = memLimit{bytes: lim.ScriptMemory, key: "script_memory", inside: true}
+	}
 	log := m.log.Named(sp.id)
 	if sp.script != "" {
 		log = m.log.Named("script")
@@ -205,6 +210,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 			if sp.interpreted != "" {
 				g.name = sp.interpreted // go-plugin's log names the plugin, not python3
 			}
+			g.mem = p.mem
 			p.setGroup(g)
 			return g, nil
 		},
@@ -276,6 +282,8 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 				return fmt.Errorf("starting %s: %w", sp.name(), context.Cause(ctx))
 			case sp.script != "" && p.stderr.loadError() != "":
 				return errors.New(p.stderr.loadError())
+			case p.exitCause() != "":
+				return fmt.Errorf("starting %s: it died: %s%s", sp.name(), p.exitCause(), p.stderr.suffix())
 			}
 			return fmt.Errorf("starting %s: %w%s", sp.name(), escapeErr(err), p.stderr.suffix())
 		})
@@ -298,7 +306,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 				sp.source, got, sp.id, BinaryPrefix, termsafe.Escape(strings.Replace(got, ".", "-", 1)))
 		})
 	}
-	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid)
+	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid, "memory", p.g.memory())
 	switch v := raw.(type) {
 	case sdk.Posterior:
 		return remotePosterior{v, p}, p, nil
@@ -402,6 +410,8 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 		return &procError{fmt.Sprintf("%s was killed during %s: its %s", what, method, reason), err}
 	case closed:
 		return &procError{fmt.Sprintf("%s was stopped during %s: the host is shutting down", what, method), err}
+	case exited && p.exitCause() != "":
+		return &procError{fmt.Sprintf("%s died during %s: %s%s", what, method, p.exitCause(), p.stderr.suffix()), err}
 	case exited && p.script != "":
 		if why := p.stderr.fatal(); why != "" {
 			return &procError{fmt.Sprintf("%s died during %s: %s%s", what, method, why, scriptHint(why, p.lim)), err}
@@ -411,6 +421,54 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 		return &procError{fmt.Sprintf("%s exited unexpectedly during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
 	}
 	return &procError{fmt.Sprintf("%s is unreachable during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
+}
+
+// exitCause says how the exited process ended when that was by a signal
+// or for want of memory, else "": "killed by SIGKILL: out of memory
+// (...)" when its cgroup says the kernel killed it for want of memory;
+// "killed by SIGKILL, likely out of memory (...)" for a SIGKILL from
+// outside the host (the kernel's OOM killer sends it, and says so only in
+// its own log), unless the host signalled the process itself; "killed by
+// SIGSEGV" and the like; "out of memory (...)"
+// for a Go runtime that failed to map memory and said so on stderr (its
+// exit status is then 2; the message quotes that stderr). The parentheses hold the process's limit and
+// its key. A script's process says more (scriptHint).
+func (p *proc) exitCause() string {
+	p.mu.Lock()
+	g := p.g
+	p.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	st, oom, hostKilled := g.exit()
+	if st == nil {
+		return ""
+	}
+	limit := "no limit"
+	if p.mem.bytes > 0 {
+		limit = "limit " + p.mem.String()
+	}
+	sig, signalled := signalOf(st)
+	if hostKilled && !oom {
+		signalled = false // the host's own SIGKILL: the caller says why it sent it
+	}
+	switch {
+	case oom:
+		return fmt.Sprintf("killed by %s: out of memory (%s; the kernel's OOM killer, in its cgroup)", sig, limit)
+	case signalled && sig == "SIGKILL":
+		return fmt.Sprintf("killed by SIGKILL, likely out of memory (%s), or by something outside the host", limit)
+	case signalled:
+		return "killed by " + sig
+	case p.script == "" && memoryFatal(p.stderr.fatal()):
+		return fmt.Sprintf("out of memory (%s)", limit) // its stderr, which the message quotes, says how
+	}
+	return ""
+}
+
+// memoryFatal reports whether a Go fatal error is the runtime's failure
+// to map memory (its heap, its arenas' metadata, a thread's stack).
+func memoryFatal(line string) bool {
+	return strings.Contains(line, "out of memory") || strings.Contains(line, "cannot allocate memory") || strings.Contains(line, "pthread_create failed")
 }
 
 // remotePosterior, remoteExplainer and remoteSummary add deadlines and
@@ -630,7 +688,7 @@ func scriptHint(fatal string, lim limits.Limits) string {
 	switch {
 	case strings.Contains(fatal, "stack overflow"):
 		return fmt.Sprintf(" (the script recursed too deep: a script's stacks are limited to %dMiB)", ScriptMaxStack(lim.ScriptMemory)>>20)
-	case strings.Contains(fatal, "out of memory") || strings.Contains(fatal, "cannot allocate memory") || strings.Contains(fatal, "pthread_create failed"):
+	case memoryFatal(fatal):
 		return fmt.Sprintf(" (the script needed more memory than limits.script_memory, %dMiB)", lim.ScriptMemory>>20)
 	}
 	return ""

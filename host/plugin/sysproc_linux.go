@@ -1,6 +1,12 @@
 package plugin
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // waitExit returns once process pid has exited, without reaping it: a
 // zombie keeps its pid, and with it the ID of its process group, so that
@@ -20,4 +26,17 @@ func waitExit(pid int) bool {
 // address space the Go runtime reserves without using (over a GB).
 func limitMemory(n int64) error {
 	return unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: uint64(n), Max: uint64(n)})
+}
+
+// signalOf is the name of the signal that ended the process ("SIGKILL")
+// and true, or "" and false if it exited.
+func signalOf(st *os.ProcessState) (string, bool) {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	if name := unix.SignalName(ws.Signal()); name != "" {
+		return name, true
+	}
+	return fmt.Sprintf("signal %d", int(ws.Signal())), true
 }
