@@ -53,7 +53,7 @@ type group struct {
 	// hostKilled: kill signalled the group before the leader was reaped,
 	// so a signal that ended it may be the host's own.
 	hostKilled bool
-	pid     int
+	pid        int
 
 	exited  chan struct{} // closed once the leader has been reaped
 	waitErr error         // the leader's exit, once exited is closed
