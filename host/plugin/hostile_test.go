@@ -573,3 +573,40 @@ func TestPluginKilledBySignal(t *testing.T) {
 		})
 	}
 }
+
+// TestLongTMPDIR: a TMPDIR so long that go-plugin's socket path under it
+// cannot fit in a unix socket's address is reported as such, before any
+// plugin starts, rather than as the plugin's failure; the longest TMPDIR
+// the check accepts works.
+func TestLongTMPDIR(t *testing.T) {
+	plugins := t.TempDir()
+	install(t, plugins, "uaxai-explainer-echo", 0o755)
+	base := t.TempDir()
+	// dirOf makes a directory of exactly n bytes under base.
+	dirOf := func(n int) string {
+		d := base + "/" + strings.Repeat("d", n-len(base)-1)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	longest := socketPathMax - socketNameLen
+	tooLong := dirOf(longest + 1)
+	t.Setenv("TMPDIR", tooLong)
+	m := newManager(t, Options{Dirs: []string{plugins}, Limits: patientLimits()})
+	_, err := m.Explainer(context.Background(), "explainer.echo")
+	want := fmt.Sprintf("TMPDIR %s is %d bytes; unix socket paths must fit in %d bytes: set TMPDIR to a shorter directory", tooLong, len(tooLong), socketPathMax)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a plugin started with a TMPDIR of %d bytes: %v; want %q", len(tooLong), err, want)
+	}
+	t.Setenv("TMPDIR", dirOf(longest))
+	e, err := m.Explainer(context.Background(), "explainer.echo")
+	if err != nil {
+		t.Fatalf("a plugin started with a TMPDIR of %d bytes, the longest accepted: %v", longest, err)
+	}
+	maps, err := explain(t, context.Background(), e, request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -176,11 +177,33 @@ func (p *proc) exited(d time.Duration) bool {
 	return true
 }
 
+// socketNameLen is the most go-plugin adds to the temporary directory
+// for a plugin's socket: the directory it makes there (os.MkdirTemp's
+// "plugin-dir" and up to 10 random digits) and the socket the plugin
+// makes in that (os.CreateTemp's "plugin" and up to 10 digits).
+const socketNameLen = len("/plugin-dir") + 10 + len("/plugin") + 10
+
+// checkSocketDir says, before a plugin starts, whether the socket path
+// go-plugin would make for it under TMPDIR (os.TempDir) may not fit in a
+// unix socket's address: the plugin would then fail to listen, and the
+// host would see a plugin that prints no handshake.
+func checkSocketDir() error {
+	dir := strings.TrimSuffix(os.TempDir(), "/")
+	if n := len(dir) + socketNameLen; n > socketPathMax {
+		return fmt.Errorf("TMPDIR %s is %d bytes; unix socket paths must fit in %d bytes: set TMPDIR to a shorter directory (of at most %d bytes), where go-plugin's socket path of up to %d bytes more fits",
+			termsafe.Escape(dir), len(dir), socketPathMax, socketPathMax-socketNameLen, socketNameLen)
+	}
+	return nil
+}
+
 // launch starts sp and dispenses its client, checking that it serves the
 // expected ID. Starting is bounded by the handshake limit and by ctx:
 // past either, the process group is killed, which ends the handshake
 // whatever the plugin (or a grandchild holding its stdout) does.
 func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
+	if err := checkSocketDir(); err != nil {
+		return nil, nil, fmt.Errorf("cannot start %s: %w", sp.name(), err)
+	}
 	lim := m.limits()
 	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim,
 		mem: memLimit{bytes: lim.PluginMemoryBytes(), key: "plugin_memory"}}

@@ -40,3 +40,7 @@ func signalOf(st *os.ProcessState) (string, bool) {
 	}
 	return fmt.Sprintf("signal %d", int(ws.Signal())), true
 }
+
+// socketPathMax is the longest path a unix socket may have: sun_path's
+// 108 bytes, less the NUL that ends it.
+const socketPathMax = 107

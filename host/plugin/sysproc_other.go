@@ -14,3 +14,7 @@ func limitMemory(int64) error { return nil }
 
 // signalOf is "" and false outside Linux: the exit is reported as it is.
 func signalOf(*os.ProcessState) (string, bool) { return "", false }
+
+// socketPathMax is the longest path a unix socket may have on the BSDs
+// and macOS: sun_path's 104 bytes, less the NUL that ends it.
+const socketPathMax = 103
