@@ -12,9 +12,10 @@ package limits
 import "time"
 
 // Limits is the [limits] table: how long each call to a plugin may take
-// before the host kills the plugin's process group, and how much memory
-// the process that runs a summary script may use. A zero field means its
-// default (OrDefault).
+// before the host kills the plugin's process group, how much memory each
+// plugin process may use, and how much the process that runs a summary
+// script may use. A zero field means its default (OrDefault; for
+// PluginMemory, PluginMemoryBytes).
 type Limits struct {
 	Handshake      time.Duration // start a plugin process until it has said what it is (answered Info)
 	Check          time.Duration // one Check of a recipe table
@@ -27,6 +28,43 @@ type Limits struct {
 	// bytes (on Linux its RLIMIT_DATA; the Go runtime's soft limit is set
 	// a little below). A script that needs more ends its own process.
 	ScriptMemory int64
+	// PluginMemory is the memory each plugin process may use, in bytes
+	// (a built-in served by a process of its own, a plugin binary, a
+	// Python plugin; not a script's, which ScriptMemory bounds): host/plugin
+	// sets it from outside the process as it starts, by a cgroup v2
+	// memory.max where the host may make one, else RLIMIT_DATA. Zero means
+	// "auto", AutoPluginMemory, which depends on the machine, and stays
+	// zero here so that a recipe's canonical form does not.
+	PluginMemory int64
+}
+
+// MinPluginMemory is the least plugin_memory accepted, and the least
+// AutoPluginMemory gives: what a Go plugin process (its runtime and
+// gRPC) needs to start, with room for its work.
+const MinPluginMemory int64 = 256 << 20
+
+// PluginMemoryBytes is the memory each plugin process may use: l's
+// PluginMemory, or AutoPluginMemory when that is zero.
+func (l Limits) PluginMemoryBytes() int64 {
+	if l.PluginMemory > 0 {
+		return l.PluginMemory
+	}
+	return AutoPluginMemory()
+}
+
+// AutoPluginMemory is plugin_memory's default: half the memory the host
+// may use, that is half the least of the machine's physical memory and
+// the memory limits of the cgroups the host runs in (a Slurm job's
+// allocation, a container's), but at least MinPluginMemory. One plugin
+// that runs away then leaves the host and the other plugins half of it.
+// Outside Linux, where the host does not limit a plugin's memory, it is
+// MinPluginMemory's 8 times.
+func AutoPluginMemory() int64 {
+	n := HostMemory()
+	if n <= 0 {
+		return 8 * MinPluginMemory
+	}
+	return max(n/2, MinPluginMemory)
 }
 
 // Default returns the limits of a recipe without [limits]: far above
@@ -54,7 +92,8 @@ type Duration struct {
 }
 
 // Durations returns the duration keys of [limits] in schema order, each
-// with a pointer to its field of l. script_memory, a size, is not one.
+// with a pointer to its field of l. script_memory and plugin_memory,
+// sizes, are not.
 func (l *Limits) Durations() []Duration {
 	return []Duration{
 		{"handshake", &l.Handshake}, {"check", &l.Check}, {"fit", &l.Fit}, {"sample", &l.Sample},

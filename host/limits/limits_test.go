@@ -1,6 +1,9 @@
 package limits
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +39,37 @@ func TestOrDefault(t *testing.T) {
 	want := Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, ExplainBatch: 6, SummariseBatch: 7}
 	if l != want || len(keys) != 7 {
 		t.Errorf("Durations set %+v (keys %v), want %+v", l, keys, want)
+	}
+}
+
+// TestPluginMemory: plugin_memory left zero stays zero through OrDefault
+// (a recipe's canonical form does not depend on the machine) and means
+// AutoPluginMemory: half of what the host may use, never less than
+// MinPluginMemory, and on Linux no more than half the physical memory
+// /proc/meminfo reports; a value set is used as it is.
+func TestPluginMemory(t *testing.T) {
+	if got := (Limits{}).OrDefault().PluginMemory; got != 0 {
+		t.Errorf("OrDefault set plugin_memory to %d; it stays 0 (auto)", got)
+	}
+	if got := (Limits{PluginMemory: 3 << 30}).PluginMemoryBytes(); got != 3<<30 {
+		t.Errorf("plugin_memory 3GiB gives %d", got)
+	}
+	auto := Limits{}.PluginMemoryBytes()
+	host := HostMemory()
+	if auto != AutoPluginMemory() || auto < MinPluginMemory || host > 0 && auto != max(host/2, MinPluginMemory) {
+		t.Errorf("auto plugin_memory %d, host memory %d, least %d", auto, host, MinPluginMemory)
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo:", err)
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	if kb <= 0 || host <= 0 || host > kb<<10 {
+		t.Errorf("host memory %d bytes; /proc/meminfo's MemTotal %d kB", host, kb)
 	}
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -49,10 +50,22 @@ type group struct {
 	stopped bool // kill was called: Start refuses, a started group is killed
 	started bool
 	reaped  bool // the leader was reaped: its ID may be reused, never signal it
-	pid     int
+	// hostKilled: kill signalled the group before the leader was reaped,
+	// so a signal that ended it may be the host's own.
+	hostKilled bool
+	pid        int
 
 	exited  chan struct{} // closed once the leader has been reaped
 	waitErr error         // the leader's exit, once exited is closed
+
+	// mem is the process's memory limit, applied as it starts: by a
+	// cgroup of its own (cg) where the host may make one, else by
+	// RLIMIT_DATA; memHow says which, for the log; oom is set once
+	// reaped if the kernel killed it for want of memory (cgroup only).
+	mem    memLimit
+	memHow string
+	cg     *cgroup
+	oom    bool
 }
 
 var _ runner.Runner = (*group)(nil)
@@ -83,7 +96,8 @@ func newGroup(path string, args, env []string, socketDir string) (*group, error)
 	return g, nil
 }
 
-// Start starts the process, unless kill came first.
+// Start starts the process, unless kill came first, with its memory
+// limited (startLimited).
 func (g *group) Start(context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -95,7 +109,7 @@ func (g *group) Start(context.Context) error {
 		g.removeSocketDir()
 		return errStopped
 	}
-	if err := g.cmd.Start(); err != nil {
+	if err := g.startLimited(); err != nil {
 		g.closePipes()
 		g.removeSocketDir()
 		return err
@@ -103,6 +117,60 @@ func (g *group) Start(context.Context) error {
 	g.started, g.pid = true, g.cmd.Process.Pid
 	go g.reap()
 	return nil
+}
+
+// startLimited starts the process with its memory limited to g.mem: in
+// a cgroup v2 of its own (memory.max) if the host may make one under its
+// own, from the first instruction; else by setting its RLIMIT_DATA at
+// once after the start (prlimit; the process has then only begun to
+// run). A Go program built with the race detector gets no RLIMIT_DATA
+// (its ThreadSanitizer maps far more than it uses), nor does a process
+// that limits itself (g.mem.inside). g.memHow records what was done.
+func (g *group) startLimited() error {
+	switch {
+	case g.mem.bytes <= 0 || g.mem.inside || !memLimitsApply:
+		g.memHow = "none (limited by the process itself, or not on this system)"
+		return g.cmd.Start()
+	}
+	cg, cgErr := newCgroup(g.mem.bytes)
+	if cg != nil {
+		cg.attach(g.cmd.SysProcAttr)
+		err := g.cmd.Start()
+		cg.started()
+		if err == nil {
+			g.cg, g.memHow = cg, memoryHow(g.mem, "cgroup v2 "+cg.dir+" (memory.max)")
+			return nil
+		}
+		// The kernel refused to start it in the cgroup: start it as
+		// exec.Cmd can be started only once, afresh, with RLIMIT_DATA.
+		cg.remove()
+		cgErr = err
+		g.cmd = cloneCmd(g.cmd)
+	}
+	if raceBuilt(g.cmd.Path) {
+		g.memHow = fmt.Sprintf("none: a race-detector build gets no RLIMIT_DATA (cgroup v2: %v)", cgErr)
+		return g.cmd.Start()
+	}
+	if err := g.cmd.Start(); err != nil {
+		return err
+	}
+	if err := limitData(g.cmd.Process.Pid, g.mem.bytes); err != nil {
+		procgroup.Kill(g.cmd)
+		_ = g.cmd.Wait()
+		return fmt.Errorf("limiting the memory of %s to %s (RLIMIT_DATA): %w", g.name, g.mem, err)
+	}
+	g.memHow = memoryHow(g.mem, fmt.Sprintf("RLIMIT_DATA (cgroup v2: %v)", cgErr))
+	return nil
+}
+
+// cloneCmd is a fresh exec.Cmd that starts what cmd would have.
+func cloneCmd(cmd *exec.Cmd) *exec.Cmd {
+	c := exec.Command(cmd.Path, cmd.Args[1:]...)
+	c.Env, c.Dir, c.Stdin, c.Stdout, c.Stderr = cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
+	attr := *cmd.SysProcAttr
+	detach(&attr)
+	c.SysProcAttr = &attr
+	return c
 }
 
 // reap waits for the leader to exit, kills what is left of its group,
@@ -115,8 +183,13 @@ func (g *group) reap() {
 		g.mu.Unlock()
 	}
 	err := g.cmd.Wait()
+	oom := false
+	if g.cg != nil {
+		oom = g.cg.oomKilled()
+		g.cg.remove()
+	}
 	g.mu.Lock()
-	g.reaped, g.waitErr = true, err
+	g.reaped, g.waitErr, g.oom = true, err, oom
 	g.mu.Unlock()
 	g.removeSocketDir()
 	close(g.exited)
@@ -137,6 +210,7 @@ func (g *group) kill() {
 	g.stopped = true
 	if g.started && !g.reaped {
 		procgroup.Kill(g.cmd)
+		g.hostKilled = true
 	}
 	g.mu.Unlock()
 	time.AfterFunc(pipeGrace, g.closePipes)
@@ -160,6 +234,24 @@ func (g *group) hasStarted() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.started
+}
+
+// exit is how the reaped process ended (nil before), whether the kernel
+// killed it for want of memory, and whether the host may have killed it.
+func (g *group) exit() (st *os.ProcessState, oom, hostKilled bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.reaped {
+		return nil, false, false
+	}
+	return g.cmd.ProcessState, g.oom, g.hostKilled
+}
+
+// memory says how the process's memory was limited, for the log.
+func (g *group) memory() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.memHow
 }
 
 // done is closed once the process has exited and was reaped.

@@ -3,9 +3,11 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
@@ -27,7 +31,8 @@ import (
 // hostileLimits are short, so that the suite is quick.
 func hostileLimits() limits.Limits {
 	return limits.Limits{Handshake: 3 * time.Second, Check: 2 * time.Second, Fit: 2 * time.Second, Sample: 2 * time.Second,
-		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20}
+		Load: 2 * time.Second, ExplainBatch: 2 * time.Second, SummariseBatch: 2 * time.Second, ScriptMemory: 256 << 20,
+		PluginMemory: limits.MinPluginMemory}
 }
 
 // patientLimits are the limits of tests whose plugins behave: far above
@@ -230,7 +235,7 @@ func TestHostilePlugins(t *testing.T) {
 				// of memory", "fatal error: out of memory allocating heap
 				// arena metadata") or a thread's stack ("runtime/cgo:
 				// pthread_create failed"), and says so first.
-				tc{kind, "oom", c, []string{"exited unexpectedly during " + m}, []string{
+				tc{kind, "oom", c, []string{"died during " + m + ": out of memory (limit 256MiB, limits.plugin_memory)"}, []string{
 					"its last stderr lines:\n\tfatal error: ", "its last stderr lines:\n\truntime/cgo: pthread_create failed"}},
 			)
 		}
@@ -406,4 +411,202 @@ func TestExeServesBuiltins(t *testing.T) {
 	if _, err := m.Script(context.Background(), path, 1); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("a script served by a missing executable: %v", err)
 	}
+}
+
+// syncLog is a log buffer safe for go-plugin's goroutines.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// TestPluginTextEscaped: a plugin whose version, log entries, stderr and
+// error hold "\x1b[2K\r" (erase the line, back to its start) and
+// "\nuaxai: all good" cannot forge a line of the host's: the error, the
+// listed version and every line of the host's log show the controls
+// escaped, each plugin line stays one line that starts with the log's
+// own prefix, and no terminal control reaches the output.
+func TestPluginTextEscaped(t *testing.T) {
+	const liar = "\x1b[2K\ruaxai: all good\nuaxai: all good" // the hostile plugin's liarText
+	escaped := `\x1b[2K\ruaxai: all good\nuaxai: all good`
+	dir := hostileDir(t, "uaxai-explainer-liar_check")
+	var out syncLog
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: hostileLimits(), Logger: log})
+	defer m.Close()
+	ctx := context.Background()
+	e, err := m.Explainer(ctx, "explainer.liar_check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := e.Info().Version; v != "0.0.1"+escaped {
+		t.Errorf("Info().Version = %q, want %q", v, "0.0.1"+escaped)
+	}
+	err = e.Check(nil)
+	if err == nil || !strings.Contains(err.Error(), escaped) {
+		t.Fatalf("Check: %v, want an error quoting %q", err, escaped)
+	}
+	if !strings.Contains(fmt.Sprint(errors.Unwrap(err)), liar) {
+		t.Errorf("Check's error does not unwrap to the plugin's own: %v", errors.Unwrap(err))
+	}
+	t.Logf("Check: %v", err)
+	entries, _ := m.List(ctx)
+	for _, en := range entries {
+		if en.ID == "explainer.liar_check" && en.Version != "0.0.1"+escaped {
+			t.Errorf("List's version %q, want %q", en.Version, "0.0.1"+escaped)
+		}
+	}
+	m.Close()
+	text := out.String()
+	// The plugin wrote liar three ways: as raw stderr and through
+	// go-plugin's forwarding (two lines each, its own newline ends a
+	// line) and as one hclog entry (one message: its newline escaped).
+	first, _, _ := strings.Cut(escaped, `\n`)
+	if n := strings.Count(text, first); n < 3 {
+		t.Errorf("the log quotes the plugin's text %d times escaped, want 3 or more:\n%s", n, text)
+	}
+	if !strings.Contains(text, "[INFO]  explainer.liar_check.uaxai-explainer-liar_check: "+escaped) {
+		t.Errorf("the plugin's log entry is not one info line with its newline escaped:\n%s", text)
+	}
+	prefix := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[-+Z]\S* \[(TRACE|DEBUG|INFO|WARN|ERROR)\] `)
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if !prefix.MatchString(line) {
+			t.Errorf("log line %d is not a log entry of the host's: %q", i+1, line)
+		}
+	}
+	for _, s := range []string{text, err.Error(), e.Info().Version} {
+		if strings.ContainsAny(s, "\x1b\r") {
+			t.Errorf("a terminal control reaches the output: %q", s)
+		}
+	}
+}
+
+// TestPluginMemory: a plugin binary that allocates more than
+// limits.plugin_memory (the hostile plugin's hog mode: 1 GiB, then it
+// hangs) is stopped by the host's limit, whichever way this system
+// applies it (a cgroup v2 of its own, or RLIMIT_DATA), and the error says
+// it ran out of memory and names the limit; the host's log says which
+// way was used.
+func TestPluginMemory(t *testing.T) {
+	if !memLimitsApply {
+		t.Skip("the host limits a plugin's memory on Linux only")
+	}
+	dir := hostileDir(t, "uaxai-explainer-hog_explain")
+	var out syncLog
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})
+	lim := hostileLimits()
+	lim.ExplainBatch = 20 * time.Second // far more than 1 GiB takes to touch: the limit on memory must end it
+	m := NewManager(testRegistry(), Options{Dirs: []string{dir}, Limits: lim, Logger: log})
+	defer m.Close()
+	var err error
+	within(t, "the calls", func() { err = drive(t, m, sdk.KindExplainer, "explainer.hog_explain") })
+	limit := formatBytes(lim.PluginMemory) + ", limits.plugin_memory"
+	if err == nil || !strings.Contains(err.Error(), "died during Explain: ") || !strings.Contains(err.Error(), "out of memory") ||
+		!strings.Contains(err.Error(), "(limit "+limit) {
+		t.Errorf("a plugin over its memory limit: %v; want it to have died during Explain of want of memory, with its limit %s", err, limit)
+	}
+	m.Close()
+	how := regexp.MustCompile(`plugin started: .*plugin=explainer.hog_explain .*memory="?([^"\n]*)`).FindStringSubmatch(out.String())
+	switch {
+	case how == nil:
+		t.Errorf("the log does not say how the plugin's memory was limited:\n%s", out.String())
+	case !strings.HasPrefix(how[1], formatBytes(lim.PluginMemory)+" by cgroup v2") && !strings.HasPrefix(how[1], formatBytes(lim.PluginMemory)+" by RLIMIT_DATA"):
+		t.Errorf("the plugin's memory was limited by %q, want a cgroup v2 or RLIMIT_DATA", how[1])
+	default:
+		t.Logf("method: %s", how[1])
+	}
+	t.Logf("error: %v", err)
+}
+
+// TestPluginKilledBySignal: a plugin killed from outside the host during
+// a call is reported as killed by that signal: SIGKILL, as the kernel's
+// OOM killer sends, with the memory limit; SIGTERM by its name alone.
+func TestPluginKilledBySignal(t *testing.T) {
+	if !memLimitsApply {
+		t.Skip("signals are named on Linux")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		name := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM"}[sig]
+		t.Run(name, func(t *testing.T) {
+			dir := hostileDir(t, "uaxai-explainer-hang_explain")
+			lim := patientLimits()
+			lim.PluginMemory = 768 << 20
+			m := newManager(t, Options{Dirs: []string{dir}, Limits: lim})
+			ctx := context.Background()
+			e, err := m.Explainer(ctx, "explainer.hang_explain")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := pidOf(t, e)
+			done := make(chan error, 1)
+			go func() {
+				_, err := explain(t, ctx, e, request(nil))
+				done <- err
+			}()
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-done:
+			case <-time.After(bound):
+				t.Fatalf("no end of the call within %s of %s", bound, sig)
+			}
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("explainer.hang_explain (%s, pid %d) died during ", filepath.Join(dir, "uaxai-explainer-hang_explain"), pid)) ||
+				!strings.Contains(err.Error(), ": killed by "+name) {
+				t.Fatalf("a plugin killed by %s: %v", name, err)
+			}
+			if mem := strings.Contains(err.Error(), "likely out of memory (limit 768MiB, limits.plugin_memory)"); mem != (sig == syscall.SIGKILL) {
+				t.Errorf("a plugin killed by %s: %v; a memory limit is named for SIGKILL only", name, err)
+			}
+			t.Logf("%s: %v", name, err)
+		})
+	}
+}
+
+// TestLongTMPDIR: a TMPDIR so long that go-plugin's socket path under it
+// cannot fit in a unix socket's address is reported as such, before any
+// plugin starts, rather than as the plugin's failure; the longest TMPDIR
+// the check accepts works.
+func TestLongTMPDIR(t *testing.T) {
+	plugins := t.TempDir()
+	install(t, plugins, "uaxai-explainer-echo", 0o755)
+	base := t.TempDir()
+	// dirOf makes a directory of exactly n bytes under base.
+	dirOf := func(n int) string {
+		d := base + "/" + strings.Repeat("d", n-len(base)-1)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	longest := socketPathMax - socketNameLen
+	tooLong := dirOf(longest + 1)
+	t.Setenv("TMPDIR", tooLong)
+	m := newManager(t, Options{Dirs: []string{plugins}, Limits: patientLimits()})
+	_, err := m.Explainer(context.Background(), "explainer.echo")
+	want := fmt.Sprintf("TMPDIR %s is %d bytes; unix socket paths must fit in %d bytes: set TMPDIR to a shorter directory", tooLong, len(tooLong), socketPathMax)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a plugin started with a TMPDIR of %d bytes: %v; want %q", len(tooLong), err, want)
+	}
+	t.Setenv("TMPDIR", dirOf(longest))
+	e, err := m.Explainer(context.Background(), "explainer.echo")
+	if err != nil {
+		t.Fatalf("a plugin started with a TMPDIR of %d bytes, the longest accepted: %v", longest, err)
+	}
+	maps, err := explain(t, context.Background(), e, request(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(t, maps)
 }

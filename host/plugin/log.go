@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/uaxai/uaxai/internal/termsafe"
 )
 
 // clientLog is the logger a go-plugin client gets for one plugin. It
@@ -15,6 +17,11 @@ import (
 //     with the plugin's stderr;
 //   - "plugin failed to exit gracefully" for a plugin the host killed (on
 //     a deadline, a signal, or Close).
+//
+// Every message and every string (or error, or Stringer) value it logs is
+// escaped (termsafe.Escape): what a plugin logs, as hclog JSON or as raw
+// stderr lines, reaches the terminal as one line that cannot move the
+// cursor or pass for a line of the host's.
 type clientLog struct {
 	hclog.Logger
 	p *proc
@@ -38,12 +45,41 @@ func (l clientLog) Log(level hclog.Level, msg string, args ...any) {
 	if level > hclog.Debug && l.quiet(level, msg, args) {
 		level = hclog.Debug
 	}
-	l.Logger.Log(level, msg, args...)
+	l.Logger.Log(level, termsafe.Escape(msg), escapeArgs(args)...)
 }
+
+// escapeArgs returns a log entry's keys and values with the text of each
+// escaped: strings, errors and Stringers become escaped strings; numbers
+// and the like stay as they are.
+func escapeArgs(args []any) []any {
+	if len(args) == 0 {
+		return args
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			out[i] = termsafe.Escape(v)
+		case error:
+			out[i] = termsafe.Escape(v.Error())
+		case interface{ String() string }:
+			out[i] = termsafe.Escape(v.String())
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
+
+func (l clientLog) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }
+func (l clientLog) Debug(msg string, args ...any) { l.Log(hclog.Debug, msg, args...) }
+func (l clientLog) Info(msg string, args ...any)  { l.Log(hclog.Info, msg, args...) }
 
 func (l clientLog) Warn(msg string, args ...any)  { l.Log(hclog.Warn, msg, args...) }
 func (l clientLog) Error(msg string, args ...any) { l.Log(hclog.Error, msg, args...) }
-func (l clientLog) With(args ...any) hclog.Logger { return clientLog{l.Logger.With(args...), l.p} }
+func (l clientLog) With(args ...any) hclog.Logger {
+	return clientLog{l.Logger.With(escapeArgs(args)...), l.p}
+}
 func (l clientLog) Named(name string) hclog.Logger {
 	return clientLog{l.Logger.Named(name), l.p}
 }

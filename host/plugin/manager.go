@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/internal/termsafe"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 )
@@ -329,10 +330,10 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			}
 			if err != nil {
 				errs = append(errs, err)
-				out = append(out, Entry{ID: id, Kind: kind, Source: bin.source, Language: bin.lang(), Shadowed: shadowed, Problem: "failed to start (see the error)"})
+				out = append(out, Entry{ID: id, Kind: kind, Source: bin.source, Language: termsafe.Escape(bin.lang()), Shadowed: shadowed, Problem: "failed to start (see the error)"})
 				continue
 			}
-			out = append(out, Entry{ID: id, Kind: kind, Version: info.Version, Source: bin.source, Language: bin.lang(), Shadowed: shadowed})
+			out = append(out, Entry{ID: id, Kind: kind, Version: termsafe.Escape(info.Version), Source: bin.source, Language: termsafe.Escape(bin.lang()), Shadowed: shadowed})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })

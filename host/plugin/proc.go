@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/internal/termsafe"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -34,6 +36,7 @@ type proc struct {
 	client *goplugin.Client
 	stderr *tail
 	lim    limits.Limits
+	mem    memLimit // its memory limit
 
 	mu     sync.Mutex
 	g      *group // nil until go-plugin asks for the runner
@@ -174,13 +177,39 @@ func (p *proc) exited(d time.Duration) bool {
 	return true
 }
 
+// socketNameLen is the most go-plugin adds to the temporary directory
+// for a plugin's socket: the directory it makes there (os.MkdirTemp's
+// "plugin-dir" and up to 10 random digits) and the socket the plugin
+// makes in that (os.CreateTemp's "plugin" and up to 10 digits).
+const socketNameLen = len("/plugin-dir") + 10 + len("/plugin") + 10
+
+// checkSocketDir says, before a plugin starts, whether the socket path
+// go-plugin would make for it under TMPDIR (os.TempDir) may not fit in a
+// unix socket's address: the plugin would then fail to listen, and the
+// host would see a plugin that prints no handshake.
+func checkSocketDir() error {
+	dir := strings.TrimSuffix(os.TempDir(), "/")
+	if n := len(dir) + socketNameLen; n > socketPathMax {
+		return fmt.Errorf("TMPDIR %s is %d bytes; unix socket paths must fit in %d bytes: set TMPDIR to a shorter directory (of at most %d bytes), where go-plugin's socket path of up to %d bytes more fits",
+			termsafe.Escape(dir), len(dir), socketPathMax, socketPathMax-socketNameLen, socketNameLen)
+	}
+	return nil
+}
+
 // launch starts sp and dispenses its client, checking that it serves the
 // expected ID. Starting is bounded by the handshake limit and by ctx:
 // past either, the process group is killed, which ends the handshake
 // whatever the plugin (or a grandchild holding its stdout) does.
 func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
+	if err := checkSocketDir(); err != nil {
+		return nil, nil, fmt.Errorf("cannot start %s: %w", sp.name(), err)
+	}
 	lim := m.limits()
-	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim}
+	p := &proc{m: m, id: sp.id, source: sp.source, script: sp.script, stderr: &tail{}, lim: lim,
+		mem: memLimit{bytes: lim.PluginMemoryBytes(), key: "plugin_memory"}}
+	if sp.script != "" {
+		p.mem = memLimit{bytes: lim.ScriptMemory, key: "script_memory", inside: true}
+	}
 	log := m.log.Named(sp.id)
 	if sp.script != "" {
 		log = m.log.Named("script")
@@ -204,6 +233,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 			if sp.interpreted != "" {
 				g.name = sp.interpreted // go-plugin's log names the plugin, not python3
 			}
+			g.mem = p.mem
 			p.setGroup(g)
 			return g, nil
 		},
@@ -275,8 +305,10 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 				return fmt.Errorf("starting %s: %w", sp.name(), context.Cause(ctx))
 			case sp.script != "" && p.stderr.loadError() != "":
 				return errors.New(p.stderr.loadError())
+			case p.exitCause() != "":
+				return fmt.Errorf("starting %s: it died: %s%s", sp.name(), p.exitCause(), p.stderr.suffix())
 			}
-			return fmt.Errorf("starting %s: %w%s", sp.name(), err, p.stderr.suffix())
+			return fmt.Errorf("starting %s: %w%s", sp.name(), escapeErr(err), p.stderr.suffix())
 		})
 	}
 	pl, ok := raw.(sdk.Plugin)
@@ -286,7 +318,7 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	got := pl.Info().ID
 	switch {
 	case sp.script != "":
-		p.id = got
+		p.id = termsafe.Escape(got)
 	case got != sp.id && sp.source == "built-in":
 		return fail(func() error {
 			return fmt.Errorf("built-in %q serves plugin %q: the registry and the plugin's Info disagree", sp.id, got)
@@ -294,10 +326,10 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	case got != sp.id:
 		return fail(func() error {
 			return fmt.Errorf("plugin binary %s serves %q, but its file name says %q; rename it %s%s",
-				sp.source, got, sp.id, BinaryPrefix, strings.Replace(got, ".", "-", 1))
+				sp.source, got, sp.id, BinaryPrefix, termsafe.Escape(strings.Replace(got, ".", "-", 1)))
 		})
 	}
-	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid)
+	m.log.Debug("plugin started", "plugin", p.id, "source", p.source, "pid", p.pid, "memory", p.g.memory())
 	switch v := raw.(type) {
 	case sdk.Posterior:
 		return remotePosterior{v, p}, p, nil
@@ -318,6 +350,24 @@ type procError struct {
 
 func (e *procError) Error() string { return e.msg }
 func (e *procError) Unwrap() error { return e.err }
+
+// pluginError is an error whose text a plugin wrote (a call's error, a
+// handshake's failure quoting the plugin's output): its text is escaped
+// (termsafe.Escape), so that a plugin cannot print a line of its own
+// through it; it unwraps to the error itself.
+type pluginError struct{ err error }
+
+func (e pluginError) Error() string { return termsafe.Escape(e.err.Error()) }
+func (e pluginError) Unwrap() error { return e.err }
+
+// escapeErr returns err, or a pluginError of it when its text holds
+// anything termsafe.Escape escapes.
+func escapeErr(err error) error {
+	if err == nil || termsafe.Escape(err.Error()) == err.Error() {
+		return err
+	}
+	return pluginError{err}
+}
 
 // call runs one call of the plugin under its limit (limitOf).
 // Past the limit the plugin's process group is killed, which ends the
@@ -365,7 +415,7 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	case code == codes.Canceled && ctx.Err() == nil && (p.isKilled() || p.m.isClosed()):
 		// the host closed the connection (Close, Stop, a deadline)
 	default:
-		return err
+		return escapeErr(err)
 	}
 	// The connection breaks a moment before the process is reaped.
 	exited := p.exited(time.Second)
@@ -377,11 +427,14 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	if errors.As(err, &se) {
 		cause = se.GRPCStatus().Message()
 	}
+	cause = termsafe.Escape(cause)
 	switch reason := p.killedFor(); {
 	case reason != "":
 		return &procError{fmt.Sprintf("%s was killed during %s: its %s", what, method, reason), err}
 	case closed:
 		return &procError{fmt.Sprintf("%s was stopped during %s: the host is shutting down", what, method), err}
+	case exited && p.exitCause() != "":
+		return &procError{fmt.Sprintf("%s died during %s: %s%s", what, method, p.exitCause(), p.stderr.suffix()), err}
 	case exited && p.script != "":
 		if why := p.stderr.fatal(); why != "" {
 			return &procError{fmt.Sprintf("%s died during %s: %s%s", what, method, why, scriptHint(why, p.lim)), err}
@@ -393,12 +446,73 @@ func (p *proc) wrap(ctx context.Context, method string, err error) error {
 	return &procError{fmt.Sprintf("%s is unreachable during %s: %s%s", what, method, cause, p.stderr.suffix()), err}
 }
 
+// exitCause says how the exited process ended when that was by a signal
+// or for want of memory, else "": "killed by SIGKILL: out of memory
+// (...)" when its cgroup says the kernel killed it for want of memory;
+// "killed by SIGKILL, likely out of memory (...)" for a SIGKILL from
+// outside the host (the kernel's OOM killer sends it, and says so only in
+// its own log), unless the host signalled the process itself; "killed by
+// SIGSEGV" and the like; "out of memory (...)"
+// for a Go runtime that failed to map memory and said so on stderr (its
+// exit status is then 2; the message quotes that stderr). The parentheses hold the process's limit and
+// its key. A script's process says more (scriptHint).
+func (p *proc) exitCause() string {
+	p.mu.Lock()
+	g := p.g
+	p.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	st, oom, hostKilled := g.exit()
+	if st == nil {
+		return ""
+	}
+	limit := "no limit"
+	if p.mem.bytes > 0 {
+		limit = "limit " + p.mem.String()
+	}
+	sig, signalled := signalOf(st)
+	if hostKilled && !oom {
+		signalled = false // the host's own SIGKILL: the caller says why it sent it
+	}
+	switch {
+	case oom:
+		return fmt.Sprintf("killed by %s: out of memory (%s; the kernel's OOM killer, in its cgroup)", sig, limit)
+	case signalled && sig == "SIGKILL":
+		return fmt.Sprintf("killed by SIGKILL, likely out of memory (%s), or by something outside the host", limit)
+	case signalled:
+		return "killed by " + sig
+	case p.script == "" && memoryFatal(p.stderr.fatal()):
+		return fmt.Sprintf("out of memory (%s)", limit) // its stderr, which the message quotes, says how
+	}
+	return ""
+}
+
+// memoryFatal reports whether a Go fatal error is the runtime's failure
+// to map memory (its heap, its arenas' metadata, a thread's stack).
+func memoryFatal(line string) bool {
+	return strings.Contains(line, "out of memory") || strings.Contains(line, "cannot allocate memory") || strings.Contains(line, "pthread_create failed")
+}
+
 // remotePosterior, remoteExplainer and remoteSummary add deadlines and
-// process failure detection to the driver's clients.
+// process failure detection to the driver's clients, and escape the text
+// of their Info (safeInfo).
 type remotePosterior struct {
 	sdk.Posterior
 	p *proc
 }
+
+// safeInfo is a plugin's Info with its free text (Version, Summary)
+// escaped (termsafe.Escape), as `uaxai plugins`, the run's log and its
+// results show them. Its ID was checked against the expected one.
+func safeInfo(i sdk.Info) sdk.Info {
+	i.Version, i.Summary = termsafe.Escape(i.Version), termsafe.Escape(i.Summary)
+	return i
+}
+
+func (r remotePosterior) Info() sdk.Info { return safeInfo(r.Posterior.Info()) }
+func (r remoteExplainer) Info() sdk.Info { return safeInfo(r.Explainer.Info()) }
+func (r remoteSummary) Info() sdk.Info   { return safeInfo(r.Summary.Info()) }
 
 func (r remotePosterior) Check(cfg sdk.Config, draws int) error {
 	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Posterior.Check(cfg, draws) })
@@ -494,7 +608,8 @@ func (r remoteSummary) Summarise(ctx context.Context, draws [][][]float64, cfg s
 
 // tail keeps the last lines a plugin wrote to stderr that are not JSON
 // log entries (those go to the host's log), or, once a Go panic or fatal
-// error starts, its first lines.
+// error starts, its first lines; each escaped (termsafe.Escape), as the
+// errors that quote them must show them.
 type tail struct {
 	mu      sync.Mutex
 	cur     []byte
@@ -509,6 +624,17 @@ type tail struct {
 // error as it is: it names the script, and the line for syntax, type and
 // import errors.
 const scriptErrorPrefix = "uaxai: script load error: "
+
+// escapeLines escapes each line of s (termsafe.Escape) and keeps the
+// newlines between them: a script process's load error, which the host's
+// own code wrote over several lines.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = termsafe.Escape(l)
+	}
+	return strings.Join(lines, "\n")
+}
 
 // loadError is the load error a script process reported, or "".
 func (t *tail) loadError() string {
@@ -533,12 +659,12 @@ func (t *tail) Write(b []byte) (int, error) {
 			}
 			continue
 		}
-		line := string(bytes.TrimSpace(t.cur))
+		line := termsafe.Escape(string(bytes.TrimSpace(t.cur)))
 		t.cur = t.cur[:0]
 		switch {
 		case strings.HasPrefix(line, scriptErrorPrefix):
 			if msg, err := strconv.Unquote(strings.TrimPrefix(line, scriptErrorPrefix)); err == nil {
-				t.loadErr = msg
+				t.loadErr = escapeLines(msg)
 			}
 		case line == "" || strings.HasPrefix(line, "{"):
 		case !t.inPanic && crashLine(line):
@@ -585,7 +711,7 @@ func scriptHint(fatal string, lim limits.Limits) string {
 	switch {
 	case strings.Contains(fatal, "stack overflow"):
 		return fmt.Sprintf(" (the script recursed too deep: a script's stacks are limited to %dMiB)", ScriptMaxStack(lim.ScriptMemory)>>20)
-	case strings.Contains(fatal, "out of memory") || strings.Contains(fatal, "cannot allocate memory") || strings.Contains(fatal, "pthread_create failed"):
+	case memoryFatal(fatal):
 		return fmt.Sprintf(" (the script needed more memory than limits.script_memory, %dMiB)", lim.ScriptMemory>>20)
 	}
 	return ""
@@ -597,7 +723,7 @@ func (t *tail) suffix() string {
 	defer t.mu.Unlock()
 	lines := t.lines
 	if len(t.cur) > 0 && t.cur[0] != '{' {
-		lines = append(lines[:len(lines):len(lines)], string(t.cur))
+		lines = append(lines[:len(lines):len(lines)], termsafe.Escape(string(t.cur)))
 	}
 	if len(lines) == 0 {
 		return ""
@@ -608,7 +734,8 @@ func (t *tail) suffix() string {
 // lineLog logs what a plugin writes to its (go-plugin redirected) stdout
 // and stderr, line by line at debug level, and feeds stderr to the tail.
 // With out set (a script's stderr: what the script prints), the lines go
-// there instead of the log.
+// there instead of the log. Each line is escaped (termsafe.Escape): a
+// carriage return or an escape sequence in it is shown, not acted on.
 type lineLog struct {
 	log    hclog.Logger
 	stream string
@@ -632,10 +759,11 @@ func (l *lineLog) Write(b []byte) (int, error) {
 			}
 			continue
 		}
+		line := termsafe.Escape(string(l.cur))
 		if l.out != nil {
-			_, _ = l.out.Write(append(l.cur, '\n'))
+			_, _ = io.WriteString(l.out, line+"\n")
 		} else {
-			l.log.Debug(string(l.cur), "stream", l.stream)
+			l.log.Debug(line, "stream", l.stream)
 		}
 		l.cur = l.cur[:0]
 	}

@@ -1,6 +1,12 @@
 package plugin
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // waitExit returns once process pid has exited, without reaping it: a
 // zombie keeps its pid, and with it the ID of its process group, so that
@@ -21,3 +27,20 @@ func waitExit(pid int) bool {
 func limitMemory(n int64) error {
 	return unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: uint64(n), Max: uint64(n)})
 }
+
+// signalOf is the name of the signal that ended the process ("SIGKILL")
+// and true, or "" and false if it exited.
+func signalOf(st *os.ProcessState) (string, bool) {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	if name := unix.SignalName(ws.Signal()); name != "" {
+		return name, true
+	}
+	return fmt.Sprintf("signal %d", int(ws.Signal())), true
+}
+
+// socketPathMax is the longest path a unix socket may have: sun_path's
+// 108 bytes, less the NUL that ends it.
+const socketPathMax = 107

@@ -90,6 +90,7 @@ type canonLimits struct {
 	ExplainBatch   string `toml:"explain_batch"`
 	SummariseBatch string `toml:"summarise_batch"`
 	ScriptMemory   string `toml:"script_memory"`
+	PluginMemory   string `toml:"plugin_memory"`
 }
 
 func canonLimitsOf(l limits.Limits) canonLimits {
@@ -97,7 +98,17 @@ func canonLimitsOf(l limits.Limits) canonLimits {
 	return canonLimits{
 		Handshake: f(l.Handshake), Check: f(l.Check), Fit: f(l.Fit), Sample: f(l.Sample), Load: f(l.Load),
 		ExplainBatch: f(l.ExplainBatch), SummariseBatch: f(l.SummariseBatch), ScriptMemory: FormatSize(l.ScriptMemory),
+		PluginMemory: pluginMemory(l.PluginMemory),
 	}
+}
+
+// pluginMemory writes plugin_memory: a size, or "auto" for zero (the
+// default, which depends on the machine).
+func pluginMemory(n int64) string {
+	if n <= 0 {
+		return AutoMemory
+	}
+	return FormatSize(n)
 }
 
 type canonData struct {

@@ -22,6 +22,14 @@ const (
 // process (a Go runtime and the interpreter) needs to start.
 const MinScriptMemory = 256 * MiB
 
+// MinPluginMemory is the least plugin_memory accepted (limits.MinPluginMemory).
+const MinPluginMemory = limits.MinPluginMemory
+
+// AutoMemory is the value of plugin_memory that asks for its default,
+// limits.AutoPluginMemory (half of what the host may use), which the
+// canonical form writes for a PluginMemory of zero.
+const AutoMemory = "auto"
+
 // limits decodes [limits] into l (the defaults, limits.Default, where a
 // key is absent).
 func (d *decoder) limits(v any, l *limits.Limits) error {
@@ -34,7 +42,20 @@ func (d *decoder) limits(v any, l *limits.Limits) error {
 	for _, dur := range l.Durations() {
 		fields = append(fields, field{dur.Key, d.setDuration(dur.Value)})
 	}
-	fields = append(fields, field{"script_memory", d.setSize(&l.ScriptMemory, MinScriptMemory)})
+	fields = append(fields, field{"script_memory", d.setSize(&l.ScriptMemory, MinScriptMemory, "a script's process")})
+	setPlugin := d.setSize(&l.PluginMemory, MinPluginMemory, "a plugin process")
+	fields = append(fields, field{"plugin_memory", func(v any, p []string) error {
+		if s, ok := v.(string); ok {
+			if strings.TrimSpace(s) == AutoMemory {
+				l.PluginMemory = 0
+				return nil
+			}
+			if _, err := ParseSize(s); err != nil {
+				return d.keyErr(p, "%v, or %q for the default, half the memory the host may use", err, AutoMemory)
+			}
+		}
+		return setPlugin(v, p)
+	}})
 	return d.table(tbl, path, fields)
 }
 
@@ -98,7 +119,8 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-func (d *decoder) setSize(dst *int64, least int64) func(any, []string) error {
+// setSize reads a size of at least least bytes, what needs it.
+func (d *decoder) setSize(dst *int64, least int64, what string) func(any, []string) error {
 	return func(v any, p []string) error {
 		var n int64
 		switch x := v.(type) {
@@ -113,7 +135,7 @@ func (d *decoder) setSize(dst *int64, least int64) func(any, []string) error {
 			return d.keyErr(p, "want %s, got %s", sizeHelp, describe(v))
 		}
 		if n < least {
-			return d.keyErr(p, "%s is less than %s, the least a script's process needs (accepted: %s or more)", FormatSize(n), FormatSize(least), FormatSize(least))
+			return d.keyErr(p, "%s is less than %s, the least %s needs (accepted: %s or more)", FormatSize(n), FormatSize(least), what, FormatSize(least))
 		}
 		*dst = n
 		return nil

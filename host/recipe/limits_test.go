@@ -39,21 +39,31 @@ load = "250ms"
 explain_batch = "2m"
 summarise_batch = "45s"
 script_memory = "512MiB"
+plugin_memory = "1GiB"
 `
 	r2, err := Parse("limits.toml", []byte(text), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := limits.Limits{Handshake: 5 * time.Second, Check: 90 * time.Second, Fit: 12 * time.Hour, Sample: 90 * time.Second,
-		Load: 250 * time.Millisecond, ExplainBatch: 2 * time.Minute, SummariseBatch: 45 * time.Second, ScriptMemory: 512 * MiB}
+		Load: 250 * time.Millisecond, ExplainBatch: 2 * time.Minute, SummariseBatch: 45 * time.Second, ScriptMemory: 512 * MiB, PluginMemory: GiB}
 	if r2.Limits != want {
 		t.Errorf("limits\n got %+v\nwant %+v", r2.Limits, want)
 	}
 	c := string(checkCanonical(t, r2, ""))
-	for _, w := range []string{"[limits]", `check = "90s"`, `load = "250ms"`, `fit = "12h"`, `script_memory = "512MiB"`} {
+	for _, w := range []string{"[limits]", `check = "90s"`, `load = "250ms"`, `fit = "12h"`, `script_memory = "512MiB"`, `plugin_memory = "1GiB"`} {
 		if !strings.Contains(c, w) {
 			t.Errorf("canonical form lacks %s:\n%s", w, c)
 		}
+	}
+	// The default plugin_memory, which depends on the machine, is "auto"
+	// in the canonical form, and reads back as the default.
+	c0 := string(checkCanonical(t, r, ""))
+	if !strings.Contains(c0, `plugin_memory = "auto"`) {
+		t.Errorf("canonical form of the default limits lacks plugin_memory = \"auto\":\n%s", c0)
+	}
+	if ra, err := Parse("auto.toml", []byte(minimal+"\n[limits]\nplugin_memory = \"auto\"\n"), ""); err != nil || ra.Limits != d {
+		t.Errorf(`plugin_memory = "auto": %v, %+v`, err, ra)
 	}
 	if r.Hash() != r2.Hash() || r.Hash(FitParts...) != r2.Hash(FitParts...) {
 		t.Error("[limits] changes a hash; limits never change a result")
@@ -83,7 +93,10 @@ script_memory = "512MiB"
 		{"script_memory", `"lots"`, []string{`key "script_memory" in [limits]`, `"lots" is not a size`}},
 		{"script_memory", `"1MiB"`, []string{`key "script_memory" in [limits]`, "1MiB is less than 256MiB", "256MiB or more"}},
 		{"script_memory", `true`, []string{`key "script_memory" in [limits]`, "got boolean true"}},
-		{"timeout", `"1m"`, []string{`unknown key "timeout" in [limits]`, "accepted: check, explain_batch, fit, handshake, load, sample, script_memory, summarise_batch"}},
+		{"plugin_memory", `"lots"`, []string{`key "plugin_memory" in [limits]`, `"lots" is not a size`, `or "auto" for the default`}},
+		{"plugin_memory", `"255MiB"`, []string{`key "plugin_memory" in [limits]`, "255MiB is less than 256MiB, the least a plugin process needs", "256MiB or more"}},
+		{"plugin_memory", `false`, []string{`key "plugin_memory" in [limits]`, "got boolean false"}},
+		{"timeout", `"1m"`, []string{`unknown key "timeout" in [limits]`, "accepted: check, explain_batch, fit, handshake, load, plugin_memory, sample, script_memory, summarise_batch"}},
 	} {
 		text := minimal + "\n[limits]\n" + c.key + " = " + c.value + "\n"
 		_, err := Parse("bad.toml", []byte(text), "")
@@ -111,6 +124,10 @@ script_memory = "512MiB"
 	if err != nil || r3.Limits.ScriptMemory != MinScriptMemory {
 		t.Errorf("script_memory = the least accepted: %v", err)
 	}
+	r4, err := Parse("least.toml", []byte(minimal+"\n[limits]\nplugin_memory = \"256MiB\"\n"), "")
+	if err != nil || r4.Limits.PluginMemory != MinPluginMemory {
+		t.Errorf("plugin_memory = the least accepted: %v", err)
+	}
 }
 
 // TestLimitsReference: REFERENCE.md's [limits] table has one row a key of
@@ -133,7 +150,7 @@ func TestLimitsReference(t *testing.T) {
 		got[m[1]] = m[3]
 	}
 	d := limits.Default()
-	want := map[string]string{"script_memory": FormatSize(d.ScriptMemory)}
+	want := map[string]string{"script_memory": FormatSize(d.ScriptMemory), "plugin_memory": pluginMemory(d.PluginMemory)}
 	for _, f := range d.Durations() {
 		want[f.Key] = units.FormatDuration(*f.Value)
 	}
@@ -142,5 +159,9 @@ func TestLimitsReference(t *testing.T) {
 	}
 	if !strings.Contains(section, fmt.Sprintf("at least `%q`", FormatSize(MinScriptMemory))) {
 		t.Errorf("REFERENCE.md does not give the least script_memory, %s", FormatSize(MinScriptMemory))
+	}
+	if !strings.Contains(section, fmt.Sprintf("`plugin_memory` | size | `%q` | the memory of each plugin process", AutoMemory)) ||
+		!strings.Contains(section, fmt.Sprintf("at least `%q`", FormatSize(MinPluginMemory))) {
+		t.Errorf("REFERENCE.md does not give plugin_memory's default %q and its least, %s", AutoMemory, FormatSize(MinPluginMemory))
 	}
 }

@@ -88,6 +88,7 @@
 //	explain_batch    duration default "10m"; each Explain call (a batch of records, one draw)
 //	summarise_batch  duration default "10m"; each Summarise call (a batch of records)
 //	script_memory    size     default "2GiB"; >= 256MiB; memory of a script's process
+//	plugin_memory    size     default "auto" (half the host's memory); >= 256MiB; memory of each plugin process
 //
 //	[slurm]          never changes a result; `uaxai slurm submit` (host/slurm); flags override it
 //	shards           integer  >= 1; explain array tasks (default: host/slurm's)

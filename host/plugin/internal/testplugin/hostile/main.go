@@ -20,6 +20,12 @@
 //	shape  answer with the wrong number of values
 //	nan    answer with a NaN value
 //	inf    answer with +Inf
+//	liar   say its version is a line that erases the terminal's line
+//	       and prints "uaxai: all good" (liarText); in the call, write
+//	       that to its stderr (raw, as a go-plugin log entry, and after
+//	       Serve through go-plugin's forwarding) and fail with it
+//	hog    allocate and touch up to 1 GiB, then hang: a plugin that
+//	       the host's limits.plugin_memory must stop
 //
 // and at start only:
 //
@@ -36,6 +42,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -144,6 +151,21 @@ func act(c string) {
 	case "spawn":
 		grandchild(false)
 		wait()
+	case "hog":
+		var keep [][]byte
+		for range 1024 {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+		fmt.Fprintln(rawStderr, "hostile: holding", len(keep), "MiB")
+		wait()
+	case "liar":
+		entry, _ := json.Marshal(map[string]string{"@level": "info", "@message": liarText, "@timestamp": time.Now().Format("2006-01-02T15:04:05.000000Z07:00")})
+		fmt.Fprintf(rawStderr, "%s\n%s\n", liarText, entry)
+		fmt.Fprintf(os.Stderr, "%s\n", liarText)
 	case "oom":
 		_ = unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: 256 << 20, Max: 256 << 20})
 		var keep [][]byte
@@ -155,6 +177,26 @@ func act(c string) {
 			keep = append(keep, b)
 		}
 	}
+}
+
+// liarText erases the terminal's line, returns to its start, and prints
+// a line that looks like the host's.
+const liarText = "\x1b[2K\ruaxai: all good\nuaxai: all good"
+
+// version is the plugin's version: liarText in liar mode.
+func version() string {
+	if mode == "liar" {
+		return "0.0.1" + liarText
+	}
+	return "0.0.1"
+}
+
+// lie is the error of a call in liar mode.
+func lie(c string) error {
+	if c == call && mode == "liar" {
+		return fmt.Errorf("hostile: %s", liarText)
+	}
+	return nil
 }
 
 // spoil makes a good answer bad as mode says: v's values NaN or +Inf, or
@@ -176,11 +218,11 @@ func spoil[T float32 | float64](c string, v []T) []T {
 
 type posterior struct{ id string }
 
-func (p posterior) Info() sdk.Info { return sdk.Info{ID: p.id, Version: "0.0.1", Finite: true} }
+func (p posterior) Info() sdk.Info { return sdk.Info{ID: p.id, Version: version(), Finite: true} }
 
 func (p posterior) Check(cfg sdk.Config, draws int) error {
 	act("check")
-	return nil
+	return lie("check")
 }
 
 func (p posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
@@ -210,11 +252,11 @@ func (p posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleReq
 
 type explainer struct{ id string }
 
-func (e explainer) Info() sdk.Info { return sdk.Info{ID: e.id, Version: "0.0.1"} }
+func (e explainer) Info() sdk.Info { return sdk.Info{ID: e.id, Version: version()} }
 
 func (e explainer) Check(cfg sdk.Config) error {
 	act("check")
-	return nil
+	return lie("check")
 }
 
 // Explain returns |x|, plus one so that no map is all zeros.
@@ -239,11 +281,13 @@ func (e explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReque
 
 type summary struct{ id string }
 
-func (s summary) Info() sdk.Info { return sdk.Info{ID: s.id, Version: "0.0.1", Output: sdk.OutputMap} }
+func (s summary) Info() sdk.Info {
+	return sdk.Info{ID: s.id, Version: version(), Output: sdk.OutputMap}
+}
 
 func (s summary) Check(cfg sdk.Config) error {
 	act("check")
-	return nil
+	return lie("check")
 }
 
 // Summarise returns the first draw of each input.
