@@ -126,13 +126,11 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	cfg := slurm.Config{Dir: dir, Sbatch: sb}
+	cfg := slurm.Config{Dir: dir, Sbatch: sb} // no --uaxai: Submit copies this binary, once it accepts the run
 	if *bin != "" {
 		if cfg.Bin, err = filepath.Abs(*bin); err != nil {
 			return err
 		}
-	} else if cfg.Bin, err = slurm.InstallBinary(dir, ""); err != nil {
-		return err
 	}
 	if !*noCache {
 		if cfg.Cache, err = filepath.Abs(*cacheDir); err != nil {

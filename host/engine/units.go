@@ -237,24 +237,56 @@ func (p *Plan) defaults() {
 	p.UnitRecords = (p.UnitRecords + p.Batch - 1) / p.Batch * p.Batch
 }
 
+// UnitID is what a unit is: everything that its name stands for
+// (kind, posterior, part, explainer, split and records). Every payload
+// carries the UnitID of the unit that wrote it, and a payload read under
+// a unit's name must carry that unit's UnitID: a unit file copied or
+// renamed onto another unit's name is not that unit's output.
+type UnitID struct {
+	Name, Kind             string
+	Post, Part, Exp, Split int
+	B0, B1                 int
+}
+
+// ID is the unit's identity (its position among the plan's units aside,
+// which these fields determine).
+func (u Unit) ID() UnitID {
+	return UnitID{Name: u.Name, Kind: u.Kind, Post: u.Post, Part: u.Part, Exp: u.Exp, Split: u.Split, B0: u.B0, B1: u.B1}
+}
+
+// String names the unit and what it is.
+func (id UnitID) String() string {
+	switch {
+	case id.Kind == ExplainUnit:
+		return fmt.Sprintf("%s (explain unit: posterior %d, explainer %d, split %d, records %d..%d)", id.Name, id.Post, id.Exp, id.Split, id.B0, id.B1-1)
+	case id.Kind == FitUnit && id.Part >= 0:
+		return fmt.Sprintf("%s (fit unit: posterior %d, part %d)", id.Name, id.Post, id.Part)
+	case id.Kind == FitUnit:
+		return fmt.Sprintf("%s (fit unit: posterior %d)", id.Name, id.Post)
+	}
+	return fmt.Sprintf("%q (kind %q)", id.Name, id.Kind)
+}
+
 // fitPayload is a fit unit's output.
 type fitPayload struct {
-	Fingerprint, Unit string
-	Artifact          sdk.Artifact
-	Seconds           float64 // the unit's wall time (not part of any result)
+	Fingerprint string
+	ID          UnitID
+	Artifact    sdk.Artifact
+	Seconds     float64 // the unit's wall time (not part of any result)
 }
 
 // explainPayload is an explain unit's output: for records B0..B1-1,
 // the predictive mean's class and probabilities (row major), every
 // summary's scores and set or band results, and the analysis's results.
 type explainPayload struct {
-	Fingerprint, Unit string
-	Preds             []int
-	Probs             []float64
-	Recs              [][]Record       // summary -> record - B0 (a summary not scored: empty)
-	Outs              [][]OutputRecord // summary -> the explained records' results
-	Analysis          []byte
-	Seconds           float64
+	Fingerprint string
+	ID          UnitID
+	Preds       []int
+	Probs       []float64
+	Recs        [][]Record       // summary -> record - B0 (a summary not scored: empty)
+	Outs        [][]OutputRecord // summary -> the explained records' results
+	Analysis    []byte
+	Seconds     float64
 }
 
 func encode(v any) ([]byte, error) {
@@ -379,14 +411,19 @@ func RunUnits(ctx context.Context, p Plan, res Plugins, cache Cache, store UnitS
 	return e.tim, e.costs, nil
 }
 
-// load returns a unit's payload decoded into v: false when the unit is
-// not done (a payload that does not read back whole is set aside and
-// reported). A payload of another run is an error.
-func (e *exec) load(name string, v any, fingerprint *string) (bool, error) {
+// load returns unit u's payload decoded into v (whose fingerprint and
+// identity are *fingerprint and *id): false when the unit is not done. A
+// payload that does not read back whole, or that is another unit's (a
+// file copied onto this unit's name), is set aside, reported, and the
+// unit is done again. A payload of another run is an error.
+func (e *exec) load(u UnitID, v any, fingerprint *string, id *UnitID) (bool, error) {
+	name := u.Name
 	b, ok, err := e.store.Load(name)
 	if err == nil && ok {
 		if derr := gob.NewDecoder(bytes.NewReader(b)).Decode(v); derr != nil {
 			err = fmt.Errorf("unit %s: decoding: %w", name, derr)
+		} else if *fingerprint == e.p.Fingerprint && *id != u {
+			err = fmt.Errorf("unit %s: its payload is unit %s's output, not %s's", name, *id, u)
 		}
 	}
 	if err != nil {
@@ -441,9 +478,10 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 	if part >= 0 {
 		name = partName(pi, part)
 	}
+	id := Unit{Name: name, Kind: FitUnit, Post: pi, Part: part}.ID()
 	ps := e.p.Posteriors[pi]
 	var fp fitPayload
-	if ok, err := e.load(name, &fp, &fp.Fingerprint); ok || err != nil {
+	if ok, err := e.load(id, &fp, &fp.Fingerprint, &fp.ID); ok || err != nil {
 		return fp.Artifact, err
 	}
 	unlock, err := e.store.Lock(ctx, name, func() {
@@ -453,7 +491,7 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 		return sdk.Artifact{}, err
 	}
 	defer unlock()
-	if ok, err := e.load(name, &fp, &fp.Fingerprint); ok || err != nil {
+	if ok, err := e.load(id, &fp, &fp.Fingerprint, &fp.ID); ok || err != nil {
 		return fp.Artifact, err
 	}
 	t0 := time.Now()
@@ -468,7 +506,7 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 	}
 	sec := time.Since(t0).Seconds()
 	e.tim["fit "+ps.Label] += time.Since(t0)
-	b, err := encode(fitPayload{Fingerprint: e.p.Fingerprint, Unit: name, Artifact: art, Seconds: sec})
+	b, err := encode(fitPayload{Fingerprint: e.p.Fingerprint, ID: id, Artifact: art, Seconds: sec})
 	if err != nil {
 		return sdk.Artifact{}, fmt.Errorf("unit %s: %w", name, err)
 	}
@@ -595,7 +633,7 @@ func (e *exec) closePair() error {
 // it, for the progress of its pair).
 func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	var pl explainPayload
-	if ok, err := e.load(u.Name, &pl, &pl.Fingerprint); ok || err != nil {
+	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok || err != nil {
 		return err
 	}
 	unlock, err := e.store.Lock(ctx, u.Name, func() {
@@ -605,7 +643,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		return err
 	}
 	defer unlock()
-	if ok, err := e.load(u.Name, &pl, &pl.Fingerprint); ok || err != nil {
+	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok || err != nil {
 		return err
 	}
 	b, err := e.pair(ctx, u, rest)
@@ -651,7 +689,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 			return fmt.Errorf("unit %s: %w", u.Name, err)
 		}
 	}
-	pl = explainPayload{Fingerprint: p.Fingerprint, Unit: u.Name, Preds: b.preds[si][u.B0:u.B1], Probs: b.probs[si][u.B0*k : u.B1*k],
+	pl = explainPayload{Fingerprint: p.Fingerprint, ID: u.ID(), Preds: b.preds[si][u.B0:u.B1], Probs: b.probs[si][u.B0*k : u.B1*k],
 		Recs: make([][]Record, len(b.sums)), Outs: make([][]OutputRecord, len(b.sums))}
 	for i := range b.sums {
 		if b.active[i] {
@@ -710,7 +748,8 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		}
 		return nil, nil, fmt.Errorf("%d of %d units are not done: %s%s (finish them with uaxai run --resume, or the shards that own them)", len(missing), len(units), strings.Join(shown, ", "), more)
 	}
-	read := func(name string, v any, fp *string) error {
+	read := func(u Unit, v any, fp *string, id *UnitID) error {
+		name := u.Name
 		b, _, err := store.Load(name)
 		if err != nil {
 			return fmt.Errorf("%w: do it again with uaxai run --resume", err)
@@ -720,6 +759,9 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		}
 		if *fp != p.Fingerprint {
 			return fmt.Errorf("unit %s belongs to another run (fingerprint %.12s, this run's is %.12s)", name, *fp, p.Fingerprint)
+		}
+		if *id != u.ID() {
+			return fmt.Errorf("unit %s holds unit %s's output, expected %s's (a unit file copied onto another's name): do it again with uaxai run --resume", name, *id, u.ID())
 		}
 		return nil
 	}
@@ -736,7 +778,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 				continue
 			}
 			var fp fitPayload
-			if err := read(u.Name, &fp, &fp.Fingerprint); err != nil {
+			if err := read(u, &fp, &fp.Fingerprint, &fp.ID); err != nil {
 				return nil, nil, err
 			}
 			costs[u.Name] = fp.Seconds
@@ -760,7 +802,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 					continue
 				}
 				var pl explainPayload
-				if err := read(u.Name, &pl, &pl.Fingerprint); err != nil {
+				if err := read(u, &pl, &pl.Fingerprint, &pl.ID); err != nil {
 					return nil, nil, err
 				}
 				costs[u.Name] = pl.Seconds

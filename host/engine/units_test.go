@@ -111,6 +111,57 @@ func TestResumeRedoesOnlyWhatIsMissing(t *testing.T) {
 	}
 }
 
+// TestUnitCopiedOntoAnotherIsRedone: a unit's payload copied onto the
+// name of another unit of the same kind (a fit of another posterior; an
+// explain unit of the other split) is refused by Merge, which names the
+// unit it holds and the one expected, and is set aside and done again by
+// a resumed run, which then merges to the results of a run in one piece.
+func TestUnitCopiedOntoAnotherIsRedone(t *testing.T) {
+	p := testPlan(40, 2, 2, 8)
+	p.UnitRecords = 16
+	p.Fingerprint = "test"
+	p.Posteriors = append(p.Posteriors, Step{ID: "posterior.fake", Label: "Fake 2", Draws: 3})
+	want := runPlan(t, p, newFakes(3), nil)
+	f := newFakes(3)
+	store := &countingStore{}
+	if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{N: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Unit{}
+	for _, u := range Units(p) {
+		byName[u.Name] = u
+	}
+	for _, c := range [][2]string{{"fit-00", "fit-01"}, {"explain-00-00-00-0000", "explain-00-00-01-0000"}} {
+		from, to := byName[c[0]], byName[c[1]]
+		if from.Kind != to.Kind || from.Name == "" || to.Name == "" {
+			t.Fatalf("units %v, %v: the plan lacks the units to copy", from, to)
+		}
+		store.m[to.Name] = store.m[from.Name]
+		_, _, err := Merge(context.Background(), p, f, store)
+		if err == nil || !strings.Contains(err.Error(), from.ID().String()) || !strings.Contains(err.Error(), to.ID().String()) {
+			t.Errorf("merge with %s copied onto %s: %v; want an error naming both", from.Name, to.Name, err)
+		}
+		obs := &recorder{}
+		before := store.saves[to.Name]
+		if _, _, err := RunUnits(context.Background(), p, f, nil, store, Shard{N: 1}, obs); err != nil {
+			t.Fatal(err)
+		}
+		if store.saves[to.Name] != before+1 {
+			t.Errorf("%s copied onto %s: the resumed run saved it %d times, want once", from.Name, to.Name, store.saves[to.Name]-before)
+		}
+		if !strings.Contains(strings.Join(obs.notes, "\n"), to.Name) {
+			t.Errorf("notes %q do not name the unit set aside", obs.notes)
+		}
+		got, _, err := Merge(context.Background(), p, f, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s copied onto %s, then resumed: results differ from a run in one piece", from.Name, to.Name)
+		}
+	}
+}
+
 // TestMergeNamesMissingUnits: a merge before every unit is done fails
 // and names what is missing; a unit of another run is refused.
 func TestMergeNamesMissingUnits(t *testing.T) {

@@ -3,6 +3,7 @@ package recipe
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -97,22 +98,79 @@ func CheckSlurmAccount(s string) error {
 	return nil
 }
 
+// codeSbatch are the sbatch options that would let a recipe run code of
+// its choosing in the jobs: --export-file sets the jobs' environment from
+// a file (BASH_ENV, LD_PRELOAD, ...), --container runs them in an OCI
+// bundle of the recipe's choosing. --export is checked on its own
+// (exportHelp).
+var codeSbatch = []string{"--export-file", "--container"}
+
+// noArgShort are sbatch's one-letter options that take no argument: one
+// of them followed by more letters is a cluster of options ("-Hp debug"
+// is -H -p debug), which sbatch_args does not take.
+const noArgShort = "hHIkOQsuvVW"
+
+const exportHelp = `--export=ALL, --export=NONE, --export=NIL, or a list of names of variables of the submitting environment ("--export=ALL,HOME,SCRATCH"); no NAME=VALUE, which could set BASH_ENV, ENV, LD_PRELOAD, LD_LIBRARY_PATH, PATH or PYTHONSTARTUP and run code of the recipe's choosing in the jobs`
+
+// exportNameRE is a variable name (of the submitting environment).
+var exportNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// longOption returns the sbatch option that name (a long option, "--x")
+// stands for among opts: the one it is, else the first that it is a
+// prefix of (sbatch takes a prefix of a long option for it, so "--dep" is
+// --dependency), and "" if none.
+func longOption(name string, opts []string) string {
+	if len(name) <= 2 {
+		return ""
+	}
+	for _, o := range opts {
+		if name == o {
+			return o
+		}
+	}
+	for _, o := range opts {
+		if strings.HasPrefix(o, name) {
+			return o
+		}
+	}
+	return ""
+}
+
 // CheckSbatchArg checks one element of sbatch_args: an option (it starts
-// with "-"), one word, and none of the options host/slurm sets itself.
+// with "-"), one word, none of the options host/slurm sets itself (nor a
+// prefix of one, which sbatch would take for it), and none that would let
+// the recipe run code of its choosing in the jobs: --export with a
+// NAME=VALUE (exportHelp), --export-file, --container.
 func CheckSbatchArg(s string) error {
 	if !strings.HasPrefix(s, "-") {
 		return fmt.Errorf("%q is not an sbatch option (accepted: one option such as \"--qos=long\" or \"--gres=gpu:1\", starting with -)", s)
 	}
-	if strings.ContainsAny(s, " \t\n") {
+	if strings.ContainsAny(s, " \t\n\r") {
 		return fmt.Errorf("%q holds white space (accepted: one option per element, \"--qos=long\", not \"--qos long\")", s)
 	}
-	name, _, _ := strings.Cut(s, "=")
-	if long, ok := reservedShort[name[:min(len(name), 2)]]; ok && !strings.HasPrefix(name, "--") {
-		name = long
+	name, val, hasVal := strings.Cut(s, "=")
+	if !strings.HasPrefix(name, "--") {
+		if len(name) > 2 && strings.ContainsRune(noArgShort, rune(name[1])) {
+			return fmt.Errorf("%q is a cluster of one-letter options (accepted: one option per element, \"-%c\" alone)", s, name[1])
+		}
+		if long, ok := reservedShort[name[:min(len(name), 2)]]; ok {
+			name = long
+		}
 	}
-	for _, r := range reservedSbatch {
-		if name == r {
-			return fmt.Errorf("%q sets %s, which uaxai sets itself (accepted: any other sbatch option; use the key or flag of its own for partition, time, cpus_per_task, mem, account)", s, r)
+	known := append(append([]string{"--export"}, reservedSbatch...), codeSbatch...)
+	switch r := longOption(name, known); {
+	case slices.Contains(reservedSbatch, r):
+		return fmt.Errorf("%q sets %s, which uaxai sets itself (accepted: any other sbatch option; use the key or flag of its own for partition, time, cpus_per_task, mem, account)", s, r)
+	case slices.Contains(codeSbatch, r):
+		return fmt.Errorf("%q sets %s, which would let the recipe run code of its choosing in the jobs (accepted: any other sbatch option; for the environment, %s)", s, r, exportHelp)
+	case r == "--export":
+		if !hasVal {
+			return fmt.Errorf("%q has no value (accepted: %s, in one element)", s, exportHelp)
+		}
+		for _, v := range strings.Split(val, ",") {
+			if v != "ALL" && v != "NONE" && v != "NIL" && !exportNameRE.MatchString(v) {
+				return fmt.Errorf("%q exports %q (accepted: %s)", s, v, exportHelp)
+			}
 		}
 	}
 	return nil

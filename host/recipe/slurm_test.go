@@ -144,3 +144,42 @@ func TestSlurmValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestSbatchArgsCannotRunCode: sbatch_args that would let a recipe run
+// code of its choosing in the jobs (an environment variable set through
+// --export, such as BASH_ENV, which bash sources before the script; an
+// --export-file; a --container), or set an option uaxai sets through a
+// prefix sbatch takes for it or a cluster of one-letter options, are
+// refused with an error naming the key, the element and the argument and
+// saying what is accepted; exporting variables of the submitting
+// environment by name, and --get-user-env, are accepted.
+func TestSbatchArgsCannotRunCode(t *testing.T) {
+	for _, c := range []struct {
+		arg  string
+		want []string
+	}{
+		{"--export=ALL,BASH_ENV=/tmp/x.sh", []string{`exports "BASH_ENV=/tmp/x.sh"`, "--export=ALL, --export=NONE", "no NAME=VALUE"}},
+		{"--export=LD_PRELOAD=/tmp/x.so", []string{`exports "LD_PRELOAD=/tmp/x.so"`}},
+		{"--export=ENV=/tmp/x", []string{`exports "ENV=/tmp/x"`}},
+		{"--export=NONE,LD_LIBRARY_PATH=/tmp", []string{`exports "LD_LIBRARY_PATH=/tmp"`}},
+		{"--export", []string{"has no value", "in one element"}},
+		{"--expor=ALL,BASH_ENV=/x", []string{`exports "BASH_ENV=/x"`}},
+		{"--export-file=/tmp/env", []string{"sets --export-file", "run code", "accepted: any other sbatch option"}},
+		{"--container=/tmp/bundle", []string{"sets --container", "run code"}},
+		{"--dep=afterok:1", []string{"sets --dependency", "which uaxai sets itself"}},
+		{"--out=/tmp/x", []string{"sets --output"}},
+		{"-Hpdebug", []string{"cluster of one-letter options", `"-H" alone`}},
+	} {
+		text := minimal + "\n[slurm]\nsbatch_args = [\"--qos=long\", \"" + c.arg + "\"]\n"
+		_, err := Parse("bad.toml", []byte(text), "")
+		wantErr(t, err, lineOf(t, text, "sbatch_args = "), append([]string{`element 1 of key "sbatch_args" in [slurm]`, `"` + c.arg + `"`}, c.want...)...)
+		if err := (Slurm{SbatchArgs: []string{c.arg}}).Validate(); err == nil || !strings.Contains(err.Error(), "sbatch_args[0]") {
+			t.Errorf("Validate of %s (the --sbatch-arg flag): %v", c.arg, err)
+		}
+	}
+	for _, a := range []string{"--export=ALL", "--export=NONE", "--export=NIL", "--export=ALL,HOME,SCRATCH", "--get-user-env", "--get-user-env=60L", "--qos=long", "-q", "-H", "--comment=a%b", "--mem-per-gpu=8G"} {
+		if err := CheckSbatchArg(a); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package rundir keeps the units of a run in its run directory: each
-// finished unit's output as units/<name>.unit, written atomically and
-// checksummed, the lock a process holds while it works on a unit
+// finished unit's output as units/<name>.unit, written atomically,
+// checksummed and holding its own name, the lock a process holds while it works on a unit
 // (units/<name>.lock, internal/filelock), and the list of the run's units
 // (units/plan.json). Several processes, on several machines sharing the
 // directory, may use it at once.
@@ -17,17 +17,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/internal/filelock"
 )
 
-// magic starts every unit file; the SHA-256 of the payload follows (hex),
-// then a newline and the payload.
-const magic = "uaxai-unit-1\n"
+// magic starts every unit file. The SHA-256 (hex) of the rest of the file
+// follows on its own line, then the unit's name on its own line, then the
+// payload. The name is the unit's identity as far as the run directory
+// knows it: Load compares it with the name the file is read under, so a
+// file copied or renamed onto another unit's name is corrupt, not that
+// unit's output. Version 1 files (which held no name) are corrupt too, so
+// that they are done again rather than trusted.
+const magic = "uaxai-unit-2\n"
 
 // ErrCorrupt marks a unit file that does not read back whole: cut short
-// by a crash, or changed.
+// by a crash, changed, another unit's file under this unit's name, or not
+// a regular file at all.
 var ErrCorrupt = errors.New("corrupt unit file")
 
 // Dir is a run directory.
@@ -39,17 +46,22 @@ func (d Dir) UnitPath(name string) string { return filepath.Join(d.Path, "units"
 // LockPath is the lock file of a unit.
 func (d Dir) LockPath(name string) string { return filepath.Join(d.Path, "units", name+".lock") }
 
-// Save writes a unit's payload atomically, with its checksum.
+// Save writes a unit's payload atomically, with its name and checksum.
 func (d Dir) Save(name string, payload []byte) error {
+	if name == "" || strings.ContainsAny(name, "\n/") {
+		return fmt.Errorf("unit %q: a unit name is one line without a slash", name)
+	}
 	if err := os.MkdirAll(filepath.Join(d.Path, "units"), 0o755); err != nil {
 		return fmt.Errorf("unit %s: %w", name, err)
 	}
-	sum := sha256.Sum256(payload)
-	b := make([]byte, 0, len(magic)+65+len(payload))
+	body := make([]byte, 0, len(name)+1+len(payload))
+	body = append(append(append(body, name...), '\n'), payload...)
+	sum := sha256.Sum256(body)
+	b := make([]byte, 0, len(magic)+65+len(body))
 	b = append(b, magic...)
 	b = append(b, hex.EncodeToString(sum[:])...)
 	b = append(b, '\n')
-	b = append(b, payload...)
+	b = append(b, body...)
 	if err := atomicfile.WriteFile(d.UnitPath(name), b); err != nil {
 		return fmt.Errorf("unit %s: %w", name, err)
 	}
@@ -58,39 +70,51 @@ func (d Dir) Save(name string, payload []byte) error {
 
 // Load returns a unit's payload: false when the unit has no file; an
 // error wrapping ErrCorrupt, naming the file and what is wrong, when the
-// file does not read back whole.
+// file does not read back whole, holds another unit, or is not a regular
+// file (a FIFO there is refused without blocking).
 func (d Dir) Load(name string) ([]byte, bool, error) {
 	p := d.UnitPath(name)
-	b, err := os.ReadFile(p)
+	b, err := atomicfile.ReadRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
+	}
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, false, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("unit %s: %w", name, err)
 	}
-	payload, err := verify(b)
+	held, payload, err := verify(b)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w: %v", p, ErrCorrupt, err)
+	}
+	if held != name {
+		return nil, false, fmt.Errorf("%s: %w: it holds unit %s, its file name says unit %s (a unit file copied or renamed onto another's name)", p, ErrCorrupt, held, name)
 	}
 	return payload, true, nil
 }
 
-// verify checks a unit file's header and checksum and returns its payload.
-func verify(b []byte) ([]byte, error) {
+// verify checks a unit file's header and checksum and returns the name
+// of the unit it holds and its payload.
+func verify(b []byte) (string, []byte, error) {
 	if !bytes.HasPrefix(b, []byte(magic)) {
-		return nil, fmt.Errorf("%d bytes without the header %q", len(b), magic[:len(magic)-1])
+		return "", nil, fmt.Errorf("%d bytes without the header %q (a file cut short, or of an older uaxai)", len(b), magic[:len(magic)-1])
 	}
 	rest := b[len(magic):]
 	if len(rest) < 65 || rest[64] != '\n' {
-		return nil, fmt.Errorf("cut short in its header (%d bytes)", len(b))
+		return "", nil, fmt.Errorf("cut short in its header (%d bytes)", len(b))
 	}
 	want := string(rest[:64])
-	payload := rest[65:]
-	sum := sha256.Sum256(payload)
+	body := rest[65:]
+	sum := sha256.Sum256(body)
 	if got := hex.EncodeToString(sum[:]); got != want {
-		return nil, fmt.Errorf("checksum mismatch: %d payload bytes hash to %s, the header says %s (a file cut short or changed)", len(payload), got[:12], want[:min(12, len(want))])
+		return "", nil, fmt.Errorf("checksum mismatch: %d bytes hash to %s, the header says %s (a file cut short or changed)", len(body), got[:12], want[:min(12, len(want))])
 	}
-	return payload, nil
+	name, payload, ok := bytes.Cut(body, []byte{'\n'})
+	if !ok {
+		return "", nil, fmt.Errorf("no unit name after its checksum (%d bytes)", len(body))
+	}
+	return string(name), payload, nil
 }
 
 // Has reports whether a unit has a file (whole or not), without reading it.
@@ -147,7 +171,7 @@ func (d Dir) WritePlan(p Plan) error {
 		return err
 	}
 	b = append(b, '\n')
-	old, err := os.ReadFile(d.planPath())
+	old, err := atomicfile.ReadRegular(d.planPath())
 	if err == nil {
 		if bytes.Equal(old, b) {
 			return nil
@@ -189,7 +213,7 @@ func sameUnits(a, b []Unit) bool {
 
 // ReadPlan reads units/plan.json.
 func (d Dir) ReadPlan() (Plan, error) {
-	b, err := os.ReadFile(d.planPath())
+	b, err := atomicfile.ReadRegular(d.planPath())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Plan{}, fmt.Errorf("%s is not a prepared run directory (no units/plan.json): start it with uaxai run RECIPE --run-dir %s", d.Path, d.Path)

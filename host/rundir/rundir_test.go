@@ -3,10 +3,15 @@ package rundir
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSaveLoad: a payload reads back as saved; a file cut short at any
@@ -101,7 +106,7 @@ func TestPlanAndStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(d.UnitPath("e"), []byte("uaxai-unit-1\ncut"), 0o644); err != nil {
+	if err := os.WriteFile(d.UnitPath("e"), []byte("uaxai-unit-2\ncut"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A lock held in this process is held for Held too: flock locks
@@ -122,5 +127,97 @@ func TestPlanAndStates(t *testing.T) {
 	unlock()
 	if st, _ := d.States(); st[1].State != Missing {
 		t.Errorf("unit b after unlock: %s", st[1].State)
+	}
+}
+
+// TestUnitFileHoldsItsName: a unit file copied onto another unit's name
+// is corrupt, and the error names the file, the unit it holds and the
+// unit its name says; a file of the format before units held their name
+// (uaxai-unit-1, whole and with a good checksum) is corrupt too, so that
+// it is done again rather than trusted.
+func TestUnitFileHoldsItsName(t *testing.T) {
+	d := Dir{Path: t.TempDir()}
+	if err := d.Save("fit-00", []byte("posterior 0's fit")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(d.UnitPath("fit-00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.UnitPath("fit-01"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ok, err := d.Load("fit-01")
+	if ok || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("fit-00's file as fit-01: ok %v, err %v; want ErrCorrupt", ok, err)
+	}
+	for _, s := range []string{d.UnitPath("fit-01"), "holds unit fit-00", "says unit fit-01"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not say %q", err, s)
+		}
+	}
+	if got, ok, err := d.Load("fit-00"); err != nil || !ok || string(got) != "posterior 0's fit" {
+		t.Errorf("the original: %q %v %v", got, ok, err)
+	}
+	payload := []byte("an old unit")
+	sum := sha256.Sum256(payload)
+	old := append([]byte("uaxai-unit-1\n"+hex.EncodeToString(sum[:])+"\n"), payload...)
+	if err := os.WriteFile(d.UnitPath("old"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := d.Load("old"); ok || !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a version 1 unit: ok %v, err %v; want ErrCorrupt", ok, err)
+	}
+	for _, name := range []string{"", "a/b", "a\nb"} {
+		if err := d.Save(name, payload); err == nil {
+			t.Errorf("Save(%q) accepted", name)
+		}
+	}
+}
+
+// TestNonRegularUnitFile: a FIFO in a unit file's place (or the plan's)
+// is refused at once, not waited on: a unit there is corrupt (so that it
+// is set aside and done again), the plan an error naming it; both say
+// "not a regular file". A directory there is corrupt too.
+func TestNonRegularUnitFile(t *testing.T) {
+	d := Dir{Path: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(d.Path, "units"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(d.UnitPath("fifo"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Mkdir(d.UnitPath("dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(d.planPath(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, name := range []string{"fifo", "dir"} {
+			_, ok, err := d.Load(name)
+			if ok || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), d.UnitPath(name)) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("unit %s: ok %v, err %v; want ErrCorrupt naming the file, not a regular file", name, ok, err)
+			}
+			if st, _, err := d.State(name); err != nil || st != Corrupt {
+				t.Errorf("unit %s: state %s, %v; want %s", name, st, err, Corrupt)
+			}
+		}
+		if _, err := d.ReadPlan(); err == nil || !strings.Contains(err.Error(), d.planPath()) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("a FIFO plan: %v", err)
+		}
+		if err := d.WritePlan(Plan{Recipe: "r"}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("WritePlan over a FIFO plan: %v", err)
+		}
+		if q, err := d.SetAside("fifo"); err != nil || !strings.HasSuffix(q, ".corrupt") {
+			t.Errorf("SetAside of the FIFO: %q, %v", q, err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("still blocked on a FIFO after a minute")
 	}
 }

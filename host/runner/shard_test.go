@@ -235,3 +235,88 @@ func TestPrepare(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestUnitCopiedOntoAnotherIsRedone: a unit file copied onto another
+// unit's name (posterior 0's fit onto posterior 2's, with posterior 2's
+// explain units removed so that a resume explains with the fit it finds;
+// split 0's explain unit onto split 1's) is refused by merge, whose error
+// names the file, the unit it holds and the unit expected; --resume sets
+// it aside, does the unit again and writes the same bytes as a clean run.
+func TestUnitCopiedOntoAnotherIsRedone(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), `
+[[posterior]]
+use = "mcdropout"
+label = "MC dropout"
+draws = 2
+`)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := inProcess(t)
+	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
+	clean, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		from, to string
+		drop     string // a glob of units removed after the copy
+	}{
+		{"fit-00", "fit-02", "explain-02-*.unit"},
+		{"explain-00-00-00-0000", "explain-00-00-01-0000", ""},
+	} {
+		run := filepath.Join(dir, "run"+string(rune('0'+i)))
+		if _, err := Run(context.Background(), r, Options{Plugins: m, Cache: cache, RunDir: run}); err != nil {
+			t.Fatal(err)
+		}
+		d := rundir.Dir{Path: run}
+		b, err := os.ReadFile(d.UnitPath(c.from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(d.UnitPath(c.to)); err != nil {
+			t.Fatalf("the run has no unit %s to copy onto: %v", c.to, err)
+		}
+		if err := os.WriteFile(d.UnitPath(c.to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Merge(context.Background(), run, Options{Plugins: m})
+		if err == nil {
+			t.Errorf("merge with %s copied onto %s succeeded", c.from, c.to)
+		} else {
+			for _, s := range []string{d.UnitPath(c.to), "holds unit " + c.from, "says unit " + c.to} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("merge with %s copied onto %s: %v; want it to say %q", c.from, c.to, err, s)
+				}
+			}
+		}
+		if c.drop != "" {
+			drop, _ := filepath.Glob(filepath.Join(run, "units", c.drop))
+			if len(drop) == 0 {
+				t.Fatalf("no units %s to remove", c.drop)
+			}
+			for _, f := range drop {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		obs := &stageNotes{}
+		o, err := Resume(context.Background(), run, Options{Plugins: m, Cache: cache, Observer: obs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(obs.list, "\n"), c.to+".unit") {
+			t.Errorf("notes %q do not name the unit set aside", obs.list)
+		}
+		if _, err := os.Stat(d.UnitPath(c.to) + ".corrupt"); err != nil {
+			t.Errorf("the copied unit was not set aside: %v", err)
+		}
+		sameFiles(t, c.from+" copied onto "+c.to+", resumed", o.Dir, clean.Dir)
+		if _, err := Merge(context.Background(), run, Options{Plugins: m}); err != nil {
+			t.Errorf("merge after the resume: %v", err)
+		}
+		sameFiles(t, c.from+" copied onto "+c.to+", resumed and merged", run, clean.Dir)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,8 +24,14 @@ const DefaultShards = 4
 
 // Config is what Submit needs besides the prepared run directory.
 type Config struct {
-	Dir     string       // the run directory, on a file system every node sees
-	Bin     string       // the uaxai binary the jobs run (InstallBinary), on a shared file system
+	Dir string // the run directory, on a file system every node sees
+	// Bin is the uaxai binary the jobs run, on a shared file system. When
+	// it is "", Submit copies Install (or, when that is "" too, this
+	// executable) to DIR/bin/uaxai (InstallBinary) once it has accepted
+	// the run directory and before the first sbatch, and removes the copy
+	// again if it then submits nothing.
+	Bin     string
+	Install string
 	Cache   string       // the posterior cache directory the jobs use; "": --no-cache
 	Plugins string       // --plugins DIR of the jobs; "": none
 	Sbatch  recipe.Slurm // the sbatch settings: [slurm], then the flags
@@ -227,12 +234,15 @@ func (s *State) Scripts() map[string]Script {
 	}
 	common = append(common, "--workers", `"$SLURM_CPUS_PER_TASK"`)
 	recipeFile := Quote(filepath.Join(s.Dir, "recipe.toml"))
+	// sbatch expands % in an --output pattern (%j, %A, %x, ...): a % of
+	// the run directory's path is written %%, which it turns back into %.
+	outDir := filepath.Join(strings.ReplaceAll(s.Dir, "%", "%%"), "slurm")
 	out := map[string]Script{}
 	for _, kind := range Kinds {
 		n := s.Tasks.Of(kind)
 		sc := Script{
 			Name: JobName(s.Recipe, kind), Array: seq(n),
-			Output:  filepath.Join(s.Dir, "slurm", "%x-%A_%a.out"),
+			Output:  outDir + "/%x-%A_%a.out",
 			Options: s.directives(),
 			Comments: []string{fmt.Sprintf("uaxai slurm submit: the %s units of %s in %d array tasks; task t runs the units whose index mod %d == t", kind, s.Dir, n, n),
 				"resubmit failed tasks with: uaxai slurm submit --resume " + Quote(s.Dir)},
@@ -242,7 +252,7 @@ func (s *State) Scripts() map[string]Script {
 		out[kind] = sc
 	}
 	out[KindMerge] = Script{
-		Name: JobName(s.Recipe, KindMerge), Output: filepath.Join(s.Dir, "slurm", "%x-%j.out"),
+		Name: JobName(s.Recipe, KindMerge), Output: outDir + "/%x-%j.out",
 		Options:  s.directives(),
 		Comments: []string{"uaxai slurm submit: merge the units of " + s.Dir + " into results.json, records.csv and tables.md"},
 		Lines:    []string{"exec " + bin + " merge " + dir},
@@ -258,20 +268,23 @@ func seq(n int) []int {
 	return out
 }
 
-// writeScripts writes DIR/slurm/<kind>.sbatch.
-func (s *State) writeScripts() error {
+// writeScripts writes DIR/slurm/<kind>.sbatch and returns the paths it
+// wrote (those written before a failure, too).
+func (s *State) writeScripts() ([]string, error) {
 	if err := os.MkdirAll(filepath.Join(s.Dir, "slurm"), 0o755); err != nil {
-		return fmt.Errorf("slurm scripts: %w", err)
+		return nil, fmt.Errorf("slurm scripts: %w", err)
 	}
+	var written []string
 	for kind, sc := range s.Scripts() {
 		if kind != KindMerge && s.Tasks.Of(kind) == 0 {
 			continue
 		}
 		if err := sc.Write(ScriptFile(s.Dir, kind)); err != nil {
-			return err
+			return written, err
 		}
+		written = append(written, ScriptFile(s.Dir, kind))
 	}
-	return nil
+	return written, nil
 }
 
 // request is one sbatch call to make.
@@ -306,8 +319,16 @@ func (s *State) argv(q request, ids map[string]string) []string {
 // records the jobs in DIR/slurm/jobs.json (after each sbatch, so that a
 // failure half-way leaves a state Resume can finish) and prints them to w.
 // With dryRun it writes the scripts, prints them and the sbatch lines (a
-// shell snippet that submits them), and submits nothing.
-func Submit(ctx context.Context, c Cluster, cfg Config, fit, explain int, dryRun bool, w io.Writer) (*State, error) {
+// shell snippet that submits them), and submits nothing (nor copies the
+// binary: the scripts name DIR/bin/uaxai, where a submission puts it).
+//
+// A run directory Submit refuses is left as it was: every check comes
+// before the first file is written. If it fails after writing (a script,
+// the binary's copy, the first sbatch), it removes the files it wrote
+// (and the DIR/bin and DIR/slurm folders if it made them and they are
+// empty), since no job was submitted that needs them; once a job is
+// submitted, everything stays for Resume.
+func Submit(ctx context.Context, c Cluster, cfg Config, fit, explain int, dryRun bool, w io.Writer) (_ *State, err error) {
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -322,11 +343,17 @@ func Submit(ctx context.Context, c Cluster, cfg Config, fit, explain int, dryRun
 	if err := cfg.Sbatch.Validate(); err != nil {
 		return nil, err
 	}
-	if err := CheckBinary(cfg.Bin); err != nil {
+	install := cfg.Bin == ""
+	if install {
+		cfg.Bin = filepath.Join(dir, "bin", "uaxai")
+	} else if err := CheckBinary(cfg.Bin); err != nil {
 		return nil, err
 	}
 	if cfg.Cache != "" && !filepath.IsAbs(cfg.Cache) {
 		return nil, fmt.Errorf("cache directory %q: not an absolute path (the jobs run elsewhere)", cfg.Cache)
+	}
+	if err := checkRunDir(dir); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(StateFile(dir)); err == nil && !dryRun {
 		return nil, fmt.Errorf("%s: %s was submitted before; resubmit what is missing with uaxai slurm submit --resume %s, or use a new run directory", StateFile(dir), dir, dir)
@@ -339,7 +366,44 @@ func Submit(ctx context.Context, c Cluster, cfg Config, fit, explain int, dryRun
 	if s.Recipe == "" {
 		return nil, fmt.Errorf("%s: no recipe name", PlanFile(dir))
 	}
-	if err := s.writeScripts(); err != nil {
+	for _, sc := range s.Scripts() {
+		if _, err := sc.Bytes(); err != nil {
+			return nil, err
+		}
+	}
+	// From here on, files are written: undo them if nothing is submitted.
+	var written []string
+	made := map[string]bool{}
+	for _, d := range []string{filepath.Join(dir, "bin"), filepath.Join(dir, "slurm")} {
+		if _, serr := os.Lstat(d); errors.Is(serr, fs.ErrNotExist) {
+			made[d] = true
+		}
+	}
+	defer func() {
+		if err == nil || dryRun || (len(s.Submissions) > 0 && len(s.Submissions[0].Jobs) > 0) {
+			return
+		}
+		for _, f := range written {
+			os.Remove(f)
+		}
+		for _, d := range []string{filepath.Join(dir, "bin"), filepath.Join(dir, "slurm")} {
+			if made[d] {
+				os.Remove(d) // only if empty
+			}
+		}
+	}()
+	if install && !dryRun {
+		if _, err := InstallBinary(dir, cfg.Install); err != nil {
+			return nil, err
+		}
+		written = append(written, cfg.Bin)
+		if err := CheckBinary(cfg.Bin); err != nil {
+			return nil, err
+		}
+	}
+	scripts, err := s.writeScripts()
+	written = append(written, scripts...)
+	if err != nil {
 		return nil, err
 	}
 	var reqs []request
@@ -365,6 +429,17 @@ func Submit(ctx context.Context, c Cluster, cfg Config, fit, explain int, dryRun
 	}
 	fmt.Fprintf(w, "status: uaxai slurm status %s\n", Quote(dir))
 	return s, nil
+}
+
+// checkRunDir refuses a run directory whose path sbatch cannot take in
+// an --output pattern: with a backslash in it, sbatch expands none of the
+// pattern's %x, %A, %a, %j (and the output files would not be where
+// uaxai slurm status looks for them).
+func checkRunDir(dir string) error {
+	if strings.ContainsRune(dir, '\\') {
+		return fmt.Errorf("run directory %s holds a backslash, which makes sbatch ignore the %%x-%%A_%%a patterns of the jobs' --output files (accepted: a path without a backslash)", dir)
+	}
+	return nil
 }
 
 // submit runs the requests in order into the last submission of s,

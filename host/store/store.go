@@ -27,7 +27,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/internal/filelock"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
@@ -75,8 +79,47 @@ func Key(parts ...any) (string, error) {
 // is called once if it does. A process that fits a posterior holds it
 // from its Get to its Put, so that processes sharing the cache, on one
 // machine or on several over a shared file system, fit each entry once.
+//
+// A read-only cache (a shared cache made read-only, a read-only mount)
+// has lock files this process cannot open for writing, as a lock needs.
+// When the lock cannot be opened for that reason and the directory is not
+// writable either, an entry that exists is read without the lock, which
+// is safe: an entry is only ever written whole to a temporary file and
+// renamed into place, and set aside by a rename, so a reader sees the
+// whole entry or none, never part of one. What the lock adds, that the
+// processes sharing the cache fit an entry once, concerns writers, and
+// nobody can write there. (A writer with more rights may still replace
+// the entry meanwhile: the reader then has the old whole entry or the new
+// one, each checked by its checksum.) An entry that does not exist there
+// is an error naming the directory: its fit could never be stored.
 func (c Cache) Lock(ctx context.Context, key string, onWait func()) (func(), error) {
-	return filelock.Lock(ctx, filepath.Join(c.Dir, "posteriors", key+".lock"), onWait)
+	unlock, err := filelock.Lock(ctx, filepath.Join(c.Dir, "posteriors", key+".lock"), onWait)
+	if err == nil || !readOnly(err, c.Dir) {
+		return unlock, err
+	}
+	if _, serr := os.Stat(c.path(key)); serr == nil && !c.Refit {
+		return func() {}, nil
+	}
+	what := "has no entry " + filepath.Base(c.path(key))
+	if c.Refit {
+		what = "cannot take the fits of --refit"
+	}
+	return nil, fmt.Errorf("the cache directory %s is read-only (%w) and %s: accepted: a cache directory this user can write (--cache or UAXAI_CACHE), a read-only cache that holds every fit of the recipe, or --no-cache", c.Dir, err, what)
+}
+
+// readOnly reports whether err, from taking a lock in the cache dir, is
+// a refusal to write (a permission, a read-only file system) and the
+// directory that holds the lock files (posteriors/, or dir if it has none)
+// may not be written by this process either.
+func readOnly(err error, dir string) bool {
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return false
+	}
+	d := filepath.Join(dir, "posteriors")
+	if _, serr := os.Stat(d); serr != nil {
+		d = dir
+	}
+	return unix.Access(d, unix.W_OK) != nil
 }
 
 func (c Cache) path(key string) string {
@@ -85,20 +128,24 @@ func (c Cache) path(key string) string {
 
 // Get returns the artifact stored under key. A missing entry is a miss
 // (false, nil); so is every entry with Refit. An entry that does not read
-// back whole is set aside and reported: the error names it and where it
-// went, and the caller fits again.
+// back whole, or is not a regular file (a FIFO there is refused at once,
+// not waited on), is set aside and reported: the error names it and where
+// it went, and the caller fits again.
 func (c Cache) Get(key string) (sdk.Artifact, bool, error) {
 	if c.Refit {
 		return sdk.Artifact{}, false, nil
 	}
 	p := c.path(key)
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+	b, err := atomicfile.ReadRegular(p)
+	if errors.Is(err, fs.ErrNotExist) {
 		return sdk.Artifact{}, false, nil
 	}
-	f, err := safetensors.ReadFile(p)
 	var a sdk.Artifact
 	if err == nil {
-		a, err = Decode(f, p)
+		var f *safetensors.File
+		if f, err = safetensors.Decode(b, p); err == nil {
+			a, err = Decode(f, p)
+		}
 	}
 	if err != nil {
 		aside, rerr := setAside(p)
@@ -133,7 +180,7 @@ func (c Cache) Put(key string, a sdk.Artifact) error {
 	if err := finite(a); err != nil {
 		return fmt.Errorf("cache entry %s not stored: %w", c.path(key), err)
 	}
-	if err := os.MkdirAll(filepath.Join(c.Dir, "posteriors"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(c.Dir, "posteriors"), 0o777); err != nil {
 		return err
 	}
 	ts, meta, err := Encode(a)

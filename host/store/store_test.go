@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +13,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -215,5 +220,107 @@ func TestChecksum(t *testing.T) {
 		if sum, _ := Checksum(a); sum == base {
 			t.Errorf("%s: same checksum", name)
 		}
+	}
+}
+
+// TestNonRegularEntry: a FIFO in an entry's place (with no writer, so
+// that reading it would block) is refused at once: Get reports it, naming
+// it and saying "not a regular file", sets it aside and misses; a
+// directory there is treated the same way.
+func TestNonRegularEntry(t *testing.T) {
+	c := Cache{Dir: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(c.Dir, "posteriors"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(c.path("fifo"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Mkdir(c.path("dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, key := range []string{"fifo", "dir"} {
+			_, ok, err := c.Get(key)
+			if ok || err == nil || !strings.Contains(err.Error(), c.path(key)) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("entry %s: ok=%v err=%v; want an error naming it, not a regular file", key, ok, err)
+			}
+			if _, err := os.Lstat(c.path(key) + ".corrupt"); err != nil {
+				t.Errorf("entry %s not set aside: %v", key, err)
+			}
+			if _, ok, err := c.Get(key); ok || err != nil {
+				t.Errorf("entry %s after it was set aside: ok=%v err=%v; want a miss", key, ok, err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Get still blocked on a FIFO after a minute")
+	}
+}
+
+// readOnlyDir makes dir and everything in it read-only for the test
+// (chmod -R a-w), and writable again when it ends. It skips when the
+// process can write there anyway (root ignores modes).
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	chmod := func(mask fs.FileMode, set bool) {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := os.Lstat(p)
+			if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+				return err
+			}
+			m := fi.Mode().Perm() &^ mask
+			if set {
+				m = fi.Mode().Perm() | mask
+			}
+			return os.Chmod(p, m)
+		})
+	}
+	chmod(0o222, false)
+	t.Cleanup(func() { chmod(0o200, true) })
+	if unix.Access(dir, unix.W_OK) == nil {
+		t.Skip("this process writes a directory of mode a-w (root): the test needs an ordinary user")
+	}
+}
+
+// TestReadOnlyCache: a populated cache made read-only (chmod -R a-w)
+// still serves its entries: Lock, which cannot open the lock file for
+// writing, lets an existing entry be read, and Get reads it whole; an
+// entry it lacks is an error naming the directory, from Lock, before any
+// fit is made that could not be stored; so is Refit.
+func TestReadOnlyCache(t *testing.T) {
+	c := Cache{Dir: t.TempDir()}
+	stored(t, c, "k")
+	unlock, err := c.Lock(context.Background(), "k", nil) // a lock file, as a writer leaves it
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	stored(t, c, "nolock") // an entry without a lock file
+	readOnlyDir(t, c.Dir)
+	for _, key := range []string{"k", "nolock"} {
+		unlock, err := c.Lock(context.Background(), key, nil)
+		if err != nil {
+			t.Fatalf("Lock(%s) in a read-only cache holding it: %v", key, err)
+		}
+		a, ok, err := c.Get(key)
+		unlock()
+		if err != nil || !ok || !reflect.DeepEqual(a, testArtifact()) {
+			t.Errorf("Get(%s) in a read-only cache: ok=%v err=%v", key, ok, err)
+		}
+	}
+	_, err = c.Lock(context.Background(), "missing", nil)
+	if err == nil || !strings.Contains(err.Error(), c.Dir) || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "missing.safetensors") {
+		t.Errorf("Lock of an entry a read-only cache lacks: %v; want an error naming the directory and the entry", err)
+	}
+	refit := Cache{Dir: c.Dir, Refit: true}
+	if _, err := refit.Lock(context.Background(), "k", nil); err == nil || !strings.Contains(err.Error(), c.Dir) {
+		t.Errorf("Refit in a read-only cache: %v; want an error naming the directory", err)
 	}
 }

@@ -3,10 +3,14 @@ package atomicfile
 import (
 	"bufio"
 	"errors"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestWriteFile: the content arrives with mode 0644, replaces an existing
@@ -77,5 +81,69 @@ func TestWriteSet(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("%d entries, want 2 (no temp file left)", len(ents))
+	}
+}
+
+// returns runs fn and fails the test if it has not returned within a
+// minute: a guard for reads that used to block for ever, not a measure of
+// speed.
+func returns(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: still blocked after a minute", what)
+	}
+}
+
+// TestReadRegularRefusesOtherFiles: a FIFO (with no writer: opening it
+// for reading would block), a symbolic link to one, a directory and a
+// socket are refused at once, with an error naming the path and "not a
+// regular file"; a regular file, and a link to one, read back; a missing
+// file is fs.ErrNotExist.
+func TestReadRegularRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	link := filepath.Join(dir, "link-to-fifo")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, p := range []string{fifo, link, sub, sock, "/dev/null"} {
+		returns(t, p, func() {
+			b, err := ReadRegular(p)
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("ReadRegular(%s) = %d bytes, %v; want an error naming it, not a regular file", p, len(b), err)
+			}
+		})
+	}
+	file := filepath.Join(dir, "file")
+	if err := WriteFile(file, []byte("contents")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, filepath.Join(dir, "link")} {
+		if b, err := ReadRegular(p); err != nil || string(b) != "contents" {
+			t.Errorf("ReadRegular(%s) = %q, %v", p, b, err)
+		}
+	}
+	if _, err := ReadRegular(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
 	}
 }

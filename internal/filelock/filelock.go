@@ -22,11 +22,19 @@ const poll = 100 * time.Millisecond
 // while another process holds it; onWait, if not nil, is called once when
 // the lock is found held. The wait ends with ctx. The returned function
 // releases the lock.
+//
+// The lock file is opened for writing (flock over NFS becomes a POSIX
+// write lock, which needs it), so every process sharing it must be able
+// to write it: it is created with mode 0666 and its directories with
+// 0777, less the umask, as a shared directory's other files are (umask
+// 002 in a group's directory: group-writable; the usual 022: 0644).
+// Opening it fails with an error wrapping fs.ErrPermission when the
+// process may not write it.
 func Lock(ctx context.Context, path string, onWait func()) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

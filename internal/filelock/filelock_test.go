@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,5 +106,31 @@ func TestExclusive(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second Lock never returned")
+	}
+}
+
+// TestLockFileModeFollowsUmask: a lock file (and the directory made for
+// it) gets 0666 (0777) less the umask, as a shared directory's other
+// files do: under a group's umask 002 the group may open it for writing,
+// as every process sharing the lock must.
+func TestLockFileModeFollowsUmask(t *testing.T) {
+	for _, mask := range []int{0o002, 0o022, 0o077} {
+		old := syscall.Umask(mask)
+		p := filepath.Join(t.TempDir(), "sub", "x.lock")
+		unlock, err := Lock(context.Background(), p, nil)
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		for _, c := range []struct {
+			path string
+			want os.FileMode
+		}{{p, 0o666 &^ os.FileMode(mask)}, {filepath.Dir(p), 0o777 &^ os.FileMode(mask)}} {
+			fi, err := os.Stat(c.path)
+			if err != nil || fi.Mode().Perm() != c.want {
+				t.Errorf("umask %03o: %s has mode %v, %v; want %v", mask, c.path, fi.Mode().Perm(), err, c.want)
+			}
+		}
 	}
 }
