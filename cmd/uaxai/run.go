@@ -202,9 +202,12 @@ func writeNotStarted(w io.Writer, skipped []runner.NotStarted) {
 	}
 	fmt.Fprintln(w, "not started (they are code that comes with the recipe or the plugin directories; --trial starts them and checks their tables):")
 	for _, s := range skipped {
-		if s.Source == s.ID {
+		switch s.Source {
+		case s.ID:
 			fmt.Fprintf(w, "  summary script %s (parsed, not run)\n", s.ID)
-		} else {
+		case "":
+			fmt.Fprintf(w, "  %s\n", s.ID)
+		default:
 			fmt.Fprintf(w, "  %s: %s\n", s.ID, s.Source)
 		}
 	}

@@ -30,8 +30,9 @@ func Check(ctx context.Context, r *recipe.Recipe, p engine.Plugins) error {
 }
 
 // NotStarted is a plugin or script that CheckStatic found and did not
-// start: a plugin binary or directory (Source its path) or a summary
-// script (ID and Source its path).
+// start: a plugin binary or directory (Source its path), a summary
+// script (ID and Source its path), or a plugin of Plugins that are no
+// Locator (Source "").
 type NotStarted struct {
 	ID     string
 	Source string
@@ -80,7 +81,7 @@ func checkWith(ctx context.Context, r *recipe.Recipe, res *resolver, static bool
 		if !static {
 			return true, nil
 		}
-		ns := NotStarted{ID: id, Source: "?"}
+		ns := NotStarted{ID: id} // no Source: p cannot say without starting it
 		switch loc, ok := res.Plugins.(Locator); {
 		case isScript:
 			if err := script.Inspect(id); err != nil {

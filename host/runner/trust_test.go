@@ -7,9 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 )
 
 // trustFixture writes, in a new directory, what a recipe can bring that
@@ -138,5 +142,55 @@ func TestCheckStaticRunsNoRecipeCode(t *testing.T) {
 	err = Check(ctx, parse(loud), inProcess(t))
 	if err == nil || !strings.Contains(err.Error(), panicText) {
 		t.Errorf("Check of the script: %v; want its top-level panic %q", err, panicText)
+	}
+}
+
+// countingPlugins serves plugins and counts the requests; it is no
+// Locator, so CheckStatic cannot tell its built-ins from other code.
+type countingPlugins struct {
+	engine.Plugins
+	n atomic.Int64
+}
+
+func (c *countingPlugins) Posterior(ctx context.Context, id string) (sdk.Posterior, error) {
+	c.n.Add(1)
+	return c.Plugins.Posterior(ctx, id)
+}
+
+func (c *countingPlugins) Explainer(ctx context.Context, id string) (driver.Explainer, error) {
+	c.n.Add(1)
+	return c.Plugins.Explainer(ctx, id)
+}
+
+func (c *countingPlugins) Summary(ctx context.Context, id string) (sdk.Summary, error) {
+	c.n.Add(1)
+	return c.Plugins.Summary(ctx, id)
+}
+
+// TestCheckStaticWithoutLocator: plugins that cannot say what is
+// built-in are not asked for any plugin by CheckStatic, which lists every
+// table's plugin as not started, without a source; Check asks for them.
+func TestCheckStaticWithoutLocator(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingPlugins{Plugins: inProcess(t)}
+	skipped, err := CheckStatic(context.Background(), r, p)
+	if err != nil || p.n.Load() != 0 {
+		t.Fatalf("CheckStatic: %v, %d plugin requests", err, p.n.Load())
+	}
+	var want []NotStarted
+	for _, refs := range [][]recipe.PluginRef{r.Posteriors, r.Explainers, r.Summaries} {
+		for _, ref := range refs {
+			want = append(want, NotStarted{ID: ref.ID})
+		}
+	}
+	if fmt.Sprint(skipped) != fmt.Sprint(want) {
+		t.Errorf("not started: %v, want %v", skipped, want)
+	}
+	if err := Check(context.Background(), r, p); err != nil || p.n.Load() == 0 {
+		t.Errorf("Check: %v, %d plugin requests", err, p.n.Load())
 	}
 }
