@@ -43,7 +43,8 @@ func init() {
 		}, summary: "run a recipe: fit, explain, summarise, score, report (or one shard of it, its plan only, the rest of an interrupted run)",
 			run: cmdRun},
 		{name: "merge", forms: []string{"[flags] RUN_DIR"}, summary: "write the results of a sharded run once every unit is done", run: cmdMerge},
-		{name: "recipe check", forms: []string{"[flags] RECIPE.toml"}, summary: "validate a recipe (and every plugin's table) without running it", run: cmdRecipeCheck},
+		{name: "recipe check", forms: []string{"[flags] RECIPE.toml", "[flags] --trial RECIPE.toml"},
+			summary: "validate a recipe without running any code it brings (--trial: start its plugins and scripts too)", details: checkDetails, run: cmdRecipeCheck},
 		{name: "plugins", forms: []string{"[flags]"}, summary: "list the plugins: ID, kind, version, language, source", run: cmdPlugins},
 		{name: "data generate", forms: []string{
 			"[flags] --per-class N --seed S --out DIR",
@@ -70,7 +71,7 @@ func init() {
 		{name: "slurm submit", forms: []string{
 			"[flags] RECIPE.toml",
 			"[--dry-run] --resume RUN_DIR",
-		}, summary: "run a recipe on Slurm: a fit array, an explain array, a merge job (--resume: resubmit the failed tasks)", run: cmdSlurmSubmit},
+		}, summary: "run a recipe on Slurm: a fit array, an explain array, a merge job (--resume: resubmit the failed tasks)", details: slurmSubmitDetails, run: cmdSlurmSubmit},
 		{name: "slurm status", forms: []string{"RUN_DIR"}, summary: "units done/running/missing, each array task's Slurm state", run: cmdSlurmStatus},
 		{name: "bench", forms: []string{"[flags]"}, summary: "ms a map of every operator on the paper's network, beside PyTorch's", run: cmdBench},
 		{name: "help", forms: []string{"[COMMAND]"}, summary: "this overview, or a command's usage and flags", run: cmdHelp},

@@ -25,6 +25,22 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, " ") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
+// slurmSubmitDetails is the -h text of slurm submit: what --dry-run runs.
+const slurmSubmitDetails = `
+A submission checks the recipe and counts its units with every plugin
+it names started, its own plugin binaries and scripts included: a
+recipe with plugin_dirs or summary scripts is code; submit only recipes
+you trust.
+
+--dry-run starts none of the recipe's own plugins and scripts: it checks
+the recipe as uaxai recipe check does (built-in plugins only). For a
+recipe whose plugins are all built-in it then writes the run directory
+and the scripts and prints them and the sbatch lines. For one with
+plugins of its plugin directories or summary scripts it names them and
+stops, writing nothing: counting the units would start them.
+--dry-run --trial starts them, and prints the scripts.
+`
+
 func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("slurm submit", stdout, stderr)
 	runDir := fs.String("run-dir", "", "run directory, on a file system every node sees (default: <out>/<name>-<time>)")
@@ -41,11 +57,15 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 	noCache := fs.Bool("no-cache", false, "the jobs neither read nor write the cache")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries (on a shared file system)")
 	bin := fs.String("uaxai", "", "the uaxai binary the jobs run, on a shared file system (default: this one, copied to DIR/bin/uaxai)")
-	dryRun := fs.Bool("dry-run", false, "write and print the scripts and the sbatch command lines; submit nothing")
+	dryRun := fs.Bool("dry-run", false, "write and print the scripts and the sbatch command lines; submit nothing, and start none of the recipe's own plugins and scripts")
+	trial := fs.Bool("trial", false, "with --dry-run: start the recipe's own plugins and scripts, as a submission does, to check them and count the units")
 	resume := fs.String("resume", "", "resubmit the array tasks of DIR with missing units, and a merge job")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *trial && !*dryRun {
+		return fmt.Errorf("slurm submit: --trial goes with --dry-run (a submission starts every plugin and script of the recipe anyway)")
 	}
 	if !*dryRun {
 		if _, err := exec.LookPath("sbatch"); err != nil {
@@ -101,6 +121,25 @@ func cmdSlurmSubmit(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if *noCache && isSet(fs, "cache") {
 		return fmt.Errorf("slurm submit: --no-cache and --cache exclude each other")
+	}
+	if *dryRun && !*trial {
+		// Built-ins only: a recipe's own plugins and scripts would run to
+		// count the units; then the dry run stops here, having written
+		// nothing.
+		var skipped []runner.NotStarted
+		err := withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) (err error) {
+			skipped, err = runner.CheckStatic(ctx, r, m)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(stdout, "%s: checked, without starting its own plugins and scripts\n", r.Path)
+			writeNotStarted(stdout, skipped)
+			fmt.Fprintln(stdout, "# dry run: nothing written, nothing submitted: counting the units and writing the run directory would start them (--dry-run --trial does)")
+			return nil
+		}
 	}
 	dir := *runDir
 	if dir == "" {

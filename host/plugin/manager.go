@@ -538,22 +538,7 @@ func (m *Manager) start(ctx context.Context, id string, kind sdk.Kind) (any, *pr
 		}
 		return m.launch(ctx, sp)
 	}
-	for _, me := range manifestErrors(scanErr) {
-		if me.id == id {
-			return nil, nil, fmt.Errorf("plugin %q: %w", id, me)
-		}
-	}
-	ids := m.reg.IDs()
-	for bid := range bins {
-		ids = append(ids, bid)
-	}
-	slices.Sort(ids)
-	err := fmt.Errorf("unknown plugin %q (known: %s; plugin binaries named %s%s-%s are searched in: %s)",
-		id, listIDs(slices.Compact(ids)), BinaryPrefix, kind, strings.TrimPrefix(id, string(kind)+"."), listIDs(m.dirs()))
-	if scanErr != nil {
-		err = errors.Join(err, scanErr)
-	}
-	return nil, nil, err
+	return nil, nil, m.notFound(id, kind, bins, scanErr)
 }
 
 // inProcess makes a built-in and wraps it as a remote plugin behaves.

@@ -12,16 +12,17 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// trial runs every explainer of r once, on one input under a network of
-// the recipe's architecture, and every summary on maps of the input's
-// length for each number of draws the recipe's posteriors give. A plugin
+// trial runs each of explainers (tables of r) once, on one input under a
+// network of the recipe's architecture, and each of summaries on maps of
+// the input's length for each number of draws the recipe's posteriors
+// give: every table of r for Check, those of built-ins for CheckStatic. A plugin
 // table that is valid on its own but not for this data (a window longer
 // than the input, a band index above the number of draws) is then an
 // error of `recipe check`, at the table's line, before any fit. The
 // network's weights are fixed small random values and the input a fixed
 // sine, so the trial is cheap (one map an explainer) and the same every
 // time; its results are thrown away.
-func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch) error {
+func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch, explainers, summaries []recipe.PluginRef) error {
 	layout, err := nn.NewLayout(arch)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch) e
 	for i := range x {
 		x[i] = float32(i%20) / 10 // any fixed, non-constant input
 	}
-	for _, ref := range r.Explainers {
+	for _, ref := range explainers {
 		ex, err := res.Explainer(ctx, ref.ID)
 		if err != nil {
 			return r.PluginError(ref, err)
@@ -59,7 +60,7 @@ func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch) e
 		}
 	}
 	slices.Sort(draws)
-	for _, ref := range r.Summaries {
+	for _, ref := range summaries {
 		sm, err := res.Summary(ctx, steps([]recipe.PluginRef{ref})[0].ID)
 		if err != nil {
 			return r.PluginError(ref, err)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,12 @@ func TestCheckTrial(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = Check(context.Background(), r, m)
+		// The recipe names built-ins only: CheckStatic starts them all,
+		// and so finds what Check finds, word for word.
+		skipped, serr := CheckStatic(context.Background(), r, m)
+		if fmt.Sprint(serr) != fmt.Sprint(err) || len(skipped) != 0 {
+			t.Errorf("%s: CheckStatic: %v, not started %v; Check: %v", c.name, serr, skipped, err)
+		}
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
