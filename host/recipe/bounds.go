@@ -36,7 +36,7 @@ func checkText(name string, src []byte) error {
 	if err := checkSize(name, int64(len(src))); err != nil {
 		return err
 	}
-	s := &nestScanner{src: src, line: 1}
+	s := &nestScanner{cursor: cursor{src: string(src), line: 1}}
 	if err := s.run(); err != nil {
 		return fmt.Errorf("recipe %s: line %d: %w", name, s.line, err)
 	}
@@ -54,9 +54,7 @@ func checkSize(name string, size int64) error {
 // header, and, inside a value, a stack of the arrays and inline tables
 // open.
 type nestScanner struct {
-	src  []byte
-	pos  int
-	line int
+	cursor
 	// the current table's depth and key bytes
 	tableDepth, tableBytes int
 	stack                  []nestFrame
@@ -67,24 +65,6 @@ type nestFrame struct {
 	kind                 byte // '[' or '{'
 	baseDepth, baseBytes int  // of the array's elements, or of the inline table itself
 	depth, bytes         int  // of the values in it: the elements, or the inline table's current key
-}
-
-func (s *nestScanner) eof() bool { return s.pos >= len(s.src) }
-
-func (s *nestScanner) peek() byte {
-	if s.eof() {
-		return 0
-	}
-	return s.src[s.pos]
-}
-
-func (s *nestScanner) advance() byte {
-	c := s.src[s.pos]
-	s.pos++
-	if c == '\n' {
-		s.line++
-	}
-	return c
 }
 
 func (s *nestScanner) skipBlanks() {
@@ -148,9 +128,9 @@ func (s *nestScanner) str() {
 	if s.pos+2 < len(s.src) && s.src[s.pos+1] == q && s.src[s.pos+2] == q {
 		s.pos += 3
 		for !s.eof() {
-			c := s.advance()
+			c := s.next()
 			if c == '\\' && q == '"' && !s.eof() {
-				s.advance()
+				s.next()
 			} else if c == q && s.pos+1 < len(s.src) && s.src[s.pos] == q && s.src[s.pos+1] == q {
 				s.pos += 2
 				for s.peek() == q { // up to two quotes may end the content
@@ -187,7 +167,7 @@ func (s *nestScanner) run() error {
 		case s.eof():
 			return nil
 		case c == '\n':
-			s.advance()
+			s.next()
 		case c == '#':
 			s.skipLine()
 		case c == '[':
@@ -269,7 +249,7 @@ func (s *nestScanner) value(depth, bytes int) error {
 				continue
 			}
 		}
-		s.advance()
+		s.next()
 	}
 	return nil
 }
@@ -278,7 +258,7 @@ func (s *nestScanner) value(depth, bytes int) error {
 // one, and gives its depth and bytes to the values under it.
 func (s *nestScanner) inlineKey() error {
 	for !s.eof() && strings.IndexByte(" \t\r\n", s.peek()) >= 0 {
-		s.advance()
+		s.next()
 	}
 	f := &s.stack[len(s.stack)-1]
 	parts, bytes := s.key()

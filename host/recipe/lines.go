@@ -89,30 +89,37 @@ func (kl *keyLines) nearest(path []string) int {
 // only run after toml.Decode succeeded) and never fails: on anything it does
 // not understand it skips to the next line.
 func scanKeyLines(src string) *keyLines {
-	s := &lineScanner{src: src, line: 1, lines: newKeyLines(), arrays: map[int32]int{}}
+	s := &lineScanner{cursor: cursor{src: src, line: 1}, lines: newKeyLines(), arrays: map[int32]int{}}
 	s.run()
 	return s.lines
 }
 
 type lineScanner struct {
-	src    string
-	pos    int
-	line   int
+	cursor
 	lines  *keyLines
 	cur    int32         // the node of the current table (its path has array indices)
 	arrays map[int32]int // node of an array of tables -> elements so far
 }
 
-func (s *lineScanner) eof() bool { return s.pos >= len(s.src) }
+// cursor is a position in a TOML text, with its line (from 1).
+type cursor struct {
+	src  string
+	pos  int
+	line int
+}
 
-func (s *lineScanner) peek() byte {
+func (s *cursor) eof() bool { return s.pos >= len(s.src) }
+
+// peek is the next byte, or 0 at the end.
+func (s *cursor) peek() byte {
 	if s.eof() {
 		return 0
 	}
 	return s.src[s.pos]
 }
 
-func (s *lineScanner) next() byte {
+// next consumes and returns the next byte.
+func (s *cursor) next() byte {
 	c := s.src[s.pos]
 	s.pos++
 	if c == '\n' {
