@@ -4,24 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/memtest"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/uaxai/uaxai/sdk/nn"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // TestKeyLinesLinear: the line scanner's memory grows linearly with the
 // depth of a nested value: doubling the depth at most doubles the bytes
@@ -40,7 +31,7 @@ func TestKeyLinesLinear(t *testing.T) {
 	} {
 		const n = 3000
 		var kl *keyLines
-		small := allocated(func() { kl = scanKeyLines(c.gen(n)) })
+		small := memtest.Allocated(func() { kl = scanKeyLines(c.gen(n)) })
 		// The deepest key is found, at line 1 (2 for the header's key).
 		path := []string{"x"}
 		for range n {
@@ -59,7 +50,7 @@ func TestKeyLinesLinear(t *testing.T) {
 		if got := kl.get(path...); got < 1 {
 			t.Errorf("%s: the deepest key has no line", c.name)
 		}
-		big := allocated(func() { scanKeyLines(c.gen(4 * n)) })
+		big := memtest.Allocated(func() { scanKeyLines(c.gen(4 * n)) })
 		t.Logf("%s: depth %d: %d bytes; depth %d: %d bytes", c.name, n, small, 4*n, big)
 		if ratio := float64(big) / float64(small); ratio > 6 {
 			t.Errorf("%s: depth %d allocates %d bytes, depth %d %d: %.1f times for 4 times the depth (linear: about 4, quadratic: 16)", c.name, n, small, 4*n, big, ratio)
@@ -153,7 +144,7 @@ func TestDeepRecipe(t *testing.T) {
 		body := c.gen(n)
 		text := head + body
 		var err error
-		bytes := allocated(func() { _, err = Parse("deep.toml", []byte(text), "") })
+		bytes := memtest.Allocated(func() { _, err = Parse("deep.toml", []byte(text), "") })
 		// The line where depth MaxDepth+1 is reached: the key line for
 		// all but the multi-line array, whose bracket of that depth opens
 		// on its line MaxDepth.

@@ -4,20 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
+	"github.com/uaxai/uaxai/internal/memtest"
+)
 
 // wavAt returns a WAV file of n samples of a sine at rate Hz, read back.
 func wavAt(t *testing.T, n, rate int) *Recording {
@@ -46,7 +37,7 @@ func TestImportGrowthBound(t *testing.T) {
 	const n = 20000
 	rec := wavAt(t, n, 4)
 	var err error
-	bytes := allocated(func() {
+	bytes := memtest.Allocated(func() {
 		_, err = Import(context.Background(), rec, ImportOptions{Nominal: 1, Rate: 3200})
 	})
 	if err == nil {
@@ -84,7 +75,7 @@ func TestImportSizeBound(t *testing.T) {
 	n := MaxOutSamples/MaxGrowth + 1
 	rec := &Recording{Path: "long.wav", Samples: make([]float64, n), Segments: []Segment{{0, n, 32}}, Nominal: 1}
 	var err error
-	bytes := allocated(func() { _, err = Import(context.Background(), rec, ImportOptions{Rate: 3200}) })
+	bytes := memtest.Allocated(func() { _, err = Import(context.Background(), rec, ImportOptions{Rate: 3200}) })
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("would make %d samples", n*MaxGrowth)) || !strings.Contains(err.Error(), "cut the recording") {
 		t.Errorf("%d samples at 32 Hz to 3200 Hz: %v", n, err)
 	}
