@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uaxai/uaxai/internal/memtest"
-
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/internal/memtest"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
