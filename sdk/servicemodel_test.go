@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/sdk"
@@ -194,7 +196,7 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	if got := cp.WindowProbsCached(nil, x0, nil, 7, 0.5, tg[0], nil); got != b[tg[0]] {
 		diffs = append(diffs, fmt.Sprintf("no windows: p0 %v, Probs %v", got, b[tg[0]]))
 	}
-	spans := [][]nn.Span{{}, {{Lo: 2, Hi: 6}}, {{Lo: 0, Hi: 3}, {Lo: 10, Hi: 20}}}
+	spans := [][]nn.Span{{}, {{Lo: 2, Hi: 6}}, {{Lo: 0, Hi: 3}, {Lo: 10, Hi: 20}}, {{Lo: 1, Hi: 2}, {Lo: 4, Hi: 5}, {Lo: 7, Hi: 9}}}
 	sa, sb := make([]float32, len(spans)), make([]float32, len(spans))
 	sp.SpanProbs(sa, x0, spans, -1, tg[0])
 	l.SpanProbs(sb, x0, spans, -1, tg[0])
@@ -223,15 +225,126 @@ func TestServiceModel(t *testing.T) {
 	for _, a := range []nn.Arch{probeArch(), flatArch()} {
 		t.Run(a.Name, func(t *testing.T) { testServiceModel(t, paramsOf(t, a)) })
 	}
-	// Bounds so small that every call of the probe is split: batches of
-	// 3 inputs into requests of 2 and 1 (of 1 for conv1's 54-value
-	// outputs), 3 windows into 2 and 1, 3 perturbations into 2 and 1
-	// (the third, of 2 spans, alone); the answers are still the local
-	// model's, bit for bit.
-	t.Run("split", func(t *testing.T) {
-		defer sdk.SetServiceBounds(100, 2, 2, 2, 2)()
-		testServiceModel(t, paramsOf(t, probeArch()))
-	})
+}
+
+// recorder is a model service that passes every request on to the real
+// one and records, for each method, its calls and the largest batch,
+// starts, perturbations and span pairs a request carried.
+type recorder struct {
+	pb.UnimplementedModelServer
+	to    pb.ModelClient
+	n     int // values an input
+	mu    sync.Mutex
+	calls map[string]int
+	most  map[string]int
+}
+
+func (r *recorder) see(method string, counts map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[method]++
+	for k, v := range counts {
+		r.most[method+" "+k] = max(r.most[method+" "+k], v)
+	}
+}
+func (r *recorder) Describe(ctx context.Context, q *pb.ModelRef) (*pb.ModelInfo, error) {
+	return r.to.Describe(ctx, q)
+}
+func (r *recorder) Probs(ctx context.Context, q *pb.ModelBatch) (*pb.ProbsResponse, error) {
+	r.see("Probs", map[string]int{"inputs": len(q.GetX()) / 4 / r.n})
+	return r.to.Probs(ctx, q)
+}
+func (r *recorder) InputGrad(ctx context.Context, q *pb.ModelBatch) (*pb.InputGradResponse, error) {
+	r.see("InputGrad", map[string]int{"inputs": len(q.GetX()) / 4 / r.n})
+	return r.to.InputGrad(ctx, q)
+}
+func (r *recorder) Layer(ctx context.Context, q *pb.LayerRequest) (*pb.LayerResponse, error) {
+	if len(q.GetX()) > 0 {
+		r.see("Layer", map[string]int{"inputs": len(q.GetX()) / 4 / r.n})
+	}
+	return r.to.Layer(ctx, q)
+}
+func (r *recorder) Windows(ctx context.Context, q *pb.WindowsRequest) (*pb.WindowsResponse, error) {
+	r.see("Windows", map[string]int{"starts": len(q.GetStarts())})
+	return r.to.Windows(ctx, q)
+}
+func (r *recorder) Spans(ctx context.Context, q *pb.SpansRequest) (*pb.SpansResponse, error) {
+	r.see("Spans", map[string]int{"perturbations": len(q.GetEnds()), "pairs": len(q.GetBounds()) / 2})
+	return r.to.Spans(ctx, q)
+}
+
+// TestServiceModelSplitsByTheBounds: under bounds so small that every call
+// of the probe is split, the answers are still the local model's, bit for
+// bit, and every request the service sees is within the bounds, in as few
+// requests as they allow. The probe's 3 inputs of 40 values go 2 + 1 (100
+// values a request), conv1's outputs of 54 values 1 + 1 + 1; its 3 window
+// starts 2 + 1; its 4 perturbations of 0, 1, 2 and 3 span pairs (3 pairs a
+// request, 3 perturbations) go {0, 1, 2} + {3}.
+func TestServiceModelSplitsByTheBounds(t *testing.T) {
+	defer sdk.SetServiceBounds(100, 1000, 2, 3, 3)()
+	params := probeParams(t)
+	local, err := nn.NewModel(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	addr, h, err := svc.Add(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	rec := &recorder{to: pb.NewModelClient(cc), n: local.InputLen(), calls: map[string]int{}, most: map[string]int{}}
+	proxy := filepath.Join(t.TempDir(), "proxy.sock")
+	lis, err := net.Listen("unix", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterModelServer(srv, rec)
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+	rpc, stop, err := proto.InProcess(probe{local: local, svc: svc}, driver.PluginSet(), driver.DialOptions(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	raw := pb.NewExplainerClient(rpc.(*goplugin.GRPCClient).Conn)
+	ctx := context.Background()
+	r, err := raw.Load(ctx, &pb.LoadRequest{Service: &pb.ModelService{Address: proxy, Handle: h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 3*local.InputLen())
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	if _, err := raw.Explain(ctx, &pb.ExplainRequest{Model: r.GetHandle(), X: wire.Float32Bytes(x), Targets: []int64{3, 0, 2}, ConfigJson: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int{
+		"Probs inputs": 2, "InputGrad inputs": 2, "Layer inputs": 1,
+		"Windows starts": 2, "Spans perturbations": 3, "Spans pairs": 3,
+	} {
+		if got := rec.most[k]; got != want {
+			t.Errorf("%s: at most %d a request; want %d", k, got, want)
+		}
+	}
+	// InputGrad: two requests for each of its two calls (with the
+	// probabilities and without); Layer: conv1's 3 inputs one a request;
+	// Windows: two requests for each of the 4 window calls; Spans: two.
+	for k, want := range map[string]int{"InputGrad": 2 * 2, "Layer": 3, "Windows": 4 * 2, "Spans": 2} {
+		if got := rec.calls[k]; got != want {
+			t.Errorf("%s: %d requests; want %d", k, got, want)
+		}
+	}
 }
 
 func testServiceModel(t *testing.T, params nn.Params) {
