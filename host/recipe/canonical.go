@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,7 @@ type canonRecipe struct {
 	Evaluate  canonEvaluate    `toml:"evaluate"`
 	Limits    canonLimits      `toml:"limits"`
 	Slurm     *canonSlurm      `toml:"slurm,omitempty"`
+	Replicate *canonReplicates `toml:"replicates,omitempty"`
 
 	canonAnalysis
 }
@@ -51,6 +53,22 @@ type canonAnalysis struct {
 	Figures       *Figures          `toml:"figures,omitempty"`
 	Output        *Output           `toml:"output,omitempty"`
 	Recording     *Recording        `toml:"recording,omitempty"`
+}
+
+type canonReplicates struct {
+	Count int     `toml:"count"`
+	Seeds []int64 `toml:"seeds,omitempty"`
+}
+
+func (r *Replicates) canon() *canonReplicates {
+	if r == nil {
+		return nil
+	}
+	c := &canonReplicates{Count: r.Count}
+	for _, s := range r.Seeds {
+		c.Seeds = append(c.Seeds, int64(s))
+	}
+	return c
 }
 
 type canonPaper struct {
@@ -255,6 +273,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
 		Limits:    canonLimitsOf(r.Limits),
 		Slurm:     r.Slurm.canon(),
+		Replicate: r.Replicates.canon(),
 	}
 	r.Analysis.canon(&c.canonAnalysis)
 	if r.Recording != nil {
@@ -324,6 +343,10 @@ var (
 func (r *Recipe) Hash(parts ...string) string {
 	if len(parts) == 0 {
 		parts = ResultParts
+		if r.Replicates != nil {
+			// Only when given, so that a recipe without it keeps its hash.
+			parts = append(slices.Clip(parts), "replicates")
+		}
 	}
 	rel := r.relPath
 	h := sha256.New()
@@ -357,6 +380,8 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 		return wrap(r.canon(path).Evaluate)
 	case "analysis":
 		return encode(r.canon(path).canonAnalysis)
+	case "replicates":
+		return wrap(r.Replicates.canon())
 	case "model":
 		a, err := r.Arch()
 		if err != nil {
@@ -397,7 +422,7 @@ func (r *Recipe) part(part string, path pathFn) ([]byte, error) {
 		}
 		return wrap(canonPlugin(p, path, false))
 	}
-	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, analysis, <kind>.<index>)")
+	return nil, fmt.Errorf("unknown part (accepted: name, seed, workers, out, data, model, train, posterior, explainer, summary, evaluate, analysis, replicates, <kind>.<index>)")
 }
 
 // mapPaths applies path to each of ps; nil for none.

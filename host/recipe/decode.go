@@ -399,6 +399,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		{"output", keep("output")},
 		{"recording", keep("recording")},
 		{"slurm", keep("slurm")},
+		{"replicates", keep("replicates")},
 	})
 	if err != nil {
 		return nil, err
@@ -490,6 +491,11 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	}
 	if v, ok := tables["slurm"]; ok {
 		if r.Slurm, err = d.slurm(v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := tables["replicates"]; ok {
+		if r.Replicates, err = d.replicates(v); err != nil {
 			return nil, err
 		}
 	}

@@ -73,6 +73,11 @@
 //	label            string  default the ID (a script: "summary.script.<file base name>"); unique
 //	(other keys)     the plugin's (or script's) own config
 //
+//	[replicates]     optional; the experiment repeated with independent training seeds
+//	count            integer required; 1..1000 (R; each replicate fits every posterior again)
+//	seeds            array   optional; R distinct integers >= 0, replicate r's seed; default:
+//	                         the recipe's seed for replicate 0, rng.Key(seed, "replicate", "", r, 0) after
+//
 //	[evaluate]
 //	mask             string  "amplitude" (default; |d| > eps, paper Def. 4.1) or "event"
 //	eps              float   default 0.001; > 0
@@ -172,6 +177,7 @@ type Recipe struct {
 	Analysis   Analysis      // [paper], [sensitivity], [calibration], ... (decode_analysis.go)
 	Recording  *Recording    // [recording] (decode_recording.go); nil: the test splits
 	Slurm      *Slurm        // [slurm] (decode_slurm.go); nil: absent. No hash covers it
+	Replicates *Replicates   // [replicates] (decode_replicates.go); nil: one run
 	Path       string        // absolute path of the file it came from ("" from Parse)
 	Dir        string        // absolute directory that relative paths are resolved against
 
