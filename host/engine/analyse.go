@@ -139,7 +139,7 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 		return err
 	}
 	if err := b.p.Analysis.Batch(ab); err != nil {
-		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Label, b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)
+		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Name(), b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)
 	}
 	return nil
 }

@@ -32,6 +32,20 @@ type Step struct {
 	Draws  int    // posteriors: S
 	Target string // explainers: "true" or "predicted"
 	Config sdk.Config
+	// Replicate is a posterior's replicate (0-based; see Plan.ReplicateSeeds)
+	// in a run with Replicated set: a plan of R replicates has each
+	// posterior of the recipe R times, one a replicate.
+	Replicate  int
+	Replicated bool
+}
+
+// Name is the step's label, with its replicate in a replicated run: what
+// messages, progress and timings call it.
+func (s Step) Name() string {
+	if !s.Replicated {
+		return s.Label
+	}
+	return fmt.Sprintf("%s (replicate %d)", s.Label, s.Replicate)
 }
 
 // TestSplit is one test split with its ground-truth masks.
@@ -48,20 +62,25 @@ type TestSplit struct {
 
 // Plan is everything one run computes.
 type Plan struct {
-	Seed       uint64
-	Workers    int // 0: GOMAXPROCS
-	Batch      int // records per plugin call (0: 32)
-	Arch       nn.Arch
-	Train      nn.TrainConfig
-	TrainSet   sdk.Dataset
-	ValSet     sdk.Dataset
-	Tests      []TestSplit
-	Classes    []int            // classes reported, in order
-	Groups     map[string][]int // macro groups ("all", "disc-7")
-	Abs        bool             // score |R| (the paper's nonnegative relevance)
-	Posteriors []Step
-	Explainers []Step
-	Summaries  []Step
+	Seed uint64
+	// ReplicateSeeds are the seeds of the replicates of a replicated run
+	// (recipe.Replicates.Seed): every fit of a posterior step of replicate
+	// r gets FitRequest.Seed = ReplicateSeeds[r] and Replicate = r. nil:
+	// one replicate, of Seed.
+	ReplicateSeeds []uint64
+	Workers        int // 0: GOMAXPROCS
+	Batch          int // records per plugin call (0: 32)
+	Arch           nn.Arch
+	Train          nn.TrainConfig
+	TrainSet       sdk.Dataset
+	ValSet         sdk.Dataset
+	Tests          []TestSplit
+	Classes        []int            // classes reported, in order
+	Groups         map[string][]int // macro groups ("all", "disc-7")
+	Abs            bool             // score |R| (the paper's nonnegative relevance)
+	Posteriors     []Step
+	Explainers     []Step
+	Summaries      []Step
 	// UnitRecords is the records of an explain unit (0: DefaultUnitRecords;
 	// rounded up to a multiple of Batch). See Units.
 	UnitRecords int
@@ -168,6 +187,9 @@ type Row struct {
 	Posterior string `json:"posterior"` // IDs
 	Explainer string `json:"explainer"`
 	Summary   string `json:"summary"`
+	// Replicate is the posterior step's (Step.Replicate); results.json
+	// files a replicated run's rows by replicate instead.
+	Replicate int `json:"-"`
 	// Label, ExplainerLabel and SummaryLabel are the recipe's labels of the
 	// three steps (unique per kind, so they tell rows apart).
 	Label           string    `json:"posterior_label"`
@@ -194,6 +216,7 @@ type Output struct {
 	Label          string         `json:"posterior_label"`
 	ExplainerLabel string         `json:"explainer_label"`
 	SummaryLabel   string         `json:"summary_label"`
+	Replicate      int            `json:"-"`    // the posterior step's
 	Kind           sdk.OutputKind `json:"kind"` // set or band
 	Draws          int            `json:"draws"`
 	N              int            `json:"length"` // values a map
@@ -311,7 +334,7 @@ func (b *block) activate(S int) []string {
 	for i, sm := range b.sums {
 		info := sm.Info()
 		if S < info.MinDraws {
-			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", b.ps.Label, b.es.Label, S, info.ID, info.MinDraws))
+			notes = append(notes, fmt.Sprintf("%s with %s: %d draw(s), %s needs at least %d: skipped", b.ps.Name(), b.es.Label, S, info.ID, info.MinDraws))
 			continue
 		}
 		if info.Output != sdk.OutputMap {
@@ -332,7 +355,7 @@ func (b *block) outputs() []Output {
 			continue
 		}
 		info := sm.Info()
-		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, ExplainerLabel: b.es.Label,
+		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label,
 			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: b.draws, Records: []OutputRecord{}}
 		for si := range b.p.Tests {
 			for _, rec := range b.outs[i][si] {
@@ -482,7 +505,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 func (b *block) rows() ([]Row, []string, error) {
 	p := b.p
 	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
-		return nil, []string{fmt.Sprintf("%s / %s: unlabelled inputs: explained for their predicted class, not scored", b.ps.Label, b.es.Label)}, nil
+		return nil, []string{fmt.Sprintf("%s / %s: unlabelled inputs: explained for their predicted class, not scored", b.ps.Name(), b.es.Label)}, nil
 	}
 	reported := map[int]bool{}
 	for _, c := range p.Classes {
@@ -509,13 +532,13 @@ func (b *block) rows() ([]Row, []string, error) {
 		}
 		agg, err := eval.Aggregate(scores, p.Classes, p.Groups, len(p.Tests))
 		if err != nil {
-			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", b.ps.Label, b.es.Label, sm.Info().ID, err)
+			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", b.ps.Name(), b.es.Label, sm.Info().ID, err)
 		}
 		if i == firstActive(b.active) {
 			notes = append(notes, fmt.Sprintf("%s / %s: %d records of unscored classes (normal) left out; %d disturbance records with an empty mask, %d with zero relevance mass, %d non-finite: counted, not scored",
-				b.ps.Label, b.es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
+				b.ps.Name(), b.es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
 		}
-		rows = append(rows, Row{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: sm.Info().ID, Label: b.ps.Label, ExplainerLabel: b.es.Label, SummaryLabel: p.Summaries[i].Label,
+		rows = append(rows, Row{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: sm.Info().ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label, SummaryLabel: p.Summaries[i].Label,
 			Draws: b.draws, Agg: agg, Records: all})
 	}
 	return rows, notes, nil

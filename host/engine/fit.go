@@ -28,7 +28,7 @@ func BaseStep(ps Step, info sdk.Info) Step {
 			cfg[k] = sdk.CloneValue(v)
 		}
 	}
-	return Step{ID: info.Base, Label: ps.Label + " base (" + info.Base + ")", Draws: 1, Config: cfg}
+	return Step{ID: info.Base, Label: ps.Label + " base (" + info.Base + ")", Draws: 1, Config: cfg, Replicate: ps.Replicate, Replicated: ps.Replicated}
 }
 
 // ResolveBase resolves the base of a post-hoc posterior (info is the
@@ -84,7 +84,7 @@ func newFitter(ctx context.Context, p *Plan, res Plugins, cache Cache, obs Obser
 		if info.Base != "" {
 			bp, bs, err := ResolveBase(ctx, res, ps, info)
 			if err != nil {
-				return nil, fmt.Errorf("posterior %s: %w", ps.Label, err)
+				return nil, fmt.Errorf("posterior %s: %w", ps.Name(), err)
 			}
 			base = &fitKeys{run: runKey(bs, bp.Info(), nil)}
 			needs[base.run]++
@@ -100,12 +100,14 @@ func newFitter(ctx context.Context, p *Plan, res Plugins, cache Cache, obs Obser
 }
 
 // runKey identifies a fit within a run: the plugin, its version, its
-// table and, for a post-hoc fit, its base's run key ("" if any is missing).
+// table, its replicate and, for a post-hoc fit, its base's run key (""
+// if any is missing).
 func runKey(ps Step, info sdk.Info, base *fitKeys) string {
 	b, err := json.Marshal(struct {
 		ID, Version string
 		Config      sdk.Config
-	}{info.ID, info.Version, ps.Config})
+		Replicate   int `json:",omitempty"`
+	}{info.ID, info.Version, ps.Config, ps.Replicate})
 	if err != nil {
 		return ""
 	}
@@ -136,7 +138,7 @@ func (f *fitter) keys(ps Step, info sdk.Info, base *fitKeys) fitKeys {
 	}
 	own, err := f.p.CacheKey(ps, info)
 	if err != nil {
-		f.obs.Note(fmt.Sprintf("%s: no cache key (%v): fitting without the cache", ps.Label, err))
+		f.obs.Note(fmt.Sprintf("%s: no cache key (%v): fitting without the cache", ps.Name(), err))
 		return k
 	}
 	if base == nil {
@@ -144,7 +146,7 @@ func (f *fitter) keys(ps Step, info sdk.Info, base *fitKeys) fitKeys {
 		return k
 	}
 	if base.cache == "" {
-		f.obs.Note(fmt.Sprintf("%s: its base %s has no cache key: fitting without the cache", ps.Label, info.Base))
+		f.obs.Note(fmt.Sprintf("%s: its base %s has no cache key: fitting without the cache", ps.Name(), info.Base))
 		return k
 	}
 	k.cache = PostHocKey(own, base.cache)
@@ -161,13 +163,13 @@ func (f *fitter) fit(ctx context.Context, ps Step, post sdk.Posterior) (sdk.Arti
 	}
 	bp, bs, err := ResolveBase(ctx, f.res, ps, info)
 	if err != nil {
-		return sdk.Artifact{}, fmt.Errorf("posterior %s: %w", ps.Label, err)
+		return sdk.Artifact{}, fmt.Errorf("posterior %s: %w", ps.Name(), err)
 	}
 	bk := f.keys(bs, bp.Info(), nil)
 	return f.cached(ps, f.keys(ps, info, &bk), func() (sdk.Artifact, error) {
 		t0 := time.Now()
 		base, err := f.cached(bs, bk, func() (sdk.Artifact, error) { return f.fitOne(ctx, bs, bp, nil, 0, 0) })
-		f.tim["fit "+bs.Label] = time.Since(t0)
+		f.tim["fit "+bs.Name()] = time.Since(t0)
 		if err != nil {
 			return sdk.Artifact{}, err
 		}
@@ -187,21 +189,21 @@ type Locker interface {
 func (f *fitter) cached(ps Step, k fitKeys, fitArt func() (sdk.Artifact, error)) (sdk.Artifact, error) {
 	if k.run != "" {
 		if a, ok := f.kept[k.run]; ok {
-			f.obs.Note(fmt.Sprintf("%s: fitted posterior reused from %s, fitted or loaded earlier in this run", ps.Label, a.label))
+			f.obs.Note(fmt.Sprintf("%s: fitted posterior reused from %s, fitted or loaded earlier in this run", ps.Name(), a.label))
 			return a.art, nil
 		}
 	}
 	keep := func(a sdk.Artifact) {
 		if k.run != "" && f.keep[k.run] {
-			f.kept[k.run] = fitted{art: a, label: ps.Label}
+			f.kept[k.run] = fitted{art: a, label: ps.Name()}
 		}
 	}
 	if l, ok := f.cache.(Locker); ok && k.cache != "" {
 		unlock, err := l.Lock(f.ctx, k.cache, func() {
-			f.obs.Note(fmt.Sprintf("%s: another process is fitting it into the cache (%s): waiting", ps.Label, k.cache[:min(12, len(k.cache))]))
+			f.obs.Note(fmt.Sprintf("%s: another process is fitting it into the cache (%s): waiting", ps.Name(), k.cache[:min(12, len(k.cache))]))
 		})
 		if err != nil {
-			return sdk.Artifact{}, fmt.Errorf("%s: %w", ps.Label, err)
+			return sdk.Artifact{}, fmt.Errorf("%s: %w", ps.Name(), err)
 		}
 		defer unlock()
 	}
@@ -210,7 +212,7 @@ func (f *fitter) cached(ps Step, k fitKeys, fitArt func() (sdk.Artifact, error))
 		if err != nil {
 			f.obs.Note(fmt.Sprintf("cache: %v (fitting again)", err))
 		} else if ok {
-			f.obs.Note(fmt.Sprintf("%s: fitted posterior taken from the cache (%s)", ps.Label, k.cache[:min(12, len(k.cache))]))
+			f.obs.Note(fmt.Sprintf("%s: fitted posterior taken from the cache (%s)", ps.Name(), k.cache[:min(12, len(k.cache))]))
 			keep(a)
 			return a, nil
 		}
@@ -221,7 +223,7 @@ func (f *fitter) cached(ps Step, k fitKeys, fitArt func() (sdk.Artifact, error))
 	}
 	if k.cache != "" {
 		if err := f.cache.Put(k.cache, art); err != nil {
-			f.obs.Note(fmt.Sprintf("cache: could not store %s: %v", ps.Label, err))
+			f.obs.Note(fmt.Sprintf("cache: could not store %s: %v", ps.Name(), err))
 		}
 	}
 	keep(art)
@@ -240,9 +242,11 @@ func (f *fitter) fitPart(ctx context.Context, ps Step, post sdk.Posterior, k, K 
 		h := sha256.Sum256([]byte("uaxai-part-1\x00" + keys.cache + "\x00" + tag))
 		keys.cache = hex.EncodeToString(h[:])
 	}
-	label := fmt.Sprintf("%s part %d/%d", ps.Label, k+1, K)
-	return f.cached(Step{ID: ps.ID, Label: label, Draws: ps.Draws, Target: ps.Target, Config: ps.Config}, keys, func() (sdk.Artifact, error) {
-		return f.fitOne(ctx, Step{ID: ps.ID, Label: label, Config: ps.Config}, post, nil, k, K)
+	label := fmt.Sprintf("%s part %d/%d", ps.Name(), k+1, K)
+	// label names the replicate already: the steps keep Replicate (the
+	// fit's seed) but not Replicated (Name's suffix).
+	return f.cached(Step{ID: ps.ID, Label: label, Draws: ps.Draws, Target: ps.Target, Config: ps.Config, Replicate: ps.Replicate}, keys, func() (sdk.Artifact, error) {
+		return f.fitOne(ctx, Step{ID: ps.ID, Label: label, Config: ps.Config, Replicate: ps.Replicate}, post, nil, k, K)
 	})
 }
 
@@ -250,12 +254,12 @@ func (f *fitter) fitPart(ctx context.Context, ps Step, post sdk.Posterior, k, K 
 // it is not nil.
 func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *sdk.Artifact, part, parts int) (sdk.Artifact, error) {
 	p := f.p
-	f.obs.Stage("fit "+ps.Label, 0)
+	f.obs.Stage("fit "+ps.Name(), 0)
 	req := sdk.FitRequest{
 		Arch: p.Arch, Train: p.TrainSet, Val: p.ValSet, Training: p.Train, Config: ps.Config,
-		Seed: p.Seed, Workers: p.Workers, Base: base,
+		Seed: p.seedOf(ps), Workers: p.Workers, Base: base,
 		Progress: func(pr sdk.Progress) {
-			f.obs.Stage("fit "+ps.Label, pr.Total)
+			f.obs.Stage("fit "+ps.Name(), pr.Total)
 			f.obs.Advance(pr.Done, pr.Message)
 		},
 	}
@@ -267,6 +271,14 @@ func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *
 		return sdk.Artifact{}, fmt.Errorf("posterior %s: fit: %w", ps.ID, err)
 	}
 	return art, nil
+}
+
+// seedOf is the FitRequest.Seed of a posterior step: its replicate's seed.
+func (p *Plan) seedOf(ps Step) uint64 {
+	if p.ReplicateSeeds == nil {
+		return p.Seed
+	}
+	return p.ReplicateSeeds[ps.Replicate]
 }
 
 // fitMeta is the artifact's metadata for a result row (never nil, so

@@ -155,7 +155,7 @@ func FitParts(ctx context.Context, p *Plan, res Plugins) error {
 		}
 		k, err := pp.Parts(ps.Config)
 		if err != nil {
-			return fmt.Errorf("posterior %s: %w", ps.Label, err)
+			return fmt.Errorf("posterior %s: %w", ps.Name(), err)
 		}
 		p.Parts[pi] = max(k, 1)
 	}
@@ -465,7 +465,7 @@ func (e *exec) fitUnit(ctx context.Context, pi int) (sdk.Artifact, error) {
 	}
 	a, err := JoinParts(parts)
 	if err != nil {
-		return sdk.Artifact{}, fmt.Errorf("posterior %s: joining its %d parts: %w", e.p.Posteriors[pi].Label, k, err)
+		return sdk.Artifact{}, fmt.Errorf("posterior %s: joining its %d parts: %w", e.p.Posteriors[pi].Name(), k, err)
 	}
 	e.arts[pi] = a
 	return a, nil
@@ -485,7 +485,7 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 		return fp.Artifact, err
 	}
 	unlock, err := e.store.Lock(ctx, name, func() {
-		e.obs.Note(fmt.Sprintf("%s: another process is fitting it (unit %s): waiting", ps.Label, name))
+		e.obs.Note(fmt.Sprintf("%s: another process is fitting it (unit %s): waiting", ps.Name(), name))
 	})
 	if err != nil {
 		return sdk.Artifact{}, err
@@ -505,7 +505,7 @@ func (e *exec) fitOrLoad(ctx context.Context, pi, part int) (sdk.Artifact, error
 		return sdk.Artifact{}, err
 	}
 	sec := time.Since(t0).Seconds()
-	e.tim["fit "+ps.Label] += time.Since(t0)
+	e.tim["fit "+ps.Name()] += time.Since(t0)
 	b, err := encode(fitPayload{Fingerprint: e.p.Fingerprint, ID: id, Artifact: art, Seconds: sec})
 	if err != nil {
 		return sdk.Artifact{}, fmt.Errorf("unit %s: %w", name, err)
@@ -604,7 +604,7 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 		m, err := b.ex.Load(ctx, d)
 		if err != nil {
 			b.close()
-			return nil, fmt.Errorf("%s: draw %d of %s: %w", b.es.ID, s, b.ps.Label, err)
+			return nil, fmt.Errorf("%s: draw %d of %s: %w", b.es.ID, s, b.ps.Name(), err)
 		}
 		b.step.Models = append(b.step.Models, m)
 	}
@@ -614,7 +614,7 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 			total += v.B1 - v.B0
 		}
 	}
-	e.obs.Stage(fmt.Sprintf("explain %s / %s", b.ps.Label, b.es.Label), total)
+	e.obs.Stage(fmt.Sprintf("explain %s / %s", b.ps.Name(), b.es.Label), total)
 	b.done = &atomic.Int64{}
 	e.cur, e.curKey = b, key
 	return b, nil
@@ -715,7 +715,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		return err
 	}
 	e.costs[u.Name] = pl.Seconds
-	e.tim["explain "+b.ps.Label+" / "+b.es.Label] += time.Since(t0)
+	e.tim["explain "+b.ps.Name()+" / "+b.es.Label] += time.Since(t0)
 	return nil
 }
 
@@ -787,11 +787,11 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		art := parts[0]
 		if len(parts) > 1 {
 			if art, err = JoinParts(parts); err != nil {
-				return nil, nil, fmt.Errorf("posterior %s: joining its %d parts: %w", ps.Label, len(parts), err)
+				return nil, nil, fmt.Errorf("posterior %s: joining its %d parts: %w", ps.Name(), len(parts), err)
 			}
 		}
 		if n := art.Meta["note"]; n != "" {
-			out.Notes = append(out.Notes, ps.Label+": "+n)
+			out.Notes = append(out.Notes, ps.Name()+": "+n)
 		}
 		var acc []float64
 		for ei, es := range p.Explainers {
@@ -838,7 +838,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 				}
 				if p.Sink != nil {
 					if err := p.Sink.Predicted(ps, b.probs); err != nil {
-						return nil, nil, fmt.Errorf("%s: predictive quality: %w", ps.Label, err)
+						return nil, nil, fmt.Errorf("%s: predictive quality: %w", ps.Name(), err)
 					}
 				}
 			}
@@ -854,7 +854,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 			for i := range outs {
 				if p.Sink != nil {
 					if err := p.Sink.Output(&outs[i]); err != nil {
-						return nil, nil, fmt.Errorf("%s / %s / %s: writing its records: %w", ps.Label, es.Label, outs[i].SummaryLabel, err)
+						return nil, nil, fmt.Errorf("%s / %s / %s: writing its records: %w", ps.Name(), es.Label, outs[i].SummaryLabel, err)
 					}
 					outs[i].Records = nil
 				}

@@ -502,6 +502,15 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if err := d.analysis(tables, &r.Analysis); err != nil {
 		return nil, err
 	}
+	if r.Replicates != nil {
+		// The analyses see one run's posteriors; across replicates they
+		// are not defined yet. The paper's tables are (from the rows).
+		for _, name := range append([]string{"recording"}, AnalysisTables...) {
+			if _, ok := tables[name]; ok && name != "paper" {
+				return nil, d.errAt([]string{name}, "[%s] cannot be combined with [replicates] (accepted with [replicates]: [paper] and the scoring tables; run the analysis on a recipe without [replicates])", name)
+			}
+		}
+	}
 	if v, ok := tables["recording"]; ok {
 		if err := d.recording(v, r); err != nil {
 			return nil, err

@@ -21,6 +21,8 @@ type predictive struct {
 type predictiveRow struct {
 	Posterior string                   `json:"posterior"`
 	Label     string                   `json:"posterior_label"`
+	Replicate *int                     `json:"replicate,omitempty"` // a replicated run's
+	name      string                   // the table's: the label, with the replicate
 	Splits    []eval.PredictiveQuality `json:"splits"`
 	NLL       eval.Stat                `json:"nll"`
 	ECE       eval.Stat                `json:"ece"`
@@ -30,7 +32,10 @@ type predictiveRow struct {
 
 // add scores one posterior's predictive probabilities on every split.
 func (p *predictive) add(ds Datasets, classes int, ps engine.Step, probs [][]float64) error {
-	row := predictiveRow{Posterior: ps.ID, Label: ps.Label}
+	row := predictiveRow{Posterior: ps.ID, Label: ps.Label, name: ps.Name()}
+	if ps.Replicated {
+		row.Replicate = &ps.Replicate
+	}
 	var nll, ece, brier, ent []float64
 	for si, pr := range probs {
 		if ds.Tests[si].Unlabelled {
@@ -57,7 +62,7 @@ func (p *predictive) table() report.Table {
 	t := report.Table{Title: "Predictive quality of each posterior on the test splits (mean ± sd; beyond the paper)",
 		Header: []string{"Posterior", "NLL", "ECE (15 bins)", "Brier", "Mean entropy"}}
 	for _, r := range p.rows {
-		t.Rows = append(t.Rows, []string{r.Label, report.PM(r.NLL), report.PM(r.ECE), report.PM(r.Brier), report.PM(r.Entropy)})
+		t.Rows = append(t.Rows, []string{r.name, report.PM(r.NLL), report.PM(r.ECE), report.PM(r.Brier), report.PM(r.Entropy)})
 	}
 	return t
 }

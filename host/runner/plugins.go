@@ -95,3 +95,25 @@ func steps(refs []recipe.PluginRef) []engine.Step {
 	}
 	return out
 }
+
+// replicated is the posterior steps of a recipe, each once a replicate
+// (replicate 0's first, in the recipe's order), and the replicates'
+// seeds; without [replicates], the recipe's steps and nil.
+func replicated(r *recipe.Recipe) ([]engine.Step, []uint64) {
+	posts := steps(r.Posteriors)
+	if r.Replicates == nil {
+		return posts, nil
+	}
+	n := r.Replicates.N()
+	out := make([]engine.Step, 0, n*len(posts))
+	seeds := make([]uint64, n)
+	for rep := range n {
+		seeds[rep] = r.Replicates.Seed(r.Seed, rep)
+		for _, p := range posts {
+			p.Replicate, p.Replicated = rep, true
+			p.Config = p.Config.Clone()
+			out = append(out, p)
+		}
+	}
+	return out, seeds
+}

@@ -217,19 +217,26 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
+	posts, repSeeds := replicated(r)
 	w := &runWriter{dir: dir, r: r, ds: ds, classes: arch.Classes(), opt: opt, workers: workers, start: start,
 		trainHash: hashDataset(ds.Train), valHash: hashDataset(ds.Val), tim: engine.Timings{"data": dataTime}}
 	plan := engine.Plan{
-		Seed: r.Seed, Workers: workers, Arch: arch, Train: r.Train,
+		Seed: r.Seed, ReplicateSeeds: repSeeds, Workers: workers, Arch: arch, Train: r.Train,
 		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
 		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
-		Posteriors: steps(r.Posteriors), Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
+		Posteriors: posts, Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
 		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {
 			cfg, err := contentConfig(p.Config, info.Files) // files by their contents, not their paths
 			if err != nil {
 				return "", err
 			}
-			return store.Key("uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Seed, info.ID, info.Version, cfg)
+			// Replicate 0 of a seed is the fit of a run without
+			// [replicates] of that seed: the same entry.
+			parts := []any{"uaxai-posterior-1", arch, r.Train, w.trainHash, w.valHash, r.Replicates.Seed(r.Seed, p.Replicate), info.ID, info.Version, cfg}
+			if p.Replicate > 0 {
+				parts = append(parts, "replicate", p.Replicate)
+			}
+			return store.Key(parts...)
 		},
 		Fingerprint: fingerprint,
 		UnitRecords: opt.UnitRecords,
@@ -279,12 +286,9 @@ func (st *state) merge(ctx context.Context, opt Options) (*Outcome, error) {
 		if f, ok := opt.Observer.(interface{ Finish() }); ok {
 			f.Finish()
 		}
-		ts, err := w.tables(res)
-		if err != nil {
-			return nil, err
-		}
+		ts := w.ts
 		shown := ts
-		if len(res.Rows) > 0 {
+		if len(w.shown.Rows) > 0 {
 			shown = ts[:len(ts)-2] // the per-class tables only in tables.md
 		}
 		for i, t := range shown {

@@ -66,6 +66,10 @@ type runWriter struct {
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
 	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
+	// shown and ts are what a finished run shows: its rows (a replicated
+	// run's aggregate rows) and its tables.
+	shown *engine.Results
+	ts    []report.Table
 }
 
 func (w *runWriter) write(name string, b []byte) error {
@@ -179,18 +183,26 @@ func (w *runWriter) results(res *engine.Results) error {
 	if w.anRep != nil && len(w.anRep.JSON) > 0 {
 		anJSON = w.anRep.JSON
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, res, w.pred.section(), report.Section{Key: "analysis", Value: anJSON})
+	shown, records, repSection, err := w.replicates(res)
 	if err != nil {
 		return err
 	}
-	rc, err := report.RecordsCSV(res, w.splitNames())
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, w.pred.section(), report.Section{Key: "analysis", Value: anJSON}, repSection)
 	if err != nil {
 		return err
 	}
-	ts, err := w.tables(res)
+	rc, err := report.RecordsCSV(records, w.splitNames())
 	if err != nil {
 		return err
 	}
+	ts, err := w.tables(shown)
+	if err != nil {
+		return err
+	}
+	if w.r.Replicates != nil {
+		ts = overReplicates(ts, w.r.Replicates.N())
+	}
+	w.shown, w.ts = shown, ts
 	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
 	if err != nil {
 		return err

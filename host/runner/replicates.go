@@ -1,0 +1,242 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/report"
+)
+
+// This file turns the results of a replicated run (a plan with each
+// posterior once a replicate, engine.Step.Replicate) into what results.json
+// and the tables show: the rows of each replicate, and their aggregate.
+
+// byReplicate files the rows and outputs of res by replicate: n
+// Results, the notes with none of them (they are the run's).
+func byReplicate(res *engine.Results, n int) []*engine.Results {
+	out := make([]*engine.Results, n)
+	for i := range out {
+		out[i] = &engine.Results{Rows: []engine.Row{}, Outputs: []engine.Output{}}
+	}
+	for _, r := range res.Rows {
+		out[r.Replicate].Rows = append(out[r.Replicate].Rows, r)
+	}
+	for _, o := range res.Outputs {
+		out[o.Replicate].Outputs = append(out[o.Replicate].Outputs, o)
+	}
+	return out
+}
+
+// aggregateRows is the rows of a replicated run as the main tables show
+// them: for each (posterior, explainer, summary) of the recipe, every
+// statistic over the R replicates,
+//
+//	mean = (1/R) sum_r m_r,  sd = sd(m_1..m_R),  n = R,
+//
+// where m_r is replicate r's mean over the test splits (its row's Stat);
+// a split's and a cell's values are their means over the replicates, the
+// counts are summed, the missing cells are any replicate's. The rows keep
+// no records (each replicate's rows have theirs) and no fit metadata (it
+// is each replicate's own).
+func aggregateRows(reps []*engine.Results) ([]engine.Row, error) {
+	if len(reps) == 0 {
+		return nil, nil
+	}
+	out := make([]engine.Row, len(reps[0].Rows))
+	for i, base := range reps[0].Rows {
+		rows := make([]engine.Row, len(reps))
+		for k, rep := range reps {
+			if len(rep.Rows) != len(reps[0].Rows) {
+				return nil, fmt.Errorf("replicate %d has %d rows, replicate 0 has %d", k, len(rep.Rows), len(reps[0].Rows))
+			}
+			rows[k] = rep.Rows[i]
+			if r := rows[k]; r.Posterior != base.Posterior || r.Label != base.Label || r.Explainer != base.Explainer || r.Summary != base.Summary || r.SummaryLabel != base.SummaryLabel {
+				return nil, fmt.Errorf("replicate %d's row %d is %s / %s / %s, replicate 0's %s / %s / %s", k, i, r.Label, r.ExplainerLabel, r.SummaryLabel, base.Label, base.ExplainerLabel, base.SummaryLabel)
+			}
+		}
+		agg, err := meanAgg(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s / %s / %s: %w", base.Label, base.ExplainerLabel, base.SummaryLabel, err)
+		}
+		row := base
+		row.Replicate, row.Records, row.Fit = 0, nil, map[string]string{}
+		row.Agg = agg
+		row.Accuracy = over(rows, func(r engine.Row) eval.Stat { return r.Accuracy })
+		row.AccuracyBySplit = meanSplits(rows, func(r engine.Row) []float64 { return r.AccuracyBySplit })
+		out[i] = row
+	}
+	return out, nil
+}
+
+// over is the Stat over the replicates of each replicate's mean.
+func over(rows []engine.Row, stat func(engine.Row) eval.Stat) eval.Stat {
+	var ms []float64
+	for _, r := range rows {
+		if s := stat(r); s.N > 0 {
+			ms = append(ms, s.Mean)
+		}
+	}
+	return eval.StatOf(ms)
+}
+
+// meanSplits is the mean over the replicates of each split's value.
+func meanSplits(rows []engine.Row, vals func(engine.Row) []float64) []float64 {
+	out := make([]float64, len(vals(rows[0])))
+	for _, r := range rows {
+		for s, v := range vals(r) {
+			out[s] += v / float64(len(rows))
+		}
+	}
+	return out
+}
+
+// meanAgg is the aggregate of rows' Aggs over the replicates (see
+// aggregateRows).
+func meanAgg(rows []engine.Row) (eval.Agg, error) {
+	base := rows[0].Agg
+	R := float64(len(rows))
+	out := eval.Agg{NSplits: base.NSplits, Classes: make([]eval.ClassAgg, len(base.Classes)), Groups: make([]eval.GroupAgg, len(base.Groups)), Missing: []eval.SplitClass{}}
+	missing := map[eval.SplitClass]bool{}
+	for _, r := range rows {
+		a := r.Agg
+		if a.NSplits != base.NSplits || len(a.Classes) != len(base.Classes) || len(a.Groups) != len(base.Groups) {
+			return eval.Agg{}, fmt.Errorf("replicates with different splits, classes or groups")
+		}
+		addCounts(&out.Counts, a.Counts)
+		for _, m := range a.Missing {
+			missing[m] = true
+		}
+	}
+	for s := range base.NSplits {
+		for _, c := range base.Classes {
+			if m := (eval.SplitClass{Split: s, Class: c.Class}); missing[m] {
+				out.Missing = append(out.Missing, m)
+			}
+		}
+	}
+	for ci, c := range base.Classes {
+		ca := eval.ClassAgg{Class: c.Class, Splits: make([]eval.Cell, len(c.Splits))}
+		var rma, iou []float64
+		for _, r := range rows {
+			rc := r.Agg.Classes[ci]
+			if rc.Class != c.Class || len(rc.Splits) != len(c.Splits) {
+				return eval.Agg{}, fmt.Errorf("class %d: replicates differ in their classes or splits", c.Class)
+			}
+			if rc.RMA.N > 0 {
+				rma, iou = append(rma, rc.RMA.Mean), append(iou, rc.IoU.Mean)
+			}
+			addCounts(&ca.Counts, rc.Counts)
+			for s, cell := range rc.Splits {
+				ca.Splits[s].RMA += cell.RMA / R
+				ca.Splits[s].IoU += cell.IoU / R
+				addCounts(&ca.Splits[s].Counts, cell.Counts)
+			}
+		}
+		ca.RMA, ca.IoU = eval.StatOf(rma), eval.StatOf(iou)
+		out.Classes[ci] = ca
+	}
+	for gi, g := range base.Groups {
+		ga := eval.GroupAgg{Name: g.Name, Classes: g.Classes, Splits: make([]eval.GroupSplit, len(g.Splits))}
+		var rma, iou []float64
+		for _, r := range rows {
+			rg := r.Agg.Groups[gi]
+			if rg.Name != g.Name || len(rg.Splits) != len(g.Splits) {
+				return eval.Agg{}, fmt.Errorf("group %s: replicates differ in their groups or splits", g.Name)
+			}
+			if rg.RMA.N > 0 {
+				rma, iou = append(rma, rg.RMA.Mean), append(iou, rg.IoU.Mean)
+			}
+			for s, gs := range rg.Splits {
+				ga.Splits[s].RMA += gs.RMA / R
+				ga.Splits[s].IoU += gs.IoU / R
+				ga.Splits[s].Classes = max(ga.Splits[s].Classes, gs.Classes)
+				ga.Splits[s].Missing = union(ga.Splits[s].Missing, gs.Missing)
+			}
+		}
+		for s := range ga.Splits {
+			if ga.Splits[s].Missing == nil {
+				ga.Splits[s].Missing = []int{}
+			}
+		}
+		ga.RMA, ga.IoU = eval.StatOf(rma), eval.StatOf(iou)
+		out.Groups[gi] = ga
+	}
+	return out, nil
+}
+
+func addCounts(dst *eval.Counts, c eval.Counts) {
+	dst.Scored += c.Scored
+	dst.EmptyMask += c.EmptyMask
+	dst.ZeroMass += c.ZeroMass
+	dst.NonFinite += c.NonFinite
+	dst.Unexplained += c.Unexplained
+}
+
+// union is a with the elements of b it lacks appended, in order.
+func union(a, b []int) []int {
+	for _, x := range b {
+		found := false
+		for _, y := range a {
+			found = found || x == y
+		}
+		if !found {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// replicateJSON is one replicate of results.json's "replicates".
+type replicateJSON struct {
+	Replicate int             `json:"replicate"`
+	Seed      uint64          `json:"seed"`
+	Rows      []replicateRow  `json:"rows"`
+	Outputs   []engine.Output `json:"outputs"`
+}
+
+type replicateRow struct {
+	Label string `json:"label"`
+	engine.Row
+	Records int `json:"records"`
+}
+
+// replicates returns what a run shows: without [replicates], res itself
+// (the results, the records and no section); with, the aggregate rows
+// (aggregateRows) with the run's notes, every replicate's rows with the
+// replicate in their label for records.csv, and results.json's
+// "replicates" section: each replicate's seed, rows and outputs.
+func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Results, sec report.Section, err error) {
+	if w.r.Replicates == nil {
+		return res, res, report.Section{Key: "replicates"}, nil
+	}
+	n := w.r.Replicates.N()
+	reps := byReplicate(res, n)
+	agg, err := aggregateRows(reps)
+	if err != nil {
+		return nil, nil, report.Section{}, fmt.Errorf("replicates: %w", err)
+	}
+	shown = &engine.Results{Rows: agg, Outputs: []engine.Output{}, Notes: res.Notes}
+	records = &engine.Results{Notes: res.Notes}
+	var list []replicateJSON
+	for k, rep := range reps {
+		rj := replicateJSON{Replicate: k, Seed: w.r.Replicates.Seed(w.r.Seed, k), Rows: []replicateRow{}, Outputs: rep.Outputs}
+		for _, r := range rep.Rows {
+			rj.Rows = append(rj.Rows, replicateRow{Label: report.RowLabel(rep, r), Row: r, Records: len(r.Records)})
+			r.Label = fmt.Sprintf("%s (replicate %d)", r.Label, k)
+			records.Rows = append(records.Rows, r)
+		}
+		list = append(list, rj)
+	}
+	return shown, records, report.Section{Key: "replicates", Value: list}, nil
+}
+
+// overReplicates retitles the tables of aggregate rows: their sd is over
+// the replicates' means, not over the test splits.
+func overReplicates(ts []report.Table, n int) []report.Table {
+	for i := range ts {
+		ts[i].Title = strings.ReplaceAll(ts[i].Title, "mean ± sd over test splits", fmt.Sprintf("mean ± sd over %d replicates' means over the test splits", n))
+	}
+	return ts
+}

@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/store"
+)
+
+// replicatedResults is what the tests read of a replicated run's
+// results.json.
+type replicatedResults struct {
+	Rows []struct {
+		Label    string    `json:"label"`
+		Accuracy eval.Stat `json:"accuracy"`
+		Agg      eval.Agg  `json:"scores"`
+	} `json:"rows"`
+	Replicates []struct {
+		Replicate int    `json:"replicate"`
+		Seed      uint64 `json:"seed"`
+		Rows      []struct {
+			Label    string            `json:"label"`
+			Accuracy eval.Stat         `json:"accuracy"`
+			Agg      eval.Agg          `json:"scores"`
+			Fit      map[string]string `json:"fit"`
+		} `json:"rows"`
+	} `json:"replicates"`
+}
+
+func readReplicated(t *testing.T, dir string) replicatedResults {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out replicatedResults
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReplicatedRun: R = 3 replicates of the tiny recipe are 3 independent
+// fits (distinct seeds, and distinct scores: other networks), replicate 0
+// is the run without [replicates], byte for byte in its rows; a top-level
+// row is every statistic over the replicates' means, recomputed here from
+// the replicates' rows; and the run gives the same bytes for 1 and 2
+// workers and in two shards.
+func TestReplicatedRun(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	m := inProcess(t)
+	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
+	text := tinyRecipe(filepath.Join(dir, "runs"), "\n[replicates]\ncount = 3\n")
+	r, err := recipe.Parse("tiny.toml", []byte(text), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(ctx, r, Options{Plugins: m, Cache: cache, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readReplicated(t, o.Dir)
+	if len(got.Replicates) != 3 {
+		t.Fatalf("%d replicates in results.json, want 3", len(got.Replicates))
+	}
+	seeds := map[uint64]bool{}
+	for k, rep := range got.Replicates {
+		if rep.Replicate != k || rep.Seed != r.Replicates.Seed(r.Seed, k) || seeds[rep.Seed] {
+			t.Errorf("replicate %d: number %d, seed %d; want %d, its own seed %d", k, rep.Replicate, rep.Seed, k, r.Replicates.Seed(r.Seed, k))
+		}
+		seeds[rep.Seed] = true
+		if len(rep.Rows) != len(got.Rows) {
+			t.Fatalf("replicate %d has %d rows, the aggregate %d", k, len(rep.Rows), len(got.Rows))
+		}
+	}
+	// Other networks: the deterministic row's scores differ between
+	// every two replicates.
+	for a := range 3 {
+		for b := a + 1; b < 3; b++ {
+			ia, ib := got.Replicates[a].Rows[0].Agg.Groups[0].IoU.Mean, got.Replicates[b].Rows[0].Agg.Groups[0].IoU.Mean
+			if ia == ib {
+				t.Errorf("replicates %d and %d have the same IoU %v: the same networks", a, b, ia)
+			}
+		}
+	}
+	// The aggregate, recomputed from the replicates' rows.
+	for i, row := range got.Rows {
+		for gi, g := range row.Agg.Groups {
+			var ms []float64
+			for _, rep := range got.Replicates {
+				ms = append(ms, rep.Rows[i].Agg.Groups[gi].IoU.Mean)
+			}
+			mean := (ms[0] + ms[1] + ms[2]) / 3
+			var ss float64
+			for _, v := range ms {
+				ss += (v - mean) * (v - mean)
+			}
+			sd := math.Sqrt(ss / 2)
+			if math.Abs(g.IoU.Mean-mean) > 1e-12 || math.Abs(g.IoU.SD-sd) > 1e-12 || g.IoU.N != 3 {
+				t.Errorf("%s %s: IoU %+v; want mean %v sd %v over 3 replicates", row.Label, g.Name, g.IoU, mean, sd)
+			}
+			for s, gs := range g.Splits {
+				var want float64
+				for _, rep := range got.Replicates {
+					want += rep.Rows[i].Agg.Groups[gi].Splits[s].IoU / 3
+				}
+				if math.Abs(gs.IoU-want) > 1e-12 {
+					t.Errorf("%s %s split %d: IoU %v, want the replicates' mean %v", row.Label, g.Name, s, gs.IoU, want)
+				}
+			}
+		}
+		var acc float64
+		for _, rep := range got.Replicates {
+			acc += rep.Rows[i].Accuracy.Mean / 3
+		}
+		if math.Abs(row.Accuracy.Mean-acc) > 1e-12 || row.Accuracy.N != 3 {
+			t.Errorf("%s: accuracy %+v, want mean %v over 3", row.Label, row.Accuracy, acc)
+		}
+	}
+	// Replicate 0 is the recipe without [replicates].
+	plainR, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Run(ctx, plainR, Options{Plugins: m, Cache: cache, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := os.ReadFile(filepath.Join(plain.Dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	var g struct {
+		Replicates []struct {
+			Rows []json.RawMessage `json:"rows"`
+		} `json:"replicates"`
+	}
+	rb, _ := os.ReadFile(filepath.Join(o.Dir, "results.json"))
+	if json.Unmarshal(pb, &p) != nil || json.Unmarshal(rb, &g) != nil || len(p.Rows) != len(g.Replicates[0].Rows) {
+		t.Fatal("results.json does not read back")
+	}
+	for i := range p.Rows {
+		if compact(t, p.Rows[i]) != compact(t, g.Replicates[0].Rows[i]) {
+			t.Errorf("row %d: replicate 0 differs from the run without [replicates]:\n%s\n%s", i, p.Rows[i], g.Replicates[0].Rows[i])
+		}
+	}
+	// The same bytes for 2 workers, and in two shards.
+	two, err := Run(ctx, r, Options{Plugins: m, Cache: cache, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "2 workers", two.Dir, o.Dir)
+	run := filepath.Join(dir, "sharded")
+	for i := range 2 {
+		sh := engine.Shard{I: i, N: 2}
+		if _, err := Run(ctx, r, Options{Plugins: m, Cache: cache, RunDir: run, Shard: &sh, Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged, err := Merge(ctx, run, Options{Plugins: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "sharded", merged.Dir, o.Dir)
+	md, err := os.ReadFile(filepath.Join(o.Dir, "tables.md"))
+	if err != nil || !strings.Contains(string(md), "mean ± sd over 3 replicates' means over the test splits") {
+		t.Errorf("tables.md does not say its sd is over the replicates: %v", err)
+	}
+}
+
+// compact is a JSON value without its layout.
+func compact(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
