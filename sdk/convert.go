@@ -78,8 +78,11 @@ func decodeFitRequest(r *pb.FitRequest) (FitRequest, error) {
 	if err := check.Part(r.GetPart(), r.GetParts()); err != nil {
 		return FitRequest{}, err
 	}
+	if err := check.Replicate(r.GetReplicate()); err != nil {
+		return FitRequest{}, err
+	}
 	req := FitRequest{Arch: arch, Train: train, Val: val, Training: tc, Config: cfg, Seed: r.GetSeed(), Workers: int(r.GetWorkers()),
-		Part: int(r.GetPart()), Parts: int(r.GetParts())}
+		Part: int(r.GetPart()), Parts: int(r.GetParts()), Replicate: int(r.GetReplicate())}
 	if r.GetBase() != nil {
 		base, err := decodeArtifact(r.GetBase())
 		if err != nil {

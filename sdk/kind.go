@@ -91,6 +91,9 @@ func (i Info) Validate(kind Kind) error {
 		if len(i.Files) > 0 {
 			other = append(other, "Files")
 		}
+		if i.Replicates {
+			other = append(other, "Replicates")
+		}
 	}
 	if kind != KindExplainer {
 		if i.Needs != 0 {

@@ -63,6 +63,14 @@ type Info struct {
 	// Fit, and keys its cache by the files' contents, so that a file
 	// overwritten in place is never served from a stale entry.
 	Files []string
+	// Replicates says that the posterior derives its training seeds from
+	// FitRequest.Replicate (sdk.ReplicateSeed): each replicate of an
+	// experiment repeated over training seeds trains networks of its own,
+	// even those whose seeds the recipe table fixes. The host runs a
+	// recipe of more than one replicate only with posteriors that set it;
+	// one whose fit cannot differ between replicates (networks read from
+	// files) leaves it false, as does a plugin older than the field.
+	Replicates bool
 
 	// Explainers: what the explainer asks of the model, and whether it
 	// draws random numbers (then it gets one seed per input).
@@ -121,6 +129,14 @@ type FitRequest struct {
 	// Parts > 0, Fit returns the artifact of part Part (0 <= Part < Parts)
 	// only. Parts is 0 for a whole fit.
 	Part, Parts int
+	// Replicate r >= 0 is the replicate this fit belongs to when the
+	// recipe repeats the experiment over training seeds ([replicates]):
+	// Seed is then the replicate's seed, and replicate 0 is the run
+	// without replicates. A posterior that sets Info.Replicates maps every
+	// training seed it uses, from Config or from Seed, through
+	// ReplicateSeed, so that replicates r >= 1 train independent networks.
+	// A negative Replicate is refused before Fit.
+	Replicate int
 	// Progress, if not nil, receives progress reports during Fit. Over
 	// gRPC the reports are streamed to the host, which draws a progress bar.
 	Progress func(Progress) `json:"-"`

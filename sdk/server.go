@@ -48,7 +48,8 @@ type posteriorServer struct {
 }
 
 func (s *posteriorServer) Info(context.Context, *pb.InfoRequest) (*pb.PosteriorInfo, error) {
-	return &pb.PosteriorInfo{Info: encodeInfo(s.info), Finite: s.info.Finite, Base: s.info.Base, BaseKeys: s.info.BaseKeys, Files: s.info.Files}, nil
+	return &pb.PosteriorInfo{Info: encodeInfo(s.info), Finite: s.info.Finite, Base: s.info.Base, BaseKeys: s.info.BaseKeys, Files: s.info.Files,
+		Replicates: s.info.Replicates}, nil
 }
 
 // serveCheck answers a Check for a plugin of any kind.

@@ -415,16 +415,16 @@ func TestInfoRPCs(t *testing.T) {
 		}
 	}
 
-	for _, finite := range []bool{false, true} {
+	for _, c := range []struct{ finite, replicates bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		i := base("posterior.ens")
-		i.Finite = finite
+		i.Finite, i.Replicates = c.finite, c.replicates
 		r, err := (&posteriorServer{info: i}).Info(ctx, &pb.InfoRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantInfo("posterior", r.GetInfo(), i)
-		if r.GetFinite() != finite {
-			t.Errorf("posterior Finite %v, want %v", r.GetFinite(), finite)
+		if r.GetFinite() != c.finite || r.GetReplicates() != c.replicates {
+			t.Errorf("posterior Finite %v Replicates %v, want %v %v", r.GetFinite(), r.GetReplicates(), c.finite, c.replicates)
 		}
 	}
 
@@ -479,8 +479,9 @@ func goodFitRequest(t *testing.T) (*pb.FitRequest, FitRequest) {
 		ConfigJson:   mustConfig(t, map[string]any{"members": int64(2)}),
 		Seed:         1<<63 + 5,
 		Workers:      3,
+		Replicate:    2,
 	}
-	want := FitRequest{Arch: tinyArch(), Train: train, Val: val, Training: tc, Config: Config{"members": 2.0}, Seed: 1<<63 + 5, Workers: 3}
+	want := FitRequest{Arch: tinyArch(), Train: train, Val: val, Training: tc, Config: Config{"members": 2.0}, Seed: 1<<63 + 5, Workers: 3, Replicate: 2}
 	return r, want
 }
 
@@ -635,6 +636,7 @@ func TestFitErrors(t *testing.T) {
 		{"training labels", edit(func(r *pb.FitRequest) { r.Train.Y = []int64{1} }), "training set: 1 labels for 2 rows"},
 		{"odd validation bytes", edit(func(r *pb.FitRequest) { r.Val.X = r.Val.X[:5] }), "validation set: float32 array of 5 bytes"},
 		{"validation set of the wrong shape", edit(func(r *pb.FitRequest) { r.Val.Len = 3 }), "validation set: 4 values for 1 rows of 3"},
+		{"negative replicate", edit(func(r *pb.FitRequest) { r.Replicate = -1 }), "bad request: replicate = -1 (accepted: 0 for the run without replicates"},
 	}
 	for _, c := range badRequests {
 		called := false

@@ -156,6 +156,9 @@ func checkFitRequest(req sdk.FitRequest) error {
 	if err := check.Part(int64(req.Part), int64(req.Parts)); err != nil {
 		return err
 	}
+	if err := check.Replicate(int64(req.Replicate)); err != nil {
+		return err
+	}
 	if req.Base != nil {
 		if err := checkArtifact(*req.Base); err != nil {
 			return fmt.Errorf("bad request: base %w", err)

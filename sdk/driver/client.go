@@ -59,6 +59,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
 			info.Finite, info.Base, info.BaseKeys, info.Files = r.GetFinite(), r.GetBase(), r.GetBaseKeys(), r.GetFiles()
+			info.Replicates = r.GetReplicates()
 			c.info = info
 		}
 		v = c
@@ -454,7 +455,7 @@ func encodeFitRequest(r sdk.FitRequest) (*pb.FitRequest, error) {
 	out := &pb.FitRequest{
 		ArchJson: arch, Train: encodeDataset(r.Train), Val: encodeDataset(r.Val),
 		TrainingJson: tr, ConfigJson: cfg, Seed: r.Seed, Workers: int64(r.Workers),
-		Part: int64(r.Part), Parts: int64(r.Parts),
+		Part: int64(r.Part), Parts: int64(r.Parts), Replicate: int64(r.Replicate),
 	}
 	if r.Base != nil {
 		if out.Base, err = wire.Artifact(r.Base.Arch, r.Base.Tensors, r.Base.Meta); err != nil {

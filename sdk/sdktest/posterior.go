@@ -62,14 +62,14 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.fatalf("bad case: a post-hoc posterior (Info.Base %q) needs PosteriorCase.Base, its base's artifact", info.Base)
 	}
 
-	fit := func(p sdk.Posterior, workers, part, parts int) (sdk.Artifact, []sdk.Progress, error) {
+	fit := func(p sdk.Posterior, workers, part, parts, replicate int) (sdk.Artifact, []sdk.Progress, error) {
 		var (
 			mu   sync.Mutex
 			prog []sdk.Progress
 		)
 		req := sdk.FitRequest{
 			Arch: c.Arch, Train: c.Train, Val: c.Val, Training: c.Training,
-			Config: c.Config, Seed: c.Seed, Workers: workers, Part: part, Parts: parts,
+			Config: c.Config, Seed: c.Seed, Workers: workers, Part: part, Parts: parts, Replicate: replicate,
 			Progress: func(p sdk.Progress) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -90,7 +90,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		defer mu.Unlock()
 		return a, slices.Clone(prog), err
 	}
-	art, prog, err := fit(local, 1, 0, 0)
+	art, prog, err := fit(local, 1, 0, 0, 0)
 	if err != nil {
 		h.fatalf("in process: Fit: %v", err)
 	}
@@ -100,7 +100,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 			break
 		}
 	}
-	if a2, _, err := fit(local, 2, 0, 0); err != nil {
+	if a2, _, err := fit(local, 2, 0, 0, 0); err != nil {
 		h.errorf("in process: Fit with 2 workers: %v", err)
 	} else if d := diffArtifact(a2, art); d != "" {
 		h.errorf("Fit with 2 workers gives another artifact than with 1 (%s); results must not depend on the number of workers", d)
@@ -112,7 +112,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 	var parts []sdk.Artifact
 	if k > 1 {
 		parts = checkParts(h, "in process", k, art, func(part int) (sdk.Artifact, error) {
-			a, _, err := fit(local, 2-part%2, part, k)
+			a, _, err := fit(local, 2-part%2, part, k, 0)
 			return a, err
 		})
 	}
@@ -162,7 +162,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.errorf("remote Info %+v differs from in-process Info %+v", ri, info)
 	}
 	h.checkConfig("remote", func(cfg sdk.Config) error { return remote.Check(cfg, c.Draws) }, c.Config)
-	ra, rprog, err := fit(remote, 2, 0, 0)
+	ra, rprog, err := fit(remote, 2, 0, 0, 0)
 	if err != nil {
 		h.errorf("remote: Fit: %v", err)
 	} else {
@@ -177,7 +177,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.errorf("remote: Parts = %d, in process %d", rk, k)
 	} else if parts != nil {
 		for i := range k {
-			if a, _, err := fit(remote, 1, i, k); err != nil {
+			if a, _, err := fit(remote, 1, i, k, 0); err != nil {
 				h.errorf("remote: Fit of part %d of %d: %v", i, k, err)
 			} else if d := diffArtifact(a, parts[i]); d != "" {
 				h.errorf("remote: part %d of %d differs from the in-process part (%s)", i, k, d)
@@ -188,6 +188,38 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.errorf("remote: Sample: %v", err)
 	} else if d := diffParams(got, draws); d != "" {
 		h.errorf("remote draws differ from in-process draws (%s)", d)
+	}
+	if info.Replicates {
+		checkReplicate(h, art, func(p sdk.Posterior) (sdk.Artifact, error) {
+			a, _, err := fit(p, 1, 0, 0, 1)
+			return a, err
+		}, local, remote)
+	}
+}
+
+// checkReplicate checks a posterior that sets Info.Replicates: replicate
+// 1 of the case (same seed, FitRequest.Replicate = 1) trains another
+// artifact than replicate 0 (whole, the case's fit), the same one twice,
+// and the same one over the wire as in process.
+func checkReplicate(h *harness, whole sdk.Artifact, fit1 func(sdk.Posterior) (sdk.Artifact, error), local, remote sdk.Posterior) {
+	h.t.Helper()
+	r1, err := fit1(local)
+	if err != nil {
+		h.errorf("in process: Fit of replicate 1: %v", err)
+		return
+	}
+	if diffArtifact(r1, whole) == "" {
+		h.errorf("replicate 1 gave the same artifact as replicate 0; a posterior that sets Info.Replicates derives every training seed through sdk.ReplicateSeed")
+	}
+	if again, err := fit1(local); err != nil {
+		h.errorf("in process: second Fit of replicate 1: %v", err)
+	} else if d := diffArtifact(again, r1); d != "" {
+		h.errorf("replicate 1 is not deterministic: the same request gave another artifact (%s)", d)
+	}
+	if ra, err := fit1(remote); err != nil {
+		h.errorf("remote: Fit of replicate 1: %v", err)
+	} else if d := diffArtifact(ra, r1); d != "" {
+		h.errorf("remote: replicate 1 differs from the in-process replicate 1 (%s)", d)
 	}
 }
 

@@ -21,6 +21,9 @@
 //   - Parts: a parted posterior's (sdk.Parted) parts are disjoint in
 //     their tensors, agree on their shared Meta keys, and join to the
 //     whole fit's artifact, whatever the workers of each fit.
+//   - Replicates: a posterior that sets Info.Replicates fits another
+//     artifact in replicate 1 (FitRequest.Replicate) than in replicate 0,
+//     deterministically, and the same one over the wire.
 //   - The remote answer equals the in-process answer bit for bit. An
 //     explainer is run remotely twice: with the draw's parameters sent to
 //     the plugin (unless it wants the model service), and with the host's

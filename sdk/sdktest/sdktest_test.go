@@ -276,18 +276,27 @@ func TestSummary(t *testing.T) {
 // Seeds[s] (broken: from a shared counter).
 type noisePosterior struct {
 	workerDependent bool
+	replicates      bool          // sets Info.Replicates and derives its seed with sdk.ReplicateSeed
+	ignoresReplicas bool          // sets Info.Replicates but fits replicate 0 in every replicate
+	replicaCounter  *atomic.Int64 // sets Info.Replicates; replicate r >= 1 draws a new seed on every fit
 	counter         *atomic.Int64
 	reports         []sdk.Progress // Fit's progress reports; nil: epochs 1..3 of 3
 }
 
-func (noisePosterior) Info() sdk.Info {
-	return sdk.Info{ID: "posterior.noise", Version: "2"}
+func (p noisePosterior) Info() sdk.Info {
+	return sdk.Info{ID: "posterior.noise", Version: "2", Replicates: p.replicates || p.ignoresReplicas || p.replicaCounter != nil}
 }
 func (noisePosterior) Check(cfg sdk.Config, _ int) error { return cfg.Only("sigma") }
 func (p noisePosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	seed := req.Seed
 	if p.workerDependent {
 		seed += uint64(req.Workers)
+	}
+	if p.replicates {
+		seed = sdk.ReplicateSeed(seed, req)
+	}
+	if p.replicaCounter != nil && req.Replicate > 0 {
+		seed = uint64(p.replicaCounter.Add(1)) << 32
 	}
 	reports := p.reports
 	if reports == nil {
@@ -333,6 +342,18 @@ func TestPosterior(t *testing.T) {
 		`Fit with 2 workers gives another artifact than with 1 (tensor "base"`)
 	expect(t, "counter", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{counter: new(atomic.Int64)}, posteriorCase()) }),
 		"Sample is not deterministic", "draw s must depend only on Seeds[s]", "remote draws differ")
+}
+
+// TestReplicatesConformance: a posterior that sets Info.Replicates must
+// fit another artifact in replicate 1, the same one every time and over
+// the wire; one that does not set it is not asked for replicate 1.
+func TestReplicatesConformance(t *testing.T) {
+	expect(t, "replicates", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{replicates: true}, posteriorCase()) }))
+	expect(t, "ignores the replicate", run(t, func(tb testing.TB) { Posterior(tb, noisePosterior{ignoresReplicas: true}, posteriorCase()) }),
+		"replicate 1 gave the same artifact as replicate 0")
+	expect(t, "replicate not deterministic", run(t, func(tb testing.TB) {
+		Posterior(tb, noisePosterior{replicaCounter: new(atomic.Int64)}, posteriorCase())
+	}), "replicate 1 is not deterministic", "remote: replicate 1 differs from the in-process replicate 1")
 }
 
 // memberPosterior is a finite ensemble of three members drawn from the

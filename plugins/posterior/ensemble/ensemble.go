@@ -44,9 +44,10 @@ func NewDeterministic() *Posterior {
 		defaultSeedOf: func(req sdk.FitRequest, _ int) uint64 { return req.Seed }}
 }
 
-// Info describes the plugin.
+// Info describes the plugin: finite, and its members' seeds follow
+// FitRequest.Replicate (Replicates).
 func (p *Posterior) Info() sdk.Info {
-	return sdk.Info{ID: p.id, Version: Version, Summary: p.summary, Finite: true}
+	return sdk.Info{ID: p.id, Version: Version, Summary: p.summary, Finite: true, Replicates: true}
 }
 
 type config struct {
@@ -101,13 +102,23 @@ func (p *Posterior) parse(cfg sdk.Config, req *sdk.FitRequest) (config, error) {
 			seeds = append(seeds, p.defaultSeedOf(*req, i))
 		}
 	}
+	// In replicate r >= 1 every member trains from a seed of its own, the
+	// table's included (sdk.ReplicateSeed); replicate 0 keeps them.
+	if req != nil {
+		for i, s := range seeds {
+			seeds[i] = sdk.ReplicateSeed(s, *req)
+		}
+	}
 	return config{seeds: seeds, k: k}, nil
 }
 
 // Check validates the recipe table: members (>= 1, default 5) and seeds
 // (one nonnegative integer a member; default: keyed streams of the recipe
 // seed) for the ensemble, seed for the deterministic baseline; and the
-// recipe's draws, which may not exceed the members.
+// recipe's draws, which may not exceed the members. In replicate r >= 1
+// of an experiment (FitRequest.Replicate) Fit trains member i from
+// sdk.ReplicateSeed(seed_i, req) instead of seed_i, and records that seed
+// in the artifact's Meta ("seed.<i>").
 func (p *Posterior) Check(cfg sdk.Config, draws int) error {
 	c, err := p.parse(cfg, nil)
 	if err != nil {

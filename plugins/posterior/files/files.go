@@ -14,6 +14,13 @@
 // the architecture with its exact shape and finite values; see
 // nn.ParamsFromFile) and records the SHA-256 of each file's bytes in the
 // artifact's Meta ("sha256.<i>").
+//
+// Replicates: the networks are the files, the same in every replicate of
+// an experiment repeated over training seeds, so their spread over
+// replicates would be zero for want of training rather than measured.
+// The plugin does not set Info.Replicates (the host runs more than one
+// replicate only with posteriors that do), and Fit refuses a
+// FitRequest.Replicate other than 0.
 package files
 
 import (
@@ -47,7 +54,8 @@ type Posterior struct{}
 // New returns the files posterior.
 func New() *Posterior { return &Posterior{} }
 
-// Info describes the plugin: finite, and its two keys name files.
+// Info describes the plugin: finite, and its two keys name files. It
+// does not set Replicates: its networks do not depend on a seed.
 func (*Posterior) Info() sdk.Info {
 	return sdk.Info{ID: ID, Version: Version, Summary: "networks read from safetensors files, one member a file (weights or files)",
 		Finite: true, Files: []string{KeyWeights, KeyFiles}}
@@ -121,8 +129,12 @@ func Read(path string, a nn.Arch) (nn.Params, string, error) {
 	return p, hex.EncodeToString(sum[:]), nil
 }
 
-// Fit reads the files, in order, against the request's architecture.
+// Fit reads the files, in order, against the request's architecture. It
+// refuses a replicate other than 0 (see the package documentation).
 func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
+	if req.Replicate != 0 {
+		return sdk.Artifact{}, fmt.Errorf("%s: replicate %d asked (accepted: replicate 0 only): its networks are read from files, the same in every replicate, so a replicate could not train networks of its own; leave this posterior out of a recipe with [replicates] count > 1", ID, req.Replicate)
+	}
 	paths, err := Paths(req.Config)
 	if err != nil {
 		return sdk.Artifact{}, err

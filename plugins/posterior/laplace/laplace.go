@@ -49,6 +49,13 @@
 // "calibration_draws" (1..1000, default 20), "scale_min" and "scale_max"
 // (0 < scale_min < scale_max, defaults 1e-4 and 1e4).
 //
+// Replicates (Info.Replicates): in replicate r >= 1 of an experiment
+// (FitRequest.Replicate) the host fits the base with the same replicate,
+// so posterior.deterministic trains it from sdk.ReplicateSeed(seed, req);
+// the calibration's draws (CalibrationKey) come from
+// sdk.ReplicateSeed(req.Seed, req). Replicate 0 is the fit without
+// replicates, byte for byte.
+//
 // The artifact holds "map" (theta_MAP) and "fisher" (F, zero on buffers);
 // its Meta records scale, delta, calibrated, how the calibration ended,
 // and on the validation set the MAP's accuracy and mean confidence and the
@@ -112,7 +119,7 @@ func New() *Posterior { return &Posterior{} }
 // Info describes the plugin.
 func (*Posterior) Info() sdk.Info {
 	return sdk.Info{ID: ID, Version: Version, Summary: "diagonal Laplace around the deterministic network, empirical Fisher, calibrated scale (seed, delta, scale)",
-		Base: Base, BaseKeys: []string{"seed"}}
+		Base: Base, BaseKeys: []string{"seed"}, Replicates: true}
 }
 
 type config struct {
@@ -240,7 +247,7 @@ func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, er
 	if s, ok := req.Base.Meta["seed.0"]; ok {
 		meta["base_seed"] = s
 	}
-	cal := &calibration{lay: lay, theta: theta, fisher: f32, delta: c.delta, val: req.Val, draws: c.draws, seed: req.Seed, workers: workers}
+	cal := &calibration{lay: lay, theta: theta, fisher: f32, delta: c.delta, val: req.Val, draws: c.draws, seed: sdk.ReplicateSeed(req.Seed, req), workers: workers}
 	if cal.net, err = nn.NewNet(arch); err != nil {
 		return sdk.Artifact{}, fmt.Errorf("%s: %w", ID, err)
 	}

@@ -11,7 +11,10 @@
 // explainers never see dropout. It is continuous: any number of draws.
 //
 // Configuration: "p", the dropout probability, 0 < p < 1 (default 0.2);
-// "seed", the training seed (default the recipe's seed).
+// "seed", the training seed (default the recipe's seed). In replicate
+// r >= 1 of an experiment (FitRequest.Replicate) the network trains from
+// sdk.ReplicateSeed(seed, req) instead, which the artifact's Meta "seed"
+// records (Info.Replicates).
 package mcdropout
 
 import (
@@ -41,7 +44,8 @@ func New() *Posterior { return &Posterior{} }
 
 // Info describes the plugin.
 func (*Posterior) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: Version, Summary: "MC dropout on the last dense layer's input, folded into each draw (p, seed)"}
+	return sdk.Info{ID: ID, Version: Version, Summary: "MC dropout on the last dense layer's input, folded into each draw (p, seed)",
+		Replicates: true}
 }
 
 type config struct {
@@ -115,6 +119,7 @@ func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, er
 	if c.hasSeed {
 		seed = c.seed
 	}
+	seed = sdk.ReplicateSeed(seed, req) // a network of its own in replicate r >= 1
 	res, err := nn.Train(ctx, a, req.Train, req.Val, req.Training, seed, nn.TrainOptions{
 		Workers: req.Workers,
 		Progress: func(r nn.EpochReport) {

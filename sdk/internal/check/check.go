@@ -108,6 +108,15 @@ func Part(part, parts int64) error {
 	return nil
 }
 
+// Replicate checks the replicate a fit request belongs to: r >= 0
+// (0 is the run without replicates), and an int on this platform.
+func Replicate(r int64) error {
+	if r < 0 || int64(int(r)) != r {
+		return fmt.Errorf("bad request: replicate = %d (accepted: 0 for the run without replicates, or a replicate's index 1, 2, ...)", r)
+	}
+	return nil
+}
+
 // Parts checks a posterior's answer to Parts: 0 <= k <= MaxParts.
 func Parts(k int64) error {
 	if k < 0 || k > MaxParts {
