@@ -98,20 +98,23 @@ func whichDraw(m nn.Model, maxDraws int) (int, error) {
 // fakePosterior is a finite posterior of K members; member s has
 // probabilities drawProbs(s).
 type fakePosterior struct {
-	id      string
-	members int
-	mu      sync.Mutex
-	fits    int
-	seeds   [][]uint64 // Sample's seeds, per call
+	id         string
+	members    int
+	replicates bool // Info.Replicates
+	mu         sync.Mutex
+	fits       int
+	seeds      [][]uint64 // Sample's seeds, per call
+	fitted     []sdk.FitRequest
 }
 
 func (p *fakePosterior) Info() sdk.Info {
-	return sdk.Info{ID: p.id, Version: "1.0.0", Finite: true}
+	return sdk.Info{ID: p.id, Version: "1.0.0", Finite: true, Replicates: p.replicates}
 }
 func (p *fakePosterior) Check(sdk.Config, int) error { return nil }
 func (p *fakePosterior) Fit(_ context.Context, req sdk.FitRequest) (sdk.Artifact, error) {
 	p.mu.Lock()
 	p.fits++
+	p.fitted = append(p.fitted, req)
 	p.mu.Unlock()
 	if req.Progress != nil {
 		for m := range p.members {

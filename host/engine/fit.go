@@ -80,11 +80,17 @@ func newFitter(ctx context.Context, p *Plan, res Plugins, cache Cache, obs Obser
 	needs := map[string]int{}
 	for i, ps := range p.Posteriors {
 		info := posts[i].Info()
+		if err := replicable(ps, info); err != nil {
+			return nil, err
+		}
 		var base *fitKeys
 		if info.Base != "" {
 			bp, bs, err := ResolveBase(ctx, res, ps, info)
 			if err != nil {
 				return nil, fmt.Errorf("posterior %s: %w", ps.Name(), err)
+			}
+			if err := replicable(bs, bp.Info()); err != nil {
+				return nil, err
 			}
 			base = &fitKeys{run: runKey(bs, bp.Info(), nil)}
 			needs[base.run]++
@@ -257,7 +263,7 @@ func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *
 	f.obs.Stage("fit "+ps.Name(), 0)
 	req := sdk.FitRequest{
 		Arch: p.Arch, Train: p.TrainSet, Val: p.ValSet, Training: p.Train, Config: ps.Config,
-		Seed: p.seedOf(ps), Workers: p.Workers, Base: base,
+		Seed: p.seedOf(ps), Replicate: ps.Replicate, Workers: p.Workers, Base: base,
 		Progress: func(pr sdk.Progress) {
 			f.obs.Stage("fit "+ps.Name(), pr.Total)
 			f.obs.Advance(pr.Done, pr.Message)
@@ -271,6 +277,17 @@ func (f *fitter) fitOne(ctx context.Context, ps Step, post sdk.Posterior, base *
 		return sdk.Artifact{}, fmt.Errorf("posterior %s: fit: %w", ps.ID, err)
 	}
 	return art, nil
+}
+
+// replicable refuses a step of a replicate after the first whose plugin
+// does not derive its training seeds from FitRequest.Replicate: its
+// replicates would be replicate 0's networks again, and the spread across
+// replicates would be zero for want of training, not measured.
+func replicable(ps Step, info sdk.Info) error {
+	if ps.Replicate == 0 || info.Replicates {
+		return nil
+	}
+	return fmt.Errorf("posterior %s: %s %s does not derive its training seeds from the replicate (sdk.Info.Replicates is false), so its replicates would be the same networks: accepted with [replicates]: posteriors that do (the built-ins but posterior.files)", ps.Name(), info.ID, info.Version)
 }
 
 // seedOf is the FitRequest.Seed of a posterior step: its replicate's seed.
