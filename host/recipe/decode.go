@@ -503,11 +503,12 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		return nil, err
 	}
 	if r.Replicates != nil {
-		// The analyses see one run's posteriors; across replicates they
-		// are not defined yet. The paper's tables are (from the rows).
+		// The analyses (the paper's paired difference too) see one run's
+		// posteriors; across replicates the replicates' own tables take
+		// their place.
 		for _, name := range append([]string{"recording"}, AnalysisTables...) {
-			if _, ok := tables[name]; ok && name != "paper" {
-				return nil, d.errAt([]string{name}, "[%s] cannot be combined with [replicates] (accepted with [replicates]: [paper] and the scoring tables; run the analysis on a recipe without [replicates])", name)
+			if _, ok := tables[name]; ok {
+				return nil, d.errAt([]string{name}, "[%s] cannot be combined with [replicates] (the analyses compare one run's posteriors; a replicated run has its own tables across replicates: run the analysis on a recipe without [replicates])", name)
 			}
 		}
 	}

@@ -64,6 +64,7 @@ func TestReplicates(t *testing.T) {
 		{"[replicates]\ncount = 2\nseeds = 5\n", `want an array of integers`},
 		{"[replicates]\ncount = 2\nresample = true\n", `unknown key`},
 		{"[replicates]\ncount = 2\n[calibration]\n", `[calibration] cannot be combined with [replicates]`},
+		{"[replicates]\ncount = 2\n[paper]\ntables = [\"tab:bnn_results\"]\n", `[paper] cannot be combined with [replicates]`},
 	} {
 		text := minimal + "\n" + c.text
 		_, err := Parse("bad.toml", []byte(text), "")
