@@ -180,7 +180,7 @@ type PairedReplicates struct {
 //
 //	d_rs     = a[r][s] - b[r][s]
 //	d_r      = (1/K) sum_s d_rs
-//	per r:   PairedT(a[r], b[r], level) = [d_r -+ t_{(1+level)/2, K-1} sd_s(d_r.) / sqrt(K)]
+//	per r:   [d_r -+ t_{(1+level)/2, K-1} sd_s(d_r.) / sqrt(K)]   (= PairedT(a[r], b[r], level))
 //	mean     = (1/R) sum_r d_r,  se = sd(d_.) / sqrt(R)
 //	across:  [mean -+ t_{(1+level)/2, R-1} se]
 //
@@ -204,25 +204,17 @@ func PairedAcrossReplicates(a, b [][]float64, level float64) (PairedReplicates, 
 	out := PairedReplicates{Replicates: R, Splits: K, PerReplicate: make([]Estimate, R)}
 	m := make([]float64, R)
 	for r := range R {
-		var e Estimate
-		if K >= 2 {
-			iv, err := PairedT(a[r], b[r], level)
-			if err != nil {
-				return PairedReplicates{}, fmt.Errorf("%s: replicate %d: %w", what, r, err)
-			}
-			e = Estimate{Interval: iv, Defined: true}
-		} else {
-			e = tEstimate(d[r], level)
-		}
+		// The t interval of the differences d[r] is PairedT(a[r], b[r]),
+		// bit for bit, and is also defined (as not defined) for K = 1.
+		e := tEstimate(d[r], level)
 		if err := finiteEstimate(fmt.Sprintf("%s: replicate %d", what, r), e); err != nil {
 			return PairedReplicates{}, err
 		}
 		out.PerReplicate[r] = e
 		m[r] = e.Mean
-		switch {
-		case m[r] > 0:
+		if m[r] > 0 {
 			out.Positive++
-		case m[r] < 0:
+		} else if m[r] < 0 {
 			out.Negative++
 		}
 	}

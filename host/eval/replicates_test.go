@@ -522,7 +522,7 @@ func checkComponents(t *testing.T, name string, c, want Components) {
 	exp := []float64{want.Mean, want.MSSeed, want.MSSplit, want.MSResidual, want.Seed, want.Split, want.Residual, want.SeedRaw, want.SplitRaw,
 		want.Total, want.SeedShare, want.SplitShare, want.ResidualShare, want.VarGrandMean, want.VarAcrossSeeds, want.VarSplitOnly, want.VarSingleSeed}
 	for i := range got {
-		if math.Abs(got[i]-exp[i]) > 1e-14 {
+		if !(math.Abs(got[i]-exp[i]) <= 1e-14) { // NaN fails
 			t.Errorf("%s: %+v,\nwant %+v", name, c, want)
 			return
 		}
@@ -676,10 +676,19 @@ func TestVarianceComponentsMetamorphic(t *testing.T) {
 		!close(c.Residual, base.Residual, tol) || close(c.MSSplit, base.MSSplit, 1e-3) || !(c.Split > base.Split) {
 		t.Errorf("split effect: %+v, want only MS_S and the split component of %+v changed", c, base)
 	}
-	c = run(func(_, _ int, v float64) float64 { return v - 5 })
-	want := base
-	want.Mean -= 5
-	checkNear(t, "constant", c, want, 1e-11)
+	// A constant, also one large against the spread: the sums of squares
+	// are of deviations (two passes), not sum y^2 - (sum y)^2/n, which at
+	// 1e6 + O(0.1) would lose all but a few digits to cancellation.
+	for _, k := range []float64{-5, 1e6} {
+		c = run(func(_, _ int, v float64) float64 { return v + k })
+		want := base
+		want.Mean += k
+		tol := 1e-11
+		if k > 1 {
+			tol = 1e-7 // each value is rounded to 1e6 ulp = 1.2e-10, against a spread of ~0.1
+		}
+		checkNear(t, "constant", c, want, tol)
+	}
 
 	for _, p := range []struct{ pr, ps []int }{
 		{[]int{3, 2, 1, 0}, []int{0, 1, 2, 3, 4, 5}},
