@@ -193,9 +193,9 @@ type PairedReplicates struct {
 // different shapes (naming the replicate whose splits differ).
 func PairedAcrossReplicates(a, b [][]float64, level float64) (PairedReplicates, error) {
 	const what = "eval: paired across replicates"
-	d, err := Difference(a, b)
+	d, err := difference(what, a, b)
 	if err != nil {
-		return PairedReplicates{}, fmt.Errorf("%s: %w", what, err)
+		return PairedReplicates{}, err
 	}
 	if err := checkLevel(what, level); err != nil {
 		return PairedReplicates{}, err
@@ -231,19 +231,23 @@ func PairedAcrossReplicates(a, b [][]float64, level float64) (PairedReplicates, 
 // (naming the replicate and split), different shapes, or a difference
 // that overflows.
 func Difference(a, b [][]float64) ([][]float64, error) {
-	R, K, err := checkMatrix("a", a, 1, 1)
+	return difference("eval: difference", a, b)
+}
+
+func difference(what string, a, b [][]float64) ([][]float64, error) {
+	R, K, err := checkMatrix(what+": a", a, 1, 1)
 	if err != nil {
 		return nil, err
 	}
 	if len(b) != R {
-		return nil, fmt.Errorf("a has %d replicate(s), b has %d (want the same replicates)", R, len(b))
+		return nil, fmt.Errorf("%s: a has %d replicate(s), b has %d (want the same replicates)", what, R, len(b))
 	}
 	for r, row := range b {
 		if len(row) != len(a[r]) {
-			return nil, fmt.Errorf("replicate %d: a has %d split(s), b has %d (want the same splits)", r, len(a[r]), len(row))
+			return nil, fmt.Errorf("%s: replicate %d: a has %d split(s), b has %d (want the same splits)", what, r, len(a[r]), len(row))
 		}
 	}
-	if _, _, err := checkMatrix("b", b, 1, 1); err != nil {
+	if _, _, err := checkMatrix(what+": b", b, 1, 1); err != nil {
 		return nil, err
 	}
 	d := make([][]float64, R)
@@ -252,7 +256,7 @@ func Difference(a, b [][]float64) ([][]float64, error) {
 		for s := range K {
 			d[r][s] = a[r][s] - b[r][s]
 			if math.IsInf(d[r][s], 0) {
-				return nil, fmt.Errorf("replicate %d, split %d: a - b = %v - %v overflows float64", r, s, a[r][s], b[r][s])
+				return nil, fmt.Errorf("%s: replicate %d, split %d: a - b = %v - %v overflows float64", what, r, s, a[r][s], b[r][s])
 			}
 		}
 	}

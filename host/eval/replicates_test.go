@@ -810,7 +810,7 @@ func TestReplicatesErrors(t *testing.T) {
 		}, "across: lo is -Inf"},
 
 		{"paired: replicates differ", func() error { _, err := PairedAcrossReplicates(ok, ok[:1], 0.95); return err },
-			"a has 2 replicate(s), b has 1"},
+			"eval: paired across replicates: a has 2 replicate(s), b has 1"},
 		{"paired: splits differ", func() error {
 			_, err := PairedAcrossReplicates(ok, [][]float64{{0.1, 0.2}, {0.3}}, 0.95)
 			return err
@@ -842,6 +842,10 @@ func TestReplicatesErrors(t *testing.T) {
 			_, err := PairedAcrossReplicates([][]float64{{big}, {big}}, [][]float64{{0}, {0}}, 0.95)
 			return err
 		}, "across: mean is +Inf"},
+		{"difference: shapes", func() error { _, err := Difference(ok, [][]float64{{1, 2}, {3, 4}, {5, 6}}); return err },
+			"eval: difference: a has 2 replicate(s), b has 3"},
+		{"difference: NaN", func() error { _, err := Difference(ok, [][]float64{{1, 2}, {3, nan}}); return err },
+			"eval: difference: b: replicate 1, split 1 is NaN"},
 		{"paired: level", func() error { _, err := PairedAcrossReplicates(ok, ok, 1.5); return err }, "level 1.5"},
 
 		{"components: one replicate", func() error { _, err := VarianceComponents([][]float64{{1, 2, 3}}); return err },
@@ -874,5 +878,36 @@ func TestReplicatesErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestDifference: cellwise a - b, new storage (a and b untouched); a
+// difference that is a pure replicate effect decomposes into the seed
+// component alone.
+func TestDifference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 8))
+	b := randMatrix(rng, 3, 4)
+	cr := []float64{0.05, -0.02, 0.1}
+	a := mapMatrix(b, func(r, _ int, v float64) float64 { return v + cr[r] })
+	keep := mapMatrix(a, func(_, _ int, v float64) float64 { return v })
+	d, err := Difference(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range d {
+		for s := range d[r] {
+			if d[r][s] != a[r][s]-b[r][s] || a[r][s] != keep[r][s] {
+				t.Fatalf("(%d, %d): %v, want %v - %v", r, s, d[r][s], a[r][s], b[r][s])
+			}
+		}
+	}
+	c, err := VarianceComponents(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, v := naiveMeanVar(cr)
+	// MS_R = K var(c_r), MS_S = MS_E = 0 (up to rounding): s2_seed = var(c_r).
+	if !close(c.Mean, m, 1e-15) || !close(c.Seed, v, 1e-12) || c.Split > 1e-15 || c.Residual > 1e-15 || !close(c.SeedShare, 1, 1e-12) {
+		t.Errorf("a pure replicate effect: %+v, want seed %v and nothing else", c, v)
 	}
 }
