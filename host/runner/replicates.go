@@ -203,19 +203,25 @@ type replicateRow struct {
 }
 
 // replicates returns what a run shows: without [replicates], res itself
-// (the results, the records and no section); with, the aggregate rows
-// (aggregateRows) with the run's notes, every replicate's rows with the
-// replicate in their label for records.csv, and results.json's
-// "replicates" section: each replicate's seed, rows and outputs.
-func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Results, sec report.Section, err error) {
+// (the results and the records) and nothing more; with, the aggregate
+// rows (aggregateRows) with the run's notes, every replicate's rows with
+// the replicate in their label for records.csv, results.json's
+// "replicates" (each replicate's seed, rows and outputs) and
+// "replicate_stats" (computeReplicateStats), and the tables across
+// replicates.
+func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Results, secs []report.Section, tables []report.Table, err error) {
 	if w.r.Replicates == nil {
-		return res, res, report.Section{Key: "replicates"}, nil
+		return res, res, nil, nil, nil
 	}
 	n := w.r.Replicates.N()
 	reps := byReplicate(res, n)
 	agg, err := aggregateRows(reps)
 	if err != nil {
-		return nil, nil, report.Section{}, fmt.Errorf("replicates: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("replicates: %w", err)
+	}
+	st, err := computeReplicateStats(reps, agg)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("replicates: %w", err)
 	}
 	shown = &engine.Results{Rows: agg, Outputs: []engine.Output{}, Notes: res.Notes}
 	records = &engine.Results{Notes: res.Notes}
@@ -229,7 +235,8 @@ func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Resu
 		}
 		list = append(list, rj)
 	}
-	return shown, records, report.Section{Key: "replicates", Value: list}, nil
+	secs = []report.Section{{Key: "replicates", Value: list}, {Key: "replicate_stats", Value: st}}
+	return shown, records, secs, st.tables(n), nil
 }
 
 // overReplicates retitles the tables of aggregate rows: their sd is over

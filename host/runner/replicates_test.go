@@ -178,6 +178,91 @@ func TestReplicatedRun(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "mean ± sd over 3 replicates' means over the test splits") {
 		t.Errorf("tables.md does not say its sd is over the replicates: %v", err)
 	}
+	for _, title := range []string{"Localisation across 3 training-seed replicates", "Paired IoU differences within each replicate, then across the 3 replicates", "Variance of IoU between training seeds and between test splits"} {
+		if !strings.Contains(string(md), title) {
+			t.Errorf("tables.md has no table %q", title)
+		}
+	}
+	checkReplicateStats(t, rb, got)
+}
+
+// checkReplicateStats recomputes results.json's replicate_stats pairs from
+// its replicates' rows: the ensemble minus the deterministic network, each
+// replicate's mean difference over the splits, their mean, and the
+// replicates up.
+func checkReplicateStats(t *testing.T, raw []byte, got replicatedResults) {
+	t.Helper()
+	var doc struct {
+		Stats struct {
+			Pairs []struct {
+				Label string                `json:"label"`
+				Group string                `json:"group"`
+				IoU   eval.PairedReplicates `json:"iou"`
+			} `json:"pairs"`
+			Methods []struct {
+				Label  string `json:"label"`
+				Groups []struct {
+					Group string                `json:"group"`
+					IoU   eval.ReplicateSummary `json:"iou"`
+				} `json:"groups"`
+			} `json:"methods"`
+		} `json:"replicate_stats"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Stats.Methods) != len(got.Rows) {
+		t.Fatalf("%d methods in replicate_stats, %d rows", len(doc.Stats.Methods), len(got.Rows))
+	}
+	// The tiny recipe's rows: Deterministic (mean, variance), Ensemble
+	// (mean, variance); the pairs are Ensemble - Deterministic per
+	// summary and group.
+	want := 0
+	for i, row := range got.Rows {
+		for k := range i {
+			if got.Rows[k].Label == row.Label || !strings.HasPrefix(row.Label, "Ensemble") || !strings.HasPrefix(got.Rows[k].Label, "Deterministic") ||
+				strings.TrimPrefix(row.Label, "Ensemble") != strings.TrimPrefix(got.Rows[k].Label, "Deterministic") {
+				continue
+			}
+			for gi, g := range row.Agg.Groups {
+				p := doc.Stats.Pairs[want]
+				want++
+				if p.Group != g.Name || !strings.HasPrefix(p.Label, "Ensemble − Deterministic") {
+					t.Fatalf("pair %d is %s %s; want Ensemble − Deterministic, %s", want-1, p.Label, p.Group, g.Name)
+				}
+				var ds []float64
+				up := 0
+				for r, rep := range got.Replicates {
+					a, b := rep.Rows[i].Agg.Groups[gi].Splits, rep.Rows[k].Agg.Groups[gi].Splits
+					var d float64
+					for s := range a {
+						d += (a[s].IoU - b[s].IoU) / float64(len(a))
+					}
+					ds = append(ds, d)
+					if d > 0 {
+						up++
+					}
+					if math.Abs(p.IoU.PerReplicate[r].Mean-d) > 1e-12 {
+						t.Errorf("%s %s replicate %d: difference %v, want %v", p.Label, p.Group, r, p.IoU.PerReplicate[r].Mean, d)
+					}
+				}
+				mean := (ds[0] + ds[1] + ds[2]) / 3
+				if math.Abs(p.IoU.Across.Mean-mean) > 1e-12 || p.IoU.Positive != up || !p.IoU.Across.Defined || p.IoU.Across.N != 3 {
+					t.Errorf("%s %s: across %+v, %d up; want mean %v, %d up, over 3 replicates", p.Label, p.Group, p.IoU.Across, p.IoU.Positive, mean, up)
+				}
+			}
+		}
+	}
+	if want == 0 || want != len(doc.Stats.Pairs) {
+		t.Errorf("%d pairs in replicate_stats, want %d (and some)", len(doc.Stats.Pairs), want)
+	}
+	for i, m := range doc.Stats.Methods {
+		for gi, g := range m.Groups {
+			if math.Abs(g.IoU.Across.Mean-got.Rows[i].Agg.Groups[gi].IoU.Mean) > 1e-12 {
+				t.Errorf("%s %s: across-replicate IoU %v, the aggregate row's %v", m.Label, g.Group, g.IoU.Across.Mean, got.Rows[i].Agg.Groups[gi].IoU.Mean)
+			}
+		}
+	}
 }
 
 // compact is a JSON value without its layout.

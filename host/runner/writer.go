@@ -183,11 +183,11 @@ func (w *runWriter) results(res *engine.Results) error {
 	if w.anRep != nil && len(w.anRep.JSON) > 0 {
 		anJSON = w.anRep.JSON
 	}
-	shown, records, repSection, err := w.replicates(res)
+	shown, records, repSections, repTables, err := w.replicates(res)
 	if err != nil {
 		return err
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, w.pred.section(), report.Section{Key: "analysis", Value: anJSON}, repSection)
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, append([]report.Section{w.pred.section(), {Key: "analysis", Value: anJSON}}, repSections...)...)
 	if err != nil {
 		return err
 	}
@@ -199,8 +199,10 @@ func (w *runWriter) results(res *engine.Results) error {
 	if err != nil {
 		return err
 	}
-	if w.r.Replicates != nil {
+	if w.r.Replicates != nil && len(ts) > 0 {
 		ts = overReplicates(ts, w.r.Replicates.N())
+		// The tables across replicates follow the main table.
+		ts = append(append(append([]report.Table{}, ts[0]), repTables...), ts[1:]...)
 	}
 	w.shown, w.ts = shown, ts
 	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
