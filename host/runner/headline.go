@@ -40,7 +40,28 @@ type headlineRow struct {
 }
 
 type headlineRun struct {
-	Rows     []headlineRow `json:"rows"`
+	Rows []headlineRow `json:"rows"`
+	// ReplicateStats is a replicated run's (replicatestats.go): its pairs
+	// take the place of the paired analysis.
+	ReplicateStats *struct {
+		Pairs []struct {
+			PosteriorA string `json:"posterior_a"`
+			PosteriorB string `json:"posterior_b"`
+			Explainer  string `json:"explainer"`
+			Summary    string `json:"summary"`
+			Group      string `json:"group"`
+			IoU        struct {
+				Replicates int `json:"replicates"`
+				Across     struct {
+					Mean    float64 `json:"mean"`
+					Lo      float64 `json:"lo"`
+					Hi      float64 `json:"hi"`
+					Defined bool    `json:"defined"`
+				} `json:"across"`
+				Positive int `json:"positive"`
+			} `json:"iou"`
+		} `json:"pairs"`
+	} `json:"replicate_stats"`
 	Analysis struct {
 		Paired []struct {
 			Summary    string `json:"summary"`
@@ -109,6 +130,19 @@ func spread(rows []*headlineRow, format string, f func(r *headlineRow) (float64,
 	return fmt.Sprintf(format+" to "+format, lo, hi)
 }
 
+// classify files a setting by where the interval of its paired
+// difference lies: above 0, below 0, or across it.
+func classify(lo, hi float64, name string, gains, losses, nulls *[]string) {
+	switch {
+	case lo > 0:
+		*gains = append(*gains, name)
+	case hi < 0:
+		*losses = append(*losses, name)
+	default:
+		*nulls = append(*nulls, name)
+	}
+}
+
 // headlineSection writes REPORT.md's section on the headline finding: for
 // the main bnn_results run and each headline variant, the deterministic
 // and the ensemble disc-7 IoU, the paired difference with its t-interval,
@@ -170,24 +204,41 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 				detSag = spread(dets, "%.3f", func(r *headlineRow) (float64, bool) { return r.classIoU(sag) })
 			}
 			name := base
+			explainers := map[string]bool{}
+			for _, r := range run.Rows {
+				explainers[r.Explainer] = true
+			}
+			if len(explainers) > 1 {
+				name += " (" + ens.Explainer + ")"
+			}
 			if len(summaries) > 1 {
 				name += " (" + ens.Summary + ")"
 			}
 			diff, up := "n/a", "n/a"
+			if rs := run.ReplicateStats; rs != nil {
+				// Across replicates: the mean of the replicates' paired
+				// differences and its interval, the replicates up.
+				for _, pr := range rs.Pairs {
+					if pr.Group != "disc-7" || pr.Explainer != ens.Explainer || pr.Summary != ens.Summary ||
+						paper.Method(pr.PosteriorA) != "ensemble" || paper.Method(pr.PosteriorB) != "deterministic" {
+						continue
+					}
+					a := pr.IoU.Across
+					diff = fmt.Sprintf("%+.4f (n/a)", a.Mean)
+					if a.Defined {
+						diff = fmt.Sprintf("%+.4f (%+.4f to %+.4f) across %d replicates", a.Mean, a.Lo, a.Hi, pr.IoU.Replicates)
+						classify(a.Lo, a.Hi, name, &gains, &losses, &nulls)
+					}
+					up = fmt.Sprintf("%d of %d replicates", pr.IoU.Positive, pr.IoU.Replicates)
+				}
+			}
 			for _, d := range run.Analysis.Paired {
 				if d.Summary != ens.Summary {
 					continue
 				}
 				diff = fmt.Sprintf("%+.4f (%+.4f to %+.4f)", d.Difference.Mean, d.Difference.Lo, d.Difference.Hi)
 				up = fmt.Sprintf("%d of %d", d.Up, d.Difference.N)
-				switch {
-				case d.Difference.Lo > 0:
-					gains = append(gains, name)
-				case d.Difference.Hi < 0:
-					losses = append(losses, name)
-				default:
-					nulls = append(nulls, name)
-				}
+				classify(d.Difference.Lo, d.Difference.Hi, name, &gains, &losses, &nulls)
 			}
 			t.Rows = append(t.Rows, []string{name, detD7, ens.disc7(), diff, up, detSwell + " → " + ens.class(swell), detSag + " → " + ens.class(sag)})
 		}

@@ -113,12 +113,13 @@ func TestPaperQuick(t *testing.T) {
 	// deterministic networks of their own (headline/members_alone), each
 	// fitted once for all the recipes.
 	entries, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
-	if len(entries) != 3+5+5 {
-		t.Errorf("%d cache entries after every recipe, want 13 (deterministic, laplace, mcdropout, the ensemble's 5 members, 5 members alone)", len(entries))
+	if len(entries) != 3+5+5+2*(1+5) {
+		t.Errorf("%d cache entries after every recipe, want 25 (deterministic, laplace, mcdropout, the ensemble's 5 members, 5 members alone, and the deterministic network and 5 members of headline/replicated's replicates 1 and 2)", len(entries))
 	}
 	// The headline section has a row a setting, and the paper's.
 	head := text[strings.Index(text, "## The headline finding"):]
-	for _, want := range []string{" bnn_results ", " eps_0.02 ", " eps_0.0001 ", " event_mask ", " baseline_mean ", " baseline_noise ", " baseline_fundamental ", " the paper ", "### headline-members-alone-quick"} {
+	for _, want := range []string{" bnn_results ", " eps_0.02 ", " eps_0.0001 ", " event_mask ", " baseline_mean ", " baseline_noise ", " baseline_fundamental ", " the paper ", "### headline-members-alone-quick",
+		" replicated (Occlusion, zero baseline) ", " replicated (Occlusion, fundamental baseline) ", "across 3 replicates", " of 3 replicates "} {
 		if !strings.Contains(head, want) {
 			t.Errorf("the headline section lacks %q", want)
 		}
