@@ -164,9 +164,12 @@ func TestIntervalsMarkers(t *testing.T) {
 		// on Mean's side of the zero line.
 		y := pt.Y - int(rad/2)
 		if row.Group == IntervalPaper {
-			// The ring is hollow: white inside, its colour at its radius.
-			if got := rgba8(img.At(pt.X, y)); got != white {
-				t.Errorf("row %d (%s): pixel inside the ring %v, want white", i, row.Label, got)
+			// The ring is hollow: white inside (the bar stops at it), its
+			// colour at its radius.
+			for _, p := range []image.Point{{pt.X, y}, pt} {
+				if got := rgba8(img.At(p.X, p.Y)); got != white {
+					t.Errorf("row %d (%s): pixel %v inside the ring %v, want white", i, row.Label, p, got)
+				}
 			}
 			dark := false
 			for dy := -1; dy <= 1; dy++ {
