@@ -370,9 +370,17 @@ func TestIntervalsXRange(t *testing.T) {
 	if fig, _, _ := intervalsMapper(t, f); fig.plot.X.Min <= 0 {
 		t.Errorf("positive intervals without Zero: x from %g, want > 0", fig.plot.X.Min)
 	}
-	// One point: widened around it.
-	check("one point", Intervals{Rows: []Interval{{Label: "a", Mean: 2, Lo: 2, Hi: 2}}})
-	check("zero point", Intervals{Zero: true, Rows: []Interval{{Label: "a"}}})
+	// One point v: widened by w = max(|v|, 1) / 2 each side, then padded
+	// by intervalsPad of the 2 w.
+	for _, v := range []float64{2, -4, 0, 0.25} {
+		f := Intervals{Zero: v == 0, Rows: []Interval{{Label: "a", Mean: v, Lo: v, Hi: v}}}
+		fig, _, _ := intervalsMapper(t, f)
+		w := math.Max(math.Abs(v), 1) / 2
+		d := w + intervalsPad*2*w
+		if min, max := fig.plot.X.Min, fig.plot.X.Max; math.Abs(min-(v-d)) > 1e-12 || math.Abs(max-(v+d)) > 1e-12 {
+			t.Errorf("one point %g: x range [%g, %g], want [%g, %g]", v, min, max, v-d, v+d)
+		}
+	}
 	// The whole float64 range does not fit.
 	big := Intervals{Title: "test", Rows: []Interval{{Label: "a", Lo: -math.MaxFloat64 / 2, Hi: math.MaxFloat64 / 2}}}
 	if err := IntervalsPlot(&bytes.Buffer{}, big); err == nil || !strings.Contains(err.Error(), "too wide a range") {
@@ -462,5 +470,26 @@ func TestIntervalsErrors(t *testing.T) {
 	f.Rows = nil
 	if err := IntervalsPlot(&bytes.Buffer{}, f); err == nil || !strings.HasPrefix(err.Error(), "figure: interval plot: no Rows") {
 		t.Errorf("untitled plot: error %v", err)
+	}
+}
+
+func TestIntervalsLayout(t *testing.T) {
+	// The plot's canvas is the figure less its margin, and at the bottom
+	// the slack (under a pixel) that makes the height whole pixels.
+	f := testIntervals()
+	fig, _, _ := intervalsMapper(t, f)
+	dc := layoutCanvas(IntervalsWidth, fig.height)
+	c := fig.layout(dc)
+	px := vg.Inch / DPI
+	if !(fig.slack >= 0 && fig.slack < px) {
+		t.Errorf("slack %v, want [0, 1 px)", fig.slack)
+	}
+	want := dc.Rectangle
+	want.Min.X += intervalsMargin
+	want.Max.X -= intervalsMargin
+	want.Min.Y += intervalsMargin + fig.slack
+	want.Max.Y -= intervalsMargin
+	if c.Rectangle != want {
+		t.Errorf("plot canvas %v, want the figure %v less the margin %v (and %v at the bottom)", c.Rectangle, dc.Rectangle, intervalsMargin, fig.slack)
 	}
 }
