@@ -192,3 +192,12 @@ func norm(s string) string {
 	}
 	return b.String()
 }
+
+// Interval is a published mean with its 95% confidence interval.
+type Interval struct{ Mean, Lo, Hi float64 }
+
+// HeadlineGain is the paper's main result (Section 5, tab:bnn_results):
+// deep-ensemble mean occlusion raises disc-7 macro IoU over deterministic
+// occlusion by 0.042 across the five matched test splits, "95% confidence
+// interval 0.035-0.049", a paired t-interval with the networks fixed.
+var HeadlineGain = Interval{Mean: 0.042, Lo: 0.035, Hi: 0.049}

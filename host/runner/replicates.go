@@ -2,10 +2,14 @@ package runner
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/paper"
 	"github.com/uaxai/uaxai/host/report"
 )
 
@@ -235,8 +239,41 @@ func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Resu
 		}
 		list = append(list, rj)
 	}
+	if err := w.replicateFigures(st); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	secs = []report.Section{{Key: "replicates", Value: list}, {Key: "replicate_stats", Value: st}}
 	return shown, records, secs, st.tables(n), nil
+}
+
+// replicateFigures draws, for every pair of posteriors and group,
+// figures/replicates-NN.png: each replicate's paired IoU difference with
+// its interval over the test splits (the paper's protocol), the mean
+// across replicates with its interval, and, for the deep ensemble against
+// the deterministic network on disc-7, the paper's. It names each file in
+// its pair (pairStats.Figure).
+func (w *runWriter) replicateFigures(st *replicateStats) error {
+	if err := os.MkdirAll(filepath.Join(w.dir, "figures"), 0o755); err != nil {
+		return fmt.Errorf("run directory %s: %w", w.dir, err)
+	}
+	for i := range st.Pairs {
+		p := &st.Pairs[i]
+		f := figure.Intervals{Title: fmt.Sprintf("%s, %s IoU", p.Label, p.Group), XLabel: fmt.Sprintf("%s IoU: %s minus %s", p.Group, p.A, p.B), Zero: true}
+		for r, e := range p.IoU.PerReplicate {
+			f.Rows = append(f.Rows, figure.Interval{Label: fmt.Sprintf("replicate %d (%d splits)", r, e.N), Mean: e.Mean, Lo: e.Lo, Hi: e.Hi, Group: figure.IntervalReplicate})
+		}
+		a := p.IoU.Across
+		f.Rows = append(f.Rows, figure.Interval{Label: fmt.Sprintf("across %d replicates", a.N), Mean: a.Mean, Lo: a.Lo, Hi: a.Hi, Group: figure.IntervalSummary})
+		if p.Group == "disc-7" && paper.Method(p.PosteriorA) == "ensemble" && paper.Method(p.PosteriorB) == "deterministic" {
+			g := paper.HeadlineGain
+			f.Rows = append(f.Rows, figure.Interval{Label: "the paper (one seed)", Mean: g.Mean, Lo: g.Lo, Hi: g.Hi, Group: figure.IntervalPaper})
+		}
+		p.Figure = fmt.Sprintf("figures/replicates-%02d.png", i)
+		if err := figure.IntervalsPlotFile(filepath.Join(w.dir, p.Figure), f); err != nil {
+			return fmt.Errorf("%s: %w", p.Figure, err)
+		}
+	}
+	return nil
 }
 
 // overReplicates retitles the tables of aggregate rows: their sd is over

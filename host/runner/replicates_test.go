@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -183,14 +185,31 @@ func TestReplicatedRun(t *testing.T) {
 			t.Errorf("tables.md has no table %q", title)
 		}
 	}
-	checkReplicateStats(t, rb, got)
+	pairs := checkReplicateStats(t, rb, got)
+	// A forest plot a pair, each a PNG (its content is host/figure's to test).
+	figs, _ := filepath.Glob(filepath.Join(o.Dir, "figures", "replicates-*.png"))
+	if len(figs) != pairs {
+		t.Errorf("%d replicate figures, want one for each of the %d pairs: %v", len(figs), pairs, figs)
+	}
+	for _, f := range figs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if !strings.Contains(string(md), "figures/"+filepath.Base(f)) {
+			t.Errorf("tables.md does not name %s", filepath.Base(f))
+		}
+	}
 }
 
 // checkReplicateStats recomputes results.json's replicate_stats pairs from
 // its replicates' rows: the ensemble minus the deterministic network, each
 // replicate's mean difference over the splits, their mean, and the
 // replicates up.
-func checkReplicateStats(t *testing.T, raw []byte, got replicatedResults) {
+func checkReplicateStats(t *testing.T, raw []byte, got replicatedResults) int {
 	t.Helper()
 	var doc struct {
 		Stats struct {
@@ -263,6 +282,7 @@ func checkReplicateStats(t *testing.T, raw []byte, got replicatedResults) {
 			}
 		}
 	}
+	return len(doc.Stats.Pairs)
 }
 
 // compact is a JSON value without its layout.

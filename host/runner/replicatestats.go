@@ -60,6 +60,7 @@ type pairStats struct {
 	IoU        eval.PairedReplicates `json:"iou"`
 	Components *eval.Components      `json:"iou_components"` // of the difference; nil as above
 	Splits     []int                 `json:"splits"`
+	Figure     string                `json:"figure"` // its forest plot, relative to the run directory
 }
 
 // replicateStats is results.json's "replicate_stats".
@@ -243,13 +244,13 @@ func (st *replicateStats) tables(R int) []report.Table {
 		means.Rows = append(means.Rows, row)
 	}
 	pairs := report.Table{Title: fmt.Sprintf("Paired IoU differences within each replicate, then across the %d replicates (mean [95%% t-interval across replicates]; each replicate's difference [95%% t-interval over its test splits, the paper's protocol])", R),
-		Header: []string{"Comparison", "Group", "Mean difference", "Replicates up", "Per replicate"}}
+		Header: []string{"Comparison", "Group", "Mean difference", "Replicates up", "Per replicate", "Figure"}}
 	for _, p := range st.Pairs {
 		var per []string
 		for _, e := range p.IoU.PerReplicate {
 			per = append(per, ci(e, "%+.3f"))
 		}
-		pairs.Rows = append(pairs.Rows, []string{p.Label, p.Group, ci(p.IoU.Across, "%+.4f"), fmt.Sprintf("%d of %d", p.IoU.Positive, p.IoU.Replicates), strings.Join(per, "; ")})
+		pairs.Rows = append(pairs.Rows, []string{p.Label, p.Group, ci(p.IoU.Across, "%+.4f"), fmt.Sprintf("%d of %d", p.IoU.Positive, p.IoU.Replicates), strings.Join(per, "; "), p.Figure})
 	}
 	comps := report.Table{Title: "Variance of IoU between training seeds and between test splits (two-way random effects, ANOVA estimators; REFERENCE.md, Statistics across replicates): the share of each part, and the sd of one seed's mean as the paper's protocol takes it (splits only) and as it is (seed and splits)",
 		Header: []string{"Score", "Group", "Seed share", "Split share", "Residual share", "sd, splits only", "sd, seed and splits"}}
