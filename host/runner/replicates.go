@@ -40,8 +40,9 @@ func byReplicate(res *engine.Results, n int) []*engine.Results {
 //	mean = (1/R) sum_r m_r,  sd = sd(m_1..m_R),  n = R,
 //
 // where m_r is replicate r's mean over the test splits (its row's Stat);
-// a split's and a cell's values are their means over the replicates, the
-// counts are summed, the missing cells are any replicate's. The rows keep
+// a split's and a cell's values are their means over the replicates that
+// score them, the counts are summed, the missing cells are any
+// replicate's. The rows keep
 // no records (each replicate's rows have theirs) and no fit metadata (it
 // is each replicate's own).
 func aggregateRows(reps []*engine.Results) ([]engine.Row, error) {
@@ -100,7 +101,7 @@ func meanSplits(rows []engine.Row, vals func(engine.Row) []float64) []float64 {
 // aggregateRows).
 func meanAgg(rows []engine.Row) (eval.Agg, error) {
 	base := rows[0].Agg
-	R := float64(len(rows))
+	scored := make([]int, base.NSplits) // the replicates with a score, by split
 	out := eval.Agg{NSplits: base.NSplits, Classes: make([]eval.ClassAgg, len(base.Classes)), Groups: make([]eval.GroupAgg, len(base.Groups)), Missing: []eval.SplitClass{}}
 	missing := map[eval.SplitClass]bool{}
 	for _, r := range rows {
@@ -133,10 +134,20 @@ func meanAgg(rows []engine.Row) (eval.Agg, error) {
 			}
 			addCounts(&ca.Counts, rc.Counts)
 			for s, cell := range rc.Splits {
-				ca.Splits[s].RMA += cell.RMA / R
-				ca.Splits[s].IoU += cell.IoU / R
+				if cell.Counts.Scored > 0 { // a missing cell is 0, not a score
+					ca.Splits[s].RMA += cell.RMA
+					ca.Splits[s].IoU += cell.IoU
+					scored[s]++
+				}
 				addCounts(&ca.Splits[s].Counts, cell.Counts)
 			}
+		}
+		for s, n := range scored {
+			if n > 0 {
+				ca.Splits[s].RMA /= float64(n)
+				ca.Splits[s].IoU /= float64(n)
+			}
+			scored[s] = 0
 		}
 		ca.RMA, ca.IoU = eval.StatOf(rma), eval.StatOf(iou)
 		out.Classes[ci] = ca
@@ -153,11 +164,21 @@ func meanAgg(rows []engine.Row) (eval.Agg, error) {
 				rma, iou = append(rma, rg.RMA.Mean), append(iou, rg.IoU.Mean)
 			}
 			for s, gs := range rg.Splits {
-				ga.Splits[s].RMA += gs.RMA / R
-				ga.Splits[s].IoU += gs.IoU / R
+				if gs.Classes > 0 { // a split without a scored class of the group is 0, not a score
+					ga.Splits[s].RMA += gs.RMA
+					ga.Splits[s].IoU += gs.IoU
+					scored[s]++
+				}
 				ga.Splits[s].Classes = max(ga.Splits[s].Classes, gs.Classes)
 				ga.Splits[s].Missing = union(ga.Splits[s].Missing, gs.Missing)
 			}
+		}
+		for s, n := range scored {
+			if n > 0 {
+				ga.Splits[s].RMA /= float64(n)
+				ga.Splits[s].IoU /= float64(n)
+			}
+			scored[s] = 0
 		}
 		for s := range ga.Splits {
 			if ga.Splits[s].Missing == nil {
