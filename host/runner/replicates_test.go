@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"image/png"
 	"math"
@@ -83,6 +84,25 @@ func TestReplicatedRun(t *testing.T) {
 		if len(rep.Rows) != len(got.Rows) {
 			t.Fatalf("replicate %d has %d rows, the aggregate %d", k, len(rep.Rows), len(got.Rows))
 		}
+	}
+	// R independent fits: each replicate's deterministic network and
+	// ensemble members are cache entries of their own (3 x (1 + 2)), no two
+	// with the same parameters.
+	entries, _ := filepath.Glob(filepath.Join(dir, "cache", "posteriors", "*.safetensors"))
+	sums := map[[32]byte]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(b)
+		if other, dup := sums[h]; dup {
+			t.Errorf("cache entries %s and %s hold the same fit", filepath.Base(other), filepath.Base(e))
+		}
+		sums[h] = e
+	}
+	if len(entries) != 3*(1+2) {
+		t.Errorf("%d cache entries, want 9: a deterministic network and 2 members in each of 3 replicates", len(entries))
 	}
 	// Other networks: the deterministic row's scores differ between
 	// every two replicates.
