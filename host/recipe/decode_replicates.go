@@ -30,10 +30,10 @@ const MaxReplicates = 1000
 //
 // for i >= 1. It is the FitRequest.Seed of every fit of the replicate.
 func (r *Replicates) Seed(seed uint64, i int) uint64 {
-	switch {
-	case r != nil && len(r.Seeds) > 0:
+	if r != nil && len(r.Seeds) > 0 {
 		return r.Seeds[i]
-	case i == 0:
+	}
+	if i == 0 {
 		return seed
 	}
 	return rng.Key(seed, "replicate", "", i, 0)

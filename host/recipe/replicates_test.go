@@ -54,6 +54,15 @@ func TestReplicates(t *testing.T) {
 	if a, b := given.Replicates.Seed(given.Seed, 0), given.Replicates.Seed(given.Seed, 1); a != 11 || b != 7 {
 		t.Errorf("given seeds: %d, %d; want 11, 7", a, b)
 	}
+	// The least accepted: one replicate, and a seed of 0.
+	one, err := Parse("r.toml", []byte(minimal+"\n[replicates]\ncount = 1\n"), "")
+	if err != nil || one.Replicates.N() != 1 || one.Replicates.Seed(one.Seed, 0) != one.Seed {
+		t.Errorf("count = 1: %v, %+v", err, one)
+	}
+	zero, err := Parse("r.toml", []byte(minimal+"\n[replicates]\ncount = 2\nseeds = [0, 3]\n"), "")
+	if err != nil || zero.Replicates.Seed(zero.Seed, 0) != 0 || zero.Replicates.Seed(zero.Seed, 1) != 3 {
+		t.Errorf("seeds = [0, 3]: %v", err)
+	}
 	for _, c := range []struct{ text, want string }{
 		{"[replicates]\n", `needs count`},
 		{"[replicates]\ncount = 0\n", `key "count" in [replicates]: 0 is less than 1`},
