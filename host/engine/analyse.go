@@ -117,7 +117,7 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 	if b.p.Analysis == nil || len(idx) == 0 {
 		return nil
 	}
-	ts := b.p.Tests[si]
+	ts := b.tests[si]
 	d := ts.Data
 	k := b.p.Arch.Classes()
 	ab := &Batch{Posterior: b.ps, Explainer: b.es, Split: si, SplitName: ts.Name, Records: idx, Maps: maps, Summaries: sumMaps,

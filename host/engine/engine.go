@@ -37,6 +37,18 @@ type Step struct {
 	// posterior of the recipe R times, one a replicate.
 	Replicate  int
 	Replicated bool
+	// Tests, if not nil, are the test splits a posterior is explained and
+	// scored on in place of Plan.Tests (a replicate's own splits: [replicates]
+	// resample_splits).
+	Tests []TestSplit
+}
+
+// testsOf is the test splits of a posterior step: its own, or the plan's.
+func (p *Plan) testsOf(ps Step) []TestSplit {
+	if ps.Tests != nil {
+		return ps.Tests
+	}
+	return p.Tests
 }
 
 // Name is the step's label, with its replicate in a replicated run: what
@@ -309,6 +321,7 @@ func argmaxRows(dst []int, m []float64, classes int) {
 type block struct {
 	p      *Plan
 	ps, es Step
+	tests  []TestSplit // the posterior's test splits (Plan.testsOf)
 	ex     driver.Explainer
 	step   Explaining // the explainer with the S draws loaded: the explain step
 	sums   []sdk.Summary
@@ -357,7 +370,7 @@ func (b *block) outputs() []Output {
 		info := sm.Info()
 		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label,
 			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: b.draws, Records: []OutputRecord{}}
-		for si := range b.p.Tests {
+		for si := range b.tests {
 			for _, rec := range b.outs[i][si] {
 				if rec != nil {
 					o.Records = append(o.Records, *rec)
@@ -390,7 +403,7 @@ func (b *block) close() error {
 // per input what draws share (occlusion's trunk cache under MC dropout)
 // then needs one batch of entries a worker.
 func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, maps [][][]float64, err error) {
-	ts := b.p.Tests[si]
+	ts := b.tests[si]
 	d := ts.Data
 	for r := b0; r < b1; r++ {
 		if ts.Unlabelled || MaskLen(ts.Masks[r]) > 0 {
@@ -425,33 +438,33 @@ func newMaps(n, S int) [][][]float64 {
 // target is the class explained for record r of split si: the predicted
 // class for an unlabelled split.
 func (b *block) target(si, r int) int {
-	if b.es.Target == "predicted" || b.p.Tests[si].Unlabelled {
+	if b.es.Target == "predicted" || b.tests[si].Unlabelled {
 		return b.preds[si][r]
 	}
-	return b.p.Tests[si].Data.Y[r]
+	return b.tests[si].Data.Y[r]
 }
 
 // label is the class of record r of split si, -1 for an unlabelled split.
 func (b *block) label(si, r int) int {
-	if b.p.Tests[si].Unlabelled {
+	if b.tests[si].Unlabelled {
 		return -1
 	}
-	return b.p.Tests[si].Data.Y[r]
+	return b.tests[si].Data.Y[r]
 }
 
 // maskLen is the mask length of record r of split si, 0 when unlabelled.
 func (b *block) maskLen(si, r int) int {
-	if b.p.Tests[si].Unlabelled {
+	if b.tests[si].Unlabelled {
 		return 0
 	}
-	return MaskLen(b.p.Tests[si].Masks[r])
+	return MaskLen(b.tests[si].Masks[r])
 }
 
 // scoreBatch is the score step: every active summary of the maps of the
 // explained records idx, scored against their masks; records b0..b1-1
 // without a mask are counted as such.
 func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps [][][]float64) ([][][]float64, error) {
-	ts := b.p.Tests[si]
+	ts := b.tests[si]
 	sumMaps := make([][][]float64, len(b.sums))
 	for i, sm := range b.sums {
 		if !b.active[i] && !b.output[i] {
@@ -504,7 +517,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 // for unlabelled splits).
 func (b *block) rows() ([]Row, []string, error) {
 	p := b.p
-	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
+	if len(b.tests) > 0 && b.tests[0].Unlabelled {
 		return nil, []string{fmt.Sprintf("%s / %s: unlabelled inputs: explained for their predicted class, not scored", b.ps.Name(), b.es.Label)}, nil
 	}
 	reported := map[int]bool{}
@@ -520,7 +533,7 @@ func (b *block) rows() ([]Row, []string, error) {
 		var scores []eval.Score
 		var all []Record
 		outside := 0
-		for si := range p.Tests {
+		for si := range b.tests {
 			for _, rec := range b.recs[i][si] {
 				all = append(all, rec)
 				if !reported[rec.Label] {
@@ -530,7 +543,7 @@ func (b *block) rows() ([]Row, []string, error) {
 				scores = append(scores, eval.Score{Split: si, Class: rec.Label, RMA: rec.RMA, IoU: rec.IoU, OK: rec.OK, Why: rec.Why})
 			}
 		}
-		agg, err := eval.Aggregate(scores, p.Classes, p.Groups, len(p.Tests))
+		agg, err := eval.Aggregate(scores, p.Classes, p.Groups, len(b.tests))
 		if err != nil {
 			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", b.ps.Name(), b.es.Label, sm.Info().ID, err)
 		}

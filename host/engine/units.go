@@ -109,7 +109,7 @@ func Units(p Plan) []Unit {
 	n := 0
 	for pi := range p.Posteriors {
 		for ei := range p.Explainers {
-			for si, ts := range p.Tests {
+			for si, ts := range p.testsOf(p.Posteriors[pi]) {
 				for b, b0 := 0, 0; b0 < ts.Data.N; b, b0 = b+1, b0+p.UnitRecords {
 					out = append(out, Unit{Name: fmt.Sprintf("explain-%02d-%02d-%02d-%04d", pi, ei, si, b), Kind: ExplainUnit, Index: n,
 						Post: pi, Part: -1, Exp: ei, Split: si, B0: b0, B1: min(b0+p.UnitRecords, ts.Data.N)})
@@ -559,20 +559,20 @@ func (e *exec) drawsOf(ctx context.Context, pi int) ([]nn.Params, []*nn.Inferenc
 
 // newBlock is the block of pair (pi, ei) with room for every record.
 func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *block {
-	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, draws: p.Posteriors[pi].Draws, repeats: 1}
+	b := &block{p: p, ps: p.Posteriors[pi], es: p.Explainers[ei], ex: ex, sums: sums, draws: p.Posteriors[pi].Draws, repeats: 1, tests: p.testsOf(p.Posteriors[pi])}
 	if p.Analysis != nil {
 		b.repeats, b.dists = p.Analysis.Repeats(), p.Analysis.Distortions()
 	}
 	k := p.Arch.Classes()
-	b.preds = make([][]int, len(p.Tests))
-	b.probs = make([][]float64, len(p.Tests))
+	b.preds = make([][]int, len(b.tests))
+	b.probs = make([][]float64, len(b.tests))
 	b.recs = make([][][]Record, len(sums))
 	b.outs = make([][][]*OutputRecord, len(sums))
 	for i := range sums {
-		b.recs[i] = make([][]Record, len(p.Tests))
-		b.outs[i] = make([][]*OutputRecord, len(p.Tests))
+		b.recs[i] = make([][]Record, len(b.tests))
+		b.outs[i] = make([][]*OutputRecord, len(b.tests))
 	}
-	for si, ts := range p.Tests {
+	for si, ts := range b.tests {
 		b.preds[si] = make([]int, ts.Data.N)
 		b.probs[si] = make([]float64, ts.Data.N*k)
 		for i := range sums {
@@ -658,7 +658,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	p := e.p
 	k := p.Arch.Classes()
 	si := u.Split
-	d := p.Tests[si].Data
+	d := b.tests[si].Data
 	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(_ context.Context, b0, b1 int) error {
 		pb := b.probs[si][b0*k : b1*k]
 		sumProbs(pb, models, d.X[b0*d.Len:b1*d.Len])
@@ -833,7 +833,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 				}
 			}
 			if ei == 0 {
-				if acc, err = accuracies(&p, b.preds); err != nil {
+				if acc, err = accuracies(b.tests, b.preds); err != nil {
 					return nil, nil, err
 				}
 				if p.Sink != nil {
@@ -874,12 +874,12 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 
 // accuracies is the accuracy of the predictive mean on each split (nil
 // for unlabelled splits).
-func accuracies(p *Plan, preds [][]int) ([]float64, error) {
-	if len(p.Tests) > 0 && p.Tests[0].Unlabelled {
+func accuracies(tests []TestSplit, preds [][]int) ([]float64, error) {
+	if len(tests) > 0 && tests[0].Unlabelled {
 		return nil, nil
 	}
-	acc := make([]float64, len(p.Tests))
-	for si, ts := range p.Tests {
+	acc := make([]float64, len(tests))
+	for si, ts := range tests {
 		a, ok := eval.Accuracy(preds[si], ts.Data.Y)
 		if !ok {
 			return nil, fmt.Errorf("test split %s is empty", ts.Name)

@@ -56,15 +56,16 @@ type canonAnalysis struct {
 }
 
 type canonReplicates struct {
-	Count int     `toml:"count"`
-	Seeds []int64 `toml:"seeds,omitempty"`
+	Count          int     `toml:"count"`
+	Seeds          []int64 `toml:"seeds,omitempty"`
+	ResampleSplits bool    `toml:"resample_splits,omitempty"`
 }
 
 func (r *Replicates) canon() *canonReplicates {
 	if r == nil {
 		return nil
 	}
-	c := &canonReplicates{Count: r.Count}
+	c := &canonReplicates{Count: r.Count, ResampleSplits: r.ResampleSplits}
 	for _, s := range r.Seeds {
 		c.Seeds = append(c.Seeds, int64(s))
 	}

@@ -16,6 +16,10 @@ type Replicates struct {
 	// Seeds are the replicates' seeds, one a replicate; nil: derived
 	// (Seed).
 	Seeds []uint64 `toml:"seeds,omitempty"`
+	// ResampleSplits draws each replicate's test splits anew, from its
+	// seed (replicate 0 keeps the recipe's): the difference between
+	// replicates is then the training and the test data. Source "pqd" only.
+	ResampleSplits bool `toml:"resample_splits,omitempty"`
 }
 
 // MaxReplicates bounds [replicates] count: each replicate fits every
@@ -58,6 +62,7 @@ func (d *decoder) replicates(v any) (*Replicates, error) {
 	var seeds []any
 	err = d.table(tbl, path, []field{
 		{"count", d.setInt(&out.Count)},
+		{"resample_splits", d.setBool(&out.ResampleSplits)},
 		{"seeds", func(v any, p []string) error {
 			list, ok := v.([]any)
 			if !ok {

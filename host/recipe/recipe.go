@@ -77,6 +77,7 @@
 //	count            integer required; 1..1000 (R; each replicate fits every posterior again)
 //	seeds            array   optional; R distinct integers >= 0, replicate r's seed; default:
 //	                         the recipe's seed for replicate 0, rng.Key(seed, "replicate", "", r, 0) after
+//	resample_splits  bool    default false; replicates r >= 1 get test splits of their own (source pqd)
 //
 //	[evaluate]
 //	mask             string  "amplitude" (default; |d| > eps, paper Def. 4.1) or "event"

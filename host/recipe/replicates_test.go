@@ -1,6 +1,8 @@
 package recipe
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,5 +82,20 @@ func TestReplicates(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "bad.toml") {
 			t.Errorf("%q: %v; want an error naming the file and %q", c.text, err, c.want)
 		}
+	}
+	// Files are the same test splits in every replicate.
+	dir := t.TempDir()
+	for _, f := range []string{"waveforms.csv", "labels.csv"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := "name = \"f\"\n[data]\nsource = \"files\"\ntrain = \".\"\ntest = [\".\"]\n" + strings.SplitN(minimal, "[data]", 2)[0][len("name = \"mini\"\n"):]
+	_, err = Parse("files.toml", []byte(files+"\n[replicates]\ncount = 2\nresample_splits = true\n"), dir)
+	if err == nil || !strings.Contains(err.Error(), `key "resample_splits" in [replicates]: needs [data] source = "pqd"`) {
+		t.Errorf("resample_splits with files: %v", err)
+	}
+	if r, err := Parse("files.toml", []byte(files+"\n[replicates]\ncount = 2\n"), dir); err != nil || r.Replicates.ResampleSplits {
+		t.Errorf("files without resample_splits: %v", err)
 	}
 }

@@ -31,19 +31,19 @@ type predictiveRow struct {
 }
 
 // add scores one posterior's predictive probabilities on every split.
-func (p *predictive) add(ds Datasets, classes int, ps engine.Step, probs [][]float64) error {
+func (p *predictive) add(tests []engine.TestSplit, classes int, ps engine.Step, probs [][]float64) error {
 	row := predictiveRow{Posterior: ps.ID, Label: ps.Label, name: ps.Name()}
 	if ps.Replicated {
 		row.Replicate = &ps.Replicate
 	}
 	var nll, ece, brier, ent []float64
 	for si, pr := range probs {
-		if ds.Tests[si].Unlabelled {
+		if tests[si].Unlabelled {
 			continue // no class to score against
 		}
-		q, err := eval.Predictive(pr, classes, ds.Tests[si].Data.Y)
+		q, err := eval.Predictive(pr, classes, tests[si].Data.Y)
 		if err != nil {
-			return fmt.Errorf("split %s: %w", ds.Tests[si].Name, err)
+			return fmt.Errorf("split %s: %w", tests[si].Name, err)
 		}
 		row.Splits = append(row.Splits, q)
 		nll, ece, brier, ent = append(nll, q.NLL), append(ece, q.ECE), append(brier, q.Brier), append(ent, q.Entropy)

@@ -117,3 +117,24 @@ func replicated(r *recipe.Recipe) ([]engine.Step, []uint64) {
 	}
 	return out, seeds
 }
+
+// resampleSplits gives the posterior steps of each replicate r >= 1 test
+// splits of their own: those the recipe's data would have with the
+// replicate's seed (the training and validation sets stay the recipe's).
+// Replicate 0 keeps the recipe's splits.
+func resampleSplits(ctx context.Context, r *recipe.Recipe, posts []engine.Step, seeds []uint64) error {
+	for rep := 1; rep < len(seeds); rep++ {
+		rr := *r
+		rr.Seed, rr.Replicates = seeds[rep], nil
+		ds, err := LoadData(ctx, &rr)
+		if err != nil {
+			return fmt.Errorf("replicate %d's test splits: %w", rep, err)
+		}
+		for i := range posts {
+			if posts[i].Replicate == rep {
+				posts[i].Tests = ds.Tests
+			}
+		}
+	}
+	return nil
+}

@@ -315,3 +315,52 @@ func compact(t *testing.T, b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+// TestResampledSplits: with resample_splits each replicate after the
+// first is explained and scored on test splits of its own: against the
+// same recipe without it, replicate 0's rows are the same bytes and
+// replicate 1's differ (the same networks, from the cache, on other
+// data); the run gives the same bytes for 1 and 2 workers.
+func TestResampledSplits(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	m := inProcess(t)
+	cache := store.Cache{Dir: filepath.Join(dir, "cache")}
+	rows := func(extra string, workers int) (string, [][]json.RawMessage) {
+		r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "\n[replicates]\ncount = 2\n"+extra)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := Run(ctx, r, Options{Plugins: m, Cache: cache, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(o.Dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Replicates []struct {
+				Rows []json.RawMessage `json:"rows"`
+			} `json:"replicates"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil || len(doc.Replicates) != 2 {
+			t.Fatalf("results.json: %v, %d replicates", err, len(doc.Replicates))
+		}
+		return o.Dir, [][]json.RawMessage{doc.Replicates[0].Rows, doc.Replicates[1].Rows}
+	}
+	_, fixed := rows("", 1)
+	resDir, res := rows("resample_splits = true\n", 1)
+	for i := range fixed[0] {
+		if compact(t, fixed[0][i]) != compact(t, res[0][i]) {
+			t.Errorf("replicate 0, row %d: resample_splits changed it", i)
+		}
+	}
+	for i := range fixed[1] {
+		if compact(t, fixed[1][i]) == compact(t, res[1][i]) {
+			t.Errorf("replicate 1, row %d: the same with and without resample_splits: its splits were not drawn anew", i)
+		}
+	}
+	twoDir, _ := rows("resample_splits = true\n", 2)
+	sameFiles(t, "resampled, 2 workers", twoDir, resDir)
+}

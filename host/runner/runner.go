@@ -218,6 +218,11 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		}
 	}
 	posts, repSeeds := replicated(r)
+	if r.Replicates != nil && r.Replicates.ResampleSplits {
+		if err := resampleSplits(ctx, r, posts, repSeeds); err != nil {
+			return nil, err
+		}
+	}
 	w := &runWriter{dir: dir, r: r, ds: ds, classes: arch.Classes(), opt: opt, workers: workers, start: start,
 		trainHash: hashDataset(ds.Train), valHash: hashDataset(ds.Val), tim: engine.Timings{"data": dataTime}}
 	plan := engine.Plan{

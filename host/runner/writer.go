@@ -225,7 +225,11 @@ var _ engine.Sink = (*runWriter)(nil)
 // Predicted keeps a posterior's predictive quality (NLL, ECE, Brier,
 // entropy) for the tables and results.json.
 func (w *runWriter) Predicted(ps engine.Step, probs [][]float64) error {
-	return w.pred.add(w.ds, w.classes, ps, probs)
+	tests := ps.Tests // a replicate's own splits
+	if tests == nil {
+		tests = w.ds.Tests
+	}
+	return w.pred.add(tests, w.classes, ps, probs)
 }
 
 // Output writes the records of one set or band summary to its own file
