@@ -285,8 +285,8 @@ func dtypeOf(descr string) (element, error) {
 	if err != nil || size < 1 {
 		return element{}, bad
 	}
-	switch kind := descr[1]; {
-	case kind == 'f' && (size == 4 || size == 8):
+	kind := descr[1]
+	if kind == 'f' && (size == 4 || size == 8) {
 		return element{size, func(a *Array, d []byte, n int) error {
 			a.Float = make([]float64, n)
 			for i := range a.Float {
@@ -298,7 +298,8 @@ func dtypeOf(descr string) (element, error) {
 			}
 			return nil
 		}}, nil
-	case (kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8):
+	}
+	if (kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8) {
 		signed := kind == 'i'
 		return element{size, func(a *Array, d []byte, n int) error {
 			a.Int = make([]int64, n)
@@ -326,7 +327,8 @@ func dtypeOf(descr string) (element, error) {
 			}
 			return nil
 		}}, nil
-	case kind == 'b' && size == 1:
+	}
+	if kind == 'b' && size == 1 {
 		return element{1, func(a *Array, d []byte, n int) error {
 			a.Int = make([]int64, n)
 			for i := range a.Int {
@@ -337,7 +339,8 @@ func dtypeOf(descr string) (element, error) {
 			}
 			return nil
 		}}, nil
-	case kind == 'U' && size <= 1<<16:
+	}
+	if kind == 'U' && size <= 1<<16 {
 		return element{4 * size, func(a *Array, d []byte, n int) error {
 			a.Str = make([]string, n)
 			var sb strings.Builder

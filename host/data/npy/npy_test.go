@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,4 +175,78 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("shape %v (%d elements) but %d values", a.Shape, a.Len(), n)
 		}
 	})
+}
+
+// le and be are the bytes of v, little- and big-endian, in size bytes.
+func le(v uint64, size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+	return b
+}
+
+func be(v uint64, size int) []byte {
+	b := le(v, size)
+	slices.Reverse(b)
+	return b
+}
+
+// TestDtypes: every integer width and both byte orders, sign extension,
+// the largest uint64 that fits, big-endian floats, strings of two
+// characters, a header in double quotes with a tab, and version 3.0's
+// UTF-8 header; a header with a control character is refused.
+func TestDtypes(t *testing.T) {
+	h := func(descr string, n int) string {
+		return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + strconv.Itoa(n) + ",), }"
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, c := range []struct {
+		name  string
+		b     []byte
+		ints  []int64
+		float []float64
+		strs  []string
+	}{
+		{"i1", header(h("|i1", 1), []byte{0xff}), []int64{-1}, nil, nil},
+		{"i2", header(h("<i2", 1), le(uint64(0x10000-300), 2)), []int64{-300}, nil, nil},
+		{"i2 big-endian", header(h(">i2", 1), be(uint64(0x10000-300), 2)), []int64{-300}, nil, nil},
+		{"u2", header(h("<u2", 1), le(65535, 2)), []int64{65535}, nil, nil},
+		{"u4", header(h("<u4", 1), le(4294967295, 4)), []int64{4294967295}, nil, nil},
+		{"i4 negative", header(h("<i4", 1), le(uint64(1<<32-7), 4)), []int64{-7}, nil, nil},
+		{"i8 negative", header(h("<i8", 1), le(uint64(1<<64-1-4), 8)), []int64{-5}, nil, nil},
+		{"u8 largest", header(h("<u8", 1), le(1<<63-1, 8)), []int64{1<<63 - 1}, nil, nil},
+		{"f8 big-endian", header(h(">f8", 1), be(0x3ff8000000000000, 8)), nil, []float64{1.5}, nil},
+		{"f4 big-endian", header(h(">f4", 1), be(0xc0000000, 4)), nil, []float64{-2}, nil},
+		{"U2", header(h("<U2", 2), cat(le('a', 4), le('b', 4), le(0x00e9, 4), le(0, 4))), nil, nil, []string{"ab", "é"}},
+		{"double quotes and a tab", header("{\"descr\":\t\"<i1\", \"fortran_order\": False, \"shape\": (1,)}", []byte{4}), []int64{4}, nil, nil},
+		{"v3 UTF-8 header", append(append([]byte("\x93NUMPY\x03\x00"), le(uint64(len(h("<U1", 1))+3), 4)...), append([]byte(h("<U1", 1)+"  \n"), le(0x263a, 4)...)...), nil, nil, []string{"☺"}},
+	} {
+		a, err := Read(bytes.NewReader(c.b), c.name, 1<<10)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !slices.Equal(a.Int, c.ints) || !slices.Equal(a.Float, c.float) || !slices.Equal(a.Str, c.strs) {
+			t.Errorf("%s: %v %v %q; want %v %v %q", c.name, a.Int, a.Float, a.Str, c.ints, c.float, c.strs)
+		}
+	}
+	for _, c := range []struct{ name, hdr, want string }{
+		{"control", "{'descr': '<i1',\x01 'fortran_order': False, 'shape': (1,), }", "not text"},
+		{"no tuple", "{'descr': '<i1', 'fortran_order': False, 'shape': 1, }", "is not a tuple"},
+		{"unclosed tuple", "{'descr': '<i1', 'fortran_order': False, 'shape': (1, }", "is not a tuple"},
+		{"unterminated", "{'descr}", "is not a quoted string"},
+		{"no colon", "{'descr' '<i1', 'fortran_order': False, 'shape': (1,), }", "no ':' after key \"descr\""},
+		{"junk", "{'descr': '<i1' 'fortran_order': False, 'shape': (1,), }", "after key \"descr\""},
+	} {
+		_, err := Read(bytes.NewReader(header(c.hdr, []byte{1})), "x.npy", 1<<10)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+	// Version 3.0 takes a UTF-8 header; version 1.0 a control-free one.
+	bad := append(append([]byte("\x93NUMPY\x03\x00"), le(4, 4)...), '{', 0xff, 0xfe, '}')
+	if _, err := Read(bytes.NewReader(bad), "x.npy", 1<<10); err == nil || !strings.Contains(err.Error(), "not text") {
+		t.Errorf("a v3 header that is not UTF-8: %v", err)
+	}
 }
