@@ -152,23 +152,15 @@ func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 // Sections, if given, add keys after "notes" in the order given (the
 // posteriors' predictive quality, the analyses): nil values are left out.
 func ResultsJSON(recipe string, seed uint64, res *engine.Results, sections ...Section) ([]byte, error) {
-	type row struct {
-		Label string `json:"label"`
-		engine.Row
-		Records int `json:"records"`
-	}
 	doc := struct {
 		Recipe  string          `json:"recipe"`
 		Seed    uint64          `json:"seed"`
-		Rows    []row           `json:"rows"`
+		Rows    []RowJSON       `json:"rows"`
 		Outputs []engine.Output `json:"outputs"`
 		Notes   []string        `json:"notes"`
-	}{Recipe: recipe, Seed: seed, Rows: []row{}, Outputs: res.Outputs, Notes: res.Notes}
+	}{Recipe: recipe, Seed: seed, Rows: RowsJSON(res), Outputs: res.Outputs, Notes: res.Notes}
 	if doc.Outputs == nil {
 		doc.Outputs = []engine.Output{}
-	}
-	for _, r := range res.Rows {
-		doc.Rows = append(doc.Rows, row{Label: RowLabel(res, r), Row: r, Records: len(r.Records)})
 	}
 	if doc.Notes == nil {
 		doc.Notes = []string{}
@@ -191,6 +183,23 @@ func ResultsJSON(recipe string, seed uint64, res *engine.Results, sections ...Se
 		b = append(b, "\n}"...)
 	}
 	return append(b, '\n'), nil
+}
+
+// RowJSON is a row as results.json holds it: its label (RowLabel), the
+// row, and its number of records.
+type RowJSON struct {
+	Label string `json:"label"`
+	engine.Row
+	Records int `json:"records"`
+}
+
+// RowsJSON is res's rows as results.json holds them (never nil).
+func RowsJSON(res *engine.Results) []RowJSON {
+	out := []RowJSON{}
+	for _, r := range res.Rows {
+		out = append(out, RowJSON{Label: RowLabel(res, r), Row: r, Records: len(r.Records)})
+	}
+	return out
 }
 
 // Section is one more top-level key of results.json.

@@ -177,9 +177,10 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 		if isHeadline(p.Recipe) {
 			rest = append(rest, p)
 		}
-		summaries := map[string]bool{}
+		summaries, explainers := map[string]bool{}, map[string]bool{}
 		for _, r := range run.Rows {
 			summaries[r.Summary] = true
+			explainers[r.Explainer] = true
 		}
 		for i := range run.Rows {
 			ens := &run.Rows[i]
@@ -204,10 +205,6 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 				detSag = spread(dets, "%.3f", func(r *headlineRow) (float64, bool) { return r.classIoU(sag) })
 			}
 			name := base
-			explainers := map[string]bool{}
-			for _, r := range run.Rows {
-				explainers[r.Explainer] = true
-			}
 			if len(explainers) > 1 {
 				name += " (" + ens.Explainer + ")"
 			}

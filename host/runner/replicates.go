@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -101,7 +102,6 @@ func meanSplits(rows []engine.Row, vals func(engine.Row) []float64) []float64 {
 // aggregateRows).
 func meanAgg(rows []engine.Row) (eval.Agg, error) {
 	base := rows[0].Agg
-	scored := make([]int, base.NSplits) // the replicates with a score, by split
 	out := eval.Agg{NSplits: base.NSplits, Classes: make([]eval.ClassAgg, len(base.Classes)), Groups: make([]eval.GroupAgg, len(base.Groups)), Missing: []eval.SplitClass{}}
 	missing := map[eval.SplitClass]bool{}
 	for _, r := range rows {
@@ -123,72 +123,92 @@ func meanAgg(rows []engine.Row) (eval.Agg, error) {
 	}
 	for ci, c := range base.Classes {
 		ca := eval.ClassAgg{Class: c.Class, Splits: make([]eval.Cell, len(c.Splits))}
-		var rma, iou []float64
+		var stats, splits pairMeans
 		for _, r := range rows {
 			rc := r.Agg.Classes[ci]
 			if rc.Class != c.Class || len(rc.Splits) != len(c.Splits) {
 				return eval.Agg{}, fmt.Errorf("class %d: replicates differ in their classes or splits", c.Class)
 			}
 			if rc.RMA.N > 0 {
-				rma, iou = append(rma, rc.RMA.Mean), append(iou, rc.IoU.Mean)
+				stats.add(0, rc.RMA.Mean, rc.IoU.Mean)
 			}
 			addCounts(&ca.Counts, rc.Counts)
 			for s, cell := range rc.Splits {
 				if cell.Counts.Scored > 0 { // a missing cell is 0, not a score
-					ca.Splits[s].RMA += cell.RMA
-					ca.Splits[s].IoU += cell.IoU
-					scored[s]++
+					splits.add(s, cell.RMA, cell.IoU)
 				}
 				addCounts(&ca.Splits[s].Counts, cell.Counts)
 			}
 		}
-		for s, n := range scored {
-			if n > 0 {
-				ca.Splits[s].RMA /= float64(n)
-				ca.Splits[s].IoU /= float64(n)
-			}
-			scored[s] = 0
+		for s := range ca.Splits {
+			ca.Splits[s].RMA, ca.Splits[s].IoU = splits.mean(s)
 		}
-		ca.RMA, ca.IoU = eval.StatOf(rma), eval.StatOf(iou)
+		ca.RMA, ca.IoU = stats.stats()
 		out.Classes[ci] = ca
 	}
 	for gi, g := range base.Groups {
 		ga := eval.GroupAgg{Name: g.Name, Classes: g.Classes, Splits: make([]eval.GroupSplit, len(g.Splits))}
-		var rma, iou []float64
+		var stats, splits pairMeans
 		for _, r := range rows {
 			rg := r.Agg.Groups[gi]
 			if rg.Name != g.Name || len(rg.Splits) != len(g.Splits) {
 				return eval.Agg{}, fmt.Errorf("group %s: replicates differ in their groups or splits", g.Name)
 			}
 			if rg.RMA.N > 0 {
-				rma, iou = append(rma, rg.RMA.Mean), append(iou, rg.IoU.Mean)
+				stats.add(0, rg.RMA.Mean, rg.IoU.Mean)
 			}
 			for s, gs := range rg.Splits {
 				if gs.Classes > 0 { // a split without a scored class of the group is 0, not a score
-					ga.Splits[s].RMA += gs.RMA
-					ga.Splits[s].IoU += gs.IoU
-					scored[s]++
+					splits.add(s, gs.RMA, gs.IoU)
 				}
 				ga.Splits[s].Classes = max(ga.Splits[s].Classes, gs.Classes)
 				ga.Splits[s].Missing = union(ga.Splits[s].Missing, gs.Missing)
 			}
 		}
-		for s, n := range scored {
-			if n > 0 {
-				ga.Splits[s].RMA /= float64(n)
-				ga.Splits[s].IoU /= float64(n)
-			}
-			scored[s] = 0
+		for s := range ga.Splits {
+			ga.Splits[s].RMA, ga.Splits[s].IoU = splits.mean(s)
 		}
+		ga.RMA, ga.IoU = stats.stats()
 		for s := range ga.Splits {
 			if ga.Splits[s].Missing == nil {
 				ga.Splits[s].Missing = []int{}
 			}
 		}
-		ga.RMA, ga.IoU = eval.StatOf(rma), eval.StatOf(iou)
 		out.Groups[gi] = ga
 	}
 	return out, nil
+}
+
+// pairMeans collects (RMA, IoU) pairs by slot (a split, or slot 0):
+// the replicates' values that are scores.
+type pairMeans struct{ rma, iou [][]float64 }
+
+func (m *pairMeans) add(slot int, rma, iou float64) {
+	for len(m.rma) <= slot {
+		m.rma, m.iou = append(m.rma, nil), append(m.iou, nil)
+	}
+	m.rma[slot], m.iou[slot] = append(m.rma[slot], rma), append(m.iou[slot], iou)
+}
+
+// mean is the mean of a slot's pairs, (0, 0) for none.
+func (m *pairMeans) mean(slot int) (rma, iou float64) {
+	if slot >= len(m.rma) || len(m.rma[slot]) == 0 {
+		return 0, 0
+	}
+	for k := range m.rma[slot] {
+		rma += m.rma[slot][k]
+		iou += m.iou[slot][k]
+	}
+	n := float64(len(m.rma[slot]))
+	return rma / n, iou / n
+}
+
+// stats is the Stat of slot 0's values of each metric.
+func (m *pairMeans) stats() (rma, iou eval.Stat) {
+	if len(m.rma) == 0 {
+		return eval.Stat{}, eval.Stat{}
+	}
+	return eval.StatOf(m.rma[0]), eval.StatOf(m.iou[0])
 }
 
 func addCounts(dst *eval.Counts, c eval.Counts) {
@@ -202,11 +222,7 @@ func addCounts(dst *eval.Counts, c eval.Counts) {
 // union is a with the elements of b it lacks appended, in order.
 func union(a, b []int) []int {
 	for _, x := range b {
-		found := false
-		for _, y := range a {
-			found = found || x == y
-		}
-		if !found {
+		if !slices.Contains(a, x) {
 			a = append(a, x)
 		}
 	}
@@ -215,16 +231,10 @@ func union(a, b []int) []int {
 
 // replicateJSON is one replicate of results.json's "replicates".
 type replicateJSON struct {
-	Replicate int             `json:"replicate"`
-	Seed      uint64          `json:"seed"`
-	Rows      []replicateRow  `json:"rows"`
-	Outputs   []engine.Output `json:"outputs"`
-}
-
-type replicateRow struct {
-	Label string `json:"label"`
-	engine.Row
-	Records int `json:"records"`
+	Replicate int              `json:"replicate"`
+	Seed      uint64           `json:"seed"`
+	Rows      []report.RowJSON `json:"rows"`
+	Outputs   []engine.Output  `json:"outputs"`
 }
 
 // replicates returns what a run shows: without [replicates], res itself
@@ -252,9 +262,8 @@ func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Resu
 	records = &engine.Results{Notes: res.Notes}
 	var list []replicateJSON
 	for k, rep := range reps {
-		rj := replicateJSON{Replicate: k, Seed: w.r.Replicates.Seed(w.r.Seed, k), Rows: []replicateRow{}, Outputs: rep.Outputs}
+		rj := replicateJSON{Replicate: k, Seed: w.r.Replicates.Seed(w.r.Seed, k), Rows: report.RowsJSON(rep), Outputs: rep.Outputs}
 		for _, r := range rep.Rows {
-			rj.Rows = append(rj.Rows, replicateRow{Label: report.RowLabel(rep, r), Row: r, Records: len(r.Records)})
 			r.Label = fmt.Sprintf("%s (replicate %d)", r.Label, k)
 			records.Rows = append(records.Rows, r)
 		}

@@ -186,11 +186,8 @@ func computeReplicateStats(reps []*engine.Results, agg []engine.Row) (*replicate
 func common(a, b []int) []int {
 	var out []int
 	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				out = append(out, x)
-				break
-			}
+		if slices.Contains(b, x) {
+			out = append(out, x)
 		}
 	}
 	return out
