@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,56 @@ import (
 type Split struct {
 	Name    string
 	Records []Record
+	// Channels is C, the channels of every record: a record's X, D and
+	// Event hold C rows of T samples, channel-major (X[c*T+t]). 0 means 1.
+	Channels int
+	// Classes names the labels (Classes[label]); nil: the 16 classes of
+	// the one-phase generator, ClassNames.
+	Classes []string
 }
+
+// C returns the split's channels, at least 1.
+func (s Split) C() int { return max(s.Channels, 1) }
+
+// ClassList returns the split's class names: Classes, or ClassNames when
+// it is nil.
+func (s Split) ClassList() []string {
+	if s.Classes == nil {
+		return ClassNames[:]
+	}
+	return s.Classes
+}
+
+// Generator is a synthetic source of labelled records: the one-phase PQD
+// generator (PQD) and the three-phase one. Generate must be a pure
+// function of (cfg, class, the stream of r), and must panic only for a
+// class out of range or a cfg that does not Validate (programmer errors).
+type Generator interface {
+	// Name is the recipe's source name ("pqd", "pqd-3phase").
+	Name() string
+	// Classes names the classes; a class is an index into it.
+	Classes() []string
+	// Channels is C, the channels of each record.
+	Channels() int
+	// Generate draws one record of class from r: X, D and Event of
+	// Channels() x cfg.N() values, channel-major.
+	Generate(cfg Config, class int, r *rand.Rand) Record
+}
+
+// PQD is the one-phase generator of docs/spec/pqd-signals.md (Generate).
+type PQD struct{}
+
+// Name returns "pqd".
+func (PQD) Name() string { return "pqd" }
+
+// Classes returns ClassNames.
+func (PQD) Classes() []string { return ClassNames[:] }
+
+// Channels returns 1.
+func (PQD) Channels() int { return 1 }
+
+// Generate is the package's Generate.
+func (PQD) Generate(cfg Config, class int, r *rand.Rand) Record { return Generate(cfg, class, r) }
 
 // Purpose strings of the random streams of this package (see sdk/rng).
 const (
@@ -49,38 +99,45 @@ const genChunk = 16
 // goroutines; the result does not depend on their number. MakeSplit stops
 // and returns an error wrapping ctx.Err() when ctx is done.
 func MakeSplit(ctx context.Context, cfg Config, seed uint64, name string, perClass int, classes []int) (Split, error) {
-	return makeSplit(ctx, cfg, seed, name, perClass, classes, runtime.GOMAXPROCS(0))
+	return makeSplit(ctx, PQD{}, cfg, seed, name, perClass, classes, runtime.GOMAXPROCS(0))
 }
 
-func checkClasses(classes []int) ([]int, error) {
+// MakeSplitOf is MakeSplit for the records of gen (nil or empty classes:
+// all of gen's classes in order).
+func MakeSplitOf(ctx context.Context, gen Generator, cfg Config, seed uint64, name string, perClass int, classes []int) (Split, error) {
+	return makeSplit(ctx, gen, cfg, seed, name, perClass, classes, runtime.GOMAXPROCS(0))
+}
+
+func checkClasses(classes []int, names []string) ([]int, error) {
+	nc := len(names)
 	if len(classes) == 0 {
-		all := make([]int, NumClasses)
+		all := make([]int, nc)
 		for i := range all {
 			all[i] = i
 		}
 		return all, nil
 	}
-	var seen [NumClasses]bool
+	seen := make([]bool, nc)
 	for j, c := range classes {
-		if c < 0 || c >= NumClasses {
-			return nil, fmt.Errorf("data: classes[%d] = %d: want a class index in 0..%d", j, c, NumClasses-1)
+		if c < 0 || c >= nc {
+			return nil, fmt.Errorf("data: classes[%d] = %d: want a class index in 0..%d", j, c, nc-1)
 		}
 		if seen[c] {
-			return nil, fmt.Errorf("data: classes[%d] = %d (%s) is listed twice", j, c, ClassNames[c])
+			return nil, fmt.Errorf("data: classes[%d] = %d (%s) is listed twice", j, c, names[c])
 		}
 		seen[c] = true
 	}
 	return classes, nil
 }
 
-func makeSplit(ctx context.Context, cfg Config, seed uint64, name string, perClass int, classes []int, workers int) (Split, error) {
+func makeSplit(ctx context.Context, gen Generator, cfg Config, seed uint64, name string, perClass int, classes []int, workers int) (Split, error) {
 	if err := cfg.Validate(); err != nil {
 		return Split{}, err
 	}
 	if name == "" {
 		return Split{}, fmt.Errorf("data: empty split name")
 	}
-	classes, err := checkClasses(classes)
+	classes, err := checkClasses(classes, gen.Classes())
 	if err != nil {
 		return Split{}, err
 	}
@@ -105,7 +162,7 @@ func makeSplit(ctx context.Context, cfg Config, seed uint64, name string, perCla
 				}
 				for i := lo; i < min(lo+genChunk, total); i++ {
 					key := RecordKey(seed, name, i)
-					recs[i] = Generate(cfg, classes[i%len(classes)], rng.New(key))
+					recs[i] = gen.Generate(cfg, classes[i%len(classes)], rng.New(key))
 					recs[i].Seed = key
 				}
 			}
@@ -115,7 +172,17 @@ func makeSplit(ctx context.Context, cfg Config, seed uint64, name string, perCla
 	if err := ctx.Err(); err != nil {
 		return Split{}, fmt.Errorf("data: generating split %q: %w", name, err)
 	}
-	return Split{Name: name, Records: recs}, nil
+	return newSplit(gen, name, recs), nil
+}
+
+// newSplit is a split of gen's records, with its channels and (for a
+// generator other than PQD) its class names.
+func newSplit(gen Generator, name string, recs []Record) Split {
+	s := Split{Name: name, Records: recs}
+	if _, one := gen.(PQD); !one {
+		s.Channels, s.Classes = gen.Channels(), gen.Classes()
+	}
+	return s
 }
 
 // PaperSplits are the splits of the paper's recipes.
@@ -138,6 +205,12 @@ type PaperSplits struct {
 // With the paper's 900 a class and valFrac 0.1: 12,960 train and 1,440
 // validation records.
 func MakePaperSplits(ctx context.Context, cfg Config, seed uint64, trainPerClass int, valFrac float64, testSplits, testPerClass int) (PaperSplits, error) {
+	return MakePaperSplitsOf(ctx, PQD{}, cfg, seed, trainPerClass, valFrac, testSplits, testPerClass)
+}
+
+// MakePaperSplitsOf is MakePaperSplits for the records of gen, of all its
+// classes.
+func MakePaperSplitsOf(ctx context.Context, gen Generator, cfg Config, seed uint64, trainPerClass int, valFrac float64, testSplits, testPerClass int) (PaperSplits, error) {
 	if !(valFrac >= 0 && valFrac < 1) {
 		return PaperSplits{}, fmt.Errorf("data: valFrac = %v: want a fraction in [0, 1)", valFrac)
 	}
@@ -154,20 +227,21 @@ func MakePaperSplits(ctx context.Context, cfg Config, seed uint64, trainPerClass
 	if testSplits > 0 && testPerClass < 1 {
 		return PaperSplits{}, fmt.Errorf("data: testPerClass = %d: want at least 1", testPerClass)
 	}
-	pool, err := MakeSplit(ctx, cfg, seed, PoolName, trainPerClass, nil)
+	pool, err := MakeSplitOf(ctx, gen, cfg, seed, PoolName, trainPerClass, nil)
 	if err != nil {
 		return PaperSplits{}, err
 	}
+	nc := len(gen.Classes())
 	isVal := make([]bool, len(pool.Records))
-	for c := range NumClasses {
+	for c := range nc {
 		perm := rng.For(seed, PurposeSplit, PoolName, c, -1).Perm(trainPerClass)
 		for _, j := range perm[:nVal] {
-			isVal[j*NumClasses+c] = true
+			isVal[j*nc+c] = true
 		}
 	}
 	ps := PaperSplits{
-		Train: Split{Name: "train", Records: make([]Record, 0, len(pool.Records)-nVal*NumClasses)},
-		Val:   Split{Name: "val", Records: make([]Record, 0, nVal*NumClasses)},
+		Train: newSplit(gen, "train", make([]Record, 0, len(pool.Records)-nVal*nc)),
+		Val:   newSplit(gen, "val", make([]Record, 0, nVal*nc)),
 	}
 	for i, r := range pool.Records {
 		if isVal[i] {
@@ -177,7 +251,7 @@ func MakePaperSplits(ctx context.Context, cfg Config, seed uint64, trainPerClass
 		}
 	}
 	for k := range testSplits {
-		s, err := MakeSplit(ctx, cfg, seed, fmt.Sprintf("test-%d", k), testPerClass, nil)
+		s, err := MakeSplitOf(ctx, gen, cfg, seed, fmt.Sprintf("test-%d", k), testPerClass, nil)
 		if err != nil {
 			return PaperSplits{}, err
 		}

@@ -124,12 +124,12 @@ func TestMakeSplitErrors(t *testing.T) {
 // or on GOMAXPROCS, and two generations write the same bytes.
 func TestWorkersIdentical(t *testing.T) {
 	cfg := DefaultConfig()
-	ref, err := makeSplit(t.Context(), cfg, 9, "w", 13, nil, 1)
+	ref, err := makeSplit(t.Context(), PQD{}, cfg, 9, "w", 13, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int{2, 3, 7, 64} {
-		s, err := makeSplit(t.Context(), cfg, 9, "w", 13, nil, w)
+		s, err := makeSplit(t.Context(), PQD{}, cfg, 9, "w", 13, nil, w)
 		if err != nil {
 			t.Fatal(err)
 		}
