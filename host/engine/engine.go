@@ -62,9 +62,14 @@ func (s Step) Name() string {
 
 // TestSplit is one test split with its ground-truth masks.
 type TestSplit struct {
-	Name  string
-	Data  sdk.Dataset
-	Masks [][]bool // per record; an empty mask is counted, never scored
+	Name string
+	Data sdk.Dataset // each input C x T values, channel-major (x[c*T+t])
+	// Masks holds one ground-truth mask a record, of the input's C x T
+	// values (channel-major); an empty mask is counted, never scored.
+	Masks [][]bool
+	// Channels is C (0 means 1): the maps and masks of this split are C
+	// rows of Data.Len/C samples.
+	Channels int
 	// Unlabelled marks inputs without a class or a mask (windows of a real
 	// recording): every record is explained, for its predicted class, and
 	// nothing is scored; its records have label -1. Data.Y and Masks are
