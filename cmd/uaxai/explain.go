@@ -38,13 +38,14 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag
 	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
-	input := fs.String("input", "", "CSV of waveforms, one per line")
+	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
+	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
 	explainer := fs.String("explainer", "", "explainer plugin, e.g. occlusion, gradcam, lime")
 	target := fs.String("target", "", "class explained: a class index, predicted, or a file of one class per line")
 	fs.Var(&sets, "set", "explainer setting key=value (TOML value, else a string), repeatable")
 	fs.Var(&summaries, "summary", "summary NAME or NAME:key=value,... (e.g. quantile:alpha=0.05), repeatable")
 	out := fs.String("out", "", "output CSV file (default: stdout)")
-	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights")
+	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
@@ -68,7 +69,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("explain: --set: %w", err)
 	}
-	opt := runner.ExplainOptions{Weights: files, Input: *input, Arch: *archName, Explainer: *explainer, Config: cfg,
+	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
 		Target: *target, Seed: *seed, Workers: *workers}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)

@@ -59,11 +59,11 @@ func init() {
 			"[flags] --recipe RECIPE.toml --out W.safetensors",
 		}, summary: "train one network and save its weights", run: cmdTrain},
 		{name: "predict", forms: []string{
-			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv [--out F.csv]",
+			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
 		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
-			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv --explainer NAME --target C|predicted|FILE",
-		}, summary: "explain your own waveforms under your own weights (CSV)", run: cmdExplain},
+			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
+		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights", run: cmdExplain},
 		{name: "paper", forms: []string{
 			"[flags] [--quick] [--dir DIR] [--out DIR]",
 			"--report PAPER_DIR",

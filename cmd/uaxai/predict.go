@@ -28,9 +28,10 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flags("predict", stdout, stderr)
 	var weights listFlag
 	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
-	input := fs.String("input", "", "CSV of waveforms, one per line")
+	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
+	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
-	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights")
+	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(files) == 0 || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Arch: *archName})
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

@@ -92,12 +92,16 @@ type Plan struct {
 	TrainSet       sdk.Dataset
 	ValSet         sdk.Dataset
 	Tests          []TestSplit
-	Classes        []int            // classes reported, in order
-	Groups         map[string][]int // macro groups ("all", "disc-7")
-	Abs            bool             // score |R| (the paper's nonnegative relevance)
-	Posteriors     []Step
-	Explainers     []Step
-	Summaries      []Step
+	Classes        []int // classes reported, in order
+	// ClassNames names every class of the data (ClassNames[label]); nil:
+	// the one-phase PQD's 16 (host/data's ClassNames). The results and
+	// their outputs carry it to the reports.
+	ClassNames []string
+	Groups     map[string][]int // macro groups ("all", "disc-7")
+	Abs        bool             // score |R| (the paper's nonnegative relevance)
+	Posteriors []Step
+	Explainers []Step
+	Summaries  []Step
 	// UnitRecords is the records of an explain unit (0: DefaultUnitRecords;
 	// rounded up to a multiple of Batch). See Units.
 	UnitRecords int
@@ -234,6 +238,7 @@ type Output struct {
 	ExplainerLabel string         `json:"explainer_label"`
 	SummaryLabel   string         `json:"summary_label"`
 	Replicate      int            `json:"-"`    // the posterior step's
+	ClassNames     []string       `json:"-"`    // the plan's
 	Kind           sdk.OutputKind `json:"kind"` // set or band
 	Draws          int            `json:"draws"`
 	N              int            `json:"length"` // values a map
@@ -257,6 +262,9 @@ type Results struct {
 	Rows    []Row
 	Outputs []Output
 	Notes   []string
+	// ClassNames is the plan's: the names of the labels (nil: the
+	// one-phase PQD's).
+	ClassNames []string `json:"-"`
 }
 
 // Timings are wall times of the stages, kept apart from Results.
@@ -373,7 +381,7 @@ func (b *block) outputs() []Output {
 			continue
 		}
 		info := sm.Info()
-		o := Output{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label,
+		o := Output{ClassNames: b.p.ClassNames, Posterior: b.ps.ID, Explainer: b.es.ID, Summary: info.ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label,
 			SummaryLabel: b.p.Summaries[i].Label, Kind: info.Output, Draws: b.draws, Records: []OutputRecord{}}
 		for si := range b.tests {
 			for _, rec := range b.outs[i][si] {

@@ -765,7 +765,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 		}
 		return nil
 	}
-	out := &Results{}
+	out := &Results{ClassNames: p.ClassNames}
 	costs := map[string]float64{}
 	k := p.Arch.Classes()
 	for pi, ps := range p.Posteriors {

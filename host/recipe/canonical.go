@@ -146,12 +146,15 @@ type canonData struct {
 	Train         string    `toml:"train,omitempty"`
 	Val           string    `toml:"val,omitempty"`
 	Test          []string  `toml:"test,omitempty"`
+	Channels      int       `toml:"channels,omitzero"`
+	ClassNames    []string  `toml:"class_names,omitempty"`
 }
 
 type canonModel struct {
 	Arch       string           `toml:"arch"`
 	InChannels int              `toml:"in_channels,omitzero"`
 	InLen      int              `toml:"in_len,omitzero"`
+	Classes    int              `toml:"classes,omitzero"`
 	Layers     []map[string]any `toml:"layers,omitempty"`
 }
 
@@ -184,7 +187,8 @@ func (r *Recipe) canonData(path pathFn) canonData {
 	if d.ValFraction != 0 {
 		c.ValFraction = ptr(d.ValFraction)
 	}
-	if d.Source == SourcePQD {
+	c.Channels, c.ClassNames = d.Channels, d.ClassNames
+	if d.Generated() {
 		c.TrainPerClass, c.TestSplits, c.TestPerClass = ptr(d.TrainPerClass), ptr(d.TestSplits), ptr(d.TestPerClass)
 		c.F0, c.Fs, c.Cycles, c.Noise = ptr(d.F0), ptr(d.Fs), ptr(d.Cycles), ptr(d.Noise)
 		c.SNRdB = []float64{d.SNRdB[0], d.SNRdB[1]}
@@ -209,6 +213,7 @@ func (r *Recipe) canonData(path pathFn) canonData {
 func (r *Recipe) canonModel() canonModel {
 	m := canonModel{Arch: r.Model.Arch}
 	if r.Model.Layers == nil {
+		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes
 		return m
 	}
 	m.InChannels, m.InLen = r.Model.InChannels, r.Model.InLen

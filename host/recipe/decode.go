@@ -502,7 +502,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if err := d.analysis(tables, &r.Analysis); err != nil {
 		return nil, err
 	}
-	if r.Replicates != nil && r.Replicates.ResampleSplits && r.Data.Source != SourcePQD {
+	if r.Replicates != nil && r.Replicates.ResampleSplits && !r.Data.Generated() {
 		return nil, d.keyErr([]string{"replicates", "resample_splits"}, "needs [data] source = %q: the test splits of source %q are files, the same in every replicate (accepted: false, or the generated data)", SourcePQD, r.Data.Source)
 	}
 	if r.Replicates != nil {

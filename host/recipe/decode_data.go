@@ -19,7 +19,7 @@ func defaultData() Data {
 }
 
 var pqdOnly = []string{"train_per_class", "test_splits", "test_per_class", "f0", "fs", "cycles", "noise", "snr_db", "phase"}
-var filesOnly = []string{"train", "val", "test"}
+var filesOnly = []string{"train", "val", "test", "channels", "class_names"}
 
 func (d *decoder) data(v any, dd *Data) error {
 	path := []string{"data"}
@@ -62,21 +62,26 @@ func (d *decoder) data(v any, dd *Data) error {
 		{"train", d.setString(&dd.Train)},
 		{"val", d.setString(&dd.Val)},
 		{"test", d.setStrings(&dd.Test)},
+		{"channels", d.setInt(&dd.Channels)},
+		{"class_names", d.setStrings(&dd.ClassNames)},
 	}
 	switch dd.Source {
-	case SourcePQD:
+	case SourcePQD, SourcePQD3:
 		fields = append(fields, pqdFields...)
 		if k := firstPresent(tbl, filesOnly); k != "" {
 			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %s)", SourceFiles, sdk.Quote(dd.Source))
 		}
+		if _, ok := dd.Generator(); !ok {
+			return d.keyErr(sub(path, "source"), "source %s has no generator in this build (accepted: %s, %s)", sdk.Quote(dd.Source), SourcePQD, SourceFiles)
+		}
 	case SourceFiles:
 		fields = append(fields, fileFields...)
 		if k := firstPresent(tbl, pqdOnly); k != "" {
-			return d.keyErr(sub(path, k), "applies only to source = %q (this recipe has source = %s)", SourcePQD, sdk.Quote(dd.Source))
+			return d.keyErr(sub(path, k), "applies only to a generated source, %q or %q (this recipe has source = %s)", SourcePQD, SourcePQD3, sdk.Quote(dd.Source))
 		}
 		*dd = Data{Source: SourceFiles, ValFraction: dd.ValFraction}
 	default:
-		return d.keyErr(sub(path, "source"), "unknown source %s (accepted: %s, %s)", sdk.Quote(dd.Source), SourcePQD, SourceFiles)
+		return d.keyErr(sub(path, "source"), "unknown source %s (accepted: %s, %s, %s)", sdk.Quote(dd.Source), SourcePQD, SourcePQD3, SourceFiles)
 	}
 	if err := d.table(tbl, path, fields); err != nil {
 		return err
@@ -230,13 +235,32 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 		if err != nil || !fi.IsDir() {
 			return d.keyErr(p, "%s is not a directory", abs)
 		}
-		for _, f := range []string{"waveforms.csv", "labels.csv"} {
-			if _, err := os.Stat(filepath.Join(abs, f)); err != nil {
-				return d.keyErr(p, "%s has no %s (a data directory holds waveforms.csv, labels.csv and optionally disturbance.csv)", abs, f)
-			}
+		has := func(f string) bool { _, err := os.Stat(filepath.Join(abs, f)); return err == nil }
+		st, _ := filepath.Glob(filepath.Join(abs, "*.safetensors"))
+		if !(has("waveforms.csv") && has("labels.csv") || has("waveforms.npy") && has("labels.npy") || len(st) > 0) {
+			return d.keyErr(p, "%s holds no dataset (accepted: waveforms.csv and labels.csv, waveforms.npy and labels.npy, or a .safetensors file with tensors waveforms and labels; `uaxai data generate` writes them)", abs)
 		}
 		*dir = abs
 		return nil
+	}
+	if dd.Channels != 0 {
+		if err := d.checkCount(sub(path, "channels"), dd.Channels, MaxInChannels, fmt.Sprintf("accepted: 1..%d channels a CSV line", MaxInChannels)); err != nil {
+			return err
+		}
+	}
+	if err := d.checkList(sub(path, "class_names"), len(dd.ClassNames), "class names"); err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	for i, n := range dd.ClassNames {
+		ep := sub(path, "class_names", strconv.Itoa(i))
+		if strings.TrimSpace(n) == "" || strings.ContainsAny(n, ",\n\r") {
+			return d.keyErr(ep, "%s is not a class name (accepted: a non-empty name without commas or line breaks)", sdk.Quote(n))
+		}
+		if j, dup := seen[n]; dup {
+			return d.keyErr(ep, "class %s is listed twice (elements %d and %d)", sdk.Quote(n), j, i)
+		}
+		seen[n] = i
 	}
 	if err := check(&dd.Train, sub(path, "train")); err != nil {
 		return err
@@ -269,6 +293,9 @@ func (d *decoder) checkDataSize(tbl map[string]any, path []string, dd *Data) err
 		return d.keyErr(sub(path, at), "fs/f0*cycles = %v/%v*%d = %d samples a waveform, above the bound %d", dd.Fs, dd.F0, dd.Cycles, n, MaxWaveLen)
 	}
 	classes := int64(NumClasses)
+	if g, ok := dd.Generator(); ok {
+		classes = int64(len(g.Classes()) * g.Channels()) // the samples of a record are channels x n
+	}
 	if len(dd.Classes) > 0 {
 		classes = int64(len(dd.Classes))
 	}

@@ -21,6 +21,7 @@ func (d *decoder) model(v any, m *Model) error {
 		{"arch", d.setString(&m.Arch)},
 		{"in_channels", d.setInt(&m.InChannels)},
 		{"in_len", d.setInt(&m.InLen)},
+		{"classes", d.setInt(&m.Classes)},
 		{"layers", func(v any, p []string) error {
 			arr, ok := asArray(v)
 			if !ok {
@@ -33,10 +34,20 @@ func (d *decoder) model(v any, m *Model) error {
 	if err != nil {
 		return err
 	}
-	if !haveLayers {
-		if k := firstPresent(tbl, []string{"in_channels", "in_len"}); k != "" {
-			return d.keyErr(sub(path, k), "applies only to an inline architecture, which needs [[model.layers]]")
+	for _, c := range []struct {
+		key   string
+		n     int
+		bound int
+	}{{"in_channels", m.InChannels, MaxInChannels}, {"in_len", m.InLen, MaxWaveLen}, {"classes", m.Classes, MaxLayerOut}} {
+		if _, ok := tbl[c.key]; ok {
+			if err := d.checkCount(sub(path, c.key), c.n, c.bound, fmt.Sprintf("accepted: 1..%d", c.bound)); err != nil {
+				return err
+			}
 		}
+	}
+	if !haveLayers {
+		// A built-in architecture on an input of in_channels x in_len
+		// with classes logits (each from the data when not given).
 		if _, err := nn.LookupArch(m.Arch); err != nil {
 			return d.keyErr(sub(path, "arch"), "%v; or define one inline with in_channels, in_len and [[model.layers]]", err)
 		}
@@ -44,6 +55,9 @@ func (d *decoder) model(v any, m *Model) error {
 			m.Arch = nn.PaperArchName
 		}
 		return nil
+	}
+	if _, ok := tbl["classes"]; ok {
+		return d.keyErr(sub(path, "classes"), "applies only to a built-in architecture (an inline one has its last layer's out)")
 	}
 	if _, ok := tbl["arch"]; !ok {
 		m.Arch = "inline"
@@ -98,6 +112,11 @@ func (d *decoder) checkModel(r *Recipe) error {
 		path := []string{"model"}
 		if r.Model.Layers == nil {
 			path = sub(path, "arch")
+			for _, k := range []string{"classes", "in_channels", "in_len"} {
+				if d.lines.get("model", k) > 0 {
+					path = []string{"model", k}
+				}
+			}
 		} else {
 			// nn names the layer "layer N": point at it.
 			var n int
@@ -107,13 +126,29 @@ func (d *decoder) checkModel(r *Recipe) error {
 		}
 		return d.errAt(path, "[model]: %v", err)
 	}
-	if n := r.Data.Len(); n > 0 && (a.InLen != n || a.InChannels != 1) {
-		p := []string{"model", "in_len"}
-		if r.Model.Layers == nil {
-			p = []string{"model", "arch"}
+	if g, ok := r.Data.Generator(); ok {
+		n, c, k := r.Data.Len(), g.Channels(), len(g.Classes())
+		if a.InLen != n || a.InChannels != c {
+			p := []string{"model", "in_len"}
+			if a.InLen == n {
+				p = []string{"model", "in_channels"}
+			}
+			if d.lines.get(p...) == 0 {
+				p = []string{"model", "arch"}
+			}
+			return d.errAt(p, "[model]: architecture %q takes %d channel(s) x %d samples, but [data] source %s makes %d x %d (fs/f0*cycles = %v/%v*%d) (accepted: in_channels = %d, in_len = %d, or leave them out for a built-in architecture)",
+				a.Name, a.InChannels, a.InLen, sdk.Quote(r.Data.Source), c, n, r.Data.Fs, r.Data.F0, r.Data.Cycles, c, n)
 		}
-		return d.errAt(p, "[model]: architecture %q takes %d channel(s) x %d samples, but [data] makes 1 x %d (fs/f0*cycles = %v/%v*%d)",
-			a.Name, a.InChannels, a.InLen, n, r.Data.Fs, r.Data.F0, r.Data.Cycles)
+		if a.Classes() != k {
+			p := []string{"model", "classes"}
+			if r.Model.Layers != nil {
+				p = []string{"model", "layers", strconv.Itoa(len(r.Model.Layers) - 1), "out"}
+			}
+			if d.lines.get(p...) == 0 {
+				p = []string{"model", "arch"}
+			}
+			return d.errAt(p, "[model]: architecture %q has %d logits, but [data] source %s has %d classes (accepted: a last layer of %d outputs)", a.Name, a.Classes(), sdk.Quote(r.Data.Source), k, k)
+		}
 	}
 	return d.checkArchBounds(r, a, shapes)
 }

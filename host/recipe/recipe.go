@@ -122,6 +122,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -129,8 +130,9 @@ import (
 
 // Data sources.
 const (
-	SourcePQD   = "pqd"   // the built-in synthetic PQD generator
-	SourceFiles = "files" // CSV directories
+	SourcePQD   = "pqd"        // the built-in synthetic PQD generator
+	SourcePQD3  = "pqd-3phase" // its three-phase twin (docs/spec/pqd-3phase.md)
+	SourceFiles = "files"      // directories of CSV, .npy or safetensors files
 )
 
 // Explanation targets.
@@ -201,15 +203,37 @@ type Data struct {
 	Phase         Phase
 	Train, Val    string   // absolute directories (files)
 	Test          []string // absolute directories (files), one per split
+	// Channels is the channels of a CSV line (files; 0: as the model's
+	// in_channels). .npy and safetensors files carry their own shape.
+	Channels int
+	// ClassNames names the integer labels of files (label i is
+	// ClassNames[i]); nil: the files' classes.txt, their label names, or
+	// the one-phase PQD's 16 classes.
+	ClassNames []string
 }
 
-// Len is the waveform length fs/f0*cycles of the pqd source, 0 for files.
+// Generated reports whether the data comes from a built-in generator
+// (source pqd or pqd-3phase) rather than from files.
+func (d Data) Generated() bool { return d.Source == SourcePQD || d.Source == SourcePQD3 }
+
+// Len is the waveform length fs/f0*cycles of a generated source, 0 for
+// files.
 func (d Data) Len() int {
-	if d.Source != SourcePQD {
+	if !d.Generated() {
 		return 0
 	}
 	l, _ := waveLen(d.F0, d.Fs, d.Cycles)
 	return l
+}
+
+// Generator is the generator of a generated source; ok is false for files
+// (and an unknown source).
+func (d Data) Generator() (g data.Generator, ok bool) {
+	if !d.Generated() {
+		return nil, false
+	}
+	g, err := data.GeneratorNamed(d.Source)
+	return g, err == nil
 }
 
 // Phase is the phase of the fundamental: random per waveform, or fixed.
@@ -228,10 +252,17 @@ func (p Phase) String() string {
 // Model is the [model] table: a built-in architecture (Layers == nil) or an
 // inline one.
 type Model struct {
-	Arch       string // built-in name, or the inline architecture's name
+	Arch string // built-in name, or the inline architecture's name
+	// InChannels and InLen are the input's shape: required inline; for a
+	// built-in, 0 takes them from a generated source's data (else the
+	// built-in's own).
 	InChannels int
 	InLen      int
-	Layers     []nn.Layer
+	// Classes (built-in only, 0: from a generated source's data, else
+	// the built-in's) is the number of logits: the last dense layer's
+	// width.
+	Classes int
+	Layers  []nn.Layer
 }
 
 // Evaluate is the [evaluate] table.
@@ -375,9 +406,35 @@ func (e *SyntaxError) Unwrap() error { return e.err }
 
 // Arch returns the model architecture: the built-in one named by
 // [model].arch, or the inline one.
+//
+// A built-in architecture takes its input's shape and its classes from
+// [model]'s in_channels, in_len and classes when given, else from a
+// generated source (pqd: 1 x fs/f0*cycles, 16 classes; pqd-3phase: 3 x
+// fs/f0*cycles and its classes), else they are the built-in's own (the
+// paper's: 1 x 640, 16): nn.Arch.Reshaped.
 func (r *Recipe) Arch() (nn.Arch, error) {
 	if r.Model.Layers == nil {
-		return nn.LookupArch(r.Model.Arch)
+		a, err := nn.LookupArch(r.Model.Arch)
+		if err != nil {
+			return a, err
+		}
+		c, t, k := a.InChannels, a.InLen, a.Classes()
+		if g, ok := r.Data.Generator(); ok {
+			c, t, k = g.Channels(), r.Data.Len(), len(g.Classes())
+		}
+		if r.Model.InChannels > 0 {
+			c = r.Model.InChannels
+		}
+		if r.Model.InLen > 0 {
+			t = r.Model.InLen
+		}
+		if r.Model.Classes > 0 {
+			k = r.Model.Classes
+		}
+		if c == a.InChannels && t == a.InLen && k == a.Classes() {
+			return a, nil
+		}
+		return a.Reshaped(c, t, k)
 	}
 	a := nn.Arch{
 		Name: r.Model.Arch, InChannels: r.Model.InChannels, InLen: r.Model.InLen,

@@ -303,6 +303,43 @@ out = 16
 	bad := strings.Replace(text, "kernel = 3", "kernel = 30", 1)
 	_, err = Parse("inline.toml", []byte(bad), "")
 	wantErr(t, err, nthLineOf(t, bad, "[[model.layers]]", 0), "layer 0", "kernel")
+
+	// classes is the built-ins' key; an inline arch has its last layer.
+	bad = strings.Replace(text, "in_len = 12", "in_len = 12\nclasses = 3", 1)
+	_, err = Parse("inline.toml", []byte(bad), "")
+	wantErr(t, err, nthLineOf(t, bad, "classes = 3", 0), "only to a built-in")
+}
+
+// TestBuiltinShape: a built-in architecture takes its input's shape and
+// classes from a generated source, or from [model]'s keys, with the
+// built-in's layers.
+func TestBuiltinShape(t *testing.T) {
+	paper := nn.PaperArch()
+	for _, c := range []struct {
+		name    string
+		text    string
+		c, t, k int
+	}{
+		{"paper", minimal, 1, 640, 16},
+		{"cycles", minimal + "[data]\ncycles = 15\n", 1, 960, 16},
+		{"fs", minimal + "[data]\nfs = 6400.0\n", 1, 1280, 16},
+	} {
+		r, err := Parse(c.name+".toml", []byte(c.text), "")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a, err := r.Arch()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if a.InChannels != c.c || a.InLen != c.t || a.Classes() != c.k || len(a.Layers) != len(paper.Layers) || a.Name != paper.Name {
+			t.Errorf("%s: arch %s %d x %d, %d classes, %d layers; want %d x %d, %d classes and the paper's %d layers", c.name, a.Name, a.InChannels, a.InLen, a.Classes(), len(a.Layers), c.c, c.t, c.k, len(paper.Layers))
+		}
+		if c.name == "paper" && !reflect.DeepEqual(a, paper) {
+			t.Errorf("the default recipe's arch %+v is not the paper's", a)
+		}
+		checkCanonical(t, r, "")
+	}
 }
 
 func TestFilesSource(t *testing.T) {
@@ -405,11 +442,13 @@ func TestErrors(t *testing.T) {
 		{"val_fraction zero", strings.Replace(fullRecipe, "val_fraction = 0.2", "val_fraction = 0", 1), "val_fraction", 0, []string{"outside (0, 1)"}},
 		{"f0 not integral", strings.Replace(fullRecipe, "f0 = 60.0", "f0 = 70.0", 1), "f0 = 70.0", 0, []string{"fs/f0*cycles", "not an integer"}},
 		{"f0 negative", strings.Replace(fullRecipe, "f0 = 60.0", "f0 = -50.0", 1), "f0 = -50.0", 0, []string{`key "f0"`, "> 0"}},
-		{"length mismatch", strings.Replace(fullRecipe, "cycles = 10", "cycles = 5", 1), "arch = ", 0, []string{"640 samples", "1 x 320"}},
+		{"length mismatch", strings.Replace(strings.Replace(fullRecipe, "cycles = 10", "cycles = 5", 1), `arch = "paper-1dcnn"`, "arch = \"paper-1dcnn\"\nin_len = 640", 1), "in_len = 640", 0, []string{"640 samples", "makes 1 x 320", "in_len = 320"}},
+		{"channel mismatch", strings.Replace(fullRecipe, `arch = "paper-1dcnn"`, "arch = \"paper-1dcnn\"\nin_channels = 3", 1), "in_channels = 3", 0, []string{"takes 3 channel(s)", "makes 1 x 640", "in_channels = 1"}},
+		{"classes mismatch", strings.Replace(fullRecipe, `arch = "paper-1dcnn"`, "arch = \"paper-1dcnn\"\nclasses = 5", 1), "classes = 5", 0, []string{"has 5 logits", "has 16 classes", "16 outputs"}},
 		{"snr order", strings.Replace(fullRecipe, "snr_db = [30.0, 30.0]", "snr_db = [50.0, 20.0]", 1), "snr_db", 0, []string{"min 50 > max 20"}},
 		{"snr shape", strings.Replace(fullRecipe, "snr_db = [30.0, 30.0]", "snr_db = 30.0", 1), "snr_db", 0, []string{"[min, max]"}},
 		{"phase", strings.Replace(fullRecipe, "phase = 0.5", `phase = "fixed"`, 1), "phase", 0, []string{`"fixed"`, `"random" or a number`}},
-		{"unknown source", strings.Replace(fullRecipe, `source = "pqd"`, `source = "csv"`, 1), "source", 0, []string{`unknown source "csv"`, "accepted: pqd, files"}},
+		{"unknown source", strings.Replace(fullRecipe, `source = "pqd"`, `source = "csv"`, 1), "source", 0, []string{`unknown source "csv"`, "accepted: pqd, pqd-3phase, files"}},
 		{"files key with pqd", strings.Replace(fullRecipe, "noise = false", `train = "x"`, 1), `train = "x"`, 0, []string{`applies only to source = "files"`}},
 		{"class index", strings.Replace(fullRecipe, `classes = ["sag", 3]`, `classes = ["sag", 16]`, 1), "classes", 0, []string{"class index 16", "0..15"}},
 		{"class dup", strings.Replace(fullRecipe, `classes = ["sag", 3]`, `classes = [3, 3]`, 1), "classes", 0, []string{"listed twice"}},
@@ -445,7 +484,7 @@ func TestErrors(t *testing.T) {
 		{"train range", strings.Replace(fullRecipe, "step_gamma = 0.25", "step_gamma = 1.5", 1), "step_gamma", 0, []string{"outside (0, 1]"}},
 		{"train batch", strings.Replace(fullRecipe, "batch = 32", "batch = 0", 1), "batch", 0, []string{`key "batch" in [train]`}},
 		{"arch unknown", strings.Replace(fullRecipe, `arch = "paper-1dcnn"`, `arch = "resnet"`, 1), "arch", 0, []string{`unknown architecture "resnet"`}},
-		{"in_len without layers", strings.Replace(fullRecipe, `arch = "paper-1dcnn"`, "in_len = 5", 1), "in_len", 0, []string{"needs [[model.layers]]"}},
+		{"in_len too short", strings.Replace(fullRecipe, `arch = "paper-1dcnn"`, "in_len = 5", 1), "in_len", 0, []string{"1 channel(s) x 5 samples", "maxpool1d"}},
 		{"train as array", strings.Replace(fullRecipe, "[train]", "[[train]]", 1), "[[train]]", 0, []string{"write [train], not [[train]]"}},
 	}
 	for _, c := range cases {

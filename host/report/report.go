@@ -116,7 +116,7 @@ func perClass(res *engine.Results, title string, suffixes []string, cells func(c
 		return t
 	}
 	for _, ca := range res.Rows[0].Agg.Classes {
-		row := []string{data.ClassName(ca.Class)}
+		row := []string{ClassName(res.ClassNames, ca.Class)}
 		for _, r := range res.Rows {
 			c, _ := r.Agg.Class(ca.Class)
 			row = append(row, cells(c)...)
@@ -124,6 +124,19 @@ func perClass(res *engine.Results, title string, suffixes []string, cells func(c
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// ClassName is the name of class c among names (the data's; nil: the
+// one-phase PQD's, data.ClassName), or "class(c)" when c is out of range
+// (an unlabelled record's -1).
+func ClassName(names []string, c int) string {
+	if names == nil {
+		return data.ClassName(c)
+	}
+	if c < 0 || c >= len(names) {
+		return fmt.Sprintf("class(%d)", c)
+	}
+	return names[c]
 }
 
 // Markdown renders tables with titles as a Markdown document.
@@ -217,7 +230,7 @@ func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
 	for _, r := range res.Rows {
 		for _, rec := range r.Records {
 			_ = w.Write([]string{RowLabel(res, r), r.Posterior, r.Explainer, r.Summary, splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label),
-				data.ClassName(rec.Label), strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen),
+				ClassName(res.ClassNames, rec.Label), strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen),
 				strconv.FormatBool(rec.OK), rec.Why.String(), f(rec.RMA), f(rec.IoU)})
 		}
 	}
@@ -252,7 +265,7 @@ func OutputCSV(o *engine.Output, splitNames []string) ([]byte, error) {
 		if rec.Split < 0 || rec.Split >= len(splitNames) {
 			return nil, fmt.Errorf("%s: record %d of split %d, of %d splits", o.Summary, rec.Index, rec.Split, len(splitNames))
 		}
-		key := []string{splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label), data.ClassName(rec.Label),
+		key := []string{splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label), ClassName(o.ClassNames, rec.Label),
 			strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen)}
 		if o.Kind == sdk.OutputSet {
 			if len(rec.Set) != o.N {

@@ -12,6 +12,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -23,8 +24,13 @@ import (
 type Datasets struct {
 	Train, Val sdk.Dataset
 	Tests      []engine.TestSplit
-	Recording  string   // with [recording]: the one, unlabelled, test split's name
-	Notes      []string // what the run's notes should say of the data
+	// Channels is C: every input, map and mask is C rows of T samples,
+	// channel-major. Classes names the labels (nil: the one-phase PQD's
+	// 16, as data.ClassNames).
+	Channels  int
+	Classes   []string
+	Recording string   // with [recording]: the one, unlabelled, test split's name
+	Notes     []string // what the run's notes should say of the data
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -66,8 +72,13 @@ func masks(recs []data.Record, ev recipe.Evaluate, split string) ([][]bool, erro
 func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	var train, val []data.Record
 	var tests []data.Split
-	switch r.Data.Source {
-	case recipe.SourcePQD:
+	var first data.Split // a split of the data: its channels and classes
+	switch {
+	case r.Data.Generated():
+		gen, ok := r.Data.Generator()
+		if !ok {
+			return Datasets{}, r.Errorf([]string{"data", "source"}, "source %q has no generator (accepted: %s, %s, %s)", r.Data.Source, recipe.SourcePQD, recipe.SourcePQD3, recipe.SourceFiles)
+		}
 		cfg := data.DefaultConfig()
 		cfg.F0, cfg.Fs, cfg.Cycles, cfg.Noise = r.Data.F0, r.Data.Fs, r.Data.Cycles, r.Data.Noise
 		cfg.SNRMin, cfg.SNRMax = r.Data.SNRdB[0], r.Data.SNRdB[1]
@@ -79,12 +90,12 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		if r.Recording != nil {
 			nTests = 0 // the recording's windows are the test set
 		}
-		ps, err := data.MakePaperSplits(ctx, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, nTests, r.Data.TestPerClass)
+		ps, err := data.MakePaperSplitsOf(ctx, gen, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, nTests, r.Data.TestPerClass)
 		if err != nil {
 			return Datasets{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
 		}
-		train, val, tests = ps.Train.Records, ps.Val.Records, ps.Tests
-	case recipe.SourceFiles:
+		train, val, tests, first = ps.Train.Records, ps.Val.Records, ps.Tests, ps.Train
+	case r.Data.Source == recipe.SourceFiles:
 		read := func(dir string) (data.Split, error) {
 			s, err := data.ReadCSV(dir)
 			if err != nil {
@@ -96,7 +107,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		if err != nil {
 			return Datasets{}, err
 		}
-		train = s.Records
+		train, first = s.Records, s
 		if r.Data.Val != "" {
 			if s, err = read(r.Data.Val); err != nil {
 				return Datasets{}, err
@@ -118,7 +129,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	default:
 		return Datasets{}, r.Errorf([]string{"data", "source"}, "unknown source %q (accepted: pqd, files)", r.Data.Source)
 	}
-	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val)}
+	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val), Channels: first.C(), Classes: first.Classes}
 	for i, s := range tests {
 		// Splits are named test-<i> whatever their folder: names key the
 		// random streams and label records.csv, so they must be unique.
@@ -127,7 +138,14 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		if err != nil {
 			return Datasets{}, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
-		ds.Tests = append(ds.Tests, engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m})
+		if s.C() != ds.Channels {
+			return Datasets{}, r.Errorf([]string{"data", "test"}, "test split %s has %d channel(s), the training set %d (accepted: the training set's channels)", name, s.C(), ds.Channels)
+		}
+		ts := engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m}
+		if ds.Channels > 1 {
+			ts.Channels = ds.Channels
+		}
+		ds.Tests = append(ds.Tests, ts)
 	}
 	if r.Recording != nil {
 		ts, notes, err := recordingSplit(ctx, r)
@@ -140,11 +158,24 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	return ds, nil
 }
 
-// checkLengths checks that every split has the model's input length.
-func checkLengths(r *recipe.Recipe, ds Datasets, want int) error {
+// checkLengths checks that every split has the model's input shape,
+// in_channels x in_len, and labels below its classes.
+func checkLengths(r *recipe.Recipe, ds Datasets, arch nn.Arch) error {
+	want := arch.InChannels * arch.InLen
+	c := max(ds.Channels, 1)
+	if ds.Train.N > 0 && c != arch.InChannels {
+		p := []string{"model", "in_channels"}
+		if r.KeyLine(p...) == 0 {
+			p = []string{"model", "arch"}
+		}
+		return r.Errorf(p, "the data has %d channel(s), the model takes %d (accepted: [model] in_channels = %d; a built-in architecture takes it from there)", c, arch.InChannels, c)
+	}
+	if k := len(ds.Classes); k > arch.Classes() {
+		return r.Errorf([]string{"model", "arch"}, "the data has %d classes, the model %d logits (accepted: [model] classes = %d for a built-in architecture, or a last layer of %d outputs)", k, arch.Classes(), k, k)
+	}
 	check := func(d sdk.Dataset, path []string, what string) error {
 		if d.N > 0 && d.Len != want {
-			return r.Errorf(path, "%s has waveforms of %d values; the model takes %d (accepted: %d values a line)", what, d.Len, want, want)
+			return r.Errorf(path, "%s has waveforms of %d values (%d channel(s) x %d samples); the model takes %d x %d (accepted: %d values a record; [model] in_len = %d for a built-in architecture)", what, d.Len, c, d.Len/c, arch.InChannels, arch.InLen, want, d.Len/c)
 		}
 		return nil
 	}

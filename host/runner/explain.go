@@ -29,8 +29,9 @@ import (
 type ExplainOptions struct {
 	Plugins   engine.Plugins // the plugin manager: the explainer and summaries run through it
 	Weights   []string       // safetensors files (PyTorch state_dict names), one draw each, in order
-	Input     string         // CSV of waveforms, one a line (the format of waveforms.csv)
-	Arch      string         // architecture name; "": nn.PaperArchName
+	Input     string         // CSV of waveforms, one a line (the format of waveforms.csv), or a .npy array (N, C, T)
+	Channels  int            // C of a CSV line (0: 1); a .npy file has its own
+	Arch      string         // built-in architecture name ("": nn.PaperArchName), on the input's C x T with the weights' classes
 	Explainer string         // plugin ID; the "explainer." prefix is optional
 	Config    sdk.Config     // the explainer's config (--set)
 	// Target is the class explained: a class index ("3"), "predicted" (the
@@ -233,32 +234,21 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if j.obs == nil {
 		j.obs = engine.NopObserver{}
 	}
-	name := opt.Arch
-	if name == "" {
-		name = nn.PaperArchName
-	}
-	arch, err := nn.LookupArch(name)
+	in, err := readInputs(opt.Input, opt.Channels)
 	if err != nil {
 		return nil, err
 	}
-	j.n = arch.InChannels * arch.InLen
+	arch, err := inputArch(opt.Arch, in, opt.Input, opt.Weights)
+	if err != nil {
+		return nil, err
+	}
+	j.n, j.nIn, j.x = in.c*in.t, in.n, in.x
 	for s, path := range opt.Weights {
 		p, err := nn.LoadParams(path, arch)
 		if err != nil {
 			return nil, fmt.Errorf("weights file %d (draw %d): %w", s+1, s, err)
 		}
 		j.draws = append(j.draws, p)
-	}
-	rows, err := data.ReadWaveforms(opt.Input, j.n)
-	if err != nil {
-		return nil, err
-	}
-	j.nIn = len(rows)
-	j.x = make([]float32, j.nIn*j.n)
-	for i, r := range rows {
-		for k, v := range r {
-			j.x[i*j.n+k] = float32(v)
-		}
 	}
 	if j.targets, err = j.resolveTargets(ctx, arch.Classes()); err != nil {
 		return nil, err

@@ -483,7 +483,7 @@ func TestExplainErrors(t *testing.T) {
 			[]string{"weights file 2 (draw 1)", wide, `tensor "conv1.weight" has shape [8 1 5], want [8 1 3] for arch "paper-1dcnn"`}},
 		{"missing weights", func(o *ExplainOptions) { o.Weights = []string{filepath.Join(dir, "none.safetensors")} }, []string{"none.safetensors"}},
 		{"unknown arch", func(o *ExplainOptions) { o.Arch = "nope" }, []string{`unknown architecture "nope"`}},
-		{"short input", func(o *ExplainOptions) { o.Input = short }, []string{short, "line 1 (record 0): 3 values, want 640"}},
+		{"short input", func(o *ExplainOptions) { o.Input = short }, []string{short, "1 channel(s) x 3 samples (line 1, record 0)", "e.g. 640"}},
 		{"class 16", func(o *ExplainOptions) { o.Target = "16" }, []string{"target 16 is not a class (accepted: a class 0..15"}},
 		{"class -1", func(o *ExplainOptions) { o.Target = "-1" }, []string{"target -1 is not a class"}},
 		{"target count", func(o *ExplainOptions) { o.Target = fifteen }, []string{fifteen, "15 classes, want 16 (one a line of " + base.Input}},

@@ -11,9 +11,10 @@ import (
 
 // PredictOptions are the settings of Predict.
 type PredictOptions struct {
-	Weights []string // .safetensors with PyTorch state_dict names, one draw each
-	Input   string   // CSV of waveforms, one a line
-	Arch    string   // architecture name; "": nn.PaperArchName
+	Weights  []string // .safetensors with PyTorch state_dict names, one draw each
+	Input    string   // CSV of waveforms, one a line, or a .npy array (N, C, T)
+	Channels int      // C of a CSV line (0: 1); a .npy file has its own
+	Arch     string   // built-in architecture name ("": nn.PaperArchName), on the input's C x T with the weights' classes
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -41,11 +42,11 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 	if len(opt.Weights) == 0 {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
-	name := opt.Arch
-	if name == "" {
-		name = nn.PaperArchName
+	in, err := readInputs(opt.Input, opt.Channels)
+	if err != nil {
+		return nil, err
 	}
-	arch, err := nn.LookupArch(name)
+	arch, err := inputArch(opt.Arch, in, opt.Input, opt.Weights)
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +61,8 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 		}
 	}
 	n, k := models[0].InputLen(), models[0].Classes()
-	rows, err := data.ReadWaveforms(opt.Input, n)
-	if err != nil {
-		return nil, err
-	}
-	out := &Predictions{Probs: make([][]float32, len(rows)), Predicted: make([]int, len(rows)), Classes: make([]string, k)}
+	nIn := in.n
+	out := &Predictions{Probs: make([][]float32, nIn), Predicted: make([]int, nIn), Classes: make([]string, k)}
 	for c := range out.Classes {
 		if k == data.NumClasses {
 			out.Classes[c] = data.ClassNames[c]
@@ -72,22 +70,17 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 			out.Classes[c] = fmt.Sprintf("class%d", c)
 		}
 	}
-	x := make([]float32, predictBatch*n)
 	pr := make([]float32, predictBatch*k)
 	sum := make([]float64, predictBatch*k)
-	for b0 := 0; b0 < len(rows); b0 += predictBatch {
+	for b0 := 0; b0 < nIn; b0 += predictBatch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b := min(predictBatch, len(rows)-b0)
-		for i, r := range rows[b0 : b0+b] {
-			for j, v := range r {
-				x[i*n+j] = float32(v)
-			}
-		}
+		b := min(predictBatch, nIn-b0)
+		x := in.x[b0*n : (b0+b)*n]
 		clear(sum)
 		for _, m := range models {
-			m.Probs(pr[:b*k], x[:b*n])
+			m.Probs(pr[:b*k], x)
 			for j, v := range pr[:b*k] {
 				sum[j] += float64(v)
 			}

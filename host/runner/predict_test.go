@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/data/npy"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -177,11 +178,28 @@ func TestPredictErrors(t *testing.T) {
 	if err := os.WriteFile(one, []byte(strings.Repeat("0.5,", nn.PaperArch().InLen-1)+"0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ragged := filepath.Join(dir, "ragged.csv")
+	if err := os.WriteFile(ragged, []byte(strings.Repeat("0.5,", 639)+"0.5\n"+strings.Repeat("0.5,", 638)+"0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	three := filepath.Join(dir, "three.npy")
+	f, err := os.Create(three)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteFloat32(f, []int{2, 3, 640}, make([]float32, 2*3*640)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	for _, c := range []struct {
 		opt  PredictOptions
 		want []string
 	}{
 		{PredictOptions{Weights: []string{weights}, Input: short}, []string{short, "line 1"}},
+		{PredictOptions{Weights: []string{weights}, Input: ragged}, []string{ragged, "line 2", "want 640"}},
+		{PredictOptions{Weights: []string{weights}, Input: one, Channels: 3}, []string{one, "line 1 holds 640 values", "--channels 3"}},
+		{PredictOptions{Weights: []string{weights}, Input: three, Channels: 2}, []string{three, "shape [2 3 640] has 3 channel(s)", "--channels 3"}},
+		{PredictOptions{Weights: []string{weights}, Input: three}, []string{"weights file 1 of 1", "conv1.weight", "[8 1 3]", "[8 3 3]"}},
 		{PredictOptions{Weights: []string{weights}, Input: missing}, []string{missing}},
 		{PredictOptions{Weights: []string{missing}, Input: one}, []string{missing, "weights file 1 of 1"}},
 		{PredictOptions{Weights: []string{weights, one}, Input: one}, []string{one, "weights file 2 of 2"}},

@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
@@ -153,6 +156,40 @@ func Prepare(ctx context.Context, r *recipe.Recipe, opt Options, dir string) (fi
 	return fit, explain, nil
 }
 
+// scoredGroups returns the classes a run reports and its macro groups,
+// for the data's class names (nil: the one-phase PQD's 16). With the
+// PQD's classes they are the paper's (eval.PaperGroups): classes 1..15,
+// "all" and "disc-7". With other classes, every class but one named
+// "normal" (whose mask is empty) is reported and "all" holds them;
+// "disc-7" names the PQD's classes, so the recipe's [evaluate] groups
+// may not ask for it, and its default leaves it out.
+func scoredGroups(r *recipe.Recipe, names []string) ([]int, map[string][]int, error) {
+	paper := eval.PaperGroups()
+	if names != nil && !slices.Equal(names, data.ClassNames[:]) {
+		paper = map[string][]int{}
+		for c, n := range names {
+			if n != "normal" {
+				paper[recipe.GroupAll] = append(paper[recipe.GroupAll], c)
+			}
+		}
+		if len(paper[recipe.GroupAll]) == 0 {
+			return nil, nil, r.Errorf([]string{"data"}, "the data's classes %q hold no class other than normal to localise (accepted: data with at least one disturbance class)", names)
+		}
+	}
+	groups := map[string][]int{}
+	for i, g := range r.Evaluate.Groups {
+		gc, ok := paper[g]
+		if !ok {
+			if r.KeyLine("evaluate", "groups") == 0 {
+				continue // the default's disc-7, for other data
+			}
+			return nil, nil, r.Errorf([]string{"evaluate", "groups", strconv.Itoa(i)}, "group %q is the one-phase PQD's, and this data's classes are %q (accepted: %q)", g, names, recipe.GroupAll)
+		}
+		groups[g] = gc
+	}
+	return paper[recipe.GroupAll], groups, nil
+}
+
 // state is a checked recipe with its data, plan and run directory.
 type state struct {
 	r       *recipe.Recipe
@@ -189,19 +226,17 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		return nil, err
 	}
 	dataTime := time.Since(t0)
-	if err := checkLengths(r, ds, arch.InChannels*arch.InLen); err != nil {
+	if err := checkLengths(r, ds, arch); err != nil {
 		return nil, err
 	}
 	fingerprint, err := runFingerprint(r, versions, plugins.digests)
 	if err != nil {
 		return nil, err
 	}
-	paper := eval.PaperGroups()
-	groups := map[string][]int{}
-	for _, g := range r.Evaluate.Groups {
-		groups[g] = paper[g]
+	classes, groups, err := scoredGroups(r, ds.Classes)
+	if err != nil {
+		return nil, err
 	}
-	classes := paper[recipe.GroupAll] // the 15 disturbance classes; normal is never scored
 	var dir string
 	if opt.RunDir != "" {
 		dir = opt.RunDir
@@ -228,7 +263,7 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 	plan := engine.Plan{
 		Seed: r.Seed, ReplicateSeeds: repSeeds, Workers: workers, Arch: arch, Train: r.Train,
 		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
-		Classes: classes, Groups: groups, Abs: r.Evaluate.Abs,
+		Classes: classes, ClassNames: ds.Classes, Groups: groups, Abs: r.Evaluate.Abs,
 		Posteriors: posts, Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
 		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {
 			cfg, err := contentConfig(p.Config, info.Files) // files by their contents, not their paths

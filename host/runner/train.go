@@ -100,7 +100,7 @@ func RecipeTraining(ctx context.Context, r *recipe.Recipe) (Datasets, TrainOptio
 	if err != nil {
 		return Datasets{}, TrainOptions{}, err
 	}
-	if err := checkLengths(r, ds, arch.InChannels*arch.InLen); err != nil {
+	if err := checkLengths(r, ds, arch); err != nil {
 		return Datasets{}, TrainOptions{}, err
 	}
 	return ds, TrainOptions{Arch: arch, Config: r.Train, Seed: r.Seed}, nil

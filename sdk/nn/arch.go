@@ -107,6 +107,28 @@ func LookupArch(name string) (Arch, error) {
 	return Arch{}, fmt.Errorf("unknown architecture %q (known: %s)", name, PaperArchName)
 }
 
+// Reshaped returns a with an input of c channels of t samples and, when k
+// > 0, k logits: the last layer, which must then be dense, gets Out = k.
+// The layers are otherwise a's, so a built-in architecture (the paper's)
+// serves data of any channels, length and classes; the result is
+// validated. Reshaped(a.InChannels, a.InLen, 0) is a.
+func (a Arch) Reshaped(c, t, k int) (Arch, error) {
+	b := a
+	b.InChannels, b.InLen = c, t
+	if k > 0 && k != a.Classes() {
+		n := len(a.Layers)
+		if n == 0 || a.Layers[n-1].Kind != KindDense {
+			return Arch{}, fmt.Errorf("arch %q: its last layer is not dense, so its %d logits cannot become %d classes", a.Name, a.Classes(), k)
+		}
+		b.Layers = append([]Layer(nil), a.Layers...)
+		b.Layers[n-1].Out = k
+	}
+	if err := b.Validate(); err != nil {
+		return Arch{}, fmt.Errorf("arch %q on %d channel(s) x %d samples: %w", a.Name, c, t, err)
+	}
+	return b, nil
+}
+
 // Shape is the (channels, length) shape of one sample's activation.
 type Shape struct{ C, T int }
 
