@@ -1,7 +1,8 @@
 // Package data is the built-in synthetic power-quality-disturbance (PQD)
 // dataset: a 16-class waveform generator that follows
 // docs/spec/pqd-signals.md, the splits of the paper's recipes, and the
-// CSV files written by `uaxai data generate`.
+// CSV files written by `uaxai data generate`. PQD3 is the three-phase
+// generator of docs/spec/pqd-3phase.md (source "pqd-3phase").
 //
 // # Signal model
 //
