@@ -8,7 +8,7 @@ import (
 // Generators returns the synthetic sources, in the order their names are
 // listed to users: the one-phase PQD generator and the three-phase one.
 // It returns a new slice on every call.
-func Generators() []Generator { return []Generator{PQD{}} }
+func Generators() []Generator { return []Generator{PQD{}, PQD3{}} }
 
 // GeneratorNamed returns the generator whose Name is name; its error lists
 // the accepted names.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -315,6 +316,12 @@ out = 16
 // built-in's layers.
 func TestBuiltinShape(t *testing.T) {
 	paper := nn.PaperArch()
+	files := t.TempDir()
+	for _, f := range []string{"waveforms.npy", "labels.npy"} {
+		if err := os.WriteFile(filepath.Join(files, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name    string
 		text    string
@@ -323,6 +330,8 @@ func TestBuiltinShape(t *testing.T) {
 		{"paper", minimal, 1, 640, 16},
 		{"cycles", minimal + "[data]\ncycles = 15\n", 1, 960, 16},
 		{"fs", minimal + "[data]\nfs = 6400.0\n", 1, 1280, 16},
+		{"3phase", minimal + "[data]\nsource = \"pqd-3phase\"\n", 3, 640, len(data.PQD3{}.Classes())},
+		{"keys", minimal + "[model]\nin_channels = 2\nin_len = 300\nclasses = 4\n[data]\nsource = \"files\"\ntrain = \"" + files + "\"\ntest = [\"" + files + "\"]\n", 2, 300, 4},
 	} {
 		r, err := Parse(c.name+".toml", []byte(c.text), "")
 		if err != nil {

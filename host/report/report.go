@@ -87,10 +87,22 @@ func RowLabel(res *engine.Results, r engine.Row) string {
 func Main(res *engine.Results) Table {
 	t := Table{Title: "Accuracy and localisation of the UA-RAO maps (mean ± sd over test splits)",
 		Header: []string{"Method", "Accuracy", "RMA", "IoU", "RMA (disc-7)", "IoU (disc-7)"}}
+	// Without the disc-7 group in any row (data of other classes than
+	// the one-phase PQD's), its columns are left out.
+	hasD7, hasAll := false, false
+	for _, r := range res.Rows {
+		_, ok := r.Agg.Group("disc-7")
+		_, all := r.Agg.Group("all")
+		hasD7, hasAll = hasD7 || ok, hasAll || all
+	}
+	if hasAll && !hasD7 {
+		t.Header = t.Header[:4]
+	}
 	for _, r := range res.Rows {
 		all, _ := r.Agg.Group("all")
 		d7, _ := r.Agg.Group("disc-7")
-		t.Rows = append(t.Rows, []string{RowLabel(res, r), PM(r.Accuracy), PM(all.RMA), PM(all.IoU), PM(d7.RMA), PM(d7.IoU)})
+		row := []string{RowLabel(res, r), PM(r.Accuracy), PM(all.RMA), PM(all.IoU), PM(d7.RMA), PM(d7.IoU)}
+		t.Rows = append(t.Rows, row[:len(t.Header)])
 	}
 	return t
 }

@@ -282,3 +282,42 @@ func TestResultsJSONSections(t *testing.T) {
 		t.Errorf("sections not after notes, in order:\n%s", b)
 	}
 }
+
+// TestMainGroups: the disc-7 columns are the one-phase PQD's; rows of
+// other data, scored in group "all" only, leave them out, and the class
+// names of the data name the per-class rows and records.csv.
+func TestMainGroups(t *testing.T) {
+	row := func(groups ...string) engine.Row {
+		r := engine.Row{Posterior: "posterior.ensemble", Explainer: "explainer.occlusion", Summary: "summary.mean", Label: "Ens"}
+		for _, g := range groups {
+			r.Agg.Groups = append(r.Agg.Groups, eval.GroupAgg{Name: g, RMA: eval.Stat{Mean: 0.5, N: 1}})
+		}
+		r.Agg.Classes = []eval.ClassAgg{{Class: 1}}
+		r.Records = []engine.Record{{Split: 0, Index: 0, Label: 1}}
+		return r
+	}
+	for _, c := range []struct {
+		groups []string
+		cols   int
+	}{{[]string{"all", "disc-7"}, 6}, {[]string{"all"}, 4}} {
+		tab := Main(&engine.Results{Rows: []engine.Row{row(c.groups...)}})
+		if len(tab.Header) != c.cols || len(tab.Rows[0]) != c.cols {
+			t.Errorf("groups %v: header %q, row %q; want %d columns", c.groups, tab.Header, tab.Rows[0], c.cols)
+		}
+	}
+	names := []string{"normal", "slg_sag"}
+	res := &engine.Results{Rows: []engine.Row{row("all")}, ClassNames: names}
+	if got := PerClass(res).Rows[0][0]; got != "slg_sag" {
+		t.Errorf("per-class row of class 1 named %q, want the data's slg_sag", got)
+	}
+	b, err := RecordsCSV(res, []string{"test-0"})
+	if err != nil || !strings.Contains(string(b), ",1,slg_sag,") {
+		t.Errorf("records.csv %q (%v) lacks the data's class name", b, err)
+	}
+	if got := PerClass(&engine.Results{Rows: []engine.Row{row("all")}}).Rows[0][0]; got != data.ClassName(1) {
+		t.Errorf("without names, class 1 is %q, want the one-phase PQD's %q", got, data.ClassName(1))
+	}
+	if got := ClassName(names, 5); got != "class(5)" {
+		t.Errorf("ClassName out of range = %q", got)
+	}
+}
