@@ -441,6 +441,15 @@ func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.Wind
 			return nil, status.Errorf(codes.InvalidArgument, "Windows: baseline_x: value %d (input %d, sample %d) is %v; baselines must be finite", i, i/n, i%n, z[i])
 		}
 	}
+	ch := -1 // every channel
+	var zc []float32
+	if r.Channel != nil {
+		C := m.Arch().InChannels
+		if v := r.GetChannel(); v < 0 || v >= int64(C) {
+			return nil, status.Errorf(codes.InvalidArgument, "Windows: channel %d; want 0..%d (the input's channels), or none for every channel", v, C-1)
+		}
+		ch, zc = int(r.GetChannel()), make([]float32, n)
+	}
 	out := make([]float32, len(t)*len(starts))
 	p0 := make([]float32, len(t))
 	for b, c := range t {
@@ -448,6 +457,10 @@ func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.Wind
 		var zb []float32
 		if z != nil {
 			zb = z[b*n : (b+1)*n]
+		}
+		if ch >= 0 {
+			// one channel: every channel occluded by x with row ch replaced
+			zb = nn.ChannelBaseline(zc, xb, zb, base, T, ch)
 		}
 		p0[b] = windowProbs(m, dst, xb, zb, starts, int(width), base, c)
 	}

@@ -140,53 +140,70 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 		t.Fatalf("Layer shape only: %v %v", l, err)
 	}
 
-	// Windows, with a constant and with a signal baseline, against occluded
-	// copies through Probs.
+	// Windows, with a constant and with a signal baseline, occluding every
+	// channel (no channel) or one, against occluded copies through Probs.
 	starts := []int{0, 3, 7, 16}
 	const width = 8
 	z := inputs(B, n, 4)
-	for _, signal := range []bool{false, true} {
-		req := &pb.WindowsRequest{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets), Starts: wire.Int64s(starts), Width: width, Baseline: 0.25}
-		if signal {
-			req.BaselineX = wire.Float32Bytes(z)
-		}
-		w, err := rpc.Windows(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := f32(t, w.GetProbs())
-		if len(got) != B*len(starts) {
-			t.Fatalf("Windows: %d values, want %d", len(got), B*len(starts))
-		}
-		// Bit for bit what explainer.occlusion computes in process.
-		p0 := f32(t, w.GetUnperturbed())
-		for b := range B {
-			want := make([]float32, len(starts))
-			var w0 float32
+	for _, channel := range []int{-1, 0, 1} {
+		for _, signal := range []bool{false, true} {
+			req := &pb.WindowsRequest{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets), Starts: wire.Int64s(starts), Width: width, Baseline: 0.25}
 			if signal {
-				w0 = m.WindowProbsCachedSignal(want, x[b*n:(b+1)*n], z[b*n:(b+1)*n], starts, width, targets[b], nil)
-			} else {
-				w0 = m.WindowProbsCached(want, x[b*n:(b+1)*n], starts, width, 0.25, targets[b], nil)
+				req.BaselineX = wire.Float32Bytes(z)
 			}
-			if !slices.Equal(got[b*len(starts):(b+1)*len(starts)], want) || p0[b] != w0 {
-				t.Errorf("Windows (signal %v) input %d: not the in-process WindowProbsCached bytes", signal, b)
+			if channel >= 0 {
+				req.Channel = ptr(int64(channel))
 			}
-		}
-		row, p := make([]float32, n), make([]float32, k)
-		for b := range B {
-			for j, s := range starts {
-				copy(row, x[b*n:(b+1)*n])
-				for c := 0; c < n/T; c++ {
-					for i := c*T + s; i < c*T+s+width; i++ {
-						row[i] = 0.25
-						if signal {
-							row[i] = z[b*n+i]
+			w, err := rpc.Windows(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f32(t, w.GetProbs())
+			if len(got) != B*len(starts) {
+				t.Fatalf("Windows: %d values, want %d", len(got), B*len(starts))
+			}
+			// Bit for bit what explainer.occlusion computes in process.
+			p0 := f32(t, w.GetUnperturbed())
+			for b := range B {
+				want := make([]float32, len(starts))
+				var w0 float32
+				xb := x[b*n : (b+1)*n]
+				var zb []float32
+				if signal {
+					zb = z[b*n : (b+1)*n]
+				}
+				switch {
+				case channel >= 0:
+					zc := nn.ChannelBaseline(make([]float32, n), xb, zb, 0.25, T, channel)
+					w0 = m.WindowProbsCachedSignal(want, xb, zc, starts, width, targets[b], nil)
+				case signal:
+					w0 = m.WindowProbsCachedSignal(want, xb, zb, starts, width, targets[b], nil)
+				default:
+					w0 = m.WindowProbsCached(want, xb, starts, width, 0.25, targets[b], nil)
+				}
+				if !slices.Equal(got[b*len(starts):(b+1)*len(starts)], want) || p0[b] != w0 {
+					t.Errorf("Windows (channel %d, signal %v) input %d: not the in-process WindowProbsCached bytes", channel, signal, b)
+				}
+			}
+			row, p := make([]float32, n), make([]float32, k)
+			for b := range B {
+				for j, s := range starts {
+					copy(row, x[b*n:(b+1)*n])
+					for c := 0; c < n/T; c++ {
+						if channel >= 0 && c != channel {
+							continue
+						}
+						for i := c*T + s; i < c*T+s+width; i++ {
+							row[i] = 0.25
+							if signal {
+								row[i] = z[b*n+i]
+							}
 						}
 					}
-				}
-				m.Probs(p, row)
-				if d := math.Abs(float64(got[b*len(starts)+j] - p[targets[b]])); d > 1e-6 {
-					t.Errorf("Windows (signal %v): input %d start %d: %v, occluded forward pass %v", signal, b, s, got[b*len(starts)+j], p[targets[b]])
+					m.Probs(p, row)
+					if d := math.Abs(float64(got[b*len(starts)+j] - p[targets[b]])); d > 1e-6 {
+						t.Errorf("Windows (channel %d, signal %v): input %d start %d: %v, occluded forward pass %v", channel, signal, b, s, got[b*len(starts)+j], p[targets[b]])
+					}
 				}
 			}
 		}
@@ -502,6 +519,8 @@ func TestModelServiceRejects(t *testing.T) {
 		{"window past the end", win(func(r *pb.WindowsRequest) { r.Starts = []int64{0, 17} }), codes.InvalidArgument, "start 17 (index 1): a window of width 8 must lie in 0..24"},
 		{"negative start", win(func(r *pb.WindowsRequest) { r.Starts = []int64{-1} }), codes.InvalidArgument, "start -1"},
 		{"no starts", win(func(r *pb.WindowsRequest) { r.Starts = nil }), codes.InvalidArgument, "no starts"},
+		{"negative channel", win(func(r *pb.WindowsRequest) { r.Channel = ptr(int64(-1)) }), codes.InvalidArgument, "channel -1; want 0..1 (the input's channels), or none for every channel"},
+		{"channel past the input", win(func(r *pb.WindowsRequest) { r.Channel = ptr(int64(2)) }), codes.InvalidArgument, "channel 2; want 0..1"},
 		{"NaN baseline", win(func(r *pb.WindowsRequest) { r.Baseline = float32(math.NaN()) }), codes.InvalidArgument, "baseline NaN; want a finite number"},
 		{"short baseline signal", win(func(r *pb.WindowsRequest) { r.BaselineX = x[:4*n] }), codes.InvalidArgument, "baseline_x has 192 bytes; want one baseline signal per input, 96 float32 values (384 bytes)"},
 		{"NaN first", func() error {
@@ -708,3 +727,6 @@ func TestWantsModelOverTheWire(t *testing.T) {
 		}
 	}
 }
+
+// ptr returns a pointer to v, for optional proto fields.
+func ptr[T any](v T) *T { return &v }

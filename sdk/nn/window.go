@@ -603,3 +603,36 @@ func WindowProbsOf(m Model, dst, x, z []float32, starts []int, width int, baseli
 		}
 	}
 }
+
+// ChannelBaseline writes to dst the baseline signal that occludes channel
+// ch of x alone, and returns dst: for the input x of C = len(x)/T channels
+// of T samples,
+//
+//	dst[c*T+t] = x[c*T+t]    for c != ch,
+//	dst[ch*T+t] = z[ch*T+t]  (or baseline, when z is nil).
+//
+// Occluding a window of every channel with dst (WindowProbsSignal,
+// WindowProbsCachedSignal, WindowProbsOf) occludes it in channel ch only,
+// since the other channels are replaced by themselves:
+//
+//	dst[j] = p_class(x with samples starts[j] .. starts[j]+width-1 of channel ch set to the baseline)
+//
+// as Captum's Occlusion computes with sliding_window_shapes = (1, width).
+// Every path stays incremental: the span path's all-baseline activations
+// become those of x with channel ch replaced, one forward pass a channel,
+// so C channels cost about C occlusions of a one-channel signal baseline.
+func ChannelBaseline(dst, x, z []float32, baseline float32, T, ch int) []float32 {
+	if T < 1 || len(x)%T != 0 || len(dst) != len(x) || (z != nil && len(z) != len(x)) || ch < 0 || ch >= len(x)/T {
+		panic("nn: ChannelBaseline needs an input of whole channels, a dst (and z) of its length and a channel in range")
+	}
+	copy(dst, x)
+	row := dst[ch*T : (ch+1)*T]
+	if z != nil {
+		copy(row, z[ch*T:(ch+1)*T])
+		return dst
+	}
+	for t := range row {
+		row[t] = baseline
+	}
+	return dst
+}

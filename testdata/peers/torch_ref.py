@@ -153,6 +153,13 @@ SUBCOMMANDS
            command), settings and versions in DIR/manifest.json.  Ends with
            an independent float64 numpy re-derivation (verify_golden.py)
            whose max |diff| go into manifest.json and README.md.
+  golden3  --seed S --out DIR: the three-channel golden set
+           (paper-1dcnn-3ch): the same network with in_channels 3, 8
+           three-phase waveforms (channel-major, one event each), targets,
+           probabilities, Saliency (abs=False), raw LayerGradCam on conv4,
+           and Captum Occlusion per channel (window (1, w)) and across the
+           channels (window (3, w)), w = 60 and 5, stride 1, baseline 0.
+           DIR/README.md (written by the command) gives the formulas.
   All subcommands take --padding valid|same (default valid, see MODEL).
 
 Threads: --threads T sets OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
@@ -240,12 +247,12 @@ def layer_lengths(padding, length=LENGTH):
 
 
 class WaveNet(nn.Module):
-    def __init__(self, n_classes=N_CLASSES, dropout=0.0, padding="valid"):
+    def __init__(self, n_classes=N_CLASSES, dropout=0.0, padding="valid", in_channels=1):
         super().__init__()
         lens = layer_lengths(padding)
         pad = 0 if padding == "valid" else 1
         self.padding = padding
-        self.conv1 = nn.Conv1d(1, 8, kernel_size=3, stride=1, padding=pad)
+        self.conv1 = nn.Conv1d(in_channels, 8, kernel_size=3, stride=1, padding=pad)
         self.conv2 = nn.Conv1d(8, 8, kernel_size=3, stride=1, padding=pad)
         self.maxpool1 = nn.MaxPool1d(kernel_size=3, stride=1)
         self.bn1 = nn.BatchNorm1d(8)
@@ -284,9 +291,9 @@ class WaveNet(nn.Module):
         return F.softmax(self.logits(x), dim=1)
 
 
-def build_model(seed, dropout=0.0, bn_init="calibrated", padding="valid"):
+def build_model(seed, dropout=0.0, bn_init="calibrated", padding="valid", in_channels=1):
     torch.manual_seed(seed)
-    model = WaveNet(dropout=dropout, padding=padding)
+    model = WaveNet(dropout=dropout, padding=padding, in_channels=in_channels)
     bns = (model.bn1, model.bn2, model.bn3)
     if bn_init in ("random", "calibrated"):
         g = torch.Generator().manual_seed(seed + 7)
@@ -305,8 +312,13 @@ def build_model(seed, dropout=0.0, bn_init="calibrated", padding="valid"):
         # running_var is the unbiased variance, as PyTorch stores it).  Done
         # in float64 on a copy, then rounded to float32, so the exported bits
         # do not depend on --threads (OpenBLAS splits fc1's sgemm by thread).
-        xc, _ = make_training_set(CALIB_N, seed + 5)
-        xc = torch.from_numpy(xc).view(-1, 1, LENGTH).double()
+        if in_channels == 1:
+            xc, _ = make_training_set(CALIB_N, seed + 5)
+        elif in_channels == 3:
+            xc, _, _ = make_three_phase(CALIB_N, seed + 5)
+        else:
+            raise ValueError("calibrated BN statistics need in_channels 1 or 3")
+        xc = torch.from_numpy(xc).view(-1, in_channels, LENGTH).double()
         calib = copy.deepcopy(model).double()
         for bn in (calib.bn1, calib.bn2, calib.bn3):
             bn.reset_running_stats()
@@ -328,11 +340,11 @@ def model_tensors(model):
     return {name: sd[name].detach().cpu().numpy().astype(np.float32) for name in STATE_NAMES}
 
 
-def load_model_tensors(tensors, dropout=0.0, padding="valid"):
+def load_model_tensors(tensors, dropout=0.0, padding="valid", in_channels=1):
     missing = [n for n in STATE_NAMES if n not in tensors]
     if missing:
         raise SystemExit("weights file lacks: " + ", ".join(missing))
-    model = WaveNet(dropout=dropout, padding=padding)
+    model = WaveNet(dropout=dropout, padding=padding, in_channels=in_channels)
     sd = model.state_dict()
     new_sd = {}
     for name, ref in sd.items():
@@ -1846,6 +1858,196 @@ def golden_caveats(man):
 
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# golden3: the three-channel golden set (see DIR/README.md, written below)
+
+THREE_PHASE_KINDS = [
+    "normal", "sag_a", "sag_b", "swell_c", "interruption_a",
+    "harmonics_abc", "transient_b", "sag_ab",
+]
+GOLDEN3_WINDOWS = (60, 5)
+
+
+def make_three_phase(n, seed):
+    """n three-phase records (n, 3, 640) float32, channel k the phase
+    sin(w t + phi - 2 pi k / 3) at 64 samples a cycle, with the event of
+    kind i % 8 of THREE_PHASE_KINDS (row i), plus N(0, 0.01^2) noise.  All
+    randomness from numpy.random.default_rng(seed), row by row.  Returns
+    the records, the kinds (int64) and the drawn parameters."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(LENGTH, dtype=np.float64)
+    wt = 2.0 * np.pi * t / 64.0
+    rows, kinds, params = [], [], []
+    for i in range(n):
+        k = i % len(THREE_PHASE_KINDS)
+        phi = rng.uniform(-np.pi, np.pi)
+        x = np.stack([np.sin(wt + phi - 2.0 * np.pi * c / 3.0) for c in range(3)])
+        t1 = int(rng.integers(64, 384))
+        t2 = t1 + int(rng.integers(128, 256))
+        a = rng.uniform(0.3, 0.8)
+        p = {"kind": THREE_PHASE_KINDS[k], "phi": phi, "t1": t1, "t2": t2, "a": a}
+        u = ((t >= t1) & (t < t2)).astype(np.float64)
+        if k in (1, 2):
+            x[k - 1] *= 1.0 - a * u
+        elif k == 3:
+            x[2] *= 1.0 + a * u
+        elif k == 4:
+            x[0] *= 1.0 - u
+        elif k == 5:
+            for c in range(3):
+                ph = wt + phi - 2.0 * np.pi * c / 3.0
+                x[c] += 0.5 * a * np.sin(5.0 * ph) + 0.3 * a * np.sin(7.0 * ph)
+        elif k == 6:
+            g = np.where(t >= t1, np.exp(-np.maximum(t - t1, 0) / 8.0), 0.0)
+            x[1] += 2.0 * a * g
+        elif k == 7:
+            x[0] *= 1.0 - a * u
+            x[1] *= 1.0 - a * u
+        x += rng.normal(0.0, 0.01, x.shape)
+        rows.append(x)
+        kinds.append(k)
+        params.append(p)
+    return np.stack(rows).astype(np.float32), np.array(kinds, dtype=np.int64), params
+
+
+GOLDEN3_README = """# Golden set `paper-1dcnn-3ch`, seed @SEED@
+
+Reference values for the paper's 1-D CNN with three input channels and its
+explainers, from PyTorch @TORCH@ + Captum @CAPTUM@ (numpy @NUMPY@, Python
+@PYTHON@), written by
+
+    PYTHONPATH=<captum v0.8.0 work tree> /usr/bin/python3 testdata/peers/torch_ref.py golden3 --seed @SEED@ --out DIR --threads 1
+
+(`torch_ref.py` is the peers harness; its header documents the network). One
+CPU thread, float32 model and inputs, padding `valid`, eval mode.
+
+## Files
+
+| file | content |
+|---|---|
+| `model.safetensors` | the float32 model, PyTorch `state_dict` names; `conv1.weight` is (8, 3, 3) |
+| `maps.safetensors` | the inputs and Captum's maps, F32 tensors (below) |
+| `targets.csv` | one line a record: the class y_r explained, the argmax of the record's probabilities |
+| `probs.csv` | 8 x 16: eval-mode softmax, `%.9g` |
+| `manifest.json` | versions, the drawn record parameters, checks |
+
+`maps.safetensors` (the layout of the golden `paper-1dcnn` folder's
+safetensors files; tensors in record order r = 0..7):
+
+| tensor | shape | content |
+|---|---|---|
+| `waveforms` | (8, 3, 640) | x_r: the records, channel-major (flat index c*640 + t) |
+| `input_grad` | (8, 3, 640) | Captum `Saliency(abs=False)`: d p_y(x) / d x[c, t] |
+| `gradcam_raw` | (8, 1, 630) | Captum `LayerGradCam(model, model.conv4)`, `relu_attributions=False`, no interpolation |
+| `occlusion_each_w60`, `occlusion_each_w5` | (8, 3, 640) | Captum `Occlusion`, `sliding_window_shapes=(1, w)`, `strides=(1, 1)`, `baselines=0` |
+| `occlusion_all_w60`, `occlusion_all_w5` | (8, 3, 640) | the same with `sliding_window_shapes=(3, w)` |
+
+## Records
+
+Record r has the event `kinds[r]` of manifest.json (r = 0..7: normal, sag
+on channel a, sag on b, swell on c, interruption of a, 5th and 7th
+harmonics on all three, a transient on b, sag on a and b), on the phases
+x[c, t] = sin(2 pi t / 64 + phi - 2 pi c / 3), c = 0, 1, 2 (64 samples a
+cycle, 10 cycles), plus N(0, 0.01^2) noise; the event spans samples
+t1 <= t < t2 (manifest `params`), depth or height a.
+
+## Formulas
+
+p_y(x) is the softmax probability of class y = y_r of the network (the
+paper's Table 4 with `conv1` = Conv1d(3 -> 8, k=3): u[o, t] = b[o] +
+sum_{c=0..2} sum_{k=0..2} w[o, c, k] x[c, t + k]).
+
+* `input_grad[r, c, t]` = d p_y(x_r) / d x_r[c, t] (the gradient routed
+  to the first maximum of the global max pool).
+* `gradcam_raw[r, 0, t]` = sum_k alpha_k A_k[t], A = conv4's output before
+  its ReLU, (16, 630), alpha_k = (1/630) sum_t d p_y / d A_k[t]. One time
+  map shared by the three channels (a Grad-CAM map for C channels is this
+  map, interpolated to 640 samples, in every channel's row).
+* `occlusion_each_w{w}[r, c, t]` = (1 / |W_t|) sum_{s in W_t} (p_y(x_r) -
+  p_y(x_r with x[c, s..s+w-1] = 0)), W_t = {s : 0 <= s <= 640 - w,
+  s <= t < s + w}: each channel's windows occlude that channel alone.
+* `occlusion_all_w{w}[r, c, t]` = (1 / |W_t|) sum_{s in W_t} (p_y(x_r) -
+  p_y(x_r with x[0..2, s..s+w-1] = 0)): the same for every c (manifest
+  check `all_w{w}_channel_spread` = max |map[c] - map[0]| = 0).
+
+Window 5 is narrower than the receptive field of conv4 (11 samples), window
+60 wider, so the two exercise both of sdk/nn's incremental paths.
+"""
+
+
+def golden3_readme(man):
+    s = GOLDEN3_README
+    for k, v in (("SEED", man["seed"]), ("TORCH", man["torch"]), ("CAPTUM", man["captum"]),
+                 ("NUMPY", man["numpy"]), ("PYTHON", man["python"])):
+        s = s.replace(f"@{k}@", str(v))
+    return s
+
+
+def cmd_golden3(args):
+    import platform
+    from captum.attr import LayerGradCam, Occlusion, Saliency
+    C = _captum()
+    if torch.get_num_threads() != 1:
+        print(f"# warning: golden3 runs with {torch.get_num_threads()} threads; "
+              "the published set uses --threads 1", file=sys.stderr)
+    out, seed = args.out, args.seed
+    os.makedirs(out, exist_ok=True)
+    model0 = build_model(seed, bn_init="calibrated", in_channels=3)
+    meta = {"what": "model", "seed": seed, "padding": "valid", "bn_init": "calibrated",
+            "in_channels": 3, "torch": torch.__version__}
+    st_path = os.path.join(out, "model.safetensors")
+    write_safetensors(st_path, model_tensors(model0), meta)
+    loaded, _ = read_safetensors(st_path)
+    model = load_model_tensors(loaded, in_channels=3)
+    model.eval()
+    for name, v in model.state_dict().items():
+        assert torch.equal(v, model0.state_dict()[name]), name
+
+    wav, kinds, params = make_three_phase(8, seed)
+    n = wav.shape[0]
+    x = torch.from_numpy(wav)
+    with torch.inference_mode():
+        probs0 = model(x)
+    # targets: the class the network ranks highest for each record, so the
+    # maps explain a probability that is not tiny
+    targets = [int(v) for v in probs0.argmax(dim=1)]
+    with open(os.path.join(out, "targets.csv"), "w") as f:
+        f.write("".join(f"{v}\n" for v in targets))
+    write_csv(os.path.join(out, "probs.csv"), probs0.numpy())
+
+    tg = torch.tensor(targets)
+    sal = Saliency(model).attribute(x.clone(), target=tg, abs=False).detach()
+    cam = LayerGradCam(model, model.conv4).attribute(x.clone(), target=tg,
+                                                     relu_attributions=False).detach()
+    occ = Occlusion(model)
+    tensors = {"waveforms": wav, "input_grad": sal.numpy(), "gradcam_raw": cam.numpy()}
+    for w in GOLDEN3_WINDOWS:
+        with torch.no_grad():
+            each = occ.attribute(x.clone(), sliding_window_shapes=(1, w), strides=(1, 1),
+                                 baselines=0, target=tg, perturbations_per_eval=64)
+            allc = occ.attribute(x.clone(), sliding_window_shapes=(3, w), strides=(1, 1),
+                                 baselines=0, target=tg, perturbations_per_eval=64)
+        tensors[f"occlusion_each_w{w}"] = each.numpy()
+        tensors[f"occlusion_all_w{w}"] = allc.numpy()
+    meta = {"what": "inputs and Captum maps", "seed": seed, "torch": torch.__version__,
+            "captum": C["version"]}
+    write_safetensors(os.path.join(out, "maps.safetensors"), tensors, meta)
+    checks = {}
+    # the "all" map is the same for the three channels (one window covers them)
+    for w in GOLDEN3_WINDOWS:
+        a = tensors[f"occlusion_all_w{w}"]
+        checks[f"all_w{w}_channel_spread"] = float(np.abs(a - a[:, :1]).max())
+    manifest = {"seed": seed, "torch": torch.__version__, "captum": C["version"],
+                "numpy": np.__version__, "python": platform.python_version(),
+                "threads": torch.get_num_threads(), "n": n, "kinds": [THREE_PHASE_KINDS[k] for k in kinds],
+                "targets": targets, "windows": list(GOLDEN3_WINDOWS), "params": params, "checks": checks}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True, default=float)
+        f.write("\n")
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(golden3_readme(manifest))
+    print(json.dumps({"golden3": out, "seed": seed, **checks}))
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -1913,11 +2115,18 @@ def main(argv=None):
     gd.add_argument("--out", required=True, help="output folder")
     gd.add_argument("--bn-init", choices=["calibrated", "random", "default"], default="calibrated")
 
+    g3 = sub.add_parser("golden3", help="write the three-channel golden set (see DIR/README.md)")
+    g3.add_argument("--threads", type=int, default=None,
+                    help="torch.set_num_threads (and OMP/OpenBLAS/MKL env); the published set uses 1")
+    g3.add_argument("--seed", type=int, required=True)
+    g3.add_argument("--out", required=True, help="output folder")
+
     args = ap.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     {"bench": cmd_bench, "export": cmd_export, "explain": cmd_explain,
-     "occlusion": cmd_occlusion, "golden": cmd_golden}[args.cmd](args)
+     "occlusion": cmd_occlusion, "golden": cmd_golden,
+     "golden3": cmd_golden3}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,16 @@
 // conv4, its output before the ReLU). The map is signed: no ReLU is
 // applied, as Captum's LayerGradCam with relu_attributions=False.
 //
+// The map is over time only: the layer's channels mix every input channel,
+// so with C_in input channels of N samples (the map channel-major, as the
+// input) each channel's row is the same time map,
+//
+//	map[ch*N+u] = cam_aligned(u)   for every input channel ch,
+//
+// cam_aligned the alignment of cam to N samples below. Grad-CAM does not
+// tell the input channels apart; occlusion with channels = "each" and
+// gradient x input do.
+//
 // Configuration:
 //   - "layer": the layer's name (default "conv4");
 //   - "align": how the T layer positions become a map of the input's

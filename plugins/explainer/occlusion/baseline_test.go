@@ -92,8 +92,9 @@ func baselineOf(t *testing.T, cfg sdk.Config, x []float32, T int) []float32 {
 // window with the window taken from the baseline signal, on the batched
 // path (no fast path), on WindowProbsSignal of a network without a global
 // max pool, and on a network with one (through the trunk cache: narrow
-// windows and the boundary-maxima path), for two channels, a stride that
-// leaves a tail and a window as long as the input.
+// windows and the boundary-maxima path), for two channels occluded at once
+// ("all") and one at a time ("each"), a stride that leaves a tail and a
+// window as long as the input.
 func TestBaselinesMatchDefinition(t *testing.T) {
 	const T = 48
 	plain, pooled := twoChannelModel(t, T), pooledModel(t, T)
@@ -113,8 +114,11 @@ func TestBaselinesMatchDefinition(t *testing.T) {
 		{"baseline": Fundamental, "period": 16.0},
 	}
 	for _, base := range baselines {
-		for _, c := range []struct{ window, stride int }{{3, 1}, {7, 5}, {T, 1}, {12, 2}} {
-			cfg := sdk.Config{"window": int64(c.window), "stride": int64(c.stride)}
+		for _, c := range []struct {
+			window, stride int
+			channels       string
+		}{{3, 1, All}, {7, 5, All}, {T, 1, All}, {12, 2, All}, {3, 1, Each}, {7, 5, Each}, {T, 1, Each}, {12, 2, Each}} {
+			cfg := sdk.Config{"window": int64(c.window), "stride": int64(c.stride), "channels": c.channels}
 			for k, v := range base {
 				cfg[k] = v
 			}
@@ -132,7 +136,7 @@ func TestBaselinesMatchDefinition(t *testing.T) {
 				}
 				for b := range B {
 					xb := x[b*n : (b+1)*n]
-					want := bruteForce(def, xb, targets[b], c.window, c.stride, baselineOf(t, cfg, xb, T))
+					want := bruteForce(def, xb, targets[b], c.window, c.stride, baselineOf(t, cfg, xb, T), c.channels)
 					for i, w := range want {
 						if math.Abs(maps[b][i]-w) > 1e-6 {
 							t.Fatalf("%v, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v", cfg, name, b, i, i/T, i%T, maps[b][i], w)

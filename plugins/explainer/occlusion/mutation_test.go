@@ -56,34 +56,51 @@ func (s strictModel) Probs(dst, x []float32) {
 }
 
 // bruteForce is the definition in the package comment, one forward pass a
-// window: map[ch*T+t] = mean over the windows s covering t of
-// p_y(x) - p_y(x with samples s..s+w-1 of every channel taken from the
-// baseline signal z, len(z) = len(x)).
-func bruteForce(m nn.Model, x []float32, y, window, stride int, z []float32) []float64 {
+// window. With channels "all": map[ch*T+t] = mean over the windows s
+// covering t of p_y(x) - p_y(x with samples s..s+w-1 of every channel
+// taken from the baseline signal z, len(z) = len(x)); with "each", the
+// window of row ch replaces the samples of channel ch alone.
+func bruteForce(m nn.Model, x []float32, y, window, stride int, z []float32, channels string) []float64 {
 	T, n, k := m.Arch().InLen, m.InputLen(), m.Classes()
+	C := n / T
 	p := make([]float32, k)
 	m.Probs(p, x)
 	p0 := float64(p[y])
-	sum, cnt := make([]float64, T), make([]int, T)
+	out := make([]float64, n)
 	xo := make([]float32, n)
-	for s := 0; s+window <= T; s += stride {
-		copy(xo, x)
-		for ch := 0; ch < n/T; ch++ {
-			for t := s; t < s+window; t++ {
-				xo[ch*T+t] = z[ch*T+t]
-			}
-		}
-		m.Probs(p, xo)
-		for t := s; t < s+window; t++ {
-			sum[t] += p0 - float64(p[y])
-			cnt[t]++
+	rows := [][]int{{}}
+	for ch := 0; ch < C; ch++ {
+		rows[0] = append(rows[0], ch) // "all": one row, every channel
+	}
+	if channels == Each {
+		rows = rows[:0]
+		for ch := 0; ch < C; ch++ {
+			rows = append(rows, []int{ch})
 		}
 	}
-	out := make([]float64, n)
-	for ch := 0; ch < n/T; ch++ {
-		for t := range T {
-			if cnt[t] > 0 {
-				out[ch*T+t] = sum[t] / float64(cnt[t])
+	for _, occluded := range rows {
+		sum, cnt := make([]float64, T), make([]int, T)
+		for s := 0; s+window <= T; s += stride {
+			copy(xo, x)
+			for _, ch := range occluded {
+				for t := s; t < s+window; t++ {
+					xo[ch*T+t] = z[ch*T+t]
+				}
+			}
+			m.Probs(p, xo)
+			for t := s; t < s+window; t++ {
+				sum[t] += p0 - float64(p[y])
+				cnt[t]++
+			}
+		}
+		for ch := 0; ch < C; ch++ {
+			if channels == Each && ch != occluded[0] {
+				continue
+			}
+			for t := range T {
+				if cnt[t] > 0 {
+					out[ch*T+t] = sum[t] / float64(cnt[t])
+				}
 			}
 		}
 	}
@@ -115,18 +132,20 @@ func TestExplainMatchesDefinition(t *testing.T) {
 	}
 	targets := []int{0, k - 1, 2}
 	for _, c := range []struct{ window, stride int }{{3, 1}, {7, 5}, {T, 1}, {1, 1}} {
-		cfg := sdk.Config{"window": int64(c.window), "stride": int64(c.stride), "baseline": 0.25}
-		for name, model := range map[string]nn.Model{"batched": strictModel{plainModel{m}, t}, "WindowProbs": m} {
-			maps, err := New().Explain(context.Background(), model, sdk.ExplainRequest{X: x, Targets: targets, Config: cfg})
-			if err != nil {
-				t.Fatalf("window %d stride %d, %s: %v", c.window, c.stride, name, err)
-			}
-			for b := range B {
-				want := bruteForce(m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, constant(n, 0.25))
-				for i, w := range want {
-					if math.Abs(maps[b][i]-w) > 1e-6 {
-						t.Fatalf("window %d stride %d, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v",
-							c.window, c.stride, name, b, i, i/T, i%T, maps[b][i], w)
+		for _, channels := range []string{All, Each} {
+			cfg := sdk.Config{"window": int64(c.window), "stride": int64(c.stride), "baseline": 0.25, "channels": channels}
+			for name, model := range map[string]nn.Model{"batched": strictModel{plainModel{m}, t}, "WindowProbs": m} {
+				maps, err := New().Explain(context.Background(), model, sdk.ExplainRequest{X: x, Targets: targets, Config: cfg})
+				if err != nil {
+					t.Fatalf("window %d stride %d, %s: %v", c.window, c.stride, name, err)
+				}
+				for b := range B {
+					want := bruteForce(m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, constant(n, 0.25), channels)
+					for i, w := range want {
+						if math.Abs(maps[b][i]-w) > 1e-6 {
+							t.Fatalf("window %d stride %d channels %s, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v",
+								c.window, c.stride, channels, name, b, i, i/T, i%T, maps[b][i], w)
+						}
 					}
 				}
 			}

@@ -6,9 +6,26 @@
 //	map[t] = (1 / |W_t|) sum_{s in W_t} (p_c(x) - p_c(x with window s replaced by the baseline))
 //
 // where W_t is the set of windows covering t. A position no window covers
-// (when the stride leaves a tail) gets 0. The map stays signed. With several
-// input channels a window occludes every channel at once, and each channel's
-// map row is the same time map.
+// (when the stride leaves a tail) gets 0. The map stays signed.
+//
+// With C > 1 input channels (the map is C x T, channel-major, as the input)
+// the key `channels` chooses what a window occludes:
+//
+//   - "each" (the default): one channel at a time, as Captum's Occlusion
+//     with sliding_window_shapes = (1, window), strides = (1, stride):
+//
+//     map[c*T+t] = (1 / |W_t|) sum_{s in W_t} (p_y(x) - p_y(x with samples s..s+window-1 of channel c alone replaced by the baseline))
+//
+//     so a channel's row says what that channel's samples contribute. It
+//     costs about C one-channel occlusions: window s of channel c is window
+//     s of every channel occluded by the signal x with row c replaced by
+//     the baseline (nn.ChannelBaseline), which keeps the incremental paths.
+//
+//   - "all": a window occludes every channel at once (Captum's
+//     sliding_window_shapes = (C, window)), and every channel's row is the
+//     same time map: map[c*T+t] = map_all[t] for every c.
+//
+// With C = 1 both are the same computation (and the same bytes).
 //
 // The key `baseline` chooses what a window is replaced by, per channel c of
 // the record x (T samples a channel):
@@ -71,7 +88,7 @@ func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} 
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: "1.2.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline: a number, mean, noise or fundamental)", Needs: sdk.NeedsProbs}
+	return sdk.Info{ID: ID, Version: "1.3.0", Summary: "sliding-window occlusion of the class probability (window, stride, baseline: a number, mean, noise or fundamental; channels: each or all)", Needs: sdk.NeedsProbs}
 }
 
 // The baselines other than a number.
@@ -84,16 +101,23 @@ const (
 // acceptedBaselines is what the key baseline accepts, for error messages.
 const acceptedBaselines = `a number, "mean", "noise", "fundamental"`
 
+// The values of the key channels.
+const (
+	Each = "each"
+	All  = "all"
+)
+
 type config struct {
 	window, stride int
 	baseline       float32 // the constant, when kind is ""
 	kind           string  // "", Mean, Noise or Fundamental
 	seed           uint64  // Noise
 	period         float64 // Fundamental
+	all            bool    // channels = "all": a window occludes every channel
 }
 
 func parse(cfg sdk.Config) (config, error) {
-	if err := cfg.Only("window", "stride", "baseline", "seed", "period"); err != nil {
+	if err := cfg.Only("window", "stride", "baseline", "seed", "period", "channels"); err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
 	}
 	w, err := cfg.IntRange("window", 60, 1, 1<<20)
@@ -108,6 +132,19 @@ func parse(cfg sdk.Config) (config, error) {
 		return config{}, fmt.Errorf("%s: key %q: %d is larger than the window (%d), so the samples between windows would never be occluded (accepted: 1 <= stride <= window)", ID, "stride", s, w)
 	}
 	c := config{window: w, stride: s}
+	switch v := cfg["channels"].(type) {
+	case nil:
+	case string:
+		switch v {
+		case Each:
+		case All:
+			c.all = true
+		default:
+			return config{}, fmt.Errorf("%s: key %q: %s is not a choice (accepted: %q, the default, or %q)", ID, "channels", sdk.Quote(v), Each, All)
+		}
+	default:
+		return config{}, fmt.Errorf("%s: key %q: want %q or %q, got %T %s", ID, "channels", Each, All, v, sdk.Quote(v))
+	}
 	switch v := cfg["baseline"].(type) {
 	case string:
 		switch v {
@@ -160,7 +197,8 @@ func baselineName(c config) string {
 // Check validates window (>= 1, default 60), stride (1..window, default 1),
 // baseline (a number, default 0, or "mean", "noise", "fundamental"), seed
 // (only with "noise"; 0..2^53, default 0) and period (only with
-// "fundamental"; samples a cycle, > 2, default 64).
+// "fundamental"; samples a cycle, > 2, default 64) and channels ("each",
+// the default, or "all").
 func (*Explainer) Check(cfg sdk.Config) error { _, err := parse(cfg); return err }
 
 // WindowProber is implemented by models that compute the probabilities of
@@ -206,7 +244,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	if len(req.X) != B*n {
 		return nil, fmt.Errorf("%s: %d input values for %d targets of %d samples", ID, len(req.X), B, n)
 	}
-	T := m.Arch().InLen // windows slide over time, across every channel
+	T := m.Arch().InLen // windows slide over time
 	var starts []int
 	for s := 0; s+c.window <= T; s += c.stride {
 		starts = append(starts, s)
@@ -232,7 +270,13 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	if sigCached != nil && (sigCached.PooledLen() == 0 || e.trunks == nil) {
 		sigCached = nil
 	}
-	useCache := z == nil && cached != nil || z != nil && sigCached != nil
+	C := n / T
+	each := !c.all && C > 1 // one channel at a time, by the signal paths
+	var zc []float32        // the baseline signal that occludes one channel
+	if each {
+		zc = make([]float32, n)
+	}
+	useCache := !each && (z == nil && cached != nil || z != nil && sigCached != nil) || each && sigCached != nil
 	var base []float32 // the class probabilities of the inputs, unless the cached path computes them
 	if !useCache {
 		base = make([]float32, B*k)
@@ -254,6 +298,29 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 				return nil, fmt.Errorf("%s: input %d: %w", ID, b, err)
 			}
 		}
+		out[b] = make([]float64, n)
+		if each {
+			for ch := 0; ch < C; ch++ {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				nn.ChannelBaseline(zc, x, z, c.baseline, T, ch)
+				var p0 float32
+				switch {
+				case useCache:
+					p0 = sigCached.WindowProbsCachedSignal(pw, x, zc, starts, c.window, y, e.trunks)
+				case sigFast != nil:
+					sigFast.WindowProbsSignal(pw, x, zc, starts, c.window, y)
+				default:
+					nn.WindowProbsOf(m, pw, x, zc, starts, c.window, 0, y)
+				}
+				if !useCache {
+					p0 = base[b*k+y]
+				}
+				Accumulate(out[b][ch*T:(ch+1)*T], p0, pw, starts, c.window)
+			}
+			continue
+		}
 		var p0 float32
 		switch {
 		case useCache && z == nil:
@@ -270,9 +337,8 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		if !useCache {
 			p0 = base[b*k+y]
 		}
-		row := Accumulate(make([]float64, T), p0, pw, starts, c.window)
-		out[b] = make([]float64, n)
-		for ch := 0; ch < n/T; ch++ {
+		row := Accumulate(out[b][:T], p0, pw, starts, c.window)
+		for ch := 1; ch < C; ch++ {
 			copy(out[b][ch*T:], row)
 		}
 	}

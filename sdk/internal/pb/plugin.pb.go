@@ -2109,7 +2109,9 @@ func (x *LayerResponse) GetGrad() []byte {
 // targets[b] when the samples [s, s + width) of every channel are replaced
 // by a baseline, for each start s in starts: the constant baseline, or,
 // if baseline_x is not empty, the same samples of baseline_x (B *
-// input_len float32, one baseline signal per input).
+// input_len float32, one baseline signal per input). With channel set
+// (0 .. channels-1), only that input channel's samples are replaced
+// (Captum's sliding_window_shapes = (1, width)); unset, every channel's.
 type WindowsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -2119,6 +2121,7 @@ type WindowsRequest struct {
 	Width         int64                  `protobuf:"varint,5,opt,name=width,proto3" json:"width,omitempty"`
 	Baseline      float32                `protobuf:"fixed32,6,opt,name=baseline,proto3" json:"baseline,omitempty"`
 	BaselineX     []byte                 `protobuf:"bytes,7,opt,name=baseline_x,json=baselineX,proto3" json:"baseline_x,omitempty"`
+	Channel       *int64                 `protobuf:"varint,8,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2200,6 +2203,13 @@ func (x *WindowsRequest) GetBaselineX() []byte {
 		return x.BaselineX
 	}
 	return nil
+}
+
+func (x *WindowsRequest) GetChannel() int64 {
+	if x != nil && x.Channel != nil {
+		return *x.Channel
+	}
+	return 0
 }
 
 // WindowsResponse holds B * len(starts) float32 probabilities, input
@@ -2545,7 +2555,7 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\bchannels\x18\x01 \x01(\x03R\bchannels\x12\x16\n" +
 	"\x06length\x18\x02 \x01(\x03R\x06length\x12\x10\n" +
 	"\x03act\x18\x03 \x01(\fR\x03act\x12\x12\n" +
-	"\x04grad\x18\x04 \x01(\fR\x04grad\"\xb9\x01\n" +
+	"\x04grad\x18\x04 \x01(\fR\x04grad\"\xe4\x01\n" +
 	"\x0eWindowsRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\f\n" +
 	"\x01x\x18\x02 \x01(\fR\x01x\x12\x18\n" +
@@ -2554,7 +2564,10 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x05width\x18\x05 \x01(\x03R\x05width\x12\x1a\n" +
 	"\bbaseline\x18\x06 \x01(\x02R\bbaseline\x12\x1d\n" +
 	"\n" +
-	"baseline_x\x18\a \x01(\fR\tbaselineX\"I\n" +
+	"baseline_x\x18\a \x01(\fR\tbaselineX\x12\x1d\n" +
+	"\achannel\x18\b \x01(\x03H\x00R\achannel\x88\x01\x01B\n" +
+	"\n" +
+	"\b_channel\"I\n" +
 	"\x0fWindowsResponse\x12\x14\n" +
 	"\x05probs\x18\x01 \x01(\fR\x05probs\x12 \n" +
 	"\vunperturbed\x18\x02 \x01(\fR\vunperturbed\"\x94\x01\n" +
@@ -2718,6 +2731,7 @@ func file_uaxai_v2_plugin_proto_init() {
 		(*FitEvent_Progress)(nil),
 		(*FitEvent_Artifact)(nil),
 	}
+	file_uaxai_v2_plugin_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -156,10 +156,15 @@ class Service(plugin_pb2_grpc.ModelServicer):
                 if not (0 <= s and s + request.width <= n.t):
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT, "window %d at %d of width %d" % (j, s, request.width))
                 xo = x[bi].reshape(n.c, n.t).copy()
+                rows = slice(None)
+                if request.HasField("channel"):
+                    if not 0 <= request.channel < n.c:
+                        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "channel %d" % request.channel)
+                    rows = slice(request.channel, request.channel + 1)
                 if z is None:
-                    xo[:, s:s + request.width] = np.float32(request.baseline)
+                    xo[rows, s:s + request.width] = np.float32(request.baseline)
                 else:
-                    xo[:, s:s + request.width] = z[bi].reshape(n.c, n.t)[:, s:s + request.width]
+                    xo[rows, s:s + request.width] = z[bi].reshape(n.c, n.t)[rows, s:s + request.width]
                 out[bi, j] = n.probs(xo.reshape(1, -1))[0, request.targets[bi]]
         p0 = n.probs(x)[np.arange(len(x)), list(request.targets)].astype(np.float32)
         return plugin_pb2.WindowsResponse(probs=wire.float32_bytes(out), unperturbed=wire.float32_bytes(p0))

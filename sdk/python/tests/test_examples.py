@@ -143,8 +143,10 @@ class TestOcclusion(unittest.TestCase):
     def p(self, rows):
         return softmax(np.asarray(rows, dtype=np.float64) @ self.net.w.T + self.net.b)
 
-    def reference(self, window, stride, baseline, period=64.0):
-        """The occlusion maps by the definition, one window at a time."""
+    def reference(self, window, stride, baseline, period=64.0, channels="each"):
+        """The occlusion maps by the definition, one window at a time: with
+        channels "each", a window of one channel at a time; with "all", of
+        every channel, each row the same time map."""
         C, T = self.C, self.T
         out = np.zeros((len(self.x), C * T))
         for b, (xb, c) in enumerate(zip(self.x, self.targets)):
@@ -159,18 +161,19 @@ class TestOcclusion(unittest.TestCase):
             else:
                 z = np.full((C, T), baseline, dtype=np.float32)
             p0 = self.p(xb[None])[0, c]
-            total, count = np.zeros(T), np.zeros(T)
-            s = 0
-            while s + window <= T:
-                occ = rec.copy()
-                occ[:, s:s + window] = z[:, s:s + window]
-                diff = p0 - self.p(occ.reshape(1, -1))[0, c]
-                for t in range(s, s + window):
-                    total[t] += diff
-                    count[t] += 1
-                s += stride
-            row = np.array([total[t] / count[t] if count[t] else 0.0 for t in range(T)])
-            out[b] = np.tile(row, C)
+            for ch in range(C):
+                rows = slice(None) if channels == "all" else slice(ch, ch + 1)
+                total, count = np.zeros(T), np.zeros(T)
+                s = 0
+                while s + window <= T:
+                    occ = rec.copy()
+                    occ[rows, s:s + window] = z[rows, s:s + window]
+                    diff = p0 - self.p(occ.reshape(1, -1))[0, c]
+                    for t in range(s, s + window):
+                        total[t] += diff
+                        count[t] += 1
+                    s += stride
+                out[b, ch * T:(ch + 1) * T] = [total[t] / count[t] if count[t] else 0.0 for t in range(T)]
         return out
 
     def explain(self, cfg):
@@ -183,35 +186,46 @@ class TestOcclusion(unittest.TestCase):
                     {"window": 5, "stride": 2, "baseline": "fundamental", "period": 10},
                     {"window": 12, "baseline": "fundamental", "period": 13.5},
                     {"window": 40}]:
-            want = self.reference(cfg["window"], cfg.get("stride", 1), cfg.get("baseline", 0.0), cfg.get("period", 64.0))
-            for path in ("windows", "probs"):
-                with self.subTest(cfg=cfg, path=path):
-                    got = self.explain(dict(cfg, path=path))
-                    self.assertEqual(got.shape, (3, self.C * self.T))
-                    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
-                    self.assertGreater(np.abs(got).max(), 1e-3, "a map that says nothing")
+            for channels in ("each", "all"):
+                want = self.reference(cfg["window"], cfg.get("stride", 1), cfg.get("baseline", 0.0),
+                                      cfg.get("period", 64.0), channels)
+                for path in ("windows", "probs"):
+                    with self.subTest(cfg=cfg, path=path, channels=channels):
+                        got = self.explain(dict(cfg, path=path, channels=channels))
+                        self.assertEqual(got.shape, (3, self.C * self.T))
+                        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+                        self.assertGreater(np.abs(got).max(), 1e-3, "a map that says nothing")
 
     def test_tail_and_channels(self):
-        got = self.explain({"window": 7, "stride": 4})
         T = self.T
-        np.testing.assert_array_equal(got[:, T - 1], 0)  # no window covers t = 39
-        np.testing.assert_array_equal(got[:, 2 * T - 1], 0)
-        self.assertTrue(np.all(got[:, T - 2] != 0))
-        np.testing.assert_array_equal(got[:, :T], got[:, T:])
+        for channels in ("each", "all"):
+            got = self.explain({"window": 7, "stride": 4, "channels": channels})
+            np.testing.assert_array_equal(got[:, T - 1], 0)  # no window covers t = 39
+            np.testing.assert_array_equal(got[:, 2 * T - 1], 0)
+            self.assertTrue(np.all(got[:, T - 2] != 0))
+            if channels == "all":
+                np.testing.assert_array_equal(got[:, :T], got[:, T:])
+            else:  # the default: a row a channel, and they differ
+                np.testing.assert_array_equal(got, self.explain({"window": 7, "stride": 4}))
+                self.assertGreater(np.abs(got[:, :T] - got[:, T:]).max(), 1e-3)
 
     def test_paths_agree_and_windows_is_one_call(self):
-        """path windows is one Windows call and no Probs; path probs the
-        occluded copies and x through Probs; the maps agree."""
-        for cfg in [{"window": 9, "stride": 2}, {"window": 9, "baseline": "mean"}, {"window": 9, "baseline": "fundamental"}]:
+        """path windows is one Windows call a channel (channels "each") or
+        one in all ("all") and no Probs; path probs the occluded copies and
+        x through Probs; the maps agree."""
+        for cfg in [{"window": 9, "stride": 2, "channels": "all"}, {"window": 9, "baseline": "mean", "channels": "all"},
+                    {"window": 9, "baseline": "fundamental", "channels": "all"}, {"window": 9, "stride": 2}]:
+            each = cfg.get("channels", "each") == "each"
             calls = dict(self.fake.service.calls)
             a = self.explain(cfg)
-            self.assertEqual(self.fake.service.calls.get("Windows", 0) - calls.get("Windows", 0), 1)
+            self.assertEqual(self.fake.service.calls.get("Windows", 0) - calls.get("Windows", 0), self.C if each else 1)
             # p(x) comes with the windows, by the same computation.
             self.assertEqual(self.fake.service.calls.get("Probs", 0) - calls.get("Probs", 0), 0)
             calls = dict(self.fake.service.calls)
             b = self.explain(dict(cfg, path="probs"))
             rows = 3 * len(range(0, self.T - 9 + 1, cfg.get("stride", 1)))
-            self.assertEqual(self.fake.service.calls["Probs"] - calls.get("Probs", 0), 1 + math.ceil(rows / occlusion.CHUNK))
+            chunks = math.ceil(rows / occlusion.CHUNK) * (self.C if each else 1)
+            self.assertEqual(self.fake.service.calls["Probs"] - calls.get("Probs", 0), 1 + chunks)
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
 
     def test_a_record_that_is_its_own_baseline(self):
@@ -229,7 +243,7 @@ class TestOcclusion(unittest.TestCase):
     def test_keys(self):
         A = 'a number, "mean", "fundamental"'
         for cfg, msg in [
-            ({"windw": 3}, 'unknown key "windw" (accepted: baseline, path, period, seed, stride, window)'),
+            ({"windw": 3}, 'unknown key "windw" (accepted: baseline, channels, path, period, seed, stride, window)'),
             ({"window": 0}, 'key "window": 0 is out of range (accepted: 1..1048576)'),
             ({"window": 2.5}, 'key "window": want an integer, got 2.5'),
             ({"window": 4, "stride": 5}, 'key "stride": 5 is larger than the window (4), so the samples between '
@@ -251,6 +265,8 @@ class TestOcclusion(unittest.TestCase):
             ({"period": "x", "baseline": "fundamental"}, 'key "period": want a number, got string "x"'),
             ({"path": "fast"}, 'key "path" is "fast" (accepted: "windows", "probs")'),
             ({"path": 1}, 'key "path": want a string, got float64 1'),
+            ({"channels": "every"}, 'key "channels": "every" is not a choice (accepted: "each", the default, or "all")'),
+            ({"channels": 3}, 'key "channels": want "each" or "all", got float64 3'),
         ]:
             with self.subTest(cfg=cfg):
                 with self.assertRaises(ValueError) as cm:

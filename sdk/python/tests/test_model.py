@@ -114,10 +114,25 @@ class TestClient(ServiceCase):
         np.testing.assert_array_equal(act, self.x.reshape(3, C, T))
         np.testing.assert_array_equal(grad, self.m.input_grad(self.x, self.targets).reshape(3, C, T))
 
-    def occluded(self, x, s, width, z):
+    def occluded(self, x, s, width, z, channel=None):
         xo = x.reshape(C, T).copy()
-        xo[:, s:s + width] = z.reshape(C, T)[:, s:s + width] if np.ndim(z) else z
+        rows = slice(None) if channel is None else slice(channel, channel + 1)
+        xo[rows, s:s + width] = z.reshape(C, T)[rows, s:s + width] if np.ndim(z) else z
         return xo.reshape(-1)
+
+    def test_windows_one_channel(self):
+        # channel c: the window of channel c alone is replaced (the request
+        # carries the channel; the fake service honours it as the host does).
+        starts = [0, 3, 7]
+        z = np.random.default_rng(2).normal(0, 1, self.x.shape).astype(np.float32)
+        for channel in range(C):
+            for baseline in (0.5, z):
+                got = self.m.windows(self.x, self.targets, starts, 5, baseline, channel=channel)
+                for b in range(3):
+                    rows = np.array([self.occluded(self.x[b], s, 5, baseline[b] if np.ndim(baseline) else baseline,
+                                                   channel) for s in starts])
+                    want = self.want_probs(rows)[:, self.targets[b]]
+                    np.testing.assert_allclose(got[b], want, rtol=1e-6, atol=1e-7)
 
     def test_windows(self):
         starts = [0, 3, 4, 12 - 5]
@@ -228,6 +243,9 @@ class TestClient(ServiceCase):
             (lambda: m.windows(x, t, [0], 2, 1e39), "within float32"),
             (lambda: m.windows(x, t, [0], 2, "mean"), "baseline is 'mean', want a number or an array"),
             (lambda: m.windows(x, t, [0], 2, x[:2]), r"baseline has shape \(2, 24\), want \(3, 24\)"),
+            (lambda: m.windows(x, t, [0], 2, channel=C), r"channel is %d, want None \(every channel\) or an integer in 0..%d" % (C, C - 1)),
+            (lambda: m.windows(x, t, [0], 2, channel=-1), r"channel is -1"),
+            (lambda: m.windows(x, t, [0], 2, channel=True), r"channel is True"),
         ]:
             with self.assertRaisesRegex(ValueError, msg):
                 call()

@@ -282,10 +282,12 @@ class Model:
             grads.append(self._decode("Layer", "gradients", r.grad, shape))
         return np.concatenate(acts), np.concatenate(grads)
 
-    def windows(self, x, targets, starts, width, baseline=0.0, unperturbed=False):
+    def windows(self, x, targets, starts, width, baseline=0.0, unperturbed=False, channel=None):
         """Occlusion's inner loop: out[b, j] = p_targets[b](x[b] with the
         samples [starts[j], starts[j] + width) of every channel replaced
-        by the baseline), for x (B, input_len), targets (B,), starts
+        by the baseline; with channel an integer 0..in_channels-1, of
+        that channel alone, as Captum's sliding_window_shapes = (1,
+        width)), for x (B, input_len), targets (B,), starts
         (S,) with 0 <= s and s + width <= in_len (the samples a channel),
         width >= 1. baseline is a number (every occluded sample is it, as
         a float32) or an array (B, input_len) of baseline signals, one per
@@ -310,6 +312,11 @@ class Model:
             j = bad[0]
             raise ValueError("starts[%d] is %d: with width %d a start must be in 0..%d (in_len %d)"
                              % (j, st[j], width, n_t - width, n_t))
+        n_c = self.arch["in_channels"]
+        if channel is not None and (isinstance(channel, (bool, np.bool_)) or not isinstance(channel, (int, np.integer))
+                                    or not 0 <= channel < n_c):
+            raise ValueError("channel is %r, want None (every channel) or an integer in 0..%d (the input's channels)"
+                             % (channel, n_c - 1))
         zx, v = None, 0.0
         if np.ndim(baseline) == 0 and not isinstance(baseline, np.ndarray):
             if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, (int, float, np.integer, np.floating)):
@@ -338,6 +345,8 @@ class Model:
                                                 starts=st[s0:s1].tolist(), width=width, baseline=v)
                 if zx is not None:
                     req.baseline_x = wire.float32_bytes(zx[lo:hi])
+                if channel is not None:
+                    req.channel = int(channel)
                 r = self._call("Windows", req)
                 out[lo:hi, s0:s1] = self._decode("Windows", "probabilities", r.probs, (hi - lo, s1 - s0))
                 if s0 == 0:
