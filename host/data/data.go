@@ -203,6 +203,12 @@ type Record struct {
 	// rng.New(Seed)) regenerates the record. Generate leaves it 0;
 	// MakeSplit sets it.
 	Seed uint64
+	// Mask is the ground-truth mask a dataset file gives (masks.npy, the
+	// "masks" tensor): C x T values, channel-major, like X; nil when the
+	// file has none (and for generated records). Downstream a given Mask
+	// wins over the masks computed from D (amplitude, |d| > eps) and
+	// Event.
+	Mask []bool
 }
 
 // signal holds the drawn parameters of one record.
