@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -183,29 +184,51 @@ func readCSVDir(dir string, channels int) (Split, error) {
 }
 
 // ReadClasses reads a classes.txt: one class name a line (spaces around
-// it dropped), no empty line, no name twice, at most 65,536 names.
+// it dropped; a last line without a newline counts), no empty line, no
+// name twice, at most 65,536 names.
 func ReadClasses(path string) ([]string, error) {
-	var names []string
-	seen := map[string]int{}
-	err := scanLines(path, func(line int, text []byte) error {
-		name := strings.TrimSpace(string(text))
-		if first, ok := seen[name]; ok {
-			return fmt.Errorf("%s: line %d: class %q again (first on line %d), want each class once", path, line, name, first)
-		}
-		if len(names) == maxClasses {
-			return fmt.Errorf("%s: line %d: more than %d classes", path, line, maxClasses)
-		}
-		seen[name] = line
-		names = append(names, name)
-		return nil
-	})
+	b, err := readBounded(path, maxClasses*256)
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
+	text := strings.TrimSuffix(string(b), "\n")
+	if text == "" {
 		return nil, fmt.Errorf("data: %s: no classes, want one name a line", path)
 	}
-	return names, nil
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxClasses {
+		return nil, fmt.Errorf("data: %s: %d lines, want at most %d classes", path, len(lines), maxClasses)
+	}
+	seen := make(map[string]int, len(lines))
+	for i, l := range lines {
+		name := strings.TrimSpace(l)
+		if name == "" {
+			return nil, fmt.Errorf("data: %s: line %d: empty, want one class name a line", path, i+1)
+		}
+		if first, ok := seen[name]; ok {
+			return nil, fmt.Errorf("data: %s: line %d: class %q again (first on line %d), want each class once", path, i+1, name, first)
+		}
+		seen[name] = i + 1
+		lines[i] = name
+	}
+	return lines, nil
+}
+
+// readBounded reads the file at path, of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("data: %s: more than %d bytes, want a short list of class names", path, limit)
+	}
+	return b, nil
 }
 
 // writeClasses writes class names one a line.

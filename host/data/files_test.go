@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/uaxai/uaxai/host/data/npy"
 )
 
 // fakeGen is a Generator of c channels and three classes: channel k of a
@@ -430,5 +433,179 @@ func wantErr(t *testing.T, what string, err error, want ...string) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%s: error %q does not contain %q", what, err, w)
 		}
+	}
+}
+
+// npyBytes writes a .npy file of descr and shape holding the raw data.
+func npyBytes(t *testing.T, path, descr string, shape []int, data []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := npy.WriteHeader(&b, descr, shape); err != nil {
+		t.Fatal(err)
+	}
+	b.Write(data)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func f64s(n int, at map[int]float64) []byte {
+	var b []byte
+	for k := range n {
+		v, ok := at[k]
+		if !ok {
+			v = float64(k) / 16
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return b
+}
+
+func i64s(vs ...int64) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	return b
+}
+
+func u32s(s ...string) []byte { // '<U5' strings
+	var b []byte
+	for _, x := range s {
+		r := []rune(x)
+		for k := range 5 {
+			var c rune
+			if k < len(r) {
+				c = r[k]
+			}
+			b = binary.LittleEndian.AppendUint32(b, uint32(c))
+		}
+	}
+	return b
+}
+
+// TestReadDirErrors: every malformed dataset directory is an error naming
+// the file (and tensor), the record where one is at fault, and the shape,
+// dtype or value that would have been accepted.
+func TestReadDirErrors(t *testing.T) {
+	const n, c, tt = 4, 3, 5
+	shape := []int{n, c, tt}
+	good := func(t *testing.T, dir string) {
+		npyBytes(t, filepath.Join(dir, WaveformsNPY), "<f8", shape, f64s(n*c*tt, nil))
+		npyBytes(t, filepath.Join(dir, LabelsNPY), "<i8", []int{n}, i64s(0, 1, 2, 1))
+	}
+	npyDir := func(mod func(t *testing.T, dir string)) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) { good(t, dir); mod(t, dir) }
+	}
+	file := func(name, descr string, shape []int, data []byte) func(t *testing.T, dir string) {
+		return npyDir(func(t *testing.T, dir string) { npyBytes(t, filepath.Join(dir, name), descr, shape, data) })
+	}
+	text := func(name, s string) func(t *testing.T, dir string) {
+		return npyDir(func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	st := func(meta map[string]string, ts ...stTensor) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) { writeST(t, filepath.Join(dir, SafetensorsFile), meta, ts) }
+	}
+	stW := stTensor{"waveforms", "F64", shape, f64s(n*c*tt, nil)}
+	stL := stTensor{"labels", "I64", []int{n}, i64s(0, 1, 2, 1)}
+	for _, tc := range []struct {
+		name  string
+		make  func(t *testing.T, dir string)
+		opt   ReadOptions
+		where string // the file, joined to dir
+		want  []string
+	}{
+		{"labels short", file(LabelsNPY, "<i8", []int{n - 1}, i64s(0, 1, 2)), ReadOptions{}, LabelsNPY,
+			[]string{"shape (3,), want (4,) (one label a waveform of", "waveforms.npy (4, 3, 5))"}},
+		{"waveforms ints", file(WaveformsNPY, "<i8", []int{n, tt}, make([]byte, 8*n*tt)), ReadOptions{}, WaveformsNPY,
+			[]string{"dtype <i8, want float32 or float64"}},
+		{"waveforms 1-D", file(WaveformsNPY, "<f8", []int{n}, f64s(n, nil)), ReadOptions{}, WaveformsNPY,
+			[]string{"shape (4,), want (N, C, T) or (N, T)"}},
+		{"waveforms empty", file(WaveformsNPY, "<f8", []int{n, 0}, nil), ReadOptions{}, WaveformsNPY,
+			[]string{"shape (4, 0), want N, C and T of at least 1"}},
+		{"NaN", file(WaveformsNPY, "<f8", shape, f64s(n*c*tt, map[int]float64{2*c*tt + 1*tt + 3: math.NaN()})), ReadOptions{}, WaveformsNPY,
+			[]string{"record 2, channel 1, sample 3 is NaN, want a finite number within float32 range"}},
+		{"beyond float32", file(WaveformsNPY, "<f8", shape, f64s(n*c*tt, map[int]float64{tt: 1e39})), ReadOptions{}, WaveformsNPY,
+			[]string{"record 0, channel 1, sample 0 is 1e+39", "float32 range"}},
+		{"channels", npyDir(func(*testing.T, string) {}), ReadOptions{Channels: 2}, WaveformsNPY,
+			[]string{"shape (4, 3, 5) holds 3 channels, want 2"}},
+		{"labels float", file(LabelsNPY, "<f8", []int{n}, f64s(n, nil)), ReadOptions{}, LabelsNPY,
+			[]string{"dtype <f8, want integers (class indices) or unicode strings (class names)"}},
+		{"labels negative", file(LabelsNPY, "<i8", []int{n}, i64s(0, 1, -1, 0)), ReadOptions{}, LabelsNPY,
+			[]string{"record 2: label -1, want a class index 0 or more"}},
+		{"labels past classes.txt", text(ClassesFile, "a\nb\n"), ReadOptions{}, LabelsNPY,
+			[]string{"record 2: label 2, want 0..1 (the 2 classes of classes.txt)"}},
+		{"labels huge", file(LabelsNPY, "<i8", []int{n}, i64s(0, 1<<40, 0, 0)), ReadOptions{}, LabelsNPY,
+			[]string{"record 1: label 1099511627776, want 0..65535"}},
+		{"name not in classes.txt", npyDir(func(t *testing.T, dir string) {
+			npyBytes(t, filepath.Join(dir, LabelsNPY), "<U5", []int{n}, u32s("sag", "swell", "dip", "sag"))
+			if err := os.WriteFile(filepath.Join(dir, ClassesFile), []byte("sag\nswell\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}), ReadOptions{}, LabelsNPY, []string{`record 2: class "dip" is not in the 2 classes of classes.txt`}},
+		{"classes twice", text(ClassesFile, "a\nb\na\n"), ReadOptions{}, ClassesFile,
+			[]string{`line 3: class "a" again (first on line 1)`}},
+		{"classes empty line", text(ClassesFile, "a\n\nb\n"), ReadOptions{}, ClassesFile,
+			[]string{"line 2: empty, want one class name a line"}},
+		{"mask shape", file(MasksNPY, "|b1", []int{n, c}, make([]byte, n*c)), ReadOptions{}, MasksNPY,
+			[]string{"shape (4, 3), want (4, 3, 5) or (4, 5) (as", "waveforms.npy (4, 3, 5))"}},
+		{"mask value", file(MasksNPY, "|u1", []int{n, tt}, append(make([]byte, n*tt-1), 2)), ReadOptions{}, MasksNPY,
+			[]string{"record 3, channel 0, sample 4 is 2, want 0 or 1"}},
+		{"mask float", file(MasksNPY, "<f8", shape, f64s(n*c*tt, nil)), ReadOptions{}, MasksNPY,
+			[]string{"dtype <f8, want bool or uint8 (0 or 1)"}},
+		{"event int64", file(EventNPY, "<i8", []int{n, tt}, make([]byte, 8*n*tt)), ReadOptions{}, EventNPY,
+			[]string{"dtype <i8, want bool or uint8"}},
+		{"disturbance Inf", file(DisturbanceNPY, "<f8", []int{n, tt}, f64s(n*tt, map[int]float64{tt + 2: math.Inf(-1)})), ReadOptions{}, DisturbanceNPY,
+			[]string{"record 1, channel 0, sample 2 is -Inf, want a finite number"}},
+		{"disturbance bool", file(DisturbanceNPY, "|b1", shape, make([]byte, n*c*tt)), ReadOptions{}, DisturbanceNPY,
+			[]string{"dtype |b1, want float32 or float64"}},
+		{"truncated npy", npyDir(func(t *testing.T, dir string) {
+			p := filepath.Join(dir, WaveformsNPY)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)-3], 0o644)
+		}), ReadOptions{}, WaveformsNPY, []string{"shape [4 3 5] of <f8 needs 480 bytes of data, the file has 477"}},
+		{"no labels", npyDir(func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, LabelsNPY)) }), ReadOptions{}, LabelsNPY,
+			[]string{"no such file"}},
+		{"params class", text(ParamsFile, `{"index":0,"label":0,"class":"one","seed":1,"params":{}}`+"\n"), ReadOptions{}, ParamsFile,
+			[]string{`line 1 (record 0): class "one", want "class0" (label 0)`}},
+		{"two layouts", text(WaveformsFile, "1,2\n"), ReadOptions{}, "",
+			[]string{"holds the waveforms of 2 layouts (waveforms.csv, waveforms.npy): want one, or the format named"}},
+		{"nothing", func(*testing.T, string) {}, ReadOptions{}, "", []string{"holds no dataset: want waveforms.csv, waveforms.npy or a *.safetensors file"}},
+		{"format", npyDir(func(*testing.T, string) {}), ReadOptions{Format: "hdf5"}, "", []string{`format "hdf5" (accepted: csv, npy, safetensors`}},
+		{"negative channels", npyDir(func(*testing.T, string) {}), ReadOptions{Channels: -1}, "", []string{"-1 channels, want 1 or more"}},
+		{"st no labels", st(nil, stW), ReadOptions{}, SafetensorsFile, []string{`no tensor "labels"`}},
+		{"st unknown", st(nil, stW, stL, stTensor{"mask", "BOOL", shape, make([]byte, n*c*tt)}), ReadOptions{}, SafetensorsFile,
+			[]string{`tensor "mask": unknown (accepted: waveforms, labels, masks, disturbance, event)`}},
+		{"st F16", st(nil, stTensor{"waveforms", "F16", shape, make([]byte, 2*n*c*tt)}, stL), ReadOptions{}, SafetensorsFile,
+			[]string{`tensor "waveforms": dtype F16, want float32 or float64`}},
+		{"st labels shape", st(nil, stW, stTensor{"labels", "I64", []int{n, 1}, i64s(0, 1, 2, 1)}), ReadOptions{}, SafetensorsFile,
+			[]string{`tensor "labels": shape (4, 1), want (4,) (one label a waveform of`, `tensor "waveforms" (4, 3, 5))`}},
+		{"st U64", st(nil, stW, stTensor{"labels", "U64", []int{n}, i64s(0, -1, 0, 0)}), ReadOptions{}, SafetensorsFile,
+			[]string{`tensor "labels": a value beyond int64`}},
+		{"st classes differ", func(t *testing.T, dir string) {
+			st(map[string]string{"classes": "a,b,c"}, stW, stL)(t, dir)
+			os.WriteFile(filepath.Join(dir, ClassesFile), []byte("a\nb\nd\n"), 0o644)
+		}, ReadOptions{}, SafetensorsFile, []string{`metadata classes "a,b,c" differ from the 3 classes of`}},
+		{"st classes twice", st(map[string]string{"classes": "a,b,a"}, stW, stL), ReadOptions{}, SafetensorsFile,
+			[]string{"want at most 65536 comma-separated names, nonempty, each once"}},
+		{"st mask values", st(nil, stW, stL, stTensor{"masks", "U8", []int{n, tt}, append(make([]byte, n*tt-1), 9)}), ReadOptions{}, SafetensorsFile,
+			[]string{`tensor "masks": record 3, channel 0, sample 4 is 9, want 0 or 1`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.make(t, dir)
+			_, err := ReadDir(dir, tc.opt)
+			want := tc.want
+			if tc.where != "" {
+				want = append(want, filepath.Join(dir, tc.where))
+			} else {
+				want = append(want, dir)
+			}
+			wantErr(t, tc.name, err, want...)
+		})
 	}
 }
