@@ -1,7 +1,8 @@
 // Package data is the built-in synthetic power-quality-disturbance (PQD)
 // dataset: a 16-class waveform generator that follows
 // docs/spec/pqd-signals.md, the splits of the paper's recipes, and the
-// CSV files written by `uaxai data generate`.
+// dataset directories that `uaxai data generate` writes and recipes of
+// source "files" read (ReadDir: CSV, NumPy .npy or safetensors).
 //
 // # Signal model
 //
