@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
 )
@@ -20,6 +21,8 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	valFrac := fs.Float64("val", 0.1, "with --paper: validation fraction of the pool")
 	testSplits := fs.Int("test-splits", 5, "with --paper: independent test splits")
 	testPerClass := fs.Int("test-per-class", 100, "with --paper: test records per class and split")
+	source := fs.String("source", "pqd", "generator: "+sourceNames())
+	format := fs.String("format", "", "files written: csv (waveforms.csv, labels.csv, ...) or npy (waveforms.npy, labels.npy, masks.npy, classes.txt, ...); default csv for pqd, npy for the others")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -40,9 +43,16 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	if *paper && !(*valFrac >= 0 && *valFrac < 1) {
 		return fmt.Errorf("data generate: --val %v: want a fraction in [0, 1)", *valFrac)
 	}
+	gen, err := data.GeneratorByName(*source)
+	if err != nil {
+		return fmt.Errorf("data generate: --source: %w", err)
+	}
+	if *format != "" && *format != data.FormatCSV && *format != data.FormatNPY {
+		return fmt.Errorf("data generate: --format %q (accepted: csv, npy)", *format)
+	}
 	cfg := data.DefaultConfig()
 	cfg.F0, cfg.Noise = *f0, *noise
-	opt := data.GenerateOptions{Config: cfg, Seed: *seed, PerClass: *perClass, Progress: func(w data.Written) {
+	opt := data.GenerateOptions{Generator: gen, Format: *format, Config: cfg, Seed: *seed, PerClass: *perClass, Progress: func(w data.Written) {
 		fmt.Fprintf(stdout, "wrote %d records of split %q (seed %d) to %s\n", w.Records, w.Split, *seed, w.Dir)
 	}}
 	if *paper {
@@ -54,4 +64,13 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("data generate: %w", err)
 	}
 	return nil
+}
+
+// sourceNames lists the names of data.Generators: "pqd|pqd-3phase".
+func sourceNames() string {
+	var names []string
+	for _, g := range data.Generators() {
+		names = append(names, g.Name())
+	}
+	return strings.Join(names, "|")
 }

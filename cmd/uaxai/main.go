@@ -49,7 +49,7 @@ func init() {
 		{name: "data generate", forms: []string{
 			"[flags] --per-class N --seed S --out DIR",
 			"[flags] --paper [--per-class 900 --val 0.1 --test-splits 5 --test-per-class 100] --out DIR",
-		}, summary: "write synthetic PQD records as CSV (with --paper: the train, val and test splits that recipes use)", run: cmdDataGenerate},
+		}, summary: "write synthetic records of a generator (--source) as CSV or NumPy .npy files (--format; with --paper: the train, val and test splits that recipes use)", run: cmdDataGenerate},
 		{name: "data import", forms: []string{
 			"[flags] RECORDING [RECORDING...] --out DIR",
 			"[flags] RECORDING --raw --out F.csv",

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/uaxai/uaxai/internal/atomicfile"
@@ -41,6 +42,12 @@ type paramsLine struct {
 //	disturbance.csv  d, one record a line (only if every record has D)
 //	event.csv        event as 0/1, one record a line (only if every record has Event)
 //	params.jsonl     {"index":i,"label":l,"class":"sag","seed":key,"snr_db":v,"params":{...}}
+//	classes.txt      the class names, one a line (only if they are not the
+//	                 16 one-phase classes, ClassNames)
+//
+// A record of C channels (s.C()) holds its C x T values on one line,
+// channel-major: channel 0's T samples, then channel 1's, ...; the file
+// does not say C (ReadDir's ReadOptions.Channels does).
 //
 // Values are written with strconv 'g', -1 (float64), so they read back
 // exactly. In params.jsonl, "snr_db" is null for a noise-free record
@@ -49,8 +56,9 @@ type paramsLine struct {
 //
 // Every file is written to a temporary file in dir and renamed into place
 // only once all files are complete, so a failure leaves the previous files
-// (or none), never a half-written one. A disturbance.csv or event.csv left
-// from an earlier write is removed when s has no D or Event.
+// (or none), never a half-written one. A disturbance.csv, event.csv or
+// classes.txt left from an earlier write is removed when s has no D, no
+// Event or the one-phase classes.
 func WriteCSV(dir string, s Split) (err error) {
 	n, hasD, hasE, err := checkSplit(s)
 	if err != nil {
@@ -101,6 +109,10 @@ func WriteCSV(dir string, s Split) (err error) {
 		}})
 	}
 	files = append(files, file{ParamsFile, func(w *bufio.Writer) error { return writeParams(w, s) }})
+	hasC := !slices.Equal(s.ClassList(), ClassNames[:])
+	if hasC {
+		files = append(files, file{ClassesFile, func(w *bufio.Writer) error { return writeClasses(w, s.ClassList()) }})
+	}
 
 	set := make([]atomicfile.Named, len(files))
 	for i, f := range files {
@@ -112,7 +124,7 @@ func WriteCSV(dir string, s Split) (err error) {
 	for _, stale := range []struct {
 		name string
 		has  bool
-	}{{DisturbanceFile, hasD}, {EventFile, hasE}} {
+	}{{DisturbanceFile, hasD}, {EventFile, hasE}, {ClassesFile, hasC}} {
 		if !stale.has {
 			if err := os.Remove(filepath.Join(dir, stale.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("data: removing stale %w", err)
@@ -123,8 +135,9 @@ func WriteCSV(dir string, s Split) (err error) {
 }
 
 // checkSplit checks that s can be written: at least one record, all X of
-// the same length N >= 1 with finite values, labels in range, D and Event
-// of length N in all records or in none.
+// the same length N >= 1, a multiple of the channels, with finite values,
+// labels indexing s.ClassList(), D and Event of length N in all records or
+// in none, Mask (if any) of length N.
 func checkSplit(s Split) (n int, hasD, hasE bool, err error) {
 	if len(s.Records) == 0 {
 		return 0, false, false, fmt.Errorf("data: split %q has no records", s.Name)
@@ -133,6 +146,10 @@ func checkSplit(s Split) (n int, hasD, hasE bool, err error) {
 	if n == 0 {
 		return 0, false, false, fmt.Errorf("data: split %q record 0: empty waveform", s.Name)
 	}
+	if c := s.C(); n%c != 0 {
+		return 0, false, false, fmt.Errorf("data: split %q record 0: %d waveform values, not a multiple of its %d channels (want C*T values)", s.Name, n, c)
+	}
+	nc := len(s.ClassList())
 	hasD = s.Records[0].D != nil
 	hasE = s.Records[0].Event != nil
 	for i := range s.Records {
@@ -140,8 +157,11 @@ func checkSplit(s Split) (n int, hasD, hasE bool, err error) {
 		if len(r.X) != n {
 			return 0, false, false, fmt.Errorf("data: split %q record %d: %d waveform values, want %d as in record 0", s.Name, i, len(r.X), n)
 		}
-		if r.Label < 0 || r.Label >= NumClasses {
-			return 0, false, false, fmt.Errorf("data: split %q record %d: label %d, want 0..%d", s.Name, i, r.Label, NumClasses-1)
+		if r.Label < 0 || r.Label >= nc {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: label %d, want 0..%d", s.Name, i, r.Label, nc-1)
+		}
+		if r.Mask != nil && len(r.Mask) != n {
+			return 0, false, false, fmt.Errorf("data: split %q record %d: %d mask values, want %d (or none)", s.Name, i, len(r.Mask), n)
 		}
 		if (r.D != nil) != hasD || (r.D != nil && len(r.D) != n) {
 			return 0, false, false, fmt.Errorf("data: split %q record %d: %d disturbance values, want %d in every record or none", s.Name, i, len(r.D), n)
@@ -190,7 +210,7 @@ func AppendRow(b []byte, row []float64) []byte {
 func writeParams(w *bufio.Writer, s Split) error {
 	for i := range s.Records {
 		r := &s.Records[i]
-		pl := paramsLine{Index: i, Label: r.Label, Class: ClassNames[r.Label], Seed: r.Seed, Params: r.Params}
+		pl := paramsLine{Index: i, Label: r.Label, Class: s.ClassList()[r.Label], Seed: r.Seed, Params: r.Params}
 		if pl.Params == nil {
 			pl.Params = map[string]float64{}
 		}
@@ -350,15 +370,30 @@ func ReadLabels(path string, classes int) ([]int, error) {
 // read when present (else D and Event are nil, Params nil, Seed 0, SNRdB
 // NaN). N is the number of values on the first line of waveforms.csv;
 // every row of every file must have N values, every file as many lines as
-// waveforms.csv. The split is named after the directory's base name.
-// Errors name the file, the line and what was expected.
+// waveforms.csv. Labels index the 16 one-phase classes (ClassNames). The
+// split is named after the directory's base name. Errors name the file,
+// the line and what was expected. ReadDir reads more layouts, channels and
+// class lists.
 func ReadCSV(dir string) (Split, error) {
-	wpath := filepath.Join(dir, WaveformsFile)
-	xs, err := ReadWaveforms(wpath, 0)
+	recs, err := readCSV(dir, 1, ClassNames[:])
 	if err != nil {
 		return Split{}, err
 	}
+	return Split{Name: filepath.Base(filepath.Clean(dir)), Records: recs}, nil
+}
+
+// readCSV reads the records of the CSV files in dir: C channels a record
+// (every line's N values a multiple of C), labels indexing classes.
+func readCSV(dir string, channels int, classes []string) ([]Record, error) {
+	wpath := filepath.Join(dir, WaveformsFile)
+	xs, err := ReadWaveforms(wpath, 0)
+	if err != nil {
+		return nil, err
+	}
 	n, nrec := len(xs[0]), len(xs)
+	if n%channels != 0 {
+		return nil, lineErr(wpath, 1, "%d values, not a multiple of the %d channels (want C*T values: channel 0's T samples, then channel 1's, ...)", n, channels)
+	}
 	recs := make([]Record, nrec)
 	for i := range recs {
 		recs[i].X = xs[i]
@@ -371,7 +406,7 @@ func ReadCSV(dir string) (Split, error) {
 		if line > nrec {
 			return lineErr(lpath, line, "more labels than the %d records of %s", nrec, wpath)
 		}
-		l, err := parseLabel(lpath, line, text, NumClasses)
+		l, err := parseLabel(lpath, line, text, len(classes))
 		if err != nil {
 			return err
 		}
@@ -380,10 +415,10 @@ func ReadCSV(dir string) (Split, error) {
 		return nil
 	})
 	if err != nil {
-		return Split{}, err
+		return nil, err
 	}
 	if count != nrec {
-		return Split{}, fmt.Errorf("data: %s: %d labels, want %d (one a record of %s)", lpath, count, nrec, wpath)
+		return nil, fmt.Errorf("data: %s: %d labels, want %d (one a record of %s)", lpath, count, nrec, wpath)
 	}
 
 	dpath := filepath.Join(dir, DisturbanceFile)
@@ -398,10 +433,10 @@ func ReadCSV(dir string) (Split, error) {
 			return parseRow(dpath, line, text, recs[line-1].D, false)
 		})
 		if err != nil {
-			return Split{}, err
+			return nil, err
 		}
 		if count != nrec {
-			return Split{}, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", dpath, count, nrec, wpath)
+			return nil, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", dpath, count, nrec, wpath)
 		}
 	}
 
@@ -432,58 +467,66 @@ func ReadCSV(dir string) (Split, error) {
 			return nil
 		})
 		if err != nil {
-			return Split{}, err
+			return nil, err
 		}
 		if count != nrec {
-			return Split{}, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", epath, count, nrec, wpath)
+			return nil, fmt.Errorf("data: %s: %d rows, want %d (one a record of %s)", epath, count, nrec, wpath)
 		}
 	}
+	if err := readParams(filepath.Join(dir, ParamsFile), wpath, lpath, recs, classes); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
 
-	ppath := filepath.Join(dir, ParamsFile)
-	if exists(ppath) {
-		count = 0
-		err = scanLines(ppath, func(line int, text []byte) error {
-			if line > nrec {
-				return lineErr(ppath, line, "more lines than the %d records of %s", nrec, wpath)
-			}
-			var pl paramsLine
-			if err := json.Unmarshal(text, &pl); err != nil {
-				return lineErr(ppath, line, "%v, want a JSON object {\"index\",\"label\",\"class\",\"seed\",\"snr_db\",\"params\"}", err)
-			}
-			r := &recs[line-1]
-			if pl.Index != line-1 {
-				return lineErr(ppath, line, "index %d, want %d", pl.Index, line-1)
-			}
-			if pl.Label != r.Label {
-				return lineErr(ppath, line, "label %d, want %d as in %s", pl.Label, r.Label, lpath)
-			}
-			if pl.Class != ClassNames[r.Label] {
-				return lineErr(ppath, line, "class %q, want %q (label %d)", pl.Class, ClassNames[r.Label], r.Label)
-			}
-			switch s := string(bytes.TrimSpace(pl.SNRdB)); s {
-			case "":
-			case "null":
-				r.SNRdB = math.Inf(1)
-			default:
-				v, err := strconv.ParseFloat(s, 64)
-				if err != nil || !finite(v) {
-					return lineErr(ppath, line, "snr_db %s, want a finite number or null (no noise)", s)
-				}
-				r.SNRdB = v
-			}
-			r.Seed = pl.Seed
-			r.Params = pl.Params
-			count = line
-			return nil
-		})
-		if err != nil {
-			return Split{}, err
-		}
-		if count != nrec {
-			return Split{}, fmt.Errorf("data: %s: %d lines, want %d (one a record of %s)", ppath, count, nrec, wpath)
-		}
+// readParams reads params.jsonl at ppath, if it exists, into recs: one
+// line a record of wpath, whose label (from lpath) names classes[label].
+func readParams(ppath, wpath, lpath string, recs []Record, classes []string) error {
+	if !exists(ppath) {
+		return nil
 	}
-	return Split{Name: filepath.Base(filepath.Clean(dir)), Records: recs}, nil
+	nrec, count := len(recs), 0
+	err := scanLines(ppath, func(line int, text []byte) error {
+		if line > nrec {
+			return lineErr(ppath, line, "more lines than the %d records of %s", nrec, wpath)
+		}
+		var pl paramsLine
+		if err := json.Unmarshal(text, &pl); err != nil {
+			return lineErr(ppath, line, "%v, want a JSON object {\"index\",\"label\",\"class\",\"seed\",\"snr_db\",\"params\"}", err)
+		}
+		r := &recs[line-1]
+		if pl.Index != line-1 {
+			return lineErr(ppath, line, "index %d, want %d", pl.Index, line-1)
+		}
+		if pl.Label != r.Label {
+			return lineErr(ppath, line, "label %d, want %d as in %s", pl.Label, r.Label, lpath)
+		}
+		if pl.Class != classes[r.Label] {
+			return lineErr(ppath, line, "class %q, want %q (label %d)", pl.Class, classes[r.Label], r.Label)
+		}
+		switch s := string(bytes.TrimSpace(pl.SNRdB)); s {
+		case "":
+		case "null":
+			r.SNRdB = math.Inf(1)
+		default:
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || !finite(v) {
+				return lineErr(ppath, line, "snr_db %s, want a finite number or null (no noise)", s)
+			}
+			r.SNRdB = v
+		}
+		r.Seed = pl.Seed
+		r.Params = pl.Params
+		count = line
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if count != nrec {
+		return fmt.Errorf("data: %s: %d lines, want %d (one a record of %s)", ppath, count, nrec, wpath)
+	}
+	return nil
 }
 
 func exists(path string) bool {

@@ -1,8 +1,10 @@
 // Package data is the built-in synthetic power-quality-disturbance (PQD)
 // dataset: a 16-class waveform generator that follows
 // docs/spec/pqd-signals.md, the splits of the paper's recipes, and the
-// CSV files written by `uaxai data generate`. PQD3 is the three-phase
-// generator of docs/spec/pqd-3phase.md (source "pqd-3phase").
+// dataset directories that `uaxai data generate` writes and recipes of
+// source "files" read (ReadDir: CSV, NumPy .npy or safetensors). PQD3 is
+// the three-phase generator of docs/spec/pqd-3phase.md (source
+// "pqd-3phase").
 //
 // # Signal model
 //
@@ -204,6 +206,12 @@ type Record struct {
 	// rng.New(Seed)) regenerates the record. Generate leaves it 0;
 	// MakeSplit sets it.
 	Seed uint64
+	// Mask is the ground-truth mask a dataset file gives (masks.npy, the
+	// "masks" tensor): C x T values, channel-major, like X; nil when the
+	// file has none (and for generated records). Downstream a given Mask
+	// wins over the masks computed from D (amplitude, |d| > eps) and
+	// Event.
+	Mask []bool
 }
 
 // signal holds the drawn parameters of one record.

@@ -18,6 +18,13 @@ const DatasetFile = "dataset.json"
 // one split named Split (Paper false), or the paper's splits (Paper true:
 // MakePaperSplits). The fields of the other mode must be zero.
 type GenerateOptions struct {
+	// Generator draws the records; nil: PQD{}, the one-phase generator.
+	Generator Generator
+	// Format is the layout written: FormatCSV (WriteCSV) or FormatNPY
+	// (WriteNPYDir, masks.npy = |D| > DefaultMaskEps); "": FormatCSV for
+	// PQD, FormatNPY for any other generator.
+	Format string
+
 	Config   Config
 	Seed     uint64
 	PerClass int // records a class; with Paper: the training pool a class
@@ -45,12 +52,15 @@ type Written struct {
 }
 
 // GenerateDir generates a dataset and writes it to dir (created if
-// missing): without opt.Paper, the split MakeSplit(ctx, opt.Config,
-// opt.Seed, opt.Split, opt.PerClass, nil) as the files of WriteCSV in dir;
-// with opt.Paper, the splits of MakePaperSplits, each in a directory of
-// its name below dir (dir/train, dir/val, dir/test-0, ...). Beside them,
-// dir/dataset.json records the settings that regenerate any record:
-// Generate(config, label, rng.New(seed of params.jsonl)).
+// missing): without opt.Paper, the split MakeSplitOf(ctx, gen,
+// opt.Config, opt.Seed, opt.Split, opt.PerClass, nil) as the files of
+// opt.Format in dir; with opt.Paper, the splits of MakePaperSplitsOf, each
+// in a directory of its name below dir (dir/train, dir/val, dir/test-0,
+// ...). Beside them, dir/dataset.json records the settings that
+// regenerate any record: gen.Generate(config, label, rng.New(seed of
+// params.jsonl)); for a generator other than PQD also its name ("source")
+// and for a format other than CSV the format ("format"), so that the
+// one-phase CSV files stay what they were.
 //
 // Every split is generated before anything is written, so invalid
 // settings leave dir untouched. GenerateDir returns the splits it wrote,
@@ -59,14 +69,35 @@ func GenerateDir(ctx context.Context, dir string, opt GenerateOptions) ([]Writte
 	if dir == "" {
 		return nil, fmt.Errorf("data: no output directory")
 	}
+	gen := opt.Generator
+	if gen == nil {
+		gen = PQD{}
+	}
+	_, one := gen.(PQD)
+	format := opt.Format
+	if format == "" {
+		format = FormatNPY
+		if one {
+			format = FormatCSV
+		}
+	}
+	if format != FormatCSV && format != FormatNPY {
+		return nil, fmt.Errorf("data: format %q (accepted: %s, %s)", format, FormatCSV, FormatNPY)
+	}
 	// dataset.json: what regenerates any record.
 	meta := map[string]any{"generator": "uaxai host/data", "seed": opt.Seed, "per_class": opt.PerClass, "config": opt.Config}
+	if !one {
+		meta["source"] = gen.Name()
+	}
+	if format != FormatCSV {
+		meta["format"] = format
+	}
 	var splits []Split
 	if opt.Paper {
 		if opt.Split != "" {
 			return nil, fmt.Errorf("data: split name %q given for the paper's splits, which are named train, val, test-0, ...", opt.Split)
 		}
-		ps, err := MakePaperSplits(ctx, opt.Config, opt.Seed, opt.PerClass, opt.ValFraction, opt.TestSplits, opt.TestPerClass)
+		ps, err := MakePaperSplitsOf(ctx, gen, opt.Config, opt.Seed, opt.PerClass, opt.ValFraction, opt.TestSplits, opt.TestPerClass)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +107,7 @@ func GenerateDir(ctx context.Context, dir string, opt GenerateOptions) ([]Writte
 		if opt.ValFraction != 0 || opt.TestSplits != 0 || opt.TestPerClass != 0 {
 			return nil, fmt.Errorf("data: validation fraction %v, %d test splits of %d a class: these settings are for the paper's splits only", opt.ValFraction, opt.TestSplits, opt.TestPerClass)
 		}
-		s, err := MakeSplit(ctx, opt.Config, opt.Seed, opt.Split, opt.PerClass, nil)
+		s, err := MakeSplitOf(ctx, gen, opt.Config, opt.Seed, opt.Split, opt.PerClass, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +130,11 @@ func GenerateDir(ctx context.Context, dir string, opt GenerateOptions) ([]Writte
 		if opt.Paper {
 			sdir = filepath.Join(dir, s.Name)
 		}
-		if err := WriteCSV(sdir, s); err != nil {
+		write := WriteCSV
+		if format == FormatNPY {
+			write = func(dir string, s Split) error { return WriteNPYDir(dir, s, DefaultMaskEps) }
+		}
+		if err := write(sdir, s); err != nil {
 			return out, err
 		}
 		w := Written{Split: s.Name, Dir: sdir, Records: len(s.Records)}

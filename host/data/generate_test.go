@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,7 @@ func TestGenerateDirRefuses(t *testing.T) {
 		{"paper settings without paper", t.Context(), func(o *GenerateOptions) { o.TestSplits = 2 }, "paper's splits only"},
 		{"paper val", t.Context(), func(o *GenerateOptions) { o.Split, o.Paper, o.ValFraction = "", true, 1 }, "valFrac = 1"},
 		{"cancelled", cancelled, func(o *GenerateOptions) {}, context.Canceled.Error()},
+		{"format", t.Context(), func(o *GenerateOptions) { o.Format = "hdf5" }, `format "hdf5" (accepted: csv, npy)`},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
 		o := ok
@@ -178,4 +180,90 @@ func TestGenerateDirWriteError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("%v: want an error naming %s", err, file)
 	}
+}
+
+// TestGenerateDirGenerator: the splits of another generator are written
+// as NPY files by default, which read back as MakePaperSplitsOf's splits
+// (in float32, with the amplitude masks); dataset.json names the
+// generator and the format; the one-phase dataset.json keeps its keys, and
+// Format npy writes the one-phase records as NPY.
+func TestGenerateDirGenerator(t *testing.T) {
+	dir := t.TempDir()
+	gen := fakeGen{2}
+	opt := GenerateOptions{Generator: gen, Config: DefaultConfig(), Seed: 9, PerClass: 3, Paper: true, ValFraction: 0.34, TestSplits: 1, TestPerClass: 1}
+	w, err := GenerateDir(t.Context(), dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := MakePaperSplitsOf(t.Context(), gen, opt.Config, 9, 3, 0.34, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 3 {
+		t.Fatalf("wrote %+v", w)
+	}
+	for i, s := range []Split{ps.Train, ps.Val, ps.Tests[0]} {
+		if w[i].Dir != filepath.Join(dir, s.Name) || !exists(filepath.Join(w[i].Dir, WaveformsNPY)) || exists(filepath.Join(w[i].Dir, WaveformsFile)) {
+			t.Fatalf("split %s: wrote %+v", s.Name, w[i])
+		}
+		got, err := ReadDir(w[i].Dir, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameSplit(t, s.Name, asNPY(s, DefaultMaskEps), got)
+		sameMeta(t, s.Name, got, 2, gen.Classes())
+	}
+	meta, _ := readDatasetJSON(t, dir)
+	if string(meta["source"]) != `"fake2"` || string(meta["format"]) != `"npy"` {
+		t.Errorf("dataset.json source %s format %s, want \"fake2\" and \"npy\"", meta["source"], meta["format"])
+	}
+
+	one := t.TempDir()
+	if _, err := GenerateDir(t.Context(), one, GenerateOptions{Config: DefaultConfig(), Seed: 1, PerClass: 1, Split: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ = readDatasetJSON(t, one)
+	var keys []string
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"config", "generator", "per_class", "seed", "split"}; !slices.Equal(keys, want) {
+		t.Errorf("one-phase dataset.json keys %q, want %q", keys, want)
+	}
+	npyOne := t.TempDir()
+	if _, err := GenerateDir(t.Context(), npyOne, GenerateOptions{Format: FormatNPY, Config: DefaultConfig(), Seed: 1, PerClass: 1, Split: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := MakeSplit(t.Context(), DefaultConfig(), 1, "s", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDir(npyOne, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSplit(t, "one-phase npy", asNPY(want, DefaultMaskEps), got)
+	sameMeta(t, "one-phase npy", got, 1, ClassNames[:])
+}
+
+// TestGenerators: the table names each generator once, PQD first, and
+// GeneratorByName finds each and refuses an unknown name listing them.
+func TestGenerators(t *testing.T) {
+	gs := Generators()
+	if _, ok := gs[0].(PQD); !ok {
+		t.Errorf("first generator %T, want PQD", gs[0])
+	}
+	seen := map[string]bool{}
+	for _, g := range gs {
+		if seen[g.Name()] {
+			t.Errorf("%q twice", g.Name())
+		}
+		seen[g.Name()] = true
+		if got, err := GeneratorByName(g.Name()); err != nil || got.Name() != g.Name() {
+			t.Errorf("%q: %v, %v", g.Name(), got, err)
+		}
+	}
+	_, err := GeneratorByName("pqd-9phase")
+	wantErr(t, "unknown", err, `unknown generator "pqd-9phase" (accepted: pqd`)
 }

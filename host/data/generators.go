@@ -10,15 +10,15 @@ import (
 // It returns a new slice on every call.
 func Generators() []Generator { return []Generator{PQD{}, PQD3{}} }
 
-// GeneratorNamed returns the generator whose Name is name; its error lists
+// GeneratorByName returns the generator whose Name is name; its error lists
 // the accepted names.
-func GeneratorNamed(name string) (Generator, error) {
+func GeneratorByName(name string) (Generator, error) {
 	var names []string
 	for _, g := range Generators() {
 		if g.Name() == name {
 			return g, nil
 		}
-		names = append(names, fmt.Sprintf("%q", g.Name()))
+		names = append(names, g.Name())
 	}
 	return nil, fmt.Errorf("data: unknown generator %q (accepted: %s)", name, strings.Join(names, ", "))
 }

@@ -20,7 +20,7 @@ import (
 func sameRecord(a, b Record) bool {
 	nanEq := a.SNRdB == b.SNRdB || (math.IsNaN(a.SNRdB) && math.IsNaN(b.SNRdB))
 	return nanEq && a.Label == b.Label && a.Seed == b.Seed &&
-		slices.Equal(a.X, b.X) && slices.Equal(a.D, b.D) && slices.Equal(a.Event, b.Event) &&
+		slices.Equal(a.X, b.X) && slices.Equal(a.D, b.D) && slices.Equal(a.Event, b.Event) && slices.Equal(a.Mask, b.Mask) &&
 		reflect.DeepEqual(a.Params, b.Params)
 }
 

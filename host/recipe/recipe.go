@@ -232,7 +232,7 @@ func (d Data) Generator() (g data.Generator, ok bool) {
 	if !d.Generated() {
 		return nil, false
 	}
-	g, err := data.GeneratorNamed(d.Source)
+	g, err := data.GeneratorByName(d.Source)
 	return g, err == nil
 }
 

@@ -364,45 +364,109 @@ func dtypeOf(descr string) (element, error) {
 	return element{}, bad
 }
 
-// WriteFloat32 writes x, of the given shape, as a version 1.0 .npy array
-// of dtype '<f4' in C order: what np.load reads as float32.
-func WriteFloat32(w io.Writer, shape []int, x []float32) error {
-	n := 1
-	for _, d := range shape {
+// growthDigits is NumPy's GROWTH_AXIS_MAX_DIGITS: the header keeps room
+// for the first dimension to grow to 21 digits in place.
+const growthDigits = 21
+
+// WriteHeader writes the header of a version 1.0 .npy file of an array of
+// dtype descr (such as '<f4', '<i8', '|b1') and shape, in C order, byte
+// for byte as np.save (NumPy 1.24 to 2.x) writes it:
+//
+//	\x93NUMPY \x01 \x00 <uint16 length> {'descr': ..., 'fortran_order': False, 'shape': (...), }
+//
+// followed by 21 - len(str(shape[0])) spaces (none for a scalar), then
+// spaces up to the next multiple of 64 bytes (a whole 64 when already on
+// one) less one, then a newline. The product(shape) elements, C order,
+// must follow.
+func WriteHeader(w io.Writer, descr string, shape []int) error {
+	dims := make([]string, len(shape))
+	for i, d := range shape {
 		if d < 0 {
 			panic("npy: negative dimension")
 		}
-		n *= d
-	}
-	if n != len(x) {
-		panic(fmt.Sprintf("npy: shape %v holds %d values, got %d", shape, n, len(x)))
-	}
-	dims := make([]string, len(shape))
-	for i, d := range shape {
 		dims[i] = strconv.Itoa(d)
 	}
 	tuple := strings.Join(dims, ", ")
 	if len(shape) == 1 {
 		tuple += ","
 	}
-	h := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", tuple)
-	// Pad with spaces and a newline so that the data starts on a multiple
-	// of 64 bytes, as NumPy does.
-	total := len(magic) + 2 + 2 + len(h) + 1
-	h += strings.Repeat(" ", (64-total%64)%64) + "\n"
+	h := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, tuple)
+	if len(shape) > 0 {
+		h += strings.Repeat(" ", max(growthDigits-len(dims[0]), 0))
+	}
+	pad := 64 - (len(magic)+2+2+len(h)+1)%64
+	h += strings.Repeat(" ", pad) + "\n"
 	if len(h) > math.MaxUint16 {
 		return fmt.Errorf("npy: a header of %d bytes does not fit version 1.0", len(h))
 	}
-	var b bytes.Buffer
-	b.Write(magic)
-	b.Write([]byte{1, 0})
-	binary.Write(&b, binary.LittleEndian, uint16(len(h)))
-	b.WriteString(h)
+	b := make([]byte, 0, len(magic)+4+len(h))
+	b = append(append(b, magic...), 1, 0)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(h)))
+	b = append(b, h...)
+	_, err := w.Write(b)
+	return err
+}
+
+// count returns product(shape) and panics unless it is n.
+func count(shape []int, n int) {
+	p := 1
+	for _, d := range shape {
+		if d < 0 {
+			panic("npy: negative dimension")
+		}
+		p *= d
+	}
+	if p != n {
+		panic(fmt.Sprintf("npy: shape %v holds %d values, got %d", shape, p, n))
+	}
+}
+
+// WriteFloat32 writes x, of the given shape, as a version 1.0 .npy array
+// of dtype '<f4' in C order, as np.save writes it: what np.load reads as
+// float32. It panics if product(shape) is not len(x).
+func WriteFloat32(w io.Writer, shape []int, x []float32) error {
+	count(shape, len(x))
+	if err := WriteHeader(w, "<f4", shape); err != nil {
+		return err
+	}
 	buf := make([]byte, 4*len(x))
 	for i, v := range x {
 		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
 	}
-	b.Write(buf)
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(buf)
+	return err
+}
+
+// WriteInt64 writes x, of the given shape, as a version 1.0 .npy array of
+// dtype '<i8' in C order, as np.save writes it. It panics if
+// product(shape) is not len(x).
+func WriteInt64(w io.Writer, shape []int, x []int64) error {
+	count(shape, len(x))
+	if err := WriteHeader(w, "<i8", shape); err != nil {
+		return err
+	}
+	buf := make([]byte, 8*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// WriteBool writes x, of the given shape, as a version 1.0 .npy array of
+// dtype '|b1' (one byte 0 or 1 an element) in C order, as np.save writes
+// it. It panics if product(shape) is not len(x).
+func WriteBool(w io.Writer, shape []int, x []bool) error {
+	count(shape, len(x))
+	if err := WriteHeader(w, "|b1", shape); err != nil {
+		return err
+	}
+	buf := make([]byte, len(x))
+	for i, v := range x {
+		if v {
+			buf[i] = 1
+		}
+	}
+	_, err := w.Write(buf)
 	return err
 }

@@ -2,6 +2,8 @@ package npy
 
 import (
 	"bytes"
+	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,5 +250,67 @@ func TestDtypes(t *testing.T) {
 	bad := append(append([]byte("\x93NUMPY\x03\x00"), le(4, 4)...), '{', 0xff, 0xfe, '}')
 	if _, err := Read(bytes.NewReader(bad), "x.npy", 1<<10); err == nil || !strings.Contains(err.Error(), "not text") {
 		t.Errorf("a v3 header that is not UTF-8: %v", err)
+	}
+}
+
+// TestWriteHeaderAsNumPy: WriteHeader writes the bytes np.save wrote for
+// every dtype and shape of testdata/headers.txt (make.py), among them
+// headers that end exactly on a 64-byte boundary and first dimensions of
+// 1 to 19 digits; and WriteInt64 and WriteBool write NumPy's whole files.
+func TestWriteHeaderAsNumPy(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "headers.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 100 {
+		t.Fatalf("headers.txt has %d lines", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Split(line, " ")
+		if len(f) != 3 {
+			t.Fatalf("line %q: want descr, shape, hex", line)
+		}
+		shape := []int{}
+		for d := range strings.SplitSeq(f[1], ",") {
+			if d == "" {
+				continue
+			}
+			n, err := strconv.Atoi(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shape = append(shape, n)
+		}
+		want, err := hex.DecodeString(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteHeader(&got, f[0], shape); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s %v: wrote\n%q\nNumPy wrote\n%q", f[0], shape, got.Bytes(), want)
+		}
+	}
+	for _, c := range []struct {
+		file  string
+		write func(w io.Writer) error
+	}{
+		{"i64.npy", func(w io.Writer) error { return WriteInt64(w, []int{4}, []int64{3, 0, 15, 7}) }},
+		{"bool.npy", func(w io.Writer) error { return WriteBool(w, []int{2}, []bool{true, false}) }},
+	} {
+		want, err := os.ReadFile(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := c.write(&got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: wrote\n%q\nNumPy wrote\n%q", c.file, got.Bytes(), want)
+		}
 	}
 }

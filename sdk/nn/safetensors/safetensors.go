@@ -21,11 +21,13 @@
 // overlap, hole or trailing bytes. Every error names the file, the tensor
 // and what was expected. Decode never panics, whatever the input.
 //
-// Float tensors (F32, F64, F16, BF16) are converted to float32. Other
-// dtypes (integers, BOOL, 8-bit floats) are kept with their DType and no
-// Data: a PyTorch state_dict holds int64 "*.num_batches_tracked" buffers
-// for every batchnorm, which the caller ignores (see Tensor.IsFloat).
-// NaN and infinite values are loaded as they are; the caller checks them.
+// Float tensors (F32, F64, F16, BF16) are converted to float32 (Data);
+// F64 tensors are also kept exactly (Float64). Integer and BOOL tensors
+// are kept as int64 (Ints) with no Data: a PyTorch state_dict holds int64
+// "*.num_batches_tracked" buffers for every batchnorm, which the caller
+// ignores (see Tensor.IsFloat), and a dataset file holds int64 labels and
+// boolean masks. 8-bit floats keep their DType only. NaN and infinite
+// values are loaded as they are; the caller checks them.
 //
 // Encode writes F32 only, in a deterministic byte layout.
 //
@@ -68,6 +70,15 @@ type Tensor struct {
 	// other dtype (integers, BOOL, 8-bit floats), whose bytes are not
 	// converted: the caller that needs such a tensor as a float errors out.
 	Data []float32
+	// Float64 holds the values of an F64 tensor exactly (nil for every
+	// other dtype). Encode ignores it.
+	Float64 []float64
+	// Ints holds the values of an integer (I8..I64, U8..U64) or BOOL tensor
+	// as int64 (a BOOL element as its byte, which a valid file holds as 0
+	// or 1); nil for the float dtypes, and for a U64 tensor
+	// holding a value above 2^63-1, which int64 cannot hold. Encode
+	// ignores it.
+	Ints []int64
 }
 
 // IsFloat reports whether the tensor's dtype is one that Decode converts to
@@ -247,7 +258,15 @@ func Decode(b []byte, name string) (*File, error) {
 	f.Tensors = make([]Tensor, len(entries))
 	for i, e := range entries {
 		t := Tensor{Name: e.name, DType: e.dtype, Shape: e.shape}
-		t.Data = convert(e.dtype, data[e.begin:e.end])
+		raw := data[e.begin:e.end]
+		t.Data = convert(e.dtype, raw)
+		t.Ints = convertInts(e.dtype, raw)
+		if e.dtype == "F64" {
+			t.Float64 = make([]float64, len(raw)/8)
+			for i := range t.Float64 {
+				t.Float64[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+			}
+		}
 		f.Tensors[i] = t
 	}
 	return f, nil
@@ -412,6 +431,50 @@ func convert(dtype string, raw []byte) []float32 {
 		out = make([]float32, len(raw)/2)
 		for i := range out {
 			out[i] = BFloat16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	}
+	return out
+}
+
+// convertInts converts little-endian raw data of an integer or BOOL dtype
+// to int64 (sign-extending the signed ones); it returns nil for the other
+// dtypes and for U64 data holding a value above math.MaxInt64.
+func convertInts(dtype string, raw []byte) []int64 {
+	var size int
+	signed := dtype[0] == 'I'
+	switch dtype {
+	case "I64", "U64":
+		size = 8
+	case "I32", "U32":
+		size = 4
+	case "I16", "U16":
+		size = 2
+	case "I8", "U8", "BOOL":
+		size = 1
+	default:
+		return nil
+	}
+	out := make([]int64, len(raw)/size)
+	for i := range out {
+		var u uint64
+		switch size {
+		case 8:
+			u = binary.LittleEndian.Uint64(raw[8*i:])
+		case 4:
+			u = uint64(binary.LittleEndian.Uint32(raw[4*i:]))
+		case 2:
+			u = uint64(binary.LittleEndian.Uint16(raw[2*i:]))
+		default:
+			u = uint64(raw[i])
+		}
+		switch {
+		case signed && size < 8:
+			shift := 64 - 8*size
+			out[i] = int64(u<<shift) >> shift
+		case !signed && size == 8 && u > math.MaxInt64:
+			return nil
+		default:
+			out[i] = int64(u)
 		}
 	}
 	return out

@@ -391,6 +391,60 @@ func TestDecodeDTypes(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// TestDecodeInts: integer and BOOL tensors come back as int64, the signed
+// ones sign-extended, the unsigned ones zero-extended, a U64 beyond int64
+// as nil; F64 tensors come back exactly in Float64, float32 in Data.
+func TestDecodeInts(t *testing.T) {
+	var data []byte
+	var parts []string
+	add := func(name, dtype string, n int, b []byte) {
+		parts = append(parts, `"`+name+`":{"dtype":"`+dtype+`","shape":[`+itoa(n)+`],"data_offsets":[`+itoa(len(data))+`,`+itoa(len(data)+len(b))+`]}`)
+		data = append(data, b...)
+	}
+	le := func(size int, vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			for k := range size {
+				b = append(b, byte(v>>(8*k)))
+			}
+		}
+		return b
+	}
+	add("i8", "I8", 3, le(1, 0xff, 0x80, 0x7f))
+	add("i16", "I16", 2, le(2, 0xffff, 0x8000))
+	add("i32", "I32", 2, le(4, 0xfffffffe, 70000))
+	add("i64", "I64", 2, le(8, 1<<63, 15))
+	add("u8", "U8", 2, le(1, 255, 0))
+	add("u16", "U16", 1, le(2, 65535))
+	add("u32", "U32", 1, le(4, 4294967295))
+	add("u64", "U64", 1, le(8, math.MaxInt64))
+	add("u64big", "U64", 2, le(8, 1, 1<<63))
+	add("flags", "BOOL", 3, []byte{1, 0, 1})
+	add("double", "F64", 2, f64le(0.1, -1e300))
+	f, err := Decode(build("{"+strings.Join(parts, ",")+"}", data), "ints.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]int64{
+		"i8": {-1, -128, 127}, "i16": {-1, -32768}, "i32": {-2, 70000},
+		"i64": {math.MinInt64, 15}, "u8": {255, 0}, "u16": {65535},
+		"u32": {4294967295}, "u64": {math.MaxInt64}, "u64big": nil, "flags": {1, 0, 1},
+		"double": nil,
+	} {
+		g, _ := f.Get(name)
+		if !slices.Equal(g.Ints, want) || (g.Ints == nil) != (want == nil) {
+			t.Errorf("%s: Ints = %v, want %v", name, g.Ints, want)
+		}
+		if name != "double" && (g.Data != nil || g.Float64 != nil) {
+			t.Errorf("%s: Data %v, Float64 %v, want none for dtype %s", name, g.Data, g.Float64, g.DType)
+		}
+	}
+	g, _ := f.Get("double")
+	if !slices.Equal(g.Float64, []float64{0.1, -1e300}) || g.Data[0] != float32(0.1) || !math.IsInf(float64(g.Data[1]), -1) {
+		t.Errorf("double: Float64 %v, Data %v, want [0.1 -1e300] exactly and as float32", g.Float64, g.Data)
+	}
+}
+
 // TestFileOrder: tensors come back sorted by offset, whatever the header
 // order.
 func TestFileOrder(t *testing.T) {
@@ -633,6 +687,9 @@ func FuzzDecode(f *testing.F) {
 				floats = append(floats, tn)
 			} else if tn.Data != nil {
 				t.Fatalf("%q: dtype %s has Data", tn.Name, tn.DType)
+			}
+			if tn.Ints != nil && len(tn.Ints) != tn.Len() || tn.Float64 != nil && len(tn.Float64) != tn.Len() {
+				t.Fatalf("%q: %d ints, %d float64 values for shape %v", tn.Name, len(tn.Ints), len(tn.Float64), tn.Shape)
 			}
 		}
 		// Float tensors round-trip through Encode.
