@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
@@ -49,20 +50,25 @@ func ToDataset(recs []data.Record) sdk.Dataset {
 	return d
 }
 
+// masks returns the ground-truth mask of every record, C x T values:
+// with mask = "amplitude" |d| > eps of the record's disturbance d, with
+// "event" its event indicator; a record without them (files of a real
+// dataset) has the mask its files give (masks.npy, a "masks" tensor), if
+// any.
 func masks(recs []data.Record, ev recipe.Evaluate, split string) ([][]bool, error) {
 	out := make([][]bool, len(recs))
 	for i, r := range recs {
-		switch ev.Mask {
-		case recipe.MaskEvent:
-			if r.Event == nil {
-				return nil, fmt.Errorf("split %s record %d: mask = \"event\" needs event.csv", split, i)
-			}
+		switch {
+		case ev.Mask == recipe.MaskEvent && r.Event != nil:
 			out[i] = data.EventMask(make([]bool, len(r.Event)), r.Event)
-		default:
-			if r.D == nil {
-				return nil, fmt.Errorf("split %s record %d: mask = \"amplitude\" needs the disturbance d (disturbance.csv)", split, i)
-			}
+		case ev.Mask != recipe.MaskEvent && r.D != nil:
 			out[i] = data.Mask(make([]bool, len(r.D)), r.D, ev.Eps)
+		case r.Mask != nil:
+			out[i] = slices.Clone(r.Mask)
+		case ev.Mask == recipe.MaskEvent:
+			return nil, fmt.Errorf("split %s record %d: mask = \"event\" needs the event indicator (event.csv or event.npy) or the files' masks (masks.npy)", split, i)
+		default:
+			return nil, fmt.Errorf("split %s record %d: mask = \"amplitude\" needs the disturbance d (disturbance.csv or disturbance.npy) or the files' masks (masks.npy)", split, i)
 		}
 	}
 	return out, nil
@@ -96,10 +102,27 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		}
 		train, val, tests, first = ps.Train.Records, ps.Val.Records, ps.Tests, ps.Train
 	case r.Data.Source == recipe.SourceFiles:
+		channels := r.Data.Channels
+		if channels == 0 {
+			if a, err := r.Arch(); err == nil {
+				channels = a.InChannels // a CSV line of the model's channels
+			}
+		}
 		read := func(dir string) (data.Split, error) {
-			s, err := data.ReadCSV(dir)
+			s, err := data.ReadDir(dir, data.ReadOptions{Channels: channels})
 			if err != nil {
 				return data.Split{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
+			}
+			if r.Data.ClassNames != nil {
+				for i, rec := range s.Records {
+					if rec.Label >= len(r.Data.ClassNames) {
+						return data.Split{}, r.Errorf([]string{"data", "class_names"}, "%s: record %d has label %d, and class_names names %d classes (accepted: a name for every label 0..%d)", dir, i, rec.Label, len(r.Data.ClassNames), rec.Label)
+					}
+				}
+				s.Classes = r.Data.ClassNames
+			}
+			if slices.Equal(s.Classes, data.ClassNames[:]) {
+				s.Classes = nil // the one-phase PQD's, as the generator's splits say it
 			}
 			return s, nil
 		}
