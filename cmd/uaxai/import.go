@@ -16,13 +16,21 @@ import (
 // importDetails is the text of uaxai data import -h after the usage.
 const importDetails = `RECORDING is a COMTRADE .cfg (with its .dat) or .cff, a .wav or a .csv (time,value).
 DIR receives waveforms.csv (the windows, for uaxai explain --input), windows.csv,
-import.json (and labels.csv with --label); with several RECORDINGs, DIR/<name of RECORDING>.`
+import.json (and labels.csv with --label); with several RECORDINGs, DIR/<name of RECORDING>.
+Several channels (--channel repeated, or --phases A,B,C: the COMTRADE voltage channels
+of phases A, B, C in that order; 1,2,3, R,S,T and L1,L2,L3 name the same phases) make
+windows of C x T values: a waveforms.csv line is channel 0's T samples, then channel 1's ...,
+and waveforms.npy holds them as float32 (N, C, T). Every channel is divided by sqrt(2) x
+its nominal (--nominal for all, else each channel's own; for phases the phase-to-neutral
+value), and a window with a gap in any channel is dropped for all.`
 
 func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("data import", stdout, stderr)
 	out := fs.String("out", "", "output directory (with --raw: the CSV file)")
-	channel := fs.String("channel", "", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: the first)")
-	nominal := fs.Float64("nominal", 0, "nominal RMS value in the channel's unit; windows are x/(sqrt2*V) (default: the file's)")
+	var channels listFlag
+	fs.Var(&channels, "channel", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: the first); repeated: several channels, in that order")
+	phases := fs.String("phases", "", "COMTRADE: the voltage channels (unit V or kV) of these phases, comma-separated, in this order, e.g. A,B,C (also 1,2,3, R,S,T, L1,L2,L3)")
+	nominal := fs.Float64("nominal", 0, "nominal RMS value in the channel's unit, for every channel (three phases: phase-to-neutral); windows are x/(sqrt2*V) (default: each channel's, from the file)")
 	rate := fs.Float64("rate", record.DefaultRate, "target rate, Hz")
 	window := fs.Int("window", record.DefaultWindow, "window length, samples")
 	hop := fs.Int("hop", 0, "samples between window starts (default: the window length)")
@@ -45,17 +53,45 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *label < -1 || *label > 15 {
 		return fmt.Errorf("data import: --label %d, want a class 0..15", *label)
 	}
-	opt := record.Options{Channel: *channel, Rate: *inRate, FullScale: *fullScale, Primary: *primary, Encoding: *encoding}
+	if *phases != "" && len(channels) > 0 {
+		return fmt.Errorf("data import: --phases %s and --channel %s both choose the channels; give one of them", *phases, strings.Join(channels, " --channel "))
+	}
+	var phaseList []string
+	if *phases != "" {
+		for _, p := range strings.Split(*phases, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				return fmt.Errorf("data import: --phases %q: an empty phase (accepted: phase ids separated by commas, e.g. A,B,C)", *phases)
+			}
+			phaseList = append(phaseList, p)
+		}
+	}
+	if *raw && (len(channels) > 1 || len(phaseList) > 1) {
+		return fmt.Errorf("data import: --raw writes one channel; choose one with --channel")
+	}
+	opt := record.Options{Rate: *inRate, FullScale: *fullScale, Primary: *primary, Encoding: *encoding}
+	if len(channels) == 1 {
+		opt.Channel = channels[0]
+	}
 	iopt := record.ImportOptions{Rate: *rate, Nominal: *nominal, Window: *window, Hop: *hop, Label: *label, Labeled: *label >= 0}
 	seen := map[string]bool{}
 	for _, p := range pos {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := record.Read(p, opt)
+		sels := []string(channels)
+		if len(sels) == 1 {
+			sels = nil // opt.Channel
+		}
+		if len(phaseList) > 0 {
+			if sels, err = record.PhaseChannels(p, opt, phaseList); err != nil {
+				return fmt.Errorf("data import: --phases %s: %w", *phases, err)
+			}
+		}
+		recs, err := record.ReadChannels(p, opt, sels)
 		if err != nil {
 			return fmt.Errorf("data import: %w", err)
 		}
+		rec := recs[0]
 		for _, w := range rec.Warnings {
 			fmt.Fprintf(stderr, "uaxai: warning: %s\n", w)
 		}
@@ -70,7 +106,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "%s: channel %s (%s), %d samples at %s -> %s (raw)\n", p, rec.Channel, rec.Format, len(rec.Samples), rates(rec), *out)
 			continue
 		}
-		imp, err := record.Import(ctx, rec, iopt)
+		imp, err := record.ImportChannels(ctx, recs, iopt)
 		if err != nil {
 			return fmt.Errorf("data import: %w", err)
 		}
@@ -89,8 +125,16 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fmt.Errorf("data import: %w", err)
 		}
 		kept := len(imp.Kept())
-		fmt.Fprintf(stdout, "%s: channel %s (%s), %d samples at %s -> %g Hz (%s), nominal %s (%s), line %.3f Hz; %d windows kept, %d dropped -> %s\n",
-			p, rec.Channel, rec.Format, len(rec.Samples), rates(rec), imp.Rate, ratios(imp), strings.TrimSpace(fmt.Sprintf("%g %s", imp.Nominal, rec.Unit)), imp.NominalSource, rec.EstFreq, kept, len(imp.Windows)-kept, dir)
+		what := "channel " + rec.Channel
+		if len(recs) > 1 {
+			var names []string
+			for _, r := range recs {
+				names = append(names, r.Channel)
+			}
+			what = fmt.Sprintf("%d channels %s", len(recs), strings.Join(names, ","))
+		}
+		fmt.Fprintf(stdout, "%s: %s (%s), %d samples at %s -> %g Hz (%s), nominal %s (%s), line %.3f Hz; %d windows kept, %d dropped -> %s\n",
+			p, what, rec.Format, len(rec.Samples), rates(rec), imp.Rate, ratios(imp), strings.TrimSpace(fmt.Sprintf("%g %s", imp.Nominal, rec.Unit)), imp.NominalSource, rec.EstFreq, kept, len(imp.Windows)-kept, dir)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/data/npy"
 	"github.com/uaxai/uaxai/host/record"
 )
 
@@ -179,6 +180,100 @@ func TestDataImportChannel(t *testing.T) {
 		for _, w := range []string{"two.cfg", "a digital (status) channel is not a waveform", accepted, `A1 "VA", A2 "VB"; digital (Dn ch_id) D1 "TRIP"`} {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("--channel %s on two.cfg: %v; want an error with %q", sel, err, w)
+			}
+		}
+	}
+}
+
+// TestDataImportPhases: --phases A,B,C on the three-phase recording writes
+// windows of 3 x 640 values (waveforms.csv and waveforms.npy); --channel
+// repeated in another order permutes the channels of every window the
+// same way; the one-channel import of VB is channel 1 of the three-phase
+// windows; conflicting or impossible choices are errors naming the file,
+// the flag and what is accepted.
+func TestDataImportPhases(t *testing.T) {
+	three := filepath.Join("..", "..", "testdata", "recordings", "three-phase.cfg")
+	imp := func(t *testing.T, args ...string) (string, string, error) {
+		t.Helper()
+		dir := t.TempDir()
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"data", "import", "--out", dir}, args...), &out, &errb); code != 0 {
+			return "", "", fmt.Errorf("exit %d: %s", code, errb.String())
+		}
+		return dir, out.String(), nil
+	}
+	const T = 640
+	abc, out, err := imp(t, three, "--phases", "A,B,C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "3 channels VA,VB,VC") {
+		t.Errorf("summary %q, want the three channels named", out)
+	}
+	rows, err := data.ReadWaveforms(filepath.Join(abc, data.WaveformsFile), 3*T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := npy.ReadFile(filepath.Join(abc, "waveforms.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || !slices.Equal(a.Shape, []int{len(rows), 3, T}) {
+		t.Fatalf("%d windows, npy shape %v, want 3 and (3, 3, %d)", len(rows), a.Shape, T)
+	}
+	for i, v := range a.Float {
+		if v != float64(float32(rows[i/(3*T)][i%(3*T)])) {
+			t.Fatalf("waveforms.npy value %d = %v, waveforms.csv %v", i, v, rows[i/(3*T)][i%(3*T)])
+		}
+	}
+	cab, _, err := imp(t, three, "--channel", "VC", "--channel", "A4", "--channel", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm, err := data.ReadWaveforms(filepath.Join(cab, data.WaveformsFile), 3*T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		for k, c := range []int{2, 0, 1} { // VC, VA, VB
+			if !slices.Equal(perm[i][k*T:(k+1)*T], rows[i][c*T:(c+1)*T]) {
+				t.Fatalf("window %d: channel %d of --channel VC,A4,1 is not channel %d of --phases A,B,C", i, k, c)
+			}
+		}
+	}
+	vb, _, err := imp(t, three, "--channel", "VB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := data.ReadWaveforms(filepath.Join(vb, data.WaveformsFile), T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range one {
+		if !slices.Equal(one[i], rows[i][T:2*T]) {
+			t.Fatalf("window %d: --channel VB differs from channel 1 of --phases A,B,C", i)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(vb, "waveforms.npy")); !os.IsNotExist(err) {
+		t.Errorf("a one-channel import wrote waveforms.npy: %v", err)
+	}
+
+	demo := filepath.Join("..", "..", "testdata", "recordings", "demo.wav")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{three, "--phases", "A,B", "--channel", "VA"}, []string{"--phases A,B and --channel VA both choose the channels"}},
+		{[]string{three, "--phases", "A,,C"}, []string{`--phases "A,,C": an empty phase`}},
+		{[]string{three, "--phases", "A,B,N"}, []string{"three-phase.cfg", `no voltage channel of phase "N"`, "accepted phase names", `A4 "VA" phase "A" (V)`, "--channel"}},
+		{[]string{demo, "--phases", "A,B,C", "--nominal", "230"}, []string{"demo.wav", "not a COMTRADE .cfg or .cff", "--channel"}},
+		{[]string{three, "--raw", "--channel", "VA", "--channel", "VB"}, []string{"--raw writes one channel"}},
+		{[]string{three, "--channel", "VA", "--channel", "va"}, []string{"three-phase.cfg", `channels "VA" and "va" are the same channel 4`}},
+	} {
+		_, _, err := imp(t, c.args...)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: %v; want an error with %q", c.args, err, w)
 			}
 		}
 	}

@@ -272,7 +272,7 @@ func fromConfig(rec *Recording, c *Config, inf, datPath string, dat []byte, datL
 	}
 
 	rec.Format = fmt.Sprintf("COMTRADE %d %s", c.Rev, c.FileType)
-	rec.Station, rec.Channel, rec.Index, rec.Unit = c.Station, a.ID, a.Index, a.Unit
+	rec.Station, rec.Channel, rec.Index, rec.Unit, rec.Phase = c.Station, a.ID, a.Index, a.Unit, a.Phase
 	rec.LineFreq, rec.Start, rec.Trigger = c.LineFreq, c.Start, c.Trigger
 
 	// value = a*x + b, times primary/secondary if asked.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,13 +21,18 @@ func recordingsDir(t *testing.T) string {
 }
 
 // TestShippedRecordings checks that the committed demonstration files are
-// exactly what DemoFiles writes (go test -run ShippedRecordings -update
-// ./host/record rewrites them).
+// exactly what DemoFiles and ThreePhaseFiles write (go test -run
+// ShippedRecordings -update ./host/record rewrites them).
 func TestShippedRecordings(t *testing.T) {
 	files, err := DemoFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
+	three, err := ThreePhaseFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(files, three)
 	dir := recordingsDir(t)
 	names := make([]string, 0, len(files))
 	for name := range files {

@@ -1,6 +1,6 @@
 // Package record reads real power-system recordings (COMTRADE, WAV, CSV)
-// and turns one channel into the 640-sample windows the case study's
-// network takes: `uaxai data import`.
+// and turns one channel, or several, into the 640-sample windows the case
+// study's network takes: `uaxai data import`.
 //
 // # Reading (Read, ReadCOMTRADE, ReadCFF, ReadWAV, ReadCSV)
 //
@@ -61,6 +61,14 @@
 // digital ch_id: status bits, not a waveform), is an error that lists the
 // accepted forms and the file's analog and digital channels.
 //
+// Several channels: ReadChannels reads each of a list of selectors (the
+// same channel twice is an error); PhaseChannels turns phases such as
+// A,B,C into the selectors of the cfg's voltage channels (unit V or kV)
+// whose ph is that phase, ignoring case, else the same position in
+// A,B,C / 1,2,3 / R,S,T / L1,L2,L3, in the order asked whatever the cfg's
+// order. A phase with no voltage channel or with two, and a file that is
+// not COMTRADE, are errors naming the file and the cfg's voltage channels.
+//
 // WAV: RIFF/WAVE with PCM 8 (unsigned), 16, 24 or 32-bit integers or
 // IEEE float 32 or 64-bit, WAVE_FORMAT_EXTENSIBLE included, any number of
 // channels (Options.Channel: 1..). An integer sample x of b bits is
@@ -117,18 +125,30 @@
 // the reason kept. The two ends of the recording are zero padded, like
 // resample_poly, and are not gaps.
 //
+// ImportChannels does the same to several channels of one recording (one
+// time base): each channel is divided by sqrt(2) times its own nominal
+// value (ImportOptions.Nominal for all when given, else each channel's
+// Recording.Nominal; for three phases the phase-to-neutral value), the
+// windows are cut at the same samples of every channel, a window with a
+// gap in any channel is dropped for all, and a kept window is C x Length
+// values, channel-major (channel c's samples at c*Length ..).
+//
 // WriteDir writes waveforms.csv (one kept window a line: what uaxai
 // explain --input and host/data read), labels.csv when a label is given
 // (then the directory is a split of a recipe's [data] source = "files"),
 // windows.csv (window,start,source_sample,source_time_s,time) and
 // import.json (the provenance: source, channel, segments and ratios,
-// nominal, gaps, dropped windows, warnings).
+// nominal, gaps, dropped windows, warnings); with C > 1 channels a line
+// is C x Length values channel-major, waveforms.npy holds the windows as
+// float32 of shape (N, C, Length), and import.json lists the channels.
+// One channel writes no waveforms.npy and no channel list.
 //
 // # Writing (COMTRADE, EncodeWAV, WriteRawCSV, DemoFiles)
 //
 // COMTRADE writes cfg/dat pairs and .cff files of every revision and file
 // type (stored x = round((v - b)/a), or float32 for FLOAT32; a missing
 // value as the markers above), for tests and the shipped demonstration
-// recording (testdata/recordings, Synthesize, DemoFiles). WriteRawCSV
+// recording (testdata/recordings, Synthesize, DemoFiles) and the
+// three-phase test recording (ThreePhase, ThreePhaseFiles). WriteRawCSV
 // writes a channel as time,value with shortest round-trip formatting.
 package record

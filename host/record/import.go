@@ -10,11 +10,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/data/npy"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
@@ -33,9 +35,11 @@ const (
 	// windows cut from it together: 1 GiB as float64, 11.6 hours at
 	// 3200 Hz.
 	MaxOutSamples = 1 << 27
-	// WindowsFile and ImportFile are written beside waveforms.csv.
+	// WindowsFile and ImportFile are written beside waveforms.csv, and
+	// NPYFile too when the windows have more than one channel.
 	WindowsFile = "windows.csv"
 	ImportFile  = "import.json"
+	NPYFile     = "waveforms.npy"
 )
 
 // ImportOptions set how a recording becomes windows.
@@ -76,8 +80,11 @@ type Window struct {
 	Dropped      string  `json:"dropped"`       // why it was dropped; "" for a kept window
 }
 
-// Imported is a recording resampled, divided by its nominal value and cut.
+// Imported is a recording resampled, divided by its nominal value and cut:
+// one channel (Import) or several sharing one time base (ImportChannels).
 type Imported struct {
+	// Recording, Nominal, NominalSource and Signal are channel 0's
+	// (Channels[0]).
 	Recording     *Recording
 	Rate          float64
 	Ratios        []SegmentRatio
@@ -85,8 +92,13 @@ type Imported struct {
 	NominalSource string
 	// Signal is the resampled signal divided by sqrt(2)*Nominal; its
 	// samples in Gaps are NaN.
-	Signal   []float64
-	Gaps     []Gap
+	Signal []float64
+	// Gaps are the gaps of every channel, merged: a window that holds one
+	// is dropped for all channels. With one channel, its gaps.
+	Gaps []Gap
+	// Channels are the channels in order, each with its own nominal
+	// value and signal (len 1 for Import).
+	Channels []ChannelSignal
 	Length   int      // window length
 	Hop      int      // window hop
 	Windows  []Window // every window cut, kept or dropped, in order
@@ -95,13 +107,36 @@ type Imported struct {
 	Warnings []string
 }
 
-// Kept returns the kept windows' samples (slices of Signal).
+// ChannelSignal is one channel of an import.
+type ChannelSignal struct {
+	Recording     *Recording
+	Nominal       float64 // RMS, in the channel's unit
+	NominalSource string
+	// Signal is the channel resampled and multiplied by
+	// 1/(sqrt(2)*Nominal); its samples in Gaps are NaN.
+	Signal []float64
+	Gaps   []Gap // this channel's gaps in Signal
+}
+
+// Kept returns the kept windows' samples, each C x Length values
+// channel-major (channel c's samples at c*Length ..): with one channel
+// slices of Signal, else new slices.
 func (imp *Imported) Kept() [][]float64 {
 	var out [][]float64
+	C := max(len(imp.Channels), 1)
 	for _, w := range imp.Windows {
-		if w.Dropped == "" {
-			out = append(out, imp.Signal[w.Start:w.Start+imp.Length])
+		if w.Dropped != "" {
+			continue
 		}
+		if C == 1 {
+			out = append(out, imp.Signal[w.Start:w.Start+imp.Length])
+			continue
+		}
+		row := make([]float64, 0, C*imp.Length)
+		for _, ch := range imp.Channels {
+			row = append(row, ch.Signal[w.Start:w.Start+imp.Length]...)
+		}
+		out = append(out, row)
 	}
 	return out
 }
@@ -119,6 +154,28 @@ func (imp *Imported) Kept() [][]float64 {
 // reason recorded. The recording's two ends are padded with zeros like
 // resample_poly and are not gaps.
 func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, error) {
+	return ImportChannels(ctx, []*Recording{rec}, opt)
+}
+
+// ImportChannels is Import of several channels of one recording (as
+// ReadChannels returns them: one sample count, one set of rate
+// segments). Every channel is resampled as Import does and divided by
+// sqrt(2) times its own nominal value: opt.Nominal for every channel when
+// it is given, else each channel's Recording.Nominal (for the voltages of
+// three phases: the phase-to-neutral RMS value). The windows are cut at
+// the same samples of every channel, and a window with a gap in any
+// channel is dropped for all; a kept window is the channels' C x Length
+// samples, channel-major (Kept).
+func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (*Imported, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("record: import: no channel")
+	}
+	rec := recs[0]
+	for _, r := range recs[1:] {
+		if len(r.Samples) != len(rec.Samples) || !slices.Equal(r.Segments, rec.Segments) {
+			return nil, fmt.Errorf("record: %s: channel %s has %d samples in segments %v, channel %s %d in %v; the channels of one import must share their time base", r.Path, r.Channel, len(r.Samples), r.Segments, rec.Channel, len(rec.Samples), rec.Segments)
+		}
+	}
 	if opt.Rate == 0 {
 		opt.Rate = DefaultRate
 	}
@@ -135,16 +192,24 @@ func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, 
 		return nil, fmt.Errorf("record: import: rate %g, window %d, hop %d, nominal %g: want rate > 0, window >= 1, hop >= 1, nominal >= 0", opt.Rate, opt.Window, opt.Hop, opt.Nominal)
 	}
 	imp := &Imported{Recording: rec, Rate: opt.Rate, Length: opt.Window, Hop: opt.Hop, Label: opt.Label, Labeled: opt.Labeled}
-	imp.Nominal, imp.NominalSource = opt.Nominal, "given"
-	if imp.Nominal == 0 {
-		if rec.Nominal == 0 {
-			return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)", rec.Path, unitOr(rec.Unit))
-		}
-		imp.Nominal, imp.NominalSource = rec.Nominal, rec.NominalSource
-		if strings.Contains(rec.NominalSource, "rating") {
-			imp.Warnings = append(imp.Warnings, fmt.Sprintf("nominal %g %s taken from the %s; if that is a line-to-line rating of a phase-to-neutral channel, give --nominal %.6g", rec.Nominal, rec.Unit, rec.NominalSource, rec.Nominal/math.Sqrt(3)))
+	imp.Channels = make([]ChannelSignal, len(recs))
+	for c, r := range recs {
+		ch := &imp.Channels[c]
+		ch.Recording, ch.Nominal, ch.NominalSource = r, opt.Nominal, "given"
+		if ch.Nominal == 0 {
+			if r.Nominal == 0 {
+				if len(recs) > 1 {
+					return nil, fmt.Errorf("record: %s: channel %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, one for every channel; for three phases the phase-to-neutral value, e.g. 230)", r.Path, r.Channel, unitOr(r.Unit))
+				}
+				return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)", r.Path, unitOr(r.Unit))
+			}
+			ch.Nominal, ch.NominalSource = r.Nominal, r.NominalSource
+			if strings.Contains(r.NominalSource, "rating") {
+				imp.Warnings = append(imp.Warnings, fmt.Sprintf("nominal %g %s taken from the %s; if that is a line-to-line rating of a phase-to-neutral channel, give --nominal %.6g", r.Nominal, r.Unit, r.NominalSource, r.Nominal/math.Sqrt(3)))
+			}
 		}
 	}
+	imp.Nominal, imp.NominalSource = imp.Channels[0].Nominal, imp.Channels[0].NominalSource
 	if f := rec.LineFreq; f > 0 && math.Abs(f-50) > 1 {
 		imp.Warnings = append(imp.Warnings, fmt.Sprintf("line frequency %g Hz: a window of %d samples at %g Hz holds %.3g cycles; the paper's network was trained on 10 cycles of 50 Hz", f, opt.Window, opt.Rate, float64(opt.Window)*f/opt.Rate))
 	}
@@ -161,54 +226,27 @@ func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, 
 		r.OutEnd = total
 		imp.Ratios = append(imp.Ratios, r)
 	}
-	if err := checkOutput(rec, imp.Ratios, total, opt); err != nil {
+	if err := checkOutput(rec, imp.Ratios, total, len(recs), opt); err != nil {
 		return nil, err
 	}
-	imp.Signal = make([]float64, total)
-	scale := 1 / (math.Sqrt2 * imp.Nominal)
 	var in []float64
-	for k, r := range imp.Ratios {
-		if err := ctx.Err(); err != nil {
+	for c := range imp.Channels {
+		ch := &imp.Channels[c]
+		var err error
+		if in, err = imp.resample(ctx, ch, total, in); err != nil {
 			return nil, err
 		}
-		rs := NewResampler(r.Up, r.Down)
-		in = append(in[:0], rec.Samples[r.Start:r.End]...)
-		for i, v := range in {
-			if math.IsNaN(v) {
-				in[i] = 0
-			}
+		if len(recs) == 1 {
+			imp.Gaps = ch.Gaps
+			continue
 		}
-		out := imp.Signal[r.OutStart:r.OutEnd]
-		rs.Apply(out, in)
-		for i := range out {
-			out[i] *= scale
-		}
-		mark := func(lo, hi int, reason string) {
-			for i := lo; i < hi; i++ {
-				out[i] = math.NaN()
-			}
-			if hi > lo {
-				imp.Gaps = append(imp.Gaps, Gap{Start: r.OutStart + lo, End: r.OutStart + hi, Reason: reason})
-			}
-		}
-		n := r.End - r.Start
-		if k > 0 { // reaches back over the border with segment k-1
-			lo, hi := rs.Support(-rs.HalfLen-1, 0, len(out))
-			mark(lo, hi, "rate segment border")
-		}
-		for _, g := range rec.Gaps {
-			a, b := max(g.Start, r.Start)-r.Start, min(g.End, r.End)-r.Start
-			if a < b {
-				lo, hi := rs.Support(a, b, len(out))
-				mark(lo, hi, g.Reason)
-			}
-		}
-		if k < len(imp.Ratios)-1 {
-			lo, hi := rs.Support(n, n+rs.HalfLen+1, len(out))
-			mark(lo, hi, "rate segment border")
+		for _, g := range ch.Gaps {
+			g.Reason = "channel " + ch.Recording.Channel + ": " + g.Reason
+			imp.Gaps = append(imp.Gaps, g)
 		}
 	}
 	imp.Gaps = mergeGaps(imp.Gaps)
+	imp.Signal = imp.Channels[0].Signal
 
 	// Cut.
 	if total < opt.Window {
@@ -237,11 +275,63 @@ func Import(ctx context.Context, rec *Recording, opt ImportOptions) (*Imported, 
 	return imp, nil
 }
 
+// resample fills ch.Signal (total samples) and ch.Gaps from
+// ch.Recording, segment by segment by imp.Ratios, multiplied by
+// 1/(sqrt(2)*ch.Nominal). in is scratch space, returned for reuse.
+func (imp *Imported) resample(ctx context.Context, ch *ChannelSignal, total int, in []float64) ([]float64, error) {
+	rec := ch.Recording
+	ch.Signal = make([]float64, total)
+	scale := 1 / (math.Sqrt2 * ch.Nominal)
+	for k, r := range imp.Ratios {
+		if err := ctx.Err(); err != nil {
+			return in, err
+		}
+		rs := NewResampler(r.Up, r.Down)
+		in = append(in[:0], rec.Samples[r.Start:r.End]...)
+		for i, v := range in {
+			if math.IsNaN(v) {
+				in[i] = 0
+			}
+		}
+		out := ch.Signal[r.OutStart:r.OutEnd]
+		rs.Apply(out, in)
+		for i := range out {
+			out[i] *= scale
+		}
+		mark := func(lo, hi int, reason string) {
+			for i := lo; i < hi; i++ {
+				out[i] = math.NaN()
+			}
+			if hi > lo {
+				ch.Gaps = append(ch.Gaps, Gap{Start: r.OutStart + lo, End: r.OutStart + hi, Reason: reason})
+			}
+		}
+		n := r.End - r.Start
+		if k > 0 { // reaches back over the border with segment k-1
+			lo, hi := rs.Support(-rs.HalfLen-1, 0, len(out))
+			mark(lo, hi, "rate segment border")
+		}
+		for _, g := range rec.Gaps {
+			a, b := max(g.Start, r.Start)-r.Start, min(g.End, r.End)-r.Start
+			if a < b {
+				lo, hi := rs.Support(a, b, len(out))
+				mark(lo, hi, g.Reason)
+			}
+		}
+		if k < len(imp.Ratios)-1 {
+			lo, hi := rs.Support(n, n+rs.HalfLen+1, len(out))
+			mark(lo, hi, "rate segment border")
+		}
+	}
+	ch.Gaps = mergeGaps(ch.Gaps)
+	return in, nil
+}
+
 // checkOutput refuses an import whose output would be more than MaxGrowth
 // times a segment's samples, or more than MaxOutSamples in all (the
 // signal, or its windows' samples), before anything of that size is
 // allocated.
-func checkOutput(rec *Recording, ratios []SegmentRatio, total int, opt ImportOptions) error {
+func checkOutput(rec *Recording, ratios []SegmentRatio, total, channels int, opt ImportOptions) error {
 	mib := func(n int) float64 { return float64(n) * 8 / (1 << 20) }
 	for _, r := range ratios {
 		if g := float64(r.Up) / float64(r.Down); g > MaxGrowth {
@@ -250,20 +340,25 @@ func checkOutput(rec *Recording, ratios []SegmentRatio, total int, opt ImportOpt
 				rec.Path, r.Start, r.End-1, r.Rate, opt.Rate, g, n, mib(n), MaxGrowth, opt.Rate/MaxGrowth)
 		}
 	}
-	if total > MaxOutSamples {
-		return fmt.Errorf("record: %s: %d samples resampled to %g Hz would make %d samples (%.1f MiB); at most %d (%.0f MiB) are accepted: cut the recording into parts of at most %.3g s",
-			rec.Path, len(rec.Samples), opt.Rate, total, mib(total), MaxOutSamples, mib(MaxOutSamples), float64(MaxOutSamples)/opt.Rate)
+	// With C channels, each channel gets MaxOutSamples/C.
+	limit, per := MaxOutSamples/channels, ""
+	if channels > 1 {
+		per = fmt.Sprintf(" a channel, for %d channels", channels)
+	}
+	if total > limit {
+		return fmt.Errorf("record: %s: %d samples resampled to %g Hz would make %d samples (%.1f MiB); at most %d (%.0f MiB)%s are accepted: cut the recording into parts of at most %.3g s",
+			rec.Path, len(rec.Samples), opt.Rate, total, mib(total), limit, mib(limit), per, float64(limit)/opt.Rate)
 	}
 	if total >= opt.Window {
 		windows := (total-opt.Window)/opt.Hop + 1
-		if k := MaxOutSamples / opt.Window; windows > k {
+		if k := limit / opt.Window; windows > k {
 			hop := total - opt.Window + 1 // one window
 			if k > 1 {
 				hop = (total - opt.Window + k - 2) / (k - 1) // ceil: (total-window)/hop + 1 <= k
 			}
 			n := windows * opt.Window
-			return fmt.Errorf("record: %s: %d windows of %d samples every %d would hold %d samples (%.1f MiB); at most %d (%.0f MiB) are accepted: a hop of %d or more, or cut the recording",
-				rec.Path, windows, opt.Window, opt.Hop, n, mib(n), MaxOutSamples, mib(MaxOutSamples), hop)
+			return fmt.Errorf("record: %s: %d windows of %d samples every %d would hold %d samples (%.1f MiB); at most %d (%.0f MiB)%s are accepted: a hop of %d or more, or cut the recording",
+				rec.Path, windows, opt.Window, opt.Hop, n, mib(n), limit, mib(limit), per, hop)
 		}
 	}
 	return nil
@@ -345,6 +440,25 @@ type importJSON struct {
 	WindowsDropped []Window       `json:"windows_dropped"`
 	Label          *int           `json:"label,omitempty"`
 	Warnings       []string       `json:"warnings"`
+	// Channels, with more than one channel: each channel of the windows,
+	// in order (the top-level channel joins their names with commas;
+	// channel_number, unit, nominal and divisor are channel 0's).
+	Channels []channelJSON `json:"channels,omitempty"`
+}
+
+// channelJSON is a channel in import.json.
+type channelJSON struct {
+	Name          string  `json:"name"`
+	Number        int     `json:"number"`
+	Phase         string  `json:"phase,omitempty"`
+	Unit          string  `json:"unit,omitempty"`
+	Nominal       float64 `json:"nominal"`
+	NominalSource string  `json:"nominal_source"`
+	// Scale is what the channel's resampled values were multiplied by:
+	// 1/(sqrt(2)*Nominal).
+	Scale      float64 `json:"scale"`
+	SourceGaps []Gap   `json:"source_gaps"`
+	Gaps       []Gap   `json:"gaps"`
 }
 
 // WriteDir writes imp to dir (created if missing) in the format of a
@@ -358,6 +472,13 @@ type importJSON struct {
 //	               and time (RFC 3339, empty when the file has none)
 //	import.json    provenance: source, channel, rates, nominal, gaps,
 //	               dropped windows, warnings
+//
+// With C > 1 channels a line of waveforms.csv holds a window's C x T
+// values channel-major (channel 0's T samples, then channel 1's ...),
+// waveforms.npy holds the same windows as float32 of shape (N, C, T),
+// and import.json lists the channels (name, number, phase, unit, nominal,
+// scale, gaps). With one channel no waveforms.npy is written (a stale one
+// is removed) and import.json has no channel list.
 //
 // Values are written with strconv 'g', -1. The files are written to
 // temporary files and renamed into place once all are complete.
@@ -423,6 +544,23 @@ func WriteDir(dir string, imp *Imported) (err error) {
 			if j.Warnings == nil {
 				j.Warnings = []string{}
 			}
+			if len(imp.Channels) > 1 {
+				var names []string
+				for _, ch := range imp.Channels {
+					r := ch.Recording
+					c := channelJSON{Name: r.Channel, Number: r.Index, Phase: r.Phase, Unit: r.Unit, Nominal: ch.Nominal, NominalSource: ch.NominalSource,
+						Scale: 1 / (math.Sqrt2 * ch.Nominal), SourceGaps: r.Gaps, Gaps: ch.Gaps}
+					if c.SourceGaps == nil {
+						c.SourceGaps = []Gap{}
+					}
+					if c.Gaps == nil {
+						c.Gaps = []Gap{}
+					}
+					j.Channels = append(j.Channels, c)
+					names = append(names, r.Channel)
+				}
+				j.Channel = strings.Join(names, ",")
+			}
 			b, err := json.MarshalIndent(j, "", "  ")
 			if err != nil {
 				return err
@@ -442,6 +580,17 @@ func WriteDir(dir string, imp *Imported) (err error) {
 			return nil
 		}})
 	}
+	if C := len(imp.Channels); C > 1 {
+		files = append(files, file{NPYFile, func(w *bufio.Writer) error {
+			x := make([]float32, 0, len(kept)*C*imp.Length)
+			for _, row := range kept {
+				for _, v := range row {
+					x = append(x, float32(v))
+				}
+			}
+			return npy.WriteFloat32(w, []int{len(kept), C, imp.Length}, x)
+		}})
+	}
 	set := make([]atomicfile.Named, len(files))
 	for i, f := range files {
 		set[i] = atomicfile.Named(f)
@@ -451,6 +600,11 @@ func WriteDir(dir string, imp *Imported) (err error) {
 	}
 	if !imp.Labeled {
 		if err := os.Remove(filepath.Join(dir, data.LabelsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("record: removing a stale %w", err)
+		}
+	}
+	if len(imp.Channels) <= 1 {
+		if err := os.Remove(filepath.Join(dir, NPYFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("record: removing a stale %w", err)
 		}
 	}

@@ -60,6 +60,7 @@ type Recording struct {
 	Channel string // the channel's id (COMTRADE ch_id, WAV "2", CSV column name)
 	Index   int    // the channel's number (COMTRADE An, WAV 1.., CSV value column 1..)
 	Unit    string // the channel's unit (COMTRADE uu), else ""
+	Phase   string // the channel's phase id (COMTRADE ph), else ""
 
 	// Samples are the channel's values in engineering units (COMTRADE:
 	// a*x+b, times primary/secondary with Options.Primary and PS = "S").

@@ -105,3 +105,82 @@ func WriteDemo(dir string) error {
 	}
 	return nil
 }
+
+// The three-phase test recording (testdata/recordings/three-phase.cfg and
+// .dat): 0.6 s of 50 Hz phase voltages of 230 V RMS at 6400 Hz, with a
+// sag on phase B, and a current; the cfg lists its channels out of phase
+// order (VB, IA, VC, VA, then a digital TRIP), so that choosing by phase
+// is tested against the order of the file.
+const (
+	ThreeRate     = 6400
+	ThreeSamples  = 3840
+	ThreeCurrent  = 80  // A RMS of the current IA
+	ThreeIRating  = 100 // A: IA's primary rating (its nominal)
+	ThreeSagDepth = 0.5 // p.u., phase B, ThreeSagStart <= t < ThreeSagEnd
+	ThreeSagStart = 0.25
+	ThreeSagEnd   = 0.35
+)
+
+// ThreePhase returns the three-phase test recording's phase voltages and
+// current at sample n, in volts and amperes:
+//
+//	v_p[n] = sqrt(2) * 230 * a_p(t) * sin(w t - 2 pi p / 3),  p = 0, 1, 2 (A, B, C)
+//	i[n]   = sqrt(2) * 80 * sin(w t - 0.5)
+//
+// t = n / 6400 s, w = 2 pi 50, a_B(t) = 0.5 for 0.25 <= t < 0.35 s and
+// a_p(t) = 1 otherwise. There is no noise.
+func ThreePhase(n int) (v [3]float64, i float64) {
+	t := float64(n) / ThreeRate
+	w := 2 * math.Pi * SynthFreq
+	for p := range v {
+		a := 1.0
+		if p == 1 && t >= ThreeSagStart && t < ThreeSagEnd {
+			a = ThreeSagDepth
+		}
+		v[p] = math.Sqrt2 * SynthNominal * a * math.Sin(w*t-2*math.Pi*float64(p)/3)
+	}
+	return v, math.Sqrt2 * ThreeCurrent * math.Sin(w*t-0.5)
+}
+
+// ThreePhaseFiles returns three-phase.cfg and three-phase.dat: ThreePhase
+// as COMTRADE 1999 ASCII with CR LF, a = 0.01 V and 0.01 A, voltage
+// channels of primary rating 230 V (phase-to-neutral) and the current of
+// 100 A, all PS = P; the analog channels in the order VB, IA, VC, VA and a
+// digital channel TRIP (1 during the sag).
+func ThreePhaseFiles() (map[string][]byte, error) {
+	var v [3][]float64
+	cur := make([]float64, ThreeSamples)
+	trip := make([]bool, ThreeSamples)
+	for p := range v {
+		v[p] = make([]float64, ThreeSamples)
+	}
+	for n := range ThreeSamples {
+		vn, in := ThreePhase(n)
+		for p := range v {
+			v[p][n] = vn[p]
+		}
+		cur[n] = in
+		t := float64(n) / ThreeRate
+		trip[n] = t >= ThreeSagStart && t < ThreeSagEnd
+	}
+	start := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+	volt := func(id, ph string, x []float64) Channel {
+		return Channel{ID: id, Phase: ph, Unit: "V", A: 0.01, Primary: SynthNominal, Secondary: SynthNominal, PS: "P", Samples: x}
+	}
+	w := &COMTRADE{Rev: 1999, FileType: ASCII, Station: "uaxai three-phase test", Device: "record.ThreePhase", LineFreq: SynthFreq,
+		Segments: []Segment{{Start: 0, End: ThreeSamples, Rate: ThreeRate}},
+		Start:    start, Trigger: start.Add(250 * time.Millisecond), CRLF: true,
+		Analogs: []Channel{
+			volt("VB", "B", v[1]),
+			{ID: "IA", Phase: "A", Unit: "A", A: 0.01, Primary: ThreeIRating, Secondary: 1, PS: "P", Samples: cur},
+			volt("VC", "C", v[2]),
+			volt("VA", "A", v[0]),
+		},
+		Digitals: []DigitalChannel{{ID: "TRIP", States: trip}},
+	}
+	cfg, dat, err := w.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"three-phase.cfg": cfg, "three-phase.dat": dat}, nil
+}

@@ -12,26 +12,40 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 )
 
-// recordingSplit reads the recipe's [recording], resamples it to the
-// model's rate, divides it by its nominal value and cuts windows of the
-// model's input length (host/record.Import): an unlabelled test split
-// named after the file, one record a kept window.
+// recordingSplit reads the recipe's [recording] (its channel, channels or
+// phases), resamples it to the model's rate, divides each channel by its
+// nominal value and cuts windows of the model's input length
+// (host/record.ImportChannels): an unlabelled test split named after the
+// file, one record a kept window of C x T values, channel-major, with
+// Channels = C. C must be the model's in_channels.
 func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []string, error) {
 	rc := r.Recording
-	rec, err := record.Read(rc.File, record.Options{Channel: rc.Channel, Rate: rc.Rate})
+	arch, err := r.Arch()
+	if err != nil {
+		return engine.TestSplit{}, nil, err
+	}
+	C := rc.NumChannels()
+	if arch.InChannels != C {
+		return engine.TestSplit{}, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
+			rc.ChoiceKey(), C, arch.InChannels, arch.Name)
+	}
+	opt := record.Options{Channel: rc.Channel, Rate: rc.Rate}
+	sels := rc.Channels
+	if len(rc.Phases) > 0 {
+		if sels, err = record.PhaseChannels(rc.File, opt, rc.Phases); err != nil {
+			return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
+		}
+	}
+	recs, err := record.ReadChannels(rc.File, opt, sels)
 	if err != nil {
 		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
 	}
 	L := r.Data.Len()
 	rate := r.Data.Fs
 	if r.Data.Source != recipe.SourcePQD {
-		arch, err := r.Arch()
-		if err != nil {
-			return engine.TestSplit{}, nil, err
-		}
 		L, rate = arch.InLen, record.DefaultRate
 	}
-	imp, err := record.Import(ctx, rec, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
+	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
 	if err != nil {
 		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
 	}
@@ -39,7 +53,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 	if len(kept) == 0 {
 		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
 	}
-	d := sdk.Dataset{N: len(kept), Len: L, X: make([]float32, 0, len(kept)*L), Y: make([]int, len(kept))}
+	d := sdk.Dataset{N: len(kept), Len: C * L, X: make([]float32, 0, len(kept)*C*L), Y: make([]int, len(kept))}
 	for i, w := range kept {
 		for _, v := range w {
 			d.X = append(d.X, float32(v))
@@ -47,8 +61,18 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 		d.Y[i] = -1
 	}
 	name := "rec-" + strings.TrimSuffix(filepath.Base(rc.File), filepath.Ext(rc.File))
-	notes := []string{fmt.Sprintf("recording %s (channel %s): %d windows of %d samples at %g Hz, divided by sqrt(2) x %g (%s)",
-		rc.File, rec.Channel, len(kept), L, imp.Rate, imp.Nominal, imp.NominalSource)}
+	var notes []string
+	if C == 1 {
+		notes = append(notes, fmt.Sprintf("recording %s (channel %s): %d windows of %d samples at %g Hz, divided by sqrt(2) x %g (%s)",
+			rc.File, recs[0].Channel, len(kept), L, imp.Rate, imp.Nominal, imp.NominalSource))
+	} else {
+		var chans []string
+		for _, ch := range imp.Channels {
+			chans = append(chans, fmt.Sprintf("%s divided by sqrt(2) x %g (%s)", ch.Recording.Channel, ch.Nominal, ch.NominalSource))
+		}
+		notes = append(notes, fmt.Sprintf("recording %s: %d windows of %d channels x %d samples at %g Hz, channel-major: %s",
+			rc.File, len(kept), C, L, imp.Rate, strings.Join(chans, "; ")))
+	}
 	for _, w := range imp.Windows {
 		if w.Dropped != "" {
 			notes = append(notes, fmt.Sprintf("recording window at %.4f s dropped: %s", w.SourceTime, w.Dropped))
@@ -57,5 +81,5 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 	for _, w := range imp.Warnings {
 		notes = append(notes, "recording: "+w)
 	}
-	return engine.TestSplit{Name: name, Data: d, Unlabelled: true}, notes, nil
+	return engine.TestSplit{Name: name, Data: d, Channels: C, Unlabelled: true}, notes, nil
 }
