@@ -34,7 +34,7 @@ func wantsFigure(classes []string, label int) bool {
 }
 
 // newPanel is the qualitative figure of record j of the batch: its
-// waveform and mask, the S member maps (|R| when the run scores |R|),
+// waveform and mask (a row a channel for C > 1), the S member maps (|R| when the run scores |R|),
 // and their mean, 5% and 95% order-statistic quantiles (the paper's
 // alpha-quantile summary, r_(ceil(alpha S))), variance and CV (summary.cv's
 // default kappa), as the summary plugins compute them.
@@ -59,7 +59,7 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 		stat.Variance(vr, members)
 		stat.CV(cvm, members, figureKappa)
 	}
-	return &figure.Panel{
+	p := &figure.Panel{
 		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
 		Labels:   figure.Labels{Class: class, Predicted: data.ClassName(pred), Prob: b.Probs[j][pred]},
 		Wave:     wave,
@@ -72,6 +72,10 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 		CV:       cvm,
 		Fs:       3200,
 	}
+	if b.Channels > 1 { // a row a channel, each with its own mask
+		p.Channels, p.ChannelNames = b.Channels, b.ChannelNames
+	}
+	return p
 }
 
 // figures draws the qualitative panels (the first correctly classified

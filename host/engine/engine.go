@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,11 +71,49 @@ type TestSplit struct {
 	// Channels is C (0 means 1): the maps and masks of this split are C
 	// rows of Data.Len/C samples.
 	Channels int
+	// ChannelNames, if not nil, names the C channels in the per-channel
+	// tables ("A", "B", "C" for the phases); nil: ch0..ch<C-1>.
+	ChannelNames []string
 	// Unlabelled marks inputs without a class or a mask (windows of a real
 	// recording): every record is explained, for its predicted class, and
 	// nothing is scored; its records have label -1. Data.Y and Masks are
 	// not read. A plan's splits are all labelled or all unlabelled.
 	Unlabelled bool
+}
+
+// NumChannels is C, the channels of the split's maps and masks (1 when
+// Channels is 0).
+func (ts TestSplit) NumChannels() int { return max(ts.Channels, 1) }
+
+// ChannelLabels names the split's channels: ChannelNames, or ch0..ch<C-1>.
+func (ts TestSplit) ChannelLabels() []string {
+	if ts.ChannelNames != nil {
+		return ts.ChannelNames
+	}
+	names := make([]string, ts.NumChannels())
+	for c := range names {
+		names[c] = fmt.Sprintf("ch%d", c)
+	}
+	return names
+}
+
+// channelsOf is the channels of a plan's test splits, C and their names,
+// which must be the same for every split; C = 1 is the one-channel case
+// with no per-channel scores.
+func channelsOf(tests []TestSplit) (int, []string, error) {
+	if len(tests) == 0 {
+		return 1, nil, nil
+	}
+	C, names := tests[0].NumChannels(), tests[0].ChannelLabels()
+	for _, ts := range tests {
+		if ts.NumChannels() != C || !slices.Equal(ts.ChannelLabels(), names) {
+			return 0, nil, fmt.Errorf("test split %s has channels %v, split %s has %v: every test split must have the same channels", ts.Name, ts.ChannelLabels(), tests[0].Name, names)
+		}
+	}
+	if len(names) != C {
+		return 0, nil, fmt.Errorf("test split %s: %d channel names %v for %d channels", tests[0].Name, len(names), names, C)
+	}
+	return C, names, nil
 }
 
 // Plan is everything one run computes.
@@ -201,6 +240,9 @@ type Record struct {
 	RMA, IoU                                   float64
 	OK                                         bool
 	Why                                        eval.Skip
+	// Channels is the channel view of a record of a split of C > 1
+	// channels with a non-empty mask (eval.ScoreChannels); nil otherwise.
+	Channels *eval.Channels
 }
 
 // Row is one (posterior, explainer, summary) combination.
@@ -221,6 +263,10 @@ type Row struct {
 	AccuracyBySplit []float64 `json:"accuracy_by_split"`
 	Agg             eval.Agg  `json:"scores"`
 	Records         []Record  `json:"-"`
+	// Channels is the channel view of the scores (eval.AggregateChannels)
+	// of a run whose test splits have C > 1 channels; nil (and left out of
+	// results.json) otherwise.
+	Channels *eval.ChannelAgg `json:"channels,omitempty"`
 
 	// Fit is the posterior's fit metadata, its artifact's Meta (a Laplace
 	// posterior's scale and delta), keys as the plugin names them.
@@ -513,7 +559,7 @@ func (b *block) scoreBatch(ctx context.Context, si, b0, b1 int, idx []int, maps 
 				rec.Why = eval.EmptyMask
 			} else {
 				var err error
-				rec.RMA, rec.IoU, rec.Why, err = score(results[j].Map, ts.Masks[r], b.p.Abs)
+				rec.RMA, rec.IoU, rec.Why, rec.Channels, err = score(results[j].Map, ts.Masks[r], b.p.Abs, ts.NumChannels())
 				if err != nil {
 					return nil, fmt.Errorf("%s on split %s record %d: %w", sm.Info().ID, ts.Name, r, err)
 				}
@@ -560,29 +606,64 @@ func (b *block) rows() ([]Row, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("aggregate %s / %s / %s: %w", b.ps.Name(), b.es.Label, sm.Info().ID, err)
 		}
+		chAgg, err := b.channelAgg(all, reported)
+		if err != nil {
+			return nil, nil, fmt.Errorf("aggregate %s / %s / %s by channel: %w", b.ps.Name(), b.es.Label, sm.Info().ID, err)
+		}
 		if i == firstActive(b.active) {
 			notes = append(notes, fmt.Sprintf("%s / %s: %d records of unscored classes (normal) left out; %d disturbance records with an empty mask, %d with zero relevance mass, %d non-finite: counted, not scored",
 				b.ps.Name(), b.es.Label, outside, agg.Counts.EmptyMask, agg.Counts.ZeroMass, agg.Counts.NonFinite))
 		}
 		rows = append(rows, Row{Posterior: b.ps.ID, Explainer: b.es.ID, Summary: sm.Info().ID, Label: b.ps.Label, Replicate: b.ps.Replicate, ExplainerLabel: b.es.Label, SummaryLabel: p.Summaries[i].Label,
-			Draws: b.draws, Agg: agg, Records: all})
+			Draws: b.draws, Agg: agg, Records: all, Channels: chAgg})
 	}
 	return rows, notes, nil
 }
 
-// score takes RMA and IoU of a map (of |R| when abs).
-func score(m []float64, mask []bool, abs bool) (rma, iou float64, why eval.Skip, err error) {
+// channelAgg aggregates the channel view of the records of the reported
+// classes; nil when the splits have one channel.
+func (b *block) channelAgg(recs []Record, reported map[int]bool) (*eval.ChannelAgg, error) {
+	C, names, err := channelsOf(b.tests)
+	if err != nil || C == 1 {
+		return nil, err
+	}
+	var crs []eval.ChannelRecord
+	for _, rec := range recs {
+		if rec.Channels != nil && reported[rec.Label] {
+			crs = append(crs, eval.ChannelRecord{Split: rec.Split, Class: rec.Label, Ch: *rec.Channels})
+		}
+	}
+	a, err := eval.AggregateChannels(crs, names, b.p.Classes, b.p.Groups, len(b.tests))
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// score takes RMA and IoU of a map (of |R| when abs) and, for C > 1
+// channels, its channel view (eval.ScoreChannels, of the same |R|).
+func score(m []float64, mask []bool, abs bool, C int) (rma, iou float64, why eval.Skip, ch *eval.Channels, err error) {
+	if len(m) != len(mask) {
+		return 0, 0, 0, nil, fmt.Errorf("a map of %d values for a mask of %d", len(m), len(mask))
+	}
 	if abs {
 		m = eval.Abs(make([]float64, len(m)), m)
 	} else {
 		for n, v := range m {
 			if v < 0 {
-				return 0, 0, 0, fmt.Errorf("map value %d is %g: a signed map needs evaluate.abs = true", n, v)
+				return 0, 0, 0, nil, fmt.Errorf("map value %d is %g: a signed map needs evaluate.abs = true", n, v)
 			}
 		}
 	}
 	rma, iou, why = eval.Localise(m, mask)
-	return rma, iou, why, nil
+	if C > 1 {
+		if len(m)%C != 0 {
+			return 0, 0, 0, nil, fmt.Errorf("a map of %d values is not %d channels of equal length", len(m), C)
+		}
+		c := eval.ScoreChannels(nil, m, mask, C)
+		ch = &c
+	}
+	return rma, iou, why, ch, nil
 }
 
 func firstActive(a []bool) int {

@@ -357,6 +357,19 @@ func checkPlan(ctx context.Context, p *Plan, res Plugins) error {
 			return fmt.Errorf("engine: test splits %s and %s: one is labelled and one is not", p.Tests[0].Name, ts.Name)
 		}
 	}
+	// The per-channel scores need one C and one set of channel names over
+	// a posterior's splits, and inputs of C rows of equal length.
+	for _, ps := range append([]Step{{}}, p.Posteriors...) {
+		tests := p.testsOf(ps)
+		if _, _, err := channelsOf(tests); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		for _, ts := range tests {
+			if C := ts.NumChannels(); ts.Data.Len%C != 0 {
+				return fmt.Errorf("engine: test split %s: inputs of %d values are not %d channels of equal length", ts.Name, ts.Data.Len, C)
+			}
+		}
+	}
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -194,34 +193,10 @@ func Aggregate(scores []Score, classes []int, groups map[string][]int, nsplits i
 	if nsplits < 1 {
 		return Agg{}, fmt.Errorf("eval: aggregate: nsplits = %d, want at least 1", nsplits)
 	}
-	if len(classes) == 0 {
-		return Agg{}, errors.New("eval: aggregate: no classes")
+	pos, names, err := checkClasses("aggregate", classes, groups)
+	if err != nil {
+		return Agg{}, err
 	}
-	pos := make(map[int]int, len(classes)) // class -> index in classes
-	for i, c := range classes {
-		if _, dup := pos[c]; dup {
-			return Agg{}, fmt.Errorf("eval: aggregate: class %d listed twice in classes", c)
-		}
-		pos[c] = i
-	}
-	names := make([]string, 0, len(groups))
-	for name, gc := range groups {
-		if len(gc) == 0 {
-			return Agg{}, fmt.Errorf("eval: aggregate: group %q has no class", name)
-		}
-		seen := map[int]bool{}
-		for _, c := range gc {
-			if _, ok := pos[c]; !ok {
-				return Agg{}, fmt.Errorf("eval: aggregate: group %q: class %d is not one of the classes %v", name, c, classes)
-			}
-			if seen[c] {
-				return Agg{}, fmt.Errorf("eval: aggregate: group %q lists class %d twice", name, c)
-			}
-			seen[c] = true
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
 
 	// Sums per (split, class).
 	nc := len(classes)
@@ -304,6 +279,42 @@ func Aggregate(scores []Score, classes []int, groups map[string][]int, nsplits i
 		a.Groups = append(a.Groups, g)
 	}
 	return a, nil
+}
+
+// checkClasses validates the classes and groups of an aggregate: classes
+// not empty and without duplicates, every group not empty, without
+// duplicates, and a subset of classes. It returns each class's index in
+// classes and the group names, sorted.
+func checkClasses(fn string, classes []int, groups map[string][]int) (map[int]int, []string, error) {
+	if len(classes) == 0 {
+		return nil, nil, fmt.Errorf("eval: %s: no classes", fn)
+	}
+	pos := make(map[int]int, len(classes)) // class -> index in classes
+	for i, c := range classes {
+		if _, dup := pos[c]; dup {
+			return nil, nil, fmt.Errorf("eval: %s: class %d listed twice in classes", fn, c)
+		}
+		pos[c] = i
+	}
+	names := make([]string, 0, len(groups))
+	for name, gc := range groups {
+		if len(gc) == 0 {
+			return nil, nil, fmt.Errorf("eval: %s: group %q has no class", fn, name)
+		}
+		seen := map[int]bool{}
+		for _, c := range gc {
+			if _, ok := pos[c]; !ok {
+				return nil, nil, fmt.Errorf("eval: %s: group %q: class %d is not one of the classes %v", fn, name, c, classes)
+			}
+			if seen[c] {
+				return nil, nil, fmt.Errorf("eval: %s: group %q lists class %d twice", fn, name, c)
+			}
+			seen[c] = true
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return pos, names, nil
 }
 
 // MeanSD returns the mean and the sample standard deviation (divisor n-1)

@@ -50,6 +50,25 @@ type Panel struct {
 	// Fs is the sampling rate in Hz; the time axis is in ms when Fs > 0,
 	// in samples when Fs == 0.
 	Fs float64
+	// Channels is C, the channels of the record (0 or 1: one channel).
+	// With C > 1, Wave, Mask and every map are C rows of T values,
+	// channel-major (x[c*T+t]), and the time axis is T samples long.
+	Channels int
+	// ChannelNames label the C channels (nil: ch0..ch<C-1>).
+	ChannelNames []string
+}
+
+// channels is C and the channel names of p.
+func (p *Panel) channels() (int, []string) {
+	C := max(p.Channels, 1)
+	if p.ChannelNames != nil {
+		return C, p.ChannelNames
+	}
+	names := make([]string, C)
+	for c := range names {
+		names[c] = fmt.Sprintf("ch%d", c)
+	}
+	return C, names
 }
 
 // Qualitative writes the qualitative figure of one record (the paper's
@@ -64,6 +83,15 @@ type Panel struct {
 //   - the mean map; the 5 % and 95 % quantile maps (95 % on top); the
 //     variance; the CV: each a strip.
 //
+// A record of C > 1 channels (Panel.Channels) has one waveform row per
+// channel, each with its own mask shaded and its channel's name on the y
+// axis (the rows share the amplitude range; the title and legend are on
+// the first); the members as one heatmap a channel; and each summary
+// strip as C rows, one a channel (the quantile strip 2C: each channel's
+// 95 % over its 5 %), labelled by the channel names. The members of all
+// channels share one scale, and a summary's C rows share theirs, so that
+// the strips compare the channels' relevance.
+//
 // Every heatmap is cividis, min-max normalised for display: a strip's
 // least value is the darkest colour and its greatest the lightest. The
 // members share one scale (min and max over all S maps), so do the two
@@ -75,7 +103,9 @@ type Panel struct {
 //
 // Bad input (Wave empty, a length that differs from Wave's, NaN or Inf, a
 // probability outside [0, 1], Fs negative or not finite, Q05 without Q95)
-// is an error naming the series and index, and nothing is written.
+// is an error naming the series and index, and nothing is written; so are
+// Channels < 0, a Wave that is not Channels rows of equal length, and
+// ChannelNames not one a channel.
 func Qualitative(w io.Writer, p Panel) error {
 	f, err := newQualFigure(p)
 	if err != nil {
@@ -97,6 +127,15 @@ func (p *Panel) validate() error {
 	}
 	if err := checkFinite("Wave", p.Wave); err != nil {
 		return err
+	}
+	if p.Channels < 0 {
+		return fmt.Errorf("Channels is %d: want the number of channels, or 0 for one", p.Channels)
+	}
+	if C := max(p.Channels, 1); n%C != 0 {
+		return fmt.Errorf("Wave has %d values: not %d channels of equal length", n, C)
+	}
+	if p.ChannelNames != nil && len(p.ChannelNames) != max(p.Channels, 1) {
+		return fmt.Errorf("ChannelNames has %d names %q for %d channels", len(p.ChannelNames), p.ChannelNames, max(p.Channels, 1))
 	}
 	if p.Mask != nil && len(p.Mask) != n {
 		return fmt.Errorf("Mask has %d values, want %d (the length of Wave) or none", len(p.Mask), n)
@@ -172,7 +211,8 @@ func newQualFigure(p Panel) (*qualFigure, error) {
 		}
 		return nil, fmt.Errorf("figure: qualitative panel: %w", err)
 	}
-	n := len(p.Wave)
+	C, chNames := p.channels()
+	n := len(p.Wave) / C // T: samples a channel
 	dt, xlabel := 1.0, "sample"
 	if p.Fs > 0 {
 		dt, xlabel = 1000/p.Fs, "time (ms)"
@@ -181,25 +221,10 @@ func newQualFigure(p Panel) (*qualFigure, error) {
 	xmin, xmax := -dt/2, (float64(n)-0.5)*dt
 
 	f := &qualFigure{}
-	f.rows = append(f.rows, waveRow(p, dt, xmin, xmax))
-	if len(p.Members) > 0 {
-		names := make([]string, len(p.Members))
-		for s := range names {
-			names[s] = fmt.Sprint(s + 1)
-		}
-		f.rows = append(f.rows, stripRow("member", names, p.Members, "min–max over S", xmin, xmax, 2))
-	}
-	if p.Mean != nil {
-		f.rows = append(f.rows, stripRow("mean", nil, [][]float64{p.Mean}, "min–max scaled", xmin, xmax, 1))
-	}
-	if p.Q05 != nil {
-		f.rows = append(f.rows, stripRow("quantile", []string{"95%", "5%"}, [][]float64{p.Q95, p.Q05}, "min–max of both", xmin, xmax, 1.3))
-	}
-	if p.Variance != nil {
-		f.rows = append(f.rows, stripRow("variance", nil, [][]float64{p.Variance}, "min–max scaled", xmin, xmax, 1))
-	}
-	if p.CV != nil {
-		f.rows = append(f.rows, stripRow("CV", nil, [][]float64{p.CV}, "min–max scaled", xmin, xmax, 1))
+	if C > 1 {
+		f.rows = channelRows(p, C, n, chNames, dt, xmin, xmax)
+	} else {
+		f.rows = oneChannelRows(p, dt, xmin, xmax)
 	}
 	for i := range f.rows {
 		m := f.rows[i].main
@@ -213,18 +238,117 @@ func newQualFigure(p Panel) (*qualFigure, error) {
 	return f, nil
 }
 
-// waveRow is the waveform with the mask shaded behind it.
-func waveRow(p Panel, dt, xmin, xmax float64) qualRow {
-	pl := newPlot()
-	pl.Title.Text = p.Title
-	if t := labelsLine(p.Labels); t != "" {
-		if pl.Title.Text != "" {
-			pl.Title.Text += "\n"
-		}
-		pl.Title.Text += t
-	}
-	pl.Y.Label.Text = "amplitude (p.u.)"
+// oneChannelRows are the rows of a one-channel panel.
+func oneChannelRows(p Panel, dt, xmin, xmax float64) []qualRow {
 	lo, hi := minMax(p.Wave)
+	rows := []qualRow{waveRow(panelTitle(p), p.Wave, p.Mask, "amplitude (p.u.)", lo, hi, dt, 2.6, true)}
+	if len(p.Members) > 0 {
+		names := make([]string, len(p.Members))
+		for s := range names {
+			names[s] = fmt.Sprint(s + 1)
+		}
+		rows = append(rows, stripRow("member", names, p.Members, "min–max over S", xmin, xmax, 2))
+	}
+	if p.Mean != nil {
+		rows = append(rows, stripRow("mean", nil, [][]float64{p.Mean}, "min–max scaled", xmin, xmax, 1))
+	}
+	if p.Q05 != nil {
+		rows = append(rows, stripRow("quantile", []string{"95%", "5%"}, [][]float64{p.Q95, p.Q05}, "min–max of both", xmin, xmax, 1.3))
+	}
+	if p.Variance != nil {
+		rows = append(rows, stripRow("variance", nil, [][]float64{p.Variance}, "min–max scaled", xmin, xmax, 1))
+	}
+	if p.CV != nil {
+		rows = append(rows, stripRow("CV", nil, [][]float64{p.CV}, "min–max scaled", xmin, xmax, 1))
+	}
+	return rows
+}
+
+// channelRows are the rows of a panel of C > 1 channels of T samples:
+// a waveform row a channel, then the members' heatmap a channel, then the
+// summaries, a row a channel each.
+func channelRows(p Panel, C, T int, names []string, dt, xmin, xmax float64) []qualRow {
+	row := func(x []float64, c int) []float64 { return x[c*T : (c+1)*T] }
+	lo, hi := minMax(p.Wave)
+	var rows []qualRow
+	for c := range C {
+		var mask []bool
+		if p.Mask != nil {
+			mask = p.Mask[c*T : (c+1)*T]
+		}
+		title := ""
+		if c == 0 {
+			title = panelTitle(p)
+		}
+		weight := 1.6
+		if c == 0 {
+			weight += 0.5 // the title
+		}
+		rows = append(rows, waveRow(title, row(p.Wave, c), mask, names[c]+" (p.u.)", lo, hi, dt, weight, c == 0))
+	}
+	if len(p.Members) > 0 {
+		mlo, mhi := minMax(p.Members...)
+		members := make([]string, len(p.Members))
+		for s := range members {
+			members[s] = fmt.Sprint(s + 1)
+		}
+		for c := range C {
+			ms := make([][]float64, len(p.Members))
+			for s, m := range p.Members {
+				ms[s] = row(m, c)
+			}
+			rows = append(rows, stripRowScaled("member "+names[c], members, ms, "min–max\nover S, C", mlo, mhi, xmin, xmax, 1.5))
+		}
+	}
+	// perChannel is a summary's C rows, top channel first.
+	perChannel := func(x []float64) [][]float64 {
+		out := make([][]float64, C)
+		for c := range C {
+			out[c] = row(x, c)
+		}
+		return out
+	}
+	h := 0.5 * float64(C) // a summary strip's weight
+	if p.Mean != nil {
+		rows = append(rows, stripRow("mean", names, perChannel(p.Mean), "min–max over C", xmin, xmax, h))
+	}
+	if p.Q05 != nil {
+		var qs [][]float64
+		var qn []string
+		for c := range C {
+			qs = append(qs, row(p.Q95, c), row(p.Q05, c))
+			qn = append(qn, names[c]+" 95%", names[c]+" 5%")
+		}
+		rows = append(rows, stripRow("quantile", qn, qs, "min–max of all", xmin, xmax, 1.3*h))
+	}
+	if p.Variance != nil {
+		rows = append(rows, stripRow("variance", names, perChannel(p.Variance), "min–max over C", xmin, xmax, h))
+	}
+	if p.CV != nil {
+		rows = append(rows, stripRow("CV", names, perChannel(p.CV), "min–max over C", xmin, xmax, h))
+	}
+	return rows
+}
+
+// panelTitle is the waveform's two-line title: Title, then the labels.
+func panelTitle(p Panel) string {
+	t := p.Title
+	if l := labelsLine(p.Labels); l != "" {
+		if t != "" {
+			t += "\n"
+		}
+		t += l
+	}
+	return t
+}
+
+// waveRow is a waveform (amplitudes in [lo, hi]) with its mask shaded
+// behind it, titled title, its y axis labelled ylabel; with legend, the
+// legend beside it.
+func waveRow(title string, wave []float64, mask []bool, ylabel string, lo, hi, dt, weight float64, legend bool) qualRow {
+	pl := newPlot()
+	pl.Title.Text = title
+	pl.Y.Label.Text = ylabel
 	pad := 0.08 * (hi - lo)
 	if pad == 0 {
 		pad = 1
@@ -234,19 +358,23 @@ func waveRow(p Panel, dt, xmin, xmax float64) qualRow {
 	leg.Top = true
 	leg.Left = true
 	leg.ThumbnailWidth = vg.Points(14)
-	if p.Mask != nil {
-		sh := &maskShade{mask: p.Mask, dt: dt}
+	if mask != nil {
+		sh := &maskShade{mask: mask, dt: dt}
 		pl.Add(sh)
 		leg.Add("ground truth", rectThumb{Fill: maskGrey})
 	}
-	pts := make(plotter.XYs, len(p.Wave))
-	for i, v := range p.Wave {
+	pts := make(plotter.XYs, len(wave))
+	for i, v := range wave {
 		pts[i] = plotter.XY{X: float64(i) * dt, Y: v}
 	}
 	line := &plotter.Line{XYs: pts, LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}}
 	pl.Add(line)
 	leg.Add("waveform", line)
-	return qualRow{main: pl, legend: &leg, weight: 2.6}
+	r := qualRow{main: pl, weight: weight}
+	if legend {
+		r.legend = &leg
+	}
+	return r
 }
 
 // labelsLine is the title's second line: "class: sag · predicted: sag
@@ -295,6 +423,12 @@ func (m *maskShade) Plot(c draw.Canvas, p *plot.Plot) {
 // axis label name instead.
 func stripRow(name string, names []string, rows [][]float64, barLabel string, xmin, xmax, weight float64) qualRow {
 	lo, hi := minMax(rows...)
+	return stripRowScaled(name, names, rows, barLabel, lo, hi, xmin, xmax, weight)
+}
+
+// stripRowScaled is stripRow normalised over [lo, hi] (which holds every
+// value of rows) instead of its own rows' range.
+func stripRowScaled(name string, names []string, rows [][]float64, barLabel string, lo, hi, xmin, xmax, weight float64) qualRow {
 	img := stripImage(rows, lo, hi)
 	r := float64(len(rows))
 	pl := newPlot()

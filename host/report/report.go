@@ -233,17 +233,27 @@ type Section struct {
 	Value any
 }
 
-// RecordsCSV writes one line per (row, record): the scores of every record.
+// RecordsCSV writes one line per (row, record): the scores of every record,
+// and for a run of C > 1 channels its channel view (channelHeader).
 func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	_ = w.Write([]string{"row", "posterior", "explainer", "summary", "split", "record", "label", "class", "target", "predicted", "mask_len", "scored", "why", "rma", "iou"})
+	head := []string{"row", "posterior", "explainer", "summary", "split", "record", "label", "class", "target", "predicted", "mask_len", "scored", "why", "rma", "iou"}
+	names := channelNames(res) // C > 1: the channel columns (channels.go)
+	if names != nil {
+		head = append(head, channelHeader(names)...)
+	}
+	_ = w.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
 	for _, r := range res.Rows {
 		for _, rec := range r.Records {
-			_ = w.Write([]string{RowLabel(res, r), r.Posterior, r.Explainer, r.Summary, splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label),
+			line := []string{RowLabel(res, r), r.Posterior, r.Explainer, r.Summary, splitNames[rec.Split], strconv.Itoa(rec.Index), strconv.Itoa(rec.Label),
 				ClassName(res.ClassNames, rec.Label), strconv.Itoa(rec.Target), strconv.Itoa(rec.Pred), strconv.Itoa(rec.MaskLen),
-				strconv.FormatBool(rec.OK), rec.Why.String(), f(rec.RMA), f(rec.IoU)})
+				strconv.FormatBool(rec.OK), rec.Why.String(), f(rec.RMA), f(rec.IoU)}
+			if names != nil {
+				line = append(line, channelCells(rec, names, f)...)
+			}
+			_ = w.Write(line)
 		}
 	}
 	w.Flush()

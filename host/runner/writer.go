@@ -154,7 +154,8 @@ func (w *runWriter) final(res *engine.Results) error {
 
 // tables are the tables of tables.md and of the terminal: the main table,
 // the paper's tables the recipe names, the analyses', the predictive
-// quality, and the per-class tables.
+// quality, for C > 1 channels the per-channel tables, and the per-class
+// tables.
 func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
 	if len(res.Rows) == 0 { // a recording: nothing scored
 		var ts []report.Table
@@ -175,6 +176,8 @@ func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
 	if len(w.pred.rows) > 0 {
 		ts = append(ts, w.pred.table())
 	}
+	ts = append(ts, report.ChannelTables(res)...) // none for one channel
+	// The per-class tables last: the terminal leaves them out (runner.go).
 	return append(ts, report.PerClassIoU(res), report.PerClass(res)), nil
 }
 
