@@ -342,4 +342,3 @@ func TestExplainRejectsTargets(t *testing.T) {
 		}
 	}
 }
-
