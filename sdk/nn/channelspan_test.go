@@ -65,7 +65,8 @@ func randomChannelSpans(r *rand.Rand, C, T, w, n int) [][]ChannelSpan {
 // equal their definition, the forward pass of the perturbed input, within
 // 1e-6, on networks of 2 and 3 channels (every local layer kind), for
 // per-channel, all-channel, overlapping and unordered spans; most of the
-// perturbations take the boundary path.
+// perturbations are valid for the boundary path, which is also forced
+// (channelSpanPooled's always: with few inputs it does not pay).
 func TestChannelSpanProbsDefinition(t *testing.T) {
 	for _, tc := range []struct {
 		a Arch
@@ -94,6 +95,9 @@ func TestChannelSpanProbsDefinition(t *testing.T) {
 		P := m.PooledLen()
 		pooled := make([]float32, len(spans)*P)
 		m.ChannelSpanPooled(pooled, x, spans, 0.3)
+		// The boundary path whether or not it pays.
+		forced := make([]float32, len(spans)*P)
+		m.channelSpanPooled(forced, x, spans, 0.3, true)
 		ws := m.net.NewWorkspace(1)
 		pr := make([]float32, m.Classes())
 		for j, sp := range spans {
@@ -104,6 +108,7 @@ func TestChannelSpanProbsDefinition(t *testing.T) {
 			}
 			m.net.forward(ws, m.folded, xo, false, nil, m.plan.g)
 			within(t, a.Name+" pooled", pooled[j*P:(j+1)*P], ws.Act(m.plan.g), 1e-6)
+			within(t, a.Name+" pooled, boundary path", forced[j*P:(j+1)*P], ws.Act(m.plan.g), 1e-6)
 		}
 	}
 }

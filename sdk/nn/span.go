@@ -642,6 +642,10 @@ type ChannelSpan struct{ Ch, Lo, Hi int }
 // replaced channels in a uint64); wider inputs take forward passes.
 const maxStateChannels = 64
 
+// edgeCost is the cost of one dirty position of a boundary in forward
+// positions, for channelSpanPooled's choice of path.
+const edgeCost = 8
+
 // region is a maximal run [lo, next region's lo or T) of time positions
 // whose replaced channels are the same: bit c of s set when channel c is
 // replaced there.
@@ -743,7 +747,11 @@ func validRegions(rg []region, R int) bool {
 //
 // which needs one pass of the local stack per state S that occurs (at
 // most 2^C). Other inputs, and every input when C > 64, take a forward
-// pass. The values equal the forward passes' up to float32 rounding.
+// pass; so do all of them when the distinct boundaries (b, S, S'), times
+// R-1 dirty positions and edgeCost, outnumber the valid inputs' T
+// positions (few inputs of many features: the boundaries are then dearer
+// than forward passes). The values equal the forward passes' up to
+// float32 rounding.
 func (m *Inference) ChannelSpanPooled(dst, x []float32, spans [][]ChannelSpan, baseline float32) {
 	if m.planWindows() == nil {
 		panic("nn: ChannelSpanPooled needs a network with a global max pool after a local stack")
@@ -752,7 +760,7 @@ func (m *Inference) ChannelSpanPooled(dst, x []float32, spans [][]ChannelSpan, b
 		panic("nn: ChannelSpanPooled needs one input and PooledLen values a perturbed input")
 	}
 	m.checkChannelSpans(spans)
-	m.channelSpanPooled(dst, x, spans, baseline)
+	m.channelSpanPooled(dst, x, spans, baseline, false)
 }
 
 // ChannelSpanProbs writes dst[j] = p_class(x with the spans of spans[j]
@@ -764,7 +772,7 @@ func (m *Inference) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, ba
 		panic("nn: ChannelSpanProbs needs one input and a dst per perturbed input")
 	}
 	m.checkChannelSpans(spans)
-	if m.planWindows() == nil {
+	if m.planWindows() == nil || !m.boundariesPay(spans) {
 		n, k := m.InputLen(), m.Classes()
 		buf := make([]float32, inferenceBatch*n)
 		probs := make([]float32, inferenceBatch*k)
@@ -781,7 +789,7 @@ func (m *Inference) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, ba
 		return
 	}
 	pooled := make([]float32, len(spans)*m.PooledLen())
-	m.channelSpanPooled(pooled, x, spans, baseline)
+	m.channelSpanPooled(pooled, x, spans, baseline, true)
 	m.HeadProbs(dst[:len(spans)], pooled, class)
 }
 
@@ -796,6 +804,36 @@ func (m *Inference) checkChannelSpans(spans [][]ChannelSpan) {
 			}
 		}
 	}
+}
+
+// boundariesPay reports whether the boundary path of channelSpanPooled
+// is worth taking for spans (see ChannelSpanPooled): the distinct
+// boundaries (b, S, S') of the valid inputs, times R-1 and edgeCost, are
+// at most the valid inputs' T positions each. m has a window plan.
+func (m *Inference) boundariesPay(spans [][]ChannelSpan) bool {
+	C0, T, R := m.net.in.C, m.net.in.T, m.edge.R()
+	if C0 > maxStateChannels {
+		return false
+	}
+	type edgeKey struct {
+		b    int
+		l, r uint64
+	}
+	seen := map[edgeKey]bool{}
+	cnt := make([]int, C0+1)
+	var rg []region
+	valid := 0
+	for _, sp := range spans {
+		rg = regions(rg[:0], sp, C0, T, cnt)
+		if !validRegions(rg, R) {
+			continue
+		}
+		valid++
+		for i := 1; i < len(rg); i++ {
+			seen[edgeKey{rg[i].lo, rg[i-1].s, rg[i].s}] = true
+		}
+	}
+	return len(seen)*(R-1)*edgeCost <= valid*T
 }
 
 // channelPerturbed writes x with the spans set to v, each in its channel,
@@ -817,8 +855,10 @@ func (m *Inference) channelPerturbed(row, x []float32, spans []ChannelSpan, v fl
 	}
 }
 
-// channelSpanPooled is ChannelSpanPooled on checked arguments.
-func (m *Inference) channelSpanPooled(pooled, x []float32, spans [][]ChannelSpan, v float32) {
+// channelSpanPooled is ChannelSpanPooled on checked arguments; with
+// always, the valid inputs take the boundary path even when it does not
+// pay.
+func (m *Inference) channelSpanPooled(pooled, x []float32, spans [][]ChannelSpan, v float32, always bool) {
 	net, e := m.net, m.edge
 	L, R := e.L, e.R()
 	C0, T := net.in.C, net.in.T
@@ -846,6 +886,41 @@ func (m *Inference) channelSpanPooled(pooled, x []float32, spans [][]ChannelSpan
 			bad = append(bad, j)
 		}
 		ends[j] = len(rg)
+	}
+	// The boundaries the inputs need, by their pair of states.
+	type pair struct{ l, r uint64 }
+	type edgeKey struct {
+		b    int
+		l, r uint64
+	}
+	at := map[edgeKey]int{}
+	byPair := map[pair][]int{}
+	for j := range spans {
+		lo := 0
+		if j > 0 {
+			lo = ends[j-1]
+		}
+		for i := lo + 1; i < ends[j]; i++ {
+			k := edgeKey{rg[i].lo, rg[i-1].s, rg[i].s}
+			if _, ok := at[k]; ok {
+				continue
+			}
+			at[k] = -1
+			p := pair{k.l, k.r}
+			byPair[p] = append(byPair[p], k.b)
+		}
+	}
+	// A boundary costs about edgeCost forward positions a dirty position
+	// (measured on the paper's network with three channels); when the
+	// boundaries cost more than the valid inputs' forward passes, those
+	// are cheaper and exact by definition.
+	if !always && len(at)*(R-1)*edgeCost > (len(spans)-len(bad))*T {
+		bad = bad[:0]
+		for j := range spans {
+			bad = append(bad, j)
+		}
+		m.channelPlain(pooled, x, spans, v, bad)
+		return
 	}
 	// One pass of the local stack per state that occurs.
 	levels := map[uint64][][]float32{}
@@ -876,29 +951,6 @@ func (m *Inference) channelSpanPooled(pooled, x []float32, spans [][]ChannelSpan
 	tables := make(map[uint64][][]float32, len(levels))
 	for s, lv := range levels {
 		tables[s] = buildSparse(nil, lv[L], C, TL, TL)
-	}
-	// The boundaries the inputs need, by their pair of states.
-	type pair struct{ l, r uint64 }
-	type edgeKey struct {
-		b    int
-		l, r uint64
-	}
-	at := map[edgeKey]int{}
-	byPair := map[pair][]int{}
-	for j := range spans {
-		lo := 0
-		if j > 0 {
-			lo = ends[j-1]
-		}
-		for i := lo + 1; i < ends[j]; i++ {
-			k := edgeKey{rg[i].lo, rg[i-1].s, rg[i].s}
-			if _, ok := at[k]; ok {
-				continue
-			}
-			at[k] = -1
-			p := pair{k.l, k.r}
-			byPair[p] = append(byPair[p], k.b)
-		}
 	}
 	maxima := make([]float32, len(at)*C)
 	sc := edgePool.Get().(*edgeScratch)
