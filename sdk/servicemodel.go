@@ -302,8 +302,22 @@ func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, bas
 // SpanProbs writes the probabilities of copies of x with sets of spans set
 // to a baseline (see nn.Inference.SpanProbs), computed by the service.
 func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
+	spanRequests(m, "SpanProbs", dst, x, spans, baseline, class, false, func(s nn.Span) (int, int, int) { return s.Lo, s.Hi, nn.AllChannels })
+}
+
+// ChannelSpanProbs writes the probabilities of copies of x with spans of
+// single channels set to a baseline (see nn.Inference.ChannelSpanProbs),
+// computed by the service (the channels of SpansRequest).
+func (m *serviceModel) ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int) {
+	spanRequests(m, "ChannelSpanProbs", dst, x, spans, baseline, class, true, func(s nn.ChannelSpan) (int, int, int) { return s.Lo, s.Hi, s.Ch })
+}
+
+// spanRequests sends the perturbations spans of x to the service's Spans
+// in as many requests as its bounds take, each span as enc's (lo, hi,
+// channel), the channels only when withChannels.
+func spanRequests[S any](m *serviceModel, method string, dst, x []float32, spans [][]S, baseline float32, class int, withChannels bool, enc func(S) (lo, hi, ch int)) {
 	if len(x) != m.inputLen || len(dst) < len(spans) {
-		panic("sdk: service model: SpanProbs needs one input and a dst per perturbed input")
+		panic("sdk: service model: " + method + " needs one input and a dst per perturbed input")
 	}
 	if len(spans) == 0 {
 		return
@@ -311,17 +325,21 @@ func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline f
 	for lo := 0; lo < len(spans); {
 		// As many perturbations as the service's bounds let one request
 		// carry, and at least one.
-		var bounds, ends []int64
+		var bounds, ends, channels []int64
 		hi := lo
 		for hi < len(spans) && len(ends) < serviceBounds.perturbations &&
 			(hi == lo || len(bounds)/2+len(spans[hi]) <= serviceBounds.pairs) {
 			for _, s := range spans[hi] {
-				bounds = append(bounds, int64(s.Lo), int64(s.Hi))
+				a, b, c := enc(s)
+				bounds = append(bounds, int64(a), int64(b))
+				if withChannels {
+					channels = append(channels, int64(c))
+				}
 			}
 			ends = append(ends, int64(len(bounds)/2))
 			hi++
 		}
-		r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline})
+		r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline, Channels: channels})
 		if err != nil {
 			fail("Spans", err)
 		}

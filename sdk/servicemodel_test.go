@@ -74,6 +74,9 @@ type (
 	spanProber interface {
 		SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
 	}
+	channelSpanProber interface {
+		ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
+	}
 )
 
 // probe checks the model it is given against local, the same network in
@@ -202,7 +205,16 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	l.SpanProbs(sb, x0, spans, -1, tg[0])
 	same("SpanProbs", sa, sb)
 	sp.SpanProbs(sa, x0, nil, -1, tg[0]) // no perturbation: no call, no panic
-	m.Probs(nil, x[:0])                  // no input: no call
+	csp, ok := m.(channelSpanProber)
+	if !ok {
+		return nil, fmt.Errorf("the service model lacks ChannelSpanProbs")
+	}
+	cspans := [][]nn.ChannelSpan{{}, {{Ch: 0, Lo: 2, Hi: 6}}, {{Ch: nn.AllChannels, Lo: 10, Hi: 20}, {Ch: l.Arch().InChannels - 1, Lo: 0, Hi: 3}}}
+	ca, cb := make([]float32, len(cspans)), make([]float32, len(cspans))
+	csp.ChannelSpanProbs(ca, x0, cspans, -1, tg[0])
+	l.ChannelSpanProbs(cb, x0, cspans, -1, tg[0])
+	same("ChannelSpanProbs", ca, cb)
+	m.Probs(nil, x[:0]) // no input: no call
 	return p.answer(B, n, diffs)
 }
 
@@ -339,8 +351,9 @@ func TestServiceModelSplitsByTheBounds(t *testing.T) {
 	}
 	// InputGrad: two requests for each of its two calls (with the
 	// probabilities and without); Layer: conv1's 3 inputs one a request;
-	// Windows: two requests for each of the 4 window calls; Spans: two.
-	for k, want := range map[string]int{"InputGrad": 2 * 2, "Layer": 3, "Windows": 4 * 2, "Spans": 2} {
+	// Windows: two requests for each of the 4 window calls; Spans: two
+	// for SpanProbs, one for ChannelSpanProbs (3 perturbations, 3 pairs).
+	for k, want := range map[string]int{"InputGrad": 2 * 2, "Layer": 3, "Windows": 4 * 2, "Spans": 2 + 1} {
 		if got := rec.calls[k]; got != want {
 			t.Errorf("%s: %d requests; want %d", k, got, want)
 		}

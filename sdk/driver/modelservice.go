@@ -490,6 +490,11 @@ type spanProber interface {
 	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
 }
 
+// channelSpanProber is nn.Inference's ChannelSpanProbs.
+type channelSpanProber interface {
+	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
+}
+
 func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
@@ -502,11 +507,44 @@ func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansRes
 	if err != nil {
 		return nil, err
 	}
+	base := r.GetBaseline()
+	if len(r.GetChannels()) > 0 {
+		spans, err := decodeChannelSpans(r.GetBounds(), r.GetEnds(), r.GetChannels(), m.Arch().InChannels, m.Arch().InLen)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "Spans: %v", err)
+		}
+		if base-base != 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "Spans: baseline %v; want a finite number", base)
+		}
+		out := make([]float32, len(spans))
+		if sp, ok := m.(channelSpanProber); ok {
+			sp.ChannelSpanProbs(out, x, spans, base, t[0])
+			return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
+		}
+		n, k, C, T := m.InputLen(), m.Classes(), m.Arch().InChannels, m.Arch().InLen
+		row, p := make([]float32, n), make([]float32, k)
+		for j, sp := range spans {
+			copy(row, x)
+			for _, s := range sp {
+				c0, c1 := s.Ch, s.Ch+1
+				if s.Ch == nn.AllChannels {
+					c0, c1 = 0, C
+				}
+				for c := c0; c < c1; c++ {
+					for i := c*T + s.Lo; i < c*T+s.Hi; i++ {
+						row[i] = base
+					}
+				}
+			}
+			m.Probs(p, row)
+			out[j] = p[t[0]]
+		}
+		return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
+	}
 	spans, err := decodeSpans(r.GetBounds(), r.GetEnds(), m.Arch().InLen)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "Spans: %v", err)
 	}
-	base := r.GetBaseline()
 	if base-base != 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "Spans: baseline %v; want a finite number", base)
 	}
@@ -530,6 +568,59 @@ func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansRes
 		out[j] = p[t[0]]
 	}
 	return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
+}
+
+// decodeChannelSpans reads the perturbations of a SpansRequest with
+// channels: as decodeSpans, span i of channel channels[i] (-1: every
+// channel, else 0..C-1), the spans of a perturbation in any order.
+func decodeChannelSpans(bounds, ends, channels []int64, C, T int) ([][]nn.ChannelSpan, error) {
+	if len(bounds)%2 != 0 {
+		return nil, fmt.Errorf("%d bounds; want (lo, hi) pairs", len(bounds))
+	}
+	if len(bounds) > 2*MaxServicePairs {
+		return nil, fmt.Errorf("%d (lo, hi) pairs; at most %d are accepted", len(bounds)/2, MaxServicePairs)
+	}
+	if len(channels) != len(bounds)/2 {
+		return nil, fmt.Errorf("%d channels for %d (lo, hi) pairs; want one a pair, or none (every span covers every channel)", len(channels), len(bounds)/2)
+	}
+	if err := checkEnds(ends, int64(len(bounds)/2)); err != nil {
+		return nil, err
+	}
+	out := make([][]nn.ChannelSpan, len(ends))
+	prev := int64(0)
+	for j, e := range ends {
+		sp := make([]nn.ChannelSpan, 0, e-prev)
+		for i := prev; i < e; i++ {
+			lo, hi, ch := bounds[2*i], bounds[2*i+1], channels[i]
+			if lo < 0 || hi > int64(T) || lo >= hi {
+				return nil, fmt.Errorf("perturbation %d: span [%d, %d); want 0 <= lo < hi <= %d", j, lo, hi, T)
+			}
+			if ch < -1 || ch >= int64(C) {
+				return nil, fmt.Errorf("perturbation %d: span [%d, %d) of channel %d; want -1 (every channel) or 0..%d", j, lo, hi, ch, C-1)
+			}
+			sp = append(sp, nn.ChannelSpan{Ch: int(ch), Lo: int(lo), Hi: int(hi)})
+		}
+		out[j] = sp
+		prev = e
+	}
+	return out, nil
+}
+
+// checkEnds checks the ends of a SpansRequest against its number of
+// (lo, hi) pairs.
+func checkEnds(ends []int64, pairs int64) error {
+	if len(ends) == 0 || len(ends) > MaxServicePerturbations {
+		return fmt.Errorf("%d perturbations; want 1..%d", len(ends), MaxServicePerturbations)
+	}
+	if ends[len(ends)-1] != pairs {
+		return fmt.Errorf("the last end is %d; want the number of (lo, hi) pairs, %d", ends[len(ends)-1], pairs)
+	}
+	for j := 1; j < len(ends); j++ {
+		if ends[j] < ends[j-1] {
+			return fmt.Errorf("ends[%d] = %d is less than ends[%d] = %d; want non-decreasing ends", j, ends[j], j-1, ends[j-1])
+		}
+	}
+	return nil
 }
 
 // decodeSpans reads the perturbations of a SpansRequest: (lo, hi) pairs

@@ -78,6 +78,7 @@ var (
 		{2, "x", 4 * MaxServiceValues, false},
 		{4, "bounds", 2 * MaxServicePairs, true},
 		{5, "ends", MaxServicePerturbations, true},
+		{7, "channels", MaxServicePairs, true},
 	}
 )
 

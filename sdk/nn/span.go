@@ -1,8 +1,10 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
@@ -618,6 +620,410 @@ func (m *Inference) pooledPlain(pooled, x []float32, spans []Span, ends []int, f
 			for _, s := range spans[lo:ends[j]] {
 				f.set(row, net.in.C, T, s.Lo, s.Hi)
 			}
+		}
+		net.forward(ws, m.folded, buf[:(i1-i0)*n], false, nil, plan.g)
+		out := ws.Act(plan.g)
+		for i := i0; i < i1; i++ {
+			copy(pooled[idx[i]*C:(idx[i]+1)*C], out[(i-i0)*C:(i-i0+1)*C])
+		}
+	}
+}
+
+// AllChannels is the channel of a ChannelSpan that covers every input
+// channel.
+const AllChannels = -1
+
+// ChannelSpan is the half-open range [Lo, Hi) of time positions of input
+// channel Ch, or of every channel when Ch is AllChannels.
+type ChannelSpan struct{ Ch, Lo, Hi int }
+
+// maxStateChannels is the most input channels whose perturbations the
+// boundary path of channelSpanPooled takes (a state is a bit set of the
+// replaced channels in a uint64); wider inputs take forward passes.
+const maxStateChannels = 64
+
+// edgeCost is the cost of one dirty position of a boundary in forward
+// positions, for channelSpanPooled's choice of path.
+const edgeCost = 8
+
+// region is a maximal run [lo, next region's lo or T) of time positions
+// whose replaced channels are the same: bit c of s set when channel c is
+// replaced there.
+type region struct {
+	lo int
+	s  uint64
+}
+
+// regions appends to dst the regions of the perturbation spans of an
+// input of C channels and T positions (position (c, t) is replaced when a
+// span covers it; spans may overlap) and returns it. cnt is scratch of
+// C+1 counters.
+func regions(dst []region, spans []ChannelSpan, C, T int, cnt []int) []region {
+	type event struct{ t, ch, d int }
+	ev := make([]event, 0, 2*len(spans))
+	for _, s := range spans {
+		if s.Lo >= s.Hi {
+			continue
+		}
+		ch := s.Ch
+		if ch == AllChannels {
+			ch = C
+		}
+		ev = append(ev, event{s.Lo, ch, 1}, event{s.Hi, ch, -1})
+	}
+	slices.SortFunc(ev, func(a, b event) int { return a.t - b.t })
+	clear(cnt)
+	all := uint64(1)<<C - 1
+	if C == 64 {
+		all = ^uint64(0)
+	}
+	state := func() uint64 {
+		if cnt[C] > 0 {
+			return all
+		}
+		var s uint64
+		for c := 0; c < C; c++ {
+			if cnt[c] > 0 {
+				s |= 1 << c
+			}
+		}
+		return s
+	}
+	start := len(dst)
+	dst = append(dst, region{0, 0})
+	for i := 0; i < len(ev); {
+		t := ev[i].t
+		for ; i < len(ev) && ev[i].t == t; i++ {
+			cnt[ev[i].ch] += ev[i].d
+		}
+		if t >= T {
+			break
+		}
+		s := state()
+		last := &dst[len(dst)-1]
+		switch {
+		case s == last.s:
+		case last.lo == t: // the run starting at t changes state at once
+			last.s = s
+			if k := len(dst) - 1; k > start && dst[k-1].s == s {
+				dst = dst[:k]
+			}
+		default:
+			dst = append(dst, region{t, s})
+		}
+	}
+	return dst
+}
+
+// validRegions reports whether the boundary path can take the regions of
+// one perturbed input: every region but the first and the last holds at
+// least R-1 positions, so the dirty positions of a boundary see that
+// boundary only.
+func validRegions(rg []region, R int) bool {
+	for i := 1; i+1 < len(rg); i++ {
+		if rg[i+1].lo-rg[i].lo < R-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// ChannelSpanPooled is SpanPooled for spans of single channels: dst gets,
+// at dst[j*P:(j+1)*P] (P = PooledLen()), the global max pool's output for
+// x with x[c*T+t] set to baseline for every span s of spans[j] and every
+// t in [s.Lo, s.Hi), c = s.Ch, or every channel c when s.Ch is
+// AllChannels. The spans of one input may come in any order and overlap.
+//
+// An input whose runs of equally replaced channels (its regions) hold at
+// least R-1 positions each, but the first and the last, takes the
+// boundary path: its pooled vector is the maximum, per channel, of
+//
+//   - the interior of each region [a, e) of replaced channels S: the last
+//     local level of x_S (x with the channels of S replaced everywhere) at
+//     positions [a, e-R+1), by range maxima;
+//   - each boundary b between regions S and S': the R-1 dirty positions
+//     b-R+1..b-1, computed from x_S left of b and x_S' from b on, once per
+//     (b, S, S') and input x;
+//
+// which needs one pass of the local stack per state S that occurs (at
+// most 2^C). Other inputs, and every input when C > 64, take a forward
+// pass; so do all of them when the distinct boundaries (b, S, S'), times
+// R-1 dirty positions and edgeCost, outnumber the valid inputs' T
+// positions (few inputs of many features: the boundaries are then dearer
+// than forward passes). The values equal the forward passes' up to
+// float32 rounding.
+func (m *Inference) ChannelSpanPooled(dst, x []float32, spans [][]ChannelSpan, baseline float32) {
+	if m.planWindows() == nil {
+		panic("nn: ChannelSpanPooled needs a network with a global max pool after a local stack")
+	}
+	if len(x) != m.InputLen() || len(dst) < len(spans)*m.PooledLen() {
+		panic("nn: ChannelSpanPooled needs one input and PooledLen values a perturbed input")
+	}
+	m.checkChannelSpans(spans)
+	m.channelSpanPooled(dst, x, spans, baseline, false)
+}
+
+// ChannelSpanProbs writes dst[j] = p_class(x with the spans of spans[j]
+// set to baseline, each in its channel, see ChannelSpanPooled):
+// ChannelSpanPooled and HeadProbs, or forward passes of the perturbed
+// inputs when the network has no global max pool after a local stack.
+func (m *Inference) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float32, class int) {
+	if len(x) != m.InputLen() || len(dst) < len(spans) {
+		panic("nn: ChannelSpanProbs needs one input and a dst per perturbed input")
+	}
+	m.checkChannelSpans(spans)
+	if m.planWindows() == nil || !m.boundariesPay(spans) {
+		n, k := m.InputLen(), m.Classes()
+		buf := make([]float32, inferenceBatch*n)
+		probs := make([]float32, inferenceBatch*k)
+		for j0 := 0; j0 < len(spans); j0 += inferenceBatch {
+			j1 := min(j0+inferenceBatch, len(spans))
+			for j := j0; j < j1; j++ {
+				m.channelPerturbed(buf[(j-j0)*n:(j-j0+1)*n], x, spans[j], baseline)
+			}
+			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
+			for j := j0; j < j1; j++ {
+				dst[j] = probs[(j-j0)*k+class]
+			}
+		}
+		return
+	}
+	pooled := make([]float32, len(spans)*m.PooledLen())
+	m.channelSpanPooled(pooled, x, spans, baseline, true)
+	m.HeadProbs(dst[:len(spans)], pooled, class)
+}
+
+// checkChannelSpans panics on a span outside the input: a channel other
+// than AllChannels or 0..C-1, or positions outside 0 <= Lo <= Hi <= T.
+func (m *Inference) checkChannelSpans(spans [][]ChannelSpan) {
+	C, T := m.net.in.C, m.net.in.T
+	for j, sp := range spans {
+		for _, s := range sp {
+			if s.Ch != AllChannels && (s.Ch < 0 || s.Ch >= C) || s.Lo < 0 || s.Lo > s.Hi || s.Hi > T {
+				panic(fmt.Sprintf("nn: perturbation %d: span %+v outside the input's %d channels and %d positions", j, s, C, T))
+			}
+		}
+	}
+}
+
+// boundariesPay reports whether the boundary path of channelSpanPooled
+// is worth taking for spans (see ChannelSpanPooled): the distinct
+// boundaries (b, S, S') of the valid inputs, times R-1 and edgeCost, are
+// at most the valid inputs' T positions each. m has a window plan.
+func (m *Inference) boundariesPay(spans [][]ChannelSpan) bool {
+	C0, T, R := m.net.in.C, m.net.in.T, m.edge.R()
+	if C0 > maxStateChannels {
+		return false
+	}
+	type edgeKey struct {
+		b    int
+		l, r uint64
+	}
+	seen := map[edgeKey]bool{}
+	cnt := make([]int, C0+1)
+	var rg []region
+	valid := 0
+	for _, sp := range spans {
+		rg = regions(rg[:0], sp, C0, T, cnt)
+		if !validRegions(rg, R) {
+			continue
+		}
+		valid++
+		for i := 1; i < len(rg); i++ {
+			seen[edgeKey{rg[i].lo, rg[i-1].s, rg[i].s}] = true
+		}
+	}
+	return len(seen)*(R-1)*edgeCost <= valid*T
+}
+
+// channelPerturbed writes x with the spans set to v, each in its channel,
+// to row.
+func (m *Inference) channelPerturbed(row, x []float32, spans []ChannelSpan, v float32) {
+	C, T := m.net.in.C, m.net.in.T
+	copy(row, x)
+	for _, s := range spans {
+		c0, c1 := s.Ch, s.Ch+1
+		if s.Ch == AllChannels {
+			c0, c1 = 0, C
+		}
+		for c := c0; c < c1; c++ {
+			r := row[c*T+s.Lo : c*T+s.Hi]
+			for t := range r {
+				r[t] = v
+			}
+		}
+	}
+}
+
+// channelSpanPooled is ChannelSpanPooled on checked arguments; with
+// always, the valid inputs take the boundary path even when it does not
+// pay.
+func (m *Inference) channelSpanPooled(pooled, x []float32, spans [][]ChannelSpan, v float32, always bool) {
+	net, e := m.net, m.edge
+	L, R := e.L, e.R()
+	C0, T := net.in.C, net.in.T
+	sh := m.level(L)
+	C, TL := sh.C, sh.T
+	var bad []int
+	if C0 > maxStateChannels {
+		bad = make([]int, len(spans))
+		for j := range bad {
+			bad[j] = j
+		}
+		m.channelPlain(pooled, x, spans, v, bad)
+		return
+	}
+	// The regions of every input, input j's at rg[ends[j-1]:ends[j]]; an
+	// input that breaks validRegions gets none and a forward pass.
+	var rg []region
+	ends := make([]int, len(spans))
+	cnt := make([]int, C0+1)
+	for j, sp := range spans {
+		n0 := len(rg)
+		rg = regions(rg, sp, C0, T, cnt)
+		if !validRegions(rg[n0:], R) {
+			rg = rg[:n0]
+			bad = append(bad, j)
+		}
+		ends[j] = len(rg)
+	}
+	// The boundaries the inputs need, by their pair of states.
+	type pair struct{ l, r uint64 }
+	type edgeKey struct {
+		b    int
+		l, r uint64
+	}
+	at := map[edgeKey]int{}
+	byPair := map[pair][]int{}
+	for j := range spans {
+		lo := 0
+		if j > 0 {
+			lo = ends[j-1]
+		}
+		for i := lo + 1; i < ends[j]; i++ {
+			k := edgeKey{rg[i].lo, rg[i-1].s, rg[i].s}
+			if _, ok := at[k]; ok {
+				continue
+			}
+			at[k] = -1
+			p := pair{k.l, k.r}
+			byPair[p] = append(byPair[p], k.b)
+		}
+	}
+	// A boundary costs about edgeCost forward positions a dirty position
+	// (measured on the paper's network with three channels); when the
+	// boundaries cost more than the valid inputs' forward passes, those
+	// are cheaper and exact by definition.
+	if !always && len(at)*(R-1)*edgeCost > (len(spans)-len(bad))*T {
+		bad = bad[:0]
+		for j := range spans {
+			bad = append(bad, j)
+		}
+		m.channelPlain(pooled, x, spans, v, bad)
+		return
+	}
+	// One pass of the local stack per state that occurs.
+	levels := map[uint64][][]float32{}
+	ws := m.pool.Get().(*Workspace)
+	defer m.pool.Put(ws)
+	xs := make([]float32, len(x))
+	for _, r := range rg {
+		if _, ok := levels[r.s]; ok {
+			continue
+		}
+		copy(xs, x)
+		for c := 0; c < C0; c++ {
+			if r.s&(1<<c) != 0 {
+				row := xs[c*T : (c+1)*T]
+				for t := range row {
+					row[t] = v
+				}
+			}
+		}
+		net.forward(ws, m.folded, xs, false, nil, L-1)
+		lv := make([][]float32, L+1)
+		lv[0] = append([]float32(nil), xs...)
+		for l := 0; l < L; l++ {
+			lv[l+1] = append([]float32(nil), ws.Act(l)[:m.level(l+1).Size()]...)
+		}
+		levels[r.s] = lv
+	}
+	tables := make(map[uint64][][]float32, len(levels))
+	for s, lv := range levels {
+		tables[s] = buildSparse(nil, lv[L], C, TL, TL)
+	}
+	maxima := make([]float32, len(at)*C)
+	sc := edgePool.Get().(*edgeScratch)
+	defer edgePool.Put(sc)
+	next := 0
+	for p, pos := range byPair {
+		slices.Sort(pos)
+		for p0 := 0; p0 < len(pos); p0 += edgeChunk {
+			chunk := pos[p0:min(p0+edgeChunk, len(pos))]
+			pl := m.planeLen(len(chunk))
+			sc.planes[0] = grow(sc.planes[0], pl)
+			sc.planes[1] = grow(sc.planes[1], pl)
+			out := maxima[next*C : (next+len(chunk))*C]
+			m.edgeMaxima(out, levels[p.l], nil, levels[p.r], chunk, false, sc)
+			for i, b := range chunk {
+				at[edgeKey{b, p.l, p.r}] = next + i
+			}
+			next += len(chunk)
+		}
+	}
+	for j := range spans {
+		lo := 0
+		if j > 0 {
+			lo = ends[j-1]
+		}
+		if lo == ends[j] {
+			continue // a forward pass
+		}
+		pv := pooled[j*C : (j+1)*C]
+		for c := range pv {
+			pv[c] = float32(math.Inf(-1))
+		}
+		for i := lo; i < ends[j]; i++ {
+			a, end := rg[i].lo, T
+			if i+1 < ends[j] {
+				end = rg[i+1].lo
+			}
+			if b := end - R + 1; b > a {
+				st := tables[rg[i].s]
+				for c := range pv {
+					if u := rangeMax(st, c, TL, a, b); u > pv[c] {
+						pv[c] = u
+					}
+				}
+			}
+			if i > lo {
+				q := at[edgeKey{a, rg[i-1].s, rg[i].s}]
+				for c, u := range maxima[q*C : (q+1)*C] {
+					if u > pv[c] {
+						pv[c] = u
+					}
+				}
+			}
+		}
+	}
+	if len(bad) > 0 {
+		m.channelPlain(pooled, x, spans, v, bad)
+	}
+}
+
+// channelPlain computes the pooled output of the perturbed inputs idx by
+// full forward passes up to the global max pool.
+func (m *Inference) channelPlain(pooled, x []float32, spans [][]ChannelSpan, v float32, idx []int) {
+	net, plan := m.net, m.plan
+	n := net.in.Size()
+	C := net.shapes[plan.g].C
+	ws := m.pool.Get().(*Workspace)
+	defer m.pool.Put(ws)
+	buf := make([]float32, inferenceBatch*n)
+	for i0 := 0; i0 < len(idx); i0 += inferenceBatch {
+		i1 := min(i0+inferenceBatch, len(idx))
+		for i := i0; i < i1; i++ {
+			m.channelPerturbed(buf[(i-i0)*n:(i-i0+1)*n], x, spans[idx[i]], v)
 		}
 		net.forward(ws, m.folded, buf[:(i1-i0)*n], false, nil, plan.g)
 		out := ws.Act(plan.g)

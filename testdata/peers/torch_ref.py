@@ -2129,5 +2129,154 @@ def main(argv=None):
      "golden3": cmd_golden3}[args.cmd](args)
 
 
+# ---------------------------------------------------------------------------
+# golden_lime3: LIME on three channels (issue 22), testdata/golden/lime-3ch
+#
+#   PYTHONPATH=<captum v0.8.0 work tree> /usr/bin/python3 torch_ref.py golden_lime3 \
+#       --seed 23 --out DIR --threads 1
+#
+# The paper's network with conv1 = Conv1d(3, 8, 3); three inputs of three
+# channels of 640 samples; Captum's Lime with a feature_mask (1, 3, 640)
+# giving segment k of channel c the id c*K + k (K = 640 / LIME3_WIDTH),
+# recorded samples, outputs and weights, and the float64 OLS and lasso fits
+# of those samples.  DIR/README.md holds the formulas.
+
+LIME3_C = 3
+LIME3_WIDTH = 32
+LIME3_INPUTS = 3
+LIME3_SAMPLES = 160
+
+
+def build_model3(seed):
+    """The paper's network on LIME3_C channels: torch.manual_seed(seed),
+    WaveNet() as build_model draws it, then conv1 replaced by
+    Conv1d(LIME3_C, 8, 3) drawn next from the same generator; BN affine and
+    running statistics as build_model's "calibrated", the calibration batch
+    being make_training_set(512 * LIME3_C, seed + 5) reshaped to
+    (512, LIME3_C, 640) (row r's channel c is waveform r * LIME3_C + c)."""
+    torch.manual_seed(seed)
+    model = WaveNet()
+    model.conv1 = nn.Conv1d(LIME3_C, 8, kernel_size=3, stride=1, padding=0)
+    g = torch.Generator().manual_seed(seed + 7)
+    with torch.no_grad():
+        for bn in (model.bn1, model.bn2, model.bn3):
+            c = bn.num_features
+            bn.weight.copy_(0.75 + 0.5 * torch.rand(c, generator=g))
+            bn.bias.copy_(0.1 * torch.randn(c, generator=g))
+    xc, _ = make_training_set(CALIB_N * LIME3_C, seed + 5)
+    xc = torch.from_numpy(xc).view(CALIB_N, LIME3_C, LENGTH).double()
+    calib = copy.deepcopy(model).double()
+    for bn in (calib.bn1, calib.bn2, calib.bn3):
+        bn.reset_running_stats()
+        bn.momentum = None
+    calib.train()
+    calib.dropout.eval()
+    with torch.no_grad():
+        calib.logits(xc)
+        for name in ("bn1", "bn2", "bn3"):
+            src, dst = getattr(calib, name), getattr(model, name)
+            dst.running_mean.copy_(src.running_mean.float())
+            dst.running_var.copy_(src.running_var.float())
+    model.eval()
+    return model
+
+
+def cmd_golden_lime3(argv):
+    import warnings
+    from sklearn.linear_model import Lasso
+    ap = argparse.ArgumentParser(prog="torch_ref.py golden_lime3")
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    C = _captum()
+    from captum.attr._core.lime import get_exp_kernel_similarity_function
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    seed = args.seed
+    model = build_model3(seed)
+    write_safetensors(os.path.join(out, "model.safetensors"), model_tensors(model),
+                      {"what": "paper network, 3 input channels", "seed": seed, "torch": torch.__version__})
+    wav, labels, _ = make_pqd_waveforms(seed)
+    x_all = torch.from_numpy(wav[:LIME3_INPUTS * LIME3_C].reshape(LIME3_INPUTS, LIME3_C, LENGTH).copy())
+    tg = [int(labels[i * LIME3_C]) for i in range(LIME3_INPUTS)]
+    write_csv(os.path.join(out, "waveforms.csv"), x_all.reshape(LIME3_INPUTS, -1).numpy())
+    with open(os.path.join(out, "labels.csv"), "w") as f:
+        f.writelines(f"{v}\n" for v in tg)
+    K = LENGTH // LIME3_WIDTH
+    F_ = LIME3_C * K
+    fm = (torch.arange(LIME3_C).view(LIME3_C, 1) * K
+          + (torch.arange(LENGTH) // LIME3_WIDTH).view(1, LENGTH)).view(1, LIME3_C, LENGTH)
+    dpf = C["default_perturb_func"]
+    base_sim = get_exp_kernel_similarity_function("cosine", 1.0)
+    rows, ols64, lasso64, icpt, ols_c = [], [], [], [], []
+    with torch.no_grad():
+        probs = model(x_all).numpy()
+    for i in range(LIME3_INPUTS):
+        x = x_all[i:i + 1]
+        rec = {"mask": [], "sim": [], "out": []}
+
+        def perturb(original_inp, **kw):
+            s = dpf(original_inp, **kw)
+            rec["mask"].append(s.detach().clone())
+            return s
+
+        def sim(orig, pert, interp, **kw):
+            v = base_sim(orig, pert, interp, **kw)
+            rec["sim"].append(v)
+            return v
+
+        def fwd(inp):
+            o = model(inp)
+            rec["out"].append(o.detach().clone())
+            return o
+
+        lime = C["Lime"](fwd, interpretable_model=C["SkLearnLinearRegression"](),
+                         similarity_func=sim, perturb_func=perturb)
+        torch.manual_seed(seed * 1000 + i)
+        coef = lime.attribute(x, baselines=0, target=tg[i], feature_mask=fm, n_samples=LIME3_SAMPLES,
+                              perturbations_per_eval=LIME3_SAMPLES, return_input_shape=False)
+        M = torch.cat(rec["mask"]).numpy().astype(np.int64)
+        assert M.shape == (LIME3_SAMPLES, F_), M.shape
+        wts = np.array([np.float32(v) for v in rec["sim"]], dtype=np.float32)
+        ys = torch.cat(rec["out"])[:, tg[i]].numpy().astype(np.float32)
+        ols_c.append(coef.detach().reshape(-1).numpy())
+        X, y, w = M.astype(np.float64), ys.astype(np.float64), wts.astype(np.float64)
+        A = np.hstack([X, np.ones((LIME3_SAMPLES, 1))])
+        sw = np.sqrt(w)
+        sol, _, rank, _ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
+        assert rank == F_ + 1, f"LIME design of input {i} has rank {rank}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            las = Lasso(alpha=GOLDEN_LASSO_ALPHA, fit_intercept=True, tol=GOLDEN_LASSO_TOL,
+                        max_iter=GOLDEN_LASSO_MAX_ITER).fit(X, y, sample_weight=w)
+        ols64.append(sol[:-1])
+        lasso64.append(las.coef_.copy())
+        icpt.append((float(sol[-1]), float(las.intercept_)))
+        for k in range(LIME3_SAMPLES):
+            rows.append(f"{i},{k},{float(wts[k])!r},{float(ys[k])!r}," + ",".join(str(int(v)) for v in M[k]))
+    with open(os.path.join(out, "lime_samples.csv"), "w") as f:
+        f.write("input,sample,weight,output," + ",".join(f"m{j}" for j in range(F_)) + "\n")
+        f.write("\n".join(rows) + "\n")
+    with open(os.path.join(out, "lime_ols.csv"), "w") as f:
+        f.writelines(",".join(repr(float(v)) for v in r) + "\n" for r in ols64)
+    with open(os.path.join(out, "lime_lasso.csv"), "w") as f:
+        f.writelines(",".join(repr(float(v)) for v in r) + "\n" for r in lasso64)
+    with open(os.path.join(out, "lime_intercepts.csv"), "w") as f:
+        f.write("ols,lasso\n")
+        f.writelines(f"{a!r},{b!r}\n" for a, b in icpt)
+    write_csv(os.path.join(out, "lime_ols_captum.csv"), np.stack(ols_c))
+    write_csv(os.path.join(out, "probs.csv"), probs)
+    print(json.dumps({"ols_captum_vs_float64_max_abs_diff": float(np.abs(np.stack(ols_c) - np.stack(ols64)).max()),
+                      "ols_max_abs": float(np.abs(np.stack(ols64)).max()),
+                      "lasso_nonzero": [int((np.abs(c) > 0).sum()) for c in lasso64],
+                      "targets": tg}))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["golden_lime3"]:
+        cmd_golden_lime3(sys.argv[2:])
+    else:
+        main()

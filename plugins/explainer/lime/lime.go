@@ -1,21 +1,31 @@
 // Package lime is the attribution operator "explainer.lime": LIME on
-// contiguous features of a 1-D input. For an input x of N samples, feature
-// j is the samples jw .. jw+w-1 (the last feature may be shorter). Each of
-// n interpretable samples m in {0,1}^F keeps every feature with
-// probability 1/2 (its random state is the input's seed, so a run gives
-// the same maps for any worker count); the perturbed input is
-// x'[t] = x[t] m[t/w] (baseline 0), its output the target's probability,
-// and its weight the exponential kernel on cosine distance,
+// contiguous features of an input of C channels of T samples (channel-major,
+// x[c*T+t]). Segment k of a channel is its samples kw .. min((k+1)w, T)-1,
+// K = ceil(T/w) of them; the key "features" makes the features
+//
+//   - "channel-segment" (the default): C*K features, feature c*K+k is
+//     segment k of channel c only;
+//   - "segment": K features, feature k is segment k of every channel;
+//
+// for C = 1 both are the K segments. Each of n interpretable samples m in
+// {0,1}^F keeps every feature with probability 1/2 (one bit of the
+// input's seed's stream a feature, in feature order, so a run gives the
+// same maps for any worker count); the perturbed input is x'[i] = x[i]
+// m[f(i)] (baseline 0), f(i) the feature of input value i, its output the
+// target's probability, and its weight the exponential kernel on cosine
+// distance over all C*T values,
 //
 //	w = exp(-d^2 / (2 width^2)),  d = 1 - <x, x'> / (|x| |x'|)  (d = 1 if x' = 0).
 //
 // A weighted linear surrogate out ≈ b + sum_j c_j m_j is fitted, and each
-// coefficient c_j is spread over its feature's samples: map[t] = c[t/w].
+// coefficient c_j is spread over its feature's values: map[i] = c[f(i)].
+// This is Captum's Lime with a feature_mask of shape (1, C, T) holding
+// f(c*T+t) (testdata/golden/lime-3ch checks it for C = 3).
 //
 // Configuration: "samples" n (default 128), "feature" w (default 16, 40
-// features of the paper's 640 samples), "kernel_width" (default 1.0),
-// "surrogate" "lasso" (default) or "ols", and "alpha", the lasso's
-// penalty (default 1e-4).
+// segments of the paper's 640 samples), "features" (above),
+// "kernel_width" (default 1.0), "surrogate" "lasso" (default) or "ols",
+// and "alpha", the lasso's penalty (default 1e-4).
 //
 // Surrogates (as scikit-learn with sample weights, in float64):
 //   - "ols": weighted least squares with an intercept,
@@ -60,14 +70,21 @@ func (*Explainer) Info() sdk.Info {
 // Config is LIME's configuration.
 type Config struct {
 	Samples     int     // interpretable samples n
-	Feature     int     // feature width w, in input samples
+	Feature     int     // segment width w, in input samples
+	Segment     bool    // features "segment" (across channels); else "channel-segment"
 	KernelWidth float64 // width of the exponential kernel
 	Lasso       bool    // the lasso surrogate; else OLS
 	Alpha       float64 // the lasso's penalty
 }
 
+// Feature layouts, the values of the key "features".
+const (
+	ChannelSegment = "channel-segment"
+	Segment        = "segment"
+)
+
 func parse(cfg sdk.Config) (Config, error) {
-	if err := cfg.Only("samples", "feature", "kernel_width", "surrogate", "alpha"); err != nil {
+	if err := cfg.Only("samples", "feature", "features", "kernel_width", "surrogate", "alpha"); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", ID, err)
 	}
 	var c Config
@@ -77,6 +94,17 @@ func parse(cfg sdk.Config) (Config, error) {
 	}
 	if c.Feature, err = cfg.IntRange("feature", 16, 1, 1<<30); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	fs, err := cfg.String("features", ChannelSegment)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	switch fs {
+	case ChannelSegment:
+	case Segment:
+		c.Segment = true
+	default:
+		return Config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q)", ID, "features", fs, ChannelSegment, Segment)
 	}
 	if c.KernelWidth, err = cfg.Float("kernel_width", 1); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", ID, err)
@@ -110,12 +138,79 @@ func (*Explainer) Check(cfg sdk.Config) error {
 	return err
 }
 
+// Features is how LIME cuts an input of C channels of T samples
+// (channel-major) into features: segment k of a channel is its samples
+// k*Width .. min((k+1)*Width, T)-1; with PerChannel, feature c*K+k is
+// segment k of channel c, else feature k is segment k of every channel.
+type Features struct {
+	C, T, Width int
+	PerChannel  bool
+}
+
+// Segments is K = ceil(T/Width).
+func (f Features) Segments() int { return (f.T + f.Width - 1) / f.Width }
+
+// Len is the number of features: C*K per channel, else K.
+func (f Features) Len() int {
+	if f.PerChannel {
+		return f.C * f.Segments()
+	}
+	return f.Segments()
+}
+
+// Of is the feature of input value i = c*T+t.
+func (f Features) Of(i int) int {
+	k := i % f.T / f.Width
+	if f.PerChannel {
+		return i/f.T*f.Segments() + k
+	}
+	return k
+}
+
+// ChannelSpans writes the masked-out features of each sample as spans of
+// their channels (AllChannels when the features cover every channel),
+// consecutive segments of a channel merged, and returns dst, its slices
+// reused.
+func (f Features) ChannelSpans(dst [][]nn.ChannelSpan, masks [][]bool) [][]nn.ChannelSpan {
+	dst = dst[:0]
+	K := f.Segments()
+	for i, mk := range masks {
+		var sp []nn.ChannelSpan
+		if i < cap(dst) {
+			sp = dst[:i+1][i][:0]
+		}
+		for j, keep := range mk {
+			if keep {
+				continue
+			}
+			ch, k := nn.AllChannels, j
+			if f.PerChannel {
+				ch, k = j/K, j%K
+			}
+			lo, hi := k*f.Width, min((k+1)*f.Width, f.T)
+			if n := len(sp) - 1; n >= 0 && sp[n].Ch == ch && sp[n].Hi == lo {
+				sp[n].Hi = hi
+			} else {
+				sp = append(sp, nn.ChannelSpan{Ch: ch, Lo: lo, Hi: hi})
+			}
+		}
+		dst = append(dst, sp)
+	}
+	return dst
+}
+
 // SpanProber is implemented by models that compute the probabilities of
 // copies of an input with time spans set to a baseline faster than a
 // forward pass each (nn.Inference.SpanProbs); their results equal the
 // forward passes' up to float32 rounding.
 type SpanProber interface {
 	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
+}
+
+// ChannelSpanProber is SpanProber for spans of single channels
+// (nn.Inference.ChannelSpanProbs).
+type ChannelSpanProber interface {
+	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
 }
 
 // Spans writes the masked-out features of each sample as time spans
@@ -145,6 +240,67 @@ func Spans(spans [][]nn.Span, masks [][]bool, feature, n int) [][]nn.Span {
 	return spans
 }
 
+// features is the feature layout of cfg for model m.
+func (c Config) features(m nn.Model) Features {
+	a := m.Arch()
+	C := max(a.InChannels, 1)
+	return Features{C: C, T: m.InputLen() / C, Width: c.Feature, PerChannel: !c.Segment && C > 1}
+}
+
+// scratch holds the buffers of one Explain call.
+type scratch struct {
+	xs, probs []float32
+	out, w    []float64
+	spans     [][]nn.Span
+	cspans    [][]nn.ChannelSpan
+}
+
+func newScratch(samples, n, k int) *scratch {
+	return &scratch{xs: make([]float32, samples*n), probs: make([]float32, samples*k), out: make([]float64, samples), w: make([]float64, samples)}
+}
+
+// outputs writes sc.out[i], the target's probability of x with the
+// features masked out by masks[i] set to 0, and sc.w[i], its weight: by
+// the model's span path when it has one (SpanProbs when every feature
+// covers every channel, ChannelSpanProbs otherwise), else by forward
+// passes.
+func (c Config) outputs(m nn.Model, x []float32, target int, fs Features, masks [][]bool, sc *scratch) {
+	perturb(sc.xs, sc.w, x, masks, fs, c.KernelWidth)
+	sp, _ := m.(SpanProber)
+	csp, _ := m.(ChannelSpanProber)
+	switch {
+	case sp != nil && (fs.C == 1 || !fs.PerChannel):
+		sc.spans = Spans(sc.spans, masks, fs.Width, fs.T)
+		sp.SpanProbs(sc.probs[:len(masks)], x, sc.spans, 0, target)
+		for i := range masks {
+			sc.out[i] = float64(sc.probs[i])
+		}
+	case csp != nil:
+		sc.cspans = fs.ChannelSpans(sc.cspans, masks)
+		csp.ChannelSpanProbs(sc.probs[:len(masks)], x, sc.cspans, 0, target)
+		for i := range masks {
+			sc.out[i] = float64(sc.probs[i])
+		}
+	default:
+		k := m.Classes()
+		m.Probs(sc.probs, sc.xs)
+		for i := range masks {
+			sc.out[i] = float64(sc.probs[i*k+target])
+		}
+	}
+}
+
+// fit returns the surrogate's coefficients on masks and sc's outputs and
+// weights.
+func (c Config) fit(masks [][]bool, sc *scratch) []float64 {
+	if c.Lasso {
+		coef, _ := Lasso(masks, sc.out, sc.w, c.Alpha)
+		return coef
+	}
+	coef, _ := OLS(masks, sc.out, sc.w)
+	return coef
+}
+
 // Explain returns the LIME map of each input for its target class.
 func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	c, err := parse(req.Config)
@@ -152,24 +308,14 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		return nil, err
 	}
 	n := m.InputLen()
-	f := (n + c.Feature - 1) / c.Feature
+	fs := c.features(m)
 	k := m.Classes()
 	masks := make([][]bool, c.Samples)
 	for i := range masks {
-		masks[i] = make([]bool, f)
+		masks[i] = make([]bool, fs.Len())
 	}
-	xs := make([]float32, c.Samples*n)
-	probs := make([]float32, c.Samples*k)
-	out := make([]float64, c.Samples)
-	w := make([]float64, c.Samples)
+	sc := newScratch(c.Samples, n, k)
 	maps := make([][]float64, len(req.Targets))
-	// With one input channel, the perturbed inputs are the input with the
-	// masked-out features' spans set to 0.
-	sp, _ := m.(SpanProber)
-	if m.Arch().InChannels != 1 {
-		sp = nil
-	}
-	var spans [][]nn.Span
 	for b := range maps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -178,54 +324,53 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 			return nil, fmt.Errorf("%s: input %d: target class %d out of range 0..%d", ID, b, y, k-1)
 		}
 		x := req.X[b*n : (b+1)*n]
-		Sample(masks, xs, w, x, c.Feature, c.KernelWidth, req.Seeds[b])
-		if sp != nil {
-			spans = Spans(spans, masks, c.Feature, n)
-			sp.SpanProbs(probs[:c.Samples], x, spans, 0, req.Targets[b])
-			for i := range out {
-				out[i] = float64(probs[i])
-			}
-		} else {
-			m.Probs(probs, xs)
-			for i := range out {
-				out[i] = float64(probs[i*k+req.Targets[b]])
-			}
-		}
-		var coef []float64
-		if c.Lasso {
-			coef, _ = Lasso(masks, out, w, c.Alpha)
-		} else {
-			coef, _ = OLS(masks, out, w)
-		}
+		Draw(masks, req.Seeds[b])
+		c.outputs(m, x, req.Targets[b], fs, masks, sc)
+		coef := c.fit(masks, sc)
 		maps[b] = make([]float64, n)
-		for t := range maps[b] {
-			maps[b][t] = coef[t/c.Feature]
+		for i := range maps[b] {
+			maps[b][i] = coef[fs.Of(i)]
 		}
 	}
 	return maps, nil
 }
 
-// Sample draws the interpretable samples of input x from the stream of
-// seed: masks[i][j] keeps feature j of sample i with probability 1/2 (one
-// bit of the stream each, in order), xs holds the perturbed inputs (sample
-// i at xs[i*N:(i+1)*N], x[t] where feature t/feature is kept, else 0), and
-// w their similarities to x. masks is len(w) x ceil(N/feature).
-func Sample(masks [][]bool, xs []float32, w []float64, x []float32, feature int, kernelWidth float64, seed uint64) {
-	n := len(x)
+// Draw fills the interpretable samples from the stream of seed:
+// masks[i][j] keeps feature j of sample i with probability 1/2, one bit of
+// the stream each, in order.
+func Draw(masks [][]bool, seed uint64) {
 	r := rng.New(seed)
-	for i, mk := range masks {
+	for _, mk := range masks {
 		for j := range mk {
 			mk[j] = r.Uint64()&1 == 1
 		}
+	}
+}
+
+// perturb writes the perturbed inputs of masks (sample i at
+// xs[i*N:(i+1)*N], x[t] where feature fs.Of(t) is kept, else 0) and w
+// their similarities to x.
+func perturb(xs []float32, w []float64, x []float32, masks [][]bool, fs Features, kernelWidth float64) {
+	n := len(x)
+	for i, mk := range masks {
 		xp := xs[i*n : (i+1)*n]
 		for t := range xp {
 			xp[t] = 0
-			if mk[t/feature] {
+			if mk[fs.Of(t)] {
 				xp[t] = x[t]
 			}
 		}
 		w[i] = Similarity(x, xp, kernelWidth)
 	}
+}
+
+// Sample draws the interpretable samples of input x from the stream of
+// seed (Draw), writes the perturbed inputs to xs (sample i at
+// xs[i*N:(i+1)*N], x[t] where feature fs.Of(t) is kept, else 0) and their
+// similarities to x to w. masks is len(w) x fs.Len().
+func Sample(masks [][]bool, xs []float32, w []float64, x []float32, fs Features, kernelWidth float64, seed uint64) {
+	Draw(masks, seed)
+	perturb(xs, w, x, masks, fs, kernelWidth)
 }
 
 // Similarity is the exponential kernel on cosine distance,

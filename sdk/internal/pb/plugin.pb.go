@@ -2277,6 +2277,12 @@ func (x *WindowsResponse) GetUnperturbed() []byte {
 // ends[j]-1 (ends[-1] = 0, ends non-decreasing, its last value the number
 // of pairs). A perturbation's spans are in order and do not overlap; a
 // perturbation may have none (then it is x itself).
+//
+// channels, when not empty, holds one value a (lo, hi) pair: the input
+// channel the span covers, 0..C-1, or -1 for every channel; then a
+// perturbation's spans may come in any order and overlap (a value is
+// replaced when a span covers it). Empty (as old plugins send it): every
+// span covers every channel.
 type SpansRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -2285,6 +2291,7 @@ type SpansRequest struct {
 	Bounds        []int64                `protobuf:"varint,4,rep,packed,name=bounds,proto3" json:"bounds,omitempty"`
 	Ends          []int64                `protobuf:"varint,5,rep,packed,name=ends,proto3" json:"ends,omitempty"`
 	Baseline      float32                `protobuf:"fixed32,6,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Channels      []int64                `protobuf:"varint,7,rep,packed,name=channels,proto3" json:"channels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2359,6 +2366,13 @@ func (x *SpansRequest) GetBaseline() float32 {
 		return x.Baseline
 	}
 	return 0
+}
+
+func (x *SpansRequest) GetChannels() []int64 {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
 }
 
 // SpansResponse holds one float32 probability per perturbation.
@@ -2570,14 +2584,15 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\b_channel\"I\n" +
 	"\x0fWindowsResponse\x12\x14\n" +
 	"\x05probs\x18\x01 \x01(\fR\x05probs\x12 \n" +
-	"\vunperturbed\x18\x02 \x01(\fR\vunperturbed\"\x94\x01\n" +
+	"\vunperturbed\x18\x02 \x01(\fR\vunperturbed\"\xb0\x01\n" +
 	"\fSpansRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\f\n" +
 	"\x01x\x18\x02 \x01(\fR\x01x\x12\x16\n" +
 	"\x06target\x18\x03 \x01(\x03R\x06target\x12\x16\n" +
 	"\x06bounds\x18\x04 \x03(\x03R\x06bounds\x12\x12\n" +
 	"\x04ends\x18\x05 \x03(\x03R\x04ends\x12\x1a\n" +
-	"\bbaseline\x18\x06 \x01(\x02R\bbaseline\"%\n" +
+	"\bbaseline\x18\x06 \x01(\x02R\bbaseline\x12\x1a\n" +
+	"\bchannels\x18\a \x03(\x03R\bchannels\"%\n" +
 	"\rSpansResponse\x12\x14\n" +
 	"\x05probs\x18\x01 \x01(\fR\x05probs2\xa7\x02\n" +
 	"\tPosterior\x126\n" +

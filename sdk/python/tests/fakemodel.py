@@ -173,12 +173,13 @@ class Service(plugin_pb2_grpc.ModelServicer):
         self._count("Spans")
         n = self._net(request.handle, context)
         x = self._x(n, request.x, context, [request.target])
-        b = list(request.bounds)
+        b, ch = list(request.bounds), list(request.channels)
         out, prev = [], 0
         for e in request.ends:
             xo = x[0].reshape(n.c, n.t).copy()
             for i in range(prev, e):
-                xo[:, b[2 * i]:b[2 * i + 1]] = np.float32(request.baseline)
+                rows = slice(None) if not ch or ch[i] == -1 else ch[i]
+                xo[rows, b[2 * i]:b[2 * i + 1]] = np.float32(request.baseline)
             out.append(n.probs(xo.reshape(1, -1))[0, request.target])
             prev = e
         return plugin_pb2.SpansResponse(probs=wire.float32_bytes(np.array(out, dtype=np.float32)))

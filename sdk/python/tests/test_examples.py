@@ -298,11 +298,13 @@ class SpansByProbs:
     (every span of a perturbation set to the baseline), through probs."""
 
     def spans(self, x, target, perturbations, baseline=0.0):
-        rows = np.repeat(np.asarray(x, dtype=np.float32).reshape(1, -1), len(perturbations), axis=0)
+        C = self.arch["in_channels"]
+        rows = np.repeat(np.asarray(x, dtype=np.float32).reshape(1, C, -1), len(perturbations), axis=0)
         for j, pert in enumerate(perturbations):
-            for lo, hi in pert:
-                rows[j, lo:hi] = np.float32(baseline)
-        return self.probs(rows)[:, target]
+            for sp in pert:
+                ch = slice(None) if len(sp) == 2 or sp[2] == -1 else sp[2]
+                rows[j, ch, sp[0]:sp[1]] = np.float32(baseline)
+        return self.probs(rows.reshape(len(perturbations), -1))[:, target]
 
 
 class Additive(SpansByProbs):
@@ -337,12 +339,14 @@ class Softmax(SpansByProbs):
         return self.net.probs(x)
 
 
-def brute_shapley(model, x, target, w, baseline):
+def brute_shapley(model, x, target, w, baseline, feat=None):
     """Shapley values by their definition, over every coalition:
-    phi_j = sum_{S not containing j} |S|! (F-|S|-1)! / F! (v(S + j) - v(S))."""
+    phi_j = sum_{S not containing j} |S|! (F-|S|-1)! / F! (v(S + j) - v(S)).
+    feat, when given, is the feature of each input value (else i // w)."""
     n = len(x)
-    F = -(-n // w)
-    feat = np.arange(n) // w
+    if feat is None:
+        feat = np.arange(n) // w
+    F = int(feat.max()) + 1
     subsets = np.array(list(itertools.product([False, True], repeat=F)))
     xs = np.where(subsets[:, feat], x, np.float32(baseline)).astype(np.float32)
     v = {tuple(s): p for s, p in zip(subsets.tolist(), model.probs(xs)[:, target])}
@@ -394,6 +398,47 @@ class TestKernelSHAP(unittest.TestCase):
                 want = brute_shapley(model, x[b], t, w, baseline)
                 np.testing.assert_allclose(maps[b], want[np.arange(23) // w], rtol=0, atol=1e-10)
                 self.assertGreater(np.abs(want).max(), 1e-3)
+
+    def test_channels_enumerated_is_shapley(self):
+        # Three channels: "channel-segment" features (c, k) and "segment"
+        # features k across channels are Shapley values of those players
+        # (every coalition enumerated), through the service's Spans with
+        # channels and through Probs alike; a channel with zero weights is
+        # a null player, its features' values 0.
+        rng = np.random.default_rng(13)
+        C, T, w = 3, 10, 5  # K = 2: 6 (channel, segment) features
+        net = fakemodel.Net.random(rng, C, T, 3, scale=0.6)
+        net.w[:, T:2 * T] = 0  # channel 1 is ignored
+        fake = fakemodel.Served({4: net})
+        try:
+            model = kit.Model.from_service(fake.ref(4))
+            x = rng.normal(0, 1, (1, C * T)).astype(np.float32)
+            t = np.arange(C * T)
+            for features, feat in [("channel-segment", (t // T) * 2 + (t % T) // w), ("segment", (t % T) // w)]:
+                want = brute_shapley(Softmax(net), x[0], 2, w, 0.0, feat=feat)
+                self.assertGreater(np.abs(want).max(), 1e-3)
+                cfg = {"samples": 64, "feature": w, "features": features}
+                # In float64 (the local fake): the Shapley values.
+                got = self.explain(Softmax(net), x, [2], [1], cfg)[0]
+                np.testing.assert_allclose(got, want[feat], rtol=0, atol=1e-12)
+                if features == "channel-segment":
+                    np.testing.assert_allclose(got[T:2 * T], 0, rtol=0, atol=1e-15)
+                # Through the service (float32 probabilities): Spans with
+                # channels, one call, and Probs give the same values.
+                maps = {}
+                for path in ("spans", "probs"):
+                    before = fake.service.calls.get("Spans", 0)
+                    maps[path] = self.explain(model, x, [2], [1], dict(cfg, path=path))[0]
+                    self.assertEqual(fake.service.calls.get("Spans", 0) - before, int(path == "spans"))
+                np.testing.assert_allclose(maps["spans"], maps["probs"], rtol=0, atol=1e-9)
+                np.testing.assert_allclose(maps["spans"], want[feat], rtol=0, atol=1e-6)
+        finally:
+            fake.close()
+
+    def test_absent_spans_of_channels(self):
+        # K = 3 segments [0, 4), [4, 8), [8, 10) a channel; feature c K + k.
+        m = np.array([False, True, False, False, False, True])
+        self.assertEqual(kernelshap.absent_spans(m, 4, 10, K=3), [[0, 4, 0], [8, 10, 0], [0, 8, 1]])
 
     def test_sampled_efficiency_and_seeds(self):
         rng = np.random.default_rng(8)
@@ -503,8 +548,9 @@ class TestKernelSHAP(unittest.TestCase):
             ({"feature": 0}, 'key "feature": 0 is out of range (accepted: 1..1073741824)'),
             ({"baseline": "mean"}, 'key "baseline": want a number, got string "mean"'),
             ({"baseline": -1e39}, 'key "baseline": -1e+39 is beyond float32 (accepted: a number within float32)'),
-            ({"kernel_width": 1}, 'unknown key "kernel_width" (accepted: baseline, feature, path, samples)'),
+            ({"kernel_width": 1}, 'unknown key "kernel_width" (accepted: baseline, feature, features, path, samples)'),
             ({"path": "windows"}, 'key "path" is "windows" (accepted: "spans", "probs")'),
+            ({"features": "channels"}, 'key "features" is "channels" (accepted: "channel-segment", "segment")'),
         ]:
             with self.subTest(cfg=cfg):
                 with self.assertRaises(ValueError) as cm:

@@ -154,6 +154,19 @@ class TestClient(ServiceCase):
         _, p0 = self.m.windows(self.x, self.targets, [], 5, unperturbed=True)
         np.testing.assert_allclose(p0, self.want_probs(self.x)[np.arange(3), self.targets], rtol=1e-6, atol=1e-7)
 
+    def test_channel_spans(self):
+        """Spans of single channels (lo, hi, channel), -1 every channel,
+        in any order and overlapping, mixed with pairs (every channel)."""
+        perts = [[], [(0, 4, 0)], [(9, 12, C - 1), (1, 5, 0), (3, 6, 0)], [(2, 4, -1), (0, 3)]]
+        got = self.m.spans(self.x[1], 2, perts, baseline=0.5)
+        self.assertEqual((got.shape, got.dtype), ((4,), np.float32))
+        for j, pert in enumerate(perts):
+            xo = self.x[1].reshape(C, T).copy()
+            for sp in pert:
+                rows = slice(None) if len(sp) == 2 or sp[2] == -1 else sp[2]
+                xo[rows, sp[0]:sp[1]] = 0.5
+            np.testing.assert_allclose(got[j], self.want_probs(xo.reshape(1, -1))[0, 2], rtol=1e-6, atol=1e-7)
+
     def test_spans(self):
         perts = [[], [(0, 4)], [(1, 3), (3, 5), (9, 12)], [(0, T)]]
         got = self.m.spans(self.x[1], 2, perts, baseline=0.5)
@@ -169,7 +182,8 @@ class TestClient(ServiceCase):
             (lambda: self.m.spans(self.x[0], 0, [[(0, T + 1)]]), r"perturbations\[0\]\[0\] is \[0, 13\), want 0 <= lo < hi <= 12"),
             (lambda: self.m.spans(self.x[0], 0, [[(3, 3)]]), r"is \[3, 3\)"),
             (lambda: self.m.spans(self.x[0], 0, [[], [(4, 6), (5, 7)]]), r"perturbations\[1\]\[1\] \[5, 7\) starts before the previous span ends \(6\)"),
-            (lambda: self.m.spans(self.x[0], 0, [[(1,)]]), r"want a pair \(lo, hi\) of integers"),
+            (lambda: self.m.spans(self.x[0], 0, [[(1,)]]), r"want a pair \(lo, hi\) or a triple \(lo, hi, channel\) of integers"),
+            (lambda: self.m.spans(self.x[0], 0, [[(1, 2, C)]]), r"perturbations\[0\]\[0\] has channel %d, want -1 \(every channel\) or 0..%d" % (C, C - 1)),
             (lambda: self.m.spans(self.x[0], 9, [[]]), r"targets\[0\] is 9"),
             (lambda: self.m.spans(self.x[0], 0, [[]], baseline=np.nan), r"baseline is nan, want a finite number"),
             (lambda: self.m.spans(self.x[:2], 0, [[]]), r"x has shape \(2, 24\), want \(1, 24\)"),

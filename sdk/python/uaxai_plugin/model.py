@@ -362,29 +362,52 @@ class Model:
         channel), for one input x (input_len,) and a class target. A
         perturbation is a list of half-open (lo, hi) spans of time
         positions, 0 <= lo < hi <= in_len, in order and not overlapping;
-        an empty one is x itself. The host takes sdk/nn's incremental
-        path, which equals forward passes of the perturbed inputs up to
-        float32 rounding. Returns (J,) float32."""
+        an empty one is x itself. A span may also be a triple (lo, hi,
+        channel): the samples of that input channel only (0..C-1, or -1
+        for every channel); a perturbation list with any triple may have
+        its spans in any order, overlapping (a value is replaced when a
+        span covers it). The host takes sdk/nn's incremental path, which
+        equals forward passes of the perturbed inputs up to float32
+        rounding. Returns (J,) float32."""
         self._need("spans")
         xb = self._batch(np.reshape(x, (1, -1)) if np.ndim(x) == 1 else x, "x", 1)
         t = self._targets([target], 1)
         n_t = self.arch["in_len"]
-        bounds, ends = [], []
+        n_c = self.arch["in_channels"]
+        bounds, ends, channels = [], [], []
+        parsed = []
         for j, pert in enumerate(perturbations):
-            prev = 0
+            spans = []
             for k, sp in enumerate(pert):
                 try:
-                    lo, hi = (int(v) for v in sp)
+                    vals = [int(v) for v in sp]
                 except (TypeError, ValueError):
-                    raise ValueError("perturbations[%d][%d] is %r, want a pair (lo, hi) of integers" % (j, k, sp)) from None
+                    vals = []
+                if len(vals) not in (2, 3):
+                    raise ValueError("perturbations[%d][%d] is %r, want a pair (lo, hi) or a triple (lo, hi, channel) "
+                                     "of integers" % (j, k, sp))
+                lo, hi = vals[0], vals[1]
+                ch = vals[2] if len(vals) == 3 else None
                 if not 0 <= lo < hi <= n_t:
                     raise ValueError("perturbations[%d][%d] is [%d, %d), want 0 <= lo < hi <= %d" % (j, k, lo, hi, n_t))
-                if lo < prev:
+                if ch is not None and not -1 <= ch < n_c:
+                    raise ValueError("perturbations[%d][%d] has channel %d, want -1 (every channel) or 0..%d"
+                                     % (j, k, ch, n_c - 1))
+                spans.append((lo, hi, ch))
+            parsed.append(spans)
+        per_channel = any(ch is not None for spans in parsed for _, _, ch in spans)
+        for j, spans in enumerate(parsed):
+            prev = 0
+            for k, (lo, hi, ch) in enumerate(spans):
+                if not per_channel and lo < prev:
                     raise ValueError("perturbations[%d][%d] [%d, %d) starts before the previous span ends (%d); "
                                      "want spans in order, not overlapping" % (j, k, lo, hi, prev))
                 prev = hi
                 bounds += (lo, hi)
+                channels.append(-1 if ch is None else ch)
             ends.append(len(bounds) // 2)
+        if not per_channel:
+            channels = []
         if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, (int, float, np.integer, np.floating)) \
                 or not math.isfinite(float(baseline)) or abs(float(baseline)) > _F32_MAX:
             raise ValueError("baseline is %r, want a finite number within float32" % (baseline,))
@@ -401,7 +424,8 @@ class Model:
             top = ends[hi - 1]
             r = self._call("Spans", plugin_pb2.SpansRequest(
                 handle=self.service[1], x=wire.float32_bytes(xb), target=t[0], bounds=bounds[2 * base:2 * top],
-                ends=[e - base for e in ends[lo:hi]], baseline=float(baseline)))
+                ends=[e - base for e in ends[lo:hi]], baseline=float(baseline),
+                channels=channels[base:top]))
             out[lo:hi] = self._decode("Spans", "probabilities", r.probs, (hi - lo,))
             lo = hi
         return out
