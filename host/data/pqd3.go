@@ -257,3 +257,6 @@ func typeC(cfg Config, y, d []float64, ev []bool, phi, k, phiH, t1, t2 float64) 
 		y[i] = math.Sin(w*t+phi) + di
 	}
 }
+
+// ChannelNames names the phases: A, B, C (channels 0, 1, 2).
+func (PQD3) ChannelNames() []string { return []string{"A", "B", "C"} }

@@ -28,10 +28,13 @@ type Datasets struct {
 	// Channels is C: every input, map and mask is C rows of T samples,
 	// channel-major. Classes names the labels (nil: the one-phase PQD's
 	// 16, as data.ClassNames).
-	Channels  int
-	Classes   []string
-	Recording string   // with [recording]: the one, unlabelled, test split's name
-	Notes     []string // what the run's notes should say of the data
+	Channels int
+	Classes  []string
+	// ChannelNames names the channels (nil: ch0, ch1, ...): a
+	// generator's that names them (the three-phase one's A, B, C).
+	ChannelNames []string
+	Recording    string   // with [recording]: the one, unlabelled, test split's name
+	Notes        []string // what the run's notes should say of the data
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -153,6 +156,11 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		return Datasets{}, r.Errorf([]string{"data", "source"}, "unknown source %q (accepted: pqd, files)", r.Data.Source)
 	}
 	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val), Channels: first.C(), Classes: first.Classes}
+	if g, ok := r.Data.Generator(); ok {
+		if n, ok := g.(interface{ ChannelNames() []string }); ok {
+			ds.ChannelNames = n.ChannelNames()
+		}
+	}
 	for i, s := range tests {
 		// Splits are named test-<i> whatever their folder: names key the
 		// random streams and label records.csv, so they must be unique.
@@ -166,7 +174,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		}
 		ts := engine.TestSplit{Name: name, Data: ToDataset(s.Records), Masks: m}
 		if ds.Channels > 1 {
-			ts.Channels = ds.Channels
+			ts.Channels, ts.ChannelNames = ds.Channels, ds.ChannelNames
 		}
 		ds.Tests = append(ds.Tests, ts)
 	}
