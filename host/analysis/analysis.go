@@ -267,7 +267,7 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 		tot, mod, exp := eval.TotalVariance(nil, nil, nil, b.Repeats[j])
 		rec.tv = &tvResult{total: meanOf(tot), model: meanOf(mod), explainer: meanOf(exp)}
 	}
-	if f := an.Figures; f != nil && ((rec.correct && wantsFigure(f.Qualitative, rec.label)) || (!labelled && slices.Contains(f.Qualitative, "all"))) {
+	if f := an.Figures; f != nil && ((rec.correct && wantsFigure(f.Qualitative, rec.label, b.ClassNames)) || (!labelled && slices.Contains(f.Qualitative, "all"))) {
 		rec.figure = newPanel(b, j, a.absMaps(maps))
 	}
 	if an.Output.Maps {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/paper"
@@ -24,9 +23,10 @@ const MaxAllFigures = 24
 
 // wantsFigure reports whether class label is one of the qualitative
 // figure's classes (names as host/data or the paper writes them).
-func wantsFigure(classes []string, label int) bool {
+func wantsFigure(classes []string, label int, names []string) bool {
+	name := report.ClassName(names, label)
 	for _, c := range classes {
-		if c == data.ClassName(label) || paper.Class(c) == data.ClassName(label) {
+		if c == name || paper.Class(c) == name {
 			return true
 		}
 	}
@@ -51,7 +51,7 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 	pred := b.Preds[j]
 	class := ""
 	if b.Labels[j] >= 0 {
-		class = data.ClassName(b.Labels[j])
+		class = report.ClassName(b.ClassNames, b.Labels[j])
 	}
 	N := len(members[0])
 	vr, cvm := make([]float64, N), make([]float64, N) // 0 with one draw
@@ -61,7 +61,7 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 	}
 	p := &figure.Panel{
 		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
-		Labels:   figure.Labels{Class: class, Predicted: data.ClassName(pred), Prob: b.Probs[j][pred]},
+		Labels:   figure.Labels{Class: class, Predicted: report.ClassName(b.ClassNames, pred), Prob: b.Probs[j][pred]},
 		Wave:     wave,
 		Mask:     b.Masks[j],
 		Members:  members,
@@ -112,7 +112,7 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 		search:
 			for _, recs := range p.recs {
 				for _, r := range recs {
-					if r != nil && r.figure != nil && wantsFigure([]string{want}, r.label) {
+					if r != nil && r.figure != nil && wantsFigure([]string{want}, r.label, res.ClassNames) {
 						panel = r.figure
 						break search
 					}
@@ -165,7 +165,7 @@ func perClassBars(res *engine.Results, pt string) (figure.Bars, error) {
 	}
 	classes := res.Rows[0].Agg.Classes
 	for _, c := range classes {
-		b.Classes = append(b.Classes, data.ClassName(c.Class))
+		b.Classes = append(b.Classes, report.ClassName(res.ClassNames, c.Class))
 	}
 	for _, r := range res.Rows {
 		b.Methods = append(b.Methods, report.RowLabel(res, r))
@@ -177,7 +177,7 @@ func perClassBars(res *engine.Results, pt string) (figure.Bars, error) {
 				vals[i], sds[i] = 0, 0
 			}
 			if tab != nil {
-				if v, ok := tab.Cell([]string{data.ClassName(c.Class)}, report.MethodKey(pt, r)); ok && report.MethodKey(pt, r) != "" {
+				if v, ok := tab.Cell([]string{report.ClassName(res.ClassNames, c.Class)}, report.MethodKey(pt, r)); ok && report.MethodKey(pt, r) != "" {
 					pap[i] = v.Mean
 				}
 			}

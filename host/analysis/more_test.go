@@ -316,7 +316,7 @@ func TestNames(t *testing.T) {
 	if got := New(Setup{Explainers: []string{"E1"}}).pairLabel(&pair{post: "P", exp: "E1"}); got != "P" {
 		t.Errorf("pair label %q", got)
 	}
-	if !wantsFigure([]string{"Imp. trans."}, 4) || !wantsFigure([]string{"sag"}, 1) || wantsFigure([]string{"sag"}, 2) {
+	if !wantsFigure([]string{"Imp. trans."}, 4, nil) || !wantsFigure([]string{"sag"}, 1, nil) || wantsFigure([]string{"sag"}, 2, nil) {
 		t.Error("wantsFigure")
 	}
 }

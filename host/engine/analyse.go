@@ -43,6 +43,8 @@ type Batch struct {
 	// maps are C rows of T values, channel-major.
 	Channels     int
 	ChannelNames []string
+	// ClassNames is the plan's (nil: the one-phase PQD's).
+	ClassNames []string
 	// Maps[j][s] is the map of record j under draw s.
 	Maps [][][]float64
 	// Repeats[j][s][k] is the map of record j under draw s and explainer
@@ -126,7 +128,7 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 	d := ts.Data
 	k := b.p.Arch.Classes()
 	ab := &Batch{Posterior: b.ps, Explainer: b.es, Split: si, SplitName: ts.Name, Records: idx, Maps: maps, Summaries: sumMaps,
-		Channels: ts.NumChannels(), ChannelNames: ts.ChannelLabels(),
+		Channels: ts.NumChannels(), ChannelNames: ts.ChannelLabels(), ClassNames: b.p.ClassNames,
 		Labels: make([]int, len(idx)), Targets: make([]int, len(idx)), Preds: make([]int, len(idx)),
 		Probs: make([][]float64, len(idx)), X: make([][]float32, len(idx)), Masks: make([][]bool, len(idx))}
 	x := make([]float32, 0, len(idx)*d.Len)

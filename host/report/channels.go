@@ -3,7 +3,6 @@ package report
 import (
 	"strconv"
 
-	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 )
@@ -108,7 +107,7 @@ func ChannelTables(res *engine.Results) []Table {
 		return row
 	}
 	for _, ca := range ref.Classes {
-		pl.Rows = append(pl.Rows, line(data.ClassName(ca.Class), ca.ChannelStats, func(a *eval.ChannelAgg) eval.ChannelStats {
+		pl.Rows = append(pl.Rows, line(ClassName(res.ClassNames, ca.Class), ca.ChannelStats, func(a *eval.ChannelAgg) eval.ChannelStats {
 			c, _ := a.Class(ca.Class)
 			return c.ChannelStats
 		}))
@@ -128,7 +127,7 @@ func ChannelTables(res *engine.Results) []Table {
 	}
 	for _, ca := range ref.Classes {
 		for c, name := range ref.Names {
-			row := []string{data.ClassName(ca.Class), name}
+			row := []string{ClassName(res.ClassNames, ca.Class), name}
 			for _, r := range res.Rows {
 				x, _ := agg(r).Class(ca.Class)
 				if c < len(x.RMA) {
