@@ -71,6 +71,9 @@ func aggregateRows(reps []*engine.Results) ([]engine.Row, error) {
 		row.Agg = agg
 		row.Accuracy = over(rows, func(r engine.Row) eval.Stat { return r.Accuracy })
 		row.AccuracyBySplit = meanSplits(rows, func(r engine.Row) []float64 { return r.AccuracyBySplit })
+		if row.Channels, err = meanChannels(rows); err != nil {
+			return nil, fmt.Errorf("%s / %s / %s: %w", base.Label, base.ExplainerLabel, base.SummaryLabel, err)
+		}
 		out[i] = row
 	}
 	return out, nil
@@ -313,4 +316,50 @@ func overReplicates(ts []report.Table, n int) []report.Table {
 		ts[i].Title = strings.ReplaceAll(ts[i].Title, "mean ± sd over test splits", fmt.Sprintf("mean ± sd over %d replicates' means over the test splits", n))
 	}
 	return ts
+}
+
+// meanChannels is the channel view of a replicated row: each statistic
+// the mean ± sd over the replicates of each replicate's mean (Stat.N the
+// replicates with data), the counts summed. nil when replicate 0's row
+// has no channel view (one channel).
+func meanChannels(rows []engine.Row) (*eval.ChannelAgg, error) {
+	base := rows[0].Channels
+	if base == nil {
+		return nil, nil
+	}
+	for k, r := range rows {
+		if c := r.Channels; c == nil || len(c.Classes) != len(base.Classes) || len(c.Groups) != len(base.Groups) || !slices.Equal(c.Names, base.Names) {
+			return nil, fmt.Errorf("replicate %d's channel view differs in its classes, groups or channels from replicate 0's", k)
+		}
+	}
+	mean := func(get func(*eval.ChannelAgg) eval.ChannelStats) eval.ChannelStats {
+		st := get(base)
+		out := eval.ChannelStats{RMA: make([]eval.Stat, len(st.RMA)), IoU: make([]eval.Stat, len(st.IoU)), ChannelScored: make([]int, len(st.ChannelScored))}
+		of := func(stat func(eval.ChannelStats) eval.Stat) eval.Stat {
+			return over(rows, func(r engine.Row) eval.Stat { return stat(get(r.Channels)) })
+		}
+		out.PL = of(func(s eval.ChannelStats) eval.Stat { return s.PL })
+		out.TopAcc = of(func(s eval.ChannelStats) eval.Stat { return s.TopAcc })
+		out.Chance = of(func(s eval.ChannelStats) eval.Stat { return s.Chance })
+		for c := range out.RMA {
+			out.RMA[c] = of(func(s eval.ChannelStats) eval.Stat { return s.RMA[c] })
+			out.IoU[c] = of(func(s eval.ChannelStats) eval.Stat { return s.IoU[c] })
+		}
+		for _, r := range rows {
+			s := get(r.Channels)
+			out.Scored += s.Scored
+			for c, n := range s.ChannelScored {
+				out.ChannelScored[c] += n
+			}
+		}
+		return out
+	}
+	agg := &eval.ChannelAgg{Names: slices.Clone(base.Names), Classes: make([]eval.ChannelClass, len(base.Classes)), Groups: make([]eval.ChannelGroup, len(base.Groups))}
+	for i, cl := range base.Classes {
+		agg.Classes[i] = eval.ChannelClass{Class: cl.Class, ChannelStats: mean(func(a *eval.ChannelAgg) eval.ChannelStats { return a.Classes[i].ChannelStats })}
+	}
+	for i, g := range base.Groups {
+		agg.Groups[i] = eval.ChannelGroup{Name: g.Name, Classes: slices.Clone(g.Classes), ChannelStats: mean(func(a *eval.ChannelAgg) eval.ChannelStats { return a.Groups[i].ChannelStats })}
+	}
+	return agg, nil
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -56,5 +58,42 @@ func TestMeanAggLeavesMissingCellsOut(t *testing.T) {
 	}
 	if _, err := meanAgg([]engine.Row{aggRow([2]float64{0.1, 0.2}), {Label: "m", Agg: eval.Agg{NSplits: 3}}}); err == nil {
 		t.Error("replicates with different splits were averaged")
+	}
+}
+
+// TestMeanChannels: a replicated row's channel view is, statistic by
+// statistic, the mean ± sd over the replicates of their means, with the
+// counts summed; a one-channel row has none; replicates that disagree on
+// the channels are an error.
+func TestMeanChannels(t *testing.T) {
+	stats := func(pl, rmaB float64, n int) eval.ChannelStats {
+		s := eval.Stat{Mean: pl, N: 2}
+		return eval.ChannelStats{PL: s, TopAcc: eval.Stat{Mean: 1 - pl, N: 2}, Chance: eval.Stat{Mean: 1.0 / 3, N: 2}, Scored: n,
+			RMA: []eval.Stat{{Mean: 0.5, N: 2}, {Mean: rmaB, N: 2}, {}}, IoU: []eval.Stat{{}, {}, {}}, ChannelScored: []int{n, n, 0}}
+	}
+	row := func(pl, rmaB float64, n int) engine.Row {
+		return engine.Row{Channels: &eval.ChannelAgg{Names: []string{"A", "B", "C"},
+			Classes: []eval.ChannelClass{{Class: 1, ChannelStats: stats(pl, rmaB, n)}},
+			Groups:  []eval.ChannelGroup{{Name: "all", Classes: []int{1}, ChannelStats: stats(pl/2, rmaB, n)}}}}
+	}
+	got, err := meanChannels([]engine.Row{row(0.4, 0.2, 10), row(0.6, 0.4, 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Classes[0]
+	want := eval.StatOf([]float64{0.4, 0.6})
+	if c.PL != want || c.TopAcc != eval.StatOf([]float64{0.6, 0.4}) || c.RMA[1] != eval.StatOf([]float64{0.2, 0.4}) || c.RMA[2].N != 0 || c.Scored != 22 || c.ChannelScored[1] != 22 || c.Class != 1 {
+		t.Errorf("class view %+v, want PL %+v, RMA_B over 0.2 and 0.4, channel C without data, 22 scored", c, want)
+	}
+	if g := got.Groups[0]; g.PL != eval.StatOf([]float64{0.2, 0.3}) || g.Name != "all" || !slices.Equal(g.Classes, []int{1}) || !slices.Equal(got.Names, []string{"A", "B", "C"}) {
+		t.Errorf("group view %+v", g)
+	}
+	if v, err := meanChannels([]engine.Row{{}, {}}); v != nil || err != nil {
+		t.Errorf("one channel: %v %v, want nil", v, err)
+	}
+	other := row(0.5, 0.5, 1)
+	other.Channels.Names = []string{"ch0", "ch1", "ch2"}
+	if _, err := meanChannels([]engine.Row{row(0.4, 0.2, 10), other}); err == nil || !strings.Contains(err.Error(), "replicate 1") {
+		t.Errorf("channels that differ: %v, want an error naming replicate 1", err)
 	}
 }

@@ -76,8 +76,23 @@ func TestThreePhaseQuick(t *testing.T) {
 				t.Errorf("class %d %s never scored", c, n)
 			}
 		}
-		if tables := read(t, filepath.Join(o.Dir, "tables.md")); !regexp.MustCompile(`\|\s*slg_sag\s*\|`).Match(tables) || bytes.Contains(tables, []byte("disc-7")) {
+		tables := read(t, filepath.Join(o.Dir, "tables.md"))
+		if !bytes.Contains(tables, []byte("Per-channel localisation")) {
+			t.Fatalf("tables.md has no per-channel section:\n%s", tables)
+		}
+		if !regexp.MustCompile(`\|\s*slg_sag\s*\|`).Match(tables) || bytes.Contains(tables, []byte("disc-7")) {
 			t.Errorf("tables.md lacks a slg_sag row or has disc-7 columns:\n%s", tables)
+		}
+		// The per-channel section names the phases and the generator's
+		// classes (sag_harmonics is a one-phase class only).
+		sec := tables[bytes.Index(tables, []byte("Per-channel localisation")):]
+		for _, want := range []string{"A", "B", "C", "slg_sag", "ll_sag"} {
+			if !regexp.MustCompile(`\|\s*` + want + `\s*\|`).Match(sec) {
+				t.Errorf("the per-channel section lacks %q", want)
+			}
+		}
+		if bytes.Contains(tables, []byte("sag_harmonics")) {
+			t.Error("tables.md names the one-phase class sag_harmonics")
 		}
 		if !slices.Contains(names, "slg_sag") {
 			t.Fatalf("the generator's classes %v lack slg_sag", names)
