@@ -148,6 +148,7 @@ type canonData struct {
 	Test          []string  `toml:"test,omitempty"`
 	Channels      int       `toml:"channels,omitzero"`
 	ClassNames    []string  `toml:"class_names,omitempty"`
+	ChannelNames  []string  `toml:"channel_names,omitempty"`
 }
 
 type canonModel struct {
@@ -187,7 +188,7 @@ func (r *Recipe) canonData(path pathFn) canonData {
 	if d.ValFraction != 0 {
 		c.ValFraction = ptr(d.ValFraction)
 	}
-	c.Channels, c.ClassNames = d.Channels, d.ClassNames
+	c.Channels, c.ClassNames, c.ChannelNames = d.Channels, d.ClassNames, d.ChannelNames
 	if d.Generated() {
 		c.TrainPerClass, c.TestSplits, c.TestPerClass = ptr(d.TrainPerClass), ptr(d.TestSplits), ptr(d.TestPerClass)
 		c.F0, c.Fs, c.Cycles, c.Noise = ptr(d.F0), ptr(d.Fs), ptr(d.Cycles), ptr(d.Noise)

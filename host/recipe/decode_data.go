@@ -19,7 +19,7 @@ func defaultData() Data {
 }
 
 var pqdOnly = []string{"train_per_class", "test_splits", "test_per_class", "f0", "fs", "cycles", "noise", "snr_db", "phase"}
-var filesOnly = []string{"train", "val", "test", "channels", "class_names"}
+var filesOnly = []string{"train", "val", "test", "channels", "class_names", "channel_names"}
 
 func (d *decoder) data(v any, dd *Data) error {
 	path := []string{"data"}
@@ -64,6 +64,7 @@ func (d *decoder) data(v any, dd *Data) error {
 		{"test", d.setStrings(&dd.Test)},
 		{"channels", d.setInt(&dd.Channels)},
 		{"class_names", d.setStrings(&dd.ClassNames)},
+		{"channel_names", d.setStrings(&dd.ChannelNames)},
 	}
 	switch dd.Source {
 	case SourcePQD, SourcePQD3:
@@ -248,19 +249,27 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 			return err
 		}
 	}
-	if err := d.checkList(sub(path, "class_names"), len(dd.ClassNames), "class names"); err != nil {
-		return err
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"class_names", dd.ClassNames}, {"channel_names", dd.ChannelNames}} {
+		if err := d.checkList(sub(path, l.key), len(l.names), "names"); err != nil {
+			return err
+		}
+		seen := map[string]int{}
+		for i, n := range l.names {
+			ep := sub(path, l.key, strconv.Itoa(i))
+			if strings.TrimSpace(n) == "" || strings.ContainsAny(n, ",\n\r") {
+				return d.keyErr(ep, "%s is not a name (accepted: a non-empty name without commas or line breaks)", sdk.Quote(n))
+			}
+			if j, dup := seen[n]; dup {
+				return d.keyErr(ep, "%s is listed twice (elements %d and %d)", sdk.Quote(n), j, i)
+			}
+			seen[n] = i
+		}
 	}
-	seen := map[string]int{}
-	for i, n := range dd.ClassNames {
-		ep := sub(path, "class_names", strconv.Itoa(i))
-		if strings.TrimSpace(n) == "" || strings.ContainsAny(n, ",\n\r") {
-			return d.keyErr(ep, "%s is not a class name (accepted: a non-empty name without commas or line breaks)", sdk.Quote(n))
-		}
-		if j, dup := seen[n]; dup {
-			return d.keyErr(ep, "class %s is listed twice (elements %d and %d)", sdk.Quote(n), j, i)
-		}
-		seen[n] = i
+	if n := len(dd.ChannelNames); n > 0 && dd.Channels > 0 && n != dd.Channels {
+		return d.keyErr(sub(path, "channel_names"), "names %d channels, and channels = %d (accepted: one name a channel)", n, dd.Channels)
 	}
 	if err := check(&dd.Train, sub(path, "train")); err != nil {
 		return err

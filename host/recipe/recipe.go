@@ -210,6 +210,9 @@ type Data struct {
 	// ClassNames[i]); nil: the files' classes.txt, their label names, or
 	// the one-phase PQD's 16 classes.
 	ClassNames []string
+	// ChannelNames names the channels of files (nil: ch0, ch1, ...; a
+	// generator names its own).
+	ChannelNames []string
 }
 
 // Generated reports whether the data comes from a built-in generator

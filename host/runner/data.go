@@ -161,6 +161,12 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			ds.ChannelNames = n.ChannelNames()
 		}
 	}
+	if n := r.Data.ChannelNames; n != nil {
+		if len(n) != ds.Channels {
+			return Datasets{}, r.Errorf([]string{"data", "channel_names"}, "names %d channels, and the data has %d (accepted: one name a channel)", len(n), ds.Channels)
+		}
+		ds.ChannelNames = n
+	}
 	for i, s := range tests {
 		// Splits are named test-<i> whatever their folder: names key the
 		// random streams and label records.csv, so they must be unique.
