@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/report"
@@ -48,7 +49,10 @@ func (a *Analyser) Finish(res *engine.Results) (*Report, error) {
 // "predicted" [records], integers stored as F32, exact below 2^24), and
 // each map summary's maps as maps/<i>-<posterior>_<explainer>_<summary>.safetensors
 // (tensor "map" [records, N] and the same index tensors), records in
-// split and record order. NumPy: safetensors.numpy.load_file(path).
+// split and record order. With C > 1 channels N is (C, T): "maps"
+// [records, S, C, T] and "map" [records, C, T], channel-major, and the
+// metadata key "channels" names them (comma-separated). NumPy:
+// safetensors.numpy.load_file(path).
 func (a *Analyser) mapFiles() ([]File, error) {
 	var out []File
 	for pi, p := range a.orderedPairs() {
@@ -83,7 +87,15 @@ func (a *Analyser) mapFiles() ([]File, error) {
 			}
 		}
 		meta := map[string]string{"posterior": p.post, "explainer": p.exp, "format": "uaxai-maps-1"}
-		b, err := safetensors.Encode(append(idx(), safetensors.Tensor{Name: "maps", Shape: []int{len(recs), S, N}, Data: all}), meta)
+		// With C > 1 channels a map is (C, T), channel-major, and the
+		// metadata names the channels; one channel keeps its (N) shape.
+		shape := []int{N}
+		if ts := a.s.Tests; len(ts) > 0 && ts[0].NumChannels() > 1 {
+			c := ts[0].NumChannels()
+			shape = []int{c, N / c}
+			meta["channels"] = strings.Join(ts[0].ChannelLabels(), ",")
+		}
+		b, err := safetensors.Encode(append(idx(), safetensors.Tensor{Name: "maps", Shape: append([]int{len(recs), S}, shape...), Data: all}), meta)
 		if err != nil {
 			return nil, fmt.Errorf("maps of %s / %s: %w", p.post, p.exp, err)
 		}
@@ -98,7 +110,10 @@ func (a *Analyser) mapFiles() ([]File, error) {
 				sm = append(sm, r.sums[si]...)
 			}
 			m2 := map[string]string{"posterior": p.post, "explainer": p.exp, "summary": label, "format": "uaxai-maps-1"}
-			b, err := safetensors.Encode(append(idx(), safetensors.Tensor{Name: "map", Shape: []int{len(recs), N}, Data: sm}), m2)
+			if c, ok := meta["channels"]; ok {
+				m2["channels"] = c
+			}
+			b, err := safetensors.Encode(append(idx(), safetensors.Tensor{Name: "map", Shape: append([]int{len(recs)}, shape...), Data: sm}), m2)
 			if err != nil {
 				return nil, fmt.Errorf("maps of %s / %s / %s: %w", p.post, p.exp, label, err)
 			}

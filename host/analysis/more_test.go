@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -369,5 +370,53 @@ func TestPerClassBars(t *testing.T) {
 	b, _ = perClassBars(&engine.Results{Rows: []engine.Row{row}}, "")
 	if b.Values[0][0] != 0 || b.SD[0][0] != 0 {
 		t.Errorf("unscored class drawn as %v ± %v", b.Values[0][0], b.SD[0][0])
+	}
+}
+
+// TestMapsOfChannels: with C > 1 channels the maps files hold (C, T)
+// maps, channel-major as the engine's, and name the channels; the values
+// are the one-channel file's, reshaped.
+func TestMapsOfChannels(t *testing.T) {
+	an := recipe.Analysis{Output: recipe.Output{Maps: true}}
+	files := func(channels int) map[string]*safetensors.File {
+		w := newWorld(t, an, 4, 3, nil)
+		w.setup.Summaries = []string{"Mean"}
+		for i := range w.setup.Tests {
+			w.setup.Tests[i].Channels = channels
+			if channels > 1 {
+				w.setup.Tests[i].ChannelNames = []string{"A", "B"}
+			}
+		}
+		for _, b := range w.batches {
+			b.Summaries = [][][]float64{{eval.Abs(nil, b.Maps[0][0])}}
+		}
+		a := New(w.setup)
+		for _, b := range w.batches {
+			if err := a.Batch(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep, err := a.Finish(&engine.Results{Rows: []engine.Row{rowOf(t, "posterior.ensemble", "mean", []float64{0.3, 0.4})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*safetensors.File{}
+		for _, f := range rep.Files {
+			if out[f.Name], err = safetensors.Decode(f.Data, f.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	one, two := files(1), files(2)
+	for _, c := range []struct {
+		file, tensor string
+		shape        []int
+	}{{"maps/01-p_e.safetensors", "maps", []int{8, 3, 2, N / 2}}, {"maps/01-p_e_mean.safetensors", "map", []int{8, 2, N / 2}}} {
+		a, _ := one[c.file].Get(c.tensor)
+		b, _ := two[c.file].Get(c.tensor)
+		if !slices.Equal(b.Shape, c.shape) || !slices.Equal(a.Data, b.Data) || two[c.file].Meta["channels"] != "A,B" || one[c.file].Meta["channels"] != "" {
+			t.Errorf("%s: shape %v (one channel %v), want %v; the same values; channels %q", c.file, b.Shape, a.Shape, c.shape, two[c.file].Meta["channels"])
+		}
 	}
 }
