@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -93,6 +94,15 @@ func TestThreePhaseQuick(t *testing.T) {
 		}
 		if bytes.Contains(tables, []byte("sag_harmonics")) {
 			t.Error("tables.md names the one-phase class sag_harmonics")
+		}
+		for _, class := range []string{"slg_sag", "ll_sag"} {
+			figs, _ := filepath.Glob(filepath.Join(o.Dir, "figures", "qual-*-"+strings.ReplaceAll(class, "_", "-")+".png"))
+			if len(figs) == 0 {
+				figs, _ = filepath.Glob(filepath.Join(o.Dir, "figures", "qual-*"+class+"*.png"))
+			}
+			if len(figs) == 0 {
+				t.Errorf("no qualitative figure of %s in %s/figures", class, o.Dir)
+			}
 		}
 		if !slices.Contains(names, "slg_sag") {
 			t.Fatalf("the generator's classes %v lack slg_sag", names)
