@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,14 +122,19 @@ func WriteCSV(dir string, s Split) (err error) {
 	if err := atomicfile.WriteSet(dir, set); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	for _, stale := range []struct {
-		name string
-		has  bool
-	}{{DisturbanceFile, hasD}, {EventFile, hasE}, {ClassesFile, hasC}} {
-		if !stale.has {
-			if err := os.Remove(filepath.Join(dir, stale.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data: removing stale %w", err)
-			}
+	return removeStale(dir, map[string]bool{DisturbanceFile: hasD, EventFile: hasE, ClassesFile: hasC})
+}
+
+// removeStale removes the optional files of dir that a split just written
+// does not have (written[name] false), so that an earlier split's file
+// is not read with it.
+func removeStale(dir string, written map[string]bool) error {
+	for _, name := range slices.Sorted(maps.Keys(written)) {
+		if written[name] {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("data: removing stale %w", err)
 		}
 	}
 	return nil

@@ -3,9 +3,7 @@ package data
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -183,15 +181,5 @@ func WriteNPYDir(dir string, s Split, eps float64) error {
 	if err := atomicfile.WriteSet(dir, set); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	for _, stale := range []struct {
-		name string
-		has  bool
-	}{{MasksNPY, hasM}, {DisturbanceNPY, hasD}, {EventNPY, hasE}} {
-		if !stale.has {
-			if err := os.Remove(filepath.Join(dir, stale.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data: removing stale %w", err)
-			}
-		}
-	}
-	return nil
+	return removeStale(dir, map[string]bool{MasksNPY: hasM, DisturbanceNPY: hasD, EventNPY: hasE})
 }
