@@ -191,7 +191,9 @@ func (c Config) N() int { return int(math.Round(float64(c.Cycles) * c.Fs / c.F0)
 // a3, a5, a7, th3, th5, th7 (harmonics); lam, beta, thf (flicker); psi,
 // sign, tr, td, ta (impulsive transient); a, tau, fn, th, t1, t2
 // (oscillatory transient); K, width (samples), t1, t2 = t1 + width/fs and
-// n1 (first sample of the first notch or spike) (notch, spike); snr_db when
+// n1 (first sample of the first notch or spike) (notch, spike); for the
+// three-phase generator PQD3 also phases and faulted (bit masks of the
+// phases d may be non-zero on, and of the faulted phases); snr_db when
 // noise is on.
 type Record struct {
 	Label  int
