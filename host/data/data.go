@@ -197,9 +197,9 @@ func (c Config) N() int { return int(math.Round(float64(c.Cycles) * c.Fs / c.F0)
 // noise is on.
 type Record struct {
 	Label  int
-	X      []float64          // observed waveform y + noise, N values
-	D      []float64          // d = y - x0, noise excluded
-	Event  []bool             // true inside the drawn disturbance interval(s)
+	X      []float64          // observed waveform y + noise: C channels of N samples, channel-major (x[c*N+n])
+	D      []float64          // d = y - x0, noise excluded, as X
+	Event  []bool             // true inside the drawn disturbance interval(s), as X
 	Params map[string]float64 // every drawn parameter
 	// SNRdB is the drawn SNR; +Inf when noise is off (the record is
 	// noise-free), NaN when unknown (a file without params.jsonl).
