@@ -42,7 +42,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 	}
 	L := r.Data.Len()
 	rate := r.Data.Fs
-	if r.Data.Source != recipe.SourcePQD {
+	if !r.Data.Generated() {
 		L, rate = arch.InLen, record.DefaultRate
 	}
 	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
@@ -81,5 +81,11 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 	for _, w := range imp.Warnings {
 		notes = append(notes, "recording: "+w)
 	}
-	return engine.TestSplit{Name: name, Data: d, Channels: C, Unlabelled: true}, notes, nil
+	ts := engine.TestSplit{Name: name, Data: d, Channels: C, Unlabelled: true}
+	if C > 1 {
+		for _, ch := range imp.Channels {
+			ts.ChannelNames = append(ts.ChannelNames, ch.Recording.Channel)
+		}
+	}
+	return ts, notes, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,9 @@ func TestRecordingSplitPhases(t *testing.T) {
 	const T = record.DefaultWindow
 	if ts.Channels != 3 || !ts.Unlabelled || ts.Data.Len != 3*T || ts.Data.N != 3 || len(ts.Data.X) != 3*3*T {
 		t.Fatalf("split: channels %d, unlabelled %v, %d records of %d values", ts.Channels, ts.Unlabelled, ts.Data.N, ts.Data.Len)
+	}
+	if want := []string{"VC", "VA", "VB"}; !slices.Equal(ts.ChannelNames, want) {
+		t.Errorf("channel names %q, want the cfg's voltage channels in the phases' order %q", ts.ChannelNames, want)
 	}
 	if len(notes) == 0 || !strings.Contains(notes[0], "3 channels x 640 samples") || !strings.Contains(notes[0], "VC divided by sqrt(2) x 230") {
 		t.Errorf("notes %q", notes)
