@@ -32,6 +32,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
 	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
+	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(files) == 0 || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName})
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

@@ -15,6 +15,7 @@ type PredictOptions struct {
 	Input    string   // CSV of waveforms, one a line, or a .npy array (N, C, T)
 	Channels int      // C of a CSV line (0: 1); a .npy file has its own
 	Arch     string   // built-in architecture name ("": nn.PaperArchName), on the input's C x T with the weights' classes
+	Classes  string   // a classes.txt naming the network's classes ("": see Predictions.Classes)
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -27,8 +28,9 @@ type Predictions struct {
 	// Predicted is the argmax of each row of Probs, the lower class on
 	// ties.
 	Predicted []int
-	// Classes names the columns: data.ClassNames when the network has
-	// the 16 PQD classes, else "class0", "class1", ...
+	// Classes names the columns: PredictOptions.Classes's names, else
+	// data.ClassNames when the network has the 16 PQD classes, else
+	// "class0", "class1", ...
 	Classes []string
 }
 
@@ -63,8 +65,19 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 	n, k := models[0].InputLen(), models[0].Classes()
 	nIn := in.n
 	out := &Predictions{Probs: make([][]float32, nIn), Predicted: make([]int, nIn), Classes: make([]string, k)}
+	var names []string
+	if opt.Classes != "" {
+		if names, err = data.ReadClasses(opt.Classes); err != nil {
+			return nil, fmt.Errorf("--classes: %w", err)
+		}
+		if len(names) != k {
+			return nil, fmt.Errorf("--classes %s names %d classes, and the network has %d logits (accepted: one name a logit, in order)", opt.Classes, len(names), k)
+		}
+	}
 	for c := range out.Classes {
-		if k == data.NumClasses {
+		if names != nil {
+			out.Classes[c] = names[c]
+		} else if k == data.NumClasses {
 			out.Classes[c] = data.ClassNames[c]
 		} else {
 			out.Classes[c] = fmt.Sprintf("class%d", c)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -220,5 +221,38 @@ func TestPredictErrors(t *testing.T) {
 	cancel()
 	if _, err := Predict(ctx, PredictOptions{Weights: []string{weights}, Input: one}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+}
+
+// TestPredictClassNames: --classes names the columns in its order; a
+// file of another number of names than the network's logits is an error
+// naming both counts.
+func TestPredictClassNames(t *testing.T) {
+	weights, _ := paperWeights(t)
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(one, []byte(strings.Repeat("0.5,", nn.PaperArch().InLen-1)+"0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for c := range 16 {
+		names = append(names, fmt.Sprintf("k%02d", 15-c))
+	}
+	classes := filepath.Join(dir, "classes.txt")
+	if err := os.WriteFile(classes, []byte(strings.Join(names, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Predict(t.Context(), PredictOptions{Weights: []string{weights}, Input: one, Classes: classes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Classes, names) {
+		t.Errorf("columns %q, want the file's %q", p.Classes, names)
+	}
+	if err := os.WriteFile(classes, []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Predict(t.Context(), PredictOptions{Weights: []string{weights}, Input: one, Classes: classes}); err == nil || !strings.Contains(err.Error(), "names 2 classes, and the network has 16 logits") {
+		t.Errorf("two names for 16 logits: %v", err)
 	}
 }
