@@ -29,7 +29,7 @@ var wantUsage = map[string]string{
 	"data import":   "Usage: uaxai data import [flags] RECORDING [RECORDING...] --out DIR",
 	"train":         "Usage: uaxai train [flags] --per-class N --out W.safetensors",
 	"predict":       "Usage: uaxai predict [flags] --weights W.safetensors",
-	"explain":       "Usage: uaxai explain [flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv --explainer NAME --target C|predicted|FILE",
+	"explain":       "Usage: uaxai explain [flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 	"paper":         "Usage: uaxai paper [flags] [--quick] [--dir DIR] [--out DIR]",
 	"slurm submit":  "Usage: uaxai slurm submit [flags] RECIPE.toml",
 	"slurm status":  "Usage: uaxai slurm status RUN_DIR",

@@ -59,7 +59,7 @@ func init() {
 			"[flags] --recipe RECIPE.toml --out W.safetensors",
 		}, summary: "train one network and save its weights", run: cmdTrain},
 		{name: "predict", forms: []string{
-			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
+			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--classes classes.txt] [--out F.csv]",
 		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
