@@ -23,7 +23,7 @@ import (
 func byReplicate(res *engine.Results, n int) []*engine.Results {
 	out := make([]*engine.Results, n)
 	for i := range out {
-		out[i] = &engine.Results{Rows: []engine.Row{}, Outputs: []engine.Output{}}
+		out[i] = &engine.Results{Rows: []engine.Row{}, Outputs: []engine.Output{}, ClassNames: res.ClassNames}
 	}
 	for _, r := range res.Rows {
 		out[r.Replicate].Rows = append(out[r.Replicate].Rows, r)
@@ -261,8 +261,8 @@ func (w *runWriter) replicates(res *engine.Results) (shown, records *engine.Resu
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("replicates: %w", err)
 	}
-	shown = &engine.Results{Rows: agg, Outputs: []engine.Output{}, Notes: res.Notes}
-	records = &engine.Results{Notes: res.Notes}
+	shown = &engine.Results{Rows: agg, Outputs: []engine.Output{}, Notes: res.Notes, ClassNames: res.ClassNames}
+	records = &engine.Results{Notes: res.Notes, ClassNames: res.ClassNames}
 	var list []replicateJSON
 	for k, rep := range reps {
 		rj := replicateJSON{Replicate: k, Seed: w.r.Replicates.Seed(w.r.Seed, k), Rows: report.RowsJSON(rep), Outputs: rep.Outputs}

@@ -97,3 +97,16 @@ func TestMeanChannels(t *testing.T) {
 		t.Errorf("channels that differ: %v, want an error naming replicate 1", err)
 	}
 }
+
+// TestByReplicateKeepsClassNames: each replicate's results name the
+// data's classes, so its records and tables do (the three-phase
+// classes, not the one-phase PQD's).
+func TestByReplicateKeepsClassNames(t *testing.T) {
+	names := []string{"normal", "slg_sag"}
+	res := &engine.Results{ClassNames: names, Rows: []engine.Row{{Replicate: 0}, {Replicate: 1}}}
+	for r, rep := range byReplicate(res, 2) {
+		if !slices.Equal(rep.ClassNames, names) || len(rep.Rows) != 1 || rep.Rows[0].Replicate != r {
+			t.Errorf("replicate %d: class names %q, rows %+v", r, rep.ClassNames, rep.Rows)
+		}
+	}
+}
