@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 )
 
 // buildUaxai builds the command once per test binary.
@@ -188,7 +191,7 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "explainer.gradinput") || !strings.Contains(string(out), plugdir) {
 		t.Fatalf("plugins does not list the binary (%v):\n%s", err, out)
 	}
-	for _, want := range []string{"explainer.occlusion          explainer  1.2.0    go       built-in",
+	for _, want := range []string{occlusionLine(),
 		"explainer.gradinput          explainer  1.0.0    binary   " + filepath.Join(plugdir, "uaxai-explainer-gradinput"),
 		"summary.trimmed_mean", "go       script ../../recipes/scripts/trimmed_mean.go"} {
 		if !strings.Contains(string(out), want) {
@@ -404,7 +407,7 @@ func TestPluginsListsProblems(t *testing.T) {
 		"ID                           KIND       VERSION  LANGUAGE SOURCE\n",
 		"explainer.bad                explainer  -        script   " + filepath.Join(dir, "uaxai-explainer-bad") + ": failed to start",
 		"summary.noexec               summary    -        -        " + filepath.Join(dir, "uaxai-summary-noexec") + ": not an executable file (mode 0644)",
-		"explainer.occlusion          explainer  1.2.0    go       built-in",
+		occlusionLine(),
 		"explainer.badtoml            explainer  -        -        " + badDir + ": bad plugin.toml (see the error)",
 	} {
 		if !strings.Contains(out, want) {
@@ -417,4 +420,10 @@ func TestPluginsListsProblems(t *testing.T) {
 	if want := "plugin manifest " + filepath.Join(badDir, "plugin.toml") + `: key "command": 3 is an integer, want a string`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
+}
+
+// occlusionLine is `uaxai plugins`'s line of the built-in occlusion, at
+// its version.
+func occlusionLine() string {
+	return fmt.Sprintf("explainer.occlusion          explainer  %-8s go       built-in", occlusion.New().Info().Version)
 }

@@ -53,7 +53,7 @@ import (
 const ID = "explainer.lime"
 
 // Version is the plugin's version.
-const Version = "1.0.0"
+const Version = "1.1.0" // 1.1.0: (channel, segment) features for C > 1 (features)
 
 // Explainer is LIME.
 type Explainer struct{}
@@ -64,7 +64,7 @@ func New() *Explainer { return &Explainer{} }
 // Info describes the plugin: it needs probabilities and draws random
 // numbers.
 func (*Explainer) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: Version, Summary: "LIME on contiguous features, weighted lasso or OLS surrogate (samples, feature, kernel_width, surrogate, alpha)", Needs: sdk.NeedsProbs, Stochastic: true}
+	return sdk.Info{ID: ID, Version: Version, Summary: "LIME on contiguous features, weighted lasso or OLS surrogate (samples, feature, features, kernel_width, surrogate, alpha)", Needs: sdk.NeedsProbs, Stochastic: true}
 }
 
 // Config is LIME's configuration.
