@@ -103,7 +103,7 @@ func PhaseLocalisation(r []float64, mask []bool, C int) (pl float64, ok bool) {
 	}
 	T := channelLen("PhaseLocalisation", len(r), C)
 	var in, all float64
-	nd := 0
+	anyD := false
 	for c := range C {
 		s, d := 0.0, false
 		for t, v := range r[c*T : (c+1)*T] {
@@ -116,10 +116,10 @@ func PhaseLocalisation(r []float64, mask []bool, C int) (pl float64, ok bool) {
 		all += s
 		if d {
 			in += s
-			nd++
+			anyD = true
 		}
 	}
-	if nd == 0 || all == 0 || math.IsNaN(all) || math.IsInf(all, 0) {
+	if !anyD || all == 0 || math.IsNaN(all) || math.IsInf(all, 0) {
 		return 0, false
 	}
 	return min(in/all, 1), true

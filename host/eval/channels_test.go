@@ -369,3 +369,18 @@ func TestAggregateChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelEdges: zeros are a mass of 0, not a negative value; one
+// split is enough to aggregate (its sd is 0 over one value).
+func TestChannelEdges(t *testing.T) {
+	if m := ChannelMass(nil, []float64{0, 0, 1, 0}, 2); !slices.Equal(m, []float64{0, 1}) {
+		t.Errorf("ChannelMass of zeros = %v, want [0 1]", m)
+	}
+	a, err := AggregateChannels([]ChannelRecord{chRec(0, 1, 0.8, true, 1.0/3, 0.6, math.NaN())}, []string{"A", "B"}, []int{1}, map[string][]int{"all": {1}}, 1)
+	if err != nil {
+		t.Fatalf("one split: %v", err)
+	}
+	if pl := a.Classes[0].PL; pl.Mean != 0.8 || pl.N != 1 || pl.SD != 0 {
+		t.Errorf("one split: PL %+v, want 0.8 over 1 split", pl)
+	}
+}
