@@ -244,7 +244,10 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 		*dir = abs
 		return nil
 	}
-	if dd.Channels != 0 {
+	if _, ok := tbl["channels"]; ok {
+		if dd.Channels < 1 {
+			return d.keyErr(sub(path, "channels"), "%d channels (accepted: 1..%d channels a CSV line)", dd.Channels, MaxInChannels)
+		}
 		if err := d.checkCount(sub(path, "channels"), dd.Channels, MaxInChannels, fmt.Sprintf("accepted: 1..%d channels a CSV line", MaxInChannels)); err != nil {
 			return err
 		}

@@ -40,6 +40,9 @@ func (d *decoder) model(v any, m *Model) error {
 		bound int
 	}{{"in_channels", m.InChannels, MaxInChannels}, {"in_len", m.InLen, MaxWaveLen}, {"classes", m.Classes, MaxLayerOut}} {
 		if _, ok := tbl[c.key]; ok {
+			if c.n < 1 {
+				return d.keyErr(sub(path, c.key), "%d (accepted: 1..%d)", c.n, c.bound)
+			}
 			if err := d.checkCount(sub(path, c.key), c.n, c.bound, fmt.Sprintf("accepted: 1..%d", c.bound)); err != nil {
 				return err
 			}

@@ -392,6 +392,46 @@ val_fraction = 0.25
 	if err != nil {
 		t.Errorf("val dir: %v", err)
 	}
+	// The keys of a dataset's channels and names.
+	named := strings.Replace(text, `val_fraction = 0.25`, "val_fraction = 0.25\nchannels = 3\nchannel_names = [\"A\", \"B\", \"C\"]\nclass_names = [\"x\", \"y\"]", 1)
+	r, err = Parse("files.toml", []byte(named), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Data.Channels != 3 || !slices.Equal(r.Data.ChannelNames, []string{"A", "B", "C"}) || !slices.Equal(r.Data.ClassNames, []string{"x", "y"}) {
+		t.Errorf("data %+v", r.Data)
+	}
+	checkCanonical(t, r, dir)
+	for _, c := range []struct{ old, new, marker, want string }{
+		{"channels = 3", "channels = 5000", "channels =", "accepted: 1..1024"},
+		{"channels = 3", "channels = 0", "channels =", "accepted: 1..1024"},
+		{`channel_names = ["A", "B", "C"]`, `channel_names = ["A", "B"]`, "channel_names", "names 2 channels, and channels = 3"},
+		{`channel_names = ["A", "B", "C"]`, `channel_names = ["A", "A", "C"]`, "channel_names", "listed twice"},
+		{`class_names = ["x", "y"]`, `class_names = ["x", "y,z"]`, "class_names", "is not a name"},
+		{`class_names = ["x", "y"]`, `class_names = ["x", " "]`, "class_names", "is not a name"},
+	} {
+		bad := strings.Replace(named, c.old, c.new, 1)
+		_, err := Parse("files.toml", []byte(bad), dir)
+		wantErr(t, err, lineOf(t, bad, c.marker), c.want)
+	}
+	// Names of any count without channels: the data's count is checked
+	// when it is read.
+	if _, err := Parse("files.toml", []byte(strings.Replace(named, "channels = 3\n", "", 1)), dir); err != nil {
+		t.Errorf("channel_names without channels: %v", err)
+	}
+}
+
+// TestBuiltinShapeErrors: an architecture the data's shape breaks is
+// reported at the key that set the shape.
+func TestBuiltinShapeErrors(t *testing.T) {
+	text := minimal + "[model]\nin_channels = 2\n[data]\nf0 = 50.0\nfs = 100.0\ncycles = 1\n"
+	_, err := Parse("short.toml", []byte(text), "")
+	wantErr(t, err, lineOf(t, text, "in_channels"), "2 channel(s) x 2 samples")
+	for _, kv := range []string{"classes = 0", "in_len = -3", "in_channels = 0"} {
+		text := minimal + "[model]\n" + kv + "\n"
+		_, err := Parse("keys.toml", []byte(text), "")
+		wantErr(t, err, lineOf(t, text, kv), "accepted: 1..")
+	}
 }
 
 // wantErr checks that err names the file, the line and every fragment.
