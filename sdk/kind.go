@@ -59,6 +59,9 @@ func Describe(p Plugin) (Kind, Info, error) {
 	if err := info.Validate(kinds[0]); err != nil {
 		return "", Info{}, fmt.Errorf("%T: %w", p, err)
 	}
+	if _, ok := p.(DrawSampler); info.ServesModels && !ok {
+		return "", Info{}, fmt.Errorf("%T: %s: Info.ServesModels is set but the posterior has no SampleDraws method (sdk.DrawSampler), which returns its served draws", p, info.ID)
+	}
 	return kinds[0], info, nil
 }
 
@@ -93,6 +96,9 @@ func (i Info) Validate(kind Kind) error {
 		}
 		if i.Replicates {
 			other = append(other, "Replicates")
+		}
+		if i.ServesModels {
+			other = append(other, "ServesModels")
 		}
 	}
 	if kind != KindExplainer {

@@ -71,6 +71,14 @@ type Info struct {
 	// one whose fit cannot differ between replicates (networks read from
 	// files) leaves it false, as does a plugin older than the field.
 	Replicates bool
+	// ServesModels says that the posterior serves its draws: it
+	// implements DrawSampler, whose draws may be references to a model
+	// service its own process serves (Draw.Served) instead of parameters,
+	// and the host routes every explainer's model calls, and its own
+	// predictions, to that service. The host never needs the parameters
+	// of a served draw. A posterior whose networks are not sdk/nn
+	// networks (a PyTorch module in a Python plugin) sets it.
+	ServesModels bool
 
 	// Explainers: what the explainer asks of the model, and whether it
 	// draws random numbers (then it gets one seed per input).
@@ -164,6 +172,11 @@ type Artifact struct {
 type SampleRequest struct {
 	Seeds  []uint64
 	Config Config
+	// SocketDir, given to a posterior that serves its draws
+	// (Info.ServesModels), is a private directory (mode 0700) that the
+	// host made for the sockets of its model services: every served
+	// draw's address is a socket directly inside it.
+	SocketDir string
 }
 
 // Needs says what an explainer asks of the model.

@@ -49,7 +49,7 @@ type posteriorServer struct {
 
 func (s *posteriorServer) Info(context.Context, *pb.InfoRequest) (*pb.PosteriorInfo, error) {
 	return &pb.PosteriorInfo{Info: encodeInfo(s.info), Finite: s.info.Finite, Base: s.info.Base, BaseKeys: s.info.BaseKeys, Files: s.info.Files,
-		Replicates: s.info.Replicates}, nil
+		Replicates: s.info.Replicates, ServesModels: s.info.ServesModels}, nil
 }
 
 // serveCheck answers a Check for a plugin of any kind.
@@ -143,17 +143,47 @@ func (s *posteriorServer) Sample(ctx context.Context, r *pb.SampleRequest) (_ *p
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	draws, err := s.impl.Sample(ctx, a, SampleRequest{Seeds: r.GetSeeds(), Config: cfg})
+	req := SampleRequest{Seeds: r.GetSeeds(), Config: cfg, SocketDir: r.GetSocketDir()}
+	if ds, ok := s.impl.(DrawSampler); ok && s.info.ServesModels {
+		draws, err := ds.SampleDraws(ctx, a, req)
+		if err != nil {
+			return nil, toStatus(err, codes.Unknown)
+		}
+		return encodeDraws(draws)
+	}
+	draws, err := s.impl.Sample(ctx, a, req)
 	if err != nil {
 		return nil, toStatus(err, codes.Unknown)
 	}
-	out := &pb.SampleResponse{Draws: make([]*pb.Params, len(draws))}
+	return encodeDraws(ParamsDraws(draws))
+}
+
+// encodeDraws is the answer to a Sample: the draws' parameters, or their
+// references when they are served (all one way or all the other).
+func encodeDraws(draws []Draw) (*pb.SampleResponse, error) {
+	out := &pb.SampleResponse{}
 	for i, d := range draws {
-		if out.Draws[i], err = wire.Params(d); err != nil {
+		if (d.Served != nil) != (draws[0].Served != nil) {
+			return nil, status.Errorf(codes.Internal, "draw %d is %s and draw 0 is %s: a posterior's draws are all served or all parameters", i, drawKind(d), drawKind(draws[0]))
+		}
+		if d.Served != nil {
+			out.Served = append(out.Served, &pb.ModelService{Address: d.Served.Address, Handle: d.Served.Handle})
+			continue
+		}
+		p, err := wire.Params(d.Params)
+		if err != nil {
 			return nil, status.Errorf(codes.Internal, "draw %d: %v", i, err)
 		}
+		out.Draws = append(out.Draws, p)
 	}
 	return out, nil
+}
+
+func drawKind(d Draw) string {
+	if d.Served != nil {
+		return "served"
+	}
+	return "parameters"
 }
 
 type explainerServer struct {

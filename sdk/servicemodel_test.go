@@ -379,7 +379,7 @@ func testServiceModel(t *testing.T, params nn.Params) {
 	}
 	e := v.(driver.Explainer)
 	ctx := context.Background()
-	lm, err := e.Load(ctx, params)
+	lm, err := e.Load(ctx, sdk.Draw{Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -354,6 +354,27 @@ func sumProbs(dst []float64, models []*nn.Inference, x []float32) {
 	}
 }
 
+// sumDrawProbs is sumProbs over the draws as the host opened them: a
+// served draw's probabilities are its model service's, and a call that
+// fails is the error, naming the draw.
+func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel, x []float32) error {
+	clear(dst)
+	pr := make([]float32, len(dst))
+	for s, m := range models {
+		err := m.Call(ctx, func(nm nn.Model) error {
+			nm.Probs(pr, x)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("draw %d: %w", s, err)
+		}
+		for j, v := range pr {
+			dst[j] += float64(v)
+		}
+	}
+	return nil
+}
+
 func scale(dst []float64, a float64) {
 	for j := range dst {
 		dst[j] *= a

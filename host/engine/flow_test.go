@@ -388,7 +388,7 @@ type failingExplainer struct{ err error }
 
 func (failingExplainer) Info() sdk.Info         { return sdk.Info{ID: "explainer.echo", Version: "1"} }
 func (failingExplainer) Check(sdk.Config) error { return nil }
-func (e failingExplainer) Load(context.Context, nn.Params) (driver.Model, error) {
+func (e failingExplainer) Load(context.Context, sdk.Draw) (driver.Model, error) {
 	return failingModel(e), nil
 }
 
@@ -597,7 +597,7 @@ func (x posteriors) Posterior(context.Context, string) (sdk.Posterior, error) {
 // closeFails is an explainer whose loaded draws fail to close.
 type closeFails struct{ driver.Explainer }
 
-func (c closeFails) Load(ctx context.Context, p nn.Params) (driver.Model, error) {
+func (c closeFails) Load(ctx context.Context, p sdk.Draw) (driver.Model, error) {
 	m, err := c.Explainer.Load(ctx, p)
 	return badClose{m}, err
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
-	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -309,16 +308,16 @@ type exec struct {
 	summaries  []sdk.Summary
 	fits       *fitter
 	arts       map[int]sdk.Artifact
-	draws      map[int][]nn.Params
-	models     map[int][]*nn.Inference
-	cur        *block // the loaded pair
+	draws      map[int][]sdk.Draw
+	models     map[int][]*driver.DrawModel // the draws as the host predicts with them
+	cur        *block                      // the loaded pair
 	curKey     [2]int
 	costs      map[string]float64
 }
 
 // resolve resolves the plan's plugins.
 func resolve(ctx context.Context, p *Plan, res Plugins, withExplainers bool) (*exec, error) {
-	e := &exec{p: p, res: res, arts: map[int]sdk.Artifact{}, draws: map[int][]nn.Params{}, models: map[int][]*nn.Inference{}, costs: map[string]float64{}}
+	e := &exec{p: p, res: res, arts: map[int]sdk.Artifact{}, draws: map[int][]sdk.Draw{}, models: map[int][]*driver.DrawModel{}, costs: map[string]float64{}}
 	if withExplainers {
 		for _, s := range p.Explainers {
 			ex, err := res.Explainer(ctx, s.ID)
@@ -406,6 +405,7 @@ func RunUnits(ctx context.Context, p Plan, res Plugins, cache Cache, store UnitS
 		if cerr := e.closePair(); err == nil && cerr != nil {
 			err = cerr
 		}
+		e.closeDraws()
 	}()
 	for i, u := range units {
 		if err := ctx.Err(); err != nil {
@@ -539,8 +539,11 @@ func (e *exec) doFit(ctx context.Context, u Unit) (sdk.Artifact, error) {
 	return e.fitOrLoad(ctx, u.Post, u.Part)
 }
 
-// drawsOf samples posterior pi's draws (once a process).
-func (e *exec) drawsOf(ctx context.Context, pi int) ([]nn.Params, []*nn.Inference, error) {
+// drawsOf samples posterior pi's draws (once a process), and opens each
+// as the host predicts with it: its network built from its parameters,
+// or, for a draw that the posterior serves, a client of the posterior's
+// model service (whose input length and classes must be the plan's).
+func (e *exec) drawsOf(ctx context.Context, pi int) ([]sdk.Draw, []*driver.DrawModel, error) {
 	if d, ok := e.draws[pi]; ok {
 		return d, e.models[pi], nil
 	}
@@ -553,21 +556,46 @@ func (e *exec) drawsOf(ctx context.Context, pi int) ([]nn.Params, []*nn.Inferenc
 	for s := range seeds {
 		seeds[s] = rng.Key(e.p.Seed, "posterior", ps.ID, -1, s)
 	}
-	draws, err := e.posts[pi].Sample(ctx, art, sdk.SampleRequest{Seeds: seeds, Config: ps.Config})
+	draws, err := driver.SampleDraws(ctx, e.posts[pi], art, sdk.SampleRequest{Seeds: seeds, Config: ps.Config})
 	if err != nil {
 		return nil, nil, fmt.Errorf("posterior %s: sample: %w", ps.ID, err)
 	}
 	if len(draws) != ps.Draws {
 		return nil, nil, fmt.Errorf("posterior %s: asked for %d draws, got %d", ps.ID, ps.Draws, len(draws))
 	}
-	models := make([]*nn.Inference, len(draws))
+	models := make([]*driver.DrawModel, 0, len(draws))
+	closeAll := func() {
+		for _, m := range models {
+			m.Close()
+		}
+	}
+	n, k := e.p.Arch.InChannels*e.p.Arch.InLen, e.p.Arch.Classes()
 	for s, d := range draws {
-		if models[s], err = nn.NewModel(d); err != nil {
+		m, err := driver.OpenDraw(ctx, d)
+		if err != nil {
+			closeAll()
 			return nil, nil, fmt.Errorf("posterior %s: draw %d: %w", ps.ID, s, err)
+		}
+		models = append(models, m)
+		if d.Served != nil && (m.InputLen() != n || m.Classes() != k) {
+			closeAll()
+			return nil, nil, fmt.Errorf("posterior %s: draw %d: %v: inputs of %d values and %d classes; the run's model has inputs of %d values (%d x %d) and %d classes",
+				ps.ID, s, *d.Served, m.InputLen(), m.Classes(), n, e.p.Arch.InChannels, e.p.Arch.InLen, k)
 		}
 	}
 	e.draws[pi], e.models[pi] = draws, models
 	return draws, models, nil
+}
+
+// closeDraws closes the draws' models (a served draw's connection).
+func (e *exec) closeDraws() {
+	for pi, ms := range e.models {
+		for _, m := range ms {
+			m.Close()
+		}
+		delete(e.models, pi)
+		delete(e.draws, pi)
+	}
 }
 
 // newBlock is the block of pair (pi, ei) with room for every record.
@@ -672,15 +700,17 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	k := p.Arch.Classes()
 	si := u.Split
 	d := b.tests[si].Data
-	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(_ context.Context, b0, b1 int) error {
+	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 		pb := b.probs[si][b0*k : b1*k]
-		sumProbs(pb, models, d.X[b0*d.Len:b1*d.Len])
+		if err := sumDrawProbs(ctx, pb, models, d.X[b0*d.Len:b1*d.Len]); err != nil {
+			return fmt.Errorf("posterior %s: predicting records %d..%d of split %s: %w", b.ps.ID, b0, b1-1, b.tests[si].Name, err)
+		}
 		argmaxRows(b.preds[si][b0:b1], pb, k) // on the sums, as PredictMean
 		scale(pb, 1/float64(len(models)))
 		return nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("unit %s: %w", u.Name, err)
 	}
 	if firstActive(b.active) >= 0 || firstActive(b.output) >= 0 || p.Analysis != nil {
 		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {

@@ -373,7 +373,7 @@ func TestKilledPluginStaysNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := e.Load(ctx, params(t))
+	mod, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

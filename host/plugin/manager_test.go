@@ -145,7 +145,7 @@ func newManager(t *testing.T, opts Options) *Manager {
 // the model, as the engine does for each draw.
 func explain(t *testing.T, ctx context.Context, e driver.Explainer, req sdk.ExplainRequest) ([][]float64, error) {
 	t.Helper()
-	m, err := e.Load(ctx, params(t))
+	m, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestModelServiceOutOfProcess(t *testing.T) {
 	if !e.Info().WantsModel {
 		t.Fatalf("Info %+v does not want the model", e.Info())
 	}
-	lm, err := e.Load(ctx, params(t))
+	lm, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestModelServiceOutOfProcess(t *testing.T) {
 		t.Errorf("%d draws served after Close, want 0", n)
 	}
 	// The socket's directory lives until the Manager closes.
-	lm2, err := e.Load(ctx, params(t))
+	lm2, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -548,6 +548,17 @@ func (r remotePosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.Sam
 	return d, err
 }
 
+// SampleDraws forwards sdk.DrawSampler (the driver's posterior implements
+// it: the served draws of a posterior that serves them) under the
+// process's deadline.
+func (r remotePosterior) SampleDraws(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) (d []sdk.Draw, err error) {
+	err = r.p.call(ctx, "Sample", func(ctx context.Context) (err error) {
+		d, err = driver.SampleDraws(ctx, r.Posterior, a, req)
+		return err
+	})
+	return d, err
+}
+
 type remoteExplainer struct {
 	driver.Explainer
 	p *proc
@@ -557,7 +568,7 @@ func (r remoteExplainer) Check(cfg sdk.Config) error {
 	return r.p.call(context.Background(), "Check", func(context.Context) error { return r.Explainer.Check(cfg) })
 }
 
-func (r remoteExplainer) Load(ctx context.Context, draw nn.Params) (driver.Model, error) {
+func (r remoteExplainer) Load(ctx context.Context, draw sdk.Draw) (driver.Model, error) {
 	var m driver.Model
 	err := r.p.call(ctx, "Load", func(ctx context.Context) (err error) {
 		m, err = r.Explainer.Load(ctx, draw)

@@ -76,7 +76,7 @@ func TestPythonPlugin(t *testing.T) {
 	// A batch of 5 inputs against the closed form, with and without a
 	// scale; the inputs hold negative values, zeros and values no float32
 	// rounds exactly to a short decimal.
-	mod, err := e.Load(ctx, params(t))
+	mod, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestPythonHostile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mod, err := e.Load(ctx, params(t))
+			mod, err := e.Load(ctx, sdk.Draw{Params: params(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -413,7 +413,7 @@ func TestPythonCaptumBridge(t *testing.T) {
 	}
 	x := goldenWaveforms(t, filepath.Join(golden, "waveforms.csv"), 3)
 	targets := []int{8, 5, 14}
-	mod, err := e.Load(ctx, p)
+	mod, err := e.Load(ctx, sdk.Draw{Params: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -292,7 +292,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	}()
 	j.step = engine.Explaining{ID: j.id, Config: opt.Config, Stochastic: j.info.Stochastic, Seed: opt.Seed, DrawNames: opt.Weights}
 	for s, d := range j.draws {
-		m, err := ex.Load(ctx, d)
+		m, err := ex.Load(ctx, sdk.Draw{Params: d})
 		if err != nil {
 			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, opt.Weights[s], err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -39,7 +40,7 @@ func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch, e
 		if err != nil {
 			return r.PluginError(ref, err)
 		}
-		m, err := ex.Load(ctx, nn.Params{Arch: arch, Data: params})
+		m, err := ex.Load(ctx, sdk.Draw{Params: nn.Params{Arch: arch, Data: params}})
 		if err != nil {
 			return r.PluginError(ref, fmt.Errorf("trial on one input: %w", err))
 		}

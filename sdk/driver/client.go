@@ -54,12 +54,12 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	)
 	switch p.kind {
 	case sdk.KindPosterior:
-		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts}
+		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts, models: p.models}
 		var r *pb.PosteriorInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
 			info.Finite, info.Base, info.BaseKeys, info.Files = r.GetFinite(), r.GetBase(), r.GetBaseKeys(), r.GetFiles()
-			info.Replicates = r.GetReplicates()
+			info.Replicates, info.ServesModels = r.GetReplicates(), r.GetServesModels()
 			c.info = info
 		}
 		v = c
@@ -103,6 +103,7 @@ type posteriorClient struct {
 	described
 	rpc      pb.PosteriorClient
 	timeouts Timeouts
+	models   *ModelService // makes the socket directories of served draws
 }
 
 func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
@@ -187,6 +188,29 @@ func (c *posteriorClient) Parts(cfg sdk.Config) (int, error) {
 }
 
 func (c *posteriorClient) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	draws, err := c.SampleDraws(ctx, a, req)
+	if err != nil {
+		return nil, err
+	}
+	return paramsOf(c.info.ID, draws)
+}
+
+// paramsOf are the parameters of draws, none of which may be served.
+func paramsOf(id string, draws []sdk.Draw) ([]nn.Params, error) {
+	out := make([]nn.Params, len(draws))
+	for s, d := range draws {
+		if d.Served != nil {
+			return nil, pluginErr(id, "Sample", fmt.Errorf("draw %d is served (%v), not parameters: sample it with SampleDraws", s, *d.Served))
+		}
+		out[s] = d.Params
+	}
+	return out, nil
+}
+
+// SampleDraws asks the plugin for its draws: parameters, or, from a
+// posterior that serves its draws, references to its model service,
+// which are checked (checkServed) before they are returned.
+func (c *posteriorClient) SampleDraws(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]sdk.Draw, error) {
 	id := c.info.ID
 	if err := checkSampleRequest(req); err != nil {
 		return nil, pluginErr(id, "Sample", err)
@@ -199,20 +223,46 @@ func (c *posteriorClient) Sample(ctx context.Context, a sdk.Artifact, req sdk.Sa
 	if err != nil {
 		return nil, pluginErr(id, "Sample", err)
 	}
-	resp, err := c.rpc.Sample(ctx, &pb.SampleRequest{Artifact: pa, Seeds: req.Seeds, ConfigJson: cfg})
+	r := &pb.SampleRequest{Artifact: pa, Seeds: req.Seeds, ConfigJson: cfg}
+	if c.info.ServesModels {
+		if r.SocketDir, err = drawDir(c.models); err != nil {
+			return nil, pluginErr(id, "Sample", err)
+		}
+	}
+	resp, err := c.rpc.Sample(ctx, r)
 	if err != nil {
 		return nil, callErr(ctx, id, "Sample", err)
 	}
-	draws := make([]nn.Params, len(resp.GetDraws()))
+	if len(resp.GetServed()) > 0 {
+		if !c.info.ServesModels {
+			return nil, pluginErr(id, "Sample", errors.New("protocol error: served draws from a posterior whose Info does not set serves_models"))
+		}
+		if len(resp.GetDraws()) > 0 {
+			return nil, pluginErr(id, "Sample", fmt.Errorf("protocol error: %d draws and %d served draws (want one or the other)", len(resp.GetDraws()), len(resp.GetServed())))
+		}
+		refs := make([]sdk.ModelRef, len(resp.GetServed()))
+		for i, m := range resp.GetServed() {
+			refs[i] = sdk.ModelRef{Address: m.GetAddress(), Handle: m.GetHandle()}
+		}
+		if err := checkServed(ctx, refs, r.SocketDir, len(req.Seeds)); err != nil {
+			return nil, pluginErr(id, "Sample", err)
+		}
+		draws := make([]sdk.Draw, len(refs))
+		for i := range refs {
+			draws[i] = sdk.Draw{Served: &refs[i]}
+		}
+		return draws, nil
+	}
+	params := make([]nn.Params, len(resp.GetDraws()))
 	for i, d := range resp.GetDraws() {
-		if draws[i], err = wire.DecodeParams(d); err != nil {
+		if params[i], err = wire.DecodeParams(d); err != nil {
 			return nil, pluginErr(id, "Sample", fmt.Errorf("draw %d: %w", i, err))
 		}
 	}
-	if err := checkDrawsOut(draws, len(req.Seeds)); err != nil {
+	if err := checkDrawsOut(params, len(req.Seeds)); err != nil {
 		return nil, pluginErr(id, "Sample", err)
 	}
-	return draws, nil
+	return sdk.ParamsDraws(params), nil
 }
 
 // remoteCheck sends a Check to a plugin of any kind (the three services
@@ -245,10 +295,25 @@ func (c *explainerClient) Check(cfg sdk.Config) error {
 
 // Load sends the draw's parameters to the plugin process, once; or, for
 // an explainer that wants the model service, builds the draw's network in
-// the host, serves it, and sends its address and handle.
-func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, error) {
+// the host, serves it, and sends its address and handle. A served draw
+// (its posterior serves it) goes as its service's address and handle,
+// whether the explainer wants the model service or not: the plugin's
+// model calls go to the posterior's process.
+func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error) {
 	id := c.info.ID
-	n, k, err := checkModel(draw)
+	if draw.Served != nil {
+		n, k, err := drawShape(ctx, draw)
+		if err != nil {
+			return nil, pluginErr(id, "Load", err)
+		}
+		svc := &pb.ModelService{Address: draw.Served.Address, Handle: draw.Served.Handle}
+		resp, err := c.rpc.Load(ctx, &pb.LoadRequest{Service: svc})
+		if err != nil {
+			return nil, callErr(ctx, id, "Load", err)
+		}
+		return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
+	}
+	n, k, err := checkModel(draw.Params)
 	if err != nil {
 		return nil, pluginErr(id, "Load", err)
 	}
@@ -256,9 +321,9 @@ func (c *explainerClient) Load(ctx context.Context, draw nn.Params) (Model, erro
 		return nil, pluginErr(id, "Load", errors.New("the explainer wants the model service (Info.WantsModel), which this host does not serve"))
 	}
 	if c.models != nil && (c.info.WantsModel || c.serveAll) {
-		return c.loadService(ctx, draw, n, k)
+		return c.loadService(ctx, draw.Params, n, k)
 	}
-	p, err := wire.Params(draw)
+	p, err := wire.Params(draw.Params)
 	if err != nil {
 		return nil, pluginErr(id, "Load", err)
 	}
@@ -287,7 +352,7 @@ func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k 
 		c.models.Remove(h)
 		return nil, callErr(ctx, id, "Load", err)
 	}
-	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
+	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc, hosted: true}, nil
 }
 
 // loadedDraw is the driver.Model of one draw loaded into a plugin
@@ -299,6 +364,7 @@ type loadedDraw struct {
 	handle            uint64
 	inputLen, classes int
 	service           *pb.ModelService
+	hosted            bool // the host's model service serves it (Close removes it)
 	mu                sync.Mutex
 	closed            bool
 }
@@ -347,7 +413,7 @@ func (m *loadedDraw) Close() error {
 	if closed {
 		return nil
 	}
-	if m.service != nil {
+	if m.hosted {
 		defer m.c.models.Remove(m.service.GetHandle())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.c.timeouts.Release)

@@ -23,7 +23,6 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/internal/proto"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // Explainer is an explainer as the host drives it.
@@ -31,9 +30,11 @@ type Explainer interface {
 	Info() sdk.Info
 	// Check validates the explainer's recipe table without doing any work.
 	Check(cfg sdk.Config) error
-	// Load hands the explainer one draw's network. The Model explains
-	// batches under that draw until it is closed.
-	Load(ctx context.Context, draw nn.Params) (Model, error)
+	// Load hands the explainer one draw's network: its parameters, or
+	// the reference of the posterior's model service that serves it
+	// (sdk.Draw.Served), to which the explainer's model calls then go.
+	// The Model explains batches under that draw until it is closed.
+	Load(ctx context.Context, draw sdk.Draw) (Model, error)
 }
 
 // Model is one draw loaded into an explainer. Its methods are safe for

@@ -169,7 +169,7 @@ func explainCase(n, b int) (nn.Params, sdk.ExplainRequest) {
 
 func load(t *testing.T, e Explainer, p nn.Params) Model {
 	t.Helper()
-	m, err := e.Load(context.Background(), p)
+	m, err := e.Load(context.Background(), sdk.Draw{Params: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestExplainerAnswerValidation(t *testing.T) {
 	short := fakeParams(8, 0.5)
 	short.Data = short.Data[1:]
 	for name, e := range map[string]Explainer{"remote": remote, "in-process": local} {
-		_, err := e.Load(context.Background(), short)
+		_, err := e.Load(context.Background(), sdk.Draw{Params: short})
 		if err == nil || !strings.Contains(err.Error(), `explainer.fake: Load: bad request: draw: 26 parameters, want 27 for arch "fake"`) {
 			t.Errorf("%s, short draw: %v", name, err)
 		}

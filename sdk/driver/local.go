@@ -22,7 +22,7 @@ func Local(p sdk.Plugin) (sdk.Kind, any, error) {
 	}
 	switch kind {
 	case sdk.KindPosterior:
-		return kind, &localPosterior{described{info}, p.(sdk.Posterior)}, nil
+		return kind, &localPosterior{described: described{info}, impl: p.(sdk.Posterior)}, nil
 	case sdk.KindExplainer:
 		return kind, &localExplainer{described{info}, p.(sdk.Explainer)}, nil
 	default:
@@ -37,6 +37,18 @@ func LocalPosterior(p sdk.Posterior) (sdk.Posterior, error) {
 		return nil, err
 	}
 	return v.(sdk.Posterior), nil
+}
+
+// LocalPosteriorIn is LocalPosterior for a posterior that may serve its
+// draws (sdk.Info.ServesModels): their sockets go in directories that
+// models makes (ModelService.DrawDir), which its Close removes.
+func LocalPosteriorIn(p sdk.Posterior, models *ModelService) (sdk.Posterior, error) {
+	post, err := LocalPosterior(p)
+	if err != nil {
+		return nil, err
+	}
+	post.(*localPosterior).models = models
+	return post, nil
 }
 
 // LocalExplainer is Local for an explainer.
@@ -73,7 +85,8 @@ func guarded(id, method string, f func() error) (err error) {
 
 type localPosterior struct {
 	described
-	impl sdk.Posterior
+	impl   sdk.Posterior
+	models *ModelService // makes the socket directories of served draws
 }
 
 func (c *localPosterior) Check(cfg sdk.Config, draws int) error {
@@ -143,20 +156,73 @@ func (c *localPosterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artif
 }
 
 func (c *localPosterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]nn.Params, error) {
+	draws, err := c.SampleDraws(ctx, a, req)
+	if err != nil {
+		return nil, err
+	}
+	return paramsOf(c.info.ID, draws)
+}
+
+// SampleDraws samples the plugin's draws (sdk.DrawSampler's of a
+// posterior that serves them, in a socket directory the driver makes)
+// and checks them as the gRPC client does.
+func (c *localPosterior) SampleDraws(ctx context.Context, a sdk.Artifact, req sdk.SampleRequest) ([]sdk.Draw, error) {
 	if err := checkSampleRequest(req); err != nil {
 		return nil, pluginErr(c.info.ID, "Sample", err)
 	}
-	var d []nn.Params
-	err := guarded(c.info.ID, "Sample", func() (err error) {
-		if d, err = c.impl.Sample(ctx, a, req); err != nil {
+	ds, serves := c.impl.(sdk.DrawSampler)
+	serves = serves && c.info.ServesModels
+	req.SocketDir = ""
+	if serves {
+		var err error
+		if req.SocketDir, err = drawDir(c.models); err != nil {
+			return nil, pluginErr(c.info.ID, "Sample", err)
+		}
+	}
+	var d []sdk.Draw
+	err := guarded(c.info.ID, "Sample", func() error {
+		if !serves {
+			ps, err := c.impl.Sample(ctx, a, req)
+			if err != nil {
+				return err
+			}
+			d = sdk.ParamsDraws(ps)
+			return checkDrawsOut(ps, len(req.Seeds))
+		}
+		var err error
+		if d, err = ds.SampleDraws(ctx, a, req); err != nil {
 			return err
 		}
-		return checkDrawsOut(d, len(req.Seeds))
+		return checkDraws(ctx, d, req)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// checkDraws checks the draws of a posterior that serves them: all
+// served (checkServed) or all parameters (checkDrawsOut).
+func checkDraws(ctx context.Context, d []sdk.Draw, req sdk.SampleRequest) error {
+	var refs []sdk.ModelRef
+	var ps []nn.Params
+	for s, x := range d {
+		if x.Served != nil && x.Params.Data != nil {
+			return fmt.Errorf("draw %d has both parameters and a served model (want one of them)", s)
+		}
+		if x.Served != nil {
+			refs = append(refs, *x.Served)
+		} else {
+			ps = append(ps, x.Params)
+		}
+	}
+	if len(refs) > 0 && len(ps) > 0 {
+		return fmt.Errorf("%d draws are served and %d are parameters (want all one way)", len(refs), len(ps))
+	}
+	if len(refs) > 0 {
+		return checkServed(ctx, refs, req.SocketDir, len(req.Seeds))
+	}
+	return checkDrawsOut(ps, len(req.Seeds))
 }
 
 type localExplainer struct {
@@ -168,14 +234,12 @@ func (c *localExplainer) Check(cfg sdk.Config) error {
 	return guarded(c.info.ID, "Check", func() error { return c.impl.Check(cfg) })
 }
 
-// Load builds the draw's model in process, once.
-func (c *localExplainer) Load(_ context.Context, draw nn.Params) (Model, error) {
-	if _, _, err := checkModel(draw); err != nil {
-		return nil, pluginErr(c.info.ID, "Load", err)
-	}
-	m, err := nn.NewModel(draw)
+// Load builds the draw's model in process, once; a served draw's model
+// is a client of its posterior's model service.
+func (c *localExplainer) Load(ctx context.Context, draw sdk.Draw) (Model, error) {
+	m, err := openDraw(ctx, draw)
 	if err != nil {
-		return nil, pluginErr(c.info.ID, "Load", fmt.Errorf("building the model: %w", err))
+		return nil, pluginErr(c.info.ID, "Load", err)
 	}
 	return &localModel{e: c, m: m}, nil
 }
@@ -184,7 +248,7 @@ func (c *localExplainer) Load(_ context.Context, draw nn.Params) (Model, error) 
 type localModel struct {
 	e  *localExplainer
 	mu sync.Mutex
-	m  nn.Model // nil once closed
+	m  *drawModel // nil once closed
 }
 
 func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]float64, error) {
@@ -194,15 +258,18 @@ func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 	if m == nil {
 		return nil, pluginErr(id, "Explain", errClosed)
 	}
-	if err := check.Batch(m.InputLen(), m.Classes(), req.X, req.Targets, req.Seeds, l.e.info.Stochastic); err != nil {
+	n := m.inputLen()
+	if err := check.Batch(n, m.classes(), req.X, req.Targets, req.Seeds, l.e.info.Stochastic); err != nil {
 		return nil, pluginErr(id, "Explain", err)
 	}
 	var maps [][]float64
-	err := guarded(id, "Explain", func() (err error) {
-		if maps, err = l.e.impl.Explain(ctx, m, req); err != nil {
-			return err
-		}
-		return checkMaps(maps, len(req.Targets), m.InputLen())
+	err := guarded(id, "Explain", func() error {
+		return m.call(ctx, func(nm nn.Model) (err error) {
+			if maps, err = l.e.impl.Explain(ctx, nm, req); err != nil {
+				return err
+			}
+			return checkMaps(maps, len(req.Targets), n)
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -212,8 +279,12 @@ func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 
 func (l *localModel) Close() error {
 	l.mu.Lock()
+	m := l.m
 	l.m = nil
 	l.mu.Unlock()
+	if m != nil {
+		return m.close()
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,6 +55,7 @@ type ModelService struct {
 	mu     sync.Mutex
 	models map[uint64]nn.Model
 	dir    string
+	in     string // NewModelServiceIn's directory: the socket goes there
 	lis    net.Listener
 	srv    *grpc.Server
 	closed bool
@@ -64,6 +66,39 @@ type ModelService struct {
 // send; the others wait for a turn (or for their call to end).
 func NewModelService() *ModelService {
 	return newModelService(runtime.GOMAXPROCS(0))
+}
+
+// NewModelServiceIn is NewModelService listening on a socket of its own
+// directly inside dir, which it neither makes nor removes (Close removes
+// the socket): the service of a posterior plugin that serves its draws,
+// in the SampleRequest's SocketDir.
+func NewModelServiceIn(dir string) *ModelService {
+	s := NewModelService()
+	s.in = dir
+	return s
+}
+
+// DrawDir makes a new private directory (mode 0700) for the sockets of a
+// posterior that serves its draws (sdk.SampleRequest.SocketDir), inside
+// the service's own directory, which Close removes (and a later host, if
+// this one was killed), so that the plugin's sockets go with it. The
+// service starts if it has not yet.
+func (s *ModelService) DrawDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", errors.New("the model service is closed")
+	}
+	if s.srv == nil {
+		if err := s.start(); err != nil {
+			return "", err
+		}
+	}
+	d, err := os.MkdirTemp(s.dir, "draws-")
+	if err != nil {
+		return "", fmt.Errorf("model service: a directory for served draws: %w", err)
+	}
+	return d, nil
 }
 
 func newModelService(concurrent int) *ModelService {
@@ -119,6 +154,12 @@ func (s *ModelService) Close() error {
 	if srv != nil {
 		srv.Stop()
 	}
+	if dir != "" && s.in != "" { // the socket, which the listener's Close may have removed
+		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
 	if dir != "" {
 		return os.RemoveAll(dir)
 	}
@@ -133,6 +174,9 @@ const maxSocketPath = 107
 // The directory's name carries the host's process ID, so that a later
 // host can remove what a killed one left (removeStale).
 func (s *ModelService) start() error {
+	if s.in != "" {
+		return s.startIn()
+	}
 	tmp := os.TempDir()
 	removeStale(tmp)
 	prefix := fmt.Sprintf("uaxai-models-%d-", os.Getpid())
@@ -149,6 +193,31 @@ func (s *ModelService) start() error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("model service: %w", err)
 	}
+	s.serve(lis)
+	s.dir = dir
+	return nil
+}
+
+// startIn listens on a new socket directly inside s.in and serves; s.dir
+// is then the socket, which Close removes.
+func (s *ModelService) startIn() error {
+	var b [8]byte
+	rand.Read(b[:])
+	path := filepath.Join(s.in, fmt.Sprintf("model-%x.sock", b))
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("model service: the socket path %s is %d bytes; unix socket paths must fit in %d", path, len(path), maxSocketPath)
+	}
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("model service: %w", err)
+	}
+	s.serve(lis)
+	s.dir = path
+	return nil
+}
+
+// serve serves the Model service on lis.
+func (s *ModelService) serve(lis net.Listener) {
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxServiceMessage), grpc.MaxSendMsgSize(MaxServiceMessage),
 		grpc.ForceServerCodecV2(newServiceCodec()),
@@ -157,8 +226,7 @@ func (s *ModelService) start() error {
 	)
 	srv.RegisterService(&modelServiceDesc, &modelServer{s: s})
 	go srv.Serve(&limitListener{Listener: lis, slots: make(chan struct{}, MaxServiceConnections)}) //nolint:errcheck // Serve returns when Close stops it
-	s.dir, s.lis, s.srv = dir, lis, srv
-	return nil
+	s.lis, s.srv = lis, srv
 }
 
 // A method of the service: the limits of its request's fields and its

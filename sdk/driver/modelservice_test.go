@@ -685,7 +685,7 @@ func TestWantsModelOverTheWire(t *testing.T) {
 		if !e.Info().WantsModel {
 			t.Fatal("WantsModel did not cross the wire")
 		}
-		lm, err := e.Load(context.Background(), params)
+		lm, err := e.Load(context.Background(), sdk.Draw{Params: params})
 		if o.Models == nil {
 			if err == nil || !strings.Contains(err.Error(), "explainer.probs: Load: the explainer wants the model service (Info.WantsModel), which this host does not serve") {
 				t.Errorf("Load without a service: %v", err)

@@ -86,7 +86,7 @@ func ExplainerCommand(t testing.TB, command []string, c ExplainerCase) {
 
 	seeds, request := prepare(h, c)
 	b := len(c.Targets)
-	lm, err := e.Load(ctx, c.Model)
+	lm, err := e.Load(ctx, sdk.Draw{Params: c.Model})
 	if err != nil {
 		h.fatalf("Load: %v", err)
 	}

@@ -38,7 +38,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 
 	seeds, request := prepare(h, c)
 	b := len(c.Targets)
-	lm, err := local.Load(ctx, c.Model)
+	lm, err := local.Load(ctx, sdk.Draw{Params: c.Model})
 	if err != nil {
 		h.fatalf("in process: Load: %v", err)
 	}
@@ -114,7 +114,7 @@ func overTheWire(h *harness, impl sdk.Explainer, info sdk.Info, c ExplainerCase,
 		h.errorf("%s: Info %+v differs from in-process Info %+v", where, ri, info)
 	}
 	h.checkConfig(where, remote.Check, c.Config)
-	rm, err := remote.Load(ctx, c.Model)
+	rm, err := remote.Load(ctx, sdk.Draw{Params: c.Model})
 	if err != nil {
 		h.fatalf("%s: Load: %v", where, err)
 	}

@@ -154,7 +154,14 @@ type PosteriorInfo struct {
 	// older plugin leaves it false, and so does one whose fit cannot differ
 	// between replicates (networks read from files): the host runs a
 	// recipe of more than one replicate only with posteriors that set it.
-	Replicates    bool `protobuf:"varint,6,opt,name=replicates,proto3" json:"replicates,omitempty"`
+	Replicates bool `protobuf:"varint,6,opt,name=replicates,proto3" json:"replicates,omitempty"`
+	// serves_models says that the plugin may answer Sample with served
+	// draws (SampleResponse.served) instead of parameters: it computes its
+	// draws' networks itself, in its own process, through the Model service
+	// (sdk.Info.ServesModels). A host that knows the field then sends
+	// SampleRequest.socket_dir; an older host never does, and such a
+	// plugin fails its Sample with an error that says so.
+	ServesModels  bool `protobuf:"varint,7,opt,name=serves_models,json=servesModels,proto3" json:"serves_models,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -227,6 +234,13 @@ func (x *PosteriorInfo) GetFiles() []string {
 func (x *PosteriorInfo) GetReplicates() bool {
 	if x != nil {
 		return x.Replicates
+	}
+	return false
+}
+
+func (x *PosteriorInfo) GetServesModels() bool {
+	if x != nil {
+		return x.ServesModels
 	}
 	return false
 }
@@ -981,10 +995,15 @@ func (*FitEvent_Artifact) isFitEvent_Event() {}
 
 // SampleRequest asks for one draw per seed.
 type SampleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Artifact      *Artifact              `protobuf:"bytes,1,opt,name=artifact,proto3" json:"artifact,omitempty"`
-	Seeds         []uint64               `protobuf:"fixed64,2,rep,packed,name=seeds,proto3" json:"seeds,omitempty"`
-	ConfigJson    []byte                 `protobuf:"bytes,3,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Artifact   *Artifact              `protobuf:"bytes,1,opt,name=artifact,proto3" json:"artifact,omitempty"`
+	Seeds      []uint64               `protobuf:"fixed64,2,rep,packed,name=seeds,proto3" json:"seeds,omitempty"`
+	ConfigJson []byte                 `protobuf:"bytes,3,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// socket_dir, sent to a posterior that serves its draws
+	// (PosteriorInfo.serves_models), is a private directory (mode 0700)
+	// that the host made for the plugin's sockets: the address of every
+	// served draw must be a socket directly inside it.
+	SocketDir     string `protobuf:"bytes,4,opt,name=socket_dir,json=socketDir,proto3" json:"socket_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1040,10 +1059,26 @@ func (x *SampleRequest) GetConfigJson() []byte {
 	return nil
 }
 
-// SampleResponse holds the draws, in the order of the seeds.
+func (x *SampleRequest) GetSocketDir() string {
+	if x != nil {
+		return x.SocketDir
+	}
+	return ""
+}
+
+// SampleResponse holds the draws, in the order of the seeds: either
+// draws (the parameters, as every posterior may answer) or, from a
+// posterior that serves its draws, served (one model-service reference a
+// seed), never both. A served draw's address is a unix socket directly
+// inside SampleRequest.socket_dir (at most 107 bytes), on which the
+// plugin's process serves the Model service below, and its handle (not 0)
+// names the draw there; the host Describes each served draw before it
+// uses it, and routes to it every explainer's model calls and its own
+// predictions. The plugin serves a draw until its process ends.
 type SampleResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Draws         []*Params              `protobuf:"bytes,1,rep,name=draws,proto3" json:"draws,omitempty"`
+	Served        []*ModelService        `protobuf:"bytes,2,rep,name=served,proto3" json:"served,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1085,9 +1120,18 @@ func (x *SampleResponse) GetDraws() []*Params {
 	return nil
 }
 
-// ModelService names one draw's model in the host's model service: the
-// address to dial (a unix socket path, for gRPC's "unix:" scheme) and the
-// draw's handle there.
+func (x *SampleResponse) GetServed() []*ModelService {
+	if x != nil {
+		return x.Served
+	}
+	return nil
+}
+
+// ModelService names one draw's model in a model service: the address to
+// dial (a unix socket path, for gRPC's "unix:" scheme) and the draw's
+// handle there. The service is the host's (a LoadRequest for an explainer
+// that wants it) or a posterior plugin's own (SampleResponse.served, and
+// then the LoadRequest of every explainer the draw is loaded into).
 type ModelService struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
@@ -1142,7 +1186,9 @@ func (x *ModelService) GetHandle() uint64 {
 
 // LoadRequest hands an explainer one model draw; the answer's handle names
 // it in ExplainRequests until it is released. An explainer that wants the
-// model service gets service and no model; the others get model only.
+// model service gets service and no model; so does every explainer for a
+// draw that its posterior serves (service is then the posterior plugin's
+// socket and handle); the others get model only.
 type LoadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Model         *Params                `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
@@ -2429,7 +2475,7 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x04Info\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
-	"\asummary\x18\x03 \x01(\tR\asummary\"\xb2\x01\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\"\xd7\x01\n" +
 	"\rPosteriorInfo\x12\"\n" +
 	"\x04info\x18\x01 \x01(\v2\x0e.uaxai.v2.InfoR\x04info\x12\x16\n" +
 	"\x06finite\x18\x02 \x01(\bR\x06finite\x12\x12\n" +
@@ -2438,7 +2484,8 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x05files\x18\x05 \x03(\tR\x05files\x12\x1e\n" +
 	"\n" +
 	"replicates\x18\x06 \x01(\bR\n" +
-	"replicates\"\x8a\x01\n" +
+	"replicates\x12#\n" +
+	"\rserves_models\x18\a \x01(\bR\fservesModels\"\x8a\x01\n" +
 	"\rExplainerInfo\x12\"\n" +
 	"\x04info\x18\x01 \x01(\v2\x0e.uaxai.v2.InfoR\x04info\x12\x14\n" +
 	"\x05needs\x18\x02 \x01(\rR\x05needs\x12\x1e\n" +
@@ -2498,14 +2545,17 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\bFitEvent\x120\n" +
 	"\bprogress\x18\x01 \x01(\v2\x12.uaxai.v2.ProgressH\x00R\bprogress\x120\n" +
 	"\bartifact\x18\x02 \x01(\v2\x12.uaxai.v2.ArtifactH\x00R\bartifactB\a\n" +
-	"\x05event\"v\n" +
+	"\x05event\"\x95\x01\n" +
 	"\rSampleRequest\x12.\n" +
 	"\bartifact\x18\x01 \x01(\v2\x12.uaxai.v2.ArtifactR\bartifact\x12\x14\n" +
 	"\x05seeds\x18\x02 \x03(\x06R\x05seeds\x12\x1f\n" +
 	"\vconfig_json\x18\x03 \x01(\fR\n" +
-	"configJson\"8\n" +
+	"configJson\x12\x1d\n" +
+	"\n" +
+	"socket_dir\x18\x04 \x01(\tR\tsocketDir\"h\n" +
 	"\x0eSampleResponse\x12&\n" +
-	"\x05draws\x18\x01 \x03(\v2\x10.uaxai.v2.ParamsR\x05draws\"@\n" +
+	"\x05draws\x18\x01 \x03(\v2\x10.uaxai.v2.ParamsR\x05draws\x12.\n" +
+	"\x06served\x18\x02 \x03(\v2\x16.uaxai.v2.ModelServiceR\x06served\"@\n" +
 	"\fModelService\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x16\n" +
 	"\x06handle\x18\x02 \x01(\x04R\x06handle\"g\n" +
@@ -2687,54 +2737,55 @@ var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	10, // 9: uaxai.v2.FitEvent.artifact:type_name -> uaxai.v2.Artifact
 	10, // 10: uaxai.v2.SampleRequest.artifact:type_name -> uaxai.v2.Artifact
 	8,  // 11: uaxai.v2.SampleResponse.draws:type_name -> uaxai.v2.Params
-	8,  // 12: uaxai.v2.LoadRequest.model:type_name -> uaxai.v2.Params
-	16, // 13: uaxai.v2.LoadRequest.service:type_name -> uaxai.v2.ModelService
-	16, // 14: uaxai.v2.ExplainRequest.service:type_name -> uaxai.v2.ModelService
-	23, // 15: uaxai.v2.SummariseRequest.inputs:type_name -> uaxai.v2.Draws
-	25, // 16: uaxai.v2.SummariseResponse.results:type_name -> uaxai.v2.Result
-	0,  // 17: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 18: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
-	11, // 19: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
-	14, // 20: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
-	5,  // 21: uaxai.v2.Posterior.Parts:input_type -> uaxai.v2.CheckRequest
-	0,  // 22: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 23: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
-	17, // 24: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
-	19, // 25: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
-	21, // 26: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
-	0,  // 27: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 28: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
-	24, // 29: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
-	27, // 30: uaxai.v2.Model.Describe:input_type -> uaxai.v2.ModelRef
-	29, // 31: uaxai.v2.Model.Probs:input_type -> uaxai.v2.ModelBatch
-	29, // 32: uaxai.v2.Model.InputGrad:input_type -> uaxai.v2.ModelBatch
-	32, // 33: uaxai.v2.Model.Layer:input_type -> uaxai.v2.LayerRequest
-	34, // 34: uaxai.v2.Model.Windows:input_type -> uaxai.v2.WindowsRequest
-	36, // 35: uaxai.v2.Model.Spans:input_type -> uaxai.v2.SpansRequest
-	2,  // 36: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
-	6,  // 37: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
-	13, // 38: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
-	15, // 39: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
-	7,  // 40: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
-	3,  // 41: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
-	6,  // 42: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
-	18, // 43: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
-	20, // 44: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
-	22, // 45: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
-	4,  // 46: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
-	6,  // 47: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
-	26, // 48: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
-	28, // 49: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
-	30, // 50: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
-	31, // 51: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
-	33, // 52: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
-	35, // 53: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
-	37, // 54: uaxai.v2.Model.Spans:output_type -> uaxai.v2.SpansResponse
-	36, // [36:55] is the sub-list for method output_type
-	17, // [17:36] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	16, // 12: uaxai.v2.SampleResponse.served:type_name -> uaxai.v2.ModelService
+	8,  // 13: uaxai.v2.LoadRequest.model:type_name -> uaxai.v2.Params
+	16, // 14: uaxai.v2.LoadRequest.service:type_name -> uaxai.v2.ModelService
+	16, // 15: uaxai.v2.ExplainRequest.service:type_name -> uaxai.v2.ModelService
+	23, // 16: uaxai.v2.SummariseRequest.inputs:type_name -> uaxai.v2.Draws
+	25, // 17: uaxai.v2.SummariseResponse.results:type_name -> uaxai.v2.Result
+	0,  // 18: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 19: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
+	11, // 20: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
+	14, // 21: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
+	5,  // 22: uaxai.v2.Posterior.Parts:input_type -> uaxai.v2.CheckRequest
+	0,  // 23: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 24: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
+	17, // 25: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
+	19, // 26: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
+	21, // 27: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
+	0,  // 28: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 29: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
+	24, // 30: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
+	27, // 31: uaxai.v2.Model.Describe:input_type -> uaxai.v2.ModelRef
+	29, // 32: uaxai.v2.Model.Probs:input_type -> uaxai.v2.ModelBatch
+	29, // 33: uaxai.v2.Model.InputGrad:input_type -> uaxai.v2.ModelBatch
+	32, // 34: uaxai.v2.Model.Layer:input_type -> uaxai.v2.LayerRequest
+	34, // 35: uaxai.v2.Model.Windows:input_type -> uaxai.v2.WindowsRequest
+	36, // 36: uaxai.v2.Model.Spans:input_type -> uaxai.v2.SpansRequest
+	2,  // 37: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
+	6,  // 38: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
+	13, // 39: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
+	15, // 40: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
+	7,  // 41: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
+	3,  // 42: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
+	6,  // 43: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
+	18, // 44: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
+	20, // 45: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
+	22, // 46: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
+	4,  // 47: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
+	6,  // 48: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
+	26, // 49: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
+	28, // 50: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
+	30, // 51: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
+	31, // 52: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
+	33, // 53: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
+	35, // 54: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
+	37, // 55: uaxai.v2.Model.Spans:output_type -> uaxai.v2.SpansResponse
+	37, // [37:56] is the sub-list for method output_type
+	18, // [18:37] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_uaxai_v2_plugin_proto_init() }

@@ -534,7 +534,10 @@ class Summary(object):
 class ModelStub(object):
     """Model is the model service: the host serves it to the explainers that
     want it (ExplainerInfo.wants_model), so that a plugin in any language
-    computes with the host's network (sdk/nn) instead of its own. A request
+    computes with the host's network (sdk/nn) instead of its own; a
+    posterior that serves its draws (PosteriorInfo.serves_models) serves it
+    too, from its own process, and the host and every explainer call it
+    for those draws. A request
     names the draw by the handle of a LoadRequest's ModelService; a request
     the service rejects (an unknown handle or layer, a batch of the wrong
     length, a target out of range) is an InvalidArgument or NotFound status
@@ -582,7 +585,10 @@ class ModelStub(object):
 class ModelServicer(object):
     """Model is the model service: the host serves it to the explainers that
     want it (ExplainerInfo.wants_model), so that a plugin in any language
-    computes with the host's network (sdk/nn) instead of its own. A request
+    computes with the host's network (sdk/nn) instead of its own; a
+    posterior that serves its draws (PosteriorInfo.serves_models) serves it
+    too, from its own process, and the host and every explainer call it
+    for those draws. A request
     names the draw by the handle of a LoadRequest's ModelService; a request
     the service rejects (an unknown handle or layer, a batch of the wrong
     length, a target out of range) is an InvalidArgument or NotFound status
@@ -675,7 +681,10 @@ def add_ModelServicer_to_server(servicer, server):
 class Model(object):
     """Model is the model service: the host serves it to the explainers that
     want it (ExplainerInfo.wants_model), so that a plugin in any language
-    computes with the host's network (sdk/nn) instead of its own. A request
+    computes with the host's network (sdk/nn) instead of its own; a
+    posterior that serves its draws (PosteriorInfo.serves_models) serves it
+    too, from its own process, and the host and every explainer call it
+    for those draws. A request
     names the draw by the handle of a LoadRequest's ModelService; a request
     the service rejects (an unknown handle or layer, a batch of the wrong
     length, a target out of range) is an InvalidArgument or NotFound status
