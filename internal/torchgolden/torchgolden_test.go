@@ -45,7 +45,7 @@ var archs = []struct {
 // serve starts the Python model server on one network and returns its
 // address and handle; the server ends when the test does (its standard
 // input closes).
-func serve(t *testing.T, name, class string, cin int) (string, uint64) {
+func serve(t testing.TB, name, class string, cin int) (string, uint64) {
 	t.Helper()
 	abs, err := filepath.Abs(golden)
 	if err != nil {
@@ -96,7 +96,7 @@ func serve(t *testing.T, name, class string, cin int) (string, uint64) {
 }
 
 // readCSV reads a golden CSV of float32 rows (%.9g).
-func readCSV(t *testing.T, name, file string) [][]float64 {
+func readCSV(t testing.TB, name, file string) [][]float64 {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(golden, name, file))
 	if err != nil {
@@ -227,6 +227,45 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 			req.Config = sdk.Config{"layer": "fc", "align": "none"}
 			if _, err := gradcam.New().Explain(ctx, m, req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q (", a.layer)) {
 				t.Errorf("gradcam on a layer the model does not list: %v", err)
+			}
+		})
+	}
+}
+
+// BenchmarkOcclusionResNet1D times Go's occlusion through the Python
+// server on resnet1d's 8 records (window 60, baseline 0; stride 20 as
+// the golden files, and stride 1): ns/op is per map.
+func BenchmarkOcclusionResNet1D(b *testing.B) {
+	pythontest.Need(b, "torch")
+	for _, stride := range []int64{20, 1} {
+		b.Run(fmt.Sprintf("stride%d", stride), func(b *testing.B) {
+			addr, h := serve(b, "resnet1d", "ResNet1D", 1)
+			ctx := context.Background()
+			m, closeModel, err := sdk.DialModel(ctx, addr, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closeModel()
+			wf := readCSV(b, "resnet1d", "waveforms.csv")
+			tg := readCSV(b, "resnet1d", "targets.csv")
+			var x []float32
+			var targets []int
+			for i, row := range wf {
+				for _, v := range row {
+					x = append(x, float32(v))
+				}
+				targets = append(targets, int(tg[i][0]))
+			}
+			req := sdk.ExplainRequest{X: x, Targets: targets, Config: sdk.Config{"window": int64(60), "stride": stride, "baseline": 0.0}}
+			e := occlusion.New()
+			b.ResetTimer()
+			for n := range b.N {
+				i := n % len(targets) // one map an op, cycling through the records
+				r := sdk.ExplainRequest{X: req.X[i*640 : (i+1)*640], Targets: req.Targets[i : i+1], Config: req.Config}
+				var eerr error
+				if err := sdk.ModelCall(func() { _, eerr = e.Explain(ctx, m, r) }); err != nil || eerr != nil {
+					b.Fatal(err, eerr)
+				}
 			}
 		})
 	}
