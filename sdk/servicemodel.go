@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -25,6 +26,15 @@ import (
 // no error results (they are nn.Model's): a failed call panics with a
 // serviceFailure, which the explainer server turns into the Explain's
 // error. ctx bounds every call; withContext gives a copy for one Explain.
+//
+// A draw that is not an sdk/nn network (a PyTorch module served by the
+// Python kit's uaxai_plugin.torchmodel) is described by its shape only:
+// Arch() is an nn.Arch with a name, InChannels and InLen and no layers,
+// and the layers a Layer request may name come with Describe (layers);
+// LayerShape answers from them and refuses any other name without a call.
+// Explainers that need only Probs, InputGrad, LayerGrad, WindowProbs and
+// SpanProbs run on such a model as on any other; what needs the layers'
+// kinds (Grad-CAM's receptive-field alignment) must refuse it.
 type serviceModel struct {
 	ctx      context.Context
 	rpc      pb.ModelClient
@@ -32,7 +42,14 @@ type serviceModel struct {
 	arch     nn.Arch
 	inputLen int
 	classes  int
-	pooled   int // the host's nn.Inference.PooledLen
+	pooled   int          // the host's nn.Inference.PooledLen
+	layers   []namedShape // Describe's layers, in its order; none for an sdk/nn network
+}
+
+// namedShape is a layer of Describe and its per-input output shape.
+type namedShape struct {
+	name  string
+	shape nn.Shape
 }
 
 // serviceFailure is the panic value of a serviceModel call that failed.
@@ -84,10 +101,76 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 		return nil, fmt.Errorf("model service: Describe: %w", err)
 	}
 	n, k, pl := info.GetInputLen(), info.GetClasses(), info.GetPooledLen()
-	if n < 1 || k < 1 || n != int64(arch.InChannels*arch.InLen) || pl < 0 || pl > 1<<20 {
+	if arch.InChannels < 1 || arch.InLen < 1 || n < 1 || k < 1 || n != int64(arch.InChannels)*int64(arch.InLen) || pl < 0 || pl > 1<<20 {
 		return nil, fmt.Errorf("model service: Describe: input length %d, %d classes and pooled length %d do not fit the architecture (%d x %d inputs)", n, k, pl, arch.InChannels, arch.InLen)
 	}
-	return &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl)}, nil
+	if len(arch.Layers) == 0 && pl != 0 {
+		return nil, fmt.Errorf("model service: Describe: architecture %q has no layers (a model known by its shape) but a pooled length of %d; want 0 (no sdk/nn trunk to cache)", arch.Name, pl)
+	}
+	layers, err := describedLayers(info.GetLayers())
+	if err != nil {
+		return nil, fmt.Errorf("model service: Describe: %w", err)
+	}
+	return &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl), layers: layers}, nil
+}
+
+// describedLayers checks Describe's layers: named (at most
+// proto.MaxServiceLayerName bytes), each once, of C x T >= 1 x 1 values
+// that an answer can hold (at most proto.MaxServiceValues).
+func describedLayers(ls []*pb.LayerInfo) ([]namedShape, error) {
+	out := make([]namedShape, 0, len(ls))
+	seen := map[string]bool{}
+	for i, l := range ls {
+		name, c, t := l.GetName(), l.GetChannels(), l.GetLength()
+		switch {
+		case name == "" || len(name) > proto.MaxServiceLayerName:
+			return nil, fmt.Errorf("layer %d has a name of %d bytes; want 1..%d", i, len(name), proto.MaxServiceLayerName)
+		case seen[name]:
+			return nil, fmt.Errorf("layer %q is listed twice", name)
+		case c < 1 || t < 1 || c*t > proto.MaxServiceValues || c > proto.MaxServiceValues || t > proto.MaxServiceValues:
+			return nil, fmt.Errorf("layer %q has shape %d x %d; want channels and length >= 1 and at most %d values", name, c, t, proto.MaxServiceValues)
+		}
+		seen[name] = true
+		out = append(out, namedShape{name, nn.Shape{C: int(c), T: int(t)}})
+	}
+	return out, nil
+}
+
+// DialModel connects to the model service listening on the unix socket
+// at address and describes its draw handle: the nn.Model a Go explainer
+// that sets Info.WantsModel is handed in Explain, for a tool or a test
+// that holds a service's address (any server of service Model: the
+// host's, or the Python kit's uaxai_plugin.torchmodel). Every call runs
+// under ctx. The model's methods have no error results (they are
+// nn.Model's): a failed call panics with an error value, which ModelCall
+// turns back into an error. close closes the connection.
+func DialModel(ctx context.Context, address string, handle uint64) (m nn.Model, close func() error, err error) {
+	var conns serviceConns
+	sm, err := newServiceModel(ctx, &conns, &pb.ModelService{Address: address, Handle: handle})
+	if err != nil {
+		for _, cc := range conns.conns {
+			cc.Close()
+		}
+		return nil, nil, err
+	}
+	return sm, conns.conns[address].Close, nil
+}
+
+// ModelCall runs f, which calls a model of DialModel, and returns the
+// error of the model-service call that failed in it ("model service:
+// <Method>: ..."), or nil. Any other panic goes on.
+func ModelCall(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sf, ok := r.(serviceFailure)
+			if !ok {
+				panic(r)
+			}
+			err = sf.err
+		}
+	}()
+	f()
+	return nil
 }
 
 // withContext is m bounded by ctx.
@@ -192,8 +275,21 @@ func (m *serviceModel) InputGrad(dst, probs, x []float32, target []int) {
 	})
 }
 
-// LayerShape asks the service for a layer's per-input shape.
+// LayerShape asks the service for a layer's per-input shape; a model
+// that Describe gave layers answers from them.
 func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
+	if len(m.layers) > 0 {
+		for _, l := range m.layers {
+			if l.name == layer {
+				return l.shape, nil
+			}
+		}
+		names := make([]string, len(m.layers))
+		for i, l := range m.layers {
+			names[i] = fmt.Sprintf("%q (%d x %d)", l.name, l.shape.C, l.shape.T)
+		}
+		return nn.Shape{}, fmt.Errorf("model %q has no layer %q (accepted: %s)", m.arch.Name, layer, strings.Join(names, ", "))
+	}
 	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
 	if err != nil {
 		return nn.Shape{}, fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())

@@ -34,6 +34,13 @@
 //     host takes maps of the input's length). For the paper's conv4 the
 //     first 630 values are Captum's raw LayerGradCam map. Raw gives the
 //     unaligned map of any layer.
+//
+// A model without an sdk/nn architecture (a PyTorch draw served by the
+// model service: its Arch has no layers, and its layers are module paths
+// such as "block3" or "inc3.convs.2", a recurrent layer's output taken as
+// hidden x steps) has no receptive fields: it takes align = "none" only,
+// its map the first T samples of each row (T <= N), and "centre" is an
+// error that says so.
 package gradcam
 
 import (
@@ -49,7 +56,7 @@ import (
 const ID = "explainer.gradcam"
 
 // Version is the plugin's version.
-const Version = "1.1.0"
+const Version = "1.2.0"
 
 // DefaultLayer is the layer explained when the recipe names none.
 const DefaultLayer = "conv4"
@@ -116,8 +123,17 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	}
 	n := m.InputLen()
 	a := m.Arch()
-	r, err := Field(a, c.layer)
-	if err != nil {
+	var r int // the layer's receptive field, for "centre"
+	if len(a.Layers) == 0 {
+		// A model known by its shape only (a PyTorch draw of the model
+		// service): no sdk/nn layers, so no receptive fields.
+		if c.align != AlignNone {
+			return nil, fmt.Errorf("%s: key %q: %q needs the receptive fields of an sdk/nn architecture, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map", ID, "align", c.align, a.Name, AlignNone)
+		}
+		if sh.T > a.InLen {
+			return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
+		}
+	} else if r, err = Field(a, c.layer); err != nil {
 		return nil, fmt.Errorf("%s: %w", ID, err)
 	}
 	b := len(req.Targets)

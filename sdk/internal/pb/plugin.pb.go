@@ -1780,12 +1780,21 @@ func (x *ModelRef) GetHandle() uint64 {
 // classes, and the length of its global max pool's output (0 when the
 // network has no local stack followed by a global max pool; then Windows
 // runs a forward pass a window).
+//
+// A network that is not an sdk/nn one (a PyTorch module served by the
+// Python kit's uaxai_plugin.torchmodel) is described by its shape only:
+// arch_json is an nn.Arch with a name, in_channels and in_len and no
+// layers, pooled_len is 0, and layers lists the layers a Layer request
+// may name (module paths such as "block3" or "inc3.convs.2") with their
+// per-input output shapes. An sdk/nn network leaves layers empty: its
+// architecture names them.
 type ModelInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ArchJson      []byte                 `protobuf:"bytes,1,opt,name=arch_json,json=archJson,proto3" json:"arch_json,omitempty"`
 	InputLen      int64                  `protobuf:"varint,2,opt,name=input_len,json=inputLen,proto3" json:"input_len,omitempty"`
 	Classes       int64                  `protobuf:"varint,3,opt,name=classes,proto3" json:"classes,omitempty"`
 	PooledLen     int64                  `protobuf:"varint,4,opt,name=pooled_len,json=pooledLen,proto3" json:"pooled_len,omitempty"`
+	Layers        []*LayerInfo           `protobuf:"bytes,5,rep,name=layers,proto3" json:"layers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1848,6 +1857,76 @@ func (x *ModelInfo) GetPooledLen() int64 {
 	return 0
 }
 
+func (x *ModelInfo) GetLayers() []*LayerInfo {
+	if x != nil {
+		return x.Layers
+	}
+	return nil
+}
+
+// LayerInfo is a layer a Layer request may name and the shape of its
+// output for one input: channels x length (a recurrent layer's output
+// sequence as hidden x steps).
+type LayerInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Channels      int64                  `protobuf:"varint,2,opt,name=channels,proto3" json:"channels,omitempty"`
+	Length        int64                  `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LayerInfo) Reset() {
+	*x = LayerInfo{}
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LayerInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LayerInfo) ProtoMessage() {}
+
+func (x *LayerInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LayerInfo.ProtoReflect.Descriptor instead.
+func (*LayerInfo) Descriptor() ([]byte, []int) {
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *LayerInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LayerInfo) GetChannels() int64 {
+	if x != nil {
+		return x.Channels
+	}
+	return 0
+}
+
+func (x *LayerInfo) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 // ModelBatch is B inputs under a draw: x holds B * input_len float32
 // values, targets one class per input (InputGrad and Layer only).
 type ModelBatch struct {
@@ -1861,7 +1940,7 @@ type ModelBatch struct {
 
 func (x *ModelBatch) Reset() {
 	*x = ModelBatch{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[29]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1952,7 @@ func (x *ModelBatch) String() string {
 func (*ModelBatch) ProtoMessage() {}
 
 func (x *ModelBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[29]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1965,7 @@ func (x *ModelBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelBatch.ProtoReflect.Descriptor instead.
 func (*ModelBatch) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{29}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ModelBatch) GetHandle() uint64 {
@@ -1921,7 +2000,7 @@ type ProbsResponse struct {
 
 func (x *ProbsResponse) Reset() {
 	*x = ProbsResponse{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[30]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2012,7 @@ func (x *ProbsResponse) String() string {
 func (*ProbsResponse) ProtoMessage() {}
 
 func (x *ProbsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[30]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2025,7 @@ func (x *ProbsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbsResponse.ProtoReflect.Descriptor instead.
 func (*ProbsResponse) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{30}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ProbsResponse) GetProbs() []byte {
@@ -1968,7 +2047,7 @@ type InputGradResponse struct {
 
 func (x *InputGradResponse) Reset() {
 	*x = InputGradResponse{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[31]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2059,7 @@ func (x *InputGradResponse) String() string {
 func (*InputGradResponse) ProtoMessage() {}
 
 func (x *InputGradResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[31]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2072,7 @@ func (x *InputGradResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputGradResponse.ProtoReflect.Descriptor instead.
 func (*InputGradResponse) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{31}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InputGradResponse) GetGrad() []byte {
@@ -2024,7 +2103,7 @@ type LayerRequest struct {
 
 func (x *LayerRequest) Reset() {
 	*x = LayerRequest{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[32]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2115,7 @@ func (x *LayerRequest) String() string {
 func (*LayerRequest) ProtoMessage() {}
 
 func (x *LayerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[32]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2128,7 @@ func (x *LayerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LayerRequest.ProtoReflect.Descriptor instead.
 func (*LayerRequest) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{32}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LayerRequest) GetHandle() uint64 {
@@ -2095,7 +2174,7 @@ type LayerResponse struct {
 
 func (x *LayerResponse) Reset() {
 	*x = LayerResponse{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[33]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2186,7 @@ func (x *LayerResponse) String() string {
 func (*LayerResponse) ProtoMessage() {}
 
 func (x *LayerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[33]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2199,7 @@ func (x *LayerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LayerResponse.ProtoReflect.Descriptor instead.
 func (*LayerResponse) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{33}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LayerResponse) GetChannels() int64 {
@@ -2174,7 +2253,7 @@ type WindowsRequest struct {
 
 func (x *WindowsRequest) Reset() {
 	*x = WindowsRequest{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[34]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2265,7 @@ func (x *WindowsRequest) String() string {
 func (*WindowsRequest) ProtoMessage() {}
 
 func (x *WindowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[34]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2278,7 @@ func (x *WindowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowsRequest.ProtoReflect.Descriptor instead.
 func (*WindowsRequest) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{34}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WindowsRequest) GetHandle() uint64 {
@@ -2273,7 +2352,7 @@ type WindowsResponse struct {
 
 func (x *WindowsResponse) Reset() {
 	*x = WindowsResponse{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[35]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2364,7 @@ func (x *WindowsResponse) String() string {
 func (*WindowsResponse) ProtoMessage() {}
 
 func (x *WindowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[35]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2377,7 @@ func (x *WindowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowsResponse.ProtoReflect.Descriptor instead.
 func (*WindowsResponse) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{35}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WindowsResponse) GetProbs() []byte {
@@ -2344,7 +2423,7 @@ type SpansRequest struct {
 
 func (x *SpansRequest) Reset() {
 	*x = SpansRequest{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2435,7 @@ func (x *SpansRequest) String() string {
 func (*SpansRequest) ProtoMessage() {}
 
 func (x *SpansRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[36]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2448,7 @@ func (x *SpansRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpansRequest.ProtoReflect.Descriptor instead.
 func (*SpansRequest) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{36}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SpansRequest) GetHandle() uint64 {
@@ -2431,7 +2510,7 @@ type SpansResponse struct {
 
 func (x *SpansResponse) Reset() {
 	*x = SpansResponse{}
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2522,7 @@ func (x *SpansResponse) String() string {
 func (*SpansResponse) ProtoMessage() {}
 
 func (x *SpansResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_uaxai_v2_plugin_proto_msgTypes[37]
+	mi := &file_uaxai_v2_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2535,7 @@ func (x *SpansResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpansResponse.ProtoReflect.Descriptor instead.
 func (*SpansResponse) Descriptor() ([]byte, []int) {
-	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{37}
+	return file_uaxai_v2_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SpansResponse) GetProbs() []byte {
@@ -2593,13 +2672,18 @@ const file_uaxai_v2_plugin_proto_rawDesc = "" +
 	"\x11SummariseResponse\x12*\n" +
 	"\aresults\x18\x01 \x03(\v2\x10.uaxai.v2.ResultR\aresults\"\"\n" +
 	"\bModelRef\x12\x16\n" +
-	"\x06handle\x18\x01 \x01(\x04R\x06handle\"~\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\xab\x01\n" +
 	"\tModelInfo\x12\x1b\n" +
 	"\tarch_json\x18\x01 \x01(\fR\barchJson\x12\x1b\n" +
 	"\tinput_len\x18\x02 \x01(\x03R\binputLen\x12\x18\n" +
 	"\aclasses\x18\x03 \x01(\x03R\aclasses\x12\x1d\n" +
 	"\n" +
-	"pooled_len\x18\x04 \x01(\x03R\tpooledLen\"L\n" +
+	"pooled_len\x18\x04 \x01(\x03R\tpooledLen\x12+\n" +
+	"\x06layers\x18\x05 \x03(\v2\x13.uaxai.v2.LayerInfoR\x06layers\"S\n" +
+	"\tLayerInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bchannels\x18\x02 \x01(\x03R\bchannels\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x03R\x06length\"L\n" +
 	"\n" +
 	"ModelBatch\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\f\n" +
@@ -2681,7 +2765,7 @@ func file_uaxai_v2_plugin_proto_rawDescGZIP() []byte {
 	return file_uaxai_v2_plugin_proto_rawDescData
 }
 
-var file_uaxai_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_uaxai_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_uaxai_v2_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),       // 0: uaxai.v2.InfoRequest
 	(*Info)(nil),              // 1: uaxai.v2.Info
@@ -2712,24 +2796,25 @@ var file_uaxai_v2_plugin_proto_goTypes = []any{
 	(*SummariseResponse)(nil), // 26: uaxai.v2.SummariseResponse
 	(*ModelRef)(nil),          // 27: uaxai.v2.ModelRef
 	(*ModelInfo)(nil),         // 28: uaxai.v2.ModelInfo
-	(*ModelBatch)(nil),        // 29: uaxai.v2.ModelBatch
-	(*ProbsResponse)(nil),     // 30: uaxai.v2.ProbsResponse
-	(*InputGradResponse)(nil), // 31: uaxai.v2.InputGradResponse
-	(*LayerRequest)(nil),      // 32: uaxai.v2.LayerRequest
-	(*LayerResponse)(nil),     // 33: uaxai.v2.LayerResponse
-	(*WindowsRequest)(nil),    // 34: uaxai.v2.WindowsRequest
-	(*WindowsResponse)(nil),   // 35: uaxai.v2.WindowsResponse
-	(*SpansRequest)(nil),      // 36: uaxai.v2.SpansRequest
-	(*SpansResponse)(nil),     // 37: uaxai.v2.SpansResponse
-	nil,                       // 38: uaxai.v2.Artifact.TensorsEntry
-	nil,                       // 39: uaxai.v2.Artifact.MetaEntry
+	(*LayerInfo)(nil),         // 29: uaxai.v2.LayerInfo
+	(*ModelBatch)(nil),        // 30: uaxai.v2.ModelBatch
+	(*ProbsResponse)(nil),     // 31: uaxai.v2.ProbsResponse
+	(*InputGradResponse)(nil), // 32: uaxai.v2.InputGradResponse
+	(*LayerRequest)(nil),      // 33: uaxai.v2.LayerRequest
+	(*LayerResponse)(nil),     // 34: uaxai.v2.LayerResponse
+	(*WindowsRequest)(nil),    // 35: uaxai.v2.WindowsRequest
+	(*WindowsResponse)(nil),   // 36: uaxai.v2.WindowsResponse
+	(*SpansRequest)(nil),      // 37: uaxai.v2.SpansRequest
+	(*SpansResponse)(nil),     // 38: uaxai.v2.SpansResponse
+	nil,                       // 39: uaxai.v2.Artifact.TensorsEntry
+	nil,                       // 40: uaxai.v2.Artifact.MetaEntry
 }
 var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	1,  // 0: uaxai.v2.PosteriorInfo.info:type_name -> uaxai.v2.Info
 	1,  // 1: uaxai.v2.ExplainerInfo.info:type_name -> uaxai.v2.Info
 	1,  // 2: uaxai.v2.SummaryInfo.info:type_name -> uaxai.v2.Info
-	38, // 3: uaxai.v2.Artifact.tensors:type_name -> uaxai.v2.Artifact.TensorsEntry
-	39, // 4: uaxai.v2.Artifact.meta:type_name -> uaxai.v2.Artifact.MetaEntry
+	39, // 3: uaxai.v2.Artifact.tensors:type_name -> uaxai.v2.Artifact.TensorsEntry
+	40, // 4: uaxai.v2.Artifact.meta:type_name -> uaxai.v2.Artifact.MetaEntry
 	9,  // 5: uaxai.v2.FitRequest.train:type_name -> uaxai.v2.Dataset
 	9,  // 6: uaxai.v2.FitRequest.val:type_name -> uaxai.v2.Dataset
 	10, // 7: uaxai.v2.FitRequest.base:type_name -> uaxai.v2.Artifact
@@ -2743,49 +2828,50 @@ var file_uaxai_v2_plugin_proto_depIdxs = []int32{
 	16, // 15: uaxai.v2.ExplainRequest.service:type_name -> uaxai.v2.ModelService
 	23, // 16: uaxai.v2.SummariseRequest.inputs:type_name -> uaxai.v2.Draws
 	25, // 17: uaxai.v2.SummariseResponse.results:type_name -> uaxai.v2.Result
-	0,  // 18: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 19: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
-	11, // 20: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
-	14, // 21: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
-	5,  // 22: uaxai.v2.Posterior.Parts:input_type -> uaxai.v2.CheckRequest
-	0,  // 23: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 24: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
-	17, // 25: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
-	19, // 26: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
-	21, // 27: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
-	0,  // 28: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
-	5,  // 29: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
-	24, // 30: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
-	27, // 31: uaxai.v2.Model.Describe:input_type -> uaxai.v2.ModelRef
-	29, // 32: uaxai.v2.Model.Probs:input_type -> uaxai.v2.ModelBatch
-	29, // 33: uaxai.v2.Model.InputGrad:input_type -> uaxai.v2.ModelBatch
-	32, // 34: uaxai.v2.Model.Layer:input_type -> uaxai.v2.LayerRequest
-	34, // 35: uaxai.v2.Model.Windows:input_type -> uaxai.v2.WindowsRequest
-	36, // 36: uaxai.v2.Model.Spans:input_type -> uaxai.v2.SpansRequest
-	2,  // 37: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
-	6,  // 38: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
-	13, // 39: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
-	15, // 40: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
-	7,  // 41: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
-	3,  // 42: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
-	6,  // 43: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
-	18, // 44: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
-	20, // 45: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
-	22, // 46: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
-	4,  // 47: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
-	6,  // 48: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
-	26, // 49: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
-	28, // 50: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
-	30, // 51: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
-	31, // 52: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
-	33, // 53: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
-	35, // 54: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
-	37, // 55: uaxai.v2.Model.Spans:output_type -> uaxai.v2.SpansResponse
-	37, // [37:56] is the sub-list for method output_type
-	18, // [18:37] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	29, // 18: uaxai.v2.ModelInfo.layers:type_name -> uaxai.v2.LayerInfo
+	0,  // 19: uaxai.v2.Posterior.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 20: uaxai.v2.Posterior.Check:input_type -> uaxai.v2.CheckRequest
+	11, // 21: uaxai.v2.Posterior.Fit:input_type -> uaxai.v2.FitRequest
+	14, // 22: uaxai.v2.Posterior.Sample:input_type -> uaxai.v2.SampleRequest
+	5,  // 23: uaxai.v2.Posterior.Parts:input_type -> uaxai.v2.CheckRequest
+	0,  // 24: uaxai.v2.Explainer.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 25: uaxai.v2.Explainer.Check:input_type -> uaxai.v2.CheckRequest
+	17, // 26: uaxai.v2.Explainer.Load:input_type -> uaxai.v2.LoadRequest
+	19, // 27: uaxai.v2.Explainer.Release:input_type -> uaxai.v2.ReleaseRequest
+	21, // 28: uaxai.v2.Explainer.Explain:input_type -> uaxai.v2.ExplainRequest
+	0,  // 29: uaxai.v2.Summary.Info:input_type -> uaxai.v2.InfoRequest
+	5,  // 30: uaxai.v2.Summary.Check:input_type -> uaxai.v2.CheckRequest
+	24, // 31: uaxai.v2.Summary.Summarise:input_type -> uaxai.v2.SummariseRequest
+	27, // 32: uaxai.v2.Model.Describe:input_type -> uaxai.v2.ModelRef
+	30, // 33: uaxai.v2.Model.Probs:input_type -> uaxai.v2.ModelBatch
+	30, // 34: uaxai.v2.Model.InputGrad:input_type -> uaxai.v2.ModelBatch
+	33, // 35: uaxai.v2.Model.Layer:input_type -> uaxai.v2.LayerRequest
+	35, // 36: uaxai.v2.Model.Windows:input_type -> uaxai.v2.WindowsRequest
+	37, // 37: uaxai.v2.Model.Spans:input_type -> uaxai.v2.SpansRequest
+	2,  // 38: uaxai.v2.Posterior.Info:output_type -> uaxai.v2.PosteriorInfo
+	6,  // 39: uaxai.v2.Posterior.Check:output_type -> uaxai.v2.CheckResponse
+	13, // 40: uaxai.v2.Posterior.Fit:output_type -> uaxai.v2.FitEvent
+	15, // 41: uaxai.v2.Posterior.Sample:output_type -> uaxai.v2.SampleResponse
+	7,  // 42: uaxai.v2.Posterior.Parts:output_type -> uaxai.v2.PartsResponse
+	3,  // 43: uaxai.v2.Explainer.Info:output_type -> uaxai.v2.ExplainerInfo
+	6,  // 44: uaxai.v2.Explainer.Check:output_type -> uaxai.v2.CheckResponse
+	18, // 45: uaxai.v2.Explainer.Load:output_type -> uaxai.v2.LoadResponse
+	20, // 46: uaxai.v2.Explainer.Release:output_type -> uaxai.v2.ReleaseResponse
+	22, // 47: uaxai.v2.Explainer.Explain:output_type -> uaxai.v2.ExplainResponse
+	4,  // 48: uaxai.v2.Summary.Info:output_type -> uaxai.v2.SummaryInfo
+	6,  // 49: uaxai.v2.Summary.Check:output_type -> uaxai.v2.CheckResponse
+	26, // 50: uaxai.v2.Summary.Summarise:output_type -> uaxai.v2.SummariseResponse
+	28, // 51: uaxai.v2.Model.Describe:output_type -> uaxai.v2.ModelInfo
+	31, // 52: uaxai.v2.Model.Probs:output_type -> uaxai.v2.ProbsResponse
+	32, // 53: uaxai.v2.Model.InputGrad:output_type -> uaxai.v2.InputGradResponse
+	34, // 54: uaxai.v2.Model.Layer:output_type -> uaxai.v2.LayerResponse
+	36, // 55: uaxai.v2.Model.Windows:output_type -> uaxai.v2.WindowsResponse
+	38, // 56: uaxai.v2.Model.Spans:output_type -> uaxai.v2.SpansResponse
+	38, // [38:57] is the sub-list for method output_type
+	19, // [19:38] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_uaxai_v2_plugin_proto_init() }
@@ -2797,14 +2883,14 @@ func file_uaxai_v2_plugin_proto_init() {
 		(*FitEvent_Progress)(nil),
 		(*FitEvent_Artifact)(nil),
 	}
-	file_uaxai_v2_plugin_proto_msgTypes[34].OneofWrappers = []any{}
+	file_uaxai_v2_plugin_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_uaxai_v2_plugin_proto_rawDesc), len(file_uaxai_v2_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

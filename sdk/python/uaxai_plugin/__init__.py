@@ -30,9 +30,14 @@ Go side's sdk.Config checks and messages. plugins/explainer/python-*
 hold complete examples (python-occlusion, python-kernelshap: model
 service; python-echo: no model).
 
+uaxai_plugin.torchmodel (imported on its own: it needs PyTorch) is the
+other side of that service for PyTorch modules: a posterior plugin that
+holds torch draws serves them with its ModelServer, so that every
+explainer computes with them (see its docstring).
+
 The kit needs only Debian's python3-grpcio, python3-protobuf and
-python3-numpy; the protocol stubs are generated (generate.sh) and
-committed.
+python3-numpy (and python3-torch for torchmodel); the protocol stubs are
+generated (generate.sh) and committed.
 """
 
 import sys as _sys
