@@ -295,9 +295,7 @@ def build_server(explainer, info, stop, workers=8):
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
                  ("grpc.max_send_message_length", MAX_MESSAGE_SIZE)])
     plugin_pb2_grpc.add_ExplainerServicer_to_server(ExplainerServicer(explainer, info), server)
-    health_pb2_grpc.add_HealthServicer_to_server(HealthServicer(), server)
-    goplugin_pb2_grpc.add_GRPCControllerServicer_to_server(ControllerServicer(stop), server)
-    goplugin_pb2_grpc.add_GRPCStdioServicer_to_server(StdioServicer(stop), server)
+    add_common_services(server, stop)
     return server
 
 
@@ -324,24 +322,45 @@ def serve(explainer, workers=8):
     that a print in the explainer goes to the host's log rather than
     corrupting the protocol. Nothing may be printed before serve.
     """
-    env = os.environ
-    if env.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
-        sys.stderr.write("This program is a uaxai plugin: the uaxai host starts it (put it in a plugin "
-                         "directory, e.g. --plugins DIR or $UAXAI_PLUGIN_PATH). It is not meant to be run by hand.\n")
-        sys.exit(1)
+    refuse_by_hand()
     try:
         info = read_info(explainer)
     except Exception as e:  # noqa: BLE001
         sys.stderr.write("uaxai plugin: %s\n" % e)
         sys.exit(1)
+    run_server(info.id, lambda stop: build_server(explainer, info, stop, workers))
+
+
+def refuse_by_hand():
+    """Exits with 1 and a sentence saying so unless the host started this
+    process (its magic cookie is in the environment)."""
+    if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+        sys.stderr.write("This program is a uaxai plugin: the uaxai host starts it (put it in a plugin "
+                         "directory, e.g. --plugins DIR or $UAXAI_PLUGIN_PATH). It is not meant to be run by hand.\n")
+        sys.exit(1)
+
+
+def add_common_services(server, stop):
+    """Adds grpc.health and go-plugin's controller and stdio to server."""
+    health_pb2_grpc.add_HealthServicer_to_server(HealthServicer(), server)
+    goplugin_pb2_grpc.add_GRPCControllerServicer_to_server(ControllerServicer(stop), server)
+    goplugin_pb2_grpc.add_GRPCStdioServicer_to_server(StdioServicer(stop), server)
+
+
+def run_server(plugin_id, build):
+    """Runs a plugin process's gRPC server, build(stop) (not started), on
+    a unix socket in go-plugin's socket directory: prints the handshake
+    line, points stdout at stderr, and exits the process with 0 when stop
+    is set (the host's Shutdown, SIGTERM, SIGINT) or the host is gone."""
+    env = os.environ
     stop = threading.Event()
     parent = os.getppid()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     path = socket_path(env)
-    server = build_server(explainer, info, stop, workers)
+    server = build(stop)
     if server.add_insecure_port("unix:" + path) == 0:
-        sys.stderr.write("uaxai plugin %s: cannot listen on unix socket %s\n" % (info.id, path))
+        sys.stderr.write("uaxai plugin %s: cannot listen on unix socket %s\n" % (plugin_id, path))
         sys.exit(1)
     server.start()
     # The handshake goes to the real stdout, which is then kept open (the
@@ -350,10 +369,10 @@ def serve(explainer, workers=8):
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     os.write(out, handshake_line("unix", path).encode())
-    _log(info.id, "debug", "plugin serving", socket=path, pid=os.getpid())
+    _log(plugin_id, "debug", "plugin serving", socket=path, pid=os.getpid())
     while not stop.wait(0.5):
         if os.getppid() != parent:
-            _log(info.id, "info", "the host process is gone; exiting")
+            _log(plugin_id, "info", "the host process is gone; exiting")
             break
     server.stop(grace=1).wait()
     try:

@@ -407,15 +407,18 @@ class ModelServer:
     handle), start to serve on a unix socket, close to stop. It computes
     one request at a time with `threads` torch threads
     (torch.set_num_threads, process-wide), and forward passes of at most
-    `chunk` inputs or occluded copies. Safe for concurrent use."""
+    `chunk` inputs or occluded copies. Safe for concurrent use. Servers
+    that share draws (the same modules) share a lock too (lock, a
+    threading.Lock: one request at a time among them), so that a Layer
+    request's forward hook never sees another request's forward pass."""
 
-    def __init__(self, threads=1, chunk=DEFAULT_CHUNK):
+    def __init__(self, threads=1, chunk=DEFAULT_CHUNK, lock=None):
         self.threads = _pos_int("threads", threads)
         self.chunk = _pos_int("chunk", chunk)
         torch.set_num_threads(self.threads)
         self._draws = {}
         self._mu = threading.Lock()
-        self._busy = threading.Lock()
+        self._busy = threading.Lock() if lock is None else lock
         self._server = None
         self._dir = None
         self.address = None
