@@ -196,7 +196,7 @@ func StartTorchServer(ctx context.Context, m TorchModel, weights []string, chann
 		output = "probs"
 	case "probs", "logits":
 	default:
-		return nil, fmt.Errorf("--output %q: want probs (the module's forward returns the softmax) or logits", m.Output)
+		return nil, fmt.Errorf("--model-output %q: want probs (the module's forward returns the softmax) or logits", m.Output)
 	}
 	args := m.Args
 	if args == nil {
@@ -333,7 +333,7 @@ func (s *TorchServer) startError(py string) error {
 		case strings.Contains(why, "required positional argument") || strings.Contains(why, "unexpected keyword argument"):
 			hint = " (give the class's constructor arguments with --model-args key=value,...)"
 		case strings.Contains(why, "output=\"logits\""):
-			hint = " (the module returns logits: add --output logits)"
+			hint = " (the module returns logits: add --model-output logits)"
 		}
 		return fmt.Errorf("%s: %s%s", head, why, hint)
 	case msg == "":
