@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,48 @@ func weightFiles(cmd string, weights listFlag) ([]string, error) {
 	return files, nil
 }
 
+// modelFlags are the flags of a PyTorch model of explain and predict.
+type modelFlags struct {
+	module *string
+	args   listFlag
+	output *string
+}
+
+func addModelFlags(fs *flagSet) *modelFlags {
+	m := &modelFlags{}
+	m.module = fs.String("model", "", "a PyTorch model: path/file.py:Class, a torch.nn.Module whose forward maps (B, C, T) inputs to (B, classes); --weights are its state_dict files (.safetensors or .pt), one draw each, served by the Python kit's model server (/usr/bin/python3 with torch)")
+	fs.Var(&m.args, "model-args", "the --model class's keyword arguments, key=value[,key=value...] (TOML values, as --set), repeatable")
+	m.output = fs.String("model-output", "probs", "what the --model module's forward returns: probs (the softmax) or logits")
+	return m
+}
+
+// torchModel is the flags' model, nil without --model. --arch and the
+// model flags without --model are refused.
+func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*runner.TorchModel, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *m.module == "" {
+		for _, name := range []string{"model-args", "model-output"} {
+			if set[name] {
+				return nil, fmt.Errorf("%s: --%s without --model (accepted: --model path/file.py:Class --%s ...)", cmd, name, name)
+			}
+		}
+		return nil, nil
+	}
+	if set["arch"] {
+		return nil, fmt.Errorf("%s: --arch and --model: a PyTorch model is its own architecture (accepted: one of them)", cmd)
+	}
+	var kvs []string
+	for _, a := range m.args {
+		kvs = append(kvs, runner.SplitSettings(a)...)
+	}
+	args, err := runner.ParseSettings(kvs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: --model-args: %w", cmd, err)
+	}
+	return &runner.TorchModel{Module: *m.module, Args: args, Output: *m.output, Stderr: stderr}, nil
+}
+
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag
@@ -49,12 +92,17 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	mf := addModelFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("explain: unexpected argument %q (every input is a flag; see uaxai explain -h)", pos[0])
+	}
+	model, err := mf.torchModel("explain", fs, stderr)
+	if err != nil {
+		return err
 	}
 	files, err := weightFiles("explain", weights)
 	if err != nil {
@@ -70,7 +118,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explain: --set: %w", err)
 	}
 	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
-		Target: *target, Seed: *seed, Workers: *workers}
+		Target: *target, Seed: *seed, Workers: *workers, Model: model}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)
 		if err != nil {

@@ -60,10 +60,12 @@ func init() {
 		}, summary: "train one network and save its weights", run: cmdTrain},
 		{name: "predict", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--classes classes.txt] [--out F.csv]",
+			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
 		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
-		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights", run: cmdExplain},
+			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
+		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, or your own PyTorch model", run: cmdExplain},
 		{name: "paper", forms: []string{
 			"[flags] [--quick] [--dir DIR] [--out DIR]",
 			"--report PAPER_DIR",

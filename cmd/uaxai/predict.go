@@ -33,12 +33,17 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
 	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
+	mf := addModelFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return fs.usageError(fmt.Sprintf("unexpected argument %q (every input is a flag)", pos[0]))
+	}
+	model, err := mf.torchModel("predict", fs, stderr)
+	if err != nil {
+		return err
 	}
 	files, err := weightFiles("predict", weights)
 	if err != nil {
@@ -47,7 +52,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(files) == 0 || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes})
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

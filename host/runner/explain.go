@@ -42,6 +42,16 @@ type ExplainOptions struct {
 	Seed      uint64        // base seed of a stochastic explainer's streams
 	Workers   int           // goroutines (0: GOMAXPROCS); the output does not depend on it
 	Observer  engine.Observer
+	// Model, if set, is a PyTorch model whose draws (one a file of
+	// Weights, state_dicts) Explain serves for the time of the call
+	// (StartTorchServer, on the input's channels x length) instead of
+	// building Arch's networks; every explainer's model calls go to the
+	// server.
+	Model *TorchModel
+	// Served, if set, is a server already started over the files of
+	// Weights (or, with no Weights, its own) on the input's shape, whose
+	// draws are explained; the caller closes it. Model is then unused.
+	Served *TorchServer
 }
 
 // SummarySpec is one summary of Explain: a summary plugin, its config,
@@ -128,6 +138,10 @@ func ParseSummary(spec string) (SummarySpec, error) {
 	return SummarySpec{Label: spec, ID: id, Config: cfg}, nil
 }
 
+// SplitSettings splits "key=value,key=value,..." into its settings at
+// the commas outside quotes and brackets (--model-args cin=3,n=16).
+func SplitSettings(s string) []string { return splitTop(s) }
+
 // splitTop splits s at the commas outside quotes and brackets.
 func splitTop(s string) []string {
 	var out []string
@@ -161,7 +175,10 @@ type explainJob struct {
 	n, nIn   int // values an input, inputs
 	x        []float32
 	targets  []int
-	draws    []nn.Params
+	draws    []nn.Params       // the draws' networks, or none when served
+	served   []sdk.ModelRef    // the served draws (ExplainOptions.Model, Served)
+	server   *TorchServer      // the server Explain started, closed with the job
+	names    []string          // the draws' weights files
 	step     engine.Explaining // the explainer with every draw loaded
 	sums     []sdk.Summary
 	workers  int
@@ -221,36 +238,52 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Plugins == nil {
 		return nil, errors.New("explain: no plugin manager")
 	}
-	if len(opt.Weights) == 0 {
+	if len(opt.Weights) == 0 && opt.Served == nil {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	if opt.Input == "" {
 		return nil, errors.New("no input file (accepted: a CSV of waveforms, one a line)")
 	}
-	j := &explainJob{opt: opt, workers: opt.Workers, obs: opt.Observer}
+	j := &explainJob{opt: opt, workers: opt.Workers, obs: opt.Observer, names: opt.Weights}
 	if j.workers <= 0 {
 		j.workers = runtime.GOMAXPROCS(0)
 	}
 	if j.obs == nil {
 		j.obs = engine.NopObserver{}
 	}
+	defer func() {
+		if err != nil {
+			j.close()
+		}
+	}()
 	in, err := readInputs(opt.Input, opt.Channels)
 	if err != nil {
 		return nil, err
 	}
-	arch, err := inputArch(opt.Arch, in, opt.Input, opt.Weights)
-	if err != nil {
-		return nil, err
-	}
 	j.n, j.nIn, j.x = in.c*in.t, in.n, in.x
-	for s, path := range opt.Weights {
-		p, err := nn.LoadParams(path, arch)
-		if err != nil {
-			return nil, fmt.Errorf("weights file %d (draw %d): %w", s+1, s, err)
+	var classes int
+	if opt.Served != nil || opt.Model != nil {
+		if j.served, j.names, j.server, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in); err != nil {
+			return nil, err
 		}
-		j.draws = append(j.draws, p)
+		if classes, err = servedShape(ctx, j.served, j.names, j.n); err != nil {
+			return nil, err
+		}
+	} else {
+		arch, err := inputArch(opt.Arch, in, opt.Input, opt.Weights)
+		if err != nil {
+			return nil, err
+		}
+		for s, path := range opt.Weights {
+			p, err := nn.LoadParams(path, arch)
+			if err != nil {
+				return nil, fmt.Errorf("weights file %d (draw %d): %w", s+1, s, err)
+			}
+			j.draws = append(j.draws, p)
+		}
+		classes = arch.Classes()
 	}
-	if j.targets, err = j.resolveTargets(ctx, arch.Classes()); err != nil {
+	if j.targets, err = j.resolveTargets(ctx, classes); err != nil {
 		return nil, err
 	}
 	if opt.Explainer == "" {
@@ -280,21 +313,22 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 		if err := sm.Check(spec.Config); err != nil {
 			return nil, fmt.Errorf("summary %q: %w", spec.Label, err)
 		}
-		if need := max(sm.Info().MinDraws, 1); len(j.draws) < need {
-			return nil, fmt.Errorf("summary %q needs at least %d draws; %d weights file(s) given, one draw each", spec.Label, need, len(j.draws))
+		if need := max(sm.Info().MinDraws, 1); len(j.names) < need {
+			return nil, fmt.Errorf("summary %q needs at least %d draws; %d weights file(s) given, one draw each", spec.Label, need, len(j.names))
 		}
 		j.sums = append(j.sums, sm)
 	}
-	defer func() {
-		if err != nil {
-			j.close()
+	j.step = engine.Explaining{ID: j.id, Config: opt.Config, Stochastic: j.info.Stochastic, Seed: opt.Seed, DrawNames: j.names}
+	for s := range j.names {
+		d := sdk.Draw{}
+		if j.served != nil {
+			d.Served = &j.served[s]
+		} else {
+			d.Params = j.draws[s]
 		}
-	}()
-	j.step = engine.Explaining{ID: j.id, Config: opt.Config, Stochastic: j.info.Stochastic, Seed: opt.Seed, DrawNames: opt.Weights}
-	for s, d := range j.draws {
-		m, err := ex.Load(ctx, sdk.Draw{Params: d})
+		m, err := ex.Load(ctx, d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, opt.Weights[s], err)
+			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, j.names[s], err)
 		}
 		j.step.Models = append(j.step.Models, m)
 	}
@@ -334,11 +368,27 @@ func (j *explainJob) resolveTargets(ctx context.Context, classes int) ([]int, er
 // predicted is the argmax (lowest class on ties) of the mean over the
 // draws of the class probabilities, for every input.
 func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) {
+	if j.served != nil {
+		sum := make([]float64, j.nIn*classes)
+		if err := servedProbs(ctx, sum, j.served, j.names, j.x, j.n, classes); err != nil {
+			return nil, fmt.Errorf("target predicted: %w", err)
+		}
+		out := make([]int, j.nIn)
+		for i := range out {
+			row := sum[i*classes : (i+1)*classes]
+			for c, v := range row {
+				if v > row[out[i]] {
+					out[i] = c
+				}
+			}
+		}
+		return out, nil
+	}
 	models := make([]*nn.Inference, len(j.draws))
 	for s, d := range j.draws {
 		m, err := nn.NewModel(d)
 		if err != nil {
-			return nil, fmt.Errorf("weights file %s: %w", j.opt.Weights[s], err)
+			return nil, fmt.Errorf("weights file %s: %w", j.names[s], err)
 		}
 		models[s] = m
 	}
@@ -359,6 +409,10 @@ func (j *explainJob) close() error {
 		errs = append(errs, m.Close())
 	}
 	j.step.Models = nil
+	if j.server != nil {
+		errs = append(errs, j.server.Close())
+		j.server = nil
+	}
 	return errors.Join(errs...)
 }
 

@@ -16,6 +16,14 @@ type PredictOptions struct {
 	Channels int      // C of a CSV line (0: 1); a .npy file has its own
 	Arch     string   // built-in architecture name ("": nn.PaperArchName), on the input's C x T with the weights' classes
 	Classes  string   // a classes.txt naming the network's classes ("": see Predictions.Classes)
+	// Model, if set, is a PyTorch model whose draws (one a file of
+	// Weights, state_dicts) Predict serves for the time of the call
+	// (StartTorchServer) instead of building Arch's networks.
+	Model *TorchModel
+	// Served, if set, is a server already started over the files of
+	// Weights (or, with no Weights, its own) on the input's shape; the
+	// caller closes it. Model is then unused.
+	Served *TorchServer
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -40,13 +48,16 @@ const predictBatch = 256
 // Predict loads the eval-mode network of every file of opt.Weights and
 // returns the mean class probabilities of every waveform of opt.Input.
 // Errors name the file (and for the input the line) that is wrong.
-func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
-	if len(opt.Weights) == 0 {
+func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error) {
+	if len(opt.Weights) == 0 && opt.Served == nil {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	in, err := readInputs(opt.Input, opt.Channels)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Model != nil || opt.Served != nil {
+		return predictServed(ctx, opt, in)
 	}
 	arch, err := inputArch(opt.Arch, in, opt.Input, opt.Weights)
 	if err != nil {
@@ -64,24 +75,9 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 	}
 	n, k := models[0].InputLen(), models[0].Classes()
 	nIn := in.n
-	out := &Predictions{Probs: make([][]float32, nIn), Predicted: make([]int, nIn), Classes: make([]string, k)}
-	var names []string
-	if opt.Classes != "" {
-		if names, err = data.ReadClasses(opt.Classes); err != nil {
-			return nil, fmt.Errorf("--classes: %w", err)
-		}
-		if len(names) != k {
-			return nil, fmt.Errorf("--classes %s names %d classes, and the network has %d logits (accepted: one name a logit, in order)", opt.Classes, len(names), k)
-		}
-	}
-	for c := range out.Classes {
-		if names != nil {
-			out.Classes[c] = names[c]
-		} else if k == data.NumClasses {
-			out.Classes[c] = data.ClassNames[c]
-		} else {
-			out.Classes[c] = fmt.Sprintf("class%d", c)
-		}
+	out, err := newPredictions(opt.Classes, nIn, k)
+	if err != nil {
+		return nil, err
 	}
 	pr := make([]float32, predictBatch*k)
 	sum := make([]float64, predictBatch*k)
@@ -99,16 +95,81 @@ func Predict(ctx context.Context, opt PredictOptions) (*Predictions, error) {
 			}
 		}
 		for i := range b {
-			row := make([]float32, k)
-			best := 0
-			for c := range row {
-				row[c] = float32(sum[i*k+c] / float64(len(models)))
-				if row[c] > row[best] {
-					best = c
-				}
+			for c := range k {
+				sum[i*k+c] /= float64(len(models))
 			}
-			out.Probs[b0+i], out.Predicted[b0+i] = row, best
+		}
+		out.set(b0, sum[:b*k])
+	}
+	return out, nil
+}
+
+// newPredictions are the Predictions of nIn inputs and k classes, named
+// by the file classes ("": see Predictions.Classes), with no rows yet.
+func newPredictions(classes string, nIn, k int) (*Predictions, error) {
+	out := &Predictions{Probs: make([][]float32, nIn), Predicted: make([]int, nIn), Classes: make([]string, k)}
+	var names []string
+	if classes != "" {
+		var err error
+		if names, err = data.ReadClasses(classes); err != nil {
+			return nil, fmt.Errorf("--classes: %w", err)
+		}
+		if len(names) != k {
+			return nil, fmt.Errorf("--classes %s names %d classes, and the network has %d logits (accepted: one name a logit, in order)", classes, len(names), k)
 		}
 	}
+	for c := range out.Classes {
+		if names != nil {
+			out.Classes[c] = names[c]
+		} else if k == data.NumClasses {
+			out.Classes[c] = data.ClassNames[c]
+		} else {
+			out.Classes[c] = fmt.Sprintf("class%d", c)
+		}
+	}
+	return out, nil
+}
+
+// set sets the rows of inputs b0.. from mean, their mean probabilities
+// (one row of len(p.Classes) an input), rounded to float32, and their
+// argmax (the lower class on ties).
+func (p *Predictions) set(b0 int, mean []float64) {
+	k := len(p.Classes)
+	for i := range len(mean) / k {
+		row := make([]float32, k)
+		best := 0
+		for c := range row {
+			row[c] = float32(mean[i*k+c])
+			if row[c] > row[best] {
+				best = c
+			}
+		}
+		p.Probs[b0+i], p.Predicted[b0+i] = row, best
+	}
+}
+
+// predictServed is Predict on served draws (opt.Model or opt.Served).
+func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predictions, err error) {
+	refs, names, started, err := serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in)
+	if err != nil {
+		return nil, err
+	}
+	if started != nil {
+		defer func() { err = errors.Join(err, started.Close()) }()
+	}
+	n := in.c * in.t
+	k, err := servedShape(ctx, refs, names, n)
+	if err != nil {
+		return nil, err
+	}
+	out, err := newPredictions(opt.Classes, in.n, k)
+	if err != nil {
+		return nil, err
+	}
+	mean := make([]float64, in.n*k)
+	if err := servedProbs(ctx, mean, refs, names, in.x, n, k); err != nil {
+		return nil, err
+	}
+	out.set(0, mean)
 	return out, nil
 }
