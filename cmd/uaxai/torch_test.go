@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,30 +29,6 @@ var torchNets = []struct {
 	{"stridednet", "StridedNet", "", 1, "conv3"},
 	{"resnet1d-3ph", "ResNet1D", "cin=3", 3, "block3"},
 	{"lstm", "LSTMNet", "", 1, "lstm"},
-}
-
-// within fails t unless each row of got is within tol x the largest
-// |value| of its row of want.
-func within(t *testing.T, what string, got [][]float64, want [][]float32, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if len(got[i]) != len(want[i]) {
-			t.Fatalf("%s: row %d has %d values, want %d", what, i, len(got[i]), len(want[i]))
-		}
-		top := 0.0
-		for _, v := range want[i] {
-			top = max(top, math.Abs(float64(v)))
-		}
-		for j, v := range want[i] {
-			if d := math.Abs(got[i][j] - float64(v)); !(d <= tol*top) {
-				t.Errorf("%s: row %d value %d: %.9g, PyTorch's %.9g (|diff| %.3g > %g x %.3g)", what, i, j, got[i][j], v, d, tol, top)
-				break
-			}
-		}
-	}
 }
 
 // TestExplainTorchModel runs the built binary on the six PyTorch
@@ -94,7 +69,7 @@ func TestExplainTorchModel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("explain occlusion: %v\n%s", err, errs)
 			}
-			within(t, "occlusion", parseMaps(t, out), golden.CSV32(t, filepath.Join(dir, "occlusion.csv")), 1e-4)
+			golden.RowsClose(t, "occlusion", parseMaps(t, out), golden.CSV32(t, filepath.Join(dir, "occlusion.csv")), 1e-4)
 
 			out, errs, err = uaxai(append(append(append([]string{"explain"}, model...), target...), "--explainer", "gradcam", "--set", "layer="+n.layer, "--set", "align=none")...)
 			if err != nil {
@@ -109,7 +84,7 @@ func TestExplainTorchModel(t *testing.T) {
 					copy(padded[i][ch*640:], row)
 				}
 			}
-			within(t, "gradcam", parseMaps(t, out), padded, 1e-4)
+			golden.RowsClose(t, "gradcam", parseMaps(t, out), padded, 1e-4)
 			if L < 640 {
 				for i, row := range parseMaps(t, out) {
 					if row[639] != 0 {
@@ -126,7 +101,7 @@ func TestExplainTorchModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			within(t, "predict", parseMaps(t, string(b)), golden.CSV32(t, filepath.Join(dir, "probs.csv")), 1e-5)
+			golden.RowsClose(t, "predict", parseMaps(t, string(b)), golden.CSV32(t, filepath.Join(dir, "probs.csv")), 1e-5)
 
 			if n.name == "stridednet" {
 				_, errs, err = uaxai(append(append(append([]string{"explain"}, model...), target...), "--explainer", "gradcam", "--set", "layer="+n.layer)...)

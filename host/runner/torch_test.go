@@ -51,33 +51,6 @@ func readGoldenCSV(t *testing.T, path string) [][]float64 {
 	return rows
 }
 
-// closeTo fails t unless every row of got is within tol x the largest
-// |value| of its row of want.
-func closeTo(t *testing.T, what string, got, want [][]float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if len(got[i]) != len(want[i]) {
-			t.Fatalf("%s: row %d has %d values, want %d", what, i, len(got[i]), len(want[i]))
-		}
-		var top, worst float64
-		at := 0
-		for _, v := range want[i] {
-			top = max(top, math.Abs(v))
-		}
-		for j := range want[i] {
-			if d := math.Abs(got[i][j] - want[i][j]); d > worst || math.IsNaN(d) {
-				worst, at = d, j
-			}
-		}
-		if !(worst <= tol*top) {
-			t.Errorf("%s: row %d: |got - want| = %.3g at %d (got %.9g, want %.9g) > %g x max |want| %.3g", what, i, worst, at, got[i][at], want[i][at], tol, top)
-		}
-	}
-}
-
 // TestTorchModelGolden: a PyTorch model served by the kit's model server
 // (StartTorchServer, one server a network, reused), explained by Go's
 // occlusion (window 60, stride 20, baseline 0, one channel at a time)
@@ -136,13 +109,13 @@ func TestTorchModelGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			closeTo(t, "occlusion", occ, readGoldenCSV(t, filepath.Join(dir, "occlusion.csv")), 1e-4)
+			golden.RowsClose(t, "occlusion", occ, readGoldenCSV(t, filepath.Join(dir, "occlusion.csv")), 1e-4)
 			if a.cin == 3 {
 				py, err := explain("python-occlusion", sdk.Config{"window": int64(60), "stride": int64(20), "baseline": 0.0})
 				if err != nil {
 					t.Fatal(err)
 				}
-				closeTo(t, "python-occlusion", py, occ, 1e-5)
+				golden.RowsClose(t, "python-occlusion", py, occ, 1e-5)
 			}
 
 			cam, err := explain("gradcam", sdk.Config{"layer": a.layer, "align": "none"})
@@ -162,7 +135,7 @@ func TestTorchModelGolden(t *testing.T) {
 							t.Fatalf("gradcam: map %d channel %d: sample %d past the layer's %d positions is %v, want 0", i, ch, j, L, r[j])
 						}
 					}
-					closeTo(t, fmt.Sprintf("gradcam channel %d", ch), [][]float64{r[:L]}, want[i:i+1], 1e-4)
+					golden.RowsClose(t, fmt.Sprintf("gradcam channel %d", ch), [][]float64{r[:L]}, want[i:i+1], 1e-4)
 				}
 			}
 			if _, err := explain("gradcam", sdk.Config{"layer": a.layer}); err == nil || !strings.Contains(err.Error(), `accepted: align = "none"`) {
@@ -180,7 +153,7 @@ func TestTorchModelGolden(t *testing.T) {
 				}
 			}
 			wantP := readGoldenCSV(t, filepath.Join(dir, "probs.csv"))
-			closeTo(t, "predict", got, wantP, 1e-5)
+			golden.RowsClose(t, "predict", got, wantP, 1e-5)
 			for i, row := range wantP {
 				best := 0
 				for c, v := range row {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,13 +18,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/sdk"
 )
 
-const golden = "../../testdata/golden/archs"
+const archsDir = "../../testdata/golden/archs"
 
 // The networks of the golden set: folder, class in archs.py, input
 // channels, the README's Grad-CAM layer.
@@ -47,7 +47,7 @@ var archs = []struct {
 // input closes).
 func serve(t testing.TB, name, class string, cin int) (string, uint64) {
 	t.Helper()
-	abs, err := filepath.Abs(golden)
+	abs, err := filepath.Abs(archsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func serve(t testing.TB, name, class string, cin int) (string, uint64) {
 // readCSV reads a golden CSV of float32 rows (%.9g).
 func readCSV(t testing.TB, name, file string) [][]float64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(golden, name, file))
+	b, err := os.ReadFile(filepath.Join(archsDir, name, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,33 +115,6 @@ func readCSV(t testing.TB, name, file string) [][]float64 {
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-// compare fails t unless every map is within tol of its golden row's
-// largest |value|.
-func compare(t *testing.T, what string, got, want [][]float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d maps, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if len(got[i]) != len(want[i]) {
-			t.Fatalf("%s: map %d has %d values, want %d", what, i, len(got[i]), len(want[i]))
-		}
-		var top, worst float64
-		for _, v := range want[i] {
-			top = max(top, math.Abs(v))
-		}
-		at := 0
-		for j := range want[i] {
-			if d := math.Abs(got[i][j] - want[i][j]); d > worst {
-				worst, at = d, j
-			}
-		}
-		if worst > tol*top {
-			t.Errorf("%s: map %d: |got - want| = %.3g at %d (got %.9g, want %.9g) > %g x max |want| %.3g", what, i, worst, at, got[i][at], want[i][at], tol, top)
-		}
-	}
 }
 
 // TestGoldenThroughPythonServer: Go's occlusion (window 60, stride 20,
@@ -197,7 +170,7 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compare(t, "occlusion", occ, readCSV(t, a.name, "occlusion.csv"), 1e-4)
+			golden.RowsClose(t, "occlusion", occ, readCSV(t, a.name, "occlusion.csv"), 1e-4)
 			want := readCSV(t, a.name, "gradcam_raw.csv")
 			L := len(want[0])
 			for i, row := range cam {
@@ -211,14 +184,14 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 					cam[i] = r[:L] // every channel's row is the same time map; compare the last
 				}
 			}
-			compare(t, "gradcam", cam, want, 1e-4)
+			golden.RowsClose(t, "gradcam", cam, want, 1e-4)
 			g := make([][]float64, len(targets))
 			for i := range g {
 				for _, v := range grad[i*m.InputLen() : (i+1)*m.InputLen()] {
 					g[i] = append(g[i], float64(v))
 				}
 			}
-			compare(t, "input gradient", g, readCSV(t, a.name, "input_grad.csv"), 1e-4)
+			golden.RowsClose(t, "input gradient", g, readCSV(t, a.name, "input_grad.csv"), 1e-4)
 
 			req.Config = sdk.Config{"layer": a.layer}
 			if _, err := gradcam.New().Explain(ctx, m, req); err == nil || !strings.Contains(err.Error(), `accepted: align = "none"`) {

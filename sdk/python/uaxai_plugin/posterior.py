@@ -39,7 +39,6 @@ line there. Fit streams no progress reports.
 import json
 import sys
 import traceback
-from concurrent import futures
 from dataclasses import dataclass, field
 
 import grpc
@@ -48,7 +47,7 @@ import numpy as np
 from . import wire
 from ._pb import plugin_pb2, plugin_pb2_grpc
 from .errors import Error
-from .server import MAX_MESSAGE_SIZE, _log, add_common_services, error_status, refuse_by_hand, run_server
+from .server import _log, error_status, new_grpc_server, refuse_by_hand, run_server
 
 
 @dataclass(frozen=True)
@@ -305,12 +304,8 @@ def read_posterior_info(posterior):
 
 def build_posterior_server(posterior, info, stop, workers=4):
     """The gRPC server of a posterior plugin (not started)."""
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=workers + 2),
-        options=[("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
-                 ("grpc.max_send_message_length", MAX_MESSAGE_SIZE)])
+    server = new_grpc_server(stop, workers)
     plugin_pb2_grpc.add_PosteriorServicer_to_server(PosteriorServicer(posterior, info), server)
-    add_common_services(server, stop)
     return server
 
 

@@ -288,14 +288,22 @@ def socket_path(env):
     return path
 
 
-def build_server(explainer, info, stop, workers=8):
-    """The gRPC server with the kit's services (not started)."""
+def new_grpc_server(stop, workers):
+    """A gRPC server (not started) with the message limits of the
+    protocol and the kit's common services (health, go-plugin's
+    controller and stdio); the caller adds its plugin's service."""
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers + 2),
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
                  ("grpc.max_send_message_length", MAX_MESSAGE_SIZE)])
-    plugin_pb2_grpc.add_ExplainerServicer_to_server(ExplainerServicer(explainer, info), server)
     add_common_services(server, stop)
+    return server
+
+
+def build_server(explainer, info, stop, workers=8):
+    """The gRPC server with the kit's services (not started)."""
+    server = new_grpc_server(stop, workers)
+    plugin_pb2_grpc.add_ExplainerServicer_to_server(ExplainerServicer(explainer, info), server)
     return server
 
 
