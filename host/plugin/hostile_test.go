@@ -467,12 +467,18 @@ func TestPluginTextEscaped(t *testing.T) {
 			t.Errorf("List's version %q, want %q", en.Version, "0.0.1"+escaped)
 		}
 	}
-	m.Close()
-	text := out.String()
 	// The plugin wrote liar three ways: as raw stderr and through
 	// go-plugin's forwarding (two lines each, its own newline ends a
 	// line) and as one hclog entry (one message: its newline escaped).
+	// The forwarded copy comes over go-plugin's stdio stream, which
+	// closing the plugin cuts: wait for it first (a loaded machine was
+	// seen to close before it arrived).
 	first, _, _ := strings.Cut(escaped, `\n`)
+	for i := 0; i < 100 && strings.Count(out.String(), first) < 3; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	m.Close()
+	text := out.String()
 	if n := strings.Count(text, first); n < 3 {
 		t.Errorf("the log quotes the plugin's text %d times escaped, want 3 or more:\n%s", n, text)
 	}
