@@ -38,7 +38,6 @@ line there. Fit streams no progress reports.
 
 import json
 import sys
-import traceback
 from dataclasses import dataclass, field
 
 import grpc
@@ -47,7 +46,7 @@ import numpy as np
 from . import wire
 from ._pb import plugin_pb2, plugin_pb2_grpc
 from .errors import Error
-from .server import _log, error_status, new_grpc_server, refuse_by_hand, run_server
+from .server import abort_call, new_grpc_server, refuse_by_hand, run_server
 
 
 @dataclass(frozen=True)
@@ -200,12 +199,7 @@ class PosteriorServicer(plugin_pb2_grpc.PosteriorServicer):
         self.info = info
 
     def _fail(self, context, method, e, code):
-        code, msg = error_status(e, code)
-        fields = {"method": method, "error": msg}
-        if code == grpc.StatusCode.INTERNAL:
-            fields["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        _log(self.info.id, "error" if code == grpc.StatusCode.INTERNAL else "debug", "call failed", **fields)
-        context.abort(code, msg)
+        abort_call(context, self.info.id, method, e, code)
 
     def _config(self, context, b):
         try:

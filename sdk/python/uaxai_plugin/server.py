@@ -123,6 +123,18 @@ def check_batch(input_len, classes, n_x, targets, seeds, stochastic):
     raise Error("bad request: %d seeds for %d inputs (want one per input, or none)" % (len(seeds), b))
 
 
+def abort_call(context, plugin_id, method, e, code):
+    """Ends a call that raised e with the status error_status gives (code
+    for a plugin's own error), logging it: an Internal error with its
+    traceback at error level, the others at debug."""
+    code, msg = error_status(e, code)
+    fields = {"method": method, "error": msg}
+    if code == grpc.StatusCode.INTERNAL:
+        fields["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    _log(plugin_id, "error" if code == grpc.StatusCode.INTERNAL else "debug", "call failed", **fields)
+    context.abort(code, msg)
+
+
 class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
     """The Explainer service around a Python explainer (sdk.explainerServer).
 
@@ -137,12 +149,7 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
         self._models = {}
 
     def _fail(self, context, method, e, code):
-        code, msg = error_status(e, code)
-        fields = {"method": method, "error": msg}
-        if code == grpc.StatusCode.INTERNAL:
-            fields["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        _log(self.info.id, "error" if code == grpc.StatusCode.INTERNAL else "debug", "call failed", **fields)
-        context.abort(code, msg)
+        abort_call(context, self.info.id, method, e, code)
 
     def Info(self, request, context):
         i = self.info
