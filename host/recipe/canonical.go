@@ -152,7 +152,10 @@ type canonData struct {
 }
 
 type canonModel struct {
-	Arch       string           `toml:"arch"`
+	Arch       string           `toml:"arch,omitempty"`
+	Torch      string           `toml:"torch,omitempty"`
+	Args       map[string]any   `toml:"args,omitempty"`
+	Output     string           `toml:"output,omitempty"`
 	InChannels int              `toml:"in_channels,omitzero"`
 	InLen      int              `toml:"in_len,omitzero"`
 	Classes    int              `toml:"classes,omitzero"`
@@ -213,6 +216,11 @@ func (r *Recipe) canonData(path pathFn) canonData {
 
 func (r *Recipe) canonModel() canonModel {
 	m := canonModel{Arch: r.Model.Arch}
+	if r.Model.Torch != "" {
+		m.Torch, m.Args, m.Output = r.Model.Torch, r.Model.TorchArgs, r.Model.TorchOutput
+		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes
+		return m
+	}
 	if r.Model.Layers == nil {
 		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes
 		return m

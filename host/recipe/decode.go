@@ -22,6 +22,9 @@ type decoder struct {
 	name  string
 	lines *keyLines
 	dir   string
+	// untrained: [model] names a PyTorch module (torch), so nothing is
+	// trained and [data] needs no training set.
+	untrained bool
 }
 
 // line returns the line of path or, if it is not in the file, of its
@@ -441,6 +444,9 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		r.PluginDirs[i] = abs
 	}
 
+	if m, ok := tables["model"].(map[string]any); ok {
+		_, d.untrained = m["torch"]
+	}
 	if v, ok := tables["data"]; ok {
 		if err := d.data(v, &r.Data); err != nil {
 			return nil, err
@@ -476,6 +482,7 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 		}
 		*k.dst = refs
 	}
+	inheritTorch(r)
 	if err := d.checkDraws(r); err != nil {
 		return nil, err
 	}

@@ -213,8 +213,8 @@ func (d *decoder) classes(arr []any, p []string, dd *Data) error {
 }
 
 func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
-	if dd.Train == "" {
-		return d.errAt(path, "[data] with source = %q needs key \"train\" (a directory with waveforms.csv and labels.csv)", SourceFiles)
+	if dd.Train == "" && !d.untrained {
+		return d.errAt(path, "[data] with source = %q needs key \"train\" (a directory with waveforms.csv and labels.csv; none with [model] torch, whose networks are trained elsewhere)", SourceFiles)
 	}
 	if len(dd.Test) == 0 {
 		return d.errAt(sub(path, "test"), "[data] with source = %q needs key \"test\": an array of >= 1 directories, one per test split", SourceFiles)
@@ -222,7 +222,15 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 	if len(dd.Test) > MaxTestSplits {
 		return d.errAt(sub(path, "test", strconv.Itoa(MaxTestSplits)), "key \"test\" in [data]: %d test directories are above the bound %d (one a test split)", len(dd.Test), MaxTestSplits)
 	}
-	if dd.Val != "" {
+	if dd.Train == "" {
+		// [model] torch: no training set, so no validation set either.
+		for _, k := range []string{"val", "val_fraction"} {
+			if _, ok := tbl[k]; ok {
+				return d.keyErr(sub(path, k), "applies only with key \"train\", the training set")
+			}
+		}
+		dd.ValFraction = 0
+	} else if dd.Val != "" {
 		if _, ok := tbl["val_fraction"]; ok {
 			return d.keyErr(sub(path, "val_fraction"), "applies only when \"val\" is not given (val_fraction of train is then held out)")
 		}
@@ -274,8 +282,10 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 	if n := len(dd.ChannelNames); n > 0 && dd.Channels > 0 && n != dd.Channels {
 		return d.keyErr(sub(path, "channel_names"), "names %d channels, and channels = %d (accepted: one name a channel)", n, dd.Channels)
 	}
-	if err := check(&dd.Train, sub(path, "train")); err != nil {
-		return err
+	if dd.Train != "" {
+		if err := check(&dd.Train, sub(path, "train")); err != nil {
+			return err
+		}
 	}
 	if dd.Val != "" {
 		if err := check(&dd.Val, sub(path, "val")); err != nil {

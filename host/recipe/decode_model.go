@@ -19,6 +19,16 @@ func (d *decoder) model(v any, m *Model) error {
 	haveLayers := false
 	err = d.table(tbl, path, []field{
 		{"arch", d.setString(&m.Arch)},
+		{"torch", d.setString(&m.Torch)},
+		{"args", func(v any, p []string) error {
+			t, ok := v.(map[string]any)
+			if !ok {
+				return d.keyErr(p, "want a table of keyword arguments for [model] torch's constructor, got %s (accepted: args = { width = 16 })", describe(v))
+			}
+			m.TorchArgs = t
+			return nil
+		}},
+		{"output", d.setString(&m.TorchOutput)},
 		{"in_channels", d.setInt(&m.InChannels)},
 		{"in_len", d.setInt(&m.InLen)},
 		{"classes", d.setInt(&m.Classes)},
@@ -46,6 +56,14 @@ func (d *decoder) model(v any, m *Model) error {
 			if err := d.checkCount(sub(path, c.key), c.n, c.bound, fmt.Sprintf("accepted: 1..%d", c.bound)); err != nil {
 				return err
 			}
+		}
+	}
+	if _, ok := tbl["torch"]; ok {
+		return d.torchModel(tbl, m, haveLayers)
+	}
+	for _, k := range []string{"args", "output"} {
+		if _, ok := tbl[k]; ok {
+			return d.keyErr(sub(path, k), "applies only to a PyTorch module, [model] torch = \"file.py:Class\"")
 		}
 	}
 	if !haveLayers {
@@ -104,8 +122,76 @@ func (d *decoder) model(v any, m *Model) error {
 	return nil
 }
 
+// torchModel checks [model] torch: "file.py:Name" or
+// "package.module:Name", with args and output, and none of the keys of
+// an sdk/nn network.
+func (d *decoder) torchModel(tbl map[string]any, m *Model, haveLayers bool) error {
+	path := []string{"model"}
+	for _, k := range []string{"arch", "layers"} {
+		if _, ok := tbl[k]; ok || (k == "layers" && haveLayers) {
+			return d.keyErr(sub(path, k), "describes a network uaxai builds, and [model] torch names a PyTorch module (accepted: one of them)")
+		}
+	}
+	mod, name := m.torchParts()
+	file := strings.HasSuffix(mod, ".py") || strings.ContainsRune(mod, '/')
+	// In a file, the name may reach into a class (Outer.Inner); in a
+	// module it is one name, as posterior.torch takes them.
+	okMod := mod != "" && (file || dotted(mod))
+	okName := identifier(name) || file && dotted(name)
+	if !strings.Contains(m.Torch, ":") || !okMod || !okName {
+		return d.keyErr(sub(path, "torch"), "%s (accepted: \"file.py:Name\", a class or a function returning a torch.nn.Module in a Python file relative to the recipe's folder, or \"package.module:Name\" importable from sys.path, Name one Python name)", sdk.Quote(m.Torch))
+	}
+	switch m.TorchOutput {
+	case "", "probs", "logits":
+	default:
+		return d.keyErr(sub(path, "output"), "%s (accepted: \"probs\", the module returns probabilities, or \"logits\", the softmax is applied to its output)", sdk.Quote(m.TorchOutput))
+	}
+	m.Arch = ""
+	return nil
+}
+
+// identifier reports whether s is a Python identifier (ASCII).
+func identifier(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// dotted reports whether s is a dotted Python module path.
+func dotted(s string) bool {
+	for _, p := range strings.Split(s, ".") {
+		if !identifier(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkModel validates the architecture and its fit to the data.
 func (d *decoder) checkModel(r *Recipe) error {
+	if r.Model.Torch != "" {
+		a, err := r.Arch()
+		if err != nil {
+			return d.errAt([]string{"model", "torch"}, "%v", err)
+		}
+		if g, ok := r.Data.Generator(); ok {
+			for _, c := range []struct {
+				key        string
+				have, want int
+			}{{"in_channels", a.InChannels, g.Channels()}, {"in_len", a.InLen, r.Data.Len()}, {"classes", a.Outputs, len(g.Classes())}} {
+				if c.have != c.want {
+					return d.keyErr([]string{"model", c.key}, "is %d, but [data] source %s gives %d (accepted: %d, or no key)", c.have, sdk.Quote(r.Data.Source), c.want, c.want)
+				}
+			}
+		}
+		return nil
+	}
 	a, err := r.Arch()
 	var shapes []nn.Shape
 	if err == nil {

@@ -201,6 +201,41 @@ func normaliseID(use string, kind sdk.Kind) (string, error) {
 	return id, nil
 }
 
+// inheritTorch gives each posterior.torch table that names no module
+// (neither key module nor key file) [model] torch's module, args and
+// output (Model.TorchKeys), keys the table sets itself staying as they
+// are; ref.From records where they came from.
+func inheritTorch(r *Recipe) {
+	cfg, from := r.Model.TorchKeys()
+	if cfg == nil {
+		return
+	}
+	for i := range r.Posteriors {
+		p := &r.Posteriors[i]
+		if p.ID != TorchPosterior {
+			continue
+		}
+		if _, ok := p.Config["module"]; ok {
+			continue
+		}
+		if _, ok := p.Config["file"]; ok {
+			continue
+		}
+		if p.Config == nil {
+			p.Config = sdk.Config{}
+		}
+		for k, v := range cfg {
+			if _, ok := p.Config[k]; !ok {
+				p.Config[k] = sdk.CloneValue(v)
+				if p.From == nil {
+					p.From = map[string][]string{}
+				}
+				p.From[k] = from[k]
+			}
+		}
+	}
+}
+
 // checkDraws bounds each posterior's draws times the network's input size:
 // the values of one record's S maps, which a summary holds together.
 func (d *decoder) checkDraws(r *Recipe) error {

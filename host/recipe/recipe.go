@@ -44,6 +44,9 @@
 //	in_channels      integer inline only; >= 1
 //	in_len           integer inline only; >= 1 (with source pqd it must equal fs/f0*cycles)
 //	[[model.layers]] inline only; keys of nn.Layer: kind, name, out, kernel, p
+//	torch            string  a PyTorch module instead ("file.py:Name" or "package.module:Name"),
+//	                         known by its shape only; args (table) and output ("probs"|"logits")
+//	                         go with it to the posterior.torch tables that name no module
 //
 //	[train]          nn.TrainConfig, defaults nn.PaperTrainConfig()
 //	epochs           integer default 100; >= 1
@@ -266,6 +269,55 @@ type Model struct {
 	// width.
 	Classes int
 	Layers  []nn.Layer
+	// Torch names a PyTorch module instead: "file.py:Name" (a class or a
+	// function returning a torch.nn.Module, in a file relative to the
+	// recipe's folder) or "package.module:Name" (from sys.path). The
+	// host knows it by its shape only (nn.Arch.ShapeOnly): InChannels,
+	// InLen and Classes, from a generated source or the keys. Its draws
+	// come from posterior.torch, whose tables take the module, TorchArgs
+	// and TorchOutput from here (TorchKeys).
+	Torch       string
+	TorchArgs   map[string]any // keyword arguments of the module's constructor (args)
+	TorchOutput string         // "probs" or "logits" (output); "" is posterior.torch's default, probs
+}
+
+// TorchPosterior is the posterior that serves [model] torch's module.
+const TorchPosterior = "posterior.torch"
+
+// TorchKeys returns the keys of posterior.torch that [model] torch
+// gives, with the [model] key each comes from: file and module (from
+// torch; the file as written, resolved like every file key of a
+// posterior), args and output; none without torch.
+func (m Model) TorchKeys() (cfg sdk.Config, from map[string][]string) {
+	if m.Torch == "" {
+		return nil, nil
+	}
+	cfg, from = sdk.Config{}, map[string][]string{}
+	mod, name := m.torchParts()
+	if strings.HasSuffix(mod, ".py") || strings.ContainsRune(mod, '/') {
+		cfg["file"], cfg["module"] = mod, name // the host resolves file keys against the recipe's folder
+		from["file"] = []string{"model", "torch"}
+	} else {
+		cfg["module"] = m.Torch
+	}
+	from["module"] = []string{"model", "torch"}
+	if m.TorchArgs != nil {
+		cfg["args"], from["args"] = sdk.CloneValue(m.TorchArgs), []string{"model", "args"}
+	}
+	if m.TorchOutput != "" {
+		cfg["output"], from["output"] = m.TorchOutput, []string{"model", "output"}
+	}
+	return cfg, from
+}
+
+// torchParts splits Torch at its last ':' into the file or module and
+// the name.
+func (m Model) torchParts() (mod, name string) {
+	i := strings.LastIndexByte(m.Torch, ':')
+	if i < 0 {
+		return m.Torch, ""
+	}
+	return m.Torch[:i], m.Torch[i+1:]
 }
 
 // Evaluate is the [evaluate] table.
@@ -287,6 +339,10 @@ type PluginRef struct {
 	Target string   // explainers: TargetTrue or TargetPredicted
 	Config sdk.Config
 	Line   int // line of the table header
+	// From names the keys of Config that another table gave, with the
+	// path of the key that gave each: posterior.torch's module from
+	// [model] torch (Model.TorchKeys). Errors about them point there.
+	From map[string][]string
 }
 
 // Load reads and parses a recipe file. Relative paths in it are resolved
@@ -416,6 +472,31 @@ func (e *SyntaxError) Unwrap() error { return e.err }
 // fs/f0*cycles and its classes), else they are the built-in's own (the
 // paper's: 1 x 640, 16): nn.Arch.Reshaped.
 func (r *Recipe) Arch() (nn.Arch, error) {
+	if r.Model.Torch != "" {
+		// A PyTorch module, known by its shape only.
+		_, name := r.Model.torchParts()
+		a := nn.Arch{Name: name, InChannels: r.Model.InChannels, InLen: r.Model.InLen, Outputs: r.Model.Classes}
+		if g, ok := r.Data.Generator(); ok {
+			if a.InChannels == 0 {
+				a.InChannels = g.Channels()
+			}
+			if a.InLen == 0 {
+				a.InLen = r.Data.Len()
+			}
+			if a.Outputs == 0 {
+				a.Outputs = len(g.Classes())
+			}
+		}
+		for _, k := range []struct {
+			key string
+			n   int
+		}{{"in_channels", a.InChannels}, {"in_len", a.InLen}, {"classes", a.Outputs}} {
+			if k.n < 1 {
+				return nn.Arch{}, fmt.Errorf("[model] torch %s: key %q is needed with source %s (the module's input channels, input samples and classes; a generated source gives them)", sdk.Quote(r.Model.Torch), k.key, sdk.Quote(r.Data.Source))
+			}
+		}
+		return a, nil
+	}
 	if r.Model.Layers == nil {
 		a, err := nn.LookupArch(r.Model.Arch)
 		if err != nil {
@@ -478,7 +559,9 @@ func (r *Recipe) PluginError(ref PluginRef, err error) error {
 		if i := strings.Index(msg, pre); i >= 0 {
 			rest := msg[i+len(pre):]
 			if j := strings.IndexAny(rest, `"'`); j > 0 {
-				if _, ok := ref.Config[rest[:j]]; ok || slices.Contains(hostKeys[ref.Kind], rest[:j]) {
+				if from, ok := ref.From[rest[:j]]; ok {
+					path = from
+				} else if _, ok := ref.Config[rest[:j]]; ok || slices.Contains(hostKeys[ref.Kind], rest[:j]) {
 					path = append(path, rest[:j])
 				}
 			}
@@ -489,7 +572,8 @@ func (r *Recipe) PluginError(ref PluginRef, err error) error {
 	if ref.Script != "" {
 		who = ref.Script
 	}
-	return &wrapped{msg: r.Errorf(path, "%s (%s): %v", tableName(path[:2]), who, err).Error(), err: err}
+	table := []string{string(ref.Kind), strconv.Itoa(ref.Index)}
+	return &wrapped{msg: r.Errorf(path, "%s (%s): %v", tableName(table), who, err).Error(), err: err}
 }
 
 type wrapped struct {

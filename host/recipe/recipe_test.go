@@ -631,6 +631,7 @@ func comparable(r *Recipe) Recipe {
 		l := append([]PluginRef{}, (*list)...)
 		for i := range l {
 			l[i].Line = 0
+			l[i].From = nil // keys another table gave are the table's own in the canonical form
 		}
 		*list = l
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -106,6 +107,10 @@ func checkWith(ctx context.Context, r *recipe.Recipe, res *resolver, static bool
 		skipped = append(skipped, ns)
 		return false, nil
 	}
+	arch, err := r.Arch()
+	if err != nil {
+		return nil, nil, err
+	}
 	versions := map[string]string{}
 	for i, ref := range r.Posteriors {
 		if ok, err := may(ref.ID, false); err != nil || !ok {
@@ -119,6 +124,9 @@ func checkWith(ctx context.Context, r *recipe.Recipe, res *resolver, static bool
 			return nil, nil, r.PluginError(ref, err)
 		}
 		info := pl.Info()
+		if arch.ShapeOnly() && !info.ServesModels {
+			return nil, nil, r.Errorf([]string{"posterior", strconv.Itoa(i), "use"}, "%s (%s) needs a network uaxai builds, and [model] torch = %s is a PyTorch module (accepted: use = \"torch\", posterior.torch, whose draws are the module with its weights files: several for an ensemble, mc_dropout = true for MC dropout; or a posterior that serves its draws)", "[[posterior]] #"+strconv.Itoa(i+1)+" use", info.ID, sdk.Quote(r.Model.Torch))
+		}
 		// File keys are resolved in the recipe itself (see files.go).
 		ref.Config = resolveFiles(ref.Config, info.Files, r.Dir)
 		r.Posteriors[i].Config = ref.Config
@@ -179,10 +187,6 @@ func checkWith(ctx context.Context, r *recipe.Recipe, res *resolver, static bool
 		}
 		versions[s.Info().ID] = s.Info().Version
 		summaries = append(summaries, ref)
-	}
-	arch, err := r.Arch()
-	if err != nil {
-		return nil, nil, err
 	}
 	if err := trial(ctx, r, res, arch, explainers, summaries); err != nil {
 		return nil, nil, err

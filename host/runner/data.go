@@ -129,17 +129,23 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			}
 			return s, nil
 		}
-		s, err := read(r.Data.Train)
-		if err != nil {
-			return Datasets{}, err
+		var s data.Split
+		var err error
+		if r.Data.Train != "" {
+			if s, err = read(r.Data.Train); err != nil {
+				return Datasets{}, err
+			}
+			train, first = s.Records, s
 		}
-		train, first = s.Records, s
-		if r.Data.Val != "" {
+		switch {
+		case r.Data.Train == "":
+			// [model] torch: nothing is trained, the test splits are all.
+		case r.Data.Val != "":
 			if s, err = read(r.Data.Val); err != nil {
 				return Datasets{}, err
 			}
 			val = s.Records
-		} else {
+		default:
 			train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
 		}
 		for _, dir := range r.Data.Test {
@@ -149,6 +155,9 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			s, err := read(dir)
 			if err != nil {
 				return Datasets{}, err
+			}
+			if r.Data.Train == "" && len(tests) == 0 {
+				first = s // the data's channels and classes
 			}
 			tests = append(tests, s)
 		}

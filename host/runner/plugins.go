@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -47,8 +48,13 @@ func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
 	if l, ok := p.(limiter); ok {
 		l.SetLimits(r.Limits)
 	}
-	if a, ok := p.(dirAdder); ok && len(r.PluginDirs) > 0 {
-		a.AddDirs(r.PluginDirs...)
+	if a, ok := p.(dirAdder); ok {
+		if len(r.PluginDirs) > 0 {
+			a.AddDirs(r.PluginDirs...)
+		}
+		if d := shippedTorchPosterior(r); d != "" {
+			a.AddDirs(d)
+		}
 	}
 	res := &resolver{Plugins: p, workers: workers, paths: map[string]bool{}, digests: map[string]string{}}
 	for _, ref := range r.Summaries {
@@ -57,6 +63,29 @@ func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
 		}
 	}
 	return res
+}
+
+// shippedTorchPosterior is the repository's plugins/posterior/torch, the
+// directory of posterior.torch beside the Python kit (FindPythonKit),
+// when a posterior of r uses it; else "". It comes after the recipe's
+// plugin_dirs, which may hold another posterior.torch.
+func shippedTorchPosterior(r *recipe.Recipe) string {
+	uses := false
+	for _, p := range r.Posteriors {
+		uses = uses || p.ID == recipe.TorchPosterior
+	}
+	if !uses {
+		return ""
+	}
+	kit, err := FindPythonKit()
+	if err != nil {
+		return ""
+	}
+	d := filepath.Join(filepath.Dir(filepath.Dir(kit)), "plugins", "posterior", "torch")
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		return ""
+	}
+	return d
 }
 
 func (r *resolver) Summary(ctx context.Context, id string) (sdk.Summary, error) {

@@ -3,13 +3,16 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/builtin"
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/internal/golden"
@@ -171,5 +174,176 @@ func TestTorchPosteriorSameNetworkTwoRoutes(t *testing.T) {
 				t.Errorf("%s record %d: predicted %v through files, %v through torch", ex, i, f["predicted"][i], p["predicted"][i])
 			}
 		}
+	}
+}
+
+// goldenArchs are the networks of testdata/golden/archs: folder, class in
+// archs.py, input channels, the README's Grad-CAM layer.
+var goldenArchs = []struct {
+	name, class string
+	cin         int
+	layer       string
+}{
+	{"fcn", "FCN", 1, "conv3"},
+	{"resnet1d", "ResNet1D", 1, "block3"},
+	{"inceptiontime", "InceptionTime", 1, "inc3"},
+	{"stridednet", "StridedNet", 1, "conv3"},
+	{"resnet1d-3ph", "ResNet1D", 3, "block3"},
+	{"lstm", "LSTMNet", 1, "lstm"},
+}
+
+// goldenSplit writes a golden network's 8 inputs as a dataset directory
+// (waveforms.npy, labels.npy = the explained classes, masks.npy all
+// set, so that every record is explained) and returns it with the rows.
+func goldenSplit(t *testing.T, dir, name string, cin int) (wf, tg [][]float32) {
+	t.Helper()
+	wf = golden.CSV32(t, golden.File(t, "archs", name+"/waveforms.csv"))
+	tg = golden.CSV32(t, golden.File(t, "archs", name+"/targets.csv"))
+	s := data.Split{Name: "test", Channels: cin}
+	for i, row := range wf {
+		x := make([]float64, len(row))
+		mask := make([]bool, len(row))
+		for j, v := range row {
+			x[j], mask[j] = float64(v), true
+		}
+		s.Records = append(s.Records, data.Record{Label: int(tg[i][0]), X: x, Mask: mask, SNRdB: math.NaN()})
+	}
+	if err := data.WriteNPYDir(dir, s, 0.001); err != nil {
+		t.Fatal(err)
+	}
+	return wf, tg
+}
+
+// TestTorchRecipeGoldenArchs runs each network of testdata/golden/archs
+// as a recipe's [model] torch (archs.py:<class>, args cin), its draw
+// served by posterior.torch (which takes the module from [model]), on
+// its 8 golden inputs as source = "files" with no training set: the
+// run's occlusion maps (window 60, stride 20, baseline 0, one channel at
+// a time) and raw Grad-CAM maps (the README's layer, align = "none")
+// equal Captum's files within 1e-4 of each map's largest |value|, and
+// the predicted classes are the golden targets. With -short only the
+// three-channel network and the LSTM run.
+func TestTorchRecipeGoldenArchs(t *testing.T) {
+	pythontest.Need(t, "torch")
+	root := golden.RepoRoot(t)
+	for _, a := range goldenArchs {
+		t.Run(a.name, func(t *testing.T) {
+			if testing.Short() && a.name != "resnet1d-3ph" && a.name != "lstm" {
+				t.Skip("-short: the three-channel network and the LSTM only")
+			}
+			tmp := t.TempDir()
+			test := filepath.Join(tmp, "test")
+			wf, tg := goldenSplit(t, test, a.name, a.cin)
+			arch := filepath.Join(root, "testdata", "golden", "archs")
+			text := fmt.Sprintf(`name = "golden-%s"
+seed = 3
+out = %q
+
+[data]
+source = "files"
+test = [%q]
+
+[model]
+torch = %q
+args = { cin = %d }
+in_channels = %d
+in_len = 640
+classes = 16
+
+[[posterior]]
+use = "torch"
+label = "Torch"
+weights = %q
+
+[[explainer]]
+use = "occlusion"
+window = 60
+stride = 20
+baseline = 0.0
+
+[[explainer]]
+use = "gradcam"
+layer = %q
+align = "none"
+
+[[summary]]
+use = "mean"
+
+[output]
+maps = true
+`, a.name, filepath.Join(tmp, "runs"), test, filepath.Join(arch, "archs.py")+":"+a.class, a.cin, a.cin,
+				filepath.Join(arch, a.name, "model.safetensors"), a.layer)
+			got := runMaps(t, text)
+			occ, cam := got["torch_explainer-occlusion"], got["torch_explainer-gradcam"]
+			if occ == nil || cam == nil {
+				t.Fatalf("map files: %v", slices.Collect(maps.Keys(got)))
+			}
+			n := a.cin * 640
+			if len(occ["maps"]) != len(wf)*n || len(cam["maps"]) != len(wf)*n {
+				t.Fatalf("%d and %d map values, want %d records x 1 draw x %d", len(occ["maps"]), len(cam["maps"]), len(wf), n)
+			}
+			rows := func(v []float32, keep int) [][]float64 {
+				var out [][]float64
+				for i := 0; i < len(v); i += n {
+					r := make([]float64, keep)
+					for j := range r {
+						r[j] = float64(v[i+j])
+					}
+					out = append(out, r)
+				}
+				return out
+			}
+			golden.RowsClose(t, "occlusion", rows(occ["maps"], n), golden.CSV32(t, golden.File(t, "archs", a.name+"/occlusion.csv")), 1e-4)
+			want := golden.CSV32(t, golden.File(t, "archs", a.name+"/gradcam_raw.csv"))
+			golden.RowsClose(t, "gradcam", rows(cam["maps"], len(want[0])), want, 1e-4)
+			for i := range tg {
+				if p := occ["predicted"][i]; int(p) != int(tg[i][0]) {
+					t.Errorf("record %d: predicted %v, the golden target is %v", i, p, tg[i][0])
+				}
+			}
+		})
+	}
+}
+
+// TestTorchModelNeedsServedDraws: with [model] torch, a posterior that
+// builds sdk/nn networks (here the deep ensemble) is refused at its use
+// line, naming posterior.torch, and `uaxai train` refuses the recipe;
+// posterior.torch is found without plugin_dirs (the repository's
+// plugins/posterior/torch). Neither needs PyTorch.
+func TestTorchModelNeedsServedDraws(t *testing.T) {
+	text := `name = "t"
+[model]
+torch = "nets.py:Net"
+
+[[posterior]]
+use = "torch"
+weights = "w.safetensors"
+
+[[posterior]]
+use = "ensemble"
+members = 2
+
+[[explainer]]
+use = "occlusion"
+
+[[summary]]
+use = "mean"
+`
+	r, err := recipe.Parse("t.toml", []byte(text), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := shippedTorchPosterior(r); filepath.Base(d) != "torch" || filepath.Base(filepath.Dir(d)) != "posterior" {
+		t.Errorf("posterior.torch's directory: %q", d)
+	}
+	// CheckStatic starts built-ins only: no Python is started.
+	_, err = CheckStatic(context.Background(), r, torchManager(t))
+	line := strings.Count(text[:strings.Index(text, `use = "ensemble"`)], "\n") + 1
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line %d:", line)) || !strings.Contains(err.Error(), "[[posterior]] #2 use (posterior.ensemble)") ||
+		!strings.Contains(err.Error(), `accepted: use = "torch"`) {
+		t.Errorf("ensemble with [model] torch: %v (want line %d, the posterior and what is accepted)", err, line)
+	}
+	if _, _, err := RecipeTraining(context.Background(), r); err == nil || !strings.Contains(err.Error(), "train the module in PyTorch") {
+		t.Errorf("train with [model] torch: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -95,6 +96,9 @@ func RecipeTraining(ctx context.Context, r *recipe.Recipe) (Datasets, TrainOptio
 	arch, err := r.Arch()
 	if err != nil {
 		return Datasets{}, TrainOptions{}, err
+	}
+	if arch.ShapeOnly() {
+		return Datasets{}, TrainOptions{}, r.Errorf([]string{"model", "torch"}, "[model] torch = %s is a PyTorch module: uaxai trains its own networks only; train the module in PyTorch (as scripts/train_torch_example.py does) and name its state_dict files in posterior.torch's weights", sdk.Quote(r.Model.Torch))
 	}
 	ds, err := LoadData(ctx, r)
 	if err != nil {

@@ -23,7 +23,24 @@ import (
 // network's weights are fixed small random values and the input a fixed
 // sine, so the trial is cheap (one map an explainer) and the same every
 // time; its results are thrown away.
+//
+// A model known by its shape only ([model] torch) has no network to try
+// the explainers on here (a stand-in would not have the module's layers
+// that Grad-CAM names): they are tried on the run's first batch instead,
+// and the summaries here as always.
 func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch, explainers, summaries []recipe.PluginRef) error {
+	n := arch.InChannels * arch.InLen
+	if !arch.ShapeOnly() {
+		if err := trialExplainers(ctx, r, res, arch, explainers); err != nil {
+			return err
+		}
+	}
+	return trialSummaries(ctx, r, res, n, summaries)
+}
+
+// trialExplainers tries each explainer on one input of a random network
+// of arch.
+func trialExplainers(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch, explainers []recipe.PluginRef) error {
 	layout, err := nn.NewLayout(arch)
 	if err != nil {
 		return err
@@ -54,6 +71,12 @@ func trial(ctx context.Context, r *recipe.Recipe, res *resolver, arch nn.Arch, e
 			return r.PluginError(ref, fmt.Errorf("trial on one input of %d samples: %w", n, err))
 		}
 	}
+	return nil
+}
+
+// trialSummaries runs each summary on made-up maps of n values, for each
+// number of draws of the posteriors.
+func trialSummaries(ctx context.Context, r *recipe.Recipe, res *resolver, n int, summaries []recipe.PluginRef) error {
 	var draws []int // the distinct numbers of draws, ascending
 	for _, p := range r.Posteriors {
 		if !slices.Contains(draws, p.Draws) {

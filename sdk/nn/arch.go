@@ -48,12 +48,24 @@ type Layer struct {
 // Arch is a network architecture: an input of InChannels x InLen samples
 // followed by Layers. The last layer's output is the logit vector; softmax
 // is applied on top by the Model and the loss.
+//
+// An Arch without Layers describes a model known by its shape only: a
+// network computed elsewhere (a PyTorch module served by the model
+// service) that takes InChannels x InLen inputs and gives Outputs class
+// probabilities. Such an Arch builds no network (Validate and Shapes
+// refuse it); Classes is its Outputs. Outputs is ignored when Layers are
+// given.
 type Arch struct {
 	Name       string  `toml:"name" json:"name"`
 	InChannels int     `toml:"in_channels" json:"in_channels"`
 	InLen      int     `toml:"in_len" json:"in_len"`
 	Layers     []Layer `toml:"layers" json:"layers"`
+	Outputs    int     `toml:"outputs,omitempty" json:"outputs,omitempty"`
 }
+
+// ShapeOnly reports whether a describes a model known by its shape only
+// (no Layers; see Arch).
+func (a Arch) ShapeOnly() bool { return len(a.Layers) == 0 }
 
 // PaperArchName is the name of the paper's network (Table 4, tb:DCNN).
 const PaperArchName = "paper-1dcnn"
@@ -143,6 +155,9 @@ func (a Arch) Shapes() ([]Shape, error) {
 		return nil, fmt.Errorf("arch %q: in_channels and in_len must be >= 1, got %d and %d", a.Name, a.InChannels, a.InLen)
 	}
 	if len(a.Layers) == 0 {
+		if a.Outputs != 0 {
+			return nil, fmt.Errorf("arch %q: no layers: a model known by its shape only (%d x %d -> %d), computed elsewhere, not a network sdk/nn builds", a.Name, a.InChannels, a.InLen, a.Outputs)
+		}
 		return nil, fmt.Errorf("arch %q: no layers", a.Name)
 	}
 	cur := Shape{a.InChannels, a.InLen}
@@ -205,8 +220,12 @@ func (a Arch) Shapes() ([]Shape, error) {
 	return out, nil
 }
 
-// Classes is the number of logits, the output width of the last layer.
+// Classes is the number of logits, the output width of the last layer;
+// for a model known by its shape only, Outputs.
 func (a Arch) Classes() int {
+	if a.ShapeOnly() {
+		return a.Outputs
+	}
 	s, err := a.Shapes()
 	if err != nil {
 		return 0
@@ -214,5 +233,16 @@ func (a Arch) Classes() int {
 	return s[len(s)-1].C
 }
 
-// Validate reports whether the architecture is well formed.
-func (a Arch) Validate() error { _, err := a.Shapes(); return err }
+// Validate reports whether the architecture is well formed: a network
+// whose layers fit together (Shapes), or a model known by its shape only
+// with InChannels, InLen and Outputs >= 1.
+func (a Arch) Validate() error {
+	if a.ShapeOnly() && a.Outputs != 0 {
+		if a.InChannels < 1 || a.InLen < 1 || a.Outputs < 1 {
+			return fmt.Errorf("arch %q, known by its shape only: in_channels, in_len and outputs must be >= 1, got %d, %d and %d", a.Name, a.InChannels, a.InLen, a.Outputs)
+		}
+		return nil
+	}
+	_, err := a.Shapes()
+	return err
+}

@@ -215,6 +215,51 @@ class TorchPosteriorTest(unittest.TestCase):
         _, refs = self.sample(p, cfg, [1])
         np.testing.assert_allclose(probs_at(refs[0], self.x[:2]), np.full((2, 4), 0.25, np.float32), atol=1e-7)
 
+    def test_scalar_counters_as_one_element_vectors(self):
+        # Exporters write BatchNorm's num_batches_tracked as shape [1];
+        # torch's load_state_dict takes it for the scalar, and so does
+        # the plugin's check. A vector of two is still a shape error.
+        p = self.pm.TorchPosterior()
+        net = os.path.join(self.tmp, "bn.py")
+        with open(net, "w") as f:
+            f.write("import torch\n"
+                    "class BN(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.bn = torch.nn.BatchNorm1d(1)\n"
+                    "        self.fc = torch.nn.Linear(640, 3)\n"
+                    "    def forward(self, x):\n"
+                    "        return self.fc(self.bn(x).flatten(1))\n")
+        sd = {"bn.weight": torch.full((1,), 2.0), "bn.bias": torch.zeros(1), "bn.running_mean": torch.zeros(1),
+              "bn.running_var": torch.ones(1), "bn.num_batches_tracked": torch.tensor([7]),
+              "fc.weight": torch.zeros(3, 640), "fc.bias": torch.tensor([0.0, 1.0, 2.0])}
+        w = os.path.join(self.tmp, "bn.pt")
+        torch.save(sd, w)
+        cfg = {"file": net, "module": "BN", "weights": w, "output": "logits"}
+        _, refs = self.sample(p, cfg, [1])
+        e = np.exp([0.0, 1.0, 2.0])
+        np.testing.assert_allclose(probs_at(refs[0], self.x[:1]), (e / e.sum())[None, :].astype(np.float32), rtol=1e-6)
+        sd["bn.num_batches_tracked"] = torch.tensor([7, 8])
+        torch.save(sd, w)
+        with self.assertRaisesRegex(Error, r"shapes differ: bn.num_batches_tracked: \[2\] in the file, \[\] in the module"):
+            p.fit(fit_request(cfg))
+
+    def test_weights_file_cannot_run_code(self):
+        # A .pt file is a pickle; one whose unpickling would run a
+        # command is refused, and the command does not run.
+        p = self.pm.TorchPosterior()
+        mark = os.path.join(self.tmp, "ran")
+
+        class Evil:
+            def __reduce__(self):
+                return (os.system, ("touch " + mark,))
+
+        w = os.path.join(self.tmp, "evil.pt")
+        torch.save({"conv1.weight": Evil()}, w)
+        with self.assertRaisesRegex(Error, r'key "weights": .*evil.pt: not a state_dict file'):
+            p.fit(fit_request(self.cfg(weights=w)))
+        self.assertFalse(os.path.exists(mark), "unpickling the weights file ran its command")
+
     def test_over_grpc(self):
         p = self.pm.TorchPosterior()
         info = p.info()

@@ -367,9 +367,13 @@ def load_state_dict(path):
     """A state_dict from a file: safetensors (by its .safetensors suffix;
     read here, without the safetensors package: a little-endian u64
     header length, a JSON header of name -> dtype, shape and
-    data_offsets, then the data) or anything torch.load reads (.pt)."""
+    data_offsets, then the data) or a torch.save file (.pt) of tensors,
+    read with torch.load(weights_only=True): a pickle that would run code
+    or build other objects is refused."""
     if not path.endswith(".safetensors"):
-        sd = torch.load(path, map_location="cpu")
+        # weights_only: tensors and plain containers only, so that a
+        # weights file cannot run code when it is read (a pickle can).
+        sd = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(sd, dict):
             raise ValueError("%s: torch.load gave a %s, want a state_dict (a dict of tensors)" % (path, type(sd).__name__))
         return sd
