@@ -91,11 +91,17 @@ func torchManager(t *testing.T) *plugin.Manager {
 // the tensors "maps" ([records, S, N]) and "predicted" of its map files.
 func runMaps(t *testing.T, text string) map[string]map[string][]float32 {
 	t.Helper()
+	return runMapsWorkers(t, text, 2)
+}
+
+// runMapsWorkers is runMaps with the given workers.
+func runMapsWorkers(t *testing.T, text string, workers int) map[string]map[string][]float32 {
+	t.Helper()
 	r, err := recipe.Parse("torchpost.toml", []byte(text), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := Run(context.Background(), r, Options{Plugins: torchManager(t), Workers: 2, Observer: &notes{}})
+	o, err := Run(context.Background(), r, Options{Plugins: torchManager(t), Workers: workers, Observer: &notes{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,5 +351,143 @@ use = "mean"
 	}
 	if _, _, err := RecipeTraining(context.Background(), r); err == nil || !strings.Contains(err.Error(), "train the module in PyTorch") {
 		t.Errorf("train with [model] torch: %v", err)
+	}
+}
+
+// perturbed writes a copy of a golden network's weights with fc2.bias
+// changed (a second member), without the integer num_batches_tracked
+// counters (which torch does not need).
+func perturbed(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := safetensors.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []safetensors.Tensor
+	for _, tt := range f.Tensors {
+		if !tt.IsFloat() {
+			continue
+		}
+		if tt.Name == "fc2.bias" {
+			tt.Data = slices.Clone(tt.Data)
+			for i := range tt.Data {
+				tt.Data[i] += float32(i%5) * 0.5
+			}
+		}
+		out = append(out, tt)
+	}
+	if err := safetensors.WriteFile(dst, out, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTorchEnsembleAndMCDropout runs the golden StridedNet (dropout p =
+// 0.2) through posterior.torch as a deep ensemble and as MC dropout, and
+// checks what a draw is:
+//   - ensemble draw s is the network of weights file s: the ensemble's
+//     draws 0 and 1 give the maps of one-member posteriors of file 0 and
+//     file 1, bit for bit;
+//   - MC dropout draws are different networks (their maps differ), the
+//     same in a second run with the same seed and any number of workers,
+//     bit for bit; each draw is a thinned network, so its maps differ
+//     from the network without dropout.
+func TestTorchEnsembleAndMCDropout(t *testing.T) {
+	pythontest.Need(t, "torch")
+	root := golden.RepoRoot(t)
+	tmp := t.TempDir()
+	test := filepath.Join(tmp, "test")
+	wf, _ := goldenSplit(t, test, "stridednet", 1)
+	w0 := filepath.Join(root, "testdata", "golden", "archs", "stridednet", "model.safetensors")
+	w1 := filepath.Join(tmp, "member1.safetensors")
+	perturbed(t, w0, w1)
+	text := fmt.Sprintf(`name = "torch-posteriors"
+seed = 5
+out = %q
+
+[data]
+source = "files"
+test = [%q]
+
+[model]
+torch = %q
+in_channels = 1
+in_len = 640
+classes = 16
+
+[[posterior]]
+use = "torch"
+label = "A"
+weights = %q
+
+[[posterior]]
+use = "torch"
+label = "B"
+weights = %q
+
+[[posterior]]
+use = "torch"
+label = "E"
+draws = 2
+weights = [%q, %q]
+
+[[posterior]]
+use = "torch"
+label = "M"
+draws = 3
+weights = %q
+mc_dropout = true
+
+[[explainer]]
+use = "occlusion"
+window = 60
+stride = 20
+baseline = 0.0
+
+[[explainer]]
+use = "gradinput"
+
+[[summary]]
+use = "mean"
+
+[output]
+maps = true
+`, filepath.Join(tmp, "runs"), test, filepath.Join(root, "testdata", "golden", "archs", "archs.py")+":StridedNet", w0, w1, w0, w1, w0)
+	got := runMaps(t, text)
+	const n = 640
+	// draw returns draw s of record r of a maps tensor [records, S, n].
+	draw := func(m []float32, S, r, s int) []float32 { return m[(r*S+s)*n : (r*S+s+1)*n] }
+	for _, ex := range []string{"occlusion", "gradinput"} {
+		a, b, e, m := got["a_explainer-"+ex]["maps"], got["b_explainer-"+ex]["maps"], got["e_explainer-"+ex]["maps"], got["m_explainer-"+ex]["maps"]
+		if len(a) != len(wf)*n || len(e) != 2*len(wf)*n || len(m) != 3*len(wf)*n {
+			t.Fatalf("%s: %d, %d and %d map values (have %v)", ex, len(a), len(e), len(m), slices.Collect(maps.Keys(got)))
+		}
+		differ := 0
+		for r := range wf {
+			if !slices.Equal(draw(e, 2, r, 0), draw(a, 1, r, 0)) || !slices.Equal(draw(e, 2, r, 1), draw(b, 1, r, 0)) {
+				t.Errorf("%s record %d: the ensemble's draws are not the maps of its members' networks", ex, r)
+			}
+			if slices.Equal(draw(a, 1, r, 0), draw(b, 1, r, 0)) {
+				t.Errorf("%s record %d: the two members give the same map; the test cannot tell them apart", ex, r)
+			}
+			for s := range 3 {
+				if slices.Equal(draw(m, 3, r, s), draw(a, 1, r, 0)) {
+					t.Errorf("%s record %d: MC dropout draw %d is the network without dropout", ex, r, s)
+				}
+				if slices.Equal(draw(m, 3, r, s), draw(m, 3, r, (s+1)%3)) {
+					differ++
+				}
+			}
+		}
+		if differ > 0 {
+			t.Errorf("%s: %d pairs of MC dropout draws give identical maps", ex, differ)
+		}
+	}
+	// The same recipe again, with one worker: the MC dropout maps are the
+	// same bytes.
+	again := runMapsWorkers(t, text, 1)
+	for _, ex := range []string{"occlusion", "gradinput"} {
+		if !slices.Equal(got["m_explainer-"+ex]["maps"], again["m_explainer-"+ex]["maps"]) {
+			t.Errorf("%s: MC dropout maps differ between a run with 2 workers and one with 1", ex)
+		}
 	}
 }
