@@ -11,7 +11,8 @@ The same computation as Go's explainer.occlusion with channels = "each"
 and a constant baseline b, which is Captum's Occlusion with
 sliding_window_shapes = (1, window), strides = (1, stride), baselines = b
 on p_y: for a record x (C channels of T samples), y = argmax of the
-model's probabilities p(x) (--targets predicted), windows starting at
+model's probabilities p(x) (--targets predicted; or the classes of
+--targets FILE.npy), windows starting at
 s = 0, stride, 2 stride, ... with s + window <= T, and
 
     map[c, t] = (1 / |W_t|) sum_{s in W_t} (p_y(x) - p_y(x with samples s .. s+window-1 of channel c set to b))
@@ -59,10 +60,11 @@ def probabilities(model, x, output):
     return torch.softmax(out, dim=1) if output == "logits" else out
 
 
-def occlusion_maps(model, x, window, stride, baseline=0.0, output="logits", chunk=256):
+def occlusion_maps(model, x, window, stride, baseline=0.0, output="logits", chunk=256, classes=None):
     """The occlusion maps (N, C, T) float32 of the records x (N, C, T)
-    float32 (a numpy array), each for its predicted class, and the
-    targets; see the module's doc."""
+    float32 (a numpy array), each for its predicted class (or for
+    classes[n], integers, when given), and the targets; see the module's
+    doc."""
     N, C, T = x.shape
     starts = window_starts(T, window, stride)
     pairs = [(c, s) for c in range(C) for s in starts]
@@ -77,7 +79,7 @@ def occlusion_maps(model, x, window, stride, baseline=0.0, output="logits", chun
         for n in range(N):
             xn = torch.from_numpy(np.ascontiguousarray(x[n]))
             p = probabilities(model, xn[None], output)[0]
-            y = int(p.argmax())
+            y = int(p.argmax()) if classes is None else int(classes[n])
             targets[n] = y
             pw = torch.empty(len(pairs), dtype=torch.float32)
             for lo in range(0, len(pairs), chunk):
@@ -101,7 +103,9 @@ def main(argv=None):
     ap.add_argument("--stride", type=int, default=20)
     ap.add_argument("--baseline", type=float, default=0.0)
     ap.add_argument("--output", choices=("logits", "probs"), default="logits")
-    ap.add_argument("--targets", choices=("predicted",), default="predicted")
+    ap.add_argument("--targets", default="predicted",
+                    help="predicted (the argmax of the model's probabilities), or a .npy file of (N,) integer "
+                         "classes to explain")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--chunk", type=int, default=256)
     ap.add_argument("--out", required=True, help="the maps, float32 .npy (N, C, T)")
@@ -119,6 +123,12 @@ def main(argv=None):
         if not 1 <= a.window <= x.shape[2] or not 1 <= a.stride <= a.window:
             raise ValueError("--window %d --stride %d: want 1 <= window <= %d (the samples) and 1 <= stride <= window"
                              % (a.window, a.stride, x.shape[2]))
+        classes = None
+        if a.targets != "predicted":
+            classes = np.load(a.targets, allow_pickle=False)
+            if classes.shape != (len(x),) or classes.dtype.kind not in "iu":
+                raise ValueError("--targets %s: %s array of shape %s; want integers of shape (%d,), one class a record, "
+                                 "or --targets predicted" % (a.targets, classes.dtype, classes.shape, len(x)))
         if a.threads < 1 or a.chunk < 1:
             raise ValueError("--threads %d --chunk %d: want both >= 1" % (a.threads, a.chunk))
         model = load_module(a.module, args)
@@ -130,7 +140,7 @@ def main(argv=None):
     torch.set_num_threads(a.threads)
     model.float().eval()
     t0 = time.perf_counter()
-    maps, _ = occlusion_maps(model, x, a.window, a.stride, a.baseline, a.output, a.chunk)
+    maps, _ = occlusion_maps(model, x, a.window, a.stride, a.baseline, a.output, a.chunk, classes)
     dt = time.perf_counter() - t0
     np.save(a.out, maps)
     print(json.dumps({"records": len(x), "ms_per_map": round(1e3 * dt / len(x), 3), "threads": a.threads,

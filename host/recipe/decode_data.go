@@ -242,7 +242,7 @@ func (d *decoder) filesData(tbl map[string]any, path []string, dd *Data) error {
 		abs := d.resolve(*dir)
 		fi, err := os.Stat(abs)
 		if err != nil || !fi.IsDir() {
-			return d.keyErr(p, "%s is not a directory", abs)
+			return d.keyErr(p, "%s is not a directory (accepted: a dataset directory, such as `uaxai data generate` writes; relative to the recipe's folder)", abs)
 		}
 		has := func(f string) bool { _, err := os.Stat(filepath.Join(abs, f)); return err == nil }
 		st, _ := filepath.Glob(filepath.Join(abs, "*.safetensors"))

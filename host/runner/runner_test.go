@@ -260,6 +260,11 @@ func TestShippedRecipesCheck(t *testing.T) {
 	}
 	checkedPython := false
 	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "torch_") {
+			// Their data and weights are what the README's commands
+			// write; TestTorchExampleRecipes writes them and checks these.
+			continue
+		}
 		r, err := recipe.Load(f)
 		if err != nil {
 			t.Error(err)

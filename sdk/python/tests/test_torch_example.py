@@ -205,6 +205,42 @@ class TorchExampleCase(unittest.TestCase):
         self.assertEqual(got.dtype, np.float32)
         np.testing.assert_array_equal(got, want)
 
+    def test_loop_given_classes(self):
+        # --targets FILE.npy explains those classes: the predicted ones give the default's maps, others the
+        # direct computation for that class; a file of the wrong shape is refused, naming it.
+        m = self.tiny_resnet(1, 7)
+        x = np.random.default_rng(10).normal(size=(3, 1, 50)).astype(np.float32)
+        pred_maps, pred = self.loop.occlusion_maps(m, x, 10, 4, 0.0, "logits", 256)
+        same, _ = self.loop.occlusion_maps(m, x, 10, 4, 0.0, "logits", 256, pred)
+        np.testing.assert_array_equal(same, pred_maps)
+        other = (pred + 1) % 5
+        got, y = self.loop.occlusion_maps(m, x, 10, 4, 0.0, "logits", 256, other)
+        np.testing.assert_array_equal(y, other)
+        for n in range(len(x)):
+            with torch.no_grad():
+                p = torch.softmax(m(torch.from_numpy(x[n:n + 1])), dim=1)[0]
+            want = np.zeros((1, 50))
+            cover = np.zeros((1, 50))
+            for s0 in range(0, 41, 4):
+                xo = x[n].copy()
+                xo[0, s0:s0 + 10] = 0.0
+                with torch.no_grad():
+                    po = torch.softmax(m(torch.from_numpy(xo[None])), dim=1)[0]
+                want[0, s0:s0 + 10] += float(p[other[n]] - po[other[n]])
+                cover[0, s0:s0 + 10] += 1
+            np.testing.assert_allclose(got[n], np.where(cover > 0, want / np.maximum(cover, 1), 0), rtol=0, atol=1e-6)
+        with tempfile.TemporaryDirectory() as d:
+            np.save(os.path.join(d, "x.npy"), x)
+            np.save(os.path.join(d, "t.npy"), np.zeros(2, np.int64))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = self.loop.main(["--module", MODULE + ":ResNet1D", "--args", json.dumps(
+                    {"in_channels": 1, "classes": 5, "width": 4, "blocks": 2}), "--input", os.path.join(d, "x.npy"),
+                    "--window", "10", "--stride", "4", "--targets", os.path.join(d, "t.npy"), "--out",
+                    os.path.join(d, "m.npy")])
+            self.assertEqual(rc, 2)
+            self.assertIn("t.npy: int64 array of shape (2,); want integers of shape (3,)", err.getvalue())
+
     def write_data(self, d, classes=3, per_class=(6, 2), bad_label=False):
         rng = np.random.default_rng(9)
         t = np.arange(640) / 64.0
