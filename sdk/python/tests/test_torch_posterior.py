@@ -244,6 +244,19 @@ class TorchPosteriorTest(unittest.TestCase):
         with self.assertRaisesRegex(Error, r"shapes differ: bn.num_batches_tracked: \[2\] in the file, \[\] in the module"):
             p.fit(fit_request(cfg))
 
+    def test_device(self):
+        # device names a torch device; one this torch does not have is an error of Check that says what is
+        # accepted here; "cpu" is the default and what every other test computes on.
+        p = self.pm.TorchPosterior()
+        for dev in ("gpu", "cuda:x", "cuda:", "CPU"):
+            with self.assertRaisesRegex(ValueError, r'key "device" is "%s" \(accepted: "cpu", "cuda" or "cuda:N"'
+                                        % dev.replace(":", ":")):
+                p.check(self.cfg(device=dev), 1)
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        with self.assertRaisesRegex(Error, r'key "device" is "cuda:%d", but torch .* has' % n):
+            p.check(self.cfg(device="cuda:%d" % n), 1)
+        p.check(self.cfg(device="cpu"), 1)
+
     def test_weights_file_cannot_run_code(self):
         # A .pt file is a pickle; one whose unpickling would run a
         # command is refused, and the command does not run.

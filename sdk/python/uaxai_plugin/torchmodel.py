@@ -143,10 +143,13 @@ class TorchDraw:
     module gives probabilities (non-negative rows summing to 1 within
     1e-3): a module that returns logits needs output="logits".
 
-    Attributes: module, name, in_channels, in_len, input_len, classes,
-    output, layers (a dict: module path -> (channels, length))."""
+    device ("cpu", "cuda", "cuda:1", ...) is where the module computes
+    (it is moved there); requests and answers stay on the CPU.
 
-    def __init__(self, module, in_channels, in_len, output="probs", name=None):
+    Attributes: module, name, in_channels, in_len, input_len, classes,
+    output, device, layers (a dict: module path -> (channels, length))."""
+
+    def __init__(self, module, in_channels, in_len, output="probs", name=None, device="cpu"):
         if not isinstance(module, torch.nn.Module):
             raise ValueError("module is a %s, want a torch.nn.Module" % type(module).__name__)
         self.in_channels = _pos_int("in_channels", in_channels)
@@ -155,7 +158,10 @@ class TorchDraw:
             raise ValueError("output is %r, want \"probs\" (the module returns the softmax) or \"logits\"" % (output,))
         self.output = output
         self.input_len = self.in_channels * self.in_len
-        self.module = module.float().eval()
+        # The module computes on device; inputs go there in _forward and
+        # every answer comes back to the CPU.
+        self.device = torch.device(device)
+        self.module = module.float().eval().to(self.device)
         self.name = name or type(module).__name__
         self.layers = {}
         self.classes = 0
@@ -190,14 +196,16 @@ class TorchDraw:
                 self.layers[path] = (int(sh[1]), int(sh[2]))
 
     def _forward(self, x, what):
-        """The probabilities of a batch x (B, C, T) tensor, as a tensor."""
-        out = self.module(x)
+        """The probabilities of a batch x (B, C, T) CPU tensor, as a CPU
+        tensor (the forward pass on the draw's device; gradients flow
+        through the copies)."""
+        out = self.module(x.to(self.device))
         if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[0] != x.shape[0] or out.shape[1] < 1:
             desc = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise _invalid("module %s: %s gave %s; want a tensor (%d, classes)", self.name, what, desc, x.shape[0])
         if self.classes and out.shape[1] != self.classes:
             raise _invalid("module %s: %s gave %d classes, then %d", self.name, what, self.classes, out.shape[1])
-        out = out.float()
+        out = out.float().cpu()
         if self.output == "logits":
             out = torch.softmax(out, dim=1)
         bad = ~torch.isfinite(out)
@@ -271,8 +279,8 @@ class TorchDraw:
             if tuple(a.shape[1:]) != (c, n):
                 raise _invalid("Layer: module %s's layer %r gave %s; it was %d x %d", self.name, name,
                                tuple(a.shape[1:]), c, n)
-            act[lo:lo + len(xs)] = a.detach().reshape(len(xs), -1).numpy()
-            grad[lo:lo + len(xs)] = ga.detach().reshape(len(xs), -1).numpy()
+            act[lo:lo + len(xs)] = a.detach().reshape(len(xs), -1).cpu().numpy()
+            grad[lo:lo + len(xs)] = ga.detach().reshape(len(xs), -1).cpu().numpy()
         return act, grad
 
     def windows(self, x, t, starts, width, base, z, ch, chunk):
