@@ -582,6 +582,15 @@ class TestMissing(unittest.TestCase):
                           np.zeros(1, np.int64), np.ones(1, np.uint64), {"method": "Saliency"})
             self.assertTrue(str(c.exception).startswith(want), str(c.exception))
 
+    def test_served_draw(self):
+        # A draw served by its posterior (service mode: no parameters) cannot be rebuilt: the error says why and
+        # what is accepted, before torch or captum is needed.
+        m = kit.Model.__new__(kit.Model)
+        m.arch, m.params = {"name": "ResNet1D", "in_channels": 1, "in_len": 640, "layers": []}, None
+        with self.assertRaisesRegex(kit.Error, r"model 'ResNet1D' is served by its posterior without them .*"
+                                               r"accepted: a posterior of sdk/nn networks"):
+            bridge.network(m)
+
     def test_no_captum(self):
         self.check(["captum", "captum.attr"], "captum is not installed: pip install captum; the bridge is optional")
 
