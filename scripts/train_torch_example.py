@@ -51,6 +51,9 @@ except ImportError as _e:
              "run with /usr/bin/python3" % (sys.executable, _e))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sdk", "python"))
+
+from uaxai_plugin.torchmodel import save_state_dict  # noqa: E402  (the writer beside the kit's reader)
 MODULE_FILE = os.path.normpath(os.path.join(HERE, "..", "recipes", "torch", "resnet1d.py"))
 GENERATE = "uaxai data generate --paper --format npy --out DIR"
 
@@ -109,32 +112,6 @@ def first_per_class(x, y, k):
     for c in np.unique(y):
         keep[np.flatnonzero(y == c)[:k]] = True
     return x[keep], y[keep]
-
-
-_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.int64: "I64", torch.int32: "I32",
-           torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
-
-
-def save_safetensors(path, state_dict):
-    """Writes a state_dict as safetensors: u64 LE n, n bytes of JSON
-    (name -> {dtype, shape, data_offsets [begin, end) into the data},
-    names sorted, padded with spaces to a multiple of 8), the data."""
-    header, blobs, off = {}, [], 0
-    for name in sorted(state_dict):
-        t = state_dict[name].detach().cpu().contiguous()
-        if t.dtype not in _DTYPES:
-            raise ValueError("%s: tensor %s has dtype %s (written: %s)" % (path, name, t.dtype, ", ".join(map(str, _DTYPES))))
-        b = t.numpy().astype(t.numpy().dtype.newbyteorder("<"), copy=False).tobytes()
-        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
 
 
 def sha256(path):
@@ -229,7 +206,7 @@ def main(argv=None):
     for name, seed, p in jobs:
         sd, rec = train_member(ResNet1D, name, seed, p, train, val, len(classes), a)
         path = os.path.join(a.out, name + ".safetensors")
-        save_safetensors(path, sd)
+        save_state_dict(path, sd)
         members.append(dict(file=os.path.basename(path), sha256=sha256(path), **rec))
     info = {"module": "resnet1d.py:ResNet1D", "module_sha256": sha256(MODULE_FILE),
             "module_args": {"in_channels": int(xt.shape[1]), "classes": len(classes), "width": a.width, "blocks": a.blocks},

@@ -183,21 +183,6 @@ func TestTorchPosteriorSameNetworkTwoRoutes(t *testing.T) {
 	}
 }
 
-// goldenArchs are the networks of testdata/golden/archs: folder, class in
-// archs.py, input channels, the README's Grad-CAM layer.
-var goldenArchs = []struct {
-	name, class string
-	cin         int
-	layer       string
-}{
-	{"fcn", "FCN", 1, "conv3"},
-	{"resnet1d", "ResNet1D", 1, "block3"},
-	{"inceptiontime", "InceptionTime", 1, "inc3"},
-	{"stridednet", "StridedNet", 1, "conv3"},
-	{"resnet1d-3ph", "ResNet1D", 3, "block3"},
-	{"lstm", "LSTMNet", 1, "lstm"},
-}
-
 // goldenSplit writes a golden network's 8 inputs as a dataset directory
 // (waveforms.npy, labels.npy = the explained classes, masks.npy all
 // set, so that every record is explained) and returns it with the rows.
@@ -220,28 +205,11 @@ func goldenSplit(t *testing.T, dir, name string, cin int) (wf, tg [][]float32) {
 	return wf, tg
 }
 
-// TestTorchRecipeGoldenArchs runs each network of testdata/golden/archs
-// as a recipe's [model] torch (archs.py:<class>, args cin), its draw
-// served by posterior.torch (which takes the module from [model]), on
-// its 8 golden inputs as source = "files" with no training set: the
-// run's occlusion maps (window 60, stride 20, baseline 0, one channel at
-// a time) and raw Grad-CAM maps (the README's layer, align = "none")
-// equal Captum's files within 1e-4 of each map's largest |value|, and
-// the predicted classes are the golden targets. With -short only the
-// three-channel network and the LSTM run.
-func TestTorchRecipeGoldenArchs(t *testing.T) {
-	pythontest.Need(t, "torch")
-	root := golden.RepoRoot(t)
-	for _, a := range goldenArchs {
-		t.Run(a.name, func(t *testing.T) {
-			if testing.Short() && a.name != "resnet1d-3ph" && a.name != "lstm" {
-				t.Skip("-short: the three-channel network and the LSTM only")
-			}
-			tmp := t.TempDir()
-			test := filepath.Join(tmp, "test")
-			wf, tg := goldenSplit(t, test, a.name, a.cin)
-			arch := filepath.Join(root, "testdata", "golden", "archs")
-			text := fmt.Sprintf(`name = "golden-%s"
+// goldenTorchHead is the top of a recipe over a golden network's inputs
+// (a files source of the test directory, nothing trained) with module
+// file.py:Class on cin channels of 640 samples and 16 classes.
+func goldenTorchHead(out, test, module string, cin int) string {
+	return fmt.Sprintf(`name = "golden-torch"
 seed = 3
 out = %q
 
@@ -255,7 +223,31 @@ args = { cin = %d }
 in_channels = %d
 in_len = 640
 classes = 16
+`, out, test, module, cin, cin)
+}
 
+// TestTorchRecipeGoldenArchs runs each network of testdata/golden/archs
+// as a recipe's [model] torch (archs.py:<class>, args cin), its draw
+// served by posterior.torch (which takes the module from [model]), on
+// its 8 golden inputs as source = "files" with no training set: the
+// run's occlusion maps (window 60, stride 20, baseline 0, one channel at
+// a time) and raw Grad-CAM maps (the README's layer, align = "none")
+// equal Captum's files within 1e-4 of each map's largest |value|, and
+// the predicted classes are the golden targets. With -short only the
+// three-channel network and the LSTM run.
+func TestTorchRecipeGoldenArchs(t *testing.T) {
+	pythontest.Need(t, "torch")
+	root := golden.RepoRoot(t)
+	for _, a := range golden.TorchArchs {
+		t.Run(a.Name, func(t *testing.T) {
+			if testing.Short() && a.Name != "resnet1d-3ph" && a.Name != "lstm" {
+				t.Skip("-short: the three-channel network and the LSTM only")
+			}
+			tmp := t.TempDir()
+			test := filepath.Join(tmp, "test")
+			wf, tg := goldenSplit(t, test, a.Name, a.Cin)
+			arch := filepath.Join(root, "testdata", "golden", "archs")
+			text := goldenTorchHead(filepath.Join(tmp, "runs"), test, filepath.Join(arch, "archs.py")+":"+a.Class, a.Cin) + fmt.Sprintf(`
 [[posterior]]
 use = "torch"
 label = "Torch"
@@ -277,14 +269,13 @@ use = "mean"
 
 [output]
 maps = true
-`, a.name, filepath.Join(tmp, "runs"), test, filepath.Join(arch, "archs.py")+":"+a.class, a.cin, a.cin,
-				filepath.Join(arch, a.name, "model.safetensors"), a.layer)
+`, filepath.Join(arch, a.Name, "model.safetensors"), a.Layer)
 			got := runMaps(t, text)
 			occ, cam := got["torch_explainer-occlusion"], got["torch_explainer-gradcam"]
 			if occ == nil || cam == nil {
 				t.Fatalf("map files: %v", slices.Collect(maps.Keys(got)))
 			}
-			n := a.cin * 640
+			n := a.Cin * 640
 			if len(occ["maps"]) != len(wf)*n || len(cam["maps"]) != len(wf)*n {
 				t.Fatalf("%d and %d map values, want %d records x 1 draw x %d", len(occ["maps"]), len(cam["maps"]), len(wf), n)
 			}
@@ -299,8 +290,8 @@ maps = true
 				}
 				return out
 			}
-			golden.RowsClose(t, "occlusion", rows(occ["maps"], n), golden.CSV32(t, golden.File(t, "archs", a.name+"/occlusion.csv")), 1e-4)
-			want := golden.CSV32(t, golden.File(t, "archs", a.name+"/gradcam_raw.csv"))
+			golden.RowsClose(t, "occlusion", rows(occ["maps"], n), golden.CSV32(t, golden.File(t, "archs", a.Name+"/occlusion.csv")), 1e-4)
+			want := golden.CSV32(t, golden.File(t, "archs", a.Name+"/gradcam_raw.csv"))
 			golden.RowsClose(t, "gradcam", rows(cam["maps"], len(want[0])), want, 1e-4)
 			for i := range tg {
 				if p := occ["predicted"][i]; int(p) != int(tg[i][0]) {
@@ -400,20 +391,7 @@ func TestTorchEnsembleAndMCDropout(t *testing.T) {
 	w0 := filepath.Join(root, "testdata", "golden", "archs", "stridednet", "model.safetensors")
 	w1 := filepath.Join(tmp, "member1.safetensors")
 	perturbed(t, w0, w1)
-	text := fmt.Sprintf(`name = "torch-posteriors"
-seed = 5
-out = %q
-
-[data]
-source = "files"
-test = [%q]
-
-[model]
-torch = %q
-in_channels = 1
-in_len = 640
-classes = 16
-
+	text := goldenTorchHead(filepath.Join(tmp, "runs"), test, filepath.Join(root, "testdata", "golden", "archs", "archs.py")+":StridedNet", 1) + fmt.Sprintf(`
 [[posterior]]
 use = "torch"
 label = "A"
@@ -451,7 +429,7 @@ use = "mean"
 
 [output]
 maps = true
-`, filepath.Join(tmp, "runs"), test, filepath.Join(root, "testdata", "golden", "archs", "archs.py")+":StridedNet", w0, w1, w0, w1, w0)
+`, w0, w1, w0, w1, w0)
 	got := runMaps(t, text)
 	const n = 640
 	// draw returns draw s of record r of a maps tensor [records, S, n].

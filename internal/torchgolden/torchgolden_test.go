@@ -27,21 +27,6 @@ import (
 
 const archsDir = "../../testdata/golden/archs"
 
-// The networks of the golden set: folder, class in archs.py, input
-// channels, the README's Grad-CAM layer.
-var archs = []struct {
-	name, class string
-	cin         int
-	layer       string
-}{
-	{"fcn", "FCN", 1, "conv3"},
-	{"resnet1d", "ResNet1D", 1, "block3"},
-	{"inceptiontime", "InceptionTime", 1, "inc3"},
-	{"stridednet", "StridedNet", 1, "conv3"},
-	{"resnet1d-3ph", "ResNet1D", 3, "block3"},
-	{"lstm", "LSTMNet", 1, "lstm"},
-}
-
 // serve starts the Python model server on one network and returns its
 // address and handle; the server ends when the test does (its standard
 // input closes).
@@ -128,23 +113,23 @@ func readCSV(t testing.TB, name, file string) [][]float64 {
 // the Python server's start).
 func TestGoldenThroughPythonServer(t *testing.T) {
 	pythontest.Need(t, "torch")
-	for _, a := range archs {
-		t.Run(a.name, func(t *testing.T) {
-			if testing.Short() && a.name != "resnet1d-3ph" && a.name != "lstm" {
+	for _, a := range golden.TorchArchs {
+		t.Run(a.Name, func(t *testing.T) {
+			if testing.Short() && a.Name != "resnet1d-3ph" && a.Name != "lstm" {
 				t.Skip("-short: the three-channel network and the LSTM only")
 			}
-			addr, h := serve(t, a.name, a.class, a.cin)
+			addr, h := serve(t, a.Name, a.Class, a.Cin)
 			ctx := context.Background()
 			m, closeModel, err := sdk.DialModel(ctx, addr, h)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer closeModel()
-			if got := m.Arch(); got.InChannels != a.cin || got.InLen != 640 || len(got.Layers) != 0 || m.Classes() != 16 {
+			if got := m.Arch(); got.InChannels != a.Cin || got.InLen != 640 || len(got.Layers) != 0 || m.Classes() != 16 {
 				t.Fatalf("Describe: %+v, %d classes", got, m.Classes())
 			}
-			wf := readCSV(t, a.name, "waveforms.csv")
-			tg := readCSV(t, a.name, "targets.csv")
+			wf := readCSV(t, a.Name, "waveforms.csv")
+			tg := readCSV(t, a.Name, "targets.csv")
 			x := make([]float32, 0, len(wf)*m.InputLen())
 			targets := make([]int, len(tg))
 			for i, row := range wf {
@@ -161,7 +146,7 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 				if occ, err = occlusion.New().Explain(ctx, m, req); err != nil {
 					return
 				}
-				req.Config = sdk.Config{"layer": a.layer, "align": "none"}
+				req.Config = sdk.Config{"layer": a.Layer, "align": "none"}
 				if cam, err = gradcam.New().Explain(ctx, m, req); err != nil {
 					return
 				}
@@ -170,11 +155,11 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.RowsClose(t, "occlusion", occ, readCSV(t, a.name, "occlusion.csv"), 1e-4)
-			want := readCSV(t, a.name, "gradcam_raw.csv")
+			golden.RowsClose(t, "occlusion", occ, readCSV(t, a.Name, "occlusion.csv"), 1e-4)
+			want := readCSV(t, a.Name, "gradcam_raw.csv")
 			L := len(want[0])
 			for i, row := range cam {
-				for ch := range a.cin {
+				for ch := range a.Cin {
 					r := row[ch*640 : (ch+1)*640]
 					for j := L; j < 640; j++ {
 						if r[j] != 0 {
@@ -191,14 +176,14 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 					g[i] = append(g[i], float64(v))
 				}
 			}
-			golden.RowsClose(t, "input gradient", g, readCSV(t, a.name, "input_grad.csv"), 1e-4)
+			golden.RowsClose(t, "input gradient", g, readCSV(t, a.Name, "input_grad.csv"), 1e-4)
 
-			req.Config = sdk.Config{"layer": a.layer}
+			req.Config = sdk.Config{"layer": a.Layer}
 			if _, err := gradcam.New().Explain(ctx, m, req); err == nil || !strings.Contains(err.Error(), `accepted: align = "none"`) {
 				t.Errorf("gradcam with the centre alignment on a PyTorch model: %v", err)
 			}
 			req.Config = sdk.Config{"layer": "fc", "align": "none"}
-			if _, err := gradcam.New().Explain(ctx, m, req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q (", a.layer)) {
+			if _, err := gradcam.New().Explain(ctx, m, req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q (", a.Layer)) {
 				t.Errorf("gradcam on a layer the model does not list: %v", err)
 			}
 		})

@@ -116,7 +116,7 @@ class TorchExampleCase(unittest.TestCase):
         sd["extra.scalar"] = torch.tensor(7.5)
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "m.safetensors")
-            self.train.save_safetensors(path, sd)
+            self.tm.save_state_dict(path, sd)
             back = self.tm.load_state_dict(path)
             with open(path, "rb") as f:
                 n = int.from_bytes(f.read(8), "little")
@@ -187,7 +187,7 @@ class TorchExampleCase(unittest.TestCase):
         x = np.random.default_rng(8).normal(size=(2, 1, 50)).astype(np.float32)
         with tempfile.TemporaryDirectory() as d:
             w = os.path.join(d, "w.safetensors")
-            self.train.save_safetensors(w, m.state_dict())
+            self.tm.save_state_dict(w, m.state_dict())
             np.save(os.path.join(d, "x.npy"), x)
             out = io.StringIO()
             args = json.dumps({"in_channels": 1, "classes": 5, "width": 4, "blocks": 2, "dropout": 0.3})

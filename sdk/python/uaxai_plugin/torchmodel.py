@@ -414,6 +414,32 @@ def load_state_dict(path):
     return sd
 
 
+_ST_WRITE = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.int64: "I64", torch.int32: "I32",
+           torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+
+
+def save_state_dict(path, state_dict):
+    """Writes a state_dict as safetensors, as load_state_dict reads it: u64 LE n, n bytes of JSON
+    (name -> {dtype, shape, data_offsets [begin, end) into the data},
+    names sorted, padded with spaces to a multiple of 8), the data."""
+    header, blobs, off = {}, [], 0
+    for name in sorted(state_dict):
+        t = state_dict[name].detach().cpu().contiguous()
+        if t.dtype not in _ST_WRITE:
+            raise ValueError("%s: tensor %s has dtype %s (written: %s)" % (path, name, t.dtype, ", ".join(map(str, _ST_WRITE))))
+        b = t.numpy().astype(t.numpy().dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": _ST_WRITE[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
 class ModelServer:
     """The model service over TorchDraws: add draws (each gets a random
     handle), start to serve on a unix socket, close to stop. It computes
