@@ -59,7 +59,7 @@ func (d *decoder) model(v any, m *Model) error {
 		}
 	}
 	if _, ok := tbl["torch"]; ok {
-		return d.torchModel(tbl, m, haveLayers)
+		return d.torchModel(tbl, m)
 	}
 	for _, k := range []string{"args", "output"} {
 		if _, ok := tbl[k]; ok {
@@ -125,10 +125,10 @@ func (d *decoder) model(v any, m *Model) error {
 // torchModel checks [model] torch: "file.py:Name" or
 // "package.module:Name", with args and output, and none of the keys of
 // an sdk/nn network.
-func (d *decoder) torchModel(tbl map[string]any, m *Model, haveLayers bool) error {
+func (d *decoder) torchModel(tbl map[string]any, m *Model) error {
 	path := []string{"model"}
 	for _, k := range []string{"arch", "layers"} {
-		if _, ok := tbl[k]; ok || (k == "layers" && haveLayers) {
+		if _, ok := tbl[k]; ok {
 			return d.keyErr(sub(path, k), "describes a network uaxai builds, and [model] torch names a PyTorch module (accepted: one of them)")
 		}
 	}

@@ -150,6 +150,7 @@ func TestTorchModelErrors(t *testing.T) {
 		{`output = "logits"`, `output = "softmax"`, "output =", `accepted: "probs"`},
 		{`args = { width = 8, blocks = 2 }`, `args = [8, 2]`, "args =", "want a table of keyword arguments"},
 		{`output = "logits"`, "output = \"logits\"\narch = \"paper-1dcnn\"", "arch =", "accepted: one of them"},
+		{`output = "logits"`, "output = \"logits\"\n[[model.layers]]\nkind = \"dense\"\nname = \"fc\"\nout = 16", "[[model.layers]]", "accepted: one of them"},
 		{`output = "logits"`, "output = \"logits\"\nin_len = 320", "in_len =", `source "pqd" gives 640`},
 		{`output = "logits"`, "output = \"logits\"\nclasses = 4", "classes =", "accepted: 16, or no key"},
 	} {
@@ -162,5 +163,24 @@ func TestTorchModelErrors(t *testing.T) {
 		text := strings.Replace(minimal, "[[posterior]]", "[model]\n"+kv+"\n[[posterior]]", 1)
 		_, err := Parse("bad.toml", []byte(text), "")
 		wantErr(t, err, lineOf(t, text, kv), "applies only to a PyTorch module")
+	}
+}
+
+// TestIdentifier: Python's ASCII identifiers, at each edge of the
+// character ranges.
+func TestIdentifier(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a": true, "z": true, "A": true, "Z": true, "_": true, "a0": true, "a9": true, "_Net_2": true,
+		"": false, "0a": false, "9a": false, "a@": false, "a[": false, "a`": false, "a{": false, "a/": false, "a:": false,
+		"a-b": false, "a.b": false, "é": false,
+	} {
+		if got := identifier(s); got != want {
+			t.Errorf("identifier(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"a.b": true, "a": true, "a..b": false, ".a": false, "a.": false, "a.0b": false} {
+		if got := dotted(s); got != want {
+			t.Errorf("dotted(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
