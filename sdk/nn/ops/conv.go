@@ -106,26 +106,157 @@ func convForward[F Float](c Conv1D, dst, x, w, bias []F, T int) {
 			for t := range y {
 				y[t] = b0
 			}
+		}
+		for o := 0; o < c.Cout; o++ {
+			y := dst[(b*c.Cout+o)*L : (b*c.Cout+o+1)*L]
 			g := o / co
+			// two output channels of a group share the loads of x
+			pair := o+1 < c.Cout && (o+1)/co == g
 			for i := 0; i < ci; i++ {
 				xi := x[(b*c.Cin+g*ci+i)*T : (b*c.Cin+g*ci+i+1)*T]
 				wi := w[(o*ci+i)*K : (o*ci+i+1)*K]
-				for k, wk := range wi {
-					off := k*d - c.PadLeft
-					t0, t1 := tapRange(off, s, T, L)
-					if t0 >= t1 {
-						continue
-					}
-					if s == 1 {
-						axpy(y[t0:t1], xi[t0+off:t1+off], wk)
-					} else {
-						for t := t0; t < t1; t++ {
-							y[t] += wk * xi[t*s+off]
-						}
-					}
+				if !pair {
+					convRow(y, nil, xi, wi, nil, s, d, c.PadLeft)
+					continue
 				}
+				y1 := dst[(b*c.Cout+o+1)*L : (b*c.Cout+o+2)*L]
+				w1 := w[((o+1)*ci+i)*K : ((o+1)*ci+i+1)*K]
+				convRow(y, y1, xi, wi, w1, s, d, c.PadLeft)
+			}
+			if pair {
+				o++
 			}
 		}
+	}
+}
+
+// convRow adds to y[t] (t < len(y)) sum_k w[k] x[t*s + k*d - padL], x
+// taken as 0 outside its range, and the same with w1 to y1 if y1 is not
+// nil. Where the whole dilated kernel lies in x (the interior) the taps are
+// summed per output step in registers; at the edges tap by tap with a
+// range check.
+func convRow[F Float](y, y1, x, w, w1 []F, s, d, padL int) {
+	T, L, K := len(x), len(y), len(w)
+	span := (K-1)*d + 1
+	// interior: t*s - padL >= 0 and t*s - padL + span <= T
+	lo := (padL + s - 1) / s
+	hi := 0
+	if T-span+padL >= 0 {
+		hi = min(L, (T-span+padL)/s+1)
+	}
+	if hi <= lo {
+		lo, hi = 0, 0
+	}
+	switch {
+	case hi == lo:
+	case s == 1 && d == 1 && y1 != nil:
+		corrInterior2(y[lo:hi], y1[lo:hi], x[lo-padL:hi-padL+K-1], w, w1)
+	case s == 1 && d == 1:
+		corrInterior(y[lo:hi], x[lo-padL:hi-padL+K-1], w)
+	default:
+		convInterior(y, x, w, s, d, padL, lo, hi)
+		if y1 != nil {
+			convInterior(y1, x, w1, s, d, padL, lo, hi)
+		}
+	}
+	convEdges(y, x, w, s, d, padL, lo, hi)
+	if y1 != nil {
+		convEdges(y1, x, w1, s, d, padL, lo, hi)
+	}
+}
+
+// convInterior: y[t] += sum_k w[k] x[t*s + k*d - padL] for lo <= t < hi,
+// all in range.
+func convInterior[F Float](y, x, w []F, s, d, padL, lo, hi int) {
+	span := (len(w)-1)*d + 1
+	for t := lo; t < hi; t++ {
+		xs := x[t*s-padL : t*s-padL+span]
+		acc := y[t]
+		for k, wk := range w {
+			acc += wk * xs[k*d]
+		}
+		y[t] = acc
+	}
+}
+
+// convEdges: the same sum for the steps outside lo..hi-1, x taken as 0
+// outside its range.
+func convEdges[F Float](y, x, w []F, s, d, padL, lo, hi int) {
+	T := len(x)
+	for t := 0; t < len(y); t++ {
+		if t == lo && hi > lo {
+			t = hi - 1
+			continue
+		}
+		base := t*s - padL
+		acc := y[t]
+		for k, wk := range w {
+			if u := base + k*d; u >= 0 && u < T {
+				acc += wk * x[u]
+			}
+		}
+		y[t] = acc
+	}
+}
+
+// corrInterior: y[t] += sum_k w[k] x[t+k], len(x) >= len(y)+len(w)-1,
+// four output steps at a time.
+func corrInterior[F Float](y, x, w []F) {
+	n, K := len(y), len(w)
+	x = x[:n+K-1]
+	t := 0
+	for ; t+4 <= n; t += 4 {
+		a0, a1, a2, a3 := y[t], y[t+1], y[t+2], y[t+3]
+		xs := x[t : t+K+3]
+		for k, wk := range w {
+			xk := xs[k : k+4 : k+4]
+			a0 += wk * xk[0]
+			a1 += wk * xk[1]
+			a2 += wk * xk[2]
+			a3 += wk * xk[3]
+		}
+		y[t], y[t+1], y[t+2], y[t+3] = a0, a1, a2, a3
+	}
+	for ; t < n; t++ {
+		acc := y[t]
+		for k, wk := range w {
+			acc += wk * x[t+k]
+		}
+		y[t] = acc
+	}
+}
+
+// corrInterior2 is corrInterior for two kernels on the same x: y += w*x,
+// y1 += w1*x, four output steps of each at a time.
+func corrInterior2[F Float](y, y1, x, w, w1 []F) {
+	n, K := len(y), len(w)
+	x = x[:n+K-1]
+	y1 = y1[:n]
+	w1 = w1[:K]
+	t := 0
+	for ; t+4 <= n; t += 4 {
+		a0, a1, a2, a3 := y[t], y[t+1], y[t+2], y[t+3]
+		b0, b1, b2, b3 := y1[t], y1[t+1], y1[t+2], y1[t+3]
+		xs := x[t : t+K+3]
+		for k, wk := range w {
+			xk := xs[k : k+4 : k+4]
+			vk := w1[k]
+			x0, x1, x2, x3 := xk[0], xk[1], xk[2], xk[3]
+			a0 += wk * x0
+			a1 += wk * x1
+			a2 += wk * x2
+			a3 += wk * x3
+			b0 += vk * x0
+			b1 += vk * x1
+			b2 += vk * x2
+			b3 += vk * x3
+		}
+		y[t], y[t+1], y[t+2], y[t+3] = a0, a1, a2, a3
+		y1[t], y1[t+1], y1[t+2], y1[t+3] = b0, b1, b2, b3
+	}
+	if t < n {
+		corrInterior(y[t:], x[t:], w)
+		corrInterior(y1[t:], x[t:], w1)
 	}
 }
 
