@@ -1,0 +1,191 @@
+// Package onnx reads an ONNX model, as torch.onnx.export writes it, into a
+// plain and validated description of its compute graph: the inputs and
+// outputs with their shapes, the initializers (the weights, as float32 or
+// int64 tensors) and the nodes in topological order, each with its
+// operator, its named inputs and outputs and its attributes. It executes
+// nothing.
+//
+// At import, every node whose inputs are all constants is evaluated and
+// replaced by an initializer (constant folding, as onnx-simplifier does):
+// torch writes F.pad as a subgraph of Constant, ConstantOfShape, Concat,
+// Reshape, Slice, Transpose and Cast on constants, which becomes the Pad
+// node's constant pads. What remains must use only the operators of
+// SupportedOps; anything else is refused with the node's name, its
+// operator and that list.
+//
+// Accepted: the default operator set (domain "" or "ai.onnx") at versions
+// 13 to 17; tensors of FLOAT (float32) and INT64, their data in raw_data
+// (little endian) or in the typed fields (float_data, int64_data), inside
+// the file (external data is refused). Sizes are checked before anything
+// is allocated: a tensor's data must match the product of its dims, and
+// the elements of all tensors together are at most MaxElements (those the
+// folding creates at most MaxFoldElements).
+//
+// Node names carry the PyTorch module path (see ModulePath), so a layer
+// of the PyTorch model can be found in the graph (Model.ModuleOutput).
+package onnx
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
+)
+
+// Limits on what Decode accepts.
+const (
+	// MinOpset and MaxOpset bound the accepted version of the default
+	// operator set.
+	MinOpset, MaxOpset = 13, 17
+	// MaxFileBytes bounds the size of a model file (protobuf's own limit
+	// is 2 GiB).
+	MaxFileBytes = 1 << 30
+	// MaxElements bounds the elements of all tensors of a model together
+	// (initializers, tensor attributes and folded constants).
+	MaxElements = 1 << 28
+	// MaxFoldElements bounds the elements of the tensors that constant
+	// folding computes, together: a folded subgraph computes shapes and
+	// pads, a few numbers.
+	MaxFoldElements = 1 << 20
+)
+
+// DType is the element type of a Tensor.
+type DType int
+
+// The element types a model may hold.
+const (
+	Float32 DType = iota + 1 // ONNX FLOAT
+	Int64                    // ONNX INT64
+)
+
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Int64:
+		return "int64"
+	}
+	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// Tensor is a constant tensor, row major. Exactly one of Float and Int
+// holds its values (the one of DType), len = the product of Shape (1 for
+// a scalar, Shape empty).
+type Tensor struct {
+	DType DType
+	Shape []int
+	Float []float32
+	Int   []int64
+}
+
+// Len is the number of elements, the product of Shape.
+func (t Tensor) Len() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Value is a graph input or output: its name and its shape, -1 for a
+// dimension not fixed (a named dim_param such as the batch axis, or one
+// without a value). Shape is nil when the model declares no shape.
+type Value struct {
+	Name  string
+	Shape []int
+}
+
+// AttrKind is the kind of an attribute's value.
+type AttrKind int
+
+// The kinds of attribute values a model may hold.
+const (
+	AttrFloat AttrKind = iota + 1
+	AttrInt
+	AttrString
+	AttrTensor
+	AttrFloats
+	AttrInts
+	AttrStrings
+)
+
+// Attr is a node attribute; the field of its Kind holds the value.
+type Attr struct {
+	Kind    AttrKind
+	Float   float32
+	Int     int64
+	String  string
+	Tensor  Tensor
+	Floats  []float32
+	Ints    []int64
+	Strings []string
+}
+
+// Node is an operator of the compute graph. An empty string among Inputs
+// is an optional input left out.
+type Node struct {
+	Name    string
+	OpType  string
+	Inputs  []string
+	Outputs []string
+	Attrs   map[string]Attr
+}
+
+// Model is a decoded, folded and validated ONNX model.
+type Model struct {
+	// Name is the name given to Decode (the path for Read), used in errors.
+	Name string
+	// Opset is the version of the default operator set.
+	Opset int
+	// Inputs are the graph inputs that are not initializers; Outputs the
+	// graph outputs.
+	Inputs, Outputs []Value
+	// Initializers are the model's initializers and the constants the
+	// folding computed that a node or an output uses, by value name.
+	Initializers map[string]Tensor
+	// Nodes are the nodes left after folding, in topological order: each
+	// input of a node is a graph input, an initializer or the output of an
+	// earlier node.
+	Nodes []Node
+}
+
+// Read reads and decodes the ONNX model file at path (see Decode).
+func Read(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("onnx: %w", err)
+	}
+	if st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("onnx: %s: %d bytes, more than the %d accepted", path, st.Size(), MaxFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("onnx: %s: %w", path, err)
+	}
+	return Decode(b, path)
+}
+
+// Decode decodes the serialized ONNX ModelProto b, folds its constant
+// subgraphs and validates the rest; name (a file name) is used in errors.
+func Decode(b []byte, name string) (*Model, error) {
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("onnx: %s: %d bytes, more than the %d accepted", name, len(b), MaxFileBytes)
+	}
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(b, &mp); err != nil {
+		return nil, fmt.Errorf("onnx: %s: not an ONNX model (protobuf ModelProto): %w", name, err)
+	}
+	m, err := build(&mp, name)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: %s: %w", name, err)
+	}
+	return m, nil
+}
