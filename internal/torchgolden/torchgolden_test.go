@@ -170,6 +170,22 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 				}
 			}
 			golden.RowsClose(t, "gradcam", cam, want, 1e-4)
+			if L < 640 {
+				// A shorter layer resampled to the input as PyTorch's
+				// F.interpolate does (testdata/peers/interp_golden.py).
+				var lin [][]float64
+				err := sdk.ModelCall(func() {
+					req.Config = sdk.Config{"layer": a.Layer, "align": "linear"}
+					lin, err = gradcam.New().Explain(ctx, m, req)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range lin {
+					lin[i] = lin[i][(a.Cin-1)*640:]
+				}
+				golden.RowsClose(t, "gradcam, align linear", lin, readCSV(t, a.Name, "gradcam_linear.csv"), 1e-4)
+			}
 			g := make([][]float64, len(targets))
 			for i := range g {
 				for _, v := range grad[i*m.InputLen() : (i+1)*m.InputLen()] {

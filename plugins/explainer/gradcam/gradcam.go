@@ -17,10 +17,10 @@
 // tell the input channels apart; occlusion with channels = "each" and
 // gradient x input do.
 //
-// Configuration:
-//   - "layer": the layer's name (default "conv4");
-//   - "align": how the T layer positions become a map of the input's
-//     length N:
+// Configuration: "layer", the layer's name (default "conv4"), and
+// "align", how the T layer positions become a map of the input's length
+// N, one of:
+//
 //   - "centre" (the default): layer position t summarises the input
 //     samples t .. t+R-1 of its receptive field (R = 1 + sum of (kernel - 1)
 //     over the convolutions and max pools up to the layer, all of stride 1,
@@ -34,13 +34,21 @@
 //     host takes maps of the input's length). For the paper's conv4 the
 //     first 630 values are Captum's raw LayerGradCam map. Raw gives the
 //     unaligned map of any layer.
+//   - "linear": the T positions resampled to the N samples as PyTorch's
+//     F.interpolate(mode="linear", align_corners=False) does (Captum's
+//     LayerAttribution.interpolate with interpolate_mode="linear"), with
+//     no regard to receptive fields: sample u reads position
+//     s = max((u + 0.5) T/N - 0.5, 0), dst(u) = (1 - w) cam(i) + w cam(i')
+//     with i = floor(s), i' = min(i + 1, T - 1), w = s - i (Linear).
+//   - "nearest": the same with mode="nearest" (Captum's default):
+//     dst(u) = cam(min(floor(u T/N), T - 1)) (Nearest).
 //
 // A model without an sdk/nn architecture (a PyTorch draw served by the
 // model service: its Arch has no layers, and its layers are module paths
 // such as "block3" or "inc3.convs.2", a recurrent layer's output taken as
-// hidden x steps) has no receptive fields: it takes align = "none" only,
-// its map the first T samples of each row (T <= N), and "centre" is an
-// error that says so.
+// hidden x steps) has no receptive fields: it takes align = "none" (its
+// map the first T samples of each row, T <= N), "linear" or "nearest",
+// and "centre" is an error that says so.
 package gradcam
 
 import (
@@ -56,16 +64,21 @@ import (
 const ID = "explainer.gradcam"
 
 // Version is the plugin's version.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // DefaultLayer is the layer explained when the recipe names none.
 const DefaultLayer = "conv4"
 
 // The alignments of "align".
 const (
-	AlignCentre = "centre"
-	AlignNone   = "none"
+	AlignCentre  = "centre"
+	AlignNone    = "none"
+	AlignLinear  = "linear"
+	AlignNearest = "nearest"
 )
+
+// aligns are the accepted values of "align".
+var aligns = []string{AlignCentre, AlignNone, AlignLinear, AlignNearest}
 
 // Explainer is Grad-CAM.
 type Explainer struct{}
@@ -98,8 +111,8 @@ func parse(cfg sdk.Config) (config, error) {
 	if err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
 	}
-	if align != AlignCentre && align != AlignNone {
-		return config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q)", ID, "align", align, AlignCentre, AlignNone)
+	if !slices.Contains(aligns, align) {
+		return config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q, %q, %q)", ID, "align", align, AlignCentre, AlignNone, AlignLinear, AlignNearest)
 	}
 	return config{layer: layer, align: align}, nil
 }
@@ -127,14 +140,16 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	if len(a.Layers) == 0 {
 		// A model known by its shape only (a PyTorch draw of the model
 		// service): no sdk/nn layers, so no receptive fields.
-		if c.align != AlignNone {
-			return nil, fmt.Errorf("%s: key %q: %q needs the receptive fields of an sdk/nn architecture, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map", ID, "align", c.align, a.Name, AlignNone)
+		if c.align == AlignCentre {
+			return nil, fmt.Errorf("%s: key %q: %q needs the receptive fields of an sdk/nn architecture, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", c.align, a.Name, AlignNone, AlignLinear, AlignNearest)
 		}
-		if sh.T > a.InLen {
+		if c.align == AlignNone && sh.T > a.InLen {
 			return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
 		}
-	} else if r, err = Field(a, c.layer); err != nil {
-		return nil, fmt.Errorf("%s: %w", ID, err)
+	} else if c.align != AlignLinear && c.align != AlignNearest {
+		if r, err = Field(a, c.layer); err != nil {
+			return nil, fmt.Errorf("%s: %w", ID, err)
+		}
 	}
 	b := len(req.Targets)
 	act := make([]float32, b*sh.Size())
@@ -152,9 +167,14 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		maps[i] = make([]float64, n)
 		for ch := range a.InChannels {
 			row := maps[i][ch*a.InLen : (ch+1)*a.InLen]
-			if c.align == AlignNone {
+			switch c.align {
+			case AlignNone:
 				copy(row, cam) // T <= InLen: the field checks that R >= 1
-			} else {
+			case AlignLinear:
+				Linear(row, cam)
+			case AlignNearest:
+				Nearest(row, cam)
+			default:
 				Centre(row, cam, r)
 			}
 		}
@@ -196,6 +216,44 @@ func Centre(dst, cam []float64, r int) []float64 {
 	off := (r - 1) / 2
 	for n := range dst {
 		dst[n] = cam[min(max(n-off, 0), len(cam)-1)]
+	}
+	return dst
+}
+
+// Linear writes cam resampled to len(dst) samples as PyTorch's
+// F.interpolate(mode="linear", align_corners=False):
+//
+//	s = max((u + 0.5) T/N - 0.5, 0),  i = floor(s),  w = s - i,
+//	dst[u] = (1 - w) cam[i] + w cam[min(i+1, T-1)],
+//
+// T = len(cam), N = len(dst); it returns dst. The scale T/N is computed
+// in float32, as PyTorch does for float32 maps.
+func Linear(dst, cam []float64) []float64 {
+	t := len(cam)
+	if t == 0 {
+		panic("gradcam: Linear: no positions")
+	}
+	scale := float64(float32(t) / float32(len(dst)))
+	for u := range dst {
+		s := max((float64(u)+0.5)*scale-0.5, 0)
+		i := min(int(s), t-1)
+		w := s - float64(i)
+		dst[u] = (1-w)*cam[i] + w*cam[min(i+1, t-1)]
+	}
+	return dst
+}
+
+// Nearest writes cam resampled to len(dst) samples as PyTorch's
+// F.interpolate(mode="nearest"): dst[u] = cam[min(floor(u T/N), T-1)],
+// T = len(cam), N = len(dst) (the scale T/N in float32); it returns dst.
+func Nearest(dst, cam []float64) []float64 {
+	t := len(cam)
+	if t == 0 {
+		panic("gradcam: Nearest: no positions")
+	}
+	scale := float32(t) / float32(len(dst))
+	for u := range dst {
+		dst[u] = cam[min(int(float32(u)*scale), t-1)]
 	}
 	return dst
 }

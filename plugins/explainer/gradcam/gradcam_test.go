@@ -152,7 +152,9 @@ func TestConfig(t *testing.T) {
 	}{
 		{sdk.Config{}, ""},
 		{sdk.Config{"layer": "conv2", "align": "none"}, ""},
-		{sdk.Config{"align": "center"}, `key "align" is "center" (accepted: "centre", "none")`},
+		{sdk.Config{"align": "center"}, `key "align" is "center" (accepted: "centre", "none", "linear", "nearest")`},
+		{sdk.Config{"align": "linear"}, ""},
+		{sdk.Config{"align": "nearest"}, ""},
 		{sdk.Config{"layer": ""}, `key "layer" is empty`},
 		{sdk.Config{"layer": 3}, `"layer"`},
 		{sdk.Config{"window": 3}, `unknown key "window"`},
