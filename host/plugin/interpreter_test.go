@@ -321,3 +321,49 @@ func TestPythonProbeHangs(t *testing.T) {
 		t.Errorf("the hanging interpreter ran %d times (%v), want once", strings.Count(string(b), "probe"), err)
 	}
 }
+
+// TestPythonRequires: a plugin whose head says "# uaxai-requires: M" runs
+// under an interpreter that imports M: $UAXAI_PYTHON, which has the
+// kit's modules but not M, is passed over with a warning naming M, for
+// the next candidate that has it.
+func TestPythonRequires(t *testing.T) {
+	pythontest.Need(t)
+	_, echo := echoDir(t)
+	src, err := os.ReadFile(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(src), "\n")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "uaxai-explainer-python-echo")
+	if err := os.WriteFile(script, []byte(first+"\n# uaxai-requires: uaxai_probe_only\n"+rest), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mods := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mods, "uaxai_probe_only.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kit, err := filepath.Abs("../../sdk/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := filepath.Join(t.TempDir(), "python-with")
+	sh := "#!/bin/sh\nPYTHONPATH=" + mods + ":" + kit + " exec " + pythontest.Python + " \"$@\"\n"
+	if err := os.WriteFile(with, []byte(sh), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := pythonLink(t, "env-python")
+	t.Setenv(PythonEnv, env)
+	t.Setenv("PYTHONPATH", kit) // the copied script finds the kit here, not beside it
+	defer pyinterp.SetDefaults([]string{with})()
+	logs := &syncBuffer{}
+	m := newManager(t, Options{Dirs: []string{dir}, Limits: patientLimits(),
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: logs})})
+	defer m.Close()
+	if got := runsEcho(t, m); !reflect.DeepEqual(got, []string{pythontest.Python, script}) {
+		t.Errorf("the plugin runs as %q, want %s (through %s) %s", got, pythontest.Python, with, script)
+	}
+	if w := "$UAXAI_PYTHON " + env + ": lacks uaxai_probe_only"; !strings.Contains(logs.String(), w) {
+		t.Errorf("no warning holding %q:\n%s", w, logs.String())
+	}
+}

@@ -29,8 +29,8 @@ func pythonCandidates(b binary, shebang string) []pyinterp.Candidate {
 
 // choosePython is pyinterp.Choose for the plugin named what, whose
 // *pyinterp.NoInterpreterError also points at the plugin's manifest.
-func choosePython(ctx context.Context, what string, cands []pyinterp.Candidate) (path string, skipped []string, err error) {
-	path, skipped, err = pyinterp.Choose(ctx, what, cands)
+func choosePython(ctx context.Context, what string, cands []pyinterp.Candidate, requires []string) (path string, skipped []string, err error) {
+	path, skipped, err = pyinterp.Choose(ctx, what, cands, requires...)
 	if ne, ok := errors.AsType[*pyinterp.NoInterpreterError](err); ok {
 		ne.Manifest = ManifestName
 	}
@@ -38,27 +38,35 @@ func choosePython(ctx context.Context, what string, cands []pyinterp.Candidate) 
 }
 
 // pythonScript says whether b is a Python plugin to run through an
-// interpreter, and the interpreter its #! line names ("" if none). A
+// interpreter, the interpreter its #! line names ("" if none) and the
+// modules its head requires (pyinterp.Requires). A
 // plugin is Python when its manifest says so (language "python", or a
 // python key) or its #! line names python; an ELF file is exec'd
 // whatever its manifest's language says (a frozen Python program).
-func pythonScript(b binary) (bool, string, error) {
+func pythonScript(b binary) (bool, string, []string, error) {
 	head, err := pyinterp.Head(b.command)
 	if err != nil {
-		return false, "", err
+		return false, "", nil, err
 	}
 	if pyinterp.IsELF(head) {
-		return false, "", nil
+		return false, "", nil, nil
 	}
 	lang, err := DetectLanguage(bytes.NewReader(head))
 	if err != nil {
-		return false, "", fmt.Errorf("reading %s: %w", b.command, err)
+		return false, "", nil, fmt.Errorf("reading %s: %w", b.command, err)
 	}
 	interp := ""
 	if lang == LangPython {
 		interp = pyinterp.Shebang(head)
 	}
-	return lang == LangPython || b.python != "" || isPythonLanguage(b.language), interp, nil
+	isPy := lang == LangPython || b.python != "" || isPythonLanguage(b.language)
+	var requires []string
+	if isPy {
+		if requires, err = pyinterp.Requires(head); err != nil {
+			return false, "", nil, fmt.Errorf("%s: %w", b.command, err)
+		}
+	}
+	return isPy, interp, requires, nil
 }
 
 // pythonSpec turns sp, the spec of binary b, into `<interpreter>
@@ -67,7 +75,7 @@ func pythonScript(b binary) (bool, string, error) {
 // interpreter the plugin or the user named that is skipped is logged as
 // a warning.
 func (m *Manager) pythonSpec(ctx context.Context, sp spec, b binary) (spec, error) {
-	isPy, shebang, err := pythonScript(b)
+	isPy, shebang, requires, err := pythonScript(b)
 	if err != nil {
 		return spec{}, fmt.Errorf("starting %s: %w", sp.name(), err)
 	}
@@ -75,7 +83,7 @@ func (m *Manager) pythonSpec(ctx context.Context, sp spec, b binary) (spec, erro
 		return sp, nil
 	}
 	cands := pythonCandidates(b, shebang)
-	py, skipped, err := choosePython(ctx, sp.name(), cands)
+	py, skipped, err := choosePython(ctx, sp.name(), cands, requires)
 	if err != nil {
 		return spec{}, err
 	}

@@ -2,9 +2,11 @@
 // of a list of candidates (an interpreter the plugin names,
 // $UAXAI_PYTHON, its #! line's, python3 on PATH, Debian's
 // /usr/bin/python3) that imports numpy, grpc and google.protobuf, the
-// modules of the kit in sdk/python. Each interpreter is probed once a
-// process, concurrent askers sharing one probe, in a process group of
-// its own that is killed past a timeout. The host's plugin manager
+// modules of the kit in sdk/python, and the modules the plugin itself
+// requires (a "# uaxai-requires: torch" line in its head, Requires).
+// Each interpreter is probed once a process for each set of modules,
+// concurrent askers sharing one probe, in a process group of its own
+// that is killed past a timeout. The host's plugin manager
 // (host/plugin) and the conformance kit (sdk/sdktest) both use it, so a
 // plugin runs under the same interpreter in both.
 package pyinterp
@@ -61,12 +63,16 @@ func SetDefaults(d []string) (restore func()) {
 	}
 }
 
-// probeScript imports each module the kit needs and writes one line
-// "module<TAB>ExceptionType: message" to stderr for each that fails,
-// then exits with status 1 if any did.
+// kitModules are the modules the kit needs.
+var kitModules = []string{"numpy", "grpc", "google.protobuf"}
+
+// probeScript imports each module named by its arguments (the kit's,
+// then the plugin's) and writes one line "module<TAB>ExceptionType:
+// message" to stderr for each that fails, then exits with status 1 if
+// any did.
 const probeScript = `import sys
 bad = []
-for m in ("numpy", "grpc", "google.protobuf"):
+for m in sys.argv[1:]:
     try:
         __import__(m)
     except Exception as e:
@@ -100,26 +106,30 @@ type probe struct {
 
 // probes holds every interpreter's probe by path (as found, without
 // resolving symbolic links: a virtualenv's bin/python is a link to the
-// system's interpreter and behaves differently from it).
+// system's interpreter and behaves differently from it) and the extra
+// modules asked for.
 var probes = struct {
 	mu sync.Mutex
 	m  map[string]*probe
 }{m: map[string]*probe{}}
 
 // Probe reports whether the interpreter at path imports numpy, grpc and
-// google.protobuf: nil if it does, else an error saying what it lacks
-// (or that it did not answer). Each path is probed once a process,
-// whoever asks, however many ask at once; a caller whose ctx ends stops
-// waiting, and the probe goes on for the next one.
-func Probe(ctx context.Context, path string) error {
+// google.protobuf, and the modules named by requires: nil if it does,
+// else an error saying what it lacks (or that it did not answer). Each
+// path and set of modules is probed once a process, whoever asks,
+// however many ask at once; a caller whose ctx ends stops waiting, and
+// the probe goes on for the next one.
+func Probe(ctx context.Context, path string, requires ...string) error {
+	mods := append(append([]string(nil), kitModules...), requires...)
+	key := path + "\x00" + strings.Join(mods, "\x00")
 	probes.mu.Lock()
-	p, ok := probes.m[path]
+	p, ok := probes.m[key]
 	if !ok {
 		p = &probe{done: make(chan struct{})}
-		probes.m[path] = p
+		probes.m[key] = p
 		timeout := time.Duration(probeTimeout.Load())
 		go func() {
-			p.err = runProbe(path, timeout)
+			p.err = runProbe(path, mods, timeout)
 			close(p.done)
 		}()
 	}
@@ -134,10 +144,10 @@ func Probe(ctx context.Context, path string) error {
 
 // runProbe runs probeScript under the interpreter at path, in a process
 // group of its own that is killed past timeout.
-func runProbe(path string, timeout time.Duration) error {
+func runProbe(path string, mods []string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "-c", probeScript)
+	cmd := exec.CommandContext(ctx, path, append([]string{"-c", probeScript}, mods...)...)
 	procgroup.Own(cmd)
 	cmd.Cancel = func() error {
 		procgroup.Kill(cmd) // an interpreter behind a shell script is the shell's child
@@ -152,7 +162,7 @@ func runProbe(path string, timeout time.Duration) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("no answer within %s to `%s -c 'import numpy, grpc, google.protobuf'` (killed)", timeout, filepath.Base(path))
+		return fmt.Errorf("no answer within %s to `%s -c 'import %s'` (killed)", timeout, filepath.Base(path), strings.Join(mods, ", "))
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
@@ -218,6 +228,8 @@ type NoInterpreterError struct {
 	// Manifest, if set, is the plugin's manifest file (plugin.toml), a
 	// further place to name an interpreter.
 	Manifest string
+	// Requires are the modules the plugin requires beyond the kit's.
+	Requires []string
 }
 
 func (e *NoInterpreterError) Error() string {
@@ -225,18 +237,24 @@ func (e *NoInterpreterError) Error() string {
 	if e.Manifest != "" {
 		where += fmt.Sprintf(" or in the plugin's %s (python = \"/path/to/python3\")", e.Manifest)
 	}
-	return fmt.Sprintf("starting %s: it is a Python plugin, and no Python interpreter tried has numpy, grpcio and protobuf:\n\t%s\n"+
+	has, install := "numpy, grpcio and protobuf", Apt
+	if len(e.Requires) > 0 {
+		has += " and what the plugin requires (# uaxai-requires), " + strings.Join(e.Requires, ", ")
+		install += "; for torch: apt-get install python3-torch"
+	}
+	return fmt.Sprintf("starting %s: it is a Python plugin, and no Python interpreter tried has %s:\n\t%s\n"+
 		"Install them (Debian: %s), or name an interpreter that has them in %s",
-		e.Plugin, strings.Join(e.Tried, "\n\t"), Apt, where)
+		e.Plugin, has, strings.Join(e.Tried, "\n\t"), install, where)
 }
 
-// Choose returns the first of cands that imports the kit's modules (an
-// absolute path, or as found on PATH), and what was skipped before it
+// Choose returns the first of cands that imports the kit's modules and
+// the modules of requires (an absolute path, or as found on PATH), and
+// what was skipped before it
 // ("<from> <path>: <why>"). An interpreter found twice (PATH's python3
 // as the #! line's and as PATH's) is tried once. err is a
 // *NoInterpreterError naming what (with an empty Manifest) when none
 // does, or says that ctx ended.
-func Choose(ctx context.Context, what string, cands []Candidate) (path string, skipped []string, err error) {
+func Choose(ctx context.Context, what string, cands []Candidate, requires ...string) (path string, skipped []string, err error) {
 	seen := map[string]bool{}
 	for _, c := range cands {
 		p, err := exec.LookPath(c.Name)
@@ -260,7 +278,7 @@ func Choose(ctx context.Context, what string, cands []Candidate) (path string, s
 			continue
 		}
 		seen[p] = true
-		err = Probe(ctx, p)
+		err = Probe(ctx, p, requires...)
 		if err == nil {
 			return p, skipped, nil
 		}
@@ -273,12 +291,57 @@ func Choose(ctx context.Context, what string, cands []Candidate) (path string, s
 		}
 		skipped = append(skipped, fmt.Sprintf("%s %s: %v", c.From, name, err))
 	}
-	return "", skipped, &NoInterpreterError{Plugin: what, Tried: skipped}
+	return "", skipped, &NoInterpreterError{Plugin: what, Tried: skipped, Requires: requires}
 }
 
 // HeadMax is as much of a file as the kernel reads of a #! line (Linux:
 // 256 bytes), and as much as Script reads.
 const HeadMax = 256
+
+// RequiresPrefix starts the line of a Python plugin's head that names
+// the modules it requires beyond the kit's, separated by spaces or
+// commas: "# uaxai-requires: torch".
+const RequiresPrefix = "# uaxai-requires:"
+
+// Requires returns the modules the "# uaxai-requires:" lines of head
+// (the first HeadMax bytes of the plugin: the line must end within them)
+// name, in order (none: nil), or an error naming the first that is not a
+// dotted Python module name.
+func Requires(head []byte) ([]string, error) {
+	var out []string
+	lines := strings.Split(string(head), "\n")
+	if len(head) >= HeadMax {
+		lines = lines[:len(lines)-1] // cut short by the head's end
+	}
+	for _, line := range lines {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), RequiresPrefix)
+		if !ok {
+			continue
+		}
+		for _, m := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' }) {
+			if !moduleName(m) {
+				return nil, fmt.Errorf("%q in %q is not a Python module name (accepted: dotted names, as %q)", m, strings.TrimSpace(line), RequiresPrefix+" torch")
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// moduleName reports whether s is a dotted Python module name (ASCII).
+func moduleName(s string) bool {
+	for _, p := range strings.Split(s, ".") {
+		if p == "" || p[0] >= '0' && p[0] <= '9' {
+			return false
+		}
+		for _, c := range p {
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // Shebang is the interpreter a #! line runs: its first word, or for
 // /usr/bin/env the first word after env's options

@@ -239,3 +239,67 @@ func TestInterpreterProbeAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestRequires: the "# uaxai-requires:" lines of a plugin's head name its
+// own modules; a name that is not a module is an error; a line the head
+// cuts short does not count.
+func TestRequires(t *testing.T) {
+	for _, c := range []struct {
+		head string
+		want []string
+		err  string
+	}{
+		{"#!/usr/bin/env python3\n# uaxai-requires: torch\n\"\"\"doc\"\"\"\n", []string{"torch"}, ""},
+		{"#!/usr/bin/env python3\n  # uaxai-requires: torch, scipy.signal sklearn\n# uaxai-requires: captum\n", []string{"torch", "scipy.signal", "sklearn", "captum"}, ""},
+		{"#!/usr/bin/env python3\nimport torch\n", nil, ""},
+		{"# uaxai-requires: torch-cpu\n", nil, `"torch-cpu" in "# uaxai-requires: torch-cpu" is not a Python module name`},
+		{"# uaxai-requires: 2d\n", nil, "is not a Python module name"},
+		{"# uaxai-requires: a..b\n", nil, "is not a Python module name"},
+		{strings.Repeat("#\n", (pyinterp.HeadMax-20)/2) + "# uaxai-requires: torchvision"[:pyinterp.HeadMax-(pyinterp.HeadMax-20)/2*2], nil, ""},
+	} {
+		got, err := pyinterp.Requires([]byte(c.head))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("Requires(%q) = %v, %v; want an error with %q", c.head, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Requires(%q) = %v, %v; want %v", c.head, got, err, c.want)
+		}
+	}
+}
+
+// TestChooseRequires: an interpreter with the kit's modules but without
+// a module the plugin requires is passed over for one that has it; the
+// same interpreter is chosen when nothing more is required; with no
+// interpreter that has it, the error names the module and how to get it.
+func TestChooseRequires(t *testing.T) {
+	pythontest.Need(t)
+	// A python3 that has the kit's modules and not "uaxai_probe_only":
+	// /usr/bin/python3 itself. The module exists only on a PYTHONPATH the
+	// second interpreter (a shell script around it) sets.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "uaxai_probe_only.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	with := filepath.Join(t.TempDir(), "python-with")
+	script := "#!/bin/sh\nPYTHONPATH=" + dir + " exec " + pythontest.Python + " \"$@\"\n"
+	if err := os.WriteFile(with, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cands := []pyinterp.Candidate{{"first", pythontest.Python}, {"second", with}}
+	ctx := context.Background()
+	got, _, err := pyinterp.Choose(ctx, "p", cands)
+	if err != nil || got != pythontest.Python {
+		t.Errorf("nothing required: %q, %v; want %s", got, err, pythontest.Python)
+	}
+	got, skipped, err := pyinterp.Choose(ctx, "p", cands, "uaxai_probe_only")
+	if err != nil || got != with || len(skipped) != 1 || !strings.Contains(skipped[0], "lacks uaxai_probe_only (ModuleNotFoundError") {
+		t.Errorf("uaxai_probe_only required: %q, %q, %v; want %s after passing over %s", got, skipped, err, with, pythontest.Python)
+	}
+	_, _, err = pyinterp.Choose(ctx, "the plugin", cands[:1], "uaxai_probe_only")
+	if err == nil || !strings.Contains(err.Error(), "what the plugin requires (# uaxai-requires), uaxai_probe_only") {
+		t.Errorf("no interpreter has it: %v", err)
+	}
+}
