@@ -450,6 +450,9 @@ func (c *converter) padAmounts(n *Node, x sval) (int64, int64, float32, error) {
 	if mode != "constant" {
 		return 0, 0, 0, nodeErr(n, "attribute \"mode\" = %q is not supported; accepted: constant", mode)
 	}
+	if len(n.Inputs) < 2 {
+		return 0, 0, 0, nodeErr(n, "no pads input; accepted: Pad(data, pads[, constant_value])")
+	}
 	pt, ok := c.m.Initializers[n.Inputs[1]]
 	if !ok || pt.DType != Int64 {
 		return 0, 0, 0, nodeErr(n, "its pads must be an int64 constant")
@@ -766,9 +769,12 @@ func (c *converter) reshape(i int, n *Node) error {
 		}
 		shape = []int64{-1, int64(x.c * x.t)}
 	case "Reshape":
+		if len(n.Inputs) != 2 {
+			return nodeErr(n, "%d inputs; accepted: Reshape(data, shape)", len(n.Inputs))
+		}
 		st, ok := c.m.Initializers[n.Inputs[1]]
-		if !ok || st.DType != Int64 {
-			return nodeErr(n, "its shape must be an int64 constant")
+		if !ok || st.DType != Int64 || len(st.Int) == 0 {
+			return nodeErr(n, "its shape must be a non-empty int64 constant")
 		}
 		shape = slices.Clone(st.Int)
 		if len(shape) > 0 && (shape[0] == 0 || shape[0] == -1 || shape[0] == int64(c.m.Inputs[0].Shape[0])) {
@@ -895,11 +901,13 @@ func (c *converter) div(i int, n *Node) error {
 		return ok && t.DType == Float32 && t.Len() == 1 && math.Abs(float64(t.Float[0])-want) <= tol
 	}
 	// next returns the sole reader of value v if it is of op type op.
+	var found []int
 	next := func(v, op string) *Node {
 		k := c.soleConsumer(v)
-		if k < 0 || c.m.Nodes[k].OpType != op || len(c.m.Nodes[k].Attrs) != 0 {
+		if v == "" || k < 0 || c.m.Nodes[k].OpType != op || len(c.m.Nodes[k].Attrs) != 0 {
 			return nil
 		}
+		found = append(found, k)
 		return &c.m.Nodes[k]
 	}
 	// otherOf returns the input of a two-input node that is not v.
@@ -934,8 +942,8 @@ func (c *converter) div(i int, n *Node) error {
 	if half == nil || !scalar(otherOf(half, mul.Outputs[0]), 0.5, 0) {
 		return refuse("no Mul by 0.5 alone reads x * (erf(x/√2) + 1)")
 	}
-	for _, b := range []*Node{erf, add, mul, half} {
-		c.done[slices.IndexFunc(c.m.Nodes, func(o Node) bool { return o.Outputs[0] == b.Outputs[0] })] = true
+	for _, k := range found {
+		c.done[k] = true
 	}
 	c.emit(n, "gelu", nil, []sval{x}, nil, x, half.Outputs[0])
 	return nil
