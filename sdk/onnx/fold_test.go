@@ -122,7 +122,7 @@ func TestShapeDynamic(t *testing.T) {
 }
 
 // FuzzDecode checks that Decode never panics and that what it accepts is
-// a valid graph. Its seeds are small (the fuzzer minimizes every input
+// a valid graph, which ToSpec converts or refuses without panicking. Its seeds are small (the fuzzer minimizes every input
 // that finds new code, slowly on the 20-140 kB golden files): the chain of
 // every folded operator, a lone Pad, and fcn's model cut to its first
 // kilobytes.
@@ -145,6 +145,9 @@ func FuzzDecode(f *testing.F) {
 				t.Errorf("error %q does not name the file", err)
 			}
 			return
+		}
+		if _, _, err := ToSpec(m); err != nil && !strings.Contains(err.Error(), "fuzz.onnx") {
+			t.Errorf("ToSpec: error %q does not name the file", err)
 		}
 		defined := map[string]bool{}
 		for _, v := range m.Inputs {
