@@ -296,9 +296,8 @@ func (n *Net) plan() {
 		}
 	}
 	end[n.output+1] = len(n.nodes)
-	start[0], end[0] = -1, -1 // the input is the caller's slice
+	start[0], end[0] = 0, -1 // the input is the caller's slice: no buffer
 	n.fwdSlot, n.fwdSize = planSlots(sizes, start, end, n.unplanned)
-	n.fwdSlot[0] = -1
 
 	// Backward over the output's ancestors, nodes output..0; the step of
 	// node i is output-i.

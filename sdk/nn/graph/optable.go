@@ -110,6 +110,8 @@ type Call struct {
 	// Idx is the op's scratch of B*Indices values (max pooling's argmax),
 	// written by Forward and read by Backward.
 	Idx []int32
+
+	chans []int // the inputs' channels, for concat
 }
 
 func (c *Call) dp(j int) []float32 {
@@ -643,13 +645,13 @@ func opList() []*Op {
 	}
 }
 
-// chans returns the input channels of a concat. It allocates a small
-// slice; concat's channel counts are few.
+// chans returns the input channels of a concat.
 func chans(c *Call) []int {
-	var buf [16]int
-	cs := buf[:0]
-	for _, s := range c.In {
-		cs = append(cs, s.C)
+	if len(c.chans) != len(c.In) {
+		c.chans = make([]int, len(c.In))
+		for i, s := range c.In {
+			c.chans[i] = s.C
+		}
 	}
-	return cs
+	return c.chans
 }
