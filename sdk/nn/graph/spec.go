@@ -70,6 +70,9 @@ type Node struct {
 	// output (Input for the first node).
 	Inputs []string `toml:"inputs,omitempty" json:"inputs,omitempty"`
 	// Attrs are the op's attributes: int64, float64, bool, string, or
-	// []int64 values, as TOML decodes them.
+	// []int64 values, as TOML decodes them (int and []int are accepted
+	// too). In a TOML file they are written inline in the node's
+	// [[nodes]] table (see ReadSpecFile); the op table (Ops) says which
+	// each op accepts, and Net.Spec gives them with defaults filled in.
 	Attrs map[string]any `toml:"attrs,omitempty" json:"attrs,omitempty"`
 }

@@ -1,0 +1,151 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// residualConcatSpec is a small graph with a residual addition, a value
+// read by three nodes, a concatenation of three inputs, asymmetric
+// padding, dilation, groups, stride, average pooling with padding,
+// flatten and smooth activations (no kinks, so that finite differences
+// apply everywhere). softmaxOut ends it with a softmax node.
+func residualConcatSpec(softmaxOut bool) Spec {
+	n := func(name, op string, inputs []string, attrs map[string]any) Node {
+		return Node{Name: name, Op: op, Inputs: inputs, Attrs: attrs}
+	}
+	s := Spec{Name: "residual-concat", InChannels: 2, InLen: 24, Nodes: []Node{
+		n("a", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 2}}),
+		n("b", "tanh", nil, nil),
+		n("blk.pad", "pad", nil, map[string]any{"left": 1, "right": 3, "value": 0.25}),
+		n("blk.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "dilation": 2, "groups": 2}),
+		n("blk.bn", "batchnorm1d", nil, nil),
+		n("blk.add", "add", []string{"b", "blk.bn"}, nil),
+		n("f", "gelu", nil, nil),
+		n("h", "avgpool1d", []string{"input"}, map[string]any{"kernel": 2, "stride": 1, "padding": 1}),
+		n("cat", "concat", []string{"f", "h", "blk.add"}, nil),
+		n("j", "conv1d", nil, map[string]any{"out": 6, "kernel": 4, "stride": 2}),
+		n("k", "silu", nil, nil),
+		n("l", "sigmoid", nil, nil),
+		n("flat", "flatten", nil, nil),
+		n("gap", "globalavgpool", []string{"k"}, nil),
+		n("cat2", "concat", []string{"flat", "gap"}, nil),
+		n("fc", "linear", nil, map[string]any{"out": 5}),
+		n("drop", "dropout", nil, map[string]any{"p": 0.1}),
+	}}
+	if softmaxOut {
+		s.Nodes = append(s.Nodes, n("probs", "softmax", nil, nil))
+	}
+	return s
+}
+
+func randomNet(t *testing.T, spec Spec, seed uint64) *Net {
+	t.Helper()
+	net, err := Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for _, p := range net.Params() {
+		for j := range p.Len {
+			v := float32(rng.NormFloat64() * 0.6)
+			switch {
+			case strings.HasSuffix(p.Name, ".running_var"):
+				v = 0.5 + rng.Float32()
+			case strings.HasSuffix(p.Name, "bn.weight"):
+				v = 1 + v/2
+			}
+			net.Theta[p.Offset+j] = v
+		}
+	}
+	return net
+}
+
+// objective is sum_b p_{target_b}(x_b) in float64.
+func objective(t *testing.T, net *Net, x []float32, targets []int) float64 {
+	K := net.Classes()
+	probs := make([]float32, len(targets)*K)
+	if err := net.Forward(probs, x); err != nil {
+		t.Fatal(err)
+	}
+	s := 0.0
+	for b, c := range targets {
+		s += float64(probs[b*K+c])
+	}
+	return s
+}
+
+// fd is the Richardson-extrapolated central difference of f at v:
+// (4 D(h/2) - D(h)) / 3, D(h) = (f(v+h) - f(v-h)) / 2h, error O(h^4).
+func fd(v *float32, f func() float64, h float32) float64 {
+	old := *v
+	d := func(h float32) float64 {
+		*v = old + h
+		a := f()
+		*v = old - h
+		b := f()
+		*v = old
+		return (a - b) / float64((old+h)-(old-h))
+	}
+	return (4*d(h/2) - d(h)) / 3
+}
+
+// TestGradFiniteDifferences: Grad's d p_target / d x and d p_target /
+// d theta on the residual+concat graph agree with finite differences of
+// Forward, with the output node a softmax and without.
+func TestGradFiniteDifferences(t *testing.T) {
+	for _, softmaxOut := range []bool{false, true} {
+		net := randomNet(t, residualConcatSpec(softmaxOut), 7)
+		rng := rand.New(rand.NewPCG(3, 4))
+		B := 3
+		x := make([]float32, B*net.InShape().Size())
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		targets := []int{1, 4, 0}
+		gx := make([]float32, len(x))
+		gp := make([]float32, net.NumParams())
+		if err := net.Grad(x, GradRequest{Targets: targets, Input: gx, Params: gp}); err != nil {
+			t.Fatal(err)
+		}
+		f := func() float64 { return objective(t, net, x, targets) }
+		check := func(what string, got []float32, vals []float32, skip func(int) bool) {
+			top := 0.0
+			want := make([]float64, len(got))
+			for j := range got {
+				if skip(j) {
+					continue
+				}
+				want[j] = fd(&vals[j], f, 0.02)
+				top = max(top, math.Abs(want[j]))
+			}
+			if top == 0 {
+				t.Fatalf("%s: all finite differences are 0", what)
+			}
+			worst := 0.0
+			for j := range got {
+				if skip(j) {
+					if got[j] != 0 {
+						t.Errorf("%s %d: gradient %g of a constant", what, j, got[j])
+					}
+					continue
+				}
+				worst = max(worst, math.Abs(float64(got[j])-want[j])/top)
+			}
+			t.Logf("softmax output %v: %s: %d values, largest |fd| %.3g, worst |grad - fd| / largest %.2g", softmaxOut, what, len(got), top, worst)
+			if !(worst <= 1e-3) {
+				t.Errorf("%s: worst |grad - fd| is %.3g of the largest gradient", what, worst)
+			}
+		}
+		check("input", gx, x, func(int) bool { return false })
+		trainable := make([]bool, net.NumParams())
+		for _, p := range net.Params() {
+			for j := range p.Len {
+				trainable[p.Offset+j] = p.Trainable
+			}
+		}
+		check("params", gp, net.Theta, func(j int) bool { return !trainable[j] })
+	}
+}

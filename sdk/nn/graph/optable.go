@@ -1,0 +1,657 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/uaxai/uaxai/sdk/nn/ops"
+)
+
+// Shape is the shape of one sample's value: C channels of T steps.
+type Shape struct{ C, T int }
+
+func (s Shape) String() string { return fmt.Sprintf("%d x %d", s.C, s.T) }
+
+// Size is C*T.
+func (s Shape) Size() int { return s.C * s.T }
+
+// AttrKind is the type of an attribute's value in its canonical form.
+type AttrKind int
+
+const (
+	// AttrInt is an int64.
+	AttrInt AttrKind = iota
+	// AttrFloat is a float64 (an integer is accepted and converted).
+	AttrFloat
+	// AttrBool is a bool.
+	AttrBool
+	// AttrPair is a []int64 of two values, [left, right]; a single integer
+	// p is accepted as [p, p].
+	AttrPair
+)
+
+// AttrSpec describes one attribute of an op.
+type AttrSpec struct {
+	Name string
+	Kind AttrKind
+	// Default is the value of an absent attribute in canonical form; nil
+	// with DefaultFrom "" makes the attribute required.
+	Default any
+	// DefaultFrom names another attribute whose value is the default
+	// (pooling's stride defaults to its kernel).
+	DefaultFrom string
+	// Accepts says in words which values are accepted (for errors).
+	Accepts string
+	// ok reports whether a canonical value is accepted.
+	ok func(v any) bool
+}
+
+// Attrs are a node's attributes in canonical form (int64, float64, bool,
+// []int64), defaults filled in.
+type Attrs map[string]any
+
+// Int returns the integer attribute name.
+func (a Attrs) Int(name string) int { return int(a[name].(int64)) }
+
+// Float returns the float attribute name.
+func (a Attrs) Float(name string) float64 { return a[name].(float64) }
+
+// Bool returns the bool attribute name.
+func (a Attrs) Bool(name string) bool { return a[name].(bool) }
+
+// Pair returns the [left, right] attribute name.
+func (a Attrs) Pair(name string) (int, int) {
+	p := a[name].([]int64)
+	return int(p[0]), int(p[1])
+}
+
+// ParamSpec is one parameter tensor of a node: the state_dict name is
+// "<node name>.<Suffix>".
+type ParamSpec struct {
+	Suffix string
+	Shape  []int
+	// Trainable is false for running statistics (batchnorm's
+	// running_mean and running_var), which get no gradient.
+	Trainable bool
+}
+
+// Field is an op's receptive field in time: output step t reads input
+// steps t*Stride - PadLeft + k*Dilation, k < Kernel. Local is false for
+// ops whose output reads every input step (linear, global pooling,
+// flatten); the other fields are then zero.
+type Field struct {
+	Local                    bool
+	Kernel, Stride, Dilation int
+	PadLeft, PadRight        int
+}
+
+var identityField = Field{Local: true, Kernel: 1, Stride: 1, Dilation: 1}
+
+// Call holds what an op's Forward or Backward reads and writes, for a
+// batch of B samples.
+type Call struct {
+	A   Attrs
+	In  []Shape
+	Out Shape
+	B   int
+	// X are the inputs (B*In[i].Size() values each), Y the output, P the
+	// parameters in the order of the op's Params.
+	X [][]float32
+	Y []float32
+	P [][]float32
+	// Backward: DY is the gradient of the output; DX[i] (written) the
+	// gradient of input i, nil if not wanted; DP[j] (added to) the
+	// gradient of parameter j, nil if not wanted (DP itself may be nil).
+	DY []float32
+	DX [][]float32
+	DP [][]float32
+	// Idx is the op's scratch of B*Indices values (max pooling's argmax),
+	// written by Forward and read by Backward.
+	Idx []int32
+
+	chans []int // the inputs' channels, for concat
+}
+
+func (c *Call) dp(j int) []float32 {
+	if c.DP == nil {
+		return nil
+	}
+	return c.DP[j]
+}
+
+// Op is one op kind: everything the graph knows about it.
+type Op struct {
+	Kind  string
+	Attrs []AttrSpec
+	// Inputs is the number of inputs; -2 is "two or more".
+	Inputs int
+	// Pointwise ops compute each output value from the input values at
+	// the same (channel, step).
+	Pointwise bool
+	// Params lists the parameters for the input shapes (nil: none).
+	Params func(a Attrs, in []Shape) []ParamSpec
+	// Shape is the output shape, or an error saying what is accepted.
+	Shape func(a Attrs, in []Shape) (Shape, error)
+	// Field is the receptive field in time.
+	Field func(a Attrs) Field
+	// Indices is the number of int32 scratch values per sample (nil: 0).
+	Indices  func(a Attrs, in []Shape, out Shape) int
+	Forward  func(c *Call)
+	Backward func(c *Call)
+}
+
+// Table is the set of op kinds, looked up by Kind.
+type Table struct {
+	ops   map[string]*Op
+	kinds []string
+}
+
+// Lookup returns the op kind, or false.
+func (t *Table) Lookup(kind string) (*Op, bool) {
+	op, ok := t.ops[kind]
+	return op, ok
+}
+
+// Kinds lists the op kinds, sorted.
+func (t *Table) Kinds() []string { return append([]string(nil), t.kinds...) }
+
+var defaultTable = newTable(opList())
+
+// Ops returns the op table.
+func Ops() *Table { return defaultTable }
+
+func newTable(list []*Op) *Table {
+	t := &Table{ops: map[string]*Op{}}
+	for _, op := range list {
+		if _, dup := t.ops[op.Kind]; dup {
+			panic("graph: op kind " + op.Kind + " defined twice")
+		}
+		t.ops[op.Kind] = op
+		t.kinds = append(t.kinds, op.Kind)
+	}
+	sort.Strings(t.kinds)
+	return t
+}
+
+// acceptedAttrs lists an op's attributes for error messages.
+func (op *Op) acceptedAttrs() string {
+	if len(op.Attrs) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, a := range op.Attrs {
+		d := "required"
+		switch {
+		case a.Default != nil:
+			d = fmt.Sprintf("default %v", a.Default)
+		case a.DefaultFrom != "":
+			d = "default " + a.DefaultFrom
+		}
+		s = append(s, fmt.Sprintf("%s (%s; %s)", a.Name, a.Accepts, d))
+	}
+	return strings.Join(s, ", ")
+}
+
+// resolve checks raw attributes against the op's specs and returns them
+// in canonical form with defaults filled in.
+func (op *Op) resolve(raw map[string]any) (Attrs, error) {
+	for name := range raw {
+		if op.attr(name) == nil {
+			return nil, fmt.Errorf("unknown attribute %q of op %s; accepted: %s", name, op.Kind, op.acceptedAttrs())
+		}
+	}
+	a := Attrs{}
+	for _, s := range op.Attrs {
+		v, present := raw[s.Name]
+		if !present {
+			if s.Default != nil {
+				a[s.Name] = s.Default
+			}
+			continue
+		}
+		c, ok := canonical(s.Kind, v)
+		if !ok || (s.ok != nil && !s.ok(c)) {
+			return nil, fmt.Errorf("attribute %s of op %s = %v (%T); accepted: %s", s.Name, op.Kind, v, v, s.Accepts)
+		}
+		a[s.Name] = c
+	}
+	for _, s := range op.Attrs {
+		if _, ok := a[s.Name]; ok {
+			continue
+		}
+		if s.DefaultFrom != "" {
+			a[s.Name] = a[s.DefaultFrom]
+			continue
+		}
+		return nil, fmt.Errorf("op %s needs attribute %s (%s)", op.Kind, s.Name, s.Accepts)
+	}
+	return a, nil
+}
+
+func (op *Op) attr(name string) *AttrSpec {
+	for i := range op.Attrs {
+		if op.Attrs[i].Name == name {
+			return &op.Attrs[i]
+		}
+	}
+	return nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func canonical(k AttrKind, v any) (any, bool) {
+	switch k {
+	case AttrInt:
+		return asInt(v)
+	case AttrFloat:
+		switch x := v.(type) {
+		case float64:
+			return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+		case float32:
+			return float64(x), !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+		}
+		if i, ok := asInt(v); ok {
+			return float64(i), true
+		}
+	case AttrBool:
+		b, ok := v.(bool)
+		return b, ok
+	case AttrPair:
+		if i, ok := asInt(v); ok {
+			return []int64{i, i}, true
+		}
+		var p []int64
+		switch x := v.(type) {
+		case []int64:
+			p = append(p, x...)
+		case []int:
+			for _, e := range x {
+				p = append(p, int64(e))
+			}
+		case []any:
+			for _, e := range x {
+				i, ok := asInt(e)
+				if !ok {
+					return nil, false
+				}
+				p = append(p, i)
+			}
+		default:
+			return nil, false
+		}
+		return p, len(p) == 2
+	}
+	return nil, false
+}
+
+func intAtLeast(lo int64) func(any) bool {
+	return func(v any) bool { return v.(int64) >= lo }
+}
+
+func pairAtLeast0(v any) bool { p := v.([]int64); return p[0] >= 0 && p[1] >= 0 }
+
+func intAttr(name string, lo int64, def any, accepts string) AttrSpec {
+	return AttrSpec{Name: name, Kind: AttrInt, Default: def, Accepts: accepts, ok: intAtLeast(lo)}
+}
+
+func boolAttr(name string, def bool) AttrSpec {
+	return AttrSpec{Name: name, Kind: AttrBool, Default: def, Accepts: "true or false"}
+}
+
+// fail is the Shape error of an op whose input does not fit.
+func fail(kind string, in []Shape, format string, args ...any) (Shape, error) {
+	return Shape{}, fmt.Errorf("%s on input %s: %s", kind, in[0], fmt.Sprintf(format, args...))
+}
+
+func conv(a Attrs, in Shape) ops.Conv1D {
+	l, r := a.Pair("padding")
+	return ops.Conv1D{Cin: in.C, Cout: a.Int("out"), Kernel: a.Int("kernel"), Stride: a.Int("stride"),
+		Dilation: a.Int("dilation"), Groups: a.Int("groups"), PadLeft: l, PadRight: r}
+}
+
+func pool(a Attrs) (k, s, p int) { return a.Int("kernel"), a.Int("stride"), a.Int("padding") }
+
+func poolAttrs() []AttrSpec {
+	return []AttrSpec{
+		intAttr("kernel", 1, nil, "an integer >= 1"),
+		{Name: "stride", Kind: AttrInt, DefaultFrom: "kernel", Accepts: "an integer >= 1", ok: intAtLeast(1)},
+		intAttr("padding", 0, int64(0), "an integer 0 <= padding <= kernel/2 (the same at both ends)"),
+	}
+}
+
+func poolField(a Attrs) Field {
+	k, s, p := pool(a)
+	return Field{Local: true, Kernel: k, Stride: s, Dilation: 1, PadLeft: p, PadRight: p}
+}
+
+func notLocal(Attrs) Field { return Field{} }
+
+func sameShape(_ Attrs, in []Shape) (Shape, error) { return in[0], nil }
+
+func vectorIn(kind string, in []Shape) error {
+	if in[0].T != 1 {
+		_, err := fail(kind, in, "needs one step per channel (C x 1: after a global pool or flatten)")
+		return err
+	}
+	return nil
+}
+
+// pointwiseOp is an activation y = f(x) with its derivative's backward.
+func pointwiseOp(kind string, f func(dst, x []float32), g func(dx, dy, x []float32)) *Op {
+	return &Op{
+		Kind: kind, Inputs: 1, Pointwise: true, Shape: sameShape, Field: func(Attrs) Field { return identityField },
+		Forward: func(c *Call) { f(c.Y, c.X[0]) },
+		Backward: func(c *Call) {
+			if c.DX[0] != nil {
+				g(c.DX[0], c.DY, c.X[0])
+			}
+		},
+	}
+}
+
+func opList() []*Op {
+	return []*Op{
+		{
+			Kind: "conv1d",
+			Attrs: []AttrSpec{
+				intAttr("out", 1, nil, "an integer >= 1 (output channels)"),
+				intAttr("kernel", 1, nil, "an integer >= 1"),
+				intAttr("stride", 1, int64(1), "an integer >= 1"),
+				intAttr("dilation", 1, int64(1), "an integer >= 1"),
+				intAttr("groups", 1, int64(1), "an integer >= 1 dividing the input and output channels"),
+				{Name: "padding", Kind: AttrPair, Default: []int64{0, 0}, Accepts: "[left, right] zeros, integers >= 0 (or one integer for both)", ok: pairAtLeast0},
+				boolAttr("bias", true),
+			},
+			Inputs: 1,
+			Params: func(a Attrs, in []Shape) []ParamSpec {
+				c := conv(a, in[0])
+				p := []ParamSpec{{"weight", []int{c.Cout, c.Cin / c.Groups, c.Kernel}, true}}
+				if a.Bool("bias") {
+					p = append(p, ParamSpec{"bias", []int{c.Cout}, true})
+				}
+				return p
+			},
+			Shape: func(a Attrs, in []Shape) (Shape, error) {
+				c := conv(a, in[0])
+				L, err := c.OutLen(in[0].T)
+				if err != nil {
+					return fail("conv1d", in, "%v", err)
+				}
+				return Shape{c.Cout, L}, nil
+			},
+			Field: func(a Attrs) Field {
+				l, r := a.Pair("padding")
+				return Field{Local: true, Kernel: a.Int("kernel"), Stride: a.Int("stride"), Dilation: a.Int("dilation"), PadLeft: l, PadRight: r}
+			},
+			Forward: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				conv(c.A, c.In[0]).Forward(c.Y, c.X[0], c.P[0], b, c.In[0].T)
+			},
+			Backward: func(c *Call) {
+				var db []float32
+				if len(c.P) > 1 {
+					db = c.dp(1)
+				}
+				conv(c.A, c.In[0]).Backward(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0], c.In[0].T)
+			},
+		},
+		{
+			Kind: "pad",
+			Attrs: []AttrSpec{
+				intAttr("left", 0, nil, "an integer >= 0"),
+				intAttr("right", 0, nil, "an integer >= 0"),
+				{Name: "value", Kind: AttrFloat, Default: 0.0, Accepts: "a finite number"},
+			},
+			Inputs: 1,
+			Shape: func(a Attrs, in []Shape) (Shape, error) {
+				L, err := ops.PadOutLen(in[0].T, a.Int("left"), a.Int("right"))
+				if err != nil {
+					return fail("pad", in, "%v", err)
+				}
+				return Shape{in[0].C, L}, nil
+			},
+			Field: func(a Attrs) Field {
+				return Field{Local: true, Kernel: 1, Stride: 1, Dilation: 1, PadLeft: a.Int("left"), PadRight: a.Int("right")}
+			},
+			Forward: func(c *Call) {
+				ops.Pad{Left: c.A.Int("left"), Right: c.A.Int("right"), Value: float32(c.A.Float("value"))}.Forward(c.Y, c.X[0], c.In[0].T)
+			},
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.Pad{Left: c.A.Int("left"), Right: c.A.Int("right")}.Backward(c.DX[0], c.DY, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "maxpool1d", Attrs: poolAttrs(), Inputs: 1,
+			Shape: func(a Attrs, in []Shape) (Shape, error) {
+				k, s, p := pool(a)
+				L, err := ops.PoolOutLen(in[0].T, k, s, p)
+				if err != nil {
+					return fail("maxpool1d", in, "%v", err)
+				}
+				return Shape{in[0].C, L}, nil
+			},
+			Field:   poolField,
+			Indices: func(_ Attrs, _ []Shape, out Shape) int { return out.Size() },
+			Forward: func(c *Call) {
+				k, s, p := pool(c.A)
+				ops.MaxPool1D{Kernel: k, Stride: s, Pad: p}.Forward(c.Y, c.Idx, c.X[0], c.In[0].T)
+			},
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					k, s, p := pool(c.A)
+					ops.MaxPool1D{Kernel: k, Stride: s, Pad: p}.Backward(c.DX[0], c.DY, c.Idx, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "avgpool1d", Attrs: poolAttrs(), Inputs: 1,
+			Shape: func(a Attrs, in []Shape) (Shape, error) {
+				k, s, p := pool(a)
+				L, err := ops.PoolOutLen(in[0].T, k, s, p)
+				if err != nil {
+					return fail("avgpool1d", in, "%v", err)
+				}
+				return Shape{in[0].C, L}, nil
+			},
+			Field: poolField,
+			Forward: func(c *Call) {
+				k, s, p := pool(c.A)
+				ops.AvgPool1D{Kernel: k, Stride: s, Pad: p}.Forward(c.Y, c.X[0], c.In[0].T)
+			},
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					k, s, p := pool(c.A)
+					ops.AvgPool1D{Kernel: k, Stride: s, Pad: p}.Backward(c.DX[0], c.DY, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "globalavgpool", Inputs: 1,
+			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, 1}, nil },
+			Field:   notLocal,
+			Forward: func(c *Call) { ops.GlobalAvgPool(c.Y, c.X[0], c.In[0].T) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.GlobalAvgPoolBackward(c.DX[0], c.DY, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "globalmaxpool", Inputs: 1,
+			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, 1}, nil },
+			Field:   notLocal,
+			Indices: func(_ Attrs, in []Shape, _ Shape) int { return in[0].C },
+			Forward: func(c *Call) { ops.GlobalMaxPool(c.Y, c.Idx, c.X[0], c.In[0].T) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.GlobalMaxPoolBackward(c.DX[0], c.DY, c.Idx, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "batchnorm1d",
+			Attrs: []AttrSpec{{Name: "eps", Kind: AttrFloat, Default: 1e-5, Accepts: "a finite number >= 0",
+				ok: func(v any) bool { return v.(float64) >= 0 }}},
+			Inputs: 1,
+			Params: func(_ Attrs, in []Shape) []ParamSpec {
+				c := []int{in[0].C}
+				return []ParamSpec{{"weight", c, true}, {"bias", c, true}, {"running_mean", c, false}, {"running_var", c, false}}
+			},
+			Shape: sameShape,
+			Field: func(Attrs) Field { return identityField },
+			Forward: func(c *Call) {
+				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Forward(c.Y, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T)
+			},
+			Backward: func(c *Call) {
+				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Backward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.P[2], c.P[3], c.In[0].T)
+			},
+		},
+		{
+			Kind:   "linear",
+			Attrs:  []AttrSpec{intAttr("out", 1, nil, "an integer >= 1 (output features)"), boolAttr("bias", true)},
+			Inputs: 1,
+			Params: func(a Attrs, in []Shape) []ParamSpec {
+				p := []ParamSpec{{"weight", []int{a.Int("out"), in[0].C}, true}}
+				if a.Bool("bias") {
+					p = append(p, ParamSpec{"bias", []int{a.Int("out")}, true})
+				}
+				return p
+			},
+			Shape: func(a Attrs, in []Shape) (Shape, error) {
+				if err := vectorIn("linear", in); err != nil {
+					return Shape{}, err
+				}
+				return Shape{a.Int("out"), 1}, nil
+			},
+			Field: notLocal,
+			Forward: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				ops.Linear{In: c.In[0].C, Out: c.Out.C}.Forward(c.Y, c.X[0], c.P[0], b)
+			},
+			Backward: func(c *Call) {
+				var db []float32
+				if len(c.P) > 1 {
+					db = c.dp(1)
+				}
+				ops.Linear{In: c.In[0].C, Out: c.Out.C}.Backward(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0])
+			},
+		},
+		{
+			Kind: "flatten", Inputs: 1,
+			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].Size(), 1}, nil },
+			Field:   notLocal,
+			Forward: func(c *Call) { copy(c.Y, c.X[0]) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					copy(c.DX[0], c.DY)
+				}
+			},
+		},
+		pointwiseOp("relu", ops.ReLU, ops.ReLUBackward),
+		pointwiseOp("gelu", ops.GELU, ops.GELUBackward),
+		pointwiseOp("silu", ops.SiLU, ops.SiLUBackward),
+		pointwiseOp("sigmoid", ops.Sigmoid, ops.SigmoidBackward),
+		pointwiseOp("tanh", ops.Tanh, ops.TanhBackward),
+		{
+			Kind:      "leakyrelu",
+			Attrs:     []AttrSpec{{Name: "slope", Kind: AttrFloat, Default: 0.01, Accepts: "a finite number"}},
+			Inputs:    1,
+			Pointwise: true,
+			Shape:     sameShape,
+			Field:     func(Attrs) Field { return identityField },
+			Forward:   func(c *Call) { ops.LeakyReLU(c.Y, c.X[0], float32(c.A.Float("slope"))) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.LeakyReLUBackward(c.DX[0], c.DY, c.X[0], float32(c.A.Float("slope")))
+				}
+			},
+		},
+		{
+			Kind: "softmax", Inputs: 1,
+			Shape:   sameShape,
+			Field:   func(Attrs) Field { return identityField },
+			Forward: func(c *Call) { ops.Softmax(c.Y, c.X[0], c.In[0].C, c.In[0].T) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.SoftmaxBackward(c.DX[0], c.DY, c.Y, c.In[0].C, c.In[0].T)
+				}
+			},
+		},
+		{
+			Kind: "dropout",
+			Attrs: []AttrSpec{{Name: "p", Kind: AttrFloat, Default: 0.5, Accepts: "a number 0 <= p < 1",
+				ok: func(v any) bool { return v.(float64) >= 0 && v.(float64) < 1 }}},
+			Inputs:    1,
+			Pointwise: true,
+			Shape:     sameShape,
+			Field:     func(Attrs) Field { return identityField },
+			Forward:   func(c *Call) { copy(c.Y, c.X[0]) },
+			Backward: func(c *Call) {
+				if c.DX[0] != nil {
+					copy(c.DX[0], c.DY)
+				}
+			},
+		},
+		{
+			Kind: "add", Inputs: 2, Pointwise: true,
+			Shape: func(_ Attrs, in []Shape) (Shape, error) {
+				if in[0] != in[1] {
+					return Shape{}, fmt.Errorf("add of %s and %s: needs two inputs of one shape", in[0], in[1])
+				}
+				return in[0], nil
+			},
+			Field:    func(Attrs) Field { return identityField },
+			Forward:  func(c *Call) { ops.Add(c.Y, c.X[0], c.X[1]) },
+			Backward: func(c *Call) { ops.AddBackward(c.DX[0], c.DX[1], c.DY) },
+		},
+		{
+			Kind: "concat", Inputs: -2,
+			Shape: func(_ Attrs, in []Shape) (Shape, error) {
+				out := Shape{0, in[0].T}
+				for _, s := range in {
+					if s.T != out.T {
+						return Shape{}, fmt.Errorf("concat of lengths %v: needs inputs of one length", in)
+					}
+					out.C += s.C
+				}
+				return out, nil
+			},
+			Field:   func(Attrs) Field { return identityField },
+			Forward: func(c *Call) { ops.Concat(c.Y, c.X, chans(c), c.Out.T) },
+			Backward: func(c *Call) {
+				ops.ConcatBackward(c.DX, c.DY, chans(c), c.Out.T)
+			},
+		},
+	}
+}
+
+// chans returns the input channels of a concat.
+func chans(c *Call) []int {
+	if len(c.chans) != len(c.In) {
+		c.chans = make([]int, len(c.In))
+		for i, s := range c.In {
+			c.chans[i] = s.C
+		}
+	}
+	return c.chans
+}
