@@ -44,7 +44,7 @@ type modelFlags struct {
 
 func addModelFlags(fs *flagSet) *modelFlags {
 	m := &modelFlags{}
-	m.module = fs.String("model", "", "a PyTorch model: path/file.py:Class, a torch.nn.Module whose forward maps (B, C, T) inputs to (B, classes); --weights are its state_dict files (.safetensors or .pt), one draw each, served by the Python kit's model server (/usr/bin/python3 with torch)")
+	m.module = fs.String("model", "", "a PyTorch model: path/file.py:Class, a torch.nn.Module whose forward maps (B, C, T) inputs to (B, classes); --weights are its state_dict files (.safetensors or .pt), one draw each, served by the Python kit's model server (/usr/bin/python3 with torch). Or a native graph network computed in Go: file.onnx (its weights inside), or a graph spec spec.toml (recipes/archs) with --weights state_dicts")
 	fs.Var(&m.args, "model-args", "the --model class's keyword arguments, key=value[,key=value...] (TOML values, as --set), repeatable")
 	m.output = fs.String("model-output", "probs", "what the --model module's forward returns: probs (the softmax) or logits")
 	return m
@@ -65,6 +65,14 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*run
 	}
 	if set["arch"] {
 		return nil, fmt.Errorf("%s: --arch and --model: a PyTorch model is its own architecture (accepted: one of them)", cmd)
+	}
+	if runner.IsGraphModel(*m.module) {
+		for _, name := range []string{"model-args", "model-output"} {
+			if set[name] {
+				return nil, fmt.Errorf("%s: --%s with --model %s: a native graph network (.onnx, .toml) has no class arguments and states its own output (accepted: --model path/file.py:Class --%s ...)", cmd, name, *m.module, name)
+			}
+		}
+		return &runner.TorchModel{Module: *m.module}, nil
 	}
 	var kvs []string
 	for _, a := range m.args {
@@ -108,7 +116,11 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	for _, req := range []struct{ name, value string }{{"weights", strings.Join(files, ",")}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {
+	weightsGiven := strings.Join(files, ",")
+	if model != nil && runner.IsGraphModel(model.Module) {
+		weightsGiven = "-" // the graph's own check: an .onnx file holds them, a .toml spec needs them
+	}
+	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {
 		if req.value == "" {
 			return fmt.Errorf("explain: --%s is required (usage: uaxai explain --weights W.safetensors --input X.csv --explainer NAME --target C|predicted|FILE)", req.name)
 		}

@@ -49,7 +49,8 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 || *input == "" {
+	graphModel := model != nil && runner.IsGraphModel(model.Module) // an .onnx file holds its weights; the graph checks a .toml spec's
+	if (len(files) == 0 && !graphModel) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
 	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model})

@@ -177,7 +177,7 @@ type explainJob struct {
 	targets  []int
 	draws    []nn.Params       // the draws' networks, or none when served
 	served   []sdk.ModelRef    // the served draws (ExplainOptions.Model, Served)
-	server   *TorchServer      // the server Explain started, closed with the job
+	server   io.Closer         // the server Explain started (a PyTorch model's, or the graph networks' model service), closed with the job
 	names    []string          // the draws' weights files
 	step     engine.Explaining // the explainer with every draw loaded
 	sums     []sdk.Summary
@@ -238,7 +238,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Plugins == nil {
 		return nil, errors.New("explain: no plugin manager")
 	}
-	if len(opt.Weights) == 0 && opt.Served == nil {
+	if len(opt.Weights) == 0 && opt.Served == nil && (opt.Model == nil || !IsGraphModel(opt.Model.Module)) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	if opt.Input == "" {

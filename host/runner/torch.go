@@ -31,7 +31,9 @@ import (
 // a Python file, built with keyword arguments, one draw a state_dict
 // file.
 type TorchModel struct {
-	// Module is "path/file.py:Class".
+	// Module is "path/file.py:Class"; or a native graph network
+	// (IsGraphModel: "file.onnx", "spec.toml"), computed in the host
+	// with no Python, the other fields unused.
 	Module string
 	// Args are the class's keyword arguments (--model-args), values as
 	// ParseSetting gives them (string, bool, int64, float64, arrays and
@@ -458,13 +460,19 @@ func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names 
 // their weights files: served's, a server the caller started (weights,
 // if any, must be its files), else those of a server started here over
 // model and weights on the shape of in, which the caller closes
-// (started).
-func serveDraws(ctx context.Context, model *TorchModel, served *TorchServer, weights []string, in inputs) (refs []sdk.ModelRef, names []string, started *TorchServer, err error) {
+// (started): the Python kit's server of a PyTorch module, or, for a
+// native graph network (IsGraphModel: .onnx, .toml), a model service of
+// this process (serveGraph).
+func serveDraws(ctx context.Context, model *TorchModel, served *TorchServer, weights []string, in inputs) (refs []sdk.ModelRef, names []string, started io.Closer, err error) {
+	if served == nil && IsGraphModel(model.Module) {
+		return serveGraph(model.Module, weights, in)
+	}
 	if served == nil {
-		if started, err = StartTorchServer(ctx, *model, weights, in.c, in.t); err != nil {
+		ts, err := StartTorchServer(ctx, *model, weights, in.c, in.t)
+		if err != nil {
 			return nil, nil, nil, err
 		}
-		return started.Draws(), started.Weights(), started, nil
+		return ts.Draws(), ts.Weights(), ts, nil
 	}
 	if c, t := served.Shape(); c != in.c || t != in.t {
 		return nil, nil, nil, fmt.Errorf("the model server of %s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d", served.Module(), c, t, in.c, in.t)
