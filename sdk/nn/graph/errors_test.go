@@ -55,15 +55,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Compile(c.spec)
-		if err == nil {
-			t.Errorf("%s: accepted", c.name)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", c.name, err, w)
-			}
-		}
+		wantErr(t, c.name, err, c.want)
 	}
 }
 
@@ -170,15 +162,7 @@ func TestTOMLErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := ReadSpecFile(path)
-		if err == nil {
-			t.Errorf("%s: accepted", c.name)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", c.name, err, w)
-			}
-		}
+		wantErr(t, c.name, err, c.want)
 	}
 }
 
@@ -203,3 +187,17 @@ func TestRunErrors(t *testing.T) {
 }
 
 func nanValue() float64 { var z float64; return z / z }
+
+// wantErr checks that err is an error holding every fragment of want.
+func wantErr(t *testing.T, name string, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted", name)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q lacks %q", name, err, w)
+		}
+	}
+}

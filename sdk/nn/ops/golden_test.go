@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -227,18 +226,11 @@ func TestGoldenTorch(t *testing.T) {
 // readTable reads a CSV of integers with a header row.
 func readTable(t *testing.T, path string) (head []string, rows [][]int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := golden.Records(t, path)
 	for _, r := range recs[1:] {
 		row := make([]int, len(r))
 		for i, s := range r {
+			var err error
 			if row[i], err = strconv.Atoi(s); err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
