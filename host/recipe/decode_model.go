@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -136,8 +137,8 @@ func (d *decoder) torchModel(tbl map[string]any, m *Model) error {
 	file := strings.HasSuffix(mod, ".py") || strings.ContainsRune(mod, '/')
 	// In a file, the name may reach into a class (Outer.Inner); in a
 	// module it is one name, as posterior.torch takes them.
-	okMod := mod != "" && (file || dotted(mod))
-	okName := identifier(name) || file && dotted(name)
+	okMod := mod != "" && (file || pyinterp.DottedName(mod))
+	okName := pyinterp.Identifier(name) || file && pyinterp.DottedName(name)
 	if !strings.Contains(m.Torch, ":") || !okMod || !okName {
 		return d.keyErr(sub(path, "torch"), "%s (accepted: \"file.py:Name\", a class or a function returning a torch.nn.Module in a Python file relative to the recipe's folder, or \"package.module:Name\" importable from sys.path, Name one Python name)", sdk.Quote(m.Torch))
 	}
@@ -148,29 +149,6 @@ func (d *decoder) torchModel(tbl map[string]any, m *Model) error {
 	}
 	m.Arch = ""
 	return nil
-}
-
-// identifier reports whether s is a Python identifier (ASCII).
-func identifier(s string) bool {
-	if s == "" || (s[0] >= '0' && s[0] <= '9') {
-		return false
-	}
-	for _, c := range s {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// dotted reports whether s is a dotted Python module path.
-func dotted(s string) bool {
-	for _, p := range strings.Split(s, ".") {
-		if !identifier(p) {
-			return false
-		}
-	}
-	return true
 }
 
 // checkModel validates the architecture and its fit to the data.

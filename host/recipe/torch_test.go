@@ -165,22 +165,3 @@ func TestTorchModelErrors(t *testing.T) {
 		wantErr(t, err, lineOf(t, text, kv), "applies only to a PyTorch module")
 	}
 }
-
-// TestIdentifier: Python's ASCII identifiers, at each edge of the
-// character ranges.
-func TestIdentifier(t *testing.T) {
-	for s, want := range map[string]bool{
-		"a": true, "z": true, "A": true, "Z": true, "_": true, "a0": true, "a9": true, "_Net_2": true,
-		"": false, "0a": false, "9a": false, "a@": false, "a[": false, "a`": false, "a{": false, "a/": false, "a:": false,
-		"a-b": false, "a.b": false, "é": false,
-	} {
-		if got := identifier(s); got != want {
-			t.Errorf("identifier(%q) = %v, want %v", s, got, want)
-		}
-	}
-	for s, want := range map[string]bool{"a.b": true, "a": true, "a..b": false, ".a": false, "a.": false, "a.0b": false} {
-		if got := dotted(s); got != want {
-			t.Errorf("dotted(%q) = %v, want %v", s, got, want)
-		}
-	}
-}

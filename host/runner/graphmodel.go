@@ -38,23 +38,12 @@ func IsGraphModel(module string) bool {
 // file itself (weight ""), or the TOML spec with weight's state_dict.
 func graphNet(module, weight string, c, t int) (*graph.Net, error) {
 	if strings.EqualFold(filepath.Ext(module), ".onnx") {
-		spec, params, err := onnx.LoadSpec(module)
+		net, err := onnx.LoadNet(module)
 		if err != nil {
 			return nil, err
 		}
-		if spec.InChannels != c || spec.InLen != t {
-			return nil, fmt.Errorf("%s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d (accepted: waveforms of the model's shape)", module, spec.InChannels, spec.InLen, c, t)
-		}
-		net, err := graph.Compile(spec)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", module, err)
-		}
-		sd := make(map[string]graph.Tensor, len(params))
-		for k, p := range params {
-			sd[k] = graph.Tensor{Shape: p.Shape, Data: p.Float}
-		}
-		if err := net.LoadStateDict(sd); err != nil {
-			return nil, fmt.Errorf("%s: %w", module, err)
+		if in := net.InShape(); in.C != c || in.T != t {
+			return nil, fmt.Errorf("%s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d (accepted: waveforms of the model's shape)", module, in.C, in.T, c, t)
 		}
 		return net, nil
 	}

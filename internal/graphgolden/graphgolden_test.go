@@ -47,19 +47,8 @@ func fromTOML(t *testing.T, a golden.TorchArch) *graph.Model {
 // fromONNX builds a golden network from its model.onnx alone.
 func fromONNX(t *testing.T, a golden.TorchArch) *graph.Model {
 	t.Helper()
-	spec, params, err := onnx.LoadSpec(golden.File(t, "archs", a.Name+"/model.onnx"))
+	net, err := onnx.LoadNet(golden.File(t, "archs", a.Name+"/model.onnx"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := graph.Compile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := map[string]graph.Tensor{}
-	for k, p := range params {
-		sd[k] = graph.Tensor{Shape: p.Shape, Data: p.Float}
-	}
-	if err := net.LoadStateDict(sd); err != nil {
 		t.Fatal(err)
 	}
 	return graph.NewModel(net)

@@ -319,7 +319,7 @@ func Requires(head []byte) ([]string, error) {
 			continue
 		}
 		for _, m := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' }) {
-			if !moduleName(m) {
+			if !DottedName(m) {
 				return nil, fmt.Errorf("%q in %q is not a Python module name (accepted: dotted names, as %q)", m, strings.TrimSpace(line), RequiresPrefix+" torch")
 			}
 			out = append(out, m)
@@ -328,16 +328,26 @@ func Requires(head []byte) ([]string, error) {
 	return out, nil
 }
 
-// moduleName reports whether s is a dotted Python module name (ASCII).
-func moduleName(s string) bool {
-	for _, p := range strings.Split(s, ".") {
-		if p == "" || p[0] >= '0' && p[0] <= '9' {
+// Identifier reports whether s is a Python identifier (ASCII letters,
+// digits and '_', not starting with a digit).
+func Identifier(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			return false
 		}
-		for _, c := range p {
-			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-				return false
-			}
+	}
+	return true
+}
+
+// DottedName reports whether s is a dotted Python name, identifiers
+// joined by '.' (a module path, "pkg.mod").
+func DottedName(s string) bool {
+	for _, p := range strings.Split(s, ".") {
+		if !Identifier(p) {
+			return false
 		}
 	}
 	return true

@@ -303,3 +303,22 @@ func TestChooseRequires(t *testing.T) {
 		t.Errorf("no interpreter has it: %v", err)
 	}
 }
+
+// TestIdentifier: Python's ASCII identifiers, at each edge of the
+// character ranges.
+func TestIdentifier(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a": true, "z": true, "A": true, "Z": true, "_": true, "a0": true, "a9": true, "_Net_2": true,
+		"": false, "0a": false, "9a": false, "a@": false, "a[": false, "a`": false, "a{": false, "a/": false, "a:": false,
+		"a-b": false, "a.b": false, "é": false,
+	} {
+		if got := pyinterp.Identifier(s); got != want {
+			t.Errorf("Identifier(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for s, want := range map[string]bool{"a.b": true, "a": true, "a..b": false, ".a": false, "a.": false, "a.0b": false} {
+		if got := pyinterp.DottedName(s); got != want {
+			t.Errorf("DottedName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
-	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // TestGoldenRunFromONNX: each convolutional golden network, read from
@@ -19,19 +18,8 @@ func TestGoldenRunFromONNX(t *testing.T) {
 			continue // refused at import (TestLSTMRefused)
 		}
 		t.Run(a.Name, func(t *testing.T) {
-			spec, params, err := LoadSpec(golden.File(t, "archs", a.Name+"/model.onnx"))
+			net, err := LoadNet(golden.File(t, "archs", a.Name+"/model.onnx"))
 			if err != nil {
-				t.Fatal(err)
-			}
-			net, err := nngraph.Compile(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sd := make(map[string]nngraph.Tensor, len(params))
-			for name, p := range params {
-				sd[name] = nngraph.Tensor{Shape: p.Shape, Data: p.Float}
-			}
-			if err := net.LoadStateDict(sd); err != nil {
 				t.Fatal(err)
 			}
 			wf := golden.CSV32(t, golden.File(t, "archs", a.Name+"/waveforms.csv"))

@@ -20,6 +20,27 @@ func LoadSpec(path string) (nngraph.Spec, map[string]Tensor, error) {
 	return ToSpec(m)
 }
 
+// LoadNet reads the ONNX model at path and compiles it with its weights:
+// LoadSpec, nngraph.Compile, then the parameters as its state_dict.
+func LoadNet(path string) (*nngraph.Net, error) {
+	spec, params, err := LoadSpec(path)
+	if err != nil {
+		return nil, err
+	}
+	net, err := nngraph.Compile(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sd := make(map[string]nngraph.Tensor, len(params))
+	for k, p := range params {
+		sd[k] = nngraph.Tensor{Shape: p.Shape, Data: p.Float}
+	}
+	if err := net.LoadStateDict(sd); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return net, nil
+}
+
 // ToSpec converts a model into a nngraph.Spec and its parameters, named
 // "<node>.<suffix>" (weight, bias, running_mean, running_var) as the
 // graph package's doc says. The parameters are copies: they share no

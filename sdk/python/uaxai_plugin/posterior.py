@@ -46,7 +46,7 @@ import numpy as np
 from . import wire
 from ._pb import plugin_pb2, plugin_pb2_grpc
 from .errors import Error
-from .server import abort_call, new_grpc_server, refuse_by_hand, run_server
+from .server import abort_call, check_id_name, new_grpc_server, refuse_by_hand, run_server
 
 
 @dataclass(frozen=True)
@@ -69,14 +69,10 @@ class PosteriorInfo:
 
     def validate(self):
         """Raises ValueError for an Info the host would refuse."""
-        kind, dot, name = self.id.partition(".")
+        kind, dot, _ = self.id.partition(".")
         if not dot or kind != "posterior":
             raise ValueError("plugin ID %r: want posterior.<name> (serve_posterior serves posteriors)" % self.id)
-        ok = name != "" and all(
-            "a" <= r <= "z" or "0" <= r <= "9" or (i > 0 and r in "-_") for i, r in enumerate(name))
-        if not ok:
-            raise ValueError("plugin ID %r: name %r may only hold lower-case letters, digits, '-' and '_', "
-                             "starting with a letter or digit" % (self.id, name))
+        check_id_name(self.id)
         if not self.version:
             raise ValueError("%s: PosteriorInfo.version is empty (want the plugin's version, e.g. \"1.0.0\")" % self.id)
         for k in self.files:

@@ -57,16 +57,12 @@ class Info:
     def validate(self):
         """Raises ValueError for an Info the host would refuse
         (sdk.Info.Validate and sdk.ParseID)."""
-        kind, dot, name = self.id.partition(".")
+        kind, dot, _ = self.id.partition(".")
         if not dot:
             raise ValueError("plugin ID %r is not of the form kind.name (e.g. explainer.occlusion)" % self.id)
         if kind != "explainer":
             raise ValueError("plugin ID %r: the Python kit serves explainers; use explainer.<name>" % self.id)
-        ok = name != "" and all(
-            "a" <= r <= "z" or "0" <= r <= "9" or (i > 0 and r in "-_") for i, r in enumerate(name))
-        if not ok:
-            raise ValueError("plugin ID %r: name %r may only hold lower-case letters, digits, '-' and '_', "
-                             "starting with a letter or digit" % (self.id, name))
+        check_id_name(self.id)
         if not self.version:
             raise ValueError("%s: Info.version is empty (want the plugin's version, e.g. \"1.0.0\")" % self.id)
         if not isinstance(self.needs, int) or not 0 <= self.needs < 8:
@@ -74,6 +70,18 @@ class Info:
                              % (self.id, self.needs))
         if not isinstance(self.wants_model, bool):
             raise ValueError("%s: Info.wants_model is %r (want True or False)" % (self.id, self.wants_model))
+
+
+def check_id_name(plugin_id):
+    """Raises ValueError unless the name after the kind in plugin_id is
+    one the host accepts (sdk.ParseID): lower-case letters, digits, '-'
+    and '_', starting with a letter or digit."""
+    name = plugin_id.partition(".")[2]
+    ok = name != "" and all(
+        "a" <= r <= "z" or "0" <= r <= "9" or (i > 0 and r in "-_") for i, r in enumerate(name))
+    if not ok:
+        raise ValueError("plugin ID %r: name %r may only hold lower-case letters, digits, '-' and '_', "
+                         "starting with a letter or digit" % (plugin_id, name))
 
 
 def _log(module, level, msg, **fields):
