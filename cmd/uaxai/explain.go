@@ -117,7 +117,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	weightsGiven := strings.Join(files, ",")
-	if model != nil && runner.IsGraphModel(model.Module) {
+	if model.IsGraph() {
 		weightsGiven = "-" // the graph's own check: an .onnx file holds them, a .toml spec needs them
 	}
 	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {

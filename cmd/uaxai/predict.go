@@ -49,8 +49,8 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	graphModel := model != nil && runner.IsGraphModel(model.Module) // an .onnx file holds its weights; the graph checks a .toml spec's
-	if (len(files) == 0 && !graphModel) || *input == "" {
+	// An .onnx file holds its weights; the graph checks a .toml spec's.
+	if (len(files) == 0 && !model.IsGraph()) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
 	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model})

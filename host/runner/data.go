@@ -129,24 +129,21 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			}
 			return s, nil
 		}
-		var s data.Split
-		var err error
-		if r.Data.Train != "" {
-			if s, err = read(r.Data.Train); err != nil {
+		if r.Data.Train != "" { // none with [model] torch: nothing is trained
+			s, err := read(r.Data.Train)
+			if err != nil {
 				return Datasets{}, err
 			}
 			train, first = s.Records, s
-		}
-		switch {
-		case r.Data.Train == "":
-			// [model] torch: nothing is trained, the test splits are all.
-		case r.Data.Val != "":
-			if s, err = read(r.Data.Val); err != nil {
-				return Datasets{}, err
+			if r.Data.Val != "" {
+				v, err := read(r.Data.Val)
+				if err != nil {
+					return Datasets{}, err
+				}
+				val = v.Records
+			} else {
+				train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
 			}
-			val = s.Records
-		default:
-			train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
 		}
 		for _, dir := range r.Data.Test {
 			if r.Recording != nil {

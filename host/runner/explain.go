@@ -238,7 +238,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Plugins == nil {
 		return nil, errors.New("explain: no plugin manager")
 	}
-	if len(opt.Weights) == 0 && opt.Served == nil && (opt.Model == nil || !IsGraphModel(opt.Model.Module)) {
+	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	if opt.Input == "" {

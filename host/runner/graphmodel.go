@@ -34,6 +34,10 @@ func IsGraphModel(module string) bool {
 	return ext == ".onnx" || ext == ".toml"
 }
 
+// IsGraph reports whether m is a native graph network (IsGraphModel);
+// false for nil.
+func (m *TorchModel) IsGraph() bool { return m != nil && IsGraphModel(m.Module) }
+
 // graphNet compiles the graph network of module for one draw: the ONNX
 // file itself (weight ""), or the TOML spec with weight's state_dict.
 func graphNet(module, weight string, c, t int) (*graph.Net, error) {

@@ -49,7 +49,7 @@ const predictBatch = 256
 // returns the mean class probabilities of every waveform of opt.Input.
 // Errors name the file (and for the input the line) that is wrong.
 func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error) {
-	if len(opt.Weights) == 0 && opt.Served == nil && (opt.Model == nil || !IsGraphModel(opt.Model.Module)) {
+	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	in, err := readInputs(opt.Input, opt.Channels)
