@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -110,6 +111,13 @@ type Call struct {
 	// Idx is the op's scratch of B*Indices values (max pooling's argmax),
 	// written by Forward and read by Backward.
 	Idx []int32
+	// Train is set in a training pass (Net.Run with train): the op's
+	// TrainForward and TrainBackward run where it has them, drawing from
+	// Rand, and keep what the backward pass needs in State (the op's
+	// State(Attrs, In, B) values).
+	Train bool
+	Rand  *rand.Rand
+	State []float32
 
 	chans []int // the inputs' channels, for concat
 }
@@ -140,6 +148,13 @@ type Op struct {
 	Indices  func(a Attrs, in []Shape, out Shape) int
 	Forward  func(c *Call)
 	Backward func(c *Call)
+	// TrainForward and TrainBackward, where set, replace Forward and
+	// Backward in a training pass (batchnorm's batch statistics,
+	// dropout's masks); State is the float32 scratch they keep for a
+	// batch of B samples (nil: 0).
+	TrainForward  func(c *Call)
+	TrainBackward func(c *Call)
+	State         func(a Attrs, in []Shape, B int) int
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -508,7 +523,9 @@ func opList() []*Op {
 		{
 			Kind: "batchnorm1d",
 			Attrs: []AttrSpec{{Name: "eps", Kind: AttrFloat, Default: 1e-5, Accepts: "a finite number >= 0",
-				ok: func(v any) bool { return v.(float64) >= 0 }}},
+				ok: func(v any) bool { return v.(float64) >= 0 }},
+				{Name: "momentum", Kind: AttrFloat, Default: 0.1, Accepts: "a number in [0, 1] (the running statistics' update in training)",
+					ok: func(v any) bool { return v.(float64) >= 0 && v.(float64) <= 1 }}},
 			Inputs: 1,
 			Params: func(_ Attrs, in []Shape) []ParamSpec {
 				c := []int{in[0].C}
@@ -521,6 +538,15 @@ func opList() []*Op {
 			},
 			Backward: func(c *Call) {
 				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Backward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.P[2], c.P[3], c.In[0].T)
+			},
+			State: func(_ Attrs, in []Shape, _ int) int { return 2 * in[0].C },
+			TrainForward: func(c *Call) {
+				C := c.In[0].C
+				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainForward(c.Y, c.State[:C], c.State[C:], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
+			},
+			TrainBackward: func(c *Call) {
+				C := c.In[0].C
+				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.State[:C], c.State[C:], c.In[0].T)
 			},
 		},
 		{
@@ -609,6 +635,16 @@ func opList() []*Op {
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
 					copy(c.DX[0], c.DY)
+				}
+			},
+			State: func(_ Attrs, in []Shape, B int) int { return B * in[0].Size() },
+			TrainForward: func(c *Call) {
+				ops.DropoutMask(c.State, c.A.Float("p"), c.Rand)
+				ops.Mul(c.Y, c.X[0], c.State)
+			},
+			TrainBackward: func(c *Call) {
+				if c.DX[0] != nil {
+					ops.Mul(c.DX[0], c.DY, c.State)
 				}
 			},
 		},

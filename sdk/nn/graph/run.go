@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
@@ -20,6 +21,7 @@ type workspace struct {
 	seed    []float32
 	calls   []Call
 	init    []bool
+	state   [][]float32 // per node: training scratch (Op.State)
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -58,6 +60,7 @@ func (n *Net) workspace(B int) *workspace {
 	w.probs = make([]float32, B*K)
 	w.seed = make([]float32, B*K)
 	w.init = make([]bool, len(n.shapes))
+	w.state = make([][]float32, len(n.nodes))
 	n.ws = w
 	return w
 }
@@ -180,21 +183,8 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		check("Act", r.Act, B*r.Layer.Shape.Size())
 		check("LayerGrad", r.LayerGrad, B*r.Layer.Shape.Size())
 	}
-	w := n.workspace(B)
-	val := func(v int) []float32 {
-		if v == 0 {
-			return x
-		}
-		sz := B * n.shapes[v].Size()
-		if len(w.acts[v]) < sz {
-			w.acts[v] = make([]float32, w.capB*n.shapes[v].Size())
-		}
-		return w.acts[v][:sz]
-	}
-	for i := 0; i <= n.output; i++ {
-		n.nodes[i].op.Forward(n.call(w, i, B, val))
-	}
-	out := val(n.output + 1)
+	out := n.forwardKeep(x, B, false, nil)
+	w := n.ws
 	probs := w.probs[:B*K]
 	if err := n.finish(probs, out); err != nil {
 		return err
@@ -203,13 +193,7 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		copy(r.Probs, probs)
 	}
 	if r.Layer != nil && r.Act != nil {
-		copy(r.Act, val(r.Layer.Node+1))
-	}
-	grad := func(v int) []float32 {
-		if v == 0 {
-			return r.Input
-		}
-		return w.bwd[n.bwdSlot[v]][:B*n.shapes[v].Size()]
+		copy(r.Act, n.kept(w, B, x, r.Layer.Node+1))
 	}
 	// Seed: d p_target / d (output node's values).
 	seed := w.seed[:B*K]
@@ -217,12 +201,120 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	for b, t := range r.Targets {
 		seed[b*K+t] = 1
 	}
-	dout := grad(n.output + 1)
+	dout := n.gradBuf(w, B, r.Input, n.output+1)
 	if n.nodes[n.output].op.Kind == "softmax" {
 		copy(dout, seed)
 	} else {
 		ops.SoftmaxBackward(dout, seed, probs, K, 1)
 	}
+	n.backprop(B, x, false, r.Params, r.Input, r.Layer, r.LayerGrad)
+	return nil
+}
+
+// Run runs the B samples of x (B x C x T) forward keeping every value for
+// Backprop, and returns the output node's values, B x K: logits, or
+// probabilities if its op is softmax (valid until the next call). With
+// train set it is a training pass: batchnorm normalises with the batch's
+// statistics and updates its running statistics in Theta, dropout draws
+// its masks from rnd; otherwise it computes what Forward does.
+func (n *Net) Run(x []float32, train bool, rnd *rand.Rand) ([]float32, error) {
+	B, err := n.batch(x)
+	if err != nil {
+		return nil, err
+	}
+	if train && rnd == nil {
+		panic("graph: a training pass needs a random source")
+	}
+	n.last = lastRun{x: x, B: B, train: train}
+	return n.forwardKeep(x, B, train, rnd), nil
+}
+
+// Backprop propagates dOut (B x K), the gradient of a loss with respect
+// to the output values the last Run returned, back through that pass: it
+// adds d loss / d Theta to dTheta (running statistics get none) and writes
+// d loss / d x to dx; either may be nil. A training pass's batchnorm
+// gradient includes the batch statistics' dependence on x.
+func (n *Net) Backprop(dOut, dTheta, dx []float32) {
+	l := n.last
+	if l.x == nil {
+		panic("graph: Backprop without a Run")
+	}
+	K := n.Classes()
+	if len(dOut) != l.B*K || (dTheta != nil && len(dTheta) != n.nparam) || (dx != nil && len(dx) != len(l.x)) {
+		panic(fmt.Sprintf("graph: Backprop of dOut %d (want %d), dTheta %d (want %d), dx %d (want %d)", len(dOut), l.B*K, len(dTheta), n.nparam, len(dx), len(l.x)))
+	}
+	copy(n.gradBuf(n.ws, l.B, dx, n.output+1), dOut)
+	n.backprop(l.B, l.x, l.train, dTheta, dx, nil, nil)
+}
+
+// lastRun is what Backprop needs of the last Run.
+type lastRun struct {
+	x     []float32
+	B     int
+	train bool
+}
+
+// kept is value v of a pass that keeps every value (v = 0: the input x).
+func (n *Net) kept(w *workspace, B int, x []float32, v int) []float32 {
+	if v == 0 {
+		return x
+	}
+	sz := B * n.shapes[v].Size()
+	if len(w.acts[v]) < sz {
+		w.acts[v] = make([]float32, w.capB*n.shapes[v].Size())
+	}
+	return w.acts[v][:sz]
+}
+
+// gradBuf is the gradient buffer of value v (v = 0: dx).
+func (n *Net) gradBuf(w *workspace, B int, dx []float32, v int) []float32 {
+	if v == 0 {
+		return dx
+	}
+	return w.bwd[n.bwdSlot[v]][:B*n.shapes[v].Size()]
+}
+
+// forwardKeep runs every node up to the output keeping its value, and
+// returns the output node's values.
+func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []float32 {
+	w := n.workspace(B)
+	val := func(v int) []float32 { return n.kept(w, B, x, v) }
+	for i := 0; i <= n.output; i++ {
+		c := n.call(w, i, B, val)
+		op := n.nodes[i].op
+		c.Train, c.Rand = train, rnd
+		if train && op.TrainForward != nil {
+			c.State = n.state(w, i, B)
+			op.TrainForward(c)
+			continue
+		}
+		op.Forward(c)
+	}
+	return val(n.output + 1)
+}
+
+// state is node i's training scratch for a batch of B.
+func (n *Net) state(w *workspace, i, B int) []float32 {
+	nd := &n.nodes[i]
+	if nd.op.State == nil {
+		return nil
+	}
+	sz := nd.op.State(nd.attrs, nd.in, B)
+	if len(w.state[i]) < sz {
+		w.state[i] = make([]float32, nd.op.State(nd.attrs, nd.in, w.capB))
+	}
+	return w.state[i][:sz]
+}
+
+// backprop runs the backward pass of a forwardKeep whose output gradient
+// is in its gradient buffer: a residual addition passes its gradient to
+// both inputs, a concatenation splits it, and a value read by several
+// nodes sums their gradients. It adds parameter gradients to dTheta,
+// writes dx, and copies layer's gradient to layerGrad (each if not nil).
+func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, layer *Layer, layerGrad []float32) {
+	w := n.ws
+	val := func(v int) []float32 { return n.kept(w, B, x, v) }
+	grad := func(v int) []float32 { return n.gradBuf(w, B, dx, v) }
 	clear(w.init)
 	w.init[n.output+1] = true
 	for i := n.output; i >= 0; i-- {
@@ -232,12 +324,12 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
 		c.DY = grad(i + 1)
-		if r.Layer != nil && r.Layer.Node == i && r.LayerGrad != nil {
-			copy(r.LayerGrad, c.DY)
+		if layer != nil && layer.Node == i && layerGrad != nil {
+			copy(layerGrad, c.DY)
 		}
 		for j, v := range nd.inputs {
 			c.DX[j] = nil
-			if v == 0 && r.Input == nil {
+			if v == 0 && dx == nil {
 				continue
 			}
 			if !w.init[v] && !contains(nd.inputs[:j], v) {
@@ -248,11 +340,16 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		}
 		for j, p := range nd.params {
 			c.DP[j] = nil
-			if q := n.params[p]; r.Params != nil && q.Trainable {
-				c.DP[j] = r.Params[q.Offset : q.Offset+q.Len]
+			if q := n.params[p]; dTheta != nil && q.Trainable {
+				c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
 			}
 		}
-		nd.op.Backward(c)
+		if train && nd.op.TrainBackward != nil {
+			c.State = n.state(w, i, B)
+			nd.op.TrainBackward(c)
+		} else {
+			nd.op.Backward(c)
+		}
 		if n.backwardHook != nil {
 			n.backwardHook(i, c)
 		}
@@ -268,11 +365,10 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 			w.init[v] = true
 		}
 	}
-	if r.Layer != nil && r.LayerGrad != nil && !n.anc[r.Layer.Node] {
-		clear(r.LayerGrad) // the output does not depend on the layer
+	if layer != nil && layerGrad != nil && !n.anc[layer.Node] {
+		clear(layerGrad) // the output does not depend on the layer
 	}
-	if r.Input != nil && !w.init[0] {
-		clear(r.Input) // the output does not depend on the input
+	if dx != nil && !w.init[0] {
+		clear(dx) // the output does not depend on the input
 	}
-	return nil
 }

@@ -1,0 +1,231 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTrainPassFiniteDifferences: in a training pass (batchnorm on the
+// batch's statistics, dropout masks from a fixed seed), Backprop's
+// gradients of L = sum w . Run(x) with respect to x and to every
+// trainable parameter agree with finite differences of Run itself, on the
+// residual+concat graph. The batch statistics make every sample's output
+// depend on every other sample, which the eval-mode gradient would miss.
+func TestTrainPassFiniteDifferences(t *testing.T) {
+	net := randomNet(t, residualConcatSpec(false), 11)
+	rng := rand.New(rand.NewPCG(5, 6))
+	B := 3
+	x := make([]float32, B*net.InShape().Size())
+	for j := range x {
+		x[j] = float32(rng.NormFloat64())
+	}
+	K := net.Classes()
+	w := make([]float32, B*K)
+	for j := range w {
+		w[j] = float32(rng.NormFloat64())
+	}
+	run := func() []float32 {
+		out, err := net.Run(x, true, rand.New(rand.NewPCG(9, 9)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	f := func() float64 {
+		s := 0.0
+		for j, o := range run() {
+			s += float64(w[j]) * float64(o)
+		}
+		return s
+	}
+	run()
+	gx := make([]float32, len(x))
+	gp := make([]float32, net.NumParams())
+	net.Backprop(w, gp, gx)
+	evalOut := make([]float32, B*K)
+	copy(evalOut, run())
+	if e, _ := net.Run(x, false, nil); sameValues(e, evalOut) {
+		t.Fatal("the training pass gives the evaluation pass's outputs: batch statistics or dropout not used")
+	}
+	trainable := make([]bool, net.NumParams())
+	for _, p := range net.Params() {
+		for j := range p.Len {
+			trainable[p.Offset+j] = p.Trainable
+		}
+	}
+	for _, c := range []struct {
+		what string
+		got  []float32
+		vals []float32
+		skip func(int) bool
+	}{
+		{"input", gx, x, func(int) bool { return false }},
+		{"params", gp, net.Theta, func(j int) bool { return !trainable[j] }},
+	} {
+		top, worst := 0.0, 0.0
+		want := make([]float64, len(c.got))
+		for j := range c.got {
+			if !c.skip(j) {
+				want[j] = fd(&c.vals[j], f, 0.02)
+				top = max(top, math.Abs(want[j]))
+			}
+		}
+		for j := range c.got {
+			if c.skip(j) {
+				if c.got[j] != 0 {
+					t.Errorf("%s %d: gradient %g of a running statistic", c.what, j, c.got[j])
+				}
+				continue
+			}
+			worst = max(worst, math.Abs(float64(c.got[j])-want[j]))
+		}
+		t.Logf("%s: largest |fd| %.3g, worst |grad - fd| %.3g", c.what, top, worst)
+		if top == 0 || !(worst <= 1e-3*top) {
+			t.Errorf("%s: worst |grad - fd| %.3g, largest |fd| %.3g", c.what, worst, top)
+		}
+	}
+}
+
+func sameValues(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTrainBatchNorm: a training pass through input -> batchnorm ->
+// globalavgpool normalises with the batch's statistics, so the batch mean
+// of the output is beta (closed form: the normalised values have mean 0
+// over batch and time), and updates the running statistics as PyTorch
+// does: (1-m) old + m batch mean, and (1-m) old + m unbiased variance.
+func TestTrainBatchNorm(t *testing.T) {
+	spec := Spec{Name: "bn", InChannels: 3, InLen: 7, Nodes: []Node{
+		{Name: "bn", Op: "batchnorm1d", Attrs: map[string]any{"momentum": 0.25}},
+		{Name: "gap", Op: "globalavgpool"},
+	}}
+	net := randomNet(t, spec, 2)
+	rng := rand.New(rand.NewPCG(7, 8))
+	const B, C, T = 5, 3, 7
+	x := make([]float32, B*C*T)
+	for j := range x {
+		x[j] = float32(2 + 3*rng.NormFloat64())
+	}
+	theta := append([]float32(nil), net.Theta...)
+	view := func(p []float32, suffix string) []float32 {
+		for _, q := range net.Params() {
+			if q.Name == "bn."+suffix {
+				return p[q.Offset : q.Offset+q.Len]
+			}
+		}
+		t.Fatalf("no parameter bn.%s", suffix)
+		return nil
+	}
+	out, err := net.Run(x, true, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := view(theta, "bias")
+	for c := range C {
+		var s, q float64
+		for b := range B {
+			s += float64(out[b*C+c])
+		}
+		if got := s / B; math.Abs(got-float64(beta[c])) > 1e-5 {
+			t.Errorf("channel %d: batch mean of the output %.7g, want beta %.7g", c, got, beta[c])
+		}
+		s = 0
+		for b := range B {
+			for i := range T {
+				s += float64(x[(b*C+c)*T+i])
+			}
+		}
+		mu := s / (B * T)
+		for b := range B {
+			for i := range T {
+				d := float64(x[(b*C+c)*T+i]) - mu
+				q += d * d
+			}
+		}
+		unbiased := q / (B*T - 1)
+		wantMean := 0.75*float64(view(theta, "running_mean")[c]) + 0.25*mu
+		wantVar := 0.75*float64(view(theta, "running_var")[c]) + 0.25*unbiased
+		if got := float64(view(net.Theta, "running_mean")[c]); math.Abs(got-wantMean) > 1e-5*math.Abs(wantMean)+1e-6 {
+			t.Errorf("channel %d: running_mean %.7g, want %.7g", c, got, wantMean)
+		}
+		if got := float64(view(net.Theta, "running_var")[c]); math.Abs(got-wantVar) > 1e-5*wantVar {
+			t.Errorf("channel %d: running_var %.7g, want %.7g", c, got, wantVar)
+		}
+	}
+	// An evaluation pass leaves the running statistics alone.
+	after := append([]float32(nil), net.Theta...)
+	if _, err := net.Run(x, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !sameValues(after, net.Theta) {
+		t.Error("an evaluation pass changed the parameters")
+	}
+}
+
+// TestTrainDropout: a training pass through dropout zeroes a share p of
+// the values (binomial, within 5 standard deviations) and scales the rest
+// by 1/(1-p); the same seed gives the same mask; an evaluation pass is
+// the identity; Backprop passes the gradient through the same mask.
+func TestTrainDropout(t *testing.T) {
+	const T, p = 4000, 0.3
+	spec := Spec{Name: "drop", InChannels: 1, InLen: T, Nodes: []Node{
+		{Name: "drop", Op: "dropout", Attrs: map[string]any{"p": p}},
+		{Name: "flat", Op: "flatten"},
+	}}
+	net, err := Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, T)
+	for j := range x {
+		x[j] = float32(j%17) + 1
+	}
+	out, err := net.Run(x, true, rand.New(rand.NewPCG(3, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append([]float32(nil), out...)
+	zeros := 0
+	for j, v := range got {
+		switch v {
+		case 0:
+			zeros++
+		case x[j] * float32(1/(1-p)):
+		default:
+			t.Fatalf("value %d: %g, want 0 or %g", j, v, x[j]*float32(1/(1-p)))
+		}
+	}
+	sd := math.Sqrt(p * (1 - p) / T)
+	if share := float64(zeros) / T; math.Abs(share-p) > 5*sd {
+		t.Errorf("share of zeros %.4f, want %.2f +- %.4f", share, p, 5*sd)
+	}
+	dy := make([]float32, T)
+	for j := range dy {
+		dy[j] = 1
+	}
+	dx := make([]float32, T)
+	net.Backprop(dy, nil, dx)
+	for j := range dx {
+		if (dx[j] == 0) != (got[j] == 0) {
+			t.Fatalf("value %d: gradient %g through a mask that gave %g", j, dx[j], got[j])
+		}
+	}
+	again, _ := net.Run(x, true, rand.New(rand.NewPCG(3, 3)))
+	if !sameValues(again, got) {
+		t.Error("the same seed gave another mask")
+	}
+	ev, _ := net.Run(x, false, nil)
+	if !sameValues(ev, x) {
+		t.Error("dropout in an evaluation pass is not the identity")
+	}
+}
