@@ -227,7 +227,7 @@ func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.Lo
 		if err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
-		if m, err = nn.NewModel(params); err != nil {
+		if m, err = nn.Open(params); err != nil {
 			return nil, status.Error(codes.InvalidArgument, "building the model: "+err.Error())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/onnx"
 )
@@ -23,7 +24,7 @@ import (
 //     input's channels and length.
 //
 // The draws are served by a model service of the host's own process
-// (driver.ModelService over graph.Model), so every explainer, in process
+// (driver.ModelService over nn.GraphModel), so every explainer, in process
 // or a plugin in any language, computes with them as with a PyTorch
 // model's served draws.
 
@@ -95,7 +96,7 @@ func serveGraph(module string, weights []string, in inputs) (refs []sdk.ModelRef
 			}
 			return nil, nil, nil, err
 		}
-		addr, h, err := ms.Add(graph.NewModel(net))
+		addr, h, err := ms.Add(nn.NewGraphModel(net))
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("serving %s: %w", module, err)
 		}

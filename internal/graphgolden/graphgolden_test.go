@@ -2,7 +2,7 @@
 // each convolutional network of testdata/golden/archs, built by the op
 // table (sdk/nn/graph) from its TOML spec (recipes/archs) and
 // state_dict, or from its ONNX export alone (sdk/onnx), is an nn.Model
-// (graph.Model) on which Go's explainers run; their maps are compared
+// (nn.GraphModel) on which Go's explainers run; their maps are compared
 // with the files PyTorch and Captum wrote.
 package graphgolden
 
@@ -17,13 +17,14 @@ import (
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/onnx"
 )
 
 // fromTOML builds a golden network from recipes/archs and its
 // model.safetensors.
-func fromTOML(t *testing.T, a golden.TorchArch) *graph.Model {
+func fromTOML(t *testing.T, a golden.TorchArch) *nn.GraphModel {
 	t.Helper()
 	file := a.Name
 	if a.Name == "resnet1d-3ph" {
@@ -41,17 +42,17 @@ func fromTOML(t *testing.T, a golden.TorchArch) *graph.Model {
 	if err := net.LoadSafetensors(golden.File(t, "archs", a.Name+"/model.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	return graph.NewModel(net)
+	return nn.NewGraphModel(net)
 }
 
 // fromONNX builds a golden network from its model.onnx alone.
-func fromONNX(t *testing.T, a golden.TorchArch) *graph.Model {
+func fromONNX(t *testing.T, a golden.TorchArch) *nn.GraphModel {
 	t.Helper()
 	net, err := onnx.LoadNet(golden.File(t, "archs", a.Name+"/model.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return graph.NewModel(net)
+	return nn.NewGraphModel(net)
 }
 
 // TestGoldenExplainers: on each of the five convolutional networks, from
@@ -129,7 +130,7 @@ func TestGoldenExplainers(t *testing.T) {
 	}
 }
 
-// TestModelConcurrent: a graph.Model answers calls from many goroutines
+// TestModelConcurrent: a nn.GraphModel answers calls from many goroutines
 // at once with what one caller gets alone, bit for bit.
 func TestModelConcurrent(t *testing.T) {
 	a := golden.TorchArchs[1] // resnet1d

@@ -320,7 +320,7 @@ func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error
 	if c.info.WantsModel && c.models == nil {
 		return nil, pluginErr(id, "Load", errors.New("the explainer wants the model service (Info.WantsModel), which this host does not serve"))
 	}
-	if c.models != nil && (c.info.WantsModel || c.serveAll) {
+	if c.models != nil && (c.info.WantsModel || c.serveAll || draw.Params.Arch.Graph != nil) {
 		return c.loadService(ctx, draw.Params, n, k)
 	}
 	p, err := wire.Params(draw.Params)
@@ -338,7 +338,7 @@ func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error
 // its handle into the plugin.
 func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k int) (Model, error) {
 	id := c.info.ID
-	net, err := nn.NewModel(draw)
+	net, err := nn.Open(draw)
 	if err != nil {
 		return nil, pluginErr(id, "Load", fmt.Errorf("building the model: %w", err))
 	}

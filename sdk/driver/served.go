@@ -129,7 +129,7 @@ func openDraw(ctx context.Context, d sdk.Draw) (*drawModel, error) {
 	if _, _, err := checkModel(d.Params); err != nil {
 		return nil, err
 	}
-	m, err := nn.NewModel(d.Params)
+	m, err := nn.Open(d.Params)
 	if err != nil {
 		return nil, fmt.Errorf("building the model: %w", err)
 	}

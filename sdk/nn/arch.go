@@ -10,6 +10,8 @@ package nn
 import (
 	"fmt"
 	"strings"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // LayerKind names one layer type of an architecture spec.
@@ -49,7 +51,12 @@ type Layer struct {
 // followed by Layers. The last layer's output is the logit vector; softmax
 // is applied on top by the Model and the loss.
 //
-// An Arch without Layers describes a model known by its shape only: a
+// An Arch with a Graph is a network written as a graph of ops
+// (sdk/nn/graph: residual additions, concatenations, padding, strides,
+// the op table's kinds) instead of Layers; see GraphArch. Its graph's own
+// in_channels and in_len are ignored: the Arch's are the input's.
+//
+// An Arch without Layers or Graph describes a model known by its shape only: a
 // network computed elsewhere (a PyTorch module served by the model
 // service) that takes InChannels x InLen inputs and gives Outputs class
 // probabilities. Such an Arch builds no network (Validate and Shapes
@@ -61,11 +68,14 @@ type Arch struct {
 	InLen      int     `toml:"in_len" json:"in_len"`
 	Layers     []Layer `toml:"layers" json:"layers"`
 	Outputs    int     `toml:"outputs,omitempty" json:"outputs,omitempty"`
+	// Graph, if not nil, is the network as a graph of ops (then Layers
+	// is empty).
+	Graph *graph.Spec `toml:"-" json:"graph,omitempty"`
 }
 
 // ShapeOnly reports whether a describes a model known by its shape only
-// (no Layers; see Arch).
-func (a Arch) ShapeOnly() bool { return len(a.Layers) == 0 }
+// (no Layers and no Graph; see Arch).
+func (a Arch) ShapeOnly() bool { return len(a.Layers) == 0 && a.Graph == nil }
 
 // PaperArchName is the name of the paper's network (Table 4, tb:DCNN).
 const PaperArchName = "paper-1dcnn"
@@ -125,6 +135,9 @@ func LookupArch(name string) (Arch, error) {
 // serves data of any channels, length and classes; the result is
 // validated. Reshaped(a.InChannels, a.InLen, 0) is a.
 func (a Arch) Reshaped(c, t, k int) (Arch, error) {
+	if a.Graph != nil {
+		return a.reshapedGraph(c, t, k)
+	}
 	b := a
 	b.InChannels, b.InLen = c, t
 	if k > 0 && k != a.Classes() {
@@ -151,6 +164,9 @@ func (s Shape) Size() int { return s.C * s.T }
 // layer (index i is the output of Layers[i]); the input shape is
 // Shape{InChannels, InLen}.
 func (a Arch) Shapes() ([]Shape, error) {
+	if a.Graph != nil {
+		return nil, fmt.Errorf("arch %q is a graph of ops (sdk/nn/graph), not a list of layers", a.Name)
+	}
 	if a.InChannels < 1 || a.InLen < 1 {
 		return nil, fmt.Errorf("arch %q: in_channels and in_len must be >= 1, got %d and %d", a.Name, a.InChannels, a.InLen)
 	}
@@ -226,6 +242,13 @@ func (a Arch) Classes() int {
 	if a.ShapeOnly() {
 		return a.Outputs
 	}
+	if a.Graph != nil {
+		net, err := a.compileGraph()
+		if err != nil {
+			return 0
+		}
+		return net.Classes()
+	}
 	s, err := a.Shapes()
 	if err != nil {
 		return 0
@@ -242,6 +265,10 @@ func (a Arch) Validate() error {
 			return fmt.Errorf("arch %q, known by its shape only: in_channels, in_len and outputs must be >= 1, got %d, %d and %d", a.Name, a.InChannels, a.InLen, a.Outputs)
 		}
 		return nil
+	}
+	if a.Graph != nil {
+		_, err := a.compileGraph()
+		return err
 	}
 	_, err := a.Shapes()
 	return err

@@ -13,7 +13,8 @@ type TensorInfo struct {
 
 // Layout is the order and placement of every tensor of an architecture in
 // one flat float32 vector. The order is PyTorch's state_dict order: per
-// layer, weight and bias, then for batchnorm running_mean and running_var.
+// layer, weight and bias, then for batchnorm running_mean and running_var
+// (a graph's: its nodes' parameters in node order, graph.Net.Params).
 type Layout struct {
 	Tensors []TensorInfo
 	Size    int
@@ -22,6 +23,9 @@ type Layout struct {
 
 // NewLayout builds the layout of an architecture.
 func NewLayout(a Arch) (*Layout, error) {
+	if a.Graph != nil {
+		return graphLayout(a)
+	}
 	shapes, err := a.Shapes()
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/uaxai/uaxai/sdk/rng"
@@ -72,26 +73,25 @@ type TrainResult struct {
 // and the checkpoint with the lowest validation loss. The same seed gives
 // the same parameters for any number of workers.
 func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed uint64, opt TrainOptions) (TrainResult, error) {
-	net, err := NewNet(a)
+	net, err := newTrainNet(a, cfg.Batch, opt.Workers)
 	if err != nil {
 		return TrainResult{}, err
 	}
-	net.Workers = opt.Workers
 	if err := checkTrainConfig(cfg); err != nil {
 		return TrainResult{}, err
 	}
-	if err := train.Check("training set", net.InputLen(), net.Classes()); err != nil {
+	if err := train.Check("training set", net.inputLen(), net.classes()); err != nil {
 		return TrainResult{}, err
 	}
 	if train.N == 0 {
 		return TrainResult{}, fmt.Errorf("training set is empty")
 	}
 	if val.N > 0 {
-		if err := val.Check("validation set", net.InputLen(), net.Classes()); err != nil {
+		if err := val.Check("validation set", net.inputLen(), net.classes()); err != nil {
 			return TrainResult{}, err
 		}
 	}
-	lay := net.Layout()
+	lay := net.layout()
 	p := make([]float32, lay.Size)
 	if opt.Init != nil {
 		if len(opt.Init) != lay.Size {
@@ -102,9 +102,8 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 		Init(lay, p, rng.For(seed, "init", "", -1, -1))
 	}
 	adam := NewAdam(lay, cfg)
-	ws := net.NewWorkspace(cfg.Batch)
 	grad := make([]float32, lay.Size)
-	dz := make([]float32, cfg.Batch*net.Classes())
+	dz := make([]float32, cfg.Batch*net.classes())
 	xb := make([]float32, cfg.Batch*train.Len)
 	yb := make([]int, cfg.Batch)
 	order := make([]int, train.N)
@@ -132,20 +131,20 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 				copy(xb[k*train.Len:(k+1)*train.Len], train.X[order[b0+k]*train.Len:])
 				yb[k] = train.Y[order[b0+k]]
 			}
-			net.Forward(ws, p, xb[:n*train.Len], true, dropRnd)
-			loss := CrossEntropy(dz[:n*net.Classes()], ws.Logits(), yb[:n], net.Classes())
+			z := net.forward(p, xb[:n*train.Len], true, dropRnd)
+			loss := CrossEntropy(dz[:n*net.classes()], z, yb[:n], net.classes())
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				return TrainResult{}, fmt.Errorf("epoch %d batch %d: the loss is %v (diverged; lower lr)", e+1, b0/cfg.Batch, loss)
 			}
 			clear(grad)
-			net.Backward(ws, p, dz[:n*net.Classes()], grad, nil)
+			net.backward(p, dz[:n*net.classes()], grad)
 			adam.Step(p, grad)
 			sum += loss
 			nb++
 		}
 		rep := EpochReport{Epoch: e + 1, Epochs: cfg.Epochs, LR: adam.LR, TrainLoss: sum / float64(nb), ValLoss: math.NaN(), ValAcc: math.NaN()}
 		if val.N > 0 {
-			rep.ValLoss, rep.ValAcc = Evaluate(net, ws, p, val)
+			rep.ValLoss, rep.ValAcc = evaluate(net, cfg.Batch, p, val)
 			if rep.ValLoss < best {
 				best = rep.ValLoss
 				copy(bestP, p)
@@ -174,12 +173,16 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 
 // Evaluate returns the eval-mode mean cross-entropy and accuracy of p on d.
 func Evaluate(net *Net, ws *Workspace, p []float32, d Data) (loss, acc float64) {
-	k := net.Classes()
+	return evaluate(&layerTrainNet{net: net, ws: ws}, ws.Cap(), p, d)
+}
+
+// evaluate is Evaluate in batches of batch on any network.
+func evaluate(net trainNet, batch int, p []float32, d Data) (loss, acc float64) {
+	k := net.classes()
 	var correct int
-	for b0 := 0; b0 < d.N; b0 += ws.Cap() {
-		b1 := min(b0+ws.Cap(), d.N)
-		net.Forward(ws, p, d.X[b0*d.Len:b1*d.Len], false, nil)
-		z := ws.Logits()
+	for b0 := 0; b0 < d.N; b0 += batch {
+		b1 := min(b0+batch, d.N)
+		z := net.forward(p, d.X[b0*d.Len:b1*d.Len], false, nil)
 		loss += CrossEntropy(nil, z, d.Y[b0:b1], k) * float64(b1-b0)
 		for r := 0; r < b1-b0; r++ {
 			if argmax(z[r*k:(r+1)*k]) == d.Y[b0+r] {
@@ -221,3 +224,48 @@ func checkTrainConfig(c TrainConfig) error {
 	}
 	return nil
 }
+
+// trainNet is what Train and evaluate compute with: a network of Layers
+// (layerTrainNet) or a graph (graphTrainNet).
+type trainNet interface {
+	inputLen() int
+	classes() int
+	layout() *Layout
+	// forward runs a batch of x under parameters p, in training mode if
+	// train (batch statistics, dropout masks from rnd), and returns its
+	// logits (B x classes), valid until the next call.
+	forward(p, x []float32, train bool, rnd *rand.Rand) []float32
+	// backward adds to grad d L / d p of the last forward, given dz = d L
+	// / d logits.
+	backward(p, dz, grad []float32)
+}
+
+func newTrainNet(a Arch, batch, workers int) (trainNet, error) {
+	if a.Graph != nil {
+		return newGraphTrainNet(a)
+	}
+	net, err := NewNet(a)
+	if err != nil {
+		return nil, err
+	}
+	net.Workers = workers
+	if batch < 1 {
+		batch = 1
+	}
+	return &layerTrainNet{net: net, ws: net.NewWorkspace(batch)}, nil
+}
+
+// layerTrainNet is a Net with its workspace.
+type layerTrainNet struct {
+	net *Net
+	ws  *Workspace
+}
+
+func (t *layerTrainNet) inputLen() int   { return t.net.InputLen() }
+func (t *layerTrainNet) classes() int    { return t.net.Classes() }
+func (t *layerTrainNet) layout() *Layout { return t.net.Layout() }
+func (t *layerTrainNet) forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
+	t.net.Forward(t.ws, p, x, train, rnd)
+	return t.ws.Logits()
+}
+func (t *layerTrainNet) backward(p, dz, grad []float32) { t.net.Backward(t.ws, p, dz, grad, nil) }

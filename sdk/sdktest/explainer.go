@@ -11,7 +11,7 @@ import (
 )
 
 // ExplainerCase is a small batch to explain: a model draw (built with
-// nn.NewModel), len(Targets) inputs in X, and the explainer's config.
+// nn.Open), len(Targets) inputs in X, and the explainer's config.
 // Seeds, if nil, are derived; otherwise one per input.
 type ExplainerCase struct {
 	Model   nn.Params
@@ -77,7 +77,7 @@ func Explainer(t testing.TB, impl sdk.Explainer, c ExplainerCase) {
 // none, and request(lo, hi, seeds), a fresh request for inputs lo..hi-1.
 func prepare(h *harness, c ExplainerCase) ([]uint64, func(lo, hi int, seeds []uint64) sdk.ExplainRequest) {
 	h.t.Helper()
-	m, err := nn.NewModel(c.Model)
+	m, err := nn.Open(c.Model)
 	if err != nil {
 		h.fatalf("bad case: building the model: %v", err)
 	}

@@ -35,7 +35,7 @@ type PosteriorCase struct {
 // documentation). Besides them it checks that Fit gives the same artifact
 // with 1 and 2 workers, that progress reports are sane (0 <= Done <=
 // Total) and reach the host over the wire, that every draw builds with
-// nn.NewModel, and, for a continuous (not Finite) posterior, that draw s
+// nn.Open, and, for a continuous (not Finite) posterior, that draw s
 // depends on Seeds[s] only and changes with it. (A finite posterior's draw
 // s is its member s.) For a parted posterior (sdk.Parted) of K > 1 parts
 // it fits each part, in process and over the wire, and checks that the
@@ -126,7 +126,7 @@ func Posterior(t testing.TB, impl sdk.Posterior, c PosteriorCase) {
 		h.fatalf("in process: Sample: %v", err)
 	}
 	for s, d := range draws {
-		if _, err := nn.NewModel(d); err != nil {
+		if _, err := nn.Open(d); err != nil {
 			h.errorf("draw %d does not build a model: %v", s, err)
 		}
 	}

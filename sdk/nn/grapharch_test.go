@@ -1,0 +1,149 @@
+package nn
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+)
+
+// paperGraph is PaperArch written as a graph of ops: the same modules
+// under the same names, so the same state_dict.
+func paperGraph() graph.Spec {
+	n := func(name, op string, attrs map[string]any) graph.Node {
+		return graph.Node{Name: name, Op: op, Attrs: attrs}
+	}
+	conv := func(name string, out int) graph.Node {
+		return n(name, "conv1d", map[string]any{"out": out, "kernel": 3})
+	}
+	return graph.Spec{Name: "paper-as-graph", InChannels: 1, InLen: 640, Nodes: []graph.Node{
+		conv("conv1", 8), n("relu1", "relu", nil), conv("conv2", 8), n("relu2", "relu", nil),
+		n("pool", "maxpool1d", map[string]any{"kernel": 3, "stride": 1}), n("bn1", "batchnorm1d", nil),
+		conv("conv3", 16), n("relu3", "relu", nil), conv("conv4", 16), n("relu4", "relu", nil),
+		n("gmp", "globalmaxpool", nil), n("bn2", "batchnorm1d", nil), n("flat", "flatten", nil),
+		n("fc1", "linear", map[string]any{"out": 64}), n("relu5", "relu", nil), n("bn3", "batchnorm1d", nil),
+		n("fc2", "linear", map[string]any{"out": 16}),
+	}}
+}
+
+// TestGraphTrainsAsLayers: the paper's network written as a graph has the
+// layers' layout (names, shapes, offsets), so Init gives it the same
+// starting point; Train on it follows the network of layers step for step
+// (the same batches, Adam, batch statistics), so after two epochs of three
+// steps the parameters agree within float32 rounding of different
+// summation orders, and so do the probabilities of Open's models. (Many
+// more steps would not: Adam turns a rounding-sized gradient into an
+// lr-sized step, so the two runs drift apart as any two summation orders
+// do.)
+func TestGraphTrainsAsLayers(t *testing.T) {
+	const L, K = 16, 4
+	la, err := PaperArch().Reshaped(1, L, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, err := GraphArch(paperGraph()).Reshaped(1, L, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll, err := NewLayout(la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := NewLayout(ga)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ll.Tensors) != len(gl.Tensors) || ll.Size != gl.Size {
+		t.Fatalf("layouts: %d tensors of %d values and %d of %d", len(ll.Tensors), ll.Size, len(gl.Tensors), gl.Size)
+	}
+	for i, tl := range ll.Tensors {
+		tg := gl.Tensors[i]
+		if tl.Name != tg.Name || tl.Offset != tg.Offset || tl.Trainable != tg.Trainable || len(tl.Shape) != len(tg.Shape) {
+			t.Fatalf("tensor %d: layers %+v, graph %+v", i, tl, tg)
+		}
+	}
+	if ga.Classes() != K {
+		t.Fatalf("reshaped graph has %d classes, want %d", ga.Classes(), K)
+	}
+	train, val := plainData(48, 1, false), plainData(16, 2, false)
+	cfg := plainCfg()
+	cfg.Epochs, cfg.Batch = 2, 16
+	rl, err := Train(context.Background(), la, train, val, cfg, 5, TrainOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg, err := Train(context.Background(), ga, train, val, cfg, 5, TrainOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl.BestEpoch != rg.BestEpoch {
+		t.Errorf("best epoch %d with layers, %d as a graph", rl.BestEpoch, rg.BestEpoch)
+	}
+	worst, top := 0.0, 0.0
+	for i, v := range rl.Params.Data {
+		worst = max(worst, math.Abs(float64(v-rg.Params.Data[i])))
+		top = max(top, math.Abs(float64(v)))
+	}
+	t.Logf("after 2 epochs: largest |theta| %.3g, largest difference %.3g; val loss %.6g and %.6g", top, worst, rl.History[1].ValLoss, rg.History[1].ValLoss)
+	if !(worst <= 1e-4*top) {
+		t.Errorf("parameters differ by %.3g (largest %.3g)", worst, top)
+	}
+	if math.Abs(rl.History[1].ValLoss-rg.History[1].ValLoss) > 1e-5 {
+		t.Errorf("validation loss %.7g with layers, %.7g as a graph", rl.History[1].ValLoss, rg.History[1].ValLoss)
+	}
+	ml, err := Open(rl.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mg, err := Open(rg.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mg.(*GraphModel); !ok {
+		t.Fatalf("Open of a graph arch gave %T", mg)
+	}
+	pl, pg := make([]float32, val.N*K), make([]float32, val.N*K)
+	ml.Probs(pl, val.X)
+	mg.Probs(pg, val.X)
+	for i := range pl {
+		if math.Abs(float64(pl[i]-pg[i])) > 1e-4 {
+			t.Fatalf("probability %d: %g with layers, %g as a graph", i, pl[i], pg[i])
+		}
+	}
+}
+
+// TestGraphArchJSON: a graph architecture survives encoding/json (the
+// wire's and the artifacts' form) with its attributes' types, so the
+// decoded arch compiles to the same layout; unknown node fields are
+// refused.
+func TestGraphArchJSON(t *testing.T) {
+	a, err := GraphArch(paperGraph()).Reshaped(2, 40, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Arch
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	l1, err := NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := NewLayout(back)
+	if err != nil {
+		t.Fatalf("decoded arch: %v", err)
+	}
+	if l1.Size != l2.Size || back.Classes() != 3 || back.InChannels != 2 || back.Graph.Nodes[0].Attrs["kernel"] != int64(3) {
+		t.Errorf("decoded arch: %d parameters (want %d), %d classes, %d channels, kernel %#v", l2.Size, l1.Size, back.Classes(), back.InChannels, back.Graph.Nodes[0].Attrs["kernel"])
+	}
+	bad := []byte(`{"name":"x","in_channels":1,"in_len":8,"layers":null,"graph":{"name":"x","in_channels":1,"in_len":8,"nodes":[{"name":"a","op":"relu","colour":1}]}}`)
+	if err := json.Unmarshal(bad, &back); err == nil {
+		t.Error("a node with an unknown field decoded")
+	}
+}

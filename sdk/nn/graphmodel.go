@@ -1,0 +1,105 @@
+package nn
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+)
+
+// GraphModel is a compiled graph network (sdk/nn/graph) with its
+// parameters as a Model, so that every explainer computes with it (and
+// the model service serves it to explainers in other processes). Its Arch
+// is the graph architecture (Arch.Graph): it has no Layers, a layer is a
+// module path (graph.Net.Layer), and Grad-CAM takes align "none",
+// "linear" or "nearest" on it.
+//
+// A GraphModel is safe for concurrent use: each call takes a Net of its
+// own from a pool (compiled from the same spec, with the same Theta).
+// Model's methods return no errors: a failed computation (a non-finite
+// probability, an unknown target) panics with an error value, which the
+// in-process explainers' driver and the model service recover and report.
+type GraphModel struct {
+	spec  graph.Spec
+	theta []float32
+	arch  Arch
+	n, k  int
+	pool  sync.Pool // *graph.Net
+}
+
+// NewGraphModel returns net, with its current Theta, as a Model. net
+// itself is not used afterwards (its spec and Theta are copied).
+func NewGraphModel(net *graph.Net) *GraphModel {
+	in := net.InShape()
+	m := &GraphModel{spec: net.Spec(), theta: append([]float32(nil), net.Theta...), n: in.C * in.T, k: net.Classes()}
+	m.arch = GraphArch(m.spec)
+	m.pool.New = func() any {
+		n, err := graph.Compile(m.spec)
+		if err != nil {
+			panic(fmt.Errorf("graph %q: recompiling its own spec: %w", m.spec.Name, err)) // it compiled once already
+		}
+		copy(n.Theta, m.theta)
+		return n
+	}
+	return m
+}
+
+// get takes a Net of the pool; put gives it back.
+func (m *GraphModel) get() *graph.Net  { return m.pool.Get().(*graph.Net) }
+func (m *GraphModel) put(n *graph.Net) { m.pool.Put(n) }
+
+// Arch is the graph architecture (GraphArch of the net's spec).
+func (m *GraphModel) Arch() Arch { return m.arch }
+
+// Params is the architecture and its parameters.
+func (m *GraphModel) Params() Params { return Params{Arch: m.arch, Data: m.theta} }
+
+// InputLen is InChannels*InLen.
+func (m *GraphModel) InputLen() int { return m.n }
+
+// Classes is the number of class probabilities.
+func (m *GraphModel) Classes() int { return m.k }
+
+// Probs writes the class probabilities of the batch x (Net.Forward).
+func (m *GraphModel) Probs(dst, x []float32) {
+	n := m.get()
+	defer m.put(n)
+	if err := n.Forward(dst, x); err != nil {
+		panic(err)
+	}
+}
+
+// InputGrad writes d p_target / d x of each input and, if probs is not
+// nil, the probabilities (Net.Grad).
+func (m *GraphModel) InputGrad(dst, probs, x []float32, target []int) {
+	n := m.get()
+	defer m.put(n)
+	if err := n.Grad(x, graph.GradRequest{Targets: target, Probs: probs, Input: dst}); err != nil {
+		panic(err)
+	}
+}
+
+// LayerShape is the output shape of module path layer (Net.Layer).
+func (m *GraphModel) LayerShape(layer string) (Shape, error) {
+	n := m.get()
+	defer m.put(n)
+	l, err := n.Layer(layer)
+	if err != nil {
+		return Shape{}, err
+	}
+	return Shape{C: l.Shape.C, T: l.Shape.T}, nil
+}
+
+// LayerGrad writes the output of module path layer and d p_target / d of
+// it, B x C x T each.
+func (m *GraphModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+	n := m.get()
+	defer m.put(n)
+	l, err := n.Layer(layer)
+	if err != nil {
+		return err
+	}
+	return n.Grad(x, graph.GradRequest{Targets: target, Layer: &l, Act: act, LayerGrad: grad})
+}
+
+var _ Model = (*GraphModel)(nil)
