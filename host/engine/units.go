@@ -6,7 +6,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -170,7 +169,7 @@ func JoinParts(parts []sdk.Artifact) (sdk.Artifact, error) {
 	}
 	a := sdk.Artifact{Arch: parts[0].Arch, Tensors: map[string][]float32{}, Meta: map[string]string{}}
 	for k, pa := range parts {
-		if !reflect.DeepEqual(pa.Arch, a.Arch) {
+		if !pa.Arch.Same(a.Arch) {
 			return sdk.Artifact{}, fmt.Errorf("part %d has architecture %q, part 0 %q", k, pa.Arch.Name, a.Arch.Name)
 		}
 		for name, t := range pa.Tensors {

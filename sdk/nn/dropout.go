@@ -7,8 +7,13 @@ import "fmt"
 // of that layer, the same for every input). Each dropout layer must be
 // followed directly by a dense or conv1d layer, whose weight columns are
 // scaled: w'[o,i,k] = w[o,i,k] m_i / (1 - p). The dropout layers are
-// removed from the returned architecture.
+// removed from the returned architecture. In a graph architecture each
+// dropout node must be read by one linear or conv1d (groups 1) node, which
+// then reads the dropout's input.
 func FoldDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, error) {
+	if a.Graph != nil {
+		return foldGraphDropout(a, p, masks)
+	}
 	lay, err := NewLayout(a)
 	if err != nil {
 		return Arch{}, nil, err
@@ -79,4 +84,39 @@ func (n *Net) dropout(ws *Workspace, i int, l Layer, s int, dst, src []float32) 
 	for j := range dst {
 		dst[j] = src[j] * m[j]
 	}
+}
+
+// DropoutInputs lists the dropout layers (or graph nodes) of a in order:
+// the number of input units each masks (channels; a mask is shared over
+// time) and its probability.
+func DropoutInputs(a Arch) (units []int, p []float64, err error) {
+	if a.Graph != nil {
+		net, err := a.compileGraph()
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, nd := range net.Spec().Nodes {
+			if nd.Op == "dropout" {
+				units = append(units, net.NodeShape(i).C)
+				p = append(p, nd.Attrs["p"].(float64))
+			}
+		}
+		return units, p, nil
+	}
+	shapes, err := a.Shapes()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, l := range a.Layers {
+		if l.Kind != KindDropout {
+			continue
+		}
+		in := Shape{a.InChannels, a.InLen}
+		if i > 0 {
+			in = shapes[i-1]
+		}
+		units = append(units, in.C)
+		p = append(p, l.P)
+	}
+	return units, p, nil
 }

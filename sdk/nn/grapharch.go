@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -106,8 +108,8 @@ func Open(p Params) (Model, error) {
 	return m, nil
 }
 
-// graphTrainNet is a compiled graph for Train: its Theta is the trained
-// vector p of each call.
+// graphTrainNet is the Pass of a graph: a compiled graph whose Theta is
+// the vector p of each call.
 type graphTrainNet struct {
 	net   *graph.Net
 	lay   *Layout
@@ -132,13 +134,13 @@ func newGraphTrainNet(a Arch) (*graphTrainNet, error) {
 	return &graphTrainNet{net: net, lay: lay, probs: s.Nodes[i].Op == "softmax"}, nil
 }
 
-func (t *graphTrainNet) inputLen() int   { return t.net.InShape().Size() }
-func (t *graphTrainNet) classes() int    { return t.net.Classes() }
-func (t *graphTrainNet) layout() *Layout { return t.lay }
+func (t *graphTrainNet) InputLen() int   { return t.net.InShape().Size() }
+func (t *graphTrainNet) Classes() int    { return t.net.Classes() }
+func (t *graphTrainNet) Layout() *Layout { return t.lay }
 
-// forward runs the graph (graph.Net.Run); an output softmax's
+// Forward runs the graph (graph.Net.Run); an output softmax's
 // probabilities p become the logits log p, whose softmax is p.
-func (t *graphTrainNet) forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
+func (t *graphTrainNet) Forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
 	t.net.Theta = p
 	out, err := t.net.Run(x, train, rnd)
 	if err != nil {
@@ -154,9 +156,9 @@ func (t *graphTrainNet) forward(p, x []float32, train bool, rnd *rand.Rand) []fl
 	return t.z
 }
 
-// backward backpropagates dz through the graph (graph.Net.Backprop); for
+// Backward backpropagates dz through the graph (graph.Net.Backprop); for
 // an output softmax, d L / d p = dz / p (through z = log p).
-func (t *graphTrainNet) backward(p, dz, grad []float32) {
+func (t *graphTrainNet) Backward(p, dz, grad []float32) {
 	t.net.Theta = p
 	if t.probs {
 		t.dz = grow(t.dz, len(dz))
@@ -166,4 +168,111 @@ func (t *graphTrainNet) backward(p, dz, grad []float32) {
 		dz = t.dz
 	}
 	t.net.Backprop(dz, grad, nil)
+}
+
+// foldGraphDropout is FoldDropout of a graph architecture: each dropout
+// node's mask scales the weight columns of its one reader, a linear or
+// conv1d (groups 1) node, w'[o,i,k] = w[o,i,k] m_i / (1 - p), and the
+// reader reads the dropout's input instead.
+func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, error) {
+	net, err := a.compileGraph()
+	if err != nil {
+		return Arch{}, nil, err
+	}
+	if len(p) != net.NumParams() {
+		return Arch{}, nil, fmt.Errorf("arch %q: parameter vector has %d values, want %d", a.Name, len(p), net.NumParams())
+	}
+	lay, err := graphLayout(a)
+	if err != nil {
+		return Arch{}, nil, err
+	}
+	spec := net.Spec() // canonical: attributes with defaults
+	q := append([]float32(nil), p...)
+	source := func(i int) string { // the value node i reads first
+		if in := spec.Nodes[i].Inputs; len(in) > 0 {
+			return in[0]
+		}
+		if i == 0 {
+			return graph.Input
+		}
+		return spec.Nodes[i-1].Name
+	}
+	var keep []graph.Node
+	redirect := map[int]string{} // reader index -> the dropout's source
+	j := 0
+	for i, nd := range spec.Nodes {
+		if nd.Op != "dropout" {
+			continue
+		}
+		where := fmt.Sprintf("arch %q: dropout node %q", a.Name, nd.Name)
+		if j >= len(masks) {
+			return Arch{}, nil, fmt.Errorf("%s: %d dropout masks given, it is dropout number %d", where, len(masks), j+1)
+		}
+		m := masks[j]
+		j++
+		var readers []int
+		for k := i + 1; k < len(spec.Nodes); k++ {
+			for x := range max(1, len(spec.Nodes[k].Inputs)) {
+				if r, err := spec.InputIndex(k, x); err == nil && r == i {
+					readers = append(readers, k)
+				}
+			}
+		}
+		if len(readers) != 1 || spec.Output == nd.Name || (spec.Output == "" && i == len(spec.Nodes)-1) {
+			return Arch{}, nil, fmt.Errorf("%s: read by %d nodes; to be folded it must be read by one linear or conv1d node, and not be the output", where, len(readers))
+		}
+		r := spec.Nodes[readers[0]]
+		K := 1
+		switch {
+		case r.Op == "linear":
+		case r.Op == "conv1d" && r.Attrs["groups"].(int64) == 1:
+			K = int(r.Attrs["kernel"].(int64))
+		default:
+			return Arch{}, nil, fmt.Errorf("%s: read by %s node %q; to be folded it must be read by a linear or conv1d (groups 1) node", where, r.Op, r.Name)
+		}
+		C := net.NodeShape(i).C
+		if len(m) != C {
+			return Arch{}, nil, fmt.Errorf("%s needs a mask of %d units, got %d", where, C, len(m))
+		}
+		w := lay.View(q, r.Name+".weight")
+		scale := float32(1 / (1 - nd.Attrs["p"].(float64)))
+		for o := range len(w) / (C * K) {
+			for c := range C {
+				row := w[(o*C+c)*K : (o*C+c+1)*K]
+				for t := range row {
+					if m[c] {
+						row[t] *= scale
+					} else {
+						row[t] = 0
+					}
+				}
+			}
+		}
+		redirect[readers[0]] = source(i)
+	}
+	if j != len(masks) {
+		return Arch{}, nil, fmt.Errorf("arch %q: %d dropout masks given for %d dropout nodes", a.Name, len(masks), j)
+	}
+	for i, nd := range spec.Nodes {
+		if nd.Op == "dropout" {
+			continue
+		}
+		if src, ok := redirect[i]; ok { // (a node reading its previous node, a dropout, is that dropout's reader)
+			nd.Inputs = []string{src}
+		}
+		keep = append(keep, nd)
+	}
+	spec.Nodes = keep
+	out := a
+	out.Graph = &spec
+	return out, q, nil
+}
+
+// Same reports whether a and b are the same architecture: equal JSON
+// forms (the wire's), so that a graph's attributes compare by value
+// whatever their Go types (an int and the int64 it decodes to).
+func (a Arch) Same(b Arch) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -73,25 +73,25 @@ type TrainResult struct {
 // and the checkpoint with the lowest validation loss. The same seed gives
 // the same parameters for any number of workers.
 func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed uint64, opt TrainOptions) (TrainResult, error) {
-	net, err := newTrainNet(a, cfg.Batch, opt.Workers)
+	net, err := NewPass(a, cfg.Batch, opt.Workers)
 	if err != nil {
 		return TrainResult{}, err
 	}
 	if err := checkTrainConfig(cfg); err != nil {
 		return TrainResult{}, err
 	}
-	if err := train.Check("training set", net.inputLen(), net.classes()); err != nil {
+	if err := train.Check("training set", net.InputLen(), net.Classes()); err != nil {
 		return TrainResult{}, err
 	}
 	if train.N == 0 {
 		return TrainResult{}, fmt.Errorf("training set is empty")
 	}
 	if val.N > 0 {
-		if err := val.Check("validation set", net.inputLen(), net.classes()); err != nil {
+		if err := val.Check("validation set", net.InputLen(), net.Classes()); err != nil {
 			return TrainResult{}, err
 		}
 	}
-	lay := net.layout()
+	lay := net.Layout()
 	p := make([]float32, lay.Size)
 	if opt.Init != nil {
 		if len(opt.Init) != lay.Size {
@@ -103,7 +103,7 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 	}
 	adam := NewAdam(lay, cfg)
 	grad := make([]float32, lay.Size)
-	dz := make([]float32, cfg.Batch*net.classes())
+	dz := make([]float32, cfg.Batch*net.Classes())
 	xb := make([]float32, cfg.Batch*train.Len)
 	yb := make([]int, cfg.Batch)
 	order := make([]int, train.N)
@@ -131,13 +131,13 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 				copy(xb[k*train.Len:(k+1)*train.Len], train.X[order[b0+k]*train.Len:])
 				yb[k] = train.Y[order[b0+k]]
 			}
-			z := net.forward(p, xb[:n*train.Len], true, dropRnd)
-			loss := CrossEntropy(dz[:n*net.classes()], z, yb[:n], net.classes())
+			z := net.Forward(p, xb[:n*train.Len], true, dropRnd)
+			loss := CrossEntropy(dz[:n*net.Classes()], z, yb[:n], net.Classes())
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				return TrainResult{}, fmt.Errorf("epoch %d batch %d: the loss is %v (diverged; lower lr)", e+1, b0/cfg.Batch, loss)
 			}
 			clear(grad)
-			net.backward(p, dz[:n*net.classes()], grad)
+			net.Backward(p, dz[:n*net.Classes()], grad)
 			adam.Step(p, grad)
 			sum += loss
 			nb++
@@ -177,12 +177,12 @@ func Evaluate(net *Net, ws *Workspace, p []float32, d Data) (loss, acc float64) 
 }
 
 // evaluate is Evaluate in batches of batch on any network.
-func evaluate(net trainNet, batch int, p []float32, d Data) (loss, acc float64) {
-	k := net.classes()
+func evaluate(net Pass, batch int, p []float32, d Data) (loss, acc float64) {
+	k := net.Classes()
 	var correct int
 	for b0 := 0; b0 < d.N; b0 += batch {
 		b1 := min(b0+batch, d.N)
-		z := net.forward(p, d.X[b0*d.Len:b1*d.Len], false, nil)
+		z := net.Forward(p, d.X[b0*d.Len:b1*d.Len], false, nil)
 		loss += CrossEntropy(nil, z, d.Y[b0:b1], k) * float64(b1-b0)
 		for r := 0; r < b1-b0; r++ {
 			if argmax(z[r*k:(r+1)*k]) == d.Y[b0+r] {
@@ -225,22 +225,29 @@ func checkTrainConfig(c TrainConfig) error {
 	return nil
 }
 
-// trainNet is what Train and evaluate compute with: a network of Layers
-// (layerTrainNet) or a graph (graphTrainNet).
-type trainNet interface {
-	inputLen() int
-	classes() int
-	layout() *Layout
-	// forward runs a batch of x under parameters p, in training mode if
-	// train (batch statistics, dropout masks from rnd), and returns its
-	// logits (B x classes), valid until the next call.
-	forward(p, x []float32, train bool, rnd *rand.Rand) []float32
-	// backward adds to grad d L / d p of the last forward, given dz = d L
-	// / d logits.
-	backward(p, dz, grad []float32)
+// Pass computes a network's logits and parameter gradients under a
+// parameter vector given with each call, in batches of up to the batch
+// it was made for: what Train, Evaluate and a posterior's own passes
+// (Laplace's Fisher) compute with, for a network of Layers or a graph
+// alike. A Pass is not safe for concurrent use: make one a goroutine.
+type Pass interface {
+	InputLen() int
+	Classes() int
+	Layout() *Layout
+	// Forward runs a batch x under parameters p, in training mode if
+	// train (batch statistics, and running statistics updated in p;
+	// dropout masks from rnd), and returns its logits (B x Classes),
+	// valid until the next call.
+	Forward(p, x []float32, train bool, rnd *rand.Rand) []float32
+	// Backward adds to grad d L / d p of the last Forward, given dz =
+	// d L / d logits.
+	Backward(p, dz, grad []float32)
 }
 
-func newTrainNet(a Arch, batch, workers int) (trainNet, error) {
+// NewPass returns a Pass of a for batches of up to batch inputs; workers
+// is a network of Layers' goroutines (Net.Workers), which results do not
+// depend on.
+func NewPass(a Arch, batch, workers int) (Pass, error) {
 	if a.Graph != nil {
 		return newGraphTrainNet(a)
 	}
@@ -255,17 +262,17 @@ func newTrainNet(a Arch, batch, workers int) (trainNet, error) {
 	return &layerTrainNet{net: net, ws: net.NewWorkspace(batch)}, nil
 }
 
-// layerTrainNet is a Net with its workspace.
+// layerTrainNet is the Pass of a Net: the Net with a workspace.
 type layerTrainNet struct {
 	net *Net
 	ws  *Workspace
 }
 
-func (t *layerTrainNet) inputLen() int   { return t.net.InputLen() }
-func (t *layerTrainNet) classes() int    { return t.net.Classes() }
-func (t *layerTrainNet) layout() *Layout { return t.net.Layout() }
-func (t *layerTrainNet) forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
+func (t *layerTrainNet) InputLen() int   { return t.net.InputLen() }
+func (t *layerTrainNet) Classes() int    { return t.net.Classes() }
+func (t *layerTrainNet) Layout() *Layout { return t.net.Layout() }
+func (t *layerTrainNet) Forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
 	t.net.Forward(t.ws, p, x, train, rnd)
 	return t.ws.Logits()
 }
-func (t *layerTrainNet) backward(p, dz, grad []float32) { t.net.Backward(t.ws, p, dz, grad, nil) }
+func (t *layerTrainNet) Backward(p, dz, grad []float32) { t.net.Backward(t.ws, p, dz, grad, nil) }

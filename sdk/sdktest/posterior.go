@@ -1,7 +1,6 @@
 package sdktest
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -256,8 +255,8 @@ func checkParts(h *harness, where string, k int, whole sdk.Artifact, fitPart fun
 			return nil
 		}
 		parts[i] = a
-		if fmt.Sprint(a.Arch) != fmt.Sprint(whole.Arch) {
-			h.errorf("%s: part %d of %d has another architecture than the whole fit: %+v vs %+v", where, i, k, a.Arch, whole.Arch)
+		if !a.Arch.Same(whole.Arch) {
+			h.errorf("%s: part %d of %d has another architecture than the whole fit: %s vs %s", where, i, k, archJSON(a.Arch), archJSON(whole.Arch))
 		}
 		for _, name := range slices.Sorted(maps.Keys(a.Tensors)) {
 			if j, dup := tensorOf[name]; dup {

@@ -42,6 +42,7 @@ package sdktest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -237,14 +238,23 @@ func diffResults(a, b []sdk.Result) string {
 	return ""
 }
 
+// archJSON is a's JSON form (the wire's), to print.
+func archJSON(a nn.Arch) string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Sprintf("unencodable architecture %+v: %v", a, err)
+	}
+	return string(b)
+}
+
 // diffParams describes the first difference between two lists of draws.
 func diffParams(a, b []nn.Params) string {
 	if len(a) != len(b) {
 		return fmt.Sprintf("%d draws vs %d", len(a), len(b))
 	}
 	for s := range a {
-		if fmt.Sprint(a[s].Arch) != fmt.Sprint(b[s].Arch) {
-			return fmt.Sprintf("draw %d: architectures differ: %+v vs %+v", s, a[s].Arch, b[s].Arch)
+		if !a[s].Arch.Same(b[s].Arch) {
+			return fmt.Sprintf("draw %d: architectures differ: %s vs %s", s, archJSON(a[s].Arch), archJSON(b[s].Arch))
 		}
 		if d := diff32(a[s].Data, b[s].Data); d != "" {
 			return fmt.Sprintf("draw %d: parameter %s", s, d)
@@ -255,8 +265,8 @@ func diffParams(a, b []nn.Params) string {
 
 // diffArtifact describes the first difference between two artifacts.
 func diffArtifact(a, b sdk.Artifact) string {
-	if fmt.Sprint(a.Arch) != fmt.Sprint(b.Arch) {
-		return fmt.Sprintf("architectures differ: %+v vs %+v", a.Arch, b.Arch)
+	if !a.Arch.Same(b.Arch) {
+		return fmt.Sprintf("architectures differ: %s vs %s", archJSON(a.Arch), archJSON(b.Arch))
 	}
 	if len(a.Tensors) != len(b.Tensors) {
 		return fmt.Sprintf("%d tensors vs %d", len(a.Tensors), len(b.Tensors))

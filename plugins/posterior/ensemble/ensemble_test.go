@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
@@ -84,5 +85,19 @@ func TestMembersAreIndependentTrainings(t *testing.T) {
 	}
 	if err := NewDeterministic().Check(sdk.Config{"members": int64(2)}, 1); err == nil {
 		t.Error("the deterministic posterior accepted members")
+	}
+}
+
+// TestConformanceOnAGraph: the ensemble and the deterministic posterior
+// train a graph architecture (a residual block) and pass the conformance
+// checks on it, parts and replicates included.
+func TestConformanceOnAGraph(t *testing.T) {
+	a := graphtest.Residual(32)
+	for _, p := range []*Posterior{New(), NewDeterministic()} {
+		cfg, draws := sdk.Config{"members": int64(2), "seeds": []any{int64(5), int64(6)}}, 2
+		if p.Info().ID == "posterior.deterministic" {
+			cfg, draws = sdk.Config{"seed": int64(4)}, 1
+		}
+		sdktest.Posterior(t, p, sdktest.PosteriorCase{Arch: a, Train: tinyData(48, 1), Val: tinyData(12, 2), Training: trainCfg(), Config: cfg, Seed: 9, Draws: draws})
 	}
 }

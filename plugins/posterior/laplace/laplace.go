@@ -248,10 +248,10 @@ func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, er
 		meta["base_seed"] = s
 	}
 	cal := &calibration{lay: lay, theta: theta, fisher: f32, delta: c.delta, val: req.Val, draws: c.draws, seed: sdk.ReplicateSeed(req.Seed, req), workers: workers}
-	if cal.net, err = nn.NewNet(arch); err != nil {
+	if _, err = nn.NewPass(arch, 1, 1); err != nil {
 		return sdk.Artifact{}, fmt.Errorf("%s: %w", ID, err)
 	}
-	cal.net.Workers = 1 // one goroutine a calibration draw
+	cal.arch = arch
 	s := c.scale
 	if s > 0 {
 		meta["calibrated"], meta["calibration"] = "false", "scale given"
@@ -292,11 +292,10 @@ func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // progress, if not nil, gets the number of records done after each chunk,
 // in increasing order.
 func Fisher(ctx context.Context, arch nn.Arch, theta []float32, d sdk.Dataset, workers int, progress func(done int)) ([]float64, error) {
-	net, err := nn.NewNet(arch)
+	net, err := nn.NewPass(arch, 1, 1) // one goroutine a chunk, one Pass a goroutine
 	if err != nil {
 		return nil, err
 	}
-	net.Workers = 1 // one goroutine a chunk
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -360,7 +359,7 @@ func Fisher(ctx context.Context, arch nn.Arch, theta []float32, d sdk.Dataset, w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ws := net.NewWorkspace(1)
+			net, _ := nn.NewPass(arch, 1, 1) // arch built above
 			grad := make([]float32, lay.Size)
 			dz := make([]float32, k)
 			for {
@@ -374,10 +373,9 @@ func Fisher(ctx context.Context, arch nn.Arch, theta []float32, d sdk.Dataset, w
 				part := buffer()
 				r1 := min((c+1)*chunk, d.N)
 				for r := c * chunk; r < r1; r++ {
-					net.Forward(ws, theta, d.Row(r), false, nil)
-					nn.CrossEntropy(dz, ws.Logits(), d.Y[r:r+1], k)
+					nn.CrossEntropy(dz, net.Forward(theta, d.Row(r), false, nil), d.Y[r:r+1], k)
 					clear(grad)
-					net.Backward(ws, theta, dz, grad, nil)
+					net.Backward(theta, dz, grad)
 					for i, g := range grad {
 						part[i] += float64(g) * float64(g)
 					}
@@ -465,7 +463,7 @@ func (*Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequ
 
 // calibration evaluates the sampled predictive on the validation set.
 type calibration struct {
-	net     *nn.Net // Workers 1
+	arch    nn.Arch
 	lay     *nn.Layout
 	theta   []float32
 	fisher  []float32
@@ -499,8 +497,7 @@ func (c *calibration) predictive(ctx context.Context, s float64) (point, error) 
 // k) of their class probabilities on the validation set, added in network
 // order; the networks run on up to c.workers goroutines.
 func (c *calibration) probs(ctx context.Context, n int, params func(k int, dst []float32)) ([]float64, error) {
-	net := c.net
-	K := net.Classes()
+	K := c.arch.Classes()
 	v := c.val
 	per := make([][]float32, n)
 	var mu sync.Mutex
@@ -510,7 +507,11 @@ func (c *calibration) probs(ctx context.Context, n int, params func(k int, dst [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ws := net.NewWorkspace(min(64, v.N))
+			batch := min(64, v.N)
+			net, err := nn.NewPass(c.arch, batch, 1) // one goroutine a calibration draw
+			if err != nil {
+				panic(err) // Fit built it
+			}
 			p := make([]float32, c.lay.Size)
 			for {
 				mu.Lock()
@@ -522,10 +523,9 @@ func (c *calibration) probs(ctx context.Context, n int, params func(k int, dst [
 				}
 				params(k, p)
 				out := make([]float32, v.N*K)
-				for b0 := 0; b0 < v.N; b0 += ws.Cap() {
-					b1 := min(b0+ws.Cap(), v.N)
-					net.Forward(ws, p, v.X[b0*v.Len:b1*v.Len], false, nil)
-					nn.Softmax(out[b0*K:b1*K], ws.Logits(), K)
+				for b0 := 0; b0 < v.N; b0 += batch {
+					b1 := min(b0+batch, v.N)
+					nn.Softmax(out[b0*K:b1*K], net.Forward(p, v.X[b0*v.Len:b1*v.Len], false, nil), K)
 				}
 				per[k] = out
 			}

@@ -696,9 +696,7 @@ func TestBisectionStops(t *testing.T) {
 	for i, v := range F {
 		f32[i] = float32(v)
 	}
-	net, _ := nn.NewNet(bnArch())
-	net.Workers = 1
-	c := &calibration{net: net, lay: lay, theta: theta, fisher: f32, delta: 1, val: req.Val, draws: 8, seed: 9, workers: 2}
+	c := &calibration{arch: bnArch(), lay: lay, theta: theta, fisher: f32, delta: 1, val: req.Val, draws: 8, seed: 9, workers: 2}
 	mconf, macc, err := c.mapAccuracy(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/rng"
 )
 
@@ -88,8 +89,13 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 }
 
 // WithDropout returns a with a dropout layer of probability p inserted
-// before its last layer, which must be dense (the paper's fc2).
+// before its last layer, which must be dense (the paper's fc2). A graph
+// architecture's output node must be linear; a dropout node named
+// DropoutNode is inserted before it, reading its input.
 func WithDropout(a nn.Arch, p float64) (nn.Arch, error) {
+	if a.Graph != nil {
+		return withGraphDropout(a, p)
+	}
 	n := len(a.Layers)
 	if n == 0 || a.Layers[n-1].Kind != nn.KindDense {
 		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a dense last layer, whose input the dropout masks", a.Name)
@@ -141,12 +147,16 @@ func (*Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequ
 	if !ok {
 		return nil, fmt.Errorf("%s: the artifact has no tensor \"map\"", ID)
 	}
-	units, p, err := dropoutInput(a.Arch)
+	units, ps, err := nn.DropoutInputs(a.Arch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ID, err)
 	}
+	if len(units) != 1 {
+		return nil, fmt.Errorf("%s: arch %q has %d dropout layers (want the one Fit adds)", ID, a.Arch.Name, len(units))
+	}
+	mask := make([]bool, units[0])
+	p := ps[0]
 	out := make([]nn.Params, len(req.Seeds))
-	mask := make([]bool, units)
 	for s, seed := range req.Seeds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -171,22 +181,45 @@ func Mask(dst []bool, p float64, seed uint64) []bool {
 	return dst
 }
 
-// dropoutInput returns the number of units the (single) dropout layer of a
-// masks, and its probability.
-func dropoutInput(a nn.Arch) (units int, p float64, err error) {
-	shapes, err := a.Shapes()
+// DropoutNode is the name of the dropout node WithDropout inserts in a
+// graph architecture.
+const DropoutNode = "mc_dropout"
+
+// withGraphDropout is WithDropout of a graph architecture.
+func withGraphDropout(a nn.Arch, p float64) (nn.Arch, error) {
+	spec := *a.Graph
+	out, err := spec.OutputIndex()
 	if err != nil {
-		return 0, 0, err
+		return nn.Arch{}, err
 	}
-	for i, l := range a.Layers {
-		if l.Kind != nn.KindDropout {
-			continue
-		}
-		in := nn.Shape{C: a.InChannels, T: a.InLen}
-		if i > 0 {
-			in = shapes[i-1]
-		}
-		return in.C, l.P, nil
+	last := spec.Nodes[out]
+	if last.Op != "linear" {
+		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a linear output node, whose input the dropout masks; the output %q is %s", a.Name, last.Name, last.Op)
 	}
-	return 0, 0, fmt.Errorf("arch %q has no dropout layer", a.Name)
+	for _, nd := range spec.Nodes {
+		if nd.Op == "dropout" || nd.Name == DropoutNode {
+			return nn.Arch{}, fmt.Errorf("arch %q already has a dropout node %q (accepted: a graph without one; the posterior adds %q)", a.Name, nd.Name, DropoutNode)
+		}
+	}
+	src, err := spec.InputIndex(out, 0)
+	if err != nil {
+		return nn.Arch{}, err
+	}
+	from := graph.Input
+	if src >= 0 {
+		from = spec.Nodes[src].Name
+	}
+	drop := graph.Node{Name: DropoutNode, Op: "dropout", Inputs: []string{from}, Attrs: map[string]any{"p": p}}
+	last.Inputs = []string{DropoutNode}
+	nodes := append([]graph.Node(nil), spec.Nodes[:out]...)
+	nodes = append(nodes, drop, last)
+	nodes = append(nodes, spec.Nodes[out+1:]...)
+	spec.Nodes = nodes
+	spec.Output = last.Name
+	b := a
+	b.Graph = &spec
+	if err := b.Validate(); err != nil {
+		return nn.Arch{}, err
+	}
+	return b, nil
 }

@@ -249,6 +249,9 @@ func (n *Net) Field(i int) (Field, bool) {
 	return nd.op.Field(nd.attrs), nd.op.Pointwise
 }
 
+// NodeShape is the output shape of node i (0 <= i < len(Spec().Nodes)).
+func (n *Net) NodeShape(i int) Shape { return n.nodes[i].out }
+
 // Layer is a node's output named by a module path.
 type Layer struct {
 	Path  string
