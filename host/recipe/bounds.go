@@ -345,6 +345,9 @@ func (d *decoder) checkList(path []string, n int, what string) error {
 // training batch's activations. Shapes has validated the architecture and
 // the per-key bounds keep every product below 2^63.
 func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error {
+	if a.Graph != nil {
+		return d.checkGraphBounds(r, a)
+	}
 	in := nn.Shape{C: a.InChannels, T: a.InLen}
 	var params, acts int64 = 0, int64(in.Size())
 	for i, l := range a.Layers {
@@ -369,6 +372,29 @@ func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error
 	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
 		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
 			fmt.Sprintf("a sample's activations are %d values, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
+	}
+	return nil
+}
+
+// checkGraphBounds is checkArchBounds of a graph architecture: its
+// parameters, and a sample's values (every node's output) times the
+// batch.
+func (d *decoder) checkGraphBounds(r *Recipe, a nn.Arch) error {
+	key := []string{"model", r.Model.graphKey()}
+	net, err := a.GraphNet()
+	if err != nil {
+		return d.errAt(key, "[model]: %v", err)
+	}
+	if p := int64(net.NumParams()); p > MaxParams {
+		return d.keyErr(key, "the network has %d parameters, above the bound %d (%d MiB as float32)", p, MaxParams, MaxParams*4>>20)
+	}
+	acts := int64(net.InShape().Size())
+	for i := range net.Spec().Nodes {
+		acts += int64(net.NodeShape(i).Size())
+	}
+	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
+		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
+			fmt.Sprintf("a sample's values at every node are %d, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
 	}
 	return nil
 }

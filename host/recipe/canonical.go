@@ -154,6 +154,8 @@ type canonData struct {
 type canonModel struct {
 	Arch       string           `toml:"arch,omitempty"`
 	Torch      string           `toml:"torch,omitempty"`
+	Graph      string           `toml:"graph,omitempty"`
+	ONNX       string           `toml:"onnx,omitempty"`
 	Args       map[string]any   `toml:"args,omitempty"`
 	Output     string           `toml:"output,omitempty"`
 	InChannels int              `toml:"in_channels,omitzero"`
@@ -216,6 +218,14 @@ func (r *Recipe) canonData(path pathFn) canonData {
 
 func (r *Recipe) canonModel() canonModel {
 	m := canonModel{Arch: r.Model.Arch}
+	if r.Model.GraphSpec != nil {
+		m = canonModel{Graph: r.Model.GraphFile, ONNX: r.Model.ONNXFile}
+		if m.ONNX != "" {
+			m.Graph = ""
+		}
+		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes
+		return m
+	}
 	if r.Model.Torch != "" {
 		m.Torch, m.Args, m.Output = r.Model.Torch, r.Model.TorchArgs, r.Model.TorchOutput
 		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes

@@ -8,6 +8,8 @@ import (
 	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+	"github.com/uaxai/uaxai/sdk/onnx"
 )
 
 func (d *decoder) model(v any, m *Model) error {
@@ -30,6 +32,8 @@ func (d *decoder) model(v any, m *Model) error {
 			return nil
 		}},
 		{"output", d.setString(&m.TorchOutput)},
+		{"graph", d.setString(&m.GraphFile)},
+		{"onnx", d.setString(&m.ONNXFile)},
 		{"in_channels", d.setInt(&m.InChannels)},
 		{"in_len", d.setInt(&m.InLen)},
 		{"classes", d.setInt(&m.Classes)},
@@ -58,6 +62,11 @@ func (d *decoder) model(v any, m *Model) error {
 				return err
 			}
 		}
+	}
+	_, g := tbl["graph"]
+	_, o := tbl["onnx"]
+	if g || o {
+		return d.graphModel(tbl, m)
 	}
 	if _, ok := tbl["torch"]; ok {
 		return d.torchModel(tbl, m)
@@ -151,8 +160,65 @@ func (d *decoder) torchModel(tbl map[string]any, m *Model) error {
 	return nil
 }
 
+// graphModel reads [model] graph (a graph spec file, as
+// recipes/archs/*.toml) or [model] onnx (an ONNX file's graph): an
+// architecture of the op table, which takes its input's shape and classes
+// as a built-in does.
+func (d *decoder) graphModel(tbl map[string]any, m *Model) error {
+	path := []string{"model"}
+	key := "graph"
+	if _, ok := tbl["onnx"]; ok {
+		key = "onnx"
+		if _, both := tbl["graph"]; both {
+			return d.keyErr(sub(path, "onnx"), "and [model] graph both give the architecture (accepted: one of them)")
+		}
+	}
+	for _, k := range []string{"arch", "layers", "torch", "args", "output"} {
+		if _, ok := tbl[k]; ok {
+			return d.keyErr(sub(path, k), "does not go with [model] %s, which gives the whole architecture (accepted: in_channels, in_len and classes beside it)", key)
+		}
+	}
+	file := m.GraphFile
+	if key == "onnx" {
+		file = m.ONNXFile
+	}
+	if file == "" {
+		return d.keyErr(sub(path, key), "is empty (accepted: a path relative to the recipe's folder)")
+	}
+	abs := d.resolve(file)
+	var spec graph.Spec
+	var err error
+	if key == "onnx" {
+		spec, _, err = onnx.LoadSpec(abs)
+		m.ONNXFile = abs
+	} else {
+		spec, err = graph.ReadSpecFile(abs)
+		m.GraphFile = abs
+	}
+	if err != nil {
+		return d.keyErr(sub(path, key), "%v", err)
+	}
+	m.GraphSpec = &spec
+	m.Arch = spec.Name
+	return nil
+}
+
 // checkModel validates the architecture and its fit to the data.
 func (d *decoder) checkModel(r *Recipe) error {
+	if r.Model.GraphSpec != nil {
+		key := r.Model.graphKey()
+		a, err := r.Arch()
+		if err != nil {
+			p := []string{"model", key}
+			for _, k := range []string{"classes", "in_channels", "in_len"} {
+				if d.lines.get("model", k) > 0 && strings.Contains(err.Error(), "classes") == (k == "classes") {
+					p = []string{"model", k}
+				}
+			}
+			return d.errAt(p, "[model] %s: %v", key, err)
+		}
+		return d.checkArchBounds(r, a, nil)
+	}
 	if r.Model.Torch != "" {
 		a, err := r.Arch()
 		if err != nil {

@@ -129,6 +129,7 @@ import (
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Data sources.
@@ -279,6 +280,23 @@ type Model struct {
 	Torch       string
 	TorchArgs   map[string]any // keyword arguments of the module's constructor (args)
 	TorchOutput string         // "probs" or "logits" (output); "" is posterior.torch's default, probs
+	// GraphFile (graph) or ONNXFile (onnx), absolute, names an
+	// architecture written as a graph of ops (sdk/nn/graph): a spec file
+	// such as recipes/archs/resnet1d.toml, or an ONNX file's graph (its
+	// weights are not used: the posteriors train the network, or
+	// posterior.files loads it). GraphSpec is what was read. It takes
+	// InChannels, InLen and Classes as a built-in architecture does
+	// (nn.Arch.Reshaped: the output linear's out becomes Classes).
+	GraphFile, ONNXFile string
+	GraphSpec           *graph.Spec
+}
+
+// graphKey is the [model] key of a graph architecture: "graph" or "onnx".
+func (m Model) graphKey() string {
+	if m.ONNXFile != "" {
+		return "onnx"
+	}
+	return "graph"
 }
 
 // TorchPosterior is the posterior that serves [model] torch's module.
@@ -499,6 +517,9 @@ func (r *Recipe) Arch() (nn.Arch, error) {
 	}
 	if r.Model.Layers == nil {
 		a, err := nn.LookupArch(r.Model.Arch)
+		if r.Model.GraphSpec != nil {
+			a, err = nn.GraphArch(*r.Model.GraphSpec), a.Validate()
+		}
 		if err != nil {
 			return a, err
 		}

@@ -27,6 +27,15 @@ func (a Arch) graphSpec() graph.Spec {
 	return s
 }
 
+// GraphNet compiles a graph architecture on a's input (a fresh Net, its
+// parameters zero).
+func (a Arch) GraphNet() (*graph.Net, error) {
+	if a.Graph == nil {
+		return nil, fmt.Errorf("arch %q is not a graph", a.Name)
+	}
+	return a.compileGraph()
+}
+
 // compileGraph compiles a's graph on a's input.
 func (a Arch) compileGraph() (*graph.Net, error) {
 	net, err := graph.Compile(a.graphSpec())
