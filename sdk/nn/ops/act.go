@@ -7,12 +7,12 @@ import "math"
 // forward input x; dx may be dy. Each value is computed in float64 and
 // rounded once.
 
-// ReLU: y = max(x, 0).
-func ReLU(dst, x []float32) { pointwise(dst, x, relu) }
+// ReLU: y = max(x, 0); a NaN passes (PyTorch's relu), -0 may stay -0.
+func ReLU(dst, x []float32) { relu32(dst, x) }
 
-// ReLUBackward: dx = dy if x > 0, else 0 (PyTorch's threshold_backward:
-// no gradient at 0).
-func ReLUBackward(dx, dy, x []float32) { pointwiseGrad(dx, dy, x, reluGrad) }
+// ReLUBackward: dx = dy if x > 0 or x is NaN, else 0 (PyTorch's
+// threshold_backward: no gradient at 0).
+func ReLUBackward(dx, dy, x []float32) { reluBackward32(dx, dy, x) }
 
 // LeakyReLU: y = x if x > 0, else slope*x.
 func LeakyReLU(dst, x []float32, slope float32) { leakyForward(dst, x, float64(slope)) }
@@ -49,14 +49,14 @@ func Tanh(dst, x []float32) { pointwise(dst, x, math.Tanh) }
 func TanhBackward(dx, dy, x []float32) { pointwiseGrad(dx, dy, x, tanhGrad) }
 
 func relu(x float64) float64 {
-	if x > 0 {
+	if x > 0 || x != x {
 		return x
 	}
 	return 0
 }
 
 func reluGrad(x float64) float64 {
-	if x > 0 {
+	if x > 0 || x != x {
 		return 1
 	}
 	return 0

@@ -74,8 +74,10 @@ func tapRange(off, s, T, L int) (t0, t1 int) {
 
 // Forward computes y (dst, B*Cout*L values) from x (B*Cin*T), the weights w
 // (WeightLen) and bias (Cout values, or nil for none); B = len(x)/(Cin*T).
-// It panics if the hyper-parameters are invalid for T (see OutLen).
-func (c Conv1D) Forward(dst, x, w, bias []float32, T int) { convForward(c, dst, x, w, bias, T) }
+// It panics if the hyper-parameters are invalid for T (see OutLen). It
+// runs on sdk/nn's packed kernels (see convfast.go); sums are in float32,
+// in an order that differs from the formula's.
+func (c Conv1D) Forward(dst, x, w, bias []float32, T int) { convForward32(c, dst, x, w, bias, T) }
 
 // Backward, from dy = dLoss/dy (B*Cout*L values), writes
 //
@@ -84,7 +86,7 @@ func (c Conv1D) Forward(dst, x, w, bias []float32, T int) { convForward(c, dst, 
 // and adds dw[o,i,k] += sum_{b,t} dy[b,o,t] x[b, g(o)*ci+i, t*Stride + k*Dilation - PadLeft]
 // and db[o] += sum_{b,t} dy[b,o,t]. Any of dx, dw, db may be nil.
 func (c Conv1D) Backward(dx, dw, db, dy, x, w []float32, T int) {
-	convBackward(c, dx, dw, db, dy, x, w, T)
+	convBackward32(c, dx, dw, db, dy, x, w, T)
 }
 
 func convForward[F Float](c Conv1D, dst, x, w, bias []F, T int) {

@@ -75,7 +75,9 @@ func linearBackward[F Float](l Linear, dx, dw, db, dy, x, w []F) {
 //	y[b,c,t] = (x[b,c,t] - mu[c]) r[c] gamma[c] + beta[c],  r[c] = 1/sqrt(v[c] + Eps),
 //
 // r computed in float64. gamma (beta) nil stands for ones (zeros), as
-// affine=False. Eps is PyTorch's eps (1e-5 by default).
+// affine=False. The float32 Forward rounds x - mu, its product with r (r
+// rounded to float32), the product with gamma and the sum with beta each
+// to float32 (sdk/nn's Normalize kernel). Eps is PyTorch's eps (1e-5 by default).
 type BatchNorm1D struct {
 	C   int
 	Eps float64
@@ -91,7 +93,7 @@ func (n BatchNorm1D) Check() error {
 
 // Forward writes y (dst) from x (both B*C*T values).
 func (n BatchNorm1D) Forward(dst, x, gamma, beta, mean, variance []float32, T int) {
-	bnForward(n, dst, x, gamma, beta, mean, variance, T)
+	bnForward32(n, dst, x, gamma, beta, mean, variance, T)
 }
 
 // Backward writes dx[b,c,t] = dy[b,c,t] gamma[c] r[c] and adds

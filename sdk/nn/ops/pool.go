@@ -15,7 +15,7 @@ func (m MaxPool1D) OutLen(T int) (int, error) { return PoolOutLen(T, m.Kernel, m
 // Forward writes y (dst) and the argmax positions idx (both rows*L values,
 // rows = B*C) from x (rows*T values).
 func (m MaxPool1D) Forward(dst []float32, idx []int32, x []float32, T int) {
-	maxPoolForward(m, dst, idx, x, T)
+	maxPoolForward32(m, dst, idx, x, T)
 }
 
 // Backward writes dx[b,c,u] = sum_{t: idx[b,c,t] = u} dy[b,c,t], from the
@@ -137,7 +137,7 @@ func avgPoolBackward[F Float](a AvgPool1D, dx, dy []F, T int) {
 // It is PyTorch's AdaptiveAvgPool1d(1) (output (B, C, 1)) and also its
 // x.mean(-1), ONNX's ReduceMean over the time axis (output (B, C)): the
 // same numbers.
-func GlobalAvgPool(dst, x []float32, T int) { globalAvgForward(dst, x, T) }
+func GlobalAvgPool(dst, x []float32, T int) { globalAvg32(dst, x, T) }
 
 // GlobalAvgPoolBackward writes dx[b,c,t] = dy[b,c] / T.
 func GlobalAvgPoolBackward(dx, dy []float32, T int) { globalAvgBackward(dx, dy, T) }

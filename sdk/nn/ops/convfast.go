@@ -1,0 +1,246 @@
+package ops
+
+import (
+	"sync"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
+)
+
+// The float32 convolution runs on sdk/nn's packed multi-output kernels
+// (AVX2+FMA where the CPU has them, their portable twin otherwise):
+//
+//   - stride 1, dilation 1, one group ("direct"): each sample's input is
+//     copied with its zero padding into a scratch of Cin rows of
+//     T+PadLeft+PadRight = L+Kernel-1 steps (no copy when unpadded), and
+//     kern.ConvMultiBias computes y[o,t] = bias[o] + sum_{i,k} w[o,i,k]
+//     xp[i,t+k], 4 output channels by 16 steps per register block; the
+//     backward pass is kern.ConvMultiGradW (dw[o,i,k] += sum_t dy[o,t]
+//     xp[i,t+k]) and kern.ConvMultiGradX into a padded scratch whose
+//     interior is dx;
+//   - anything else ("im2col"): per sample and group, the column matrix
+//     col[i*K+k, t] = x[g*ci+i, t*Stride + k*Dilation - PadLeft] (0
+//     outside the input) turns the convolution into the product of the
+//     group's (co, ci*K) weights with col, the same kernels with one tap:
+//     y = W col, dW += dy col^T, dcol = W^T dy, and dx the column
+//     gradients added back to their input steps (col2im).
+//
+// The float64 instantiation of the generic loops (convForward,
+// convBackward) is the reference these paths are tested against. The
+// scratch comes from a sync.Pool, so that a call allocates nothing once
+// the pool holds a buffer large enough.
+
+// direct reports whether the convolution takes the direct path.
+func (c Conv1D) direct() bool { return c.Stride == 1 && c.Dilation == 1 && c.Groups == 1 }
+
+type convScratch struct{ buf []float32 }
+
+var convPool = sync.Pool{New: func() any { return new(convScratch) }}
+
+// take returns the scratch as n values (contents unspecified).
+func (s *convScratch) take(n int) []float32 {
+	if cap(s.buf) < n {
+		s.buf = make([]float32, n)
+	}
+	return s.buf[:n]
+}
+
+// padRows writes the Cin rows of x (T steps each) to xp (rows of
+// PadLeft+T+PadRight steps) between zeros.
+func padRows(xp, x []float32, rows, T, pl, pr int) {
+	Tp := pl + T + pr
+	for i := 0; i < rows; i++ {
+		r := xp[i*Tp : (i+1)*Tp]
+		clear(r[:pl])
+		copy(r[pl:pl+T], x[i*T:(i+1)*T])
+		clear(r[pl+T:])
+	}
+}
+
+// tapSpan is tapRange with both ends in 0..L (t0 may pass L when the tap
+// never reads the input).
+func tapSpan(off, s, T, L int) (t0, t1 int) {
+	t0, t1 = tapRange(off, s, T, L)
+	t0 = min(t0, L)
+	return t0, min(max(t0, t1), L)
+}
+
+// im2col writes col[(i*K+k)*L+t] = x[i*T + t*s + k*d - pl] for i < ci,
+// k < K, t < L, 0 where the index leaves the row.
+func im2col(col, x []float32, ci, K, T, L, s, d, pl int) {
+	for i := 0; i < ci; i++ {
+		xi := x[i*T : (i+1)*T]
+		for k := 0; k < K; k++ {
+			r := col[(i*K+k)*L : (i*K+k+1)*L]
+			off := k*d - pl
+			t0, t1 := tapSpan(off, s, T, L)
+			clear(r[:t0])
+			if s == 1 && t1 > t0 {
+				copy(r[t0:t1], xi[t0+off:t1+off])
+			} else {
+				for t := t0; t < t1; t++ {
+					r[t] = xi[t*s+off]
+				}
+			}
+			clear(r[t1:])
+		}
+	}
+}
+
+// col2im adds dcol back to the input steps it was read from:
+// dx[i*T + t*s + k*d - pl] += dcol[(i*K+k)*L+t] where the index is in the row.
+func col2im(dx, dcol []float32, ci, K, T, L, s, d, pl int) {
+	for i := 0; i < ci; i++ {
+		dxi := dx[i*T : (i+1)*T]
+		for k := 0; k < K; k++ {
+			r := dcol[(i*K+k)*L : (i*K+k+1)*L]
+			off := k*d - pl
+			t0, t1 := tapSpan(off, s, T, L)
+			if s == 1 {
+				if t1 > t0 {
+					kern.Axpy(dxi[t0+off:t1+off], r[t0:t1], 1)
+				}
+				continue
+			}
+			for t := t0; t < t1; t++ {
+				dxi[t*s+off] += r[t]
+			}
+		}
+	}
+}
+
+// convForward32 is Conv1D.Forward on the kernels of sdk/nn.
+func convForward32(c Conv1D, dst, x, w, bias []float32, T int) {
+	L := c.mustOut(T)
+	B := len(x) / (c.Cin * T)
+	need("conv1d x", len(x), B*c.Cin*T)
+	need("conv1d dst", len(dst), B*c.Cout*L)
+	need("conv1d w", len(w), c.WeightLen())
+	needOpt("conv1d bias", bias, c.Cout)
+	if B == 0 {
+		return
+	}
+	ci, co, K, G := c.Cin/c.Groups, c.Cout/c.Groups, c.Kernel, c.Groups
+	sc := convPool.Get().(*convScratch)
+	defer convPool.Put(sc)
+	if c.direct() {
+		Tp := T + c.PadLeft + c.PadRight // = L+K-1
+		pad := c.PadLeft+c.PadRight > 0
+		nx := 0
+		if pad {
+			nx = c.Cin * Tp
+		}
+		np := kern.PackedLen(c.Cout, c.Cin, K)
+		buf := sc.take(nx + np + c.Cout)
+		xp, pw, zero := buf[:nx], buf[nx:nx+np], buf[nx+np:]
+		if bias == nil {
+			clear(zero)
+			bias = zero
+		}
+		kern.PackConv(pw, w, c.Cout, c.Cin, K)
+		for b := 0; b < B; b++ {
+			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
+			if pad {
+				padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)
+				xb = xp
+			}
+			kern.ConvMultiBias(dst[b*c.Cout*L:(b+1)*c.Cout*L], nil, L, xb, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+		}
+		return
+	}
+	n := ci * K * L
+	buf := sc.take(n + c.Cout)
+	col, zero := buf[:n], buf[n:]
+	if bias == nil {
+		clear(zero)
+		bias = zero
+	}
+	for b := 0; b < B; b++ {
+		for g := 0; g < G; g++ {
+			im2col(col, x[(b*c.Cin+g*ci)*T:(b*c.Cin+(g+1)*ci)*T], ci, K, T, L, c.Stride, c.Dilation, c.PadLeft)
+			y := dst[(b*c.Cout+g*co)*L : (b*c.Cout+(g+1)*co)*L]
+			kern.ConvMultiBias(y, nil, L, col, L, w[g*co*ci*K:(g+1)*co*ci*K], nil, bias[g*co:(g+1)*co], co, ci*K, 1, L)
+		}
+	}
+}
+
+// convBackward32 is Conv1D.Backward on the kernels of sdk/nn.
+func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
+	L := c.mustOut(T)
+	B := len(x) / (c.Cin * T)
+	need("conv1d x", len(x), B*c.Cin*T)
+	need("conv1d dy", len(dy), B*c.Cout*L)
+	need("conv1d w", len(w), c.WeightLen())
+	needOpt("conv1d dx", dx, len(x))
+	needOpt("conv1d dw", dw, c.WeightLen())
+	needOpt("conv1d db", db, c.Cout)
+	if db != nil {
+		for b := 0; b < B; b++ {
+			for o := 0; o < c.Cout; o++ {
+				db[o] += kern.Sum(dy[(b*c.Cout+o)*L : (b*c.Cout+o+1)*L])
+			}
+		}
+	}
+	if dx != nil {
+		clear(dx)
+	}
+	if B == 0 || (dx == nil && dw == nil) {
+		return
+	}
+	ci, co, K, G := c.Cin/c.Groups, c.Cout/c.Groups, c.Kernel, c.Groups
+	sc := convPool.Get().(*convScratch)
+	defer convPool.Put(sc)
+	if c.direct() {
+		Tp := T + c.PadLeft + c.PadRight
+		pad := c.PadLeft+c.PadRight > 0
+		n := 0
+		if pad {
+			n = c.Cin * Tp
+		}
+		buf := sc.take(2 * n)
+		xp, dxp := buf[:n], buf[n:]
+		for b := 0; b < B; b++ {
+			dyb := dy[b*c.Cout*L : (b+1)*c.Cout*L]
+			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
+			if dw != nil {
+				if pad {
+					padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)
+					xb = xp
+				}
+				kern.ConvMultiGradW(dw, dyb, L, xb, Tp, c.Cout, c.Cin, K, L)
+			}
+			if dx == nil {
+				continue
+			}
+			dxb := dx[b*c.Cin*T : (b+1)*c.Cin*T]
+			if !pad {
+				kern.ConvMultiGradX(dxb, T, dyb, L, w, c.Cout, c.Cin, K, L)
+				continue
+			}
+			clear(dxp)
+			kern.ConvMultiGradX(dxp, Tp, dyb, L, w, c.Cout, c.Cin, K, L)
+			for i := 0; i < c.Cin; i++ {
+				copy(dxb[i*T:(i+1)*T], dxp[i*Tp+c.PadLeft:i*Tp+c.PadLeft+T])
+			}
+		}
+		return
+	}
+	n := ci * K * L
+	buf := sc.take(2 * n)
+	col, dcol := buf[:n], buf[n:]
+	for b := 0; b < B; b++ {
+		for g := 0; g < G; g++ {
+			xg := x[(b*c.Cin+g*ci)*T : (b*c.Cin+(g+1)*ci)*T]
+			dyg := dy[(b*c.Cout+g*co)*L : (b*c.Cout+(g+1)*co)*L]
+			wg := w[g*co*ci*K : (g+1)*co*ci*K]
+			if dw != nil {
+				im2col(col, xg, ci, K, T, L, c.Stride, c.Dilation, c.PadLeft)
+				kern.ConvMultiGradW(dw[g*co*ci*K:(g+1)*co*ci*K], dyg, L, col, L, co, ci*K, 1, L)
+			}
+			if dx != nil {
+				clear(dcol)
+				kern.ConvMultiGradX(dcol, L, dyg, L, wg, co, ci*K, 1, L)
+				col2im(dx[(b*c.Cin+g*ci)*T:(b*c.Cin+(g+1)*ci)*T], dcol, ci, K, T, L, c.Stride, c.Dilation, c.PadLeft)
+			}
+		}
+	}
+}
