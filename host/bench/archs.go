@@ -100,7 +100,7 @@ func ArchCases(name string, net *graph.Net, seed uint64) ([]ArchCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := graph.NewModel(net)
+	m := nn.NewGraphModel(net)
 	n := m.InputLen()
 	if n != archInLen || m.Classes() != archClasses {
 		return nil, fmt.Errorf("bench: %s: %d inputs and %d classes; the reference's networks have %d and %d", name, n, m.Classes(), archInLen, archClasses)
