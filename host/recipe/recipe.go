@@ -518,7 +518,8 @@ func (r *Recipe) Arch() (nn.Arch, error) {
 	if r.Model.Layers == nil {
 		a, err := nn.LookupArch(r.Model.Arch)
 		if r.Model.GraphSpec != nil {
-			a, err = nn.GraphArch(*r.Model.GraphSpec), a.Validate()
+			a = nn.GraphArch(*r.Model.GraphSpec)
+			err = a.Validate()
 		}
 		if err != nil {
 			return a, err

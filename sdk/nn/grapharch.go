@@ -11,9 +11,16 @@ import (
 )
 
 // GraphArch returns the architecture of the graph network spec, on an
-// input of spec.InChannels x spec.InLen.
+// input of spec.InChannels x spec.InLen. A spec that compiles is kept in
+// its canonical form (graph.Net.Spec: attributes as int64, float64,
+// bool or []int64, defaults filled in), so that equal networks have
+// equal Archs whatever types their attributes were written with; one
+// that does not is kept as it is, for Validate to report.
 func GraphArch(spec graph.Spec) Arch {
 	s := spec
+	if net, err := graph.Compile(spec); err == nil {
+		s = net.Spec()
+	}
 	return Arch{Name: spec.Name, InChannels: spec.InChannels, InLen: spec.InLen, Graph: &s}
 }
 

@@ -91,6 +91,7 @@ func TestGraphDropoutRefused(t *testing.T) {
 	a := graphtest.Residual(16)
 	spec := *a.Graph
 	spec.Nodes = append(append([]graph.Node(nil), spec.Nodes...), graph.Node{Name: "probs", Op: "softmax"})
+	spec.Output = "probs"
 	if _, err := WithDropout(nn.GraphArch(spec), 0.2); err == nil || !strings.Contains(err.Error(), "linear output node") {
 		t.Errorf("softmax output: %v", err)
 	}
