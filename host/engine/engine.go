@@ -336,14 +336,14 @@ func Run(ctx context.Context, p Plan, res Plugins, cache Cache, obs Observer) (*
 //	dst[i] = argmax_c (1/S) sum_s p(c | x_i, theta_s)
 //
 // ties going to the lower class.
-func PredictMean(dst []int, models []*nn.Inference, x []float32, classes int) {
+func PredictMean(dst []int, models []nn.Model, x []float32, classes int) {
 	sum := make([]float64, len(dst)*classes)
 	sumProbs(sum, models, x)
 	argmaxRows(dst, sum, classes)
 }
 
 // sumProbs writes into dst the sum over the draws of p(c | x_i, theta_s).
-func sumProbs(dst []float64, models []*nn.Inference, x []float32) {
+func sumProbs(dst []float64, models []nn.Model, x []float32) {
 	clear(dst)
 	pr := make([]float32, len(dst))
 	for _, m := range models {

@@ -384,9 +384,9 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 		}
 		return out, nil
 	}
-	models := make([]*nn.Inference, len(j.draws))
+	models := make([]nn.Model, len(j.draws))
 	for s, d := range j.draws {
-		m, err := nn.NewModel(d)
+		m, err := nn.Open(d)
 		if err != nil {
 			return nil, fmt.Errorf("weights file %s: %w", j.names[s], err)
 		}

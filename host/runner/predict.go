@@ -63,13 +63,13 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 	if err != nil {
 		return nil, err
 	}
-	models := make([]*nn.Inference, len(opt.Weights))
+	models := make([]nn.Model, len(opt.Weights))
 	for s, path := range opt.Weights {
 		p, err := nn.LoadParams(path, arch)
 		if err != nil {
 			return nil, fmt.Errorf("weights file %d of %d: %w", s+1, len(opt.Weights), err)
 		}
-		if models[s], err = nn.NewModel(p); err != nil {
+		if models[s], err = nn.Open(p); err != nil {
 			return nil, fmt.Errorf("weights file %d of %d: %s: %w", s+1, len(opt.Weights), path, err)
 		}
 	}

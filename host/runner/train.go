@@ -69,11 +69,11 @@ func Train(ctx context.Context, ds Datasets, opt TrainOptions) (Trained, error) 
 	if len(ds.Tests) == 0 {
 		return out, nil
 	}
-	net, err := nn.NewNet(opt.Arch)
+	const batch = 256
+	net, err := nn.NewPass(opt.Arch, batch, 0)
 	if err != nil {
 		return Trained{}, err
 	}
-	ws := net.NewWorkspace(256)
 	for _, t := range ds.Tests {
 		if err := ctx.Err(); err != nil {
 			return Trained{}, err
@@ -82,7 +82,7 @@ func Train(ctx context.Context, ds Datasets, opt TrainOptions) (Trained, error) 
 		if err := d.Check("test split "+t.Name, net.InputLen(), net.Classes()); err != nil {
 			return Trained{}, err
 		}
-		loss, acc := nn.Evaluate(net, ws, res.Params.Data, d)
+		loss, acc := nn.EvaluatePass(net, batch, res.Params.Data, d)
 		out.Tests = append(out.Tests, TestScore{Split: t.Name, Records: d.N, Loss: loss, Accuracy: acc})
 	}
 	return out, nil

@@ -176,6 +176,12 @@ func Evaluate(net *Net, ws *Workspace, p []float32, d Data) (loss, acc float64) 
 	return evaluate(&layerTrainNet{net: net, ws: ws}, ws.Cap(), p, d)
 }
 
+// EvaluatePass is Evaluate on any network's Pass, in batches of batch
+// (at most the batch the Pass was made for).
+func EvaluatePass(net Pass, batch int, p []float32, d Data) (loss, acc float64) {
+	return evaluate(net, batch, p, d)
+}
+
 // evaluate is Evaluate in batches of batch on any network.
 func evaluate(net Pass, batch int, p []float32, d Data) (loss, acc float64) {
 	k := net.Classes()

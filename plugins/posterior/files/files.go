@@ -1,6 +1,7 @@
 // Package files is the posterior "posterior.files": a finite posterior
 // whose K members are networks read from K safetensors files with PyTorch
-// state_dict names, trained anywhere (in PyTorch, by `uaxai train`, ...).
+// state_dict names, trained anywhere (in PyTorch, by `uaxai train`, ...),
+// or from K ONNX models of the run's graph architecture (Read).
 // Draw s is the network of file s, so S <= K; nothing is trained.
 //
 // Configuration, exactly one of:
@@ -24,16 +25,22 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
+	"github.com/uaxai/uaxai/sdk/onnx"
 )
 
 // ID is the plugin's ID.
@@ -112,13 +119,23 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 // Read reads one weights file of arch a: its parameters and the SHA-256
 // of its bytes (the bytes that were decoded). Errors name the file, and
 // for a tensor that does not fit the tensor and the shape a wants.
+//
+// A file whose name ends in .onnx is an ONNX model (sdk/onnx): its graph
+// must be a's (a graph architecture, as [model] onnx or graph gives it:
+// the same nodes and attributes on the same input), and its initializers
+// are the parameters, by state_dict name.
 func Read(path string, a nn.Arch) (nn.Params, string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nn.Params{}, "", err
 	}
 	sum := sha256.Sum256(b)
-	f, err := safetensors.Decode(b, path)
+	var f *safetensors.File
+	if strings.EqualFold(filepath.Ext(path), ".onnx") {
+		f, err = onnxWeights(b, path, a)
+	} else {
+		f, err = safetensors.Decode(b, path)
+	}
 	if err != nil {
 		return nn.Params{}, "", err
 	}
@@ -127,6 +144,56 @@ func Read(path string, a nn.Arch) (nn.Params, string, error) {
 		return nn.Params{}, "", err
 	}
 	return p, hex.EncodeToString(sum[:]), nil
+}
+
+// onnxWeights decodes an ONNX model, checks that its graph is arch a's,
+// and returns its parameters as the tensors of a weights file.
+func onnxWeights(b []byte, path string, a nn.Arch) (*safetensors.File, error) {
+	m, err := onnx.Decode(b, path)
+	if err != nil {
+		return nil, err
+	}
+	spec, params, err := onnx.ToSpec(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if a.Graph == nil {
+		return nil, fmt.Errorf("%s: an ONNX model, and the run's architecture %q is not a graph (accepted: [model] onnx = \"file.onnx\" or [model] graph = \"spec.toml\" with the ONNX model's graph)", path, a.Name)
+	}
+	if spec.InChannels != a.InChannels || spec.InLen != a.InLen {
+		return nil, fmt.Errorf("%s: the model takes %d channel(s) x %d samples, the run's architecture %d x %d (accepted: the same input)", path, spec.InChannels, spec.InLen, a.InChannels, a.InLen)
+	}
+	if err := sameGraph(nn.GraphArch(spec), a); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f := &safetensors.File{Meta: map[string]string{}}
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		t := params[k]
+		f.Tensors = append(f.Tensors, safetensors.Tensor{Name: k, DType: "F32", Shape: t.Shape, Data: t.Float})
+	}
+	return f, nil
+}
+
+// sameGraph reports, as an error naming the first difference, whether
+// the graph of file (an ONNX model's, on its input) differs from arch a's.
+func sameGraph(file, a nn.Arch) error {
+	fs, as := file.Graph, a.Graph
+	for i := range min(len(fs.Nodes), len(as.Nodes)) {
+		x, _ := json.Marshal(fs.Nodes[i])
+		y, _ := json.Marshal(as.Nodes[i])
+		if !bytes.Equal(x, y) {
+			return fmt.Errorf("its graph differs from the run's architecture %q at node %d: %s in the file, %s in the architecture (accepted: the architecture's graph)", a.Name, i, x, y)
+		}
+	}
+	if len(fs.Nodes) != len(as.Nodes) || fs.Output != as.Output {
+		return fmt.Errorf("its graph has %d nodes and output %q, the run's architecture %q %d and %q (accepted: the architecture's graph)", len(fs.Nodes), fs.Output, a.Name, len(as.Nodes), as.Output)
+	}
+	return nil
 }
 
 // Fit reads the files, in order, against the request's architecture. It
