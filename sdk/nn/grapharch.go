@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
@@ -133,11 +134,15 @@ type graphTrainNet struct {
 	z, dz []float32 // probs: log-probabilities (the logits), and d L / d probs
 }
 
-func newGraphTrainNet(a Arch) (*graphTrainNet, error) {
+func newGraphTrainNet(a Arch, workers int) (*graphTrainNet, error) {
 	net, err := a.compileGraph()
 	if err != nil {
 		return nil, err
 	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	net.Workers = workers
 	lay, err := graphLayout(a)
 	if err != nil {
 		return nil, err

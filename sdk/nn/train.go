@@ -255,7 +255,7 @@ type Pass interface {
 // depend on.
 func NewPass(a Arch, batch, workers int) (Pass, error) {
 	if a.Graph != nil {
-		return newGraphTrainNet(a)
+		return newGraphTrainNet(a, workers)
 	}
 	net, err := NewNet(a)
 	if err != nil {

@@ -61,6 +61,9 @@ type Net struct {
 	readers [][]int
 	// Theta is the flat parameter vector, laid out as Params says.
 	Theta []float32
+	// Workers is the number of goroutines a node's call may use (its
+	// sample chunks, chunks.go); 0 or 1: one. Results do not depend on it.
+	Workers int
 
 	// The forward plan of inference: value v lives in slot fwdSlot[v]
 	// (-1: the input, not a buffer); slot sizes per sample.

@@ -539,14 +539,16 @@ func opList() []*Op {
 			Backward: func(c *Call) {
 				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Backward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.P[2], c.P[3], c.In[0].T)
 			},
-			State: func(_ Attrs, in []Shape, _ int) int { return 2 * in[0].C },
+			// State: 1/sqrt(var + eps) per channel, then the normalised
+			// input xh (B*C*T).
+			State: func(_ Attrs, in []Shape, B int) int { return in[0].C + B*in[0].Size() },
 			TrainForward: func(c *Call) {
 				C := c.In[0].C
-				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainForward(c.Y, c.State[:C], c.State[C:], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
+				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainForward(c.Y, c.State[C:], c.State[:C], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
 			},
 			TrainBackward: func(c *Call) {
 				C := c.In[0].C
-				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.State[:C], c.State[C:], c.In[0].T)
+				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.State[C:], c.P[0], c.State[:C], c.In[0].T)
 			},
 		},
 		{

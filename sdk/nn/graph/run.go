@@ -21,7 +21,9 @@ type workspace struct {
 	seed    []float32
 	calls   []Call
 	init    []bool
-	state   [][]float32 // per node: training scratch (Op.State)
+	state   [][]float32     // per node: training scratch (Op.State)
+	chunks  [][]Call        // per node: its chunk calls (chunks.go)
+	chunkDP [][][][]float32 // per node, chunk, parameter: gradient buffers
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -114,7 +116,7 @@ func (n *Net) Forward(probs, x []float32) error {
 			break
 		}
 		c := n.call(w, i, B, val)
-		n.nodes[i].op.Forward(c)
+		n.chunked(w, i, c, n.nodes[i].op.Forward, false)
 	}
 	return n.finish(probs, val(n.output+1))
 }
@@ -288,7 +290,7 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 			op.TrainForward(c)
 			continue
 		}
-		op.Forward(c)
+		n.chunked(w, i, c, op.Forward, false)
 	}
 	return val(n.output + 1)
 }
@@ -348,7 +350,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 			c.State = n.state(w, i, B)
 			nd.op.TrainBackward(c)
 		} else {
-			nd.op.Backward(c)
+			n.chunked(w, i, c, nd.op.Backward, false)
 		}
 		if n.backwardHook != nil {
 			n.backwardHook(i, c)

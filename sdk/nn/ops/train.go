@@ -3,6 +3,8 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // TrainForward is batchnorm in training mode (PyTorch's BatchNorm1d in
@@ -10,20 +12,22 @@ import (
 // time, N = B*T values,
 //
 //	mu[c] = (1/N) sum_{b,t} x[b,c,t],  var[c] = (1/N) sum_{b,t} (x[b,c,t] - mu[c])^2,
-//	r[c] = 1/sqrt(var[c] + Eps),       y[b,c,t] = (x[b,c,t] - mu[c]) r[c] gamma[c] + beta[c],
+//	r[c] = 1/sqrt(var[c] + Eps),       xh[b,c,t] = (x[b,c,t] - mu[c]) r[c],
+//	y[b,c,t] = xh[b,c,t] gamma[c] + beta[c],
 //
-// it writes y to dst, mu to mean and r to inv (C values each, for
-// TrainBackward), and updates the running statistics in place with
+// it writes y to dst, xh (B*C*T values) and r to inv (C values) for
+// TrainBackward, and updates the running statistics in place with
 // momentum m:
 //
 //	runMean[c] = (1 - m) runMean[c] + m mu[c]
 //	runVar[c]  = (1 - m) runVar[c]  + m var[c] N/(N-1)   (N > 1; unchanged for N = 1)
 //
-// Sums are in float64. gamma (beta) nil stands for ones (zeros).
-func (n BatchNorm1D) TrainForward(dst, mean, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
+// The sums are in float64 (row by row, rows in sample order), xh and y
+// in float32 (kern.Normalize). gamma (beta) nil stands for ones (zeros).
+func (n BatchNorm1D) TrainForward(dst, xh, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
 	B := n.dims(len(x), len(runMean), len(runVar), T)
 	need("batchnorm dst", len(dst), len(x))
-	need("batchnorm mean", len(mean), n.C)
+	need("batchnorm xh", len(xh), len(x))
 	need("batchnorm inv", len(inv), n.C)
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
@@ -32,34 +36,27 @@ func (n BatchNorm1D) TrainForward(dst, mean, inv, x, gamma, beta, runMean, runVa
 		var s float64
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			for _, v := range x[row : row+T] {
-				s += float64(v)
-			}
+			s += kern.Sum64(x[row : row+T])
 		}
 		mu := s / N
 		var q float64
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			for _, v := range x[row : row+T] {
-				d := float64(v) - mu
-				q += d * d
-			}
+			q += kern.SqDev64(x[row:row+T], mu)
 		}
 		v := q / N
 		r := 1 / math.Sqrt(v+n.Eps)
-		mean[c], inv[c] = float32(mu), float32(r)
-		scale, shift := r, 0.0
+		inv[c] = float32(r)
+		g, sh := float32(1), float32(0)
 		if gamma != nil {
-			scale *= float64(gamma[c])
+			g = gamma[c]
 		}
 		if beta != nil {
-			shift = float64(beta[c])
+			sh = beta[c]
 		}
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			for t := row; t < row+T; t++ {
-				dst[t] = float32((float64(x[t])-mu)*scale + shift)
-			}
+			kern.Normalize(xh[row:row+T], dst[row:row+T], x[row:row+T], float32(mu), float32(r), g, sh)
 		}
 		runMean[c] = float32((1-m)*float64(runMean[c]) + m*mu)
 		if N > 1 {
@@ -69,32 +66,35 @@ func (n BatchNorm1D) TrainForward(dst, mean, inv, x, gamma, beta, runMean, runVa
 }
 
 // TrainBackward is the gradient of TrainForward through the batch
-// statistics: with xhat = (x - mu) r and the channel means over the N =
-// B*T values of dy and dy xhat,
+// statistics: with the channel means over the N = B*T values of dy and
+// dy xh,
 //
-//	dx[b,c,t] = gamma[c] r[c] (dy[b,c,t] - mean(dy) - xhat[b,c,t] mean(dy xhat)),
-//	dgamma[c] += sum dy xhat,  dbeta[c] += sum dy,
+//	dx[b,c,t] = gamma[c] r[c] (dy[b,c,t] - mean(dy) - xh[b,c,t] mean(dy xh)),
+//	dgamma[c] += sum dy xh,  dbeta[c] += sum dy,
 //
-// mean and inv as TrainForward wrote them; any of dx, dgamma, dbeta may
-// be nil.
-func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, x, gamma, mean, inv []float32, T int) {
-	B := n.dims(len(x), len(mean), len(inv), T)
-	need("batchnorm dy", len(dy), len(x))
-	needOpt("batchnorm dx", dx, len(x))
+// xh and inv as TrainForward wrote them (sums in float64, dx in float32:
+// kern.NormalizeGrad); any of dx, dgamma, dbeta may be nil.
+func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, xh, gamma, inv []float32, T int) {
+	if err := n.Check(); err != nil {
+		panic("ops: " + err.Error())
+	}
+	positive("batchnorm T", T)
+	B := len(xh) / (n.C * T)
+	need("batchnorm xh", len(xh), B*n.C*T)
+	need("batchnorm inv", len(inv), n.C)
+	need("batchnorm dy", len(dy), len(xh))
+	needOpt("batchnorm dx", dx, len(xh))
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm dgamma", dgamma, n.C)
 	needOpt("batchnorm dbeta", dbeta, n.C)
 	N := float64(B * T)
 	for c := 0; c < n.C; c++ {
-		mu, r := float64(mean[c]), float64(inv[c])
 		var sd, sdx float64
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			for t := row; t < row+T; t++ {
-				d := float64(dy[t])
-				sd += d
-				sdx += d * (float64(x[t]) - mu) * r
-			}
+			a, d := kern.SumDot64(dy[row:row+T], xh[row:row+T])
+			sd += a
+			sdx += d
 		}
 		if dgamma != nil {
 			dgamma[c] += float32(sdx)
@@ -109,13 +109,10 @@ func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, x, gamma, mean, inv []
 		if gamma != nil {
 			g = float64(gamma[c])
 		}
-		md, mdx := sd/N, sdx/N
+		k, md, mdx := float32(g*float64(inv[c])), float32(sd/N), float32(sdx/N)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			for t := row; t < row+T; t++ {
-				xh := (float64(x[t]) - mu) * r
-				dx[t] = float32(g * r * (float64(dy[t]) - md - xh*mdx))
-			}
+			kern.NormalizeGrad(dx[row:row+T], dy[row:row+T], xh[row:row+T], k, md, mdx)
 		}
 	}
 }

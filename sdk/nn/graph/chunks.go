@@ -1,0 +1,134 @@
+package graph
+
+import "sync"
+
+// Chunks is the number of sample chunks a node's call is split into
+// (fewer for a smaller batch): the chunks run on up to Net.Workers
+// goroutines, and a chunk's parameter gradients are summed in a buffer of
+// its own, added to the result in chunk order. The split depends on the
+// batch only, so the bytes do not depend on the number of workers.
+const Chunks = 4
+
+// chunked runs fn, an op's Forward or Backward on the call c, on the
+// chunks of c's samples. whole runs it on the whole batch instead (an
+// op whose samples are coupled: batchnorm on batch statistics, dropout
+// drawing its masks in order).
+func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) {
+	grads := false
+	for _, d := range c.DP {
+		grads = grads || d != nil
+	}
+	nc := min(c.B, Chunks)
+	if whole || nc < 2 || (n.Workers <= 1 && !grads) {
+		fn(c) // the same bytes as chunks: each sample's values are its own
+		return
+	}
+	calls := w.chunkCalls(i, c, nc)
+	per := (c.B + nc - 1) / nc
+	for k := range calls {
+		b0, b1 := k*per, min((k+1)*per, c.B)
+		cc := &calls[k]
+		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand = c.A, c.In, c.Out, c.P, c.Train, c.Rand
+		cc.B = b1 - b0
+		cut := func(dst [][]float32, src [][]float32, size func(j int) int) {
+			for j, s := range src {
+				if s == nil {
+					dst[j] = nil
+					continue
+				}
+				sz := size(j)
+				dst[j] = s[b0*sz : b1*sz]
+			}
+		}
+		cut(cc.X, c.X, func(j int) int { return c.In[j].Size() })
+		cut(cc.DX, c.DX, func(j int) int { return c.In[j].Size() })
+		osz := c.Out.Size()
+		cc.Y = c.Y[b0*osz : b1*osz]
+		cc.DY = nil
+		if c.DY != nil {
+			cc.DY = c.DY[b0*osz : b1*osz]
+		}
+		if per := len(c.Idx) / c.B; per > 0 {
+			cc.Idx = c.Idx[b0*per : b1*per]
+		} else {
+			cc.Idx = nil
+		}
+		cc.DP = cc.DP[:len(c.DP)]
+		for j, d := range c.DP {
+			if d == nil {
+				cc.DP[j] = nil
+				continue
+			}
+			cc.DP[j] = w.chunkGrad(i, k, j, len(d))
+			clear(cc.DP[j])
+		}
+	}
+	workers := min(max(n.Workers, 1), nc)
+	if workers == 1 {
+		for k := range calls {
+			fn(&calls[k])
+		}
+	} else {
+		var next int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					mu.Lock()
+					k := next
+					next++
+					mu.Unlock()
+					if k >= len(calls) {
+						return
+					}
+					fn(&calls[k])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for j, d := range c.DP {
+		if d == nil {
+			continue
+		}
+		for k := range calls {
+			for x, v := range calls[k].DP[j] {
+				d[x] += v
+			}
+		}
+	}
+}
+
+// chunkCalls are node i's chunk calls (nc of them), made once.
+func (w *workspace) chunkCalls(i int, c *Call, nc int) []Call {
+	if w.chunks == nil {
+		w.chunks = make([][]Call, len(w.calls))
+	}
+	if len(w.chunks[i]) < nc {
+		w.chunks[i] = make([]Call, Chunks)
+		for k := range w.chunks[i] {
+			w.chunks[i][k] = Call{X: make([][]float32, len(c.X)), DX: make([][]float32, len(c.DX)), DP: make([][]float32, len(c.DP))}
+		}
+	}
+	return w.chunks[i][:nc]
+}
+
+// chunkGrad is chunk k's buffer for parameter j of node i.
+func (w *workspace) chunkGrad(i, k, j, n int) []float32 {
+	if w.chunkDP == nil {
+		w.chunkDP = make([][][][]float32, len(w.calls))
+	}
+	if w.chunkDP[i] == nil {
+		w.chunkDP[i] = make([][][]float32, Chunks)
+	}
+	if len(w.chunkDP[i][k]) <= j {
+		w.chunkDP[i][k] = append(w.chunkDP[i][k], make([][]float32, j+1-len(w.chunkDP[i][k]))...)
+	}
+	if len(w.chunkDP[i][k][j]) < n {
+		w.chunkDP[i][k][j] = make([]float32, n)
+	}
+	return w.chunkDP[i][k][j][:n]
+}
