@@ -95,7 +95,12 @@ type ArchCase struct {
 // the maps are shared out, each part on a goroutine of its own with the
 // Model's pool of nets (and an explainer of its own, as the engine's
 // workers have).
-func ArchCases(name string, net *graph.Net, seed uint64) ([]ArchCase, error) {
+//
+// With epochN > 0 a third case, "epoch", trains the network (nn.Train,
+// from its current parameters) for one epoch of epochN random records in
+// batches of 64 with Adam, as archs_bench.py's epoch does; its FLOPs are
+// 3 forward passes a record (forward, and a backward of about twice).
+func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase, error) {
 	fwd, err := ArchFLOPs(net)
 	if err != nil {
 		return nil, err
@@ -141,7 +146,7 @@ func ArchCases(name string, net *graph.Net, seed uint64) ([]ArchCase, error) {
 	}
 	cfg := sdk.Config{"window": int64(ArchWindow), "stride": int64(ArchStride), "baseline": 0.0}
 	rows := float64((archInLen-ArchWindow)/ArchStride + 2) // the windows and the input itself
-	return []ArchCase{
+	cases := []ArchCase{
 		{Net: name, Case: "forward64", Units: ArchBatch, FLOPs: ArchBatch * fwd,
 			Run: func(ctx context.Context, workers int) error {
 				return split(ArchBatch, workers, func(lo, hi int) error {
@@ -159,7 +164,26 @@ func ArchCases(name string, net *graph.Net, seed uint64) ([]ArchCase, error) {
 					return err
 				})
 			}},
-	}, nil
+	}
+	if epochN > 0 {
+		arch := nn.GraphArch(net.Spec())
+		d := nn.Data{N: epochN, Len: n, X: make([]float32, epochN*n), Y: make([]int, epochN)}
+		for i := range d.X {
+			d.X[i] = float32(r.NormFloat64())
+		}
+		for i := range d.Y {
+			d.Y[i] = i % m.Classes()
+		}
+		tc := nn.PaperTrainConfig()
+		tc.Epochs, tc.Batch, tc.LR, tc.WeightDecay = 1, ArchBatch, 1e-3, 0
+		init := append([]float32(nil), net.Theta...)
+		cases = append(cases, ArchCase{Net: name, Case: "epoch", Units: epochN, FLOPs: 3 * float64(epochN) * fwd,
+			Run: func(ctx context.Context, workers int) error {
+				_, err := nn.Train(ctx, arch, d, nn.Data{}, tc, seed, nn.TrainOptions{Workers: workers, Init: init})
+				return err
+			}})
+	}
+	return cases, nil
 }
 
 // ArchResult is a case measured with some workers: the best and the
@@ -296,7 +320,11 @@ func RunArchs(ctx context.Context, o ArchOptions, w, logw io.Writer) error {
 		if err != nil {
 			return err
 		}
-		cases, err := ArchCases(name, net, o.Seed)
+		epochN := 0
+		if o.Reference || o.Ref.N > 0 {
+			epochN = max(o.Ref.N, 1)
+		}
+		cases, err := ArchCases(name, net, o.Seed, epochN)
 		if err != nil {
 			return err
 		}
@@ -325,8 +353,8 @@ func RunArchs(ctx context.Context, o ArchOptions, w, logw io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "uaxai bench --archs: golden networks (1 x 640 -> 16), ops on sdk/nn's kernels (AVX2+FMA: %v), GOMAXPROCS %d\n", nn.Accelerated(), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(w, "ms a run, the best of >= %d runs (median in brackets); forward64: one batch of %d; occlusion: one map (window %d, stride %d, baseline 0), runs of %d maps; GFLOP/s: 2 x the conv and linear multiply-adds\n",
-		o.Reps, ArchBatch, ArchWindow, ArchStride, ArchMaps)
+	fmt.Fprintf(w, "ms a run, the best of >= %d runs (median in brackets); forward64: one batch of %d; occlusion: one map (window %d, stride %d, baseline 0), runs of %d maps; epoch: one training epoch of %d records, batch %d, Adam; GFLOP/s: 2 x the conv and linear multiply-adds (an epoch: 3 forward passes a record)\n",
+		o.Reps, ArchBatch, ArchWindow, ArchStride, ArchMaps, o.Ref.N, ArchBatch)
 	tbl := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	tbl.Header("network", "case", "Go, 1 goroutine, ms", fmt.Sprintf("Go, %d goroutines, ms", o.Workers), fmt.Sprintf("PyTorch, %d threads, ms", o.Ref.Threads), "PyTorch / Go", "Go GFLOP/s", "PyTorch GFLOP/s")
 	cell := func(r ArchResult) string {
@@ -342,16 +370,6 @@ func RunArchs(ctx context.Context, o ArchOptions, w, logw io.Writer) error {
 			row[5] = fmt.Sprintf("%.2f", rc.Ms/goMs)
 			row[7] = fmt.Sprintf("%.1f", par.FLOPs/per/rc.Ms/1e6)
 		}
-		if err := tbl.Append(row); err != nil {
-			return err
-		}
-	}
-	for _, name := range nets {
-		rc, ok := ref.lookup(name, "epoch")
-		if !ok {
-			continue
-		}
-		row := []string{name, fmt.Sprintf("epoch, %d records", rc.Records), "not yet (graph training)", "", fmt.Sprintf("%.1f (%.1f)", rc.Ms, rc.Median), "", "", fmt.Sprintf("%.1f", rc.FLOPs/rc.Ms/1e6)}
 		if err := tbl.Append(row); err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func TestArchFLOPs(t *testing.T) {
 // its median, and the occlusion case counts 30 windows and the input for
 // each of its 8 maps.
 func TestArchCasesSplit(t *testing.T) {
-	cases, err := ArchCases("fcn", archNet(t, "fcn"), 1)
+	cases, err := ArchCases("fcn", archNet(t, "fcn"), 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ not json
 // -bench Archs ./host/bench).
 func BenchmarkArchs(b *testing.B) {
 	for _, name := range ArchNets {
-		cases, err := ArchCases(name, archNet(b, name), 1)
+		cases, err := ArchCases(name, archNet(b, name), 1, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -110,6 +110,31 @@ func BenchmarkArchs(b *testing.B) {
 				}
 				b.ReportMetric(c.FLOPs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestArchEpochCase: with epochN records the epoch case trains the
+// network on 1 and 2 goroutines without error, counts 3 forward passes a
+// record, and leaves the network it was made from as it was.
+func TestArchEpochCase(t *testing.T) {
+	net := archNet(t, "fcn")
+	theta := append([]float32(nil), net.Theta...)
+	cases, err := ArchCases("fcn", net, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 3 || cases[2].Case != "epoch" || cases[2].FLOPs != 3*8*5407232.0 {
+		t.Fatalf("cases %+v", cases)
+	}
+	for _, w := range []int{1, 2} {
+		if err := cases[2].Run(context.Background(), w); err != nil {
+			t.Fatalf("%d workers: %v", w, err)
+		}
+	}
+	for i, v := range net.Theta {
+		if v != theta[i] {
+			t.Fatalf("parameter %d changed from %g to %g", i, theta[i], v)
 		}
 	}
 }
