@@ -61,11 +61,13 @@ func init() {
 		{name: "predict", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--classes classes.txt] [--out F.csv]",
 			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
+			"[flags] --model F.onnx | --model SPEC.toml --weights W[,W2,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
 		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
-		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, or your own PyTorch model", run: cmdExplain},
+			"[flags] --model F.onnx | --model SPEC.toml --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
+		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, your own PyTorch model, or an ONNX or graph-spec network computed in Go", run: cmdExplain},
 		{name: "paper", forms: []string{
 			"[flags] [--quick] [--dir DIR] [--out DIR]",
 			"--report PAPER_DIR",
@@ -143,7 +145,7 @@ func names() []string {
 func writeOverview(w io.Writer, word string) {
 	var b strings.Builder
 	if word == "" {
-		b.WriteString("uaxai: uncertainty-aware explanations of a 1-D CNN power-quality classifier\n\n")
+		b.WriteString("uaxai: uncertainty-aware explanations of time-series classifiers (the paper's power-quality CNN, your PyTorch, ONNX or graph-spec networks)\n\n")
 		b.WriteString("Usage: uaxai COMMAND [ARGS] [flags]\n\nCommands:\n")
 	} else {
 		b.WriteString("Commands of uaxai " + word + ":\n")
