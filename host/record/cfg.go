@@ -134,6 +134,7 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		c.Device = f[1]
 	}
 	c.Rev = 1991
+	unknownRev := false
 	if len(f) > 2 && f[2] != "" {
 		switch f[2] {
 		case "1991":
@@ -142,7 +143,11 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		case "2013":
 			c.Rev = 2013
 		default:
-			return nil, lineErr(path, p.lineNo()-1, "revision year %q, want 1991, 1999 or 2013 (or none, meaning 1991)", f[2])
+			// Devices write other years (2001, ...): read the file by its
+			// layout, as python-comtrade does, and say so.
+			unknownRev = true
+			c.Rev = p.layoutRev()
+			warn("revision year %q is not 1991, 1999 or 2013; read as %d by the file's layout (analog channel lines of %s fields)", f[2], c.Rev, map[bool]string{true: "13", false: "10"}[c.Rev == 1999])
 		}
 	}
 
@@ -161,7 +166,7 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		return nil, lineErr(path, p.lineNo()-1, "channel counts %q, want TT,##A,##D with counts 0..%d (e.g. 4,3A,1D)", strings.Join(f, ","), maxChannels)
 	}
 	if tt != na+nd {
-		return nil, lineErr(path, p.lineNo()-1, "TT = %d, but %dA + %dD = %d", tt, na, nd, na+nd)
+		warn("TT = %d, but %dA + %dD = %d: the channel lines are read as %d analog and %d digital", tt, na, nd, na+nd, na, nd)
 	}
 
 	for k := 0; k < na; k++ {
@@ -169,9 +174,12 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := parseAnalog(f, c.Rev)
+		a, w, err := parseAnalog(f, c.Rev)
 		if err != nil {
 			return nil, lineErr(path, p.lineNo()-1, "analog channel %d: %v", k+1, err)
+		}
+		if w != "" {
+			warn("analog channel %d: %s", k+1, w)
 		}
 		a.Line = p.lineNo() - 1
 		if a.Index != k+1 {
@@ -187,6 +195,9 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		d, err := parseDigital(f)
 		if err != nil {
 			return nil, lineErr(path, p.lineNo()-1, "digital channel %d: %v", k+1, err)
+		}
+		if len(f) == 3 && c.Rev > 1991 {
+			warn("digital channel %d: the 1991 form Dn,ch_id,y in a %d cfg (read as such)", k+1, c.Rev)
 		}
 		c.Digitals = append(c.Digitals, d)
 	}
@@ -229,10 +240,16 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 			return nil, lineErr(path, p.lineNo()-1, "rate %d is 0 Hz; only nrates = 0 (or one rate of 0) means timestamps", k+1)
 		}
 		if c.NRates > 0 && end <= prev {
-			return nil, lineErr(path, p.lineNo()-1, "rate %d: endsamp %d, want more than %d (the previous endsamp)", k+1, end, prev)
+			// Relays repeat the last endsamp for unused segments: such a
+			// segment holds no samples (python-comtrade never reaches it).
+			warn("rate %d: endsamp %d is not more than the previous endsamp %d: an empty segment, ignored", k+1, end, prev)
+			continue
 		}
 		prev = end
 		c.Rates = append(c.Rates, Rate{Samp: samp, EndSamp: end})
+	}
+	if c.NRates > len(c.Rates) {
+		c.NRates = len(c.Rates)
 	}
 
 	// start and trigger dates
@@ -283,6 +300,10 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 	// 2013: time_code,local_code and tmq_code,leapsec
 	if p.more() {
 		f, _ = p.next("time code")
+		if c.Rev < 2013 && unknownRev && len(f) == 2 && validTimeCode(f[0]) && validTimeCode(f[1]) {
+			c.Rev = 2013
+			warn("a time code line after timemult: read as a 2013 cfg")
+		}
 		if c.Rev < 2013 {
 			warn("extra line after timemult in a %d cfg (ignored)", c.Rev)
 			return c, c.check(path, p.first)
@@ -316,6 +337,16 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 	return c, c.check(path, p.first)
 }
 
+// layoutRev is the revision a cfg of an unknown revision year is read
+// as: 1999 when its first analog channel line (the line after the
+// channel counts) has the 13 fields of 1999 and 2013, else 1991.
+func (p *cfgParser) layoutRev() int {
+	if p.i+1 < len(p.lines) && len(strings.Split(p.lines[p.i+1], ",")) >= 13 {
+		return 1999
+	}
+	return 1991
+}
+
 // check is the last check of a parsed cfg.
 func (c *Config) check(path string, first int) error {
 	if len(c.Analogs) == 0 {
@@ -332,14 +363,25 @@ func countField(s string, suffix byte) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(s[:len(s)-1]))
 }
 
-func parseAnalog(f []string, rev int) (Analog, error) {
+// parseAnalog parses an analog channel line. A 1999 or 2013 line of the
+// 1991 form (10 fields: no primary, secondary, PS) is read with a warning,
+// w, as devices write them.
+func parseAnalog(f []string, rev int) (a Analog, w string, err error) {
 	want := 13
 	if rev == 1991 {
 		want = 10
 	}
-	if len(f) != want && !(rev == 1991 && len(f) == 13) {
-		return Analog{}, fmt.Errorf("%d fields, want %d (An,ch_id,ph,ccbm,uu,a,b,skew,min,max%s)", len(f), want, map[bool]string{true: ",primary,secondary,PS"}[want == 13])
+	if len(f) != want && len(f) != 10 && len(f) != 13 {
+		return Analog{}, "", fmt.Errorf("%d fields, want %d (An,ch_id,ph,ccbm,uu,a,b,skew,min,max%s)", len(f), want, map[bool]string{true: ",primary,secondary,PS"}[want == 13])
 	}
+	if len(f) == 10 && rev > 1991 {
+		w = fmt.Sprintf("the 1991 form of 10 fields in a %d cfg (no primary, secondary, PS: read as such)", rev)
+	}
+	a, err = parseAnalogFields(f)
+	return a, w, err
+}
+
+func parseAnalogFields(f []string) (Analog, error) {
 	var a Analog
 	var err error
 	if a.Index, err = strconv.Atoi(f[0]); err != nil {

@@ -50,7 +50,15 @@
 // cannot be read (the time is then unknown), channel numbers out of
 // order, a missing timemult (1), a data file with more or fewer samples
 // than the last endsamp (the recording is cut to the shorter), and bytes
-// after the last whole binary sample. Beyond that, an error names the file
+// after the last whole binary sample. And what devices write beyond the
+// standard, as python-comtrade reads it: a revision year other than
+// 1991, 1999 and 2013 (a relay's 2001), read by the file's layout (13
+// fields in its first analog line: 1999, and 2013 when a time code line
+// follows timemult; else 1991); TT other than ##A + ##D (the counts
+// ##A and ##D are used); an endsamp not above the previous one (relays
+// repeat the last for unused segments: an empty segment, ignored); the
+// 1991 forms of analog (10 fields) and digital (3 fields) lines in a
+// later cfg. Beyond that, an error names the file
 // and the line, or the byte offset of a binary value, and what the
 // standard accepts. A file never makes the reader panic (fuzz targets
 // FuzzReadCOMTRADE, FuzzReadWAV, FuzzReadCSV).
