@@ -35,6 +35,11 @@ type Datasets struct {
 	ChannelNames []string
 	Recording    string   // with [recording]: the one, unlabelled, test split's name
 	Notes        []string // what the run's notes should say of the data
+	// Warnings are what reading the data assumed or doubted (a
+	// recording's reader and import: an encoding guessed, a revision read
+	// by layout, a frequency that disagrees): each is also a note, and
+	// manifest.json lists them.
+	Warnings []string
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -191,12 +196,12 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		ds.Tests = append(ds.Tests, ts)
 	}
 	if r.Recording != nil {
-		ts, notes, err := recordingSplit(ctx, r)
+		ts, notes, warnings, err := recordingSplit(ctx, r)
 		if err != nil {
 			return Datasets{}, err
 		}
 		ds.Tests = []engine.TestSplit{ts}
-		ds.Recording, ds.Notes = ts.Name, notes
+		ds.Recording, ds.Notes, ds.Warnings = ts.Name, notes, warnings
 	}
 	return ds, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -17,28 +18,29 @@ import (
 // nominal value and cuts windows of the model's input length
 // (host/record.ImportChannels): an unlabelled test split named after the
 // file, one record a kept window of C x T values, channel-major, with
-// Channels = C. C must be the model's in_channels.
-func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []string, error) {
+// Channels = C. C must be the model's in_channels. warnings are the
+// reader's and the import's (each also a note, "recording: ...").
+func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit, notes, warnings []string, err error) {
 	rc := r.Recording
 	arch, err := r.Arch()
 	if err != nil {
-		return engine.TestSplit{}, nil, err
+		return engine.TestSplit{}, nil, nil, err
 	}
 	C := rc.NumChannels()
 	if arch.InChannels != C {
-		return engine.TestSplit{}, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
+		return engine.TestSplit{}, nil, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
 			rc.ChoiceKey(), C, arch.InChannels, arch.Name)
 	}
 	opt := record.Options{Channel: rc.Channel, Rate: rc.Rate}
 	sels := rc.Channels
 	if len(rc.Phases) > 0 {
 		if sels, err = record.PhaseChannels(rc.File, opt, rc.Phases); err != nil {
-			return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
+			return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
 		}
 	}
 	recs, err := record.ReadChannels(rc.File, opt, sels)
 	if err != nil {
-		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
+		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
 	}
 	L := r.Data.Len()
 	rate := r.Data.Fs
@@ -47,11 +49,11 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 	}
 	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
 	if err != nil {
-		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
+		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
 	}
 	kept := imp.Kept()
 	if len(kept) == 0 {
-		return engine.TestSplit{}, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
+		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
 	}
 	d := sdk.Dataset{N: len(kept), Len: C * L, X: make([]float32, 0, len(kept)*C*L), Y: make([]int, len(kept))}
 	for i, w := range kept {
@@ -61,7 +63,6 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 		d.Y[i] = -1
 	}
 	name := "rec-" + strings.TrimSuffix(filepath.Base(rc.File), filepath.Ext(rc.File))
-	var notes []string
 	if C == 1 {
 		notes = append(notes, fmt.Sprintf("recording %s (channel %s): %d windows of %d samples at %g Hz, divided by sqrt(2) x %g (%s)",
 			rc.File, recs[0].Channel, len(kept), L, imp.Rate, imp.Nominal, imp.NominalSource))
@@ -78,14 +79,22 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (engine.TestSplit, []
 			notes = append(notes, fmt.Sprintf("recording window at %.4f s dropped: %s", w.SourceTime, w.Dropped))
 		}
 	}
-	for _, w := range imp.Warnings {
+	for _, rec := range recs {
+		for _, w := range rec.Warnings {
+			if !slices.Contains(warnings, w) { // the file's own warnings, once for all its channels
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	warnings = append(warnings, imp.Warnings...)
+	for _, w := range warnings {
 		notes = append(notes, "recording: "+w)
 	}
-	ts := engine.TestSplit{Name: name, Data: d, Channels: C, Unlabelled: true}
+	ts = engine.TestSplit{Name: name, Data: d, Channels: C, Unlabelled: true}
 	if C > 1 {
 		for _, ch := range imp.Channels {
 			ts.ChannelNames = append(ts.ChannelNames, ch.Recording.Channel)
 		}
 	}
-	return ts, notes, nil
+	return ts, notes, warnings, nil
 }

@@ -74,7 +74,7 @@ file = %q
 // host/record's import of the same channels.
 func TestRecordingSplitPhases(t *testing.T) {
 	r := recordingRecipe(t, `phases = ["C", "A", "B"]`, 3)
-	ts, notes, err := recordingSplit(context.Background(), r)
+	ts, notes, _, err := recordingSplit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +115,12 @@ func TestRecordingSplitPhases(t *testing.T) {
 func TestRecordingSplitChannels(t *testing.T) {
 	r := recordingRecipe(t, `channels = ["VA", "VB"]`, 2)
 	r.Recording.Channels = []string{"VA"}
-	_, _, err := recordingSplit(context.Background(), r)
+	_, _, _, err := recordingSplit(context.Background(), r)
 	if err == nil || !strings.Contains(err.Error(), "[recording] channels makes windows of 1 channel(s), but the model takes 2 ([model] in_channels") {
 		t.Errorf("1 channel, in_channels 2: %v", err)
 	}
 	r = recordingRecipe(t, `channel = "VB"`, 1)
-	ts, _, err := recordingSplit(context.Background(), r)
+	ts, _, _, err := recordingSplit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +142,47 @@ func TestRecordingSplitChannels(t *testing.T) {
 				t.Fatalf("record %d value %d = %v, want %v", i, j, ts.Data.Row(i)[j], float32(v))
 			}
 		}
+	}
+}
+
+// TestRecordingWarningsKept: what the reader assumed of a recording (here
+// a relay's revision year 2001, read by the file's layout) reaches the
+// split's warnings and the run's notes, so the console, tables.md,
+// results.json and manifest.json carry it.
+func TestRecordingWarningsKept(t *testing.T) {
+	r := recordingRecipe(t, `phases = ["A", "B", "C"]`, 3)
+	src := filepath.Join("..", "..", "testdata", "recordings")
+	cfg, err := os.ReadFile(filepath.Join(src, "three-phase.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dat, err := os.ReadFile(filepath.Join(src, "three-phase.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg = []byte(strings.Replace(string(cfg), "record.ThreePhase,1999", "record.ThreePhase,2001", 1))
+	r.Recording.File = filepath.Join(dir, "relay.cfg")
+	if err := os.WriteFile(r.Recording.File, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "relay.dat"), dat, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, notes, warnings, err := recordingSplit(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, w := range warnings {
+		if strings.Contains(w, "relay.cfg: line 1:") && strings.Contains(w, `revision year "2001"`) {
+			found++
+		}
+	}
+	if found != 1 { // the file's, once for the 3 channels read
+		t.Errorf("warnings %q: want the revision warning once", warnings)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "recording: ") && strings.Contains(n, "2001") }) {
+		t.Errorf("notes %q lack the warning", notes)
 	}
 }

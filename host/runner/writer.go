@@ -279,6 +279,7 @@ func (w *runWriter) manifest(status string, runErr error) error {
 		"scripts_sha256": w.opt.digests,
 		"data": map[string]any{"train": w.ds.Train.N, "val": w.ds.Val.N, "tests": len(w.ds.Tests),
 			"train_sha256": w.trainHash, "val_sha256": w.valHash},
+		"warnings": append([]string{}, w.ds.Warnings...),
 	}
 	if runErr != nil {
 		m["error"] = runErr.Error()
