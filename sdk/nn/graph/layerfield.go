@@ -25,6 +25,22 @@ func (s Span) after(f Field) Span {
 	return Span{Stride: f.Stride * s.Stride, Lo: a*s.Stride + s.Lo, Hi: b*s.Stride + s.Hi}
 }
 
+// maxSpan bounds a span's stride and ends, and maxOp an op's window, so
+// that after computes in int64 without overflow.
+const (
+	maxSpan = 1 << 36
+	maxOp   = 1 << 24
+)
+
+// fits reports whether s.after(f) has its stride and ends within maxSpan.
+func (s Span) fits(f Field) bool {
+	if f.Stride > maxOp || f.PadLeft > maxOp || f.Kernel > maxOp || f.Dilation > maxOp || f.Kernel*f.Dilation > maxOp {
+		return false
+	}
+	t := s.after(f)
+	return t.Stride <= maxSpan && t.Lo >= -maxSpan && t.Hi <= maxSpan
+}
+
 // LayerSpan returns the receptive field in input samples of the output of
 // module path (the node Net.Layer names), composed through every node from
 // the input: a node's field (Net.Field; pointwise ops and batchnorm are
@@ -33,7 +49,8 @@ func (s Span) after(f Field) Span {
 // stride. It refuses a layer that reads the whole input through a node
 // that is not local (global pooling, flatten, linear) and a layer behind
 // a join of paths of different strides: their positions have no one place
-// in the input.
+// in the input; and, so that the integers cannot overflow, a field past
+// 2^36 samples or an op's window past 2^24 steps.
 func (n *Net) LayerSpan(path string) (Span, error) {
 	l, err := n.Layer(path)
 	if err != nil {
@@ -53,6 +70,10 @@ func (n *Net) LayerSpan(path string) (Span, error) {
 			}
 			if !f.Local {
 				errs[i+1] = fmt.Errorf("node %q (op %s) reads every step of its input, so its output and what follows it read the whole input", nd.name, nd.op.Kind)
+				break
+			}
+			if !spans[v].fits(f) {
+				errs[i+1] = fmt.Errorf("node %q (op %s) takes its input's field beyond %d input samples or reads a window beyond %d steps (stride %d, kernel %d, dilation %d, padding %d)", nd.name, nd.op.Kind, maxSpan, maxOp, f.Stride, f.Kernel, f.Dilation, f.PadLeft)
 				break
 			}
 			sv := spans[v].after(f)

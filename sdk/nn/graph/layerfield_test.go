@@ -281,6 +281,30 @@ func TestLayerSpanRefused(t *testing.T) {
 	if sp, err := net.LayerSpan("b3"); err != nil || sp != (Span{1, 0, 8}) {
 		t.Errorf("b3: %+v, %v; want {1 0 8}", sp, err)
 	}
+	// A window beyond 2^24 steps (a padding of 2^30), and strides whose
+	// product passes 2^36 samples: refused before int64 could overflow.
+	for _, c := range []struct {
+		pad  int
+		want string
+	}{
+		{1 << 30, `node "p" (op pad) takes its input's field beyond`},
+		{1 << 20, `node "s2" (op avgpool1d) takes its input's field beyond`},
+	} {
+		net, err = Compile(Spec{Name: "huge", InChannels: 1, InLen: 4, Nodes: head(
+			nd("p", "pad", nil, map[string]any{"left": c.pad, "right": 0}),
+			nd("s1", "avgpool1d", nil, map[string]any{"kernel": 1, "stride": 1 << 20}),
+			nd("s2", "avgpool1d", nil, map[string]any{"kernel": 1, "stride": 1 << 20}),
+		)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := net.LayerSpan("s2"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("padding %d, strides 2^20 twice: %v; want %q in it", c.pad, err, c.want)
+		}
+		if sp, err := net.LayerSpan("s1"); c.pad == 1<<20 && (err != nil || sp != (Span{1 << 20, -(1 << 20), -(1 << 20)})) {
+			t.Errorf("padding 2^20, stride 2^20: %+v, %v", sp, err)
+		}
+	}
 	// residualConcatSpec's flatten reads every step, but k is not behind it.
 	net, err = Compile(residualConcatSpec(false))
 	if err != nil {
