@@ -11,8 +11,8 @@ import (
 // parameters as a Model, so that every explainer computes with it (and
 // the model service serves it to explainers in other processes). Its Arch
 // is the graph architecture (Arch.Graph): it has no Layers, a layer is a
-// module path (graph.Net.Layer), and Grad-CAM takes align "none",
-// "linear" or "nearest" on it.
+// module path (graph.Net.Layer), and LayerField gives a layer's receptive
+// field in input samples (for Grad-CAM's align = "centre").
 //
 // A GraphModel is safe for concurrent use: each call takes a Net of its
 // own from a pool (compiled from the same spec, with the same Theta).
@@ -100,6 +100,21 @@ func (m *GraphModel) LayerGrad(act, grad, x []float32, target []int, layer strin
 		return err
 	}
 	return n.Grad(x, graph.GradRequest{Targets: target, Layer: &l, Act: act, LayerGrad: grad})
+}
+
+// LayerField is the receptive field of module path layer in input
+// samples (graph.Net.LayerSpan): position l of its output reads input
+// samples in [l*stride + lo, l*stride + hi]. It is an error for a layer
+// behind a node that reads every step (global pooling, flatten, linear) or
+// a join of paths of different strides.
+func (m *GraphModel) LayerField(layer string) (stride, lo, hi int, err error) {
+	n := m.get()
+	defer m.put(n)
+	s, err := n.LayerSpan(layer)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return s.Stride, s.Lo, s.Hi, nil
 }
 
 var _ Model = (*GraphModel)(nil)

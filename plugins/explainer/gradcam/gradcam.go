@@ -21,13 +21,33 @@
 // "align", how the T layer positions become a map of the input's length
 // N, one of:
 //
-//   - "centre" (the default): layer position t summarises the input
-//     samples t .. t+R-1 of its receptive field (R = 1 + sum of (kernel - 1)
-//     over the convolutions and max pools up to the layer, all of stride 1,
-//     so T = N - R + 1), and is written at the centre of that field,
-//     input sample t + floor((R-1)/2). The samples before the first centre
-//     take cam(0), those after the last take cam(T-1). Every input channel
-//     gets the same map.
+//   - "centre" (the default): each input sample takes the layer position
+//     whose receptive field is centred nearest to it. Position t reads
+//     the input samples t*S + a .. t*S + b (the hull of its receptive
+//     field), centred at t*S + (a+b)/2, and sample u takes
+//     cam(min(max(floor((2u - a - b + S) / (2S)), 0), T-1))
+//     (CentreSpan): the position of the nearest centre, the later of two
+//     equally near, the first position before the first centre and the
+//     last after the last. On the paper's sdk/nn networks (Arch.Layers)
+//     S = 1, a = 0 and b = R-1, R = 1 + sum of (kernel - 1) over the
+//     convolutions and max pools up to the layer (T = N - R + 1): sample
+//     u takes cam(u - floor((R-1)/2)), position t written at the centre
+//     of its field, input sample t + floor((R-1)/2) (Centre). On a graph
+//     network (Arch.Graph, nn.GraphModel) S, a and b are composed through
+//     every node from the input to the layer (graph.Net.LayerSpan): S the
+//     product of the strides, a and b the ends of each op's window
+//     (padding and dilation included) in input samples, the hull over
+//     the paths of a residual addition or a concatenation. There a
+//     stride-1 layer whose field is centred on its position (a + b = 0
+//     or 1: 'same' padding, an even kernel's extra zero on the right)
+//     gives every sample its own position, the map of align = "none"
+//     (several even kernels shift it: ResNet1D's block3, a + b = 3, gives
+//     sample u position u-1); a strided layer
+//     gives each sample a position whose field holds it (when some
+//     position's does), in the order of time. A graph layer behind a
+//     global pool, flatten or linear node (its positions read the whole
+//     input), or behind a join of paths of different strides, is an
+//     error. Every input channel gets the same map.
 //   - "none": the T values as they are, position t at input sample t
 //     (the first sample of its receptive field), in every input channel;
 //     the last N - T samples, where no receptive field starts, get 0 (the
@@ -43,12 +63,14 @@
 //   - "nearest": the same with mode="nearest" (Captum's default):
 //     dst(u) = cam(min(floor(u T/N), T - 1)) (Nearest).
 //
-// A model without an sdk/nn architecture (a PyTorch draw served by the
-// model service: its Arch has no layers, and its layers are module paths
-// such as "block3" or "inc3.convs.2", a recurrent layer's output taken as
-// hidden x steps) has no receptive fields: it takes align = "none" (its
-// map the first T samples of each row, T <= N), "linear" or "nearest",
-// and "centre" is an error that says so.
+// A graph network's layers are module paths (graph.Net.Layer), as are
+// those of a model known by its shape only (a PyTorch draw served by the
+// model service: its Arch has neither layers nor a graph, its layers are
+// module paths such as "block3" or "inc3.convs.2", a recurrent layer's
+// output taken as hidden x steps). On both, align = "none" takes layers of
+// T <= N positions (the map the first T samples of each row). A model
+// known by its shape only has no receptive fields: it takes "none",
+// "linear" or "nearest", and "centre" is an error that says so.
 package gradcam
 
 import (
@@ -58,13 +80,14 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // ID is the plugin's ID.
 const ID = "explainer.gradcam"
 
 // Version is the plugin's version.
-const Version = "1.3.0"
+const Version = "1.4.0"
 
 // DefaultLayer is the layer explained when the recipe names none.
 const DefaultLayer = "conv4"
@@ -136,20 +159,24 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	}
 	n := m.InputLen()
 	a := m.Arch()
-	var r int // the layer's receptive field, for "centre"
+	var sp span // the layer's receptive field, for "centre"
 	if len(a.Layers) == 0 {
-		// A model known by its shape only (a PyTorch draw of the model
-		// service): no sdk/nn layers, so no receptive fields.
+		// A graph network, or a model known by its shape only (a PyTorch
+		// draw of the model service).
 		if c.align == AlignCentre {
-			return nil, fmt.Errorf("%s: key %q: %q needs the receptive fields of an sdk/nn architecture, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", c.align, a.Name, AlignNone, AlignLinear, AlignNearest)
+			if sp, err = graphField(m, a, c.layer); err != nil {
+				return nil, err
+			}
 		}
 		if c.align == AlignNone && sh.T > a.InLen {
 			return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
 		}
 	} else if c.align != AlignLinear && c.align != AlignNearest {
-		if r, err = Field(a, c.layer); err != nil {
+		r, err := Field(a, c.layer)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ID, err)
 		}
+		sp = span{stride: 1, lo: 0, hi: r - 1}
 	}
 	b := len(req.Targets)
 	act := make([]float32, b*sh.Size())
@@ -175,11 +202,50 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 			case AlignNearest:
 				Nearest(row, cam)
 			default:
-				Centre(row, cam, r)
+				CentreSpan(row, cam, sp.stride, sp.lo, sp.hi)
 			}
 		}
 	}
 	return maps, nil
+}
+
+// LayerFielder is a model that knows its layers' receptive fields in
+// input samples: position l of layer's output reads the input samples
+// [l*stride + lo, l*stride + hi] (nn.GraphModel).
+type LayerFielder interface {
+	LayerField(layer string) (stride, lo, hi int, err error)
+}
+
+// span is a layer's receptive field: position l reads the input samples
+// [l*stride + lo, l*stride + hi].
+type span struct{ stride, lo, hi int }
+
+// graphField is the receptive field of a layer of m, whose Arch has no
+// Layers: from m's LayerField, or from its Arch's graph (a graph network
+// served by the model service); a model known by its shape only has none.
+func graphField(m nn.Model, a nn.Arch, layer string) (span, error) {
+	var s span
+	var err error
+	switch f, ok := m.(LayerFielder); {
+	case ok:
+		s.stride, s.lo, s.hi, err = f.LayerField(layer)
+	case a.Graph != nil:
+		var net *graph.Net
+		if net, err = a.GraphNet(); err == nil {
+			var g graph.Span
+			g, err = net.LayerSpan(layer)
+			s = span{g.Stride, g.Lo, g.Hi}
+		}
+	default:
+		return span{}, fmt.Errorf("%s: key %q: %q needs receptive fields, of an sdk/nn network of layers or of a graph network, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", AlignCentre, a.Name, AlignNone, AlignLinear, AlignNearest)
+	}
+	if err != nil {
+		return span{}, fmt.Errorf("%s: key %q: %q on layer %q: %w; or align = %q, %q or %q, which need no receptive field", ID, "align", AlignCentre, layer, err, AlignNone, AlignLinear, AlignNearest)
+	}
+	if s.stride < 1 || s.lo > s.hi {
+		return span{}, fmt.Errorf("%s: model %q gives layer %q the receptive field of stride %d over [%d, %d]; want stride >= 1 and lo <= hi", ID, a.Name, layer, s.stride, s.lo, s.hi)
+	}
+	return s, nil
 }
 
 // Raw writes the Grad-CAM map of one input, dst[t] = sum_c alpha_c
@@ -208,14 +274,36 @@ func Raw(dst []float64, act, grad []float32, c int) []float64 {
 // Centre writes a layer map cam of T positions at the centres of their
 // receptive fields of r input samples: dst[t+floor((r-1)/2)] = cam[t],
 // with dst[n] = cam[0] before the first centre and cam[T-1] after the
-// last; len(dst) must be T + r - 1. It returns dst.
+// last; len(dst) must be T + r - 1. It is CentreSpan with stride 1 and
+// the field [t, t+r-1], and returns dst.
 func Centre(dst, cam []float64, r int) []float64 {
 	if len(dst) != len(cam)+r-1 || len(cam) == 0 {
 		panic(fmt.Sprintf("gradcam: Centre: %d positions with a field of %d do not fill %d samples", len(cam), r, len(dst)))
 	}
-	off := (r - 1) / 2
-	for n := range dst {
-		dst[n] = cam[min(max(n-off, 0), len(cam)-1)]
+	return CentreSpan(dst, cam, 1, 0, r-1)
+}
+
+// CentreSpan writes a layer map cam of T positions to the len(dst) input
+// samples by receptive field: position t reads the input samples
+// [t*stride + lo, t*stride + hi], centred at c(t) = t*stride + (lo+hi)/2,
+// and sample u takes the position whose centre is nearest, the later of
+// two equally near, clamped to the positions:
+//
+//	dst[u] = cam[min(max(floor((2u - lo - hi + stride) / (2 stride)), 0), T-1)],
+//
+// exactly, in integers. With stride 1 and lo = 0, hi = r-1 it is Centre.
+// It returns dst.
+func CentreSpan(dst, cam []float64, stride, lo, hi int) []float64 {
+	if len(cam) == 0 || stride < 1 || lo > hi {
+		panic(fmt.Sprintf("gradcam: CentreSpan: %d positions of stride %d over [%d, %d]", len(cam), stride, lo, hi))
+	}
+	for u := range dst {
+		num, den := 2*u-lo-hi+stride, 2*stride
+		t := num / den
+		if num%den != 0 && num < 0 {
+			t-- // floor, not truncation
+		}
+		dst[u] = cam[min(max(t, 0), len(cam)-1)]
 	}
 	return dst
 }
