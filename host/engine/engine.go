@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -171,10 +172,10 @@ type Plan struct {
 // writes them to the run directory). Its methods are called from one
 // goroutine, in plan order.
 type Sink interface {
-	// Predicted receives each posterior's predictive mean probabilities:
-	// probs[split], row major (Arch.Classes() a record), for every record
-	// of the split.
-	Predicted(ps Step, probs [][]float64) error
+	// Predicted receives each posterior's predictions: for every record
+	// of every split, the predictive mean probabilities and what its
+	// draws say of them (Prediction).
+	Predicted(ps Step, pred Prediction) error
 	// Output receives the per-record results of every set and band
 	// summary after each (posterior, explainer) block; the engine then
 	// drops the records (Results keeps the rest of the Output), so a run's
@@ -354,12 +355,48 @@ func sumProbs(dst []float64, models []nn.Model, x []float32) {
 	}
 }
 
+// Prediction is a posterior's predictions on every split (index split,
+// then record; Probs row major, Arch.Classes() a record): with p_s the
+// class probabilities of draw s of S and p = (1/S) sum_s p_s their mean,
+//
+//	Probs[i]       = p                             (the predictive mean)
+//	MeanEntropy[i] = (1/S) sum_s H(p_s),  H(q) = -sum_c q_c ln q_c   (nats)
+//	Agree[i]       = |{s : argmax p_s = argmax p}| / S
+//
+// so that H(p) - MeanEntropy is the mutual information between the
+// prediction and the draw (the epistemic part of the predictive
+// entropy), and Agree the share of draws that vote for the predicted
+// class (ties: the lower class, as everywhere).
+type Prediction struct {
+	Probs, MeanEntropy, Agree [][]float64
+}
+
+// Entropy is H(q) = -sum_c q_c ln q_c in nats (0 ln 0 = 0).
+func Entropy(q []float64) float64 {
+	var h float64
+	for _, v := range q {
+		if v > 0 {
+			h -= v * math.Log(v)
+		}
+	}
+	return h
+}
+
 // sumDrawProbs is sumProbs over the draws as the host opened them: a
 // served draw's probabilities are its model service's, and a call that
-// fails is the error, naming the draw.
-func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel, x []float32) error {
+// fails is the error, naming the draw. If ent is not nil it gets each
+// record's sum over the draws of H(p_s), and votes (classes a record) the
+// number of draws whose argmax is each class.
+func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel, x []float32, ent []float64, votes []int32) error {
 	clear(dst)
+	clear(ent)
+	clear(votes)
 	pr := make([]float32, len(dst))
+	var k int
+	if ent != nil {
+		k = len(dst) / len(ent)
+	}
+	row := make([]float64, k)
 	for s, m := range models {
 		err := m.Call(ctx, func(nm nn.Model) error {
 			nm.Probs(pr, x)
@@ -370,6 +407,17 @@ func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel
 		}
 		for j, v := range pr {
 			dst[j] += float64(v)
+		}
+		for i := range ent {
+			best := 0
+			for c := range k {
+				row[c] = float64(pr[i*k+c])
+				if row[c] > row[best] {
+					best = c
+				}
+			}
+			ent[i] += Entropy(row)
+			votes[i*k+best]++
 		}
 	}
 	return nil
@@ -408,6 +456,8 @@ type block struct {
 	active []bool              // summaries whose maps are scored
 	output []bool              // set and band summaries, written per record
 	preds  [][]int             // predicted class per split and record
+	ment   [][]float64         // the draws' mean entropy per split and record (Prediction)
+	agree  [][]float64         // the share of draws voting for the predicted class
 	probs  [][]float64         // predictive mean per split, row major
 	recs   [][][]Record        // summary -> split -> record
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)

@@ -490,15 +490,15 @@ func (analysisFunc) Put(Step, Step, int, []byte) error              { return nil
 
 // sinkFunc is a Sink for tests; a nil function accepts everything.
 type sinkFunc struct {
-	predicted func(Step, [][]float64) error
+	predicted func(Step, Prediction) error
 	output    func(*Output) error
 }
 
-func (s sinkFunc) Predicted(ps Step, probs [][]float64) error {
+func (s sinkFunc) Predicted(ps Step, pred Prediction) error {
 	if s.predicted == nil {
 		return nil
 	}
-	return s.predicted(ps, probs)
+	return s.predicted(ps, pred)
 }
 
 func (s sinkFunc) Output(o *Output) error {

@@ -184,8 +184,8 @@ func TestServedDrawsSameRun(t *testing.T) {
 		spy := &spySummary{}
 		p := servedPlan()
 		var probs [][]float64
-		p.Sink = sinkFunc{predicted: func(_ Step, pr [][]float64) error {
-			probs = pr
+		p.Sink = sinkFunc{predicted: func(_ Step, pr Prediction) error {
+			probs = pr.Probs
 			return nil
 		}}
 		res, _, err := Run(context.Background(), p, realPlugins{post: post, host: host, sum: spy}, nil, nil)

@@ -281,6 +281,8 @@ type explainPayload struct {
 	ID          UnitID
 	Preds       []int
 	Probs       []float64
+	MeanEntropy []float64        // the draws' mean entropy of each record (Prediction)
+	Agree       []float64        // the share of draws voting for the predicted class
 	Recs        [][]Record       // summary -> record - B0 (a summary not scored: empty)
 	Outs        [][]OutputRecord // summary -> the explained records' results
 	Analysis    []byte
@@ -606,6 +608,8 @@ func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *blo
 	k := p.Arch.Classes()
 	b.preds = make([][]int, len(b.tests))
 	b.probs = make([][]float64, len(b.tests))
+	b.ment = make([][]float64, len(b.tests))
+	b.agree = make([][]float64, len(b.tests))
 	b.recs = make([][][]Record, len(sums))
 	b.outs = make([][][]*OutputRecord, len(sums))
 	for i := range sums {
@@ -615,6 +619,8 @@ func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *blo
 	for si, ts := range b.tests {
 		b.preds[si] = make([]int, ts.Data.N)
 		b.probs[si] = make([]float64, ts.Data.N*k)
+		b.ment[si] = make([]float64, ts.Data.N)
+		b.agree[si] = make([]float64, ts.Data.N)
 		for i := range sums {
 			b.recs[i][si] = make([]Record, ts.Data.N)
 			b.outs[i][si] = make([]*OutputRecord, ts.Data.N)
@@ -701,11 +707,17 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	d := b.tests[si].Data
 	err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 		pb := b.probs[si][b0*k : b1*k]
-		if err := sumDrawProbs(ctx, pb, models, d.X[b0*d.Len:b1*d.Len]); err != nil {
+		ent, votes := b.ment[si][b0:b1], make([]int32, (b1-b0)*k)
+		if err := sumDrawProbs(ctx, pb, models, d.X[b0*d.Len:b1*d.Len], ent, votes); err != nil {
 			return fmt.Errorf("posterior %s: predicting records %d..%d of split %s: %w", b.ps.ID, b0, b1-1, b.tests[si].Name, err)
 		}
 		argmaxRows(b.preds[si][b0:b1], pb, k) // on the sums, as PredictMean
-		scale(pb, 1/float64(len(models)))
+		S := float64(len(models))
+		scale(pb, 1/S)
+		scale(ent, 1/S)
+		for i, c := range b.preds[si][b0:b1] {
+			b.agree[si][b0+i] = float64(votes[i*k+c]) / S
+		}
 		return nil
 	})
 	if err != nil {
@@ -732,6 +744,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		}
 	}
 	pl = explainPayload{Fingerprint: p.Fingerprint, ID: u.ID(), Preds: b.preds[si][u.B0:u.B1], Probs: b.probs[si][u.B0*k : u.B1*k],
+		MeanEntropy: b.ment[si][u.B0:u.B1], Agree: b.agree[si][u.B0:u.B1],
 		Recs: make([][]Record, len(b.sums)), Outs: make([][]OutputRecord, len(b.sums))}
 	for i := range b.sums {
 		if b.active[i] {
@@ -848,11 +861,13 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 					return nil, nil, err
 				}
 				costs[u.Name] = pl.Seconds
-				if len(pl.Preds) != u.B1-u.B0 || len(pl.Probs) != (u.B1-u.B0)*k || len(pl.Recs) != len(b.sums) || len(pl.Outs) != len(b.sums) {
+				if len(pl.Preds) != u.B1-u.B0 || len(pl.Probs) != (u.B1-u.B0)*k || len(pl.MeanEntropy) != u.B1-u.B0 || len(pl.Agree) != u.B1-u.B0 || len(pl.Recs) != len(b.sums) || len(pl.Outs) != len(b.sums) {
 					return nil, nil, fmt.Errorf("unit %s: its payload does not fit the plan (%d predictions for %d records)", u.Name, len(pl.Preds), u.B1-u.B0)
 				}
 				copy(b.preds[u.Split][u.B0:], pl.Preds)
 				copy(b.probs[u.Split][u.B0*k:], pl.Probs)
+				copy(b.ment[u.Split][u.B0:], pl.MeanEntropy)
+				copy(b.agree[u.Split][u.B0:], pl.Agree)
 				for i := range b.sums {
 					if b.active[i] {
 						if len(pl.Recs[i]) != u.B1-u.B0 {
@@ -879,7 +894,7 @@ func Merge(ctx context.Context, p Plan, res Plugins, store UnitStore) (*Results,
 					return nil, nil, err
 				}
 				if p.Sink != nil {
-					if err := p.Sink.Predicted(ps, b.probs); err != nil {
+					if err := p.Sink.Predicted(ps, Prediction{Probs: b.probs, MeanEntropy: b.ment, Agree: b.agree}); err != nil {
 						return nil, nil, fmt.Errorf("%s: predictive quality: %w", ps.Name(), err)
 					}
 				}

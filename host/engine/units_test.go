@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -502,10 +504,30 @@ func TestUnitDetails(t *testing.T) {
 			want[c] += v / 3
 		}
 	}
+	// What the draws say of the prediction (Prediction), computed here
+	// from each draw's float32 probabilities: the draws vote 0, 2, 0 and
+	// the mean's class is 1, which no draw votes for.
+	var wantEnt float64
+	votes := make([]int, 3)
+	for s := range 3 {
+		q := make([]float64, 3)
+		for c, v := range drawProbs(s) {
+			q[c] = float64(float32(v))
+		}
+		wantEnt += Entropy(q) / 3
+		votes[slices.Index(q, slices.Max(q))]++
+	}
+	wantClass := slices.Index(want, slices.Max(want))
+	wantAgree := float64(votes[wantClass]) / 3
+	if wantClass != 1 || wantAgree != 0 {
+		t.Fatalf("the fakes' draws changed: class %d, agreement %g", wantClass, wantAgree)
+	}
 	var got [][][]float64
-	p.Sink = sinkFunc{predicted: func(ps Step, probs [][]float64) error {
+	var gotPred []Prediction
+	p.Sink = sinkFunc{predicted: func(ps Step, pred Prediction) error {
 		if ps.Label == p.Posteriors[0].Label {
-			got = append(got, probs)
+			got = append(got, pred.Probs)
+			gotPred = append(gotPred, pred)
 		}
 		return nil
 	}}
@@ -533,6 +555,15 @@ func TestUnitDetails(t *testing.T) {
 	for si, probs := range got[0] {
 		if len(probs) != 40*3 {
 			t.Fatalf("split %d: %d probabilities, want 120", si, len(probs))
+		}
+		ment, agree := gotPred[0].MeanEntropy[si], gotPred[0].Agree[si]
+		if len(ment) != 40 || len(agree) != 40 {
+			t.Fatalf("split %d: %d mean entropies and %d agreements for 40 records", si, len(ment), len(agree))
+		}
+		for i := range 40 {
+			if math.Abs(ment[i]-wantEnt) > 1e-7 || agree[i] != wantAgree {
+				t.Fatalf("split %d record %d: mean entropy %g, agreement %g; want %g and %g", si, i, ment[i], agree[i], wantEnt, wantAgree)
+			}
 		}
 		for i, v := range probs {
 			if d := v - want[i%3]; d > 1e-6 || d < -1e-6 {

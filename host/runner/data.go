@@ -11,6 +11,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/record"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -40,6 +41,9 @@ type Datasets struct {
 	// by layout, a frequency that disagrees): each is also a note, and
 	// manifest.json lists them.
 	Warnings []string
+	// Windows are the recording's kept windows, in record order (with
+	// [recording]): each one's start in the recording.
+	Windows []record.Window
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -196,12 +200,12 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		ds.Tests = append(ds.Tests, ts)
 	}
 	if r.Recording != nil {
-		ts, notes, warnings, err := recordingSplit(ctx, r)
+		ts, notes, warnings, windows, err := recordingSplit(ctx, r)
 		if err != nil {
 			return Datasets{}, err
 		}
 		ds.Tests = []engine.TestSplit{ts}
-		ds.Recording, ds.Notes, ds.Warnings = ts.Name, notes, warnings
+		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows
 	}
 	return ds, nil
 }

@@ -3,14 +3,19 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/internal/golden"
@@ -179,6 +184,58 @@ func TestPaperQuick(t *testing.T) {
 		}
 		if md, _ := os.ReadFile(filepath.Join(p.Dir, "tables.md")); strings.Contains(string(md), "Predictive quality") {
 			t.Errorf("the recording's tables.md has a predictive quality table:\n%s", md)
+		}
+		checkWindows(t, p.Dir, b, 5, 5, 0.2)
+	}
+}
+
+// checkWindows checks a recording run's per-window answers: windows.csv
+// has one line a window (n) and results.json's "windows" the same rows;
+// each window starts step seconds after the previous (the import's hop);
+// the class is a class of the data; 0 < probability <= 1; the predictive
+// entropy is at most ln K and at least the mutual information, which is
+// >= 0; the agreement is a whole number of the S draws over S.
+func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step float64) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "windows.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != n+1 || strings.Join(lines[0], ",") != "posterior,posterior_label,window,start_s,class,probability,predictive_entropy,mutual_information,agreement" {
+		t.Fatalf("windows.csv: %q", lines)
+	}
+	var res struct {
+		Windows []windowRow `json:"windows"`
+	}
+	if err := json.Unmarshal(resultsJSON, &res); err != nil || len(res.Windows) != n {
+		t.Fatalf("results.json windows: %d (%v)", len(res.Windows), err)
+	}
+	for i, w := range res.Windows {
+		l := lines[i+1]
+		num := func(j int) float64 {
+			v, err := strconv.ParseFloat(l[j], 64)
+			if err != nil {
+				t.Fatalf("windows.csv line %d column %d: %v", i+2, j+1, err)
+			}
+			return v
+		}
+		if l[4] != w.Class || math.Abs(num(5)-w.Probability) > 1e-5 || l[2] != strconv.Itoa(i) {
+			t.Errorf("window %d: windows.csv %q and results.json %+v differ", i, l, w)
+		}
+		if !slices.Contains(data.ClassNames[:], w.Class) || !(w.Probability > 0 && w.Probability <= 1) ||
+			!(w.MutualInfo >= 0 && w.MutualInfo <= w.Entropy+1e-12 && w.Entropy <= math.Log(16)+1e-12) {
+			t.Errorf("window %d: %+v", i, w)
+		}
+		if a := w.Agreement * float64(S); math.Abs(a-math.Round(a)) > 1e-9 || a < 0 || a > float64(S) {
+			t.Errorf("window %d: agreement %g is not a share of %d draws", i, w.Agreement, S)
+		}
+		if i > 0 && math.Abs(w.Start-res.Windows[i-1].Start-step) > 1e-3 {
+			t.Errorf("window %d starts at %g s, %g after the previous; want %g", i, w.Start, w.Start-res.Windows[i-1].Start, step)
 		}
 	}
 }

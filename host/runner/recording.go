@@ -19,28 +19,29 @@ import (
 // (host/record.ImportChannels): an unlabelled test split named after the
 // file, one record a kept window of C x T values, channel-major, with
 // Channels = C. C must be the model's in_channels. warnings are the
-// reader's and the import's (each also a note, "recording: ...").
-func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit, notes, warnings []string, err error) {
+// reader's and the import's (each also a note, "recording: ..."); windows
+// are the kept windows, one a record.
+func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit, notes, warnings []string, windows []record.Window, err error) {
 	rc := r.Recording
 	arch, err := r.Arch()
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, err
+		return engine.TestSplit{}, nil, nil, nil, err
 	}
 	C := rc.NumChannels()
 	if arch.InChannels != C {
-		return engine.TestSplit{}, nil, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
+		return engine.TestSplit{}, nil, nil, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
 			rc.ChoiceKey(), C, arch.InChannels, arch.Name)
 	}
 	opt := record.Options{Channel: rc.Channel, Rate: rc.Rate}
 	sels := rc.Channels
 	if len(rc.Phases) > 0 {
 		if sels, err = record.PhaseChannels(rc.File, opt, rc.Phases); err != nil {
-			return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
+			return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
 		}
 	}
 	recs, err := record.ReadChannels(rc.File, opt, sels)
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
+		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
 	}
 	L := r.Data.Len()
 	rate := r.Data.Fs
@@ -49,11 +50,11 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 	}
 	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
+		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
 	}
 	kept := imp.Kept()
 	if len(kept) == 0 {
-		return engine.TestSplit{}, nil, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
+		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
 	}
 	d := sdk.Dataset{N: len(kept), Len: C * L, X: make([]float32, 0, len(kept)*C*L), Y: make([]int, len(kept))}
 	for i, w := range kept {
@@ -96,5 +97,10 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 			ts.ChannelNames = append(ts.ChannelNames, ch.Recording.Channel)
 		}
 	}
-	return ts, notes, warnings, nil
+	for _, w := range imp.Windows {
+		if w.Dropped == "" {
+			windows = append(windows, w)
+		}
+	}
+	return ts, notes, warnings, windows, nil
 }

@@ -74,7 +74,7 @@ file = %q
 // host/record's import of the same channels.
 func TestRecordingSplitPhases(t *testing.T) {
 	r := recordingRecipe(t, `phases = ["C", "A", "B"]`, 3)
-	ts, notes, _, err := recordingSplit(context.Background(), r)
+	ts, notes, _, _, err := recordingSplit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +115,12 @@ func TestRecordingSplitPhases(t *testing.T) {
 func TestRecordingSplitChannels(t *testing.T) {
 	r := recordingRecipe(t, `channels = ["VA", "VB"]`, 2)
 	r.Recording.Channels = []string{"VA"}
-	_, _, _, err := recordingSplit(context.Background(), r)
+	_, _, _, _, err := recordingSplit(context.Background(), r)
 	if err == nil || !strings.Contains(err.Error(), "[recording] channels makes windows of 1 channel(s), but the model takes 2 ([model] in_channels") {
 		t.Errorf("1 channel, in_channels 2: %v", err)
 	}
 	r = recordingRecipe(t, `channel = "VB"`, 1)
-	ts, _, _, err := recordingSplit(context.Background(), r)
+	ts, _, _, _, err := recordingSplit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRecordingWarningsKept(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "relay.dat"), dat, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, notes, warnings, err := recordingSplit(context.Background(), r)
+	_, notes, warnings, _, err := recordingSplit(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

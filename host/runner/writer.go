@@ -63,6 +63,7 @@ type runWriter struct {
 	tim                engine.Timings
 	outputs            int // set and band outputs written
 	pred               predictive
+	windows            windowTable // a recording's per-window answers
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
 	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
@@ -190,7 +191,7 @@ func (w *runWriter) results(res *engine.Results) error {
 	if err != nil {
 		return err
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, append([]report.Section{w.pred.section(), {Key: "analysis", Value: anJSON}}, repSections...)...)
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, append([]report.Section{w.pred.section(), w.windows.section(), {Key: "analysis", Value: anJSON}}, repSections...)...)
 	if err != nil {
 		return err
 	}
@@ -216,6 +217,15 @@ func (w *runWriter) results(res *engine.Results) error {
 		name string
 		b    []byte
 	}{{"results.json", rj}, {"records.csv", rc}, {"tables.md", md}} {
+		if f.name == "tables.md" && w.ds.Recording != "" {
+			wc, err := w.windows.csv()
+			if err != nil {
+				return err
+			}
+			if err := w.write("windows.csv", wc); err != nil {
+				return err
+			}
+		}
 		if err := w.write(f.name, f.b); err != nil {
 			return err
 		}
@@ -227,12 +237,15 @@ var _ engine.Sink = (*runWriter)(nil)
 
 // Predicted keeps a posterior's predictive quality (NLL, ECE, Brier,
 // entropy) for the tables and results.json.
-func (w *runWriter) Predicted(ps engine.Step, probs [][]float64) error {
+func (w *runWriter) Predicted(ps engine.Step, pred engine.Prediction) error {
 	tests := ps.Tests // a replicate's own splits
 	if tests == nil {
 		tests = w.ds.Tests
 	}
-	return w.pred.add(tests, w.classes, ps, probs)
+	if err := w.windows.add(w.ds, ps, pred); err != nil {
+		return err
+	}
+	return w.pred.add(tests, w.classes, ps, pred.Probs)
 }
 
 // Output writes the records of one set or band summary to its own file

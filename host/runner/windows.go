@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/report"
+)
+
+// windowRow is one window of a recording under one posterior: what the
+// run answers for it (windows.csv and results.json's "windows"). With p
+// the predictive mean of the S draws' probabilities (engine.Prediction):
+//
+//	probability        = p_c, c = argmax p (the class)
+//	predictive_entropy = H(p) = -sum_k p_k ln p_k, nats
+//	mutual_information = H(p) - (1/S) sum_s H(p_s) (the draws' disagreement)
+//	agreement          = the share of draws whose own argmax is c
+type windowRow struct {
+	Posterior   string  `json:"posterior"`
+	Label       string  `json:"posterior_label"`
+	Window      int     `json:"window"`
+	Start       float64 `json:"start_s"`
+	Class       string  `json:"class"`
+	Probability float64 `json:"probability"`
+	Entropy     float64 `json:"predictive_entropy"`
+	MutualInfo  float64 `json:"mutual_information"`
+	Agreement   float64 `json:"agreement"`
+}
+
+// windowTable gathers the rows of every posterior, in the order the
+// engine hands them (the plan's).
+type windowTable struct {
+	mu   sync.Mutex
+	rows []windowRow
+}
+
+// add takes a posterior's predictions on a recording run's one split.
+func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction) error {
+	if ds.Recording == "" || len(pred.Probs) == 0 {
+		return nil
+	}
+	n := len(pred.MeanEntropy[0])
+	if n != len(ds.Windows) || n == 0 {
+		return fmt.Errorf("%s: %d predictions for the recording's %d windows", ps.Name(), n, len(ds.Windows))
+	}
+	k := len(pred.Probs[0]) / n
+	rows := make([]windowRow, n)
+	for i := range n {
+		p := pred.Probs[0][i*k : (i+1)*k]
+		c := 0
+		for j, v := range p {
+			if v > p[c] {
+				c = j
+			}
+		}
+		h := engine.Entropy(p)
+		mi := max(h-pred.MeanEntropy[0][i], 0) // >= 0 (concavity); rounding may dip below
+		name := data.ClassName(c)
+		if ds.Classes != nil {
+			name = ds.Classes[c]
+		}
+		rows[i] = windowRow{Posterior: ps.ID, Label: ps.Label, Window: i, Start: ds.Windows[i].SourceTime, Class: name,
+			Probability: p[c], Entropy: h, MutualInfo: mi, Agreement: pred.Agree[0][i]}
+	}
+	t.mu.Lock()
+	t.rows = append(t.rows, rows...)
+	t.mu.Unlock()
+	return nil
+}
+
+// csv is windows.csv: a header and one line a (posterior, window).
+func (t *windowTable) csv() ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	if err := w.Write([]string{"posterior", "posterior_label", "window", "start_s", "class", "probability", "predictive_entropy", "mutual_information", "agreement"}); err != nil {
+		return nil, err
+	}
+	for _, r := range t.rows {
+		if err := w.Write([]string{r.Posterior, r.Label, strconv.Itoa(r.Window), strconv.FormatFloat(r.Start, 'f', 6, 64), r.Class, f(r.Probability), f(r.Entropy), f(r.MutualInfo), f(r.Agreement)}); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
+
+func (t *windowTable) section() report.Section {
+	if len(t.rows) == 0 {
+		return report.Section{Key: "windows"}
+	}
+	return report.Section{Key: "windows", Value: t.rows}
+}
