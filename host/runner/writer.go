@@ -63,7 +63,7 @@ type runWriter struct {
 	tim                engine.Timings
 	outputs            int // set and band outputs written
 	pred               predictive
-	windows            windowTable // a recording's per-window answers
+	windows            windowTable        // a recording's per-window answers
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
 	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
