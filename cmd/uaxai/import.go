@@ -28,7 +28,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flags("data import", stdout, stderr)
 	out := fs.String("out", "", "output directory (with --raw: the CSV file)")
 	var channels listFlag
-	fs.Var(&channels, "channel", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: the first); repeated: several channels, in that order")
+	fs.Var(&channels, "channel", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: COMTRADE the first voltage channel by unit or name, said; WAV and CSV the first); repeated: several channels, in that order")
 	phases := fs.String("phases", "", "COMTRADE: the voltage channels (unit V or kV) of these phases, comma-separated, in this order, e.g. A,B,C (also 1,2,3, R,S,T, L1,L2,L3)")
 	nominal := fs.Float64("nominal", 0, "nominal RMS value in the channel's unit, for every channel (three phases: phase-to-neutral); windows are x/(sqrt2*V) (default: each channel's, from the file)")
 	rate := fs.Float64("rate", record.DefaultRate, "target rate, Hz")

@@ -26,13 +26,15 @@ type channelData struct {
 }
 
 // pickAnalog returns the index into c.Analogs of the channel named by
-// sel: "" the first, else a ch_id (exact, then case-insensitive), else a
-// channel number An as "n" or "An" ("2", "A2", "a2"). A digital channel
-// ("Dn") holds status bits, not a waveform, and is refused. An error
-// lists the accepted forms and the file's channels.
+// sel: "" the first voltage channel (DefaultAnalog), else a ch_id (exact,
+// then case-insensitive), else a channel number An as "n" or "An" ("2",
+// "A2", "a2"). A digital channel ("Dn") holds status bits, not a
+// waveform, and is refused. An error lists the accepted forms and the
+// file's channels.
 func pickAnalog(path string, c *Config, sel string) (int, error) {
 	if sel == "" {
-		return 0, nil
+		k, _ := DefaultAnalog(c)
+		return k, nil
 	}
 	for k, a := range c.Analogs {
 		if a.ID == sel {
@@ -66,6 +68,24 @@ func pickAnalog(path string, c *Config, sel string) (int, error) {
 		return 0, fmt.Errorf("record: %s: channel %q: a digital (status) channel is not a waveform to import (%s); the channels are %s", path, sel, accepted, list)
 	}
 	return 0, fmt.Errorf("record: %s: no analog channel %q (%s); the channels are %s", path, sel, accepted, list)
+}
+
+// DefaultAnalog is the channel taken when none is asked: the first whose
+// unit is a voltage (V or kV), else the first whose ch_id names one (it
+// begins with V or U, as VA, Ua, U_L1, V1 do), else the first; why says
+// which rule chose it.
+func DefaultAnalog(c *Config) (k int, why string) {
+	for k, a := range c.Analogs {
+		if isVoltage(a.Unit) {
+			return k, fmt.Sprintf("the first voltage channel (unit %s)", a.Unit)
+		}
+	}
+	for k, a := range c.Analogs {
+		if id := strings.TrimSpace(a.ID); id != "" && strings.ContainsRune("VvUu", rune(id[0])) {
+			return k, "the first channel whose name says voltage (no channel has the unit V or kV)"
+		}
+	}
+	return 0, "the first channel (none has the unit V or kV, or a name beginning with V or U)"
 }
 
 // channelList describes the channels of c for an error: "analog (An ch_id)
@@ -242,6 +262,10 @@ func fromConfig(rec *Recording, c *Config, inf, datPath string, dat []byte, datL
 		return nil, err
 	}
 	a := c.Analogs[k]
+	if opt.Channel == "" && len(c.Analogs) > 1 {
+		_, why := DefaultAnalog(c)
+		rec.warnf("no channel asked: took A%d %q, %s (accepted: a channel by its ch_id or number)", a.Index, a.ID, why)
+	}
 	var d *channelData
 	if c.FileType == ASCII {
 		text, _, _, err := decodeText(dat, opt.Encoding)

@@ -98,12 +98,21 @@ func TestRoundTrip(t *testing.T) {
 							checkChannel(t, rec, w, k, ft)
 						}
 					}
-					rec, err := Read(path, Options{})
+					// No channel asked: the first voltage channel, said.
+					def, err := Read(path, Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if def.Channel != "VB" || def.Unit != "kV" {
+						t.Errorf("default channel %q %q, want the first voltage channel VB (kV)", def.Channel, def.Unit)
+					}
+					wantWarn(t, def, `no channel asked: took A2 "VB", the first voltage channel (unit kV)`)
+					rec, err := Read(path, Options{Channel: "IA"})
 					if err != nil {
 						t.Fatal(err)
 					}
 					if rec.Channel != "IA" || rec.Unit != "A" || rec.Station != "Station X" || rec.LineFreq != 60 {
-						t.Errorf("first channel %q %q, station %q, lf %g", rec.Channel, rec.Unit, rec.Station, rec.LineFreq)
+						t.Errorf("channel %q %q, station %q, lf %g", rec.Channel, rec.Unit, rec.Station, rec.LineFreq)
 					}
 					if len(rec.Segments) != 2 || rec.Segments[0] != segs[0] || rec.Segments[1] != segs[1] {
 						t.Errorf("segments %v, want %v", rec.Segments, segs)
@@ -121,7 +130,7 @@ func TestRoundTrip(t *testing.T) {
 						t.Errorf("nominal %g (%s), want 66 from the INF", rec.Nominal, rec.NominalSource)
 					}
 					if rev != 1991 {
-						p, err := Read(path, Options{Primary: true})
+						p, err := Read(path, Options{Channel: "IA", Primary: true})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -65,7 +65,8 @@
 //
 // Options.Channel picks the analog channel by ch_id (exact, then
 // ignoring case) or by its number An, written n or An ("2", "A2"); the
-// default is the first. An unknown channel, or a digital one (Dn or a
+// default is the first voltage channel, by unit (V, kV) or else by name
+// (V..., U...), else the first (DefaultAnalog), said in a warning. An unknown channel, or a digital one (Dn or a
 // digital ch_id: status bits, not a waveform), is an error that lists the
 // accepted forms and the file's analog and digital channels.
 //

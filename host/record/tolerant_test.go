@@ -63,3 +63,23 @@ func TestTolerantCOMTRADE(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultAnalog: without a channel asked, the first voltage channel
+// by unit, else by a name beginning with V or U, else the first; the rule
+// is said.
+func TestDefaultAnalog(t *testing.T) {
+	for _, c := range []struct {
+		analogs []Analog
+		want    int
+		why     string
+	}{
+		{[]Analog{{ID: "IA", Unit: "A"}, {ID: "X", Unit: "kV"}, {ID: "VB", Unit: "V"}}, 1, "unit kV"},
+		{[]Analog{{ID: "IA", Unit: "A"}, {ID: "Ub", Unit: "p.u."}, {ID: "VC", Unit: "p.u."}}, 1, "name says voltage"},
+		{[]Analog{{ID: "IA", Unit: "A"}, {ID: "IB", Unit: "A"}}, 0, "the first channel (none"},
+	} {
+		k, why := DefaultAnalog(&Config{Analogs: c.analogs})
+		if k != c.want || !strings.Contains(why, c.why) {
+			t.Errorf("%+v: channel %d (%s), want %d (%s)", c.analogs, k, why, c.want, c.why)
+		}
+	}
+}
