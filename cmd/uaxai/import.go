@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/record"
@@ -30,8 +32,8 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var channels listFlag
 	fs.Var(&channels, "channel", "COMTRADE: an analog channel's ch_id or number, as 2 or A2 (digital channels are refused); WAV: a channel number 1..; CSV: a value column's name or number 1.. (default: COMTRADE the first voltage channel by unit or name, said; WAV and CSV the first); repeated: several channels, in that order")
 	phases := fs.String("phases", "", "COMTRADE: the voltage channels (unit V or kV) of these phases, comma-separated, in this order, e.g. A,B,C (also 1,2,3, R,S,T, L1,L2,L3)")
-	nominal := fs.Float64("nominal", 0, "nominal RMS value in the channel's unit, for every channel (three phases: phase-to-neutral); windows are x/(sqrt2*V) (default: each channel's, from the file)")
-	rate := fs.Float64("rate", record.DefaultRate, "target rate, Hz")
+	nominal := fs.String("nominal", "", "nominal RMS value in the channel's unit, for every channel (three phases: phase-to-neutral), or auto: each channel's median cycle RMS before the trigger (else of its first 5 cycles); windows are x/(sqrt2*V) (default: each channel's, from the file; a line-to-line rating of a phase-to-neutral channel is divided by sqrt3, said)")
+	rate := fs.Float64("rate", 0, "target rate, Hz (default: the rate at which a window holds 10 cycles of the system frequency, 50 or 60 Hz by the zero crossings: 3200 Hz, or 3840 Hz at 60 Hz)")
 	window := fs.Int("window", record.DefaultWindow, "window length, samples")
 	hop := fs.Int("hop", 0, "samples between window starts (default: the window length)")
 	label := fs.Int("label", -1, "class 0..15 of every window: also write labels.csv (a recipe's files split)")
@@ -72,7 +74,18 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(channels) == 1 {
 		opt.Channel = channels[0]
 	}
-	iopt := record.ImportOptions{Rate: *rate, Nominal: *nominal, Window: *window, Hop: *hop, Label: *label, Labeled: *label >= 0}
+	iopt := record.ImportOptions{Rate: *rate, Window: *window, Hop: *hop, Label: *label, Labeled: *label >= 0}
+	switch *nominal {
+	case "":
+	case "auto":
+		iopt.NominalAuto = true
+	default:
+		v, err := strconv.ParseFloat(*nominal, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("data import: --nominal %q (accepted: the nominal RMS value > 0, e.g. 230, or auto)", *nominal)
+		}
+		iopt.Nominal = v
+	}
 	seen := map[string]bool{}
 	for _, p := range pos {
 		if err := ctx.Err(); err != nil {

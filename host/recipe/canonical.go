@@ -52,7 +52,7 @@ type canonAnalysis struct {
 	TotalVariance *TotalVariance    `toml:"total_variance,omitempty"`
 	Figures       *Figures          `toml:"figures,omitempty"`
 	Output        *Output           `toml:"output,omitempty"`
-	Recording     *Recording        `toml:"recording,omitempty"`
+	Recording     *canonRecording   `toml:"recording,omitempty"`
 }
 
 type canonReplicates struct {
@@ -302,11 +302,25 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 	}
 	r.Analysis.canon(&c.canonAnalysis)
 	if r.Recording != nil {
-		rc := *r.Recording
-		rc.File = path(rc.File)
-		c.Recording = &rc
+		rc := r.Recording
+		c.Recording = &canonRecording{File: path(rc.File), Channel: rc.Channel, Channels: rc.Channels, Phases: rc.Phases, Nominal: rc.Nominal, Rate: rc.Rate, Hop: rc.Hop}
+		if rc.NominalAuto {
+			c.Recording.Nominal = "auto"
+		}
 	}
 	return c
+}
+
+// canonRecording is [recording] as written: Recording's keys, nominal
+// a number or "auto".
+type canonRecording struct {
+	File     string   `toml:"file"`
+	Channel  string   `toml:"channel"`
+	Channels []string `toml:"channels,omitempty"`
+	Phases   []string `toml:"phases,omitempty"`
+	Nominal  any      `toml:"nominal"`
+	Rate     float64  `toml:"rate"`
+	Hop      int      `toml:"hop"`
 }
 
 func encode(v any) ([]byte, error) {

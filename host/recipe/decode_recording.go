@@ -23,6 +23,9 @@ type Recording struct {
 	// PhaseChannels: 1,2,3, R,S,T and L1,L2,L3 name the same phases).
 	Phases  []string `toml:"phases,omitempty"`
 	Nominal float64  `toml:"nominal"` // nominal RMS value of every channel; 0: each channel's own from the file
+	// NominalAuto (nominal = "auto") takes each channel's nominal value
+	// from its RMS before the event (host/record.PreEventRMS).
+	NominalAuto bool `toml:"-"`
 	Rate    float64  `toml:"rate"`    // sampling rate of a CSV file without times
 	Hop     int      `toml:"hop"`     // samples between windows; 0: the window length
 }
@@ -64,7 +67,16 @@ func (d *decoder) recording(v any, r *Recipe) error {
 	if err := d.table(tbl, path, []field{
 		{"file", d.setString(&rc.File)}, {"channel", d.setString(&rc.Channel)},
 		{"channels", d.setStrings(&rc.Channels)}, {"phases", d.setStrings(&rc.Phases)},
-		{"nominal", d.setFloat(&rc.Nominal)}, {"rate", d.setFloat(&rc.Rate)}, {"hop", d.setInt(&rc.Hop)},
+		{"nominal", func(v any, p []string) error {
+			if str, ok := v.(string); ok {
+				if str != "auto" {
+					return d.keyErr(p, "%q (accepted: the nominal RMS value > 0, \"auto\" for each channel's RMS before the event, or 0 for the file's own)", str)
+				}
+				rc.NominalAuto = true
+				return nil
+			}
+			return d.setFloat(&rc.Nominal)(v, p)
+		}}, {"rate", d.setFloat(&rc.Rate)}, {"hop", d.setInt(&rc.Hop)},
 	}); err != nil {
 		return err
 	}

@@ -89,11 +89,11 @@ func TestImportSizeBound(t *testing.T) {
 	k := MaxOutSamples / window // the most windows accepted
 	total := window + 10*(k-1)  // hop 10 makes exactly k windows
 	rec = &Recording{Path: "w.wav", Samples: make([]float64, total), Segments: []Segment{{0, total, 3200}}, Nominal: 1}
-	imp, err := Import(context.Background(), rec, ImportOptions{Window: window, Hop: 10})
+	imp, err := Import(context.Background(), rec, ImportOptions{Rate: DefaultRate, Window: window, Hop: 10})
 	if err != nil || len(imp.Windows) != k {
 		t.Fatalf("hop 10: %v (%d windows, want %d)", err, len(imp.Windows), k)
 	}
-	_, err = Import(context.Background(), rec, ImportOptions{Window: window, Hop: 9})
+	_, err = Import(context.Background(), rec, ImportOptions{Rate: DefaultRate, Window: window, Hop: 9})
 	if err == nil || !strings.Contains(err.Error(), "a hop of 10 or more") {
 		t.Errorf("hop 9: %v", err)
 	}

@@ -44,7 +44,7 @@ func checkResult(t *testing.T, rec *Recording, err error) {
 	// Import at the default MaxRatio: MaxGrowth bounds the output (a
 	// slow file is refused before its output is made).
 	if len(rec.Samples) <= 20000 {
-		imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Window: 16})
+		imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Rate: DefaultRate, Window: 16})
 		if err == nil && len(imp.Signal) > MaxGrowth*len(rec.Samples)+len(rec.Segments) {
 			t.Fatalf("import made %d samples of %d, more than %d times", len(imp.Signal), len(rec.Samples), MaxGrowth)
 		}

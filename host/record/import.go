@@ -44,7 +44,14 @@ const (
 
 // ImportOptions set how a recording becomes windows.
 type ImportOptions struct {
-	Rate float64 // the target rate, Hz (0: DefaultRate)
+	// Rate is the target rate, Hz; 0: the rate at which a window holds
+	// Cycles cycles of the system frequency (SystemFrequency: 3200 Hz
+	// for 640 samples of 50 Hz, 3840 Hz for 60 Hz).
+	Rate   float64
+	Cycles int // 0: DefaultCycles
+	// NominalAuto takes each channel's nominal value from its pre-event
+	// RMS (PreEventRMS) instead of the file (Nominal must be 0).
+	NominalAuto bool
 	// Nominal is the nominal RMS value in the channel's unit (0: the
 	// file's). The windows are x / (sqrt(2) * Nominal), so a sine at the
 	// nominal value has peak 1, the amplitude of the generator's records.
@@ -176,11 +183,19 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 			return nil, fmt.Errorf("record: %s: channel %s has %d samples in segments %v, channel %s %d in %v; the channels of one import must share their time base", r.Path, r.Channel, len(r.Samples), r.Segments, rec.Channel, len(rec.Samples), rec.Segments)
 		}
 	}
-	if opt.Rate == 0 {
-		opt.Rate = DefaultRate
-	}
 	if opt.Window == 0 {
 		opt.Window = DefaultWindow
+	}
+	if opt.Cycles == 0 {
+		opt.Cycles = DefaultCycles
+	}
+	var sysWarn []string
+	sys, why := SystemFrequency(rec)
+	if opt.Rate == 0 {
+		opt.Rate = float64(opt.Window) * sys / float64(opt.Cycles)
+		if sys != 50 || rec.LineFreq != 0 && rec.LineFreq != sys {
+			sysWarn = append(sysWarn, fmt.Sprintf("a %g Hz system (%s): resampled to %g Hz, so that a window of %d samples holds %d cycles", sys, why, opt.Rate, opt.Window, opt.Cycles))
+		}
 	}
 	if opt.Hop == 0 {
 		opt.Hop = opt.Window
@@ -188,14 +203,23 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 	if opt.MaxRatio == 0 {
 		opt.MaxRatio = DefaultMaxRatio
 	}
-	if !(opt.Rate > 0) || math.IsInf(opt.Rate, 0) || opt.Window < 1 || opt.Hop < 1 || opt.MaxRatio < 1 || opt.Nominal < 0 || math.IsNaN(opt.Nominal) || math.IsInf(opt.Nominal, 0) {
-		return nil, fmt.Errorf("record: import: rate %g, window %d, hop %d, nominal %g: want rate > 0, window >= 1, hop >= 1, nominal >= 0", opt.Rate, opt.Window, opt.Hop, opt.Nominal)
+	if !(opt.Rate > 0) || math.IsInf(opt.Rate, 0) || opt.Window < 1 || opt.Hop < 1 || opt.MaxRatio < 1 || opt.Cycles < 1 || opt.Nominal < 0 || math.IsNaN(opt.Nominal) || math.IsInf(opt.Nominal, 0) || (opt.NominalAuto && opt.Nominal != 0) {
+		return nil, fmt.Errorf("record: import: rate %g, window %d, hop %d, cycles %d, nominal %g (auto %v): want rate > 0, window >= 1, hop >= 1, cycles >= 1, nominal >= 0, and no nominal with auto", opt.Rate, opt.Window, opt.Hop, opt.Cycles, opt.Nominal, opt.NominalAuto)
 	}
 	imp := &Imported{Recording: rec, Rate: opt.Rate, Length: opt.Window, Hop: opt.Hop, Label: opt.Label, Labeled: opt.Labeled}
+	imp.Warnings = append(imp.Warnings, sysWarn...)
 	imp.Channels = make([]ChannelSignal, len(recs))
 	for c, r := range recs {
 		ch := &imp.Channels[c]
 		ch.Recording, ch.Nominal, ch.NominalSource = r, opt.Nominal, "given"
+		if opt.NominalAuto {
+			v, how, err := PreEventRMS(r, sys)
+			if err != nil {
+				return nil, err
+			}
+			ch.Nominal, ch.NominalSource = v, how
+			continue
+		}
 		if ch.Nominal == 0 {
 			if r.Nominal == 0 {
 				if len(recs) > 1 {
@@ -204,14 +228,16 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 				return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)", r.Path, unitOr(r.Unit))
 			}
 			ch.Nominal, ch.NominalSource = r.Nominal, r.NominalSource
-			if strings.Contains(r.NominalSource, "rating") {
-				imp.Warnings = append(imp.Warnings, fmt.Sprintf("nominal %g %s taken from the %s; if that is a line-to-line rating of a phase-to-neutral channel, give --nominal %.6g", r.Nominal, r.Unit, r.NominalSource, r.Nominal/math.Sqrt(3)))
+			if ll, rms := lineToLine(r, sys, r.Nominal); ll {
+				ch.Nominal = r.Nominal / math.Sqrt(3)
+				ch.NominalSource = fmt.Sprintf("%s / sqrt(3)", r.NominalSource)
+				imp.Warnings = append(imp.Warnings, fmt.Sprintf("channel %s: nominal %g %s from the %s is a line-to-line value: the channel's cycles have a median RMS of %.4g, near %g/sqrt(3) = %.6g, which is taken (else give --nominal)", r.Channel, r.Nominal, r.Unit, r.NominalSource, rms, r.Nominal, ch.Nominal))
 			}
 		}
 	}
 	imp.Nominal, imp.NominalSource = imp.Channels[0].Nominal, imp.Channels[0].NominalSource
-	if f := rec.LineFreq; f > 0 && math.Abs(f-50) > 1 {
-		imp.Warnings = append(imp.Warnings, fmt.Sprintf("line frequency %g Hz: a window of %d samples at %g Hz holds %.3g cycles; the paper's network was trained on 10 cycles of 50 Hz", f, opt.Window, opt.Rate, float64(opt.Window)*f/opt.Rate))
+	if c := float64(opt.Window) * sys / opt.Rate; math.Abs(c-float64(opt.Cycles)) > 0.01 {
+		imp.Warnings = append(imp.Warnings, fmt.Sprintf("a %g Hz system (%s): a window of %d samples at %g Hz holds %.3g cycles, not %d (the rate was given; leave it out to take %g Hz)", sys, why, opt.Window, opt.Rate, c, opt.Cycles, float64(opt.Window)*sys/float64(opt.Cycles)))
 	}
 
 	// Resample every segment.

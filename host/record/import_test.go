@@ -126,7 +126,7 @@ func TestImportWindows(t *testing.T) {
 		rec.Samples[i] = float64(i)
 	}
 	for _, c := range []struct{ win, hop, n int }{{640, 640, 3}, {640, 320, 5}, {100, 150, 13}, {2000, 1, 1}} {
-		imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 100, Window: c.win, Hop: c.hop})
+		imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 100, Rate: DefaultRate, Window: c.win, Hop: c.hop})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestImportSegments(t *testing.T) {
 	rec := constRec(6400+3200, 6400, 1)
 	rec.Segments = []Segment{{0, 6400, 6400}, {6400, 9600, 3200}}
 	rec.finish()
-	imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Window: 320})
+	imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Rate: DefaultRate, Window: 320})
 	if err != nil {
 		t.Fatal(err)
 	}

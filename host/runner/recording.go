@@ -43,12 +43,14 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 	if err != nil {
 		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
 	}
-	L := r.Data.Len()
-	rate := r.Data.Fs
+	// A window holds the network's cycles of the recording's own system
+	// frequency: a generated source's cycles, else the paper's 10 (so a
+	// 60 Hz recording is resampled to 3840 Hz for 640 samples).
+	L, cycles := r.Data.Len(), r.Data.Cycles
 	if !r.Data.Generated() {
-		L, rate = arch.InLen, record.DefaultRate
+		L, cycles = arch.InLen, record.DefaultCycles
 	}
-	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Rate: rate, Nominal: rc.Nominal, Window: L, Hop: rc.Hop})
+	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Nominal: rc.Nominal, NominalAuto: rc.NominalAuto, Window: L, Cycles: cycles, Hop: rc.Hop})
 	if err != nil {
 		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
 	}
