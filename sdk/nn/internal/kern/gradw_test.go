@@ -181,3 +181,62 @@ func BenchmarkConvMultiGradWK(b *testing.B) {
 		})
 	}
 }
+
+// TestConvMultiBlocksSameBits: ConvMulti's register blocks (16 and 8
+// steps, the masked tail) sum every output's terms in the same order, so
+// an output does not depend, to the bit, on which block computed it:
+// the full call equals calls on 8- and 9-step windows of the same rows
+// (the 8-step block alone, and with the tail), at every offset, with and
+// without a bias and the rectified copy (ConvMultiBias).
+func TestConvMultiBlocksSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, c := range []convCase{{4, 3, 3, 640}, {8, 5, 8, 77}, {5, 2, 1, 100}, {4, 7, 5, 24}, {4, 2, 3, 41}, {12, 3, 2, 57}} {
+		O, C, K, T := c.O, c.C, c.K, c.T
+		xs := T + K - 1
+		x, w, bias := randVec(r, C*xs), randVec(r, O*C*K), randVec(r, O)
+		dst0 := randVec(r, O*T)
+		full := append([]float32(nil), dst0...)
+		ConvMulti(full, T, x, xs, w, O, C, K, T)
+		fullB, relB := make([]float32, O*T), make([]float32, O*T)
+		ConvMultiBias(fullB, relB, T, x, xs, w, nil, bias, O, C, K, T)
+		for _, n := range []int{8, 9} {
+			for t0 := 0; t0+n <= T; t0++ {
+				win := append([]float32(nil), dst0...)
+				ConvMulti(win[t0:], T, x[t0:], xs, w, O, C, K, n)
+				winB, relW := make([]float32, O*T), make([]float32, O*T)
+				ConvMultiBias(winB[t0:], relW[t0:], T, x[t0:], xs, w, nil, bias, O, C, K, n)
+				for o := 0; o < O; o++ {
+					for tt := t0; tt < t0+n; tt++ {
+						i := o*T + tt
+						if math.Float32bits(win[i]) != math.Float32bits(full[i]) ||
+							math.Float32bits(winB[i]) != math.Float32bits(fullB[i]) ||
+							math.Float32bits(relW[i]) != math.Float32bits(relB[i]) {
+							t.Fatalf("%+v o=%d t=%d: window [%d,%d) gives %g/%g/%g, full call %g/%g/%g",
+								c, o, tt, t0, t0+n, win[i], winB[i], relW[i], full[i], fullB[i], relB[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkConvMultiK: ConvMultiBias (the forward convolution and, with
+// the roles of the channels swapped, the input gradient of sdk/nn/ops) on
+// ResNet1D's shapes, weights packed once as the ops do.
+func BenchmarkConvMultiK(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []convCase{{16, 16, 3, 640}, {32, 16, 8, 640}, {32, 32, 8, 640}, {32, 32, 5, 640}, {32, 32, 3, 640}} {
+		O, C, K, T := c.O, c.C, c.K, c.T
+		s := T + K - 1
+		x, dst, w, bias := randVec(r, C*s), randVec(r, O*T), randVec(r, O*C*K), randVec(r, O)
+		pw := make([]float32, PackedLen(O, C, K))
+		PackConv(pw, w, O, C, K)
+		b.Run(fmt.Sprintf("O=%d,C=%d,K=%d,T=%d", O, C, K, T), func(b *testing.B) {
+			for range b.N {
+				ConvMultiBias(dst, nil, T, x, s, w, pw, bias, O, C, K, T)
+			}
+			report(b, 2*O*C*K*T)
+		})
+	}
+}
