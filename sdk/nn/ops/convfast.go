@@ -15,8 +15,11 @@ import (
 //     kern.ConvMultiBias computes y[o,t] = bias[o] + sum_{i,k} w[o,i,k]
 //     xp[i,t+k], 4 output channels by 16 steps per register block; the
 //     backward pass is kern.ConvMultiGradW (dw[o,i,k] += sum_t dy[o,t]
-//     xp[i,t+k]) and kern.ConvMultiGradX into a padded scratch whose
-//     interior is dx;
+//     xp[i,t+k]) and, for dx, kern.ConvMultiBias again with the roles of
+//     Cin and Cout swapped: dy is copied between K-1 zeros on both sides
+//     (dyq, Cout rows of L+2K-2 steps) and dx[i,u] = sum_{o,j}
+//     w[o,i,K-1-j] dyq[o,PadLeft+u+j], the flipped weights packed once
+//     per call; only the T steps of dx are computed;
 //   - anything else ("im2col"): per sample and group, the column matrix
 //     col[i*K+k, t] = x[g*ci+i, t*Stride + k*Dilation - PadLeft] (0
 //     outside the input) turns the convolution into the product of the
@@ -108,6 +111,20 @@ func col2im(dx, dcol []float32, ci, K, T, L, s, d, pl int) {
 	}
 }
 
+// flipConvWeights writes the transposed, flipped weights of the input
+// gradient: wt[(i*O+o)*K+j] = w[(o*C+i)*K+K-1-j] for o < O, i < C, j < K.
+func flipConvWeights(wt, w []float32, O, C, K int) {
+	for o := 0; o < O; o++ {
+		for i := 0; i < C; i++ {
+			src := w[(o*C+i)*K : (o*C+i+1)*K]
+			dst := wt[(i*O+o)*K : (i*O+o+1)*K]
+			for j, v := range src {
+				dst[K-1-j] = v
+			}
+		}
+	}
+}
+
 // convForward32 is Conv1D.Forward on the kernels of sdk/nn.
 func convForward32(c Conv1D, dst, x, w, bias []float32, T int) {
 	L := c.mustOut(T)
@@ -180,10 +197,10 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 			}
 		}
 	}
-	if dx != nil {
-		clear(dx)
-	}
 	if B == 0 || (dx == nil && dw == nil) {
+		if dx != nil {
+			clear(dx)
+		}
 		return
 	}
 	ci, co, K, G := c.Cin/c.Groups, c.Cout/c.Groups, c.Kernel, c.Groups
@@ -193,11 +210,24 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 		Tp := T + c.PadLeft + c.PadRight
 		pad := c.PadLeft+c.PadRight > 0
 		n := 0
-		if pad {
+		if pad && dw != nil {
 			n = c.Cin * Tp
 		}
-		buf := sc.take(2 * n)
-		xp, dxp := buf[:n], buf[n:]
+		Tq, nq, nt, np := 0, 0, 0, 0
+		if dx != nil {
+			Tq = L + 2*(K-1)
+			nq, nt, np = c.Cout*Tq, c.WeightLen(), kern.PackedLen(c.Cin, c.Cout, K)
+		}
+		buf := sc.take(n + nq + nt + np + c.Cin)
+		xp, buf := buf[:n], buf[n:]
+		dyq, buf := buf[:nq], buf[nq:]
+		wt, buf := buf[:nt], buf[nt:]
+		pwt, zero := buf[:np], buf[np:]
+		if dx != nil {
+			flipConvWeights(wt, w, c.Cout, c.Cin, K)
+			kern.PackConv(pwt, wt, c.Cin, c.Cout, K)
+			clear(zero)
+		}
 		for b := 0; b < B; b++ {
 			dyb := dy[b*c.Cout*L : (b+1)*c.Cout*L]
 			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
@@ -211,18 +241,16 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 			if dx == nil {
 				continue
 			}
-			dxb := dx[b*c.Cin*T : (b+1)*c.Cin*T]
-			if !pad {
-				kern.ConvMultiGradX(dxb, T, dyb, L, w, c.Cout, c.Cin, K, L)
-				continue
-			}
-			clear(dxp)
-			kern.ConvMultiGradX(dxp, Tp, dyb, L, w, c.Cout, c.Cin, K, L)
-			for i := 0; i < c.Cin; i++ {
-				copy(dxb[i*T:(i+1)*T], dxp[i*Tp+c.PadLeft:i*Tp+c.PadLeft+T])
-			}
+			// dx[i,u] = sum_o sum_j wt[i,o,j] dyq[o, PadLeft+u+j] with dyq
+			// = dy between K-1 zeros on both sides: a forward convolution
+			// of Cout rows into Cin, every output seeing all K taps.
+			padRows(dyq, dyb, c.Cout, L, K-1, K-1)
+			kern.ConvMultiBias(dx[b*c.Cin*T:(b+1)*c.Cin*T], nil, T, dyq[c.PadLeft:], Tq, wt, pwt, zero, c.Cin, c.Cout, K, T)
 		}
 		return
+	}
+	if dx != nil {
+		clear(dx)
 	}
 	n := ci * K * L
 	buf := sc.take(2 * n)

@@ -135,6 +135,17 @@ func convGradWGeneric(dw, dy []float32, dys int, x []float32, xs int, O, C, K, T
 	}
 }
 
+// gradw4x3Generic: out[r*3+j] = sum_{t<T} dy[r*dys+t] * xj[t], each sum
+// dotGeneric's.
+func gradw4x3Generic(out *[12]float32, dy []float32, dys int, x0, x1, x2 []float32, T int) {
+	for r := 0; r < 4; r++ {
+		d := dy[r*dys : r*dys+T]
+		out[r*3] = dotGeneric(d, x0[:T])
+		out[r*3+1] = dotGeneric(d, x1[:T])
+		out[r*3+2] = dotGeneric(d, x2[:T])
+	}
+}
+
 // convGradXGeneric: dx[i*dxs+t+k] += sum_o w[(o*C+i)*K+k] * dy[o*dys+t].
 func convGradXGeneric(dx []float32, dxs int, dy []float32, dys int, w []float32, O, C, K, T int) {
 	for o := 0; o < O; o++ {

@@ -345,8 +345,11 @@ func Conv3Multi(dst []float32, dstStride int, x []float32, xStride int, w []floa
 //	dw[(o*C+i)*K+k] += sum_{t<T} dy[o*dyStride+t] * x[i*xStride+t+k]
 //
 // for o < O, i < C, k < K. dy has O rows of T samples, x has C rows of T+K-1.
-// The AVX2 path has a register-blocked kernel for K = 3 (4 output rows by
-// one input row by 3 taps, 12 vector accumulators); other K use Dot.
+// The AVX2 path has register-blocked kernels, 12 vector accumulators each:
+// for K = 3, 4 output rows by one input row by its 3 taps; for other K,
+// 4 output rows by 3 of the C*K columns x[i*xStride+k : i*xStride+k+T]
+// (j = i*K+k, so dw[o*C*K+j] is the sum of dy's row o times column j),
+// every load of x feeding 4 rows. Rows past the last group of 4 use DotK.
 func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStride int, O, C, K, T int) {
 	checkDims("ConvMultiGradW", O, C, K, T)
 	checkW("ConvMultiGradW", dw, O, C, K)
@@ -355,12 +358,14 @@ func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStri
 	}
 	checkRows("ConvMultiGradW", "dy", dy, O, dyStride, T)
 	checkRows("ConvMultiGradW", "x", x, C, xStride, T+K-1)
-	if !useAVX2 || T < minVec {
+	o := 0
+	if K != 3 {
+		// The portable twin of the column kernel sums as convGradWGeneric.
+		o = gradWCols(dw, dy, dyStride, x, xStride, O, C, K, T)
+	} else if !useAVX2 || T < minVec {
 		convGradWGeneric(dw, dy, dyStride, x, xStride, O, C, K, T)
 		return
-	}
-	o := 0
-	if K == 3 {
+	} else {
 		var out [12]float32
 		for ; o+4 <= O; o += 4 {
 			for i := 0; i < C; i++ {
@@ -380,6 +385,55 @@ func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStri
 			DotK(dw[(o*C+i)*K:(o*C+i+1)*K], d, x[i*xStride:i*xStride+T+K-1])
 		}
 	}
+}
+
+// gradWCols adds to dw the rows o < O&^3 of ConvMultiGradW, 4 rows of dy
+// by 3 columns of x per gradw4x3 call:
+//
+//	dw[o*C*K+j] += sum_{t<T} dy[o*dyStride+t] * x[(j/K)*xStride + j%K + t],
+//
+// j < C*K (the last call of a row group repeats column C*K-1 where fewer
+// than 3 are left, and drops those sums). It returns O&^3. The arguments
+// have been checked.
+func gradWCols(dw, dy []float32, dyStride int, x []float32, xStride, O, C, K, T int) int {
+	ck := C * K
+	var out [12]float32
+	for o := 0; o+4 <= O; o += 4 {
+		for j := 0; j < ck; j += 3 {
+			gradw4x3(&out, dy[o*dyStride:], dyStride,
+				gradWCol(x, xStride, K, T, j), gradWCol(x, xStride, K, T, min(j+1, ck-1)),
+				gradWCol(x, xStride, K, T, min(j+2, ck-1)), T)
+			n := min(3, ck-j)
+			for r := 0; r < 4; r++ {
+				g := dw[(o+r)*ck+j : (o+r)*ck+j+n]
+				for jj := range g {
+					g[jj] += out[r*3+jj]
+				}
+			}
+		}
+	}
+	return O &^ 3
+}
+
+// gradWCol returns column j of ConvMultiGradW's x: the T samples from
+// x[(j/K)*xStride + j%K].
+func gradWCol(x []float32, xStride, K, T, j int) []float32 {
+	i := j / K
+	off := i*xStride + j - i*K
+	return x[off : off+T]
+}
+
+// gradw4x3 sets out[r*3+j] = sum_{t<T} dy[r*dyStride+t] * xj[t] for r < 4
+// and j < 3 (x0, x1, x2 as xj): on the AVX2 path 12 vector accumulators,
+// each load of xj feeding 4 rows; otherwise gradw4x3Generic.
+func gradw4x3(out *[12]float32, dy []float32, dyStride int, x0, x1, x2 []float32, T int) {
+	_ = dy[3*dyStride+T-1]
+	x0, x1, x2 = x0[:T], x1[:T], x2[:T]
+	if useAVX2 && T >= minVec {
+		gradw4x3AVX2(out, &dy[0], dyStride, &x0[0], &x1[0], &x2[0], T)
+		return
+	}
+	gradw4x3Generic(out, dy, dyStride, x0, x1, x2, T)
 }
 
 // ConvMultiGradX adds the input gradient of ConvMulti to dx:

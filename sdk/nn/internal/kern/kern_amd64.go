@@ -56,6 +56,12 @@ func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float3
 //go:noescape
 func gradw3x4AVX2(out *[12]float32, dy *float32, dyStride int, x *float32, T int)
 
+// gradw4x3AVX2 sets out[r*3+j] = sum_{t<T} dy[r*dyStride+t] * xj[t] for
+// r < 4, j < 3 (x0, x1, x2 as xj); T >= 8.
+//
+//go:noescape
+func gradw4x3AVX2(out *[12]float32, dy *float32, dyStride int, x0, x1, x2 *float32, T int)
+
 //go:noescape
 func reluToAVX2(dst, x []float32)
 

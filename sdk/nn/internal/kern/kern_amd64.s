@@ -929,6 +929,119 @@ gwreduce:
 	VZEROUPPER
 	RET
 
+// func gradw4x3AVX2(out *[12]float32, dy *float32, dyStride int, x0, x1, x2 *float32, T int)
+//
+// Accumulators Y(3r+j) = sum over 8-lane chunks of dy[r, t]*xj[t]: per
+// chunk four dy loads and three x loads feed twelve FMAs. R10 and R11 hold
+// x1-x0 and x2-x0 in bytes, so two pointers advance.
+TEXT ·gradw4x3AVX2(SB), NOSPLIT, $0-56
+	MOVQ   dy+8(FP), SI
+	MOVQ   dyStride+16(FP), R8
+	SHLQ   $2, R8
+	LEAQ   (R8)(R8*2), R9
+	MOVQ   x0+24(FP), DI
+	MOVQ   x1+32(FP), R10
+	SUBQ   DI, R10
+	MOVQ   x2+40(FP), R11
+	SUBQ   DI, R11
+	MOVQ   T+48(FP), CX
+	MOVQ   CX, DX
+	ANDQ   $7, DX
+	SHRQ   $3, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+g43loop:
+	VMOVUPS     (DI), Y12
+	VMOVUPS     (DI)(R10*1), Y13
+	VMOVUPS     (DI)(R11*1), Y14
+	VMOVUPS     (SI), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (SI)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (SI)(R9*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         g43loop
+
+	TESTQ       DX, DX
+	JZ          g43reduce
+	LEAQ        -32(SI)(DX*4), SI
+	LEAQ        -32(DI)(DX*4), DI
+	LEAQ        tailmask<>(SB), AX
+	LEAQ        (AX)(DX*4), AX
+	VMOVUPS     (DI), Y12
+	VANDPS      (AX), Y12, Y12
+	VMOVUPS     (DI)(R10*1), Y13
+	VANDPS      (AX), Y13, Y13
+	VMOVUPS     (DI)(R11*1), Y14
+	VANDPS      (AX), Y14, Y14
+	VMOVUPS     (SI), Y15
+	VANDPS      (AX), Y15, Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (SI)(R8*1), Y15
+	VANDPS      (AX), Y15, Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (SI)(R8*2), Y15
+	VANDPS      (AX), Y15, Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (SI)(R9*1), Y15
+	VANDPS      (AX), Y15, Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+
+g43reduce:
+	MOVQ         out+0(FP), AX
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVUPS      X0, (AX)
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVUPS      X4, 16(AX)
+	VHADDPS      Y9, Y8, Y8
+	VHADDPS      Y11, Y10, Y10
+	VHADDPS      Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS       X9, X8, X8
+	VMOVUPS      X8, 32(AX)
+	VZEROUPPER
+	RET
+
 // Lane numbers 0..7 and -8..-1 as int32, for position vectors.
 DATA lanes<>+0(SB)/4, $0
 DATA lanes<>+4(SB)/4, $1

@@ -24,6 +24,10 @@ func gradw3x4AVX2(out *[12]float32, dy *float32, dyStride int, x *float32, T int
 	panic("kern: no asm")
 }
 
+func gradw4x3AVX2(out *[12]float32, dy *float32, dyStride int, x0, x1, x2 *float32, T int) {
+	panic("kern: no asm")
+}
+
 func reluToAVX2(dst, x []float32)                                { panic("kern: no asm") }
 func reluGradAVX2(dx, dy, y []float32)                           { panic("kern: no asm") }
 func maxPoolAVX2(dst *float32, idx *int32, x *float32, n, k int) { panic("kern: no asm") }
