@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
@@ -118,8 +119,29 @@ type Call struct {
 	Train bool
 	Rand  *rand.Rand
 	State []float32
+	// Workers bounds the goroutines an op may use within the call
+	// (Net.Workers; channels).
+	Workers int
 
 	chans []int // the inputs' channels, for concat
+}
+
+// channels runs f on ranges of C channels, on up to c.Workers goroutines.
+func (c *Call) channels(C int, f func(c0, c1 int)) {
+	w := min(max(c.Workers, 1), C)
+	if w == 1 {
+		f(0, C)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(k*C/w, (k+1)*C/w)
+		}()
+	}
+	wg.Wait()
 }
 
 func (c *Call) dp(j int) []float32 {
@@ -542,13 +564,21 @@ func opList() []*Op {
 			// State: 1/sqrt(var + eps) per channel, then the normalised
 			// input xh (B*C*T).
 			State: func(_ Attrs, in []Shape, B int) int { return in[0].C + B*in[0].Size() },
+			// Channels are independent: their ranges run on the call's
+			// workers (the same bytes for any number).
 			TrainForward: func(c *Call) {
 				C := c.In[0].C
-				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainForward(c.Y, c.State[C:], c.State[:C], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
+				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
+				c.channels(C, func(c0, c1 int) {
+					bn.TrainForwardChannels(c0, c1, c.Y, c.State[C:], c.State[:C], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
+				})
 			},
 			TrainBackward: func(c *Call) {
 				C := c.In[0].C
-				ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.State[C:], c.P[0], c.State[:C], c.In[0].T)
+				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
+				c.channels(C, func(c0, c1 int) {
+					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.State[C:], c.P[0], c.State[:C], c.In[0].T)
+				})
 			},
 		},
 		{

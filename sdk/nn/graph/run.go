@@ -284,7 +284,7 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 	for i := 0; i <= n.output; i++ {
 		c := n.call(w, i, B, val)
 		op := n.nodes[i].op
-		c.Train, c.Rand = train, rnd
+		c.Train, c.Rand, c.Workers = train, rnd, n.Workers
 		if train && op.TrainForward != nil {
 			c.State = n.state(w, i, B)
 			op.TrainForward(c)
@@ -348,6 +348,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		}
 		if train && nd.op.TrainBackward != nil {
 			c.State = n.state(w, i, B)
+			c.Workers = n.Workers
 			nd.op.TrainBackward(c)
 		} else {
 			n.chunked(w, i, c, nd.op.Backward, false)

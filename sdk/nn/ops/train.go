@@ -25,14 +25,23 @@ import (
 // The sums are in float64 (row by row, rows in sample order), xh and y
 // in float32 (kern.Normalize). gamma (beta) nil stands for ones (zeros).
 func (n BatchNorm1D) TrainForward(dst, xh, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
+	n.TrainForwardChannels(0, n.C, dst, xh, inv, x, gamma, beta, runMean, runVar, T, m)
+}
+
+// TrainForwardChannels is TrainForward of channels c0..c1-1 only (each
+// channel's statistics are its own, so disjoint ranges may run at once).
+func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, xh, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
 	B := n.dims(len(x), len(runMean), len(runVar), T)
+	if c0 < 0 || c1 > n.C || c0 > c1 {
+		panic("ops: batchnorm channel range out of [0, C]")
+	}
 	need("batchnorm dst", len(dst), len(x))
 	need("batchnorm xh", len(xh), len(x))
 	need("batchnorm inv", len(inv), n.C)
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
 	N := float64(B * T)
-	for c := 0; c < n.C; c++ {
+	for c := c0; c < c1; c++ {
 		var s float64
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
@@ -75,6 +84,14 @@ func (n BatchNorm1D) TrainForward(dst, xh, inv, x, gamma, beta, runMean, runVar 
 // xh and inv as TrainForward wrote them (sums in float64, dx in float32:
 // kern.NormalizeGrad); any of dx, dgamma, dbeta may be nil.
 func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, xh, gamma, inv []float32, T int) {
+	n.TrainBackwardChannels(0, n.C, dx, dgamma, dbeta, dy, xh, gamma, inv, T)
+}
+
+// TrainBackwardChannels is TrainBackward of channels c0..c1-1 only.
+func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, xh, gamma, inv []float32, T int) {
+	if c0 < 0 || c1 > n.C || c0 > c1 {
+		panic("ops: batchnorm channel range out of [0, C]")
+	}
 	if err := n.Check(); err != nil {
 		panic("ops: " + err.Error())
 	}
@@ -88,7 +105,7 @@ func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, xh, gamma, inv []float
 	needOpt("batchnorm dgamma", dgamma, n.C)
 	needOpt("batchnorm dbeta", dbeta, n.C)
 	N := float64(B * T)
-	for c := 0; c < n.C; c++ {
+	for c := c0; c < c1; c++ {
 		var sd, sdx float64
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
