@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"slices"
 	"math/rand/v2"
 	"testing"
 )
@@ -45,7 +46,7 @@ func TestTrainPassFiniteDifferences(t *testing.T) {
 	net.Backprop(w, gp, gx)
 	evalOut := make([]float32, B*K)
 	copy(evalOut, run())
-	if e, _ := net.Run(x, false, nil); sameValues(e, evalOut) {
+	if e, _ := net.Run(x, false, nil); slices.Equal(e, evalOut) {
 		t.Fatal("the training pass gives the evaluation pass's outputs: batch statistics or dropout not used")
 	}
 	trainable := make([]bool, net.NumParams())
@@ -87,17 +88,6 @@ func TestTrainPassFiniteDifferences(t *testing.T) {
 	}
 }
 
-func sameValues(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // TestTrainBatchNorm: a training pass through input -> batchnorm ->
 // globalavgpool normalises with the batch's statistics, so the batch mean
@@ -167,7 +157,7 @@ func TestTrainBatchNorm(t *testing.T) {
 	if _, err := net.Run(x, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !sameValues(after, net.Theta) {
+	if !slices.Equal(after, net.Theta) {
 		t.Error("an evaluation pass changed the parameters")
 	}
 }
@@ -221,11 +211,11 @@ func TestTrainDropout(t *testing.T) {
 		}
 	}
 	again, _ := net.Run(x, true, rand.New(rand.NewPCG(3, 3)))
-	if !sameValues(again, got) {
+	if !slices.Equal(again, got) {
 		t.Error("the same seed gave another mask")
 	}
 	ev, _ := net.Run(x, false, nil)
-	if !sameValues(ev, x) {
+	if !slices.Equal(ev, x) {
 		t.Error("dropout in an evaluation pass is not the identity")
 	}
 }
@@ -266,7 +256,7 @@ func TestWorkersSameBytes(t *testing.T) {
 			continue
 		}
 		for k := range got {
-			if !sameValues(got[k], ref[k]) {
+			if !slices.Equal(got[k], ref[k]) {
 				t.Errorf("%d workers: result %d differs from 1 worker's", workers, k)
 			}
 		}

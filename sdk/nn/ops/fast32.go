@@ -45,13 +45,7 @@ func bnForward32(n BatchNorm1D, dst, x, gamma, beta, mean, variance []float32, T
 	xh := sc.buf[:T]
 	for c := 0; c < n.C; c++ {
 		r := float32(1 / math.Sqrt(float64(variance[c])+n.Eps))
-		g, sh := float32(1), float32(0)
-		if gamma != nil {
-			g = gamma[c]
-		}
-		if beta != nil {
-			sh = beta[c]
-		}
+		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
 			kern.Normalize(xh, dst[row:row+T], x[row:row+T], mean[c], r, g, sh)
@@ -109,4 +103,17 @@ func globalAvg32(dst, x []float32, T int) {
 	for r := range dst {
 		dst[r] = float32(kern.Sum64(x[r*T:(r+1)*T]) / float64(T))
 	}
+}
+
+// affine is channel c's scale and shift: gamma[c] and beta[c], or 1 and 0
+// where gamma or beta is nil.
+func affine(gamma, beta []float32, c int) (g, sh float32) {
+	g, sh = 1, 0
+	if gamma != nil {
+		g = gamma[c]
+	}
+	if beta != nil {
+		sh = beta[c]
+	}
+	return g, sh
 }

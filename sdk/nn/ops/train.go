@@ -56,13 +56,7 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, xh, inv, x, gamma, be
 		v := q / N
 		r := 1 / math.Sqrt(v+n.Eps)
 		inv[c] = float32(r)
-		g, sh := float32(1), float32(0)
-		if gamma != nil {
-			g = gamma[c]
-		}
-		if beta != nil {
-			sh = beta[c]
-		}
+		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
 			kern.Normalize(xh[row:row+T], dst[row:row+T], x[row:row+T], float32(mu), float32(r), g, sh)
