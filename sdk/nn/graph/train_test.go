@@ -2,8 +2,8 @@ package graph
 
 import (
 	"math"
-	"slices"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -87,7 +87,6 @@ func TestTrainPassFiniteDifferences(t *testing.T) {
 		}
 	}
 }
-
 
 // TestTrainBatchNorm: a training pass through input -> batchnorm ->
 // globalavgpool normalises with the batch's statistics, so the batch mean
