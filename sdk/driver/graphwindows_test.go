@@ -17,7 +17,9 @@ import (
 // counts the copies), with the probabilities of forward passes of the
 // occluded copies up to float32 rounding, and Probs's p(x).
 func TestModelServiceGraphWindows(t *testing.T) {
-	n := func(name, op string, attrs map[string]any) graph.Node { return graph.Node{Name: name, Op: op, Attrs: attrs} }
+	n := func(name, op string, attrs map[string]any) graph.Node {
+		return graph.Node{Name: name, Op: op, Attrs: attrs}
+	}
 	net, err := graph.Compile(graph.Spec{Name: "svc", InChannels: 2, InLen: 40, Nodes: []graph.Node{
 		n("c1", "conv1d", map[string]any{"out": 4, "kernel": 5, "padding": []int64{1, 3}}),
 		n("r1", "relu", nil),

@@ -372,3 +372,28 @@ func TestWindowProbsErrors(t *testing.T) {
 		wantErr(t, c.name, c.err(), c.want)
 	}
 }
+
+// TestWindowProbsAllocations: once the workspace is built, a call
+// allocates the same for 10 windows as for 200 (nothing a window or a
+// batch).
+func TestWindowProbsAllocations(t *testing.T) {
+	n := randomNet(t, windowSpecs()[2], 3)
+	in := n.InShape()
+	x := randVec(rand.New(rand.NewPCG(1, 1)), in.Size())
+	allocs := func(windows int) float64 {
+		starts := make([]int, windows)
+		for j := range starts {
+			starts[j] = j % (in.T - 4)
+		}
+		dst := make([]float32, windows)
+		return testing.AllocsPerRun(5, func() {
+			if _, err := n.WindowProbs(dst, x, x, starts, 4, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	allocs(200)
+	if a, b := allocs(10), allocs(200); a != b {
+		t.Errorf("%v allocations for 10 windows, %v for 200", a, b)
+	}
+}
