@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/uaxai/uaxai/sdk/nn/ops"
@@ -589,8 +590,13 @@ func (n *Net) winNode(B, i int) {
 	G := (W-1)*f.Stride + (f.Kernel-1)*f.Dilation + 1
 	out := Shape{nd.out.C, W}
 	c := n.winCall(i, B, wn.attrs, out)
+	identity := f.Kernel == 1 && f.Stride == 1 && f.PadLeft == 0
 	for j, u := range nd.inputs {
 		c.In[j] = Shape{nd.in[j].C, G}
+		if identity && w.w[u] == W && slices.Equal(w.slo[u][:B], w.slo[i+1][:B]) {
+			c.X[j] = n.winVal(u, B) // the stored windows are the steps read
+			continue
+		}
 		g := w.gat[j][:B*nd.in[j].C*G]
 		n.gather(g, u, B, w.slo[i+1], f.Stride, G, f.PadLeft, wn.pad)
 		c.X[j] = g
