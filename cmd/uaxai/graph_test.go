@@ -51,6 +51,9 @@ func TestExplainGraphModel(t *testing.T) {
 		t.Fatalf("explain --model fcn/model.onnx: exit %d\n%s", code, errs)
 	}
 	golden.RowsClose(t, "occlusion from ONNX", parseMaps(t, out), golden.CSV32(t, filepath.Join(fcn, "occlusion.csv")), 1e-4)
+	if !strings.Contains(errs, "graph model: receptive-field recomputation of ") {
+		t.Errorf("explain --model fcn/model.onnx: stderr does not say that occlusion took the receptive-field path:\n%s", errs)
+	}
 
 	for _, name := range []string{"fcn", "stridednet"} {
 		dir := filepath.Join(root, name)

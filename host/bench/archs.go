@@ -87,6 +87,9 @@ type ArchCase struct {
 	Units     int
 	FLOPs     float64 // of one run
 	Run       func(ctx context.Context, workers int) error
+	// Path, if set, says how the runs so far computed perturbed copies
+	// (occlusion: nn.GraphModel.Path).
+	Path func() string
 }
 
 // ArchCases returns the forward and occlusion cases of a network. Inputs
@@ -163,7 +166,8 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 					_, err := occlusion.New().Explain(ctx, m, sdk.ExplainRequest{X: x[lo*n : hi*n], Targets: targets[lo:hi], Config: cfg})
 					return err
 				})
-			}},
+			},
+			Path: func() string { return m.Path().String() }},
 	}
 	if epochN > 0 {
 		arch := nn.GraphArch(net.Spec())
@@ -376,6 +380,11 @@ func RunArchs(ctx context.Context, o ArchOptions, w, logw io.Writer) error {
 	}
 	if err := tbl.Render(); err != nil {
 		return err
+	}
+	for _, p := range res {
+		if p[1].Path != nil {
+			fmt.Fprintf(w, "%s %s: %s\n", p[1].Net, p[1].Case, p[1].Path())
+		}
 	}
 	fmt.Fprintln(w, refNote)
 	return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Step is one plugin of a run as the recipe configures it.
@@ -514,6 +515,29 @@ func (b *block) outputs() []Output {
 		out = append(out, o)
 	}
 	return out
+}
+
+// pathReporter is a loaded draw whose model says how it computed the
+// perturbed copies of occlusion and LIME (a graph network's, driver's
+// PerturbedPath).
+type pathReporter interface {
+	PerturbedPath() (graph.Path, bool)
+}
+
+// notePaths notes how the block's draws computed perturbed copies, if
+// they say and computed any.
+func (b *block) notePaths(obs Observer) {
+	var p graph.Path
+	for _, m := range b.step.Models {
+		if r, ok := m.(pathReporter); ok {
+			if q, ok := r.PerturbedPath(); ok {
+				p = p.Add(q)
+			}
+		}
+	}
+	if p.Copies > 0 {
+		obs.Note(fmt.Sprintf("%s / %s on a graph network: %v", b.ps.Name(), b.es.Label, p))
+	}
 }
 
 // close releases every loaded draw.

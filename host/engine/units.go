@@ -670,6 +670,7 @@ func (e *exec) closePair() error {
 	if e.cur == nil {
 		return nil
 	}
+	e.cur.notePaths(e.obs)
 	err := e.cur.close()
 	e.cur = nil
 	return err

@@ -215,6 +215,11 @@ func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
 	if err == nil {
 		err = bw.Flush()
 	}
+	if g, ok := j.server.(*graphServer); ok && err == nil {
+		if note := g.pathNote(); note != "" {
+			j.obs.Note(note)
+		}
+	}
 	return errors.Join(err, j.close())
 }
 

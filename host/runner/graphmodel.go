@@ -83,6 +83,7 @@ func serveGraph(module string, weights []string, in inputs) (refs []sdk.ModelRef
 		files = []string{""}
 	}
 	ms := driver.NewModelService()
+	gs := &graphServer{ModelService: ms}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, ms.Close())
@@ -96,7 +97,9 @@ func serveGraph(module string, weights []string, in inputs) (refs []sdk.ModelRef
 			}
 			return nil, nil, nil, err
 		}
-		addr, h, err := ms.Add(nn.NewGraphModel(net))
+		gm := nn.NewGraphModel(net)
+		gs.models = append(gs.models, gm)
+		addr, h, err := ms.Add(gm)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("serving %s: %w", module, err)
 		}
@@ -106,5 +109,26 @@ func serveGraph(module string, weights []string, in inputs) (refs []sdk.ModelRef
 	if isONNX {
 		names = []string{module}
 	}
-	return refs, names, ms, nil
+	return refs, names, gs, nil
+}
+
+// graphServer is serveGraph's model service with its draws' models, so
+// that Explain can say which path their perturbed copies took.
+type graphServer struct {
+	*driver.ModelService
+	models []*nn.GraphModel
+}
+
+// pathNote says how the draws computed the perturbed copies of
+// occlusion's windows and LIME's spans (nn.GraphModel.Path), or "" when
+// they computed none.
+func (g *graphServer) pathNote() string {
+	var p graph.Path
+	for _, m := range g.models {
+		p = p.Add(m.Path())
+	}
+	if p.Copies == 0 {
+		return ""
+	}
+	return "graph model: " + p.String()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/recipe"
@@ -33,8 +34,9 @@ func TestResNetQuickRecipe(t *testing.T) {
 		t.Fatal("the recipe's model is not a graph")
 	}
 	cache := store.Cache{Dir: t.TempDir()}
+	obs := &notes{}
 	run := func(workers int) (*Outcome, []byte) {
-		o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: workers, Cache: cache, Out: t.TempDir(), Observer: &notes{}})
+		o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: workers, Cache: cache, Out: t.TempDir(), Observer: obs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,6 +70,14 @@ func TestResNetQuickRecipe(t *testing.T) {
 	}
 	if best < 3.0/16 {
 		t.Errorf("best accuracy %.4f, want at least 3/16 (three times chance)", best)
+	}
+	// Occlusion took the graph's receptive-field path, and said so.
+	said := false
+	for _, n := range obs.all {
+		said = said || strings.Contains(n, "occlusion on a graph network: receptive-field recomputation of ")
+	}
+	if !said {
+		t.Errorf("no note says that occlusion took the receptive-field path; notes:\n%s", strings.Join(obs.all, "\n"))
 	}
 	_, again := run(1)
 	if !bytes.Equal(first, again) {

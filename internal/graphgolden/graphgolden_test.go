@@ -92,6 +92,17 @@ func TestGoldenExplainers(t *testing.T) {
 					t.Fatal(err)
 				}
 				golden.RowsClose(t, "occlusion", occ, golden.CSV32(t, golden.File(t, "archs", a.Name+"/occlusion.csv")), 1e-4)
+				// The maps came by the receptive-field path, which equals
+				// full forward passes of the occluded copies (the model
+				// with its own paths hidden).
+				if p := model.Path(); p.Incremental == 0 || p.Fraction() >= 1 {
+					t.Errorf("occlusion took %v; want the receptive-field recomputation", p)
+				}
+				plain, err := occlusion.New().Explain(ctx, struct{ nn.Model }{model}, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.RowsClose(t, "occlusion by forward passes", occ, plain, 1e-5)
 				g := make([]float32, len(x))
 				model.InputGrad(g, nil, x, targets)
 				n := model.InputLen()

@@ -19,6 +19,7 @@ import (
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // This file is the gRPC client of each kind: values that implement the
@@ -352,7 +353,17 @@ func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k 
 		c.models.Remove(h)
 		return nil, callErr(ctx, id, "Load", err)
 	}
-	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc, hosted: true}, nil
+	return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc, hosted: true, net: net}, nil
+}
+
+// PerturbedPath is how the draw's network, served by the host, computed
+// the perturbed copies of the plugin's Windows and Spans calls so far
+// (nn.GraphModel.Path), and false for a model that does not say.
+func (m *loadedDraw) PerturbedPath() (graph.Path, bool) {
+	if m.net == nil {
+		return graph.Path{}, false
+	}
+	return perturbedPath(m.net)
 }
 
 // loadedDraw is the driver.Model of one draw loaded into a plugin
@@ -364,7 +375,8 @@ type loadedDraw struct {
 	handle            uint64
 	inputLen, classes int
 	service           *pb.ModelService
-	hosted            bool // the host's model service serves it (Close removes it)
+	hosted            bool     // the host's model service serves it (Close removes it)
+	net               nn.Model // the network the service serves, when hosted
 	mu                sync.Mutex
 	closed            bool
 }

@@ -457,6 +457,14 @@ type windowsCached interface {
 	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
 }
 
+// windowProber is a model's own occluded-window path without a cache
+// (nn.GraphModel's receptive-field recomputation), as
+// explainer.occlusion's WindowProber and SignalWindowProber.
+type windowProber interface {
+	WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int)
+	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
+}
+
 // pooledLen is m's nn.Inference.PooledLen, or 0.
 func pooledLen(m nn.Model) int {
 	if w, ok := m.(windowsCached); ok {
@@ -547,7 +555,14 @@ func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base 
 		}
 		return w.WindowProbsCached(dst, x, starts, width, base, class, nil)
 	}
-	nn.WindowProbsOf(m, dst, x, z, starts, width, base, class)
+	switch w, ok := m.(windowProber); {
+	case ok && z != nil:
+		w.WindowProbsSignal(dst, x, z, starts, width, class)
+	case ok:
+		w.WindowProbs(dst, x, starts, width, base, class)
+	default:
+		nn.WindowProbsOf(m, dst, x, z, starts, width, base, class)
+	}
 	probs := make([]float32, m.Classes())
 	m.Probs(probs, x)
 	return probs[class]

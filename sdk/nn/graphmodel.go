@@ -25,6 +25,9 @@ type GraphModel struct {
 	arch  Arch
 	n, k  int
 	pool  sync.Pool // *graph.Net
+
+	mu   sync.Mutex
+	path graph.Path // the copies of WindowProbs and SpanProbs so far
 }
 
 // NewGraphModel returns net, with its current Theta, as a Model. net
@@ -115,6 +118,76 @@ func (m *GraphModel) LayerField(layer string) (stride, lo, hi int, err error) {
 		return 0, 0, 0, err
 	}
 	return s.Stride, s.Lo, s.Hi, nil
+}
+
+// WindowProbs writes dst[j] = p_class(x with samples starts[j] ..
+// starts[j]+width-1 of every channel set to baseline) for the one input x,
+// as WindowProbsOf does, by graph.Net.WindowProbs: only the steps whose
+// receptive field reads an occluded sample are recomputed (or forward
+// passes, when that does not pay; Path says which).
+func (m *GraphModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
+	m.run(func(n *graph.Net) (graph.Path, error) {
+		return n.WindowProbs(dst, x, nil, starts, width, baseline, class)
+	})
+}
+
+// WindowProbsSignal is WindowProbs with the occluded samples taken from
+// the baseline signal z of x's layout.
+func (m *GraphModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
+	m.run(func(n *graph.Net) (graph.Path, error) {
+		return n.WindowProbs(dst, x, z, starts, width, 0, class)
+	})
+}
+
+// SpanProbs writes dst[j] = p_class(x with the samples of every span of
+// spans[j] set to baseline in every channel), by graph.Net.SpanProbs.
+func (m *GraphModel) SpanProbs(dst, x []float32, spans [][]Span, baseline float32, class int) {
+	gs := make([][]graph.ChannelSpan, len(spans))
+	for j, sp := range spans {
+		gs[j] = make([]graph.ChannelSpan, len(sp))
+		for i, s := range sp {
+			gs[j][i] = graph.ChannelSpan{Ch: graph.AllChannels, Lo: s.Lo, Hi: s.Hi}
+		}
+	}
+	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
+}
+
+// ChannelSpanProbs writes dst[j] = p_class(x with the spans of spans[j]
+// set to baseline, each in its channel or, Ch = AllChannels, in every
+// channel), by graph.Net.SpanProbs.
+func (m *GraphModel) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float32, class int) {
+	gs := make([][]graph.ChannelSpan, len(spans))
+	for j, sp := range spans {
+		gs[j] = make([]graph.ChannelSpan, len(sp))
+		for i, s := range sp {
+			gs[j][i] = graph.ChannelSpan{Ch: s.Ch, Lo: s.Lo, Hi: s.Hi}
+		}
+	}
+	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
+}
+
+// run runs f on a Net of the pool, panicking with its error (as Probs
+// does), and adds its path to Path's.
+func (m *GraphModel) run(f func(n *graph.Net) (graph.Path, error)) {
+	n := m.get()
+	defer m.put(n)
+	p, err := f(n)
+	if err != nil {
+		panic(err)
+	}
+	m.mu.Lock()
+	m.path = m.path.Add(p)
+	m.mu.Unlock()
+}
+
+// Path is how the perturbed copies of every WindowProbs,
+// WindowProbsSignal, SpanProbs and ChannelSpanProbs call so far were
+// computed: how many, how many incrementally, and the share of their
+// forward passes' work done.
+func (m *GraphModel) Path() graph.Path {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.path
 }
 
 var _ Model = (*GraphModel)(nil)

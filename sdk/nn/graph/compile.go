@@ -80,6 +80,7 @@ type Net struct {
 	// backwardHook, for tests, sees each node's Call after its Backward.
 	backwardHook func(i int, c *Call)
 	ws           *workspace
+	win          *winWS  // the incremental path's (window.go)
 	last         lastRun // the last Run, for Backprop
 }
 
