@@ -3,6 +3,7 @@ package mcdropout
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,22 @@ func TestGraphDropoutRefused(t *testing.T) {
 	spec.Nodes = append([]graph.Node{{Name: "drop", Op: "dropout"}}, spec.Nodes...)
 	if _, err := WithDropout(nn.GraphArch(spec), 0.2); err == nil || !strings.Contains(err.Error(), `already has a dropout node "drop"`) {
 		t.Errorf("dropout present: %v", err)
+	}
+}
+
+// TestGraphDropoutReadsTheLinearsInput: the dropout node reads what the
+// output linear read, here the first node (index 0) of the graph, and
+// the linear reads the dropout.
+func TestGraphDropoutReadsTheLinearsInput(t *testing.T) {
+	a := nn.GraphArch(graph.Spec{Name: "two", InChannels: 2, InLen: 8, Nodes: []graph.Node{
+		{Name: "gap", Op: "globalavgpool"}, {Name: "fc", Op: "linear", Attrs: map[string]any{"out": 3}},
+	}})
+	b, err := WithDropout(a, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := b.Graph.Nodes
+	if len(n) != 3 || n[1].Name != DropoutNode || !slices.Equal(n[1].Inputs, []string{"gap"}) || !slices.Equal(n[2].Inputs, []string{DropoutNode}) {
+		t.Errorf("nodes %+v", n)
 	}
 }
