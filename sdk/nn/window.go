@@ -9,9 +9,9 @@ import (
 
 // windowPlan is the split of a folded network into a local stack (layers
 // whose output at t depends only on a window of their input around t:
-// the kinds with a localRange, conv1d, relu, maxpool1d, batchnorm,
-// dropout) ending in a global max pool,
-// and a head that runs on the pooled vector.
+// the kinds with a localRange in the table, today conv1d, relu,
+// maxpool1d, batchnorm and dropout) ending in a global max pool, and a
+// head that runs on the pooled vector.
 type windowPlan struct {
 	g    int  // index of the global max pool layer
 	head *Net // layers g+1.. on a (C, 1) input
