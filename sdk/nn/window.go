@@ -489,7 +489,7 @@ type span struct{ lo, hi int }
 // outRange maps the perturbed input range of local layer i to the range
 // of its output that depends on it: [lo-k+1, hi) clipped, k the kernel.
 func (m *Inference) outRange(i int, in span) span {
-	k := LayerWindow(m.net.arch.Layers[i])
+	k := m.net.defs[i].window(m.net.arch.Layers[i])
 	a, b := max(0, in.lo-k+1), min(m.net.shapes[i].T, in.hi)
 	if a >= b || in.lo >= in.hi {
 		return span{a, a}
