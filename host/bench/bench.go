@@ -159,18 +159,13 @@ func (s *Setup) Cases() []Case {
 }
 
 // forwardFLOPs counts 2 x the multiply-adds of one input's forward pass
-// through the conv and dense layers of a.
+// through the layers of a (nn.LayerMACs: the conv and dense layers').
 func forwardFLOPs(a nn.Arch) float64 {
 	shapes, _ := a.Shapes()
 	in := nn.Shape{C: a.InChannels, T: a.InLen}
 	var f float64
 	for i, l := range a.Layers {
-		switch l.Kind {
-		case nn.KindConv1D:
-			f += 2 * float64(shapes[i].T*l.Out*in.C*l.Kernel)
-		case nn.KindDense:
-			f += 2 * float64(l.Out*in.C)
-		}
+		f += 2 * float64(nn.LayerMACs(l, in, shapes[i]))
 		in = shapes[i]
 	}
 	return f

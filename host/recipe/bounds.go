@@ -351,13 +351,8 @@ func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error
 	in := nn.Shape{C: a.InChannels, T: a.InLen}
 	var params, acts int64 = 0, int64(in.Size())
 	for i, l := range a.Layers {
-		switch l.Kind {
-		case nn.KindConv1D:
-			params += int64(l.Out) * (int64(in.C)*int64(l.Kernel) + 1)
-		case nn.KindDense:
-			params += int64(l.Out) * (int64(in.C) + 1)
-		case nn.KindBatchNorm1D:
-			params += 4 * int64(in.C) // weight, bias, running mean and variance
+		for _, t := range nn.LayerParams(l, in) {
+			params += int64(t.Size())
 		}
 		in = shapes[i]
 		acts += int64(in.Size())

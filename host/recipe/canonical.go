@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,22 +239,35 @@ func (r *Recipe) canonModel() canonModel {
 	m.InChannels, m.InLen = r.Model.InChannels, r.Model.InLen
 	m.Layers = make([]map[string]any, len(r.Model.Layers))
 	for i, l := range r.Model.Layers {
-		t := map[string]any{"kind": string(l.Kind)}
-		if l.Name != "" {
-			t["name"] = l.Name
-		}
-		if l.Out != 0 {
-			t["out"] = l.Out
-		}
-		if l.Kernel != 0 {
-			t["kernel"] = l.Kernel
-		}
-		if l.P != 0 {
-			t["p"] = l.P
-		}
-		m.Layers[i] = t
+		m.Layers[i] = canonLayer(l)
 	}
 	return m
+}
+
+// canonLayer is one [[model.layers]] table: every field of nn.Layer under
+// its toml key, zero values left out but the kind, so that a field added
+// to nn.Layer is written without a line here.
+func canonLayer(l nn.Layer) map[string]any {
+	v := reflect.ValueOf(l)
+	t := make(map[string]any, v.NumField())
+	for i := range v.NumField() {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+		f := v.Field(i)
+		if key == "" || key == "-" || (f.IsZero() && key != "kind") {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.String:
+			t[key] = f.String()
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			t[key] = int(f.Int())
+		case reflect.Float32, reflect.Float64:
+			t[key] = f.Float()
+		default:
+			t[key] = f.Interface()
+		}
+	}
+	return t
 }
 
 // canonPlugin is one plugin table: its host keys and its config.

@@ -181,8 +181,11 @@ func (a Arch) Shapes() ([]Shape, error) {
 	names := map[string]bool{}
 	for i, l := range a.Layers {
 		where := fmt.Sprintf("arch %q layer %d (%s)", a.Name, i, l.Kind)
-		switch l.Kind {
-		case KindConv1D, KindDense, KindBatchNorm1D:
+		d := kindOf(l.Kind)
+		if d == nil {
+			return nil, fmt.Errorf("%s: unknown kind %q (accepted: %s)", where, l.Kind, acceptedKinds())
+		}
+		if d.params != nil {
 			if l.Name == "" {
 				return nil, fmt.Errorf("%s: name is required for a layer with parameters", where)
 			}
@@ -194,40 +197,11 @@ func (a Arch) Shapes() ([]Shape, error) {
 			}
 			names[l.Name] = true
 		}
-		switch l.Kind {
-		case KindConv1D:
-			if l.Out < 1 || l.Kernel < 1 {
-				return nil, fmt.Errorf("%s: out and kernel must be >= 1, got %d and %d", where, l.Out, l.Kernel)
-			}
-			if cur.T < l.Kernel {
-				return nil, fmt.Errorf("%s: input length %d is shorter than kernel %d", where, cur.T, l.Kernel)
-			}
-			cur = Shape{l.Out, cur.T - l.Kernel + 1}
-		case KindMaxPool1D:
-			if l.Kernel < 1 || cur.T < l.Kernel {
-				return nil, fmt.Errorf("%s: kernel must be in [1, %d], got %d", where, cur.T, l.Kernel)
-			}
-			cur = Shape{cur.C, cur.T - l.Kernel + 1}
-		case KindGlobalMaxPool:
-			cur = Shape{cur.C, 1}
-		case KindReLU, KindBatchNorm1D:
-		case KindDropout:
-			if !(l.P >= 0 && l.P < 1) {
-				return nil, fmt.Errorf("%s: p must be in [0, 1), got %g", where, l.P)
-			}
-		case KindFlatten:
-			cur = Shape{cur.C * cur.T, 1}
-		case KindDense:
-			if cur.T != 1 {
-				return nil, fmt.Errorf("%s: dense needs a flat input (length 1), got %d channels x %d; add a flatten or globalmaxpool layer", where, cur.C, cur.T)
-			}
-			if l.Out < 1 {
-				return nil, fmt.Errorf("%s: out must be >= 1, got %d", where, l.Out)
-			}
-			cur = Shape{l.Out, 1}
-		default:
-			return nil, fmt.Errorf("%s: unknown kind %q (accepted: conv1d, relu, maxpool1d, globalmaxpool, batchnorm1d, flatten, dense, dropout)", where, l.Kind)
+		next, err := d.out(l, cur)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		cur = next
 		out[i] = cur
 	}
 	if cur.T != 1 {

@@ -72,7 +72,7 @@ func (n *Net) backward(ws *Workspace, p, dOut, dParams []float32, stop int, need
 		// Eval-mode batchnorm: gamma and beta gradients from the
 		// per-sample sums, in sample order.
 		for i := L - 1; i > stop; i-- {
-			if n.arch.Layers[i].Kind == KindBatchNorm1D && !ws.train {
+			if n.defs[i].batchStats && !ws.train {
 				n.bnReduceGrad(ws, p, dParams, i)
 			}
 		}
@@ -143,23 +143,7 @@ func (n *Net) backwardRun(ws *Workspace, p, dParams []float32, hi, lo, s, c, sto
 // directly (sparseConvBackward) and the chain's dense gradients, which
 // nothing else reads, are not formed.
 func (n *Net) sparseChain(i, stop int) bool {
-	if n.dense {
-		return false
-	}
-	for j := i; j > stop; j-- {
-		switch n.arch.Layers[j].Kind {
-		case KindConv1D:
-			return n.gmpChain[j] >= i
-		case KindReLU:
-		case KindGlobalMaxPool:
-			if j != i {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return false
+	return !n.dense && n.chainConv[i] > stop
 }
 
 // backwardSample propagates the gradient dout of sample s through layer i
@@ -167,70 +151,16 @@ func (n *Net) sparseChain(i, stop int) bool {
 // buffer. It reports whether it wrote din: the layers of a sparse chain
 // leave it to the chain's conv, which gets the pool's output gradient.
 func (n *Net) backwardSample(ws *Workspace, p, dParams []float32, i, s, c, stop int, dout, din []float32) bool {
-	l := n.arch.Layers[i]
-	if (l.Kind == KindReLU || l.Kind == KindGlobalMaxPool) && n.sparseChain(i, stop) {
-		return false
-	}
-	if l.Kind == KindConv1D && n.gmpChain[i] >= 0 && !n.dense {
-		n.sparseConvBackward(ws, p, dParams, i, s, c, dout, din)
-		return true
+	d := n.defs[i]
+	if d.fastBackward != nil {
+		if done, wrote := d.fastBackward(n, ws, p, dParams, i, s, c, stop, dout, din); done {
+			return wrote
+		}
 	}
 	if ws.supAt[s] == i {
-		switch {
-		case l.Kind == KindReLU:
-			n.supportReluBackward(ws, i, s, dout, din)
-			return true
-		case l.Kind == KindConv1D && 4*len(ws.sup[s]) <= n.shapes[i].T:
-			n.supportConvBackward(ws, p, dParams, i, s, c, dout, din)
-			return true
-		}
 		n.densify(ws, i, s, dout)
 	}
-	is, os := n.ins[i], n.shapes[i]
-	osz := os.Size()
-	o := n.offs[i]
-	switch l.Kind {
-	case KindConv1D:
-		w := p[o.w : o.w+l.Out*is.C*l.Kernel]
-		var gw, gb []float32
-		if dParams != nil {
-			gw = ws.cgrad[c][o.w : o.w+len(w)]
-			gb = ws.cgrad[c][o.b : o.b+l.Out]
-		}
-		convBackward(din, gw, gb, dout, n.input(ws, i, s), w, is.C, is.T, l.Out, l.Kernel)
-	case KindDense:
-		w := p[o.w : o.w+l.Out*is.C]
-		var gw, gb []float32
-		if dParams != nil {
-			gw = ws.cgrad[c][o.w : o.w+len(w)]
-			gb = ws.cgrad[c][o.b : o.b+l.Out]
-		}
-		denseBackward(din, gw, gb, dout, n.input(ws, i, s), w)
-	case KindBatchNorm1D:
-		n.bnBackward(ws, i, p, dout, din, dParams != nil, s)
-	}
-	if din == nil {
-		return true
-	}
-	switch l.Kind {
-	case KindReLU:
-		kern.ReluGrad(din, dout, ws.acts[i][s*osz:(s+1)*osz])
-	case KindMaxPool1D:
-		idx := ws.idx[i][s*osz : (s+1)*osz]
-		for ch := 0; ch < os.C; ch++ {
-			kern.MaxPoolGrad(din[ch*is.T:(ch+1)*is.T], dout[ch*os.T:(ch+1)*os.T], idx[ch*os.T:(ch+1)*os.T], l.Kernel)
-		}
-	case KindGlobalMaxPool:
-		idx := ws.idx[i][s*osz : (s+1)*osz]
-		clear(din)
-		for ch := 0; ch < is.C; ch++ {
-			din[ch*is.T+int(idx[ch])] = dout[ch]
-		}
-	case KindFlatten:
-		copy(din, dout)
-	case KindDropout: // the same mask scales the gradient
-		n.dropout(ws, i, l, s, din, dout)
-	}
+	d.backward(n, ws, p, dParams, i, s, c, dout, din)
 	return true
 }
 

@@ -15,7 +15,7 @@ const BNMomentum = 0.1
 // trainBN reports whether layer i is a batchnorm that needs batch
 // statistics: the layers between two of them run sample by sample.
 func (n *Net) trainBN(ws *Workspace, i int) bool {
-	return ws.train && n.arch.Layers[i].Kind == KindBatchNorm1D
+	return ws.train && n.defs[i].batchStats
 }
 
 // bnStats stores the mean and the centred sum of squares of every channel

@@ -7,18 +7,13 @@ import (
 )
 
 // flopsForward counts the multiply-adds (x2) of one record's forward pass:
-// conv and dense layers only.
+// nn.LayerMACs, the conv and dense layers'.
 func flopsForward(a Arch) float64 {
 	shapes, _ := a.Shapes()
 	in := Shape{a.InChannels, a.InLen}
 	var f float64
 	for i, l := range a.Layers {
-		switch l.Kind {
-		case KindConv1D:
-			f += 2 * float64(shapes[i].T*l.Out*in.C*l.Kernel)
-		case KindDense:
-			f += 2 * float64(l.Out*in.C)
-		}
+		f += 2 * float64(LayerMACs(l, in, shapes[i]))
 		in = shapes[i]
 	}
 	return f

@@ -39,20 +39,21 @@ func FoldDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, error) {
 		if i > 0 {
 			in = shapes[i-1]
 		}
-		if i+1 >= len(a.Layers) || (a.Layers[i+1].Kind != KindDense && a.Layers[i+1].Kind != KindConv1D) {
+		var next *kindDef
+		if i+1 < len(a.Layers) {
+			next = kindOf(a.Layers[i+1].Kind)
+		}
+		if next == nil || next.linearTaps == nil {
 			return Arch{}, nil, fmt.Errorf("arch %q: dropout layer %d must be followed by a dense or conv1d layer to be folded", a.Name, i)
 		}
 		if len(m) != in.C {
 			return Arch{}, nil, fmt.Errorf("arch %q: dropout layer %d needs a mask of %d units, got %d", a.Name, i, in.C, len(m))
 		}
-		next := a.Layers[i+1]
-		k := 1
-		if next.Kind == KindConv1D {
-			k = next.Kernel
-		}
-		w := lay.View(q, next.Name+".weight")
+		nl := a.Layers[i+1]
+		k := next.linearTaps(nl)
+		w := lay.View(q, nl.Name+".weight")
 		scale := float32(1 / (1 - l.P))
-		for o := 0; o < next.Out; o++ {
+		for o := 0; o < nl.Out; o++ {
 			for c := 0; c < in.C; c++ {
 				for t := 0; t < k; t++ {
 					if m[c] {

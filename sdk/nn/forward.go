@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
@@ -39,31 +38,8 @@ func (n *Net) forward(ws *Workspace, p, x []float32, train bool, rnd *rand.Rand,
 	}
 	ws.b, ws.train, ws.x = b, train, x
 	for i := 0; i <= last; i++ {
-		l := n.arch.Layers[i]
-		switch {
-		case l.Kind == KindConv1D:
-			o, C := n.offs[i], n.ins[i].C
-			kern.PackConv(ws.wpack[i], p[o.w:o.w+l.Out*C*l.Kernel], l.Out, C, l.Kernel)
-		case l.Kind == KindBatchNorm1D && !train:
-			o, C := n.offs[i], n.ins[i].C
-			for ch := 0; ch < C; ch++ {
-				ws.mean[i][ch] = float64(p[o.rm+ch])
-				ws.istd[i][ch] = 1 / math.Sqrt(float64(p[o.rv+ch])+BNEps)
-			}
-		case l.Kind == KindDropout && train && l.P > 0:
-			// Masks are drawn up front, layer by layer in batch order.
-			if rnd == nil {
-				panic("nn: train-mode forward with dropout needs a random source")
-			}
-			m := ws.mask[i][:b*n.shapes[i].Size()]
-			keep := float32(1 / (1 - l.P))
-			for j := range m {
-				if rnd.Float64() < l.P {
-					m[j] = 0
-				} else {
-					m[j] = keep
-				}
-			}
+		if d := n.defs[i]; d.prepare != nil {
+			d.prepare(n, ws, p, i, rnd)
 		}
 	}
 	t := ws.setStage(n, p, nil, false)
@@ -84,49 +60,9 @@ func (n *Net) forward(ws *Workspace, p, x []float32, train bool, rnd *rand.Rand,
 // forwardSample computes the output of layer i for sample s, and that of a
 // ReLU at i+1 < end with it, and returns the next layer to run.
 func (n *Net) forwardSample(ws *Workspace, p []float32, i, s, end int) int {
-	l := n.arch.Layers[i]
-	is, os := n.ins[i], n.shapes[i]
 	in := n.input(ws, i, s)
-	sz := os.Size()
-	out := ws.acts[i][s*sz : (s+1)*sz]
-	o := n.offs[i]
-	switch l.Kind {
-	case KindConv1D:
-		w, bias := p[o.w:o.w+l.Out*is.C*l.Kernel], p[o.b:o.b+l.Out]
-		var rel []float32
-		if i+1 < end && n.arch.Layers[i+1].Kind == KindReLU {
-			rel = ws.acts[i+1][s*sz : (s+1)*sz]
-		}
-		convForward(out, rel, in, w, ws.wpack[i], bias, is.C, is.T, l.Out, l.Kernel)
-		if rel != nil {
-			return i + 2
-		}
-	case KindDense:
-		w, bias := p[o.w:o.w+l.Out*is.C], p[o.b:o.b+l.Out]
-		denseForward(out, in, w, bias)
-	case KindReLU:
-		kern.Relu(out, in)
-	case KindMaxPool1D:
-		idx := ws.idx[i][s*sz : (s+1)*sz]
-		for c := 0; c < is.C; c++ {
-			kern.MaxPool(out[c*os.T:(c+1)*os.T], idx[c*os.T:(c+1)*os.T], in[c*is.T:(c+1)*is.T], l.Kernel)
-		}
-	case KindGlobalMaxPool:
-		idx := ws.idx[i][s*sz : (s+1)*sz]
-		for c := 0; c < is.C; c++ {
-			v, j := kern.ArgMax(in[c*is.T : (c+1)*is.T])
-			out[c], idx[c] = v, int32(j)
-		}
-	case KindBatchNorm1D:
-		n.bnForward(ws, i, p, in, out, s)
-	case KindFlatten:
-		copy(out, in)
-	case KindDropout:
-		n.dropout(ws, i, l, s, out, in)
-	default:
-		panic("nn: unknown layer kind " + string(l.Kind))
-	}
-	return i + 1
+	sz := n.shapes[i].Size()
+	return n.defs[i].forward(n, ws, p, i, s, end, in, ws.acts[i][s*sz:(s+1)*sz])
 }
 
 // convForward: out[o,t] = bias[o] + sum_i sum_k w[o,i,k] x[i,t+k] for one

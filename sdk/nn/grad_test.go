@@ -127,8 +127,7 @@ func pattern(net *Net, p, x []float32, train bool) []int32 {
 	net.Forward(ws, q, x, train, nil)
 	var pat []int32
 	for i, l := range net.Arch().Layers {
-		switch l.Kind {
-		case KindReLU:
+		if l.Kind == KindReLU {
 			for _, v := range ws.Act(i) {
 				if v > 0 {
 					pat = append(pat, 1)
@@ -136,7 +135,8 @@ func pattern(net *Net, p, x []float32, train bool) []int32 {
 					pat = append(pat, 0)
 				}
 			}
-		case KindMaxPool1D, KindGlobalMaxPool:
+		}
+		if ws.idx[i] != nil { // a pool: its argmax positions
 			pat = append(pat, ws.idx[i][:ws.b*net.OutShape(i).Size()]...)
 		}
 	}

@@ -234,79 +234,25 @@ func FoldBatchNorm(a Arch, p []float32) (Arch, []float32, error) {
 		return Arch{}, nil, err
 	}
 	shapes, _ := a.Shapes()
-	// alpha/beta of pending batchnorms, per input channel of the next layer.
-	type affine struct{ alpha, beta []float64 }
-	var pending *affine
-	out := Arch{Name: a.Name, InChannels: a.InChannels, InLen: a.InLen}
-	var tensors [][]float32 // new tensors in the new layout's order
+	f := &bnFolder{lay: lay, p: p, out: Arch{Name: a.Name, InChannels: a.InChannels, InLen: a.InLen}}
+	defs := make([]*kindDef, len(a.Layers))
+	for i, l := range a.Layers {
+		defs[i] = kindOf(l.Kind)
+	}
+	f.foldable = make([]bool, len(a.Layers))
+	for i := range a.Layers {
+		f.foldable[i] = foldable(defs[i+1:])
+	}
 	in := Shape{a.InChannels, a.InLen}
 	for i, l := range a.Layers {
-		view := func(s string) []float32 { return lay.View(p, l.Name+"."+s) }
-		switch l.Kind {
-		case KindBatchNorm1D:
-			g, bt, rm, rv := view("weight"), view("bias"), view("running_mean"), view("running_var")
-			C := in.C
-			if pending == nil {
-				pending = &affine{alpha: ones(C), beta: make([]float64, C)}
-			}
-			for c := 0; c < C; c++ {
-				al := float64(g[c]) / math.Sqrt(float64(rv[c])+BNEps)
-				be := float64(bt[c]) - al*float64(rm[c])
-				// compose with the pending map: x -> al (pa x + pb) + be
-				pending.beta[c] = al*pending.beta[c] + be
-				pending.alpha[c] *= al
-			}
-			if !foldable(a.Layers[i+1:]) {
-				// keep as an identity-statistics batchnorm carrying the composed map
-				out.Layers = append(out.Layers, l)
-				w, b := make([]float32, C), make([]float32, C)
-				for c := 0; c < C; c++ {
-					w[c], b[c] = float32(pending.alpha[c]), float32(pending.beta[c])
-				}
-				tensors = append(tensors, w, b, make([]float32, C), onesf(C, 1-BNEps))
-				pending = nil
-			}
-		case KindFlatten:
-			if pending != nil {
-				T := in.T
-				na := &affine{alpha: make([]float64, in.C*T), beta: make([]float64, in.C*T)}
-				for c := 0; c < in.C; c++ {
-					for t := 0; t < T; t++ {
-						na.alpha[c*T+t], na.beta[c*T+t] = pending.alpha[c], pending.beta[c]
-					}
-				}
-				pending = na
-			}
-			out.Layers = append(out.Layers, l)
-		case KindConv1D, KindDense:
-			w := append([]float32(nil), view("weight")...)
-			b := append([]float32(nil), view("bias")...)
-			if pending != nil {
-				k := 1
-				if l.Kind == KindConv1D {
-					k = l.Kernel
-				}
-				C := in.C
-				for o := 0; o < l.Out; o++ {
-					acc := float64(b[o])
-					for c := 0; c < C; c++ {
-						for j := 0; j < k; j++ {
-							wv := float64(w[(o*C+c)*k+j])
-							acc += wv * pending.beta[c]
-							w[(o*C+c)*k+j] = float32(wv * pending.alpha[c])
-						}
-					}
-					b[o] = float32(acc)
-				}
-				pending = nil
-			}
-			out.Layers = append(out.Layers, l)
-			tensors = append(tensors, w, b)
-		default:
-			out.Layers = append(out.Layers, l)
+		if d := defs[i]; d.fold != nil {
+			d.fold(f, i, l, in)
+		} else {
+			f.out.Layers = append(f.out.Layers, l)
 		}
 		in = shapes[i]
 	}
+	out, tensors := f.out, f.tensors
 	olay, err := NewLayout(out)
 	if err != nil {
 		return Arch{}, nil, fmt.Errorf("fold batchnorm: %w", err)
@@ -321,20 +267,90 @@ func FoldBatchNorm(a Arch, p []float32) (Arch, []float32, error) {
 	return out, fp, nil
 }
 
-// foldable reports whether a batchnorm followed by layers can be folded
-// into a later conv1d or dense layer.
-func foldable(layers []Layer) bool {
-	for _, l := range layers {
-		switch l.Kind {
-		case KindConv1D, KindDense:
+// foldable reports whether a batchnorm followed by layers of kinds defs
+// can be folded into a later linear (conv1d or dense) layer.
+func foldable(defs []*kindDef) bool {
+	for _, d := range defs {
+		switch {
+		case d.linearTaps != nil:
 			return true
-		case KindFlatten, KindDropout, KindBatchNorm1D:
+		case d.foldThrough:
 			continue
 		default:
 			return false
 		}
 	}
 	return false
+}
+
+// affine is the map x -> alpha x + beta of each input unit of the next
+// layer.
+type affine struct{ alpha, beta []float64 }
+
+// bnFolder is the state of FoldBatchNorm: the eval-mode maps of the
+// batchnorms not yet folded (pending) and the new architecture and its
+// tensors in the new layout's order.
+type bnFolder struct {
+	lay      *Layout
+	p        []float32
+	pending  *affine
+	out      Arch
+	tensors  [][]float32
+	foldable []bool // foldable[i]: a batchnorm at layer i can fold into a later layer
+}
+
+// foldBatchNormLayer composes batchnorm layer l (input in) with the
+// pending map, and keeps it, carrying the composed map with identity
+// statistics, when no linear layer follows to fold it into.
+func foldBatchNormLayer(f *bnFolder, i int, l Layer, in Shape) {
+	view := func(s string) []float32 { return f.lay.View(f.p, l.Name+"."+s) }
+	g, bt, rm, rv := view("weight"), view("bias"), view("running_mean"), view("running_var")
+	C := in.C
+	if f.pending == nil {
+		f.pending = &affine{alpha: ones(C), beta: make([]float64, C)}
+	}
+	for c := 0; c < C; c++ {
+		al := float64(g[c]) / math.Sqrt(float64(rv[c])+BNEps)
+		be := float64(bt[c]) - al*float64(rm[c])
+		// compose with the pending map: x -> al (pa x + pb) + be
+		f.pending.beta[c] = al*f.pending.beta[c] + be
+		f.pending.alpha[c] *= al
+	}
+	if !f.foldable[i] {
+		// keep as an identity-statistics batchnorm carrying the composed map
+		f.out.Layers = append(f.out.Layers, l)
+		w, b := make([]float32, C), make([]float32, C)
+		for c := 0; c < C; c++ {
+			w[c], b[c] = float32(f.pending.alpha[c]), float32(f.pending.beta[c])
+		}
+		f.tensors = append(f.tensors, w, b, make([]float32, C), onesf(C, 1-BNEps))
+		f.pending = nil
+	}
+}
+
+// linear folds the pending map into linear layer l (weights (out, in.C,
+// k), bias) and keeps l with the new tensors:
+// w'[o,i,k] = w[o,i,k] α_i, b'[o] = b[o] + sum_{i,k} w[o,i,k] β_i.
+func (f *bnFolder) linear(l Layer, in Shape, k int) {
+	w := append([]float32(nil), f.lay.View(f.p, l.Name+".weight")...)
+	b := append([]float32(nil), f.lay.View(f.p, l.Name+".bias")...)
+	if f.pending != nil {
+		C := in.C
+		for o := 0; o < l.Out; o++ {
+			acc := float64(b[o])
+			for c := 0; c < C; c++ {
+				for j := 0; j < k; j++ {
+					wv := float64(w[(o*C+c)*k+j])
+					acc += wv * f.pending.beta[c]
+					w[(o*C+c)*k+j] = float32(wv * f.pending.alpha[c])
+				}
+			}
+			b[o] = float32(acc)
+		}
+		f.pending = nil
+	}
+	f.out.Layers = append(f.out.Layers, l)
+	f.tensors = append(f.tensors, w, b)
 }
 
 func ones(n int) []float64 {

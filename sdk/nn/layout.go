@@ -42,18 +42,8 @@ func NewLayout(a Arch) (*Layout, error) {
 	}
 	in := Shape{a.InChannels, a.InLen}
 	for i, ly := range a.Layers {
-		switch ly.Kind {
-		case KindConv1D:
-			add(ly.Name+".weight", true, ly.Out, in.C, ly.Kernel)
-			add(ly.Name+".bias", true, ly.Out)
-		case KindDense:
-			add(ly.Name+".weight", true, ly.Out, in.C)
-			add(ly.Name+".bias", true, ly.Out)
-		case KindBatchNorm1D:
-			add(ly.Name+".weight", true, in.C)
-			add(ly.Name+".bias", true, in.C)
-			add(ly.Name+".running_mean", false, in.C)
-			add(ly.Name+".running_var", false, in.C)
+		for _, t := range LayerParams(ly, in) {
+			add(ly.Name+"."+t.Suffix, t.Trainable, t.Shape...)
 		}
 		in = shapes[i]
 	}

@@ -26,7 +26,11 @@ type Net struct {
 	// a global max pool, the index of that pool; -1 otherwise. The output
 	// gradient of such a conv has one nonzero per channel and sample.
 	gmpChain []int
-	dense    bool // tests: no sparse backward
+	// chainConv[i] is, for a ReLU or global max pool of such a chain, the
+	// chain's conv1d; -1 otherwise.
+	chainConv []int
+	defs      []*kindDef // the kind of each layer
+	dense     bool       // tests: no sparse backward
 	// Workers is the number of goroutines a call may use (0: GOMAXPROCS):
 	// the caller's and Workers-1 helpers from a package-wide pool, started
 	// on first use and kept.
@@ -48,29 +52,30 @@ func NewNet(a Arch) (*Net, error) {
 	n := &Net{arch: a, layout: lay, in: Shape{a.InChannels, a.InLen}, shapes: shapes}
 	n.ins = make([]Shape, len(a.Layers))
 	n.offs = make([]layerOffs, len(a.Layers))
+	n.defs = make([]*kindDef, len(a.Layers))
 	cur := n.in
 	for i, l := range a.Layers {
 		n.ins[i] = cur
+		n.defs[i] = kindOf(l.Kind)
 		o := layerOffs{-1, -1, -1, -1}
-		get := func(s string) int {
-			t, ok := lay.Lookup(l.Name + "." + s)
+		at := [...]*int{&o.w, &o.b, &o.rm, &o.rv}
+		for j, ps := range LayerParams(l, cur) {
+			t, ok := lay.Lookup(l.Name + "." + ps.Suffix)
 			if !ok {
-				panic("nn: layout lacks " + l.Name + "." + s)
+				panic("nn: layout lacks " + l.Name + "." + ps.Suffix)
 			}
-			return t.Offset
-		}
-		switch l.Kind {
-		case KindConv1D, KindDense:
-			o.w, o.b = get("weight"), get("bias")
-		case KindBatchNorm1D:
-			o.w, o.b, o.rm, o.rv = get("weight"), get("bias"), get("running_mean"), get("running_var")
+			*at[j] = t.Offset
 		}
 		n.offs[i] = o
 		cur = shapes[i]
 	}
+	// The conv1d -> ReLU* -> global max pool chains of the sparse backward.
 	n.gmpChain = make([]int, len(a.Layers))
+	n.chainConv = make([]int, len(a.Layers))
+	for i := range a.Layers {
+		n.gmpChain[i], n.chainConv[i] = -1, -1
+	}
 	for i, l := range a.Layers {
-		n.gmpChain[i] = -1
 		if l.Kind != KindConv1D {
 			continue
 		}
@@ -80,6 +85,9 @@ func NewNet(a Arch) (*Net, error) {
 		}
 		if g < len(a.Layers) && a.Layers[g].Kind == KindGlobalMaxPool {
 			n.gmpChain[i] = g
+			for r := i + 1; r <= g; r++ {
+				n.chainConv[r] = i
+			}
 		}
 	}
 	return n, nil

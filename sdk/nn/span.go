@@ -6,8 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
-
-	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // This file computes the global-max-pool features of span-perturbed
@@ -64,29 +62,11 @@ func (m *Inference) newEdgePlan(g int) *edgePlan {
 	e := &edgePlan{L: g, r: make([]int, g+1), k: make([]int, g), wr: make([][]float32, g), pw: make([][]float32, g)}
 	e.r[0] = 1
 	for l := 0; l < g; l++ {
-		ly := net.arch.Layers[l]
-		e.k[l] = 1
-		if ly.Kind == KindConv1D || ly.Kind == KindMaxPool1D {
-			e.k[l] = ly.Kernel
-		}
+		e.k[l] = LayerWindow(net.arch.Layers[l])
 		e.r[l+1] = e.r[l] + e.k[l] - 1
-		if ly.Kind != KindConv1D {
-			continue
+		if d := net.defs[l]; d.edgePrep != nil {
+			d.edgePrep(m, e, l)
 		}
-		C, K, O := net.ins[l].C, ly.Kernel, ly.Out
-		o := net.offs[l]
-		w := m.folded[o.w : o.w+O*C*K]
-		wr := make([]float32, O*K*C)
-		for oo := 0; oo < O; oo++ {
-			for c := 0; c < C; c++ {
-				for j := 0; j < K; j++ {
-					wr[oo*K*C+j*C+c] = w[(oo*C+c)*K+j]
-				}
-			}
-		}
-		e.wr[l] = wr
-		e.pw[l] = make([]float32, kern.PackedLen(O, K*C, 1))
-		kern.PackConv(e.pw[l], wr, O, K*C, 1)
 	}
 	return e
 }
@@ -234,11 +214,9 @@ func (m *Inference) edgeMaxima(out []float32, base, cst, zb [][]float32, pos []i
 		fill(prev[(d-lo)*C0*n:], 0, d)
 	}
 	for l := 0; l < L; l++ {
-		ly := net.arch.Layers[l]
 		is, os := m.level(l), m.level(l+1)
 		plo := lo
 		lo, hi = e.planes(l + 1)
-		o := net.offs[l]
 		for d := lo; d < hi; d++ {
 			dst := cur[(d-lo)*os.C*n : (d-lo+1)*os.C*n]
 			if !dirty(l+1, d) {
@@ -246,28 +224,7 @@ func (m *Inference) edgeMaxima(out []float32, base, cst, zb [][]float32, pos []i
 				continue
 			}
 			in := prev[(d-plo)*is.C*n:]
-			switch ly.Kind {
-			case KindConv1D:
-				kern.ConvMultiBias(dst, nil, n, in, n, e.wr[l], e.pw[l], m.folded[o.b:o.b+ly.Out], ly.Out, ly.Kernel*is.C, 1, n)
-			case KindReLU:
-				kern.Relu(dst, in[:os.C*n])
-			case KindMaxPool1D:
-				copy(dst, in[:os.C*n])
-				for j := 1; j < ly.Kernel; j++ {
-					maxTo(dst, in[j*is.C*n:(j+1)*is.C*n])
-				}
-			case KindBatchNorm1D:
-				g, bt, rm, rv := m.folded[o.w:], m.folded[o.b:], m.folded[o.rm:], m.folded[o.rv:]
-				for c := 0; c < os.C; c++ {
-					mu, istd := float32(rm[c]), float32(1/math.Sqrt(float64(rv[c])+BNEps))
-					for j := 0; j < n; j++ {
-						h := float32(in[c*n+j]-mu) * istd
-						dst[c*n+j] = float32(h*g[c]) + bt[c]
-					}
-				}
-			case KindDropout:
-				copy(dst, in[:os.C*n])
-			}
+			net.defs[l].plane(m, e, l, dst, in, n)
 		}
 		prev, cur = cur, prev
 	}

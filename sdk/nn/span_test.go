@@ -487,9 +487,9 @@ func TestSpanPooledDeep(t *testing.T) {
 }
 
 // TestTrunkDigest: models whose trunks differ only in the last value of
-// the last trunk tensor, or only in a parameterless layer before the
-// global max pool, do not share cache entries; models that differ only
-// after the pool do.
+// the last trunk tensor, or only in a parameterless layer (its kind or a
+// field) before the global max pool, do not share cache entries; models
+// that differ only after the pool, or only in names, do.
 func TestTrunkDigest(t *testing.T) {
 	a := smallArch()
 	_, p, x, _ := randomSetup(t, a, 1, 43)
@@ -509,16 +509,30 @@ func TestTrunkDigest(t *testing.T) {
 	noRelu := a
 	noRelu.Layers = append([]Layer(nil), a.Layers...)
 	noRelu.Layers[5] = Layer{Kind: KindDropout, P: 0.1} // the ReLU before the pool
+	otherP := noRelu
+	otherP.Layers = append([]Layer(nil), noRelu.Layers...)
+	otherP.Layers[5].P = 0.2 // a field of a parameterless trunk layer
+	renamed := a
+	renamed.Name = "renamed"
+	renamed.Layers = append([]Layer(nil), a.Layers...)
+	for i := range renamed.Layers {
+		if renamed.Layers[i].Name != "" {
+			renamed.Layers[i].Name += "x"
+		}
+	}
 	m := build(a, p)
 	for _, c := range []struct {
-		what  string
-		other *Inference
-		hit   bool
+		what        string
+		base, other *Inference
+		hit         bool
 	}{
-		{"last trunk value", build(a, q), false},
-		{"layer before the pool", build(noRelu, p), false},
-		{"head only", build(a, head), true},
+		{"last trunk value", m, build(a, q), false},
+		{"layer before the pool", m, build(noRelu, p), false},
+		{"dropout p before the pool", build(noRelu, p), build(otherP, p), false},
+		{"head only", m, build(a, head), true},
+		{"names only", m, build(renamed, p), true},
 	} {
+		m := c.base
 		if (c.other.trunkDigest() == m.trunkDigest()) != c.hit {
 			t.Errorf("%s: digests equal = %v, want %v", c.what, !c.hit, c.hit)
 		}

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -59,7 +60,8 @@ func (c *TrunkCache) Stats() (hits, misses int64) {
 }
 
 // trunkDigest is the SHA-256 of the model's input shape, its layers up to
-// the global max pool and the bits of their folded parameters.
+// the global max pool (their JSON, names left out) and the bits of their
+// folded parameters.
 func (m *Inference) trunkDigest() [sha256.Size]byte {
 	if m.planWindows() == nil {
 		panic("nn: trunkDigest needs a network with a global max pool after a local stack")
@@ -74,12 +76,20 @@ func (m *Inference) trunkDigest() [sha256.Size]byte {
 		}
 		put(uint64(net.in.C))
 		put(uint64(net.in.T))
-		for _, l := range net.arch.Layers[:g+1] {
-			h.Write([]byte(l.Kind))
-			put(uint64(l.Out))
-			put(uint64(l.Kernel))
-			put(math.Float64bits(l.P))
+		// Every field of the layers but their names (which do not change
+		// what they compute), so that a field added to Layer is in the
+		// digest without a line here.
+		trunk := make([]Layer, g+1)
+		for i, l := range net.arch.Layers[:g+1] {
+			l.Name = ""
+			trunk[i] = l
 		}
+		spec, err := json.Marshal(trunk)
+		if err != nil {
+			panic("nn: trunkDigest: " + err.Error()) // a Layer of plain fields always marshals
+		}
+		put(uint64(len(spec)))
+		h.Write(spec)
 		end := 0
 		for _, t := range net.layout.Tensors {
 			if i, ok := net.tensorLayer(t.Name); ok && i < g {

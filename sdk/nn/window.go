@@ -9,8 +9,9 @@ import (
 
 // windowPlan is the split of a folded network into a local stack (layers
 // whose output at t depends only on a window of their input around t:
-// conv1d, relu, maxpool1d, batchnorm, dropout) ending in a global max pool,
-// and a head that runs on the pooled vector.
+// the kinds with a localRange in the table, today conv1d, relu,
+// maxpool1d, batchnorm and dropout) ending in a global max pool, and a
+// head that runs on the pooled vector.
 type windowPlan struct {
 	g    int  // index of the global max pool layer
 	head *Net // layers g+1.. on a (C, 1) input
@@ -42,9 +43,7 @@ func (m *Inference) planWindows() *windowPlan {
 				g = i
 				break
 			}
-			switch l.Kind {
-			case KindConv1D, KindReLU, KindMaxPool1D, KindBatchNorm1D, KindDropout:
-			default:
+			if m.net.defs[i].localRange == nil {
 				return
 			}
 		}
@@ -407,22 +406,11 @@ func (m *Inference) headProbsCols(dst, cols []float32, class int) {
 func headRows(head *Net, hp []float32) ([]headStep, int) {
 	var rows []headStep
 	width := head.in.Size()
-	for i, l := range head.arch.Layers {
-		switch l.Kind {
-		case KindFlatten, KindDropout:
-		case KindReLU:
-			if len(rows) > 0 && rows[len(rows)-1].w != nil && !rows[len(rows)-1].relu {
-				rows[len(rows)-1].relu = true
-			} else {
-				rows = append(rows, headStep{relu: true})
-			}
-		case KindDense:
-			nin, o := head.ins[i].Size(), head.offs[i]
-			w := hp[o.w : o.w+l.Out*nin]
-			pw := make([]float32, kern.PackedLen(l.Out, nin, 1))
-			kern.PackConv(pw, w, l.Out, nin, 1)
-			rows = append(rows, headStep{w: w, pw: pw, bias: hp[o.b : o.b+l.Out], in: nin, out: l.Out})
-			width = max(width, l.Out)
+	for i := range head.arch.Layers {
+		switch d := head.defs[i]; {
+		case d.evalIdentity:
+		case d.headRow != nil:
+			rows, width = d.headRow(head, hp, i, rows, width)
 		default:
 			return nil, 0
 		}
@@ -501,11 +489,7 @@ type span struct{ lo, hi int }
 // outRange maps the perturbed input range of local layer i to the range
 // of its output that depends on it: [lo-k+1, hi) clipped, k the kernel.
 func (m *Inference) outRange(i int, in span) span {
-	l := m.net.arch.Layers[i]
-	k := 1
-	if l.Kind == KindConv1D || l.Kind == KindMaxPool1D {
-		k = l.Kernel
-	}
+	k := m.net.defs[i].window(m.net.arch.Layers[i])
 	a, b := max(0, in.lo-k+1), min(m.net.shapes[i].T, in.hi)
 	if a >= b || in.lo >= in.hi {
 		return span{a, a}
@@ -529,45 +513,10 @@ func restoreDiff(buf, base []float32, C, T int, prev, cur span) {
 // localRange recomputes the output of local layer i on the positions out
 // (see outRange), reading in, the layer's input.
 func (m *Inference) localRange(i int, in, out []float32, r span, idx []int32) {
-	net := m.net
-	l := net.arch.Layers[i]
-	is, os := net.ins[i], net.shapes[i]
-	k := 1
-	if l.Kind == KindConv1D || l.Kind == KindMaxPool1D {
-		k = l.Kernel
-	}
-	a, b := r.lo, r.hi
-	if a >= b {
+	if r.lo >= r.hi {
 		return
 	}
-	o := net.offs[i]
-	switch l.Kind {
-	case KindConv1D:
-		w, bias := m.folded[o.w:o.w+l.Out*is.C*k], m.folded[o.b:o.b+l.Out]
-		kern.ConvMultiBias(out[a:], nil, os.T, in[a:], is.T, w, nil, bias, l.Out, is.C, k, b-a)
-	case KindReLU:
-		for c := 0; c < os.C; c++ {
-			kern.Relu(out[c*os.T+a:c*os.T+b], in[c*is.T+a:c*is.T+b])
-		}
-	case KindMaxPool1D:
-		for c := 0; c < os.C; c++ {
-			kern.MaxPool(out[c*os.T+a:c*os.T+b], idx[:b-a], in[c*is.T+a:c*is.T+b+k-1], k)
-		}
-	case KindBatchNorm1D:
-		// kern.Normalize's arithmetic, without the xhat output.
-		g, bt, rm, rv := m.folded[o.w:], m.folded[o.b:], m.folded[o.rm:], m.folded[o.rv:]
-		for c := 0; c < os.C; c++ {
-			mu, istd := float32(rm[c]), float32(1/math.Sqrt(float64(rv[c])+BNEps))
-			for t := a; t < b; t++ {
-				h := float32(in[c*is.T+t]-mu) * istd
-				out[c*os.T+t] = float32(h*g[c]) + bt[c]
-			}
-		}
-	case KindDropout:
-		for c := 0; c < os.C; c++ {
-			copy(out[c*os.T+a:c*os.T+b], in[c*is.T+a:c*is.T+b])
-		}
-	}
+	m.net.defs[i].localRange(m, i, in, out, r.lo, r.hi, idx)
 }
 
 // windowProbsPlain is WindowProbs by full forward passes.

@@ -1,7 +1,5 @@
 package nn
 
-import "github.com/uaxai/uaxai/sdk/nn/internal/kern"
-
 // Workspace holds the activations of one batch for the backward pass. It
 // belongs to one goroutine at a time.
 type Workspace struct {
@@ -55,27 +53,14 @@ func (n *Net) NewWorkspace(capacity int) *Workspace {
 	ws.gk = make([][]float32, L)
 	ws.wpack = make([][]float32, L)
 	maxSize := n.in.Size()
-	for i, l := range n.arch.Layers {
+	for i := range n.arch.Layers {
 		s := n.shapes[i].Size()
 		if s > maxSize {
 			maxSize = s
 		}
 		ws.acts[i] = make([]float32, capacity*s)
-		switch l.Kind {
-		case KindBatchNorm1D:
-			C := n.ins[i].C
-			ws.xhat[i] = make([]float32, capacity*s)
-			ws.mean[i] = make([]float64, C)
-			ws.istd[i] = make([]float64, C)
-			ws.sa[i] = make([]float64, capacity*C)
-			ws.sb[i] = make([]float64, capacity*C)
-			ws.gk[i] = make([]float32, 3*C)
-		case KindMaxPool1D, KindGlobalMaxPool:
-			ws.idx[i] = make([]int32, capacity*s)
-		case KindDropout:
-			ws.mask[i] = make([]float32, capacity*s)
-		case KindConv1D:
-			ws.wpack[i] = make([]float32, kern.PackedLen(l.Out, n.ins[i].C, l.Kernel))
+		if d := n.defs[i]; d.alloc != nil {
+			d.alloc(n, ws, i, capacity)
 		}
 	}
 	ws.gs = maxSize
@@ -84,13 +69,10 @@ func (n *Net) NewWorkspace(capacity int) *Workspace {
 	nch := (capacity + chunkSize - 1) / chunkSize
 	ws.cgrad = make([][]float32, nch)
 	supCap, scrLen := n.in.T, 0
-	for i, l := range n.arch.Layers {
+	for i := range n.arch.Layers {
 		supCap = max(supCap, n.shapes[i].T, n.shapes[i].C)
-		if l.Kind == KindConv1D {
-			// supportConvBackward: G, bs and np <= T/4 rows of DY, XW, DX.
-			ck := n.ins[i].C * l.Kernel
-			np := n.shapes[i].T / 4
-			scrLen = max(scrLen, l.Out*ck+l.Out+np*(l.Out+2*ck))
+		if d := n.defs[i]; d.scratch != nil {
+			scrLen = max(scrLen, d.scratch(n, i))
 		}
 	}
 	ws.sup = make([][]int32, capacity)

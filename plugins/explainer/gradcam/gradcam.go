@@ -358,12 +358,11 @@ func Field(a nn.Arch, layer string) (int, error) {
 	}
 	r := 1
 	for _, l := range a.Layers[:at+1] {
-		switch l.Kind {
-		case nn.KindConv1D, nn.KindMaxPool1D:
-			r += l.Kernel - 1
-		case nn.KindGlobalMaxPool, nn.KindFlatten, nn.KindDense:
+		k := nn.LayerWindow(l)
+		if k == 0 {
 			return 0, fmt.Errorf("layer %q comes after a %s layer: its positions have no place in time (accepted: a layer before the global max pool)", layer, l.Kind)
 		}
+		r += k - 1
 	}
 	return r, nil
 }
