@@ -25,9 +25,9 @@ type Recording struct {
 	Nominal float64  `toml:"nominal"` // nominal RMS value of every channel; 0: each channel's own from the file
 	// NominalAuto (nominal = "auto") takes each channel's nominal value
 	// from its RMS before the event (host/record.PreEventRMS).
-	NominalAuto bool `toml:"-"`
-	Rate    float64  `toml:"rate"`    // sampling rate of a CSV file without times
-	Hop     int      `toml:"hop"`     // samples between windows; 0: the window length
+	NominalAuto bool    `toml:"-"`
+	Rate        float64 `toml:"rate"` // sampling rate of a CSV file without times
+	Hop         int     `toml:"hop"`  // samples between windows; 0: the window length
 }
 
 // NumChannels returns the channels of the windows: len(Phases), else
