@@ -15,7 +15,7 @@ import (
 
 // wantCommands is every command uaxai has, written out here: the table
 // must name each, and no other.
-var wantCommands = []string{"run", "merge", "recipe check", "plugins", "data generate", "data import", "train",
+var wantCommands = []string{"run", "merge", "view", "recipe check", "plugins", "data generate", "data import", "train",
 	"predict", "explain", "paper", "slurm submit", "slurm status", "bench", "help", "plugin serve"}
 
 // wantUsage is the first Usage line of every command's -h: its
@@ -23,6 +23,7 @@ var wantCommands = []string{"run", "merge", "recipe check", "plugins", "data gen
 var wantUsage = map[string]string{
 	"run":           "Usage: uaxai run [flags] RECIPE.toml",
 	"merge":         "Usage: uaxai merge [flags] RUN_DIR",
+	"view":          "Usage: uaxai view RUN_DIR",
 	"recipe check":  "Usage: uaxai recipe check [flags] RECIPE.toml",
 	"plugins":       "Usage: uaxai plugins [flags]",
 	"data generate": "Usage: uaxai data generate [flags] --per-class N --seed S --out DIR",

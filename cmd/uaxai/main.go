@@ -43,6 +43,8 @@ func init() {
 		}, summary: "run a recipe: fit, explain, summarise, score, report (or one shard of it, its plan only, the rest of an interrupted run)",
 			run: cmdRun},
 		{name: "merge", forms: []string{"[flags] RUN_DIR"}, summary: "write the results of a sharded run once every unit is done", run: cmdMerge},
+		{name: "view", forms: []string{"RUN_DIR", "--serve RUN_DIR"}, summary: "open a run's report.html in the browser, or serve its directory on 127.0.0.1",
+			details: "Without --serve, xdg-open opens RUN_DIR/report.html; when it cannot, or with --serve, the run directory is served on 127.0.0.1 at a free port, its URL printed, until Ctrl-C.", run: cmdView},
 		{name: "recipe check", forms: []string{"[flags] RECIPE.toml", "[flags] --trial RECIPE.toml"},
 			summary: "validate a recipe without running any code it brings (--trial: start its plugins and scripts too)", details: checkDetails, run: cmdRecipeCheck},
 		{name: "plugins", forms: []string{"[flags]"}, summary: "list the plugins: ID, kind, version, language, source", run: cmdPlugins},

@@ -24,6 +24,7 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/sdk/rng"
 	"github.com/uaxai/uaxai/sdk/stat"
 )
@@ -54,6 +55,8 @@ type pair struct {
 	post, exp string
 	draws     int
 	recs      [][]*record // split -> record index (nil: not explained)
+	// held are the records kept for the report, by class (explore.go).
+	held map[int][]exploreKey
 }
 
 // record is everything computed of one explained record.
@@ -61,16 +64,17 @@ type record struct {
 	label, target, pred int
 	maskLen             int
 	correct             bool
-	sens                []sensResult    // per distortion
-	cal                 []calResult     // per level (split coverage), or one (LOO)
-	loo                 bool            // cal is the LOO min-max coverage
-	agree               []eval.SetMatch // the (eta, delta) grid
-	agreeOK             bool            // the grid was scored
-	cx, term            float64         // cor:meanmap
-	tv                  *tvResult       // prop:totalvar
-	figure              *figure.Panel   // kept for a qualitative figure
-	maps                [][]float32     // [output] maps: the draws
-	sums                [][]float32     // [output] maps: the map summaries
+	sens                []sensResult     // per distortion
+	cal                 []calResult      // per level (split coverage), or one (LOO)
+	loo                 bool             // cal is the LOO min-max coverage
+	agree               []eval.SetMatch  // the (eta, delta) grid
+	agreeOK             bool             // the grid was scored
+	cx, term            float64          // cor:meanmap
+	tv                  *tvResult        // prop:totalvar
+	figure              *figure.Panel    // kept for a qualitative figure
+	maps                [][]float32      // [output] maps: the draws
+	sums                [][]float32      // [output] maps: the map summaries
+	explore             *report.Explored // kept for report.html (explore.go)
 }
 
 type sensResult struct {
@@ -112,13 +116,6 @@ func (a *Analyser) Repeats() int {
 		return t.Repeats
 	}
 	return 1
-}
-
-// Needed reports whether the run must hand its batches to Batch.
-func (a *Analyser) Needed() bool {
-	an := a.s.Analysis
-	return an.Sensitivity != nil || an.Calibration != nil || an.Agreement != nil || an.Bound != nil ||
-		an.TotalVariance != nil || an.Figures != nil || an.Output.Maps
 }
 
 func makeDistortion(seed uint64, di int, d recipe.Distortion) engine.Distortion {
@@ -187,6 +184,7 @@ func (a *Analyser) Batch(b *engine.Batch) error {
 		a.mu.Lock()
 		p.recs[b.Split][r] = rec
 		a.mu.Unlock()
+		a.explore(p, b, j, rec)
 	}
 	return nil
 }
@@ -197,7 +195,7 @@ func (a *Analyser) pair(b *engine.Batch) *pair {
 	k := [2]string{b.Posterior.Label, b.Explainer.Label}
 	p := a.pairs[k]
 	if p == nil {
-		p = &pair{post: k[0], exp: k[1], draws: len(b.Maps[0]), recs: make([][]*record, len(a.s.Tests))}
+		p = &pair{post: k[0], exp: k[1], draws: len(b.Maps[0]), recs: make([][]*record, len(a.s.Tests)), held: map[int][]exploreKey{}}
 		for si, ts := range a.s.Tests {
 			p.recs[si] = make([]*record, ts.Data.N)
 		}

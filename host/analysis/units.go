@@ -8,6 +8,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/report"
 )
 
 // This file moves an analyser's per-record results in and out of a run's
@@ -29,6 +30,7 @@ type wireRecord struct {
 	TV                           [3]float64 // total, model, explainer
 	Figure                       *figure.Panel
 	Maps, Sums                   [][]float32
+	Explore                      *report.Explored
 }
 
 type wireSens struct {
@@ -64,6 +66,7 @@ func (a *Analyser) Take(ps, es engine.Step, si, b0, b1 int) ([]byte, error) {
 		p.recs[si][r] = nil
 		w.Records = append(w.Records, toWire(r, rec))
 	}
+	p.untake(si, b0, b1)
 	a.mu.Unlock()
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(w); err != nil {
@@ -86,7 +89,7 @@ func (a *Analyser) Put(ps, es engine.Step, si int, data []byte) error {
 	k := [2]string{ps.Label, es.Label}
 	p := a.pairs[k]
 	if p == nil {
-		p = &pair{post: k[0], exp: k[1], draws: w.Draws, recs: make([][]*record, len(a.s.Tests))}
+		p = &pair{post: k[0], exp: k[1], draws: w.Draws, recs: make([][]*record, len(a.s.Tests)), held: map[int][]exploreKey{}}
 		for i, ts := range a.s.Tests {
 			p.recs[i] = make([]*record, ts.Data.N)
 		}
@@ -103,7 +106,7 @@ func (a *Analyser) Put(ps, es engine.Step, si int, data []byte) error {
 
 func toWire(i int, r *record) wireRecord {
 	w := wireRecord{Index: i, Label: r.label, Target: r.target, Pred: r.pred, MaskLen: r.maskLen, Correct: r.correct, LOO: r.loo,
-		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums}
+		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums, Explore: r.explore}
 	for _, s := range r.sens {
 		w.Sens = append(w.Sens, wireSens{Corr: s.corr, Stab: s.stab, W1: s.w1, DIoU: s.dIoU, CorrOK: s.corrOK, StabOK: s.stabOK, IoUOK: s.iouOK})
 	}
@@ -118,7 +121,7 @@ func toWire(i int, r *record) wireRecord {
 
 func fromWire(w wireRecord) *record {
 	r := &record{label: w.Label, target: w.Target, pred: w.Pred, maskLen: w.MaskLen, correct: w.Correct, loo: w.LOO,
-		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums}
+		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums, explore: w.Explore}
 	for _, s := range w.Sens {
 		r.sens = append(r.sens, sensResult{corr: s.Corr, stab: s.Stab, w1: s.W1, dIoU: s.DIoU, corrOK: s.CorrOK, stabOK: s.StabOK, iouOK: s.IoUOK})
 	}

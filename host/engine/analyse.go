@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // Distortion is an input distortion of the sensitivity experiment
@@ -36,8 +39,12 @@ type Batch struct {
 	Labels, Targets      []int       // true class (-1: unlabelled), explained class
 	Preds                []int       // predicted class (predictive mean)
 	Probs                [][]float64 // predictive mean probabilities, per record
-	X                    [][]float32 // clean inputs
-	Masks                [][]bool    // ground-truth masks (nil for an unlabelled split)
+	// DrawProbs[j][s] is draw s's own probability of record j's
+	// predicted class, p_s(Preds[j] | x_j): the spread of the prediction
+	// over the draws whose mean is Probs[j][Preds[j]].
+	DrawProbs [][]float64
+	X         [][]float32 // clean inputs
+	Masks     [][]bool    // ground-truth masks (nil for an unlabelled split)
 	// Channels is the split's C (TestSplit.NumChannels) and ChannelNames
 	// its channels' names (TestSplit.ChannelLabels): inputs, masks and
 	// maps are C rows of T values, channel-major.
@@ -120,7 +127,7 @@ func (b *block) extraMaps(ctx context.Context, ab *Batch, x []float32, ts TestSp
 
 // analyse hands the batch to the plan's Analysis, with its repeats and
 // distortions explained first.
-func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps [][][]float64) error {
+func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps [][][]float64, models []*driver.DrawModel) error {
 	if b.p.Analysis == nil || len(idx) == 0 {
 		return nil
 	}
@@ -143,11 +150,39 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 		}
 		x = append(x, d.Row(r)...)
 	}
+	if err := setDrawProbs(ctx, ab, models, x, k); err != nil {
+		return fmt.Errorf("%s, split %s records %d..%d: %w", b.ps.Name(), ts.Name, idx[0], idx[len(idx)-1], err)
+	}
 	if err := b.extraMaps(ctx, ab, x, ts); err != nil {
 		return err
 	}
 	if err := b.p.Analysis.Batch(ab); err != nil {
 		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Name(), b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)
+	}
+	return nil
+}
+
+// setDrawProbs sets ab.DrawProbs: each draw's probability of each record's
+// predicted class, p_s(c_j | x_j) with c_j = ab.Preds[j], from one call
+// of each draw on the batch's inputs x (the records one after another).
+func setDrawProbs(ctx context.Context, ab *Batch, models []*driver.DrawModel, x []float32, k int) error {
+	n := len(ab.Records)
+	ab.DrawProbs = make([][]float64, n)
+	for j := range ab.DrawProbs {
+		ab.DrawProbs[j] = make([]float64, len(models))
+	}
+	pr := make([]float32, n*k)
+	for s, m := range models {
+		err := m.Call(ctx, func(nm nn.Model) error {
+			nm.Probs(pr, x)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("draw %d: %w", s, err)
+		}
+		for j, c := range ab.Preds {
+			ab.DrawProbs[j][s] = float64(pr[j*k+c])
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,23 @@ func TestAnalyse(t *testing.T) {
 				}
 				if int(b.X[j][0]) != v+1 || b.Labels[j] != 1 || b.Targets[j] != 1 || b.Preds[j] != 1 || len(b.Probs[j]) != tinyArch().Classes() || !b.Masks[j][(r+b.Split)%inLen] {
 					bad("record %d: x %v label %d target %d pred %d probs %v", r, b.X[j][0], b.Labels[j], b.Targets[j], b.Preds[j], b.Probs[j])
+				}
+				// The draws' own probabilities of the predicted class
+				// average to the predictive mean's (Probs is their mean).
+				if len(b.DrawProbs[j]) != S {
+					bad("record %d: %d draw probabilities, want %d", r, len(b.DrawProbs[j]), S)
+				} else {
+					sum := 0.0
+					for s, q := range b.DrawProbs[j] {
+						sum += q
+						// float32 softmax of the fake's log-probabilities: a few ulps
+						if want := drawProbs(s)[b.Preds[j]]; math.Abs(q-want) > 1e-6 {
+							bad("record %d draw %d: probability %v of the predicted class, want the draw's %v", r, s, q, want)
+						}
+					}
+					if d := sum/S - b.Probs[j][b.Preds[j]]; d > 1e-12 || d < -1e-12 {
+						bad("record %d: draws' probabilities %v average to %v, predictive mean %v", r, b.DrawProbs[j], sum/S, b.Probs[j][b.Preds[j]])
+					}
 				}
 				mean := 0.0
 				for s := range S {

@@ -734,7 +734,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 			if err != nil {
 				return err
 			}
-			if err := b.analyse(ctx, si, idx, maps, sumMaps); err != nil {
+			if err := b.analyse(ctx, si, idx, maps, sumMaps, models); err != nil {
 				return err
 			}
 			e.obs.Advance(int(b.done.Add(int64(b1-b0))), "")

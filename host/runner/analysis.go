@@ -92,13 +92,10 @@ func (w *runWriter) paperTables(res *engine.Results) ([]report.Table, error) {
 	return ts, nil
 }
 
-// newAnalyser is the analyser of the recipe's analysis tables, nil when it
-// has none that needs the maps.
+// newAnalyser is the analyser of the recipe's analysis tables and of the
+// records report.html shows (every run has one).
 func newAnalyser(w *runWriter, ds Datasets, groups map[string][]int, abs bool) *analysis.Analyser {
 	r := w.r
-	if r.Analysis.Empty() {
-		return nil
-	}
 	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs}
 	for _, p := range r.Posteriors {
 		s.Posteriors = append(s.Posteriors, p.Label)

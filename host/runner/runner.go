@@ -282,12 +282,8 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		UnitRecords: opt.UnitRecords,
 		Sink:        w,
 	}
-	if an := newAnalyser(w, ds, groups, r.Evaluate.Abs); an != nil {
-		w.an = an
-		if an.Needed() {
-			plan.Analysis = an
-		}
-	}
+	w.an = newAnalyser(w, ds, groups, r.Evaluate.Abs)
+	plan.Analysis = w.an // every run: report.html's records (analysis.Explored)
 	if err := engine.FitParts(ctx, &plan, plugins); err != nil {
 		return nil, err
 	}

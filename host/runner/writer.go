@@ -23,7 +23,7 @@ import (
 
 // This file writes the run directory: recipe.toml and units/plan.json,
 // the manifest and the shards' status files, results.json, records.csv,
-// tables.md and outputs/.
+// tables.md, report.html (html.go) and outputs/.
 
 // runFingerprint identifies a run's results: the canonical recipe (the
 // tables that change a result), the plugins' versions and the scripts'
@@ -229,6 +229,13 @@ func (w *runWriter) results(res *engine.Results) error {
 		if err := w.write(f.name, f.b); err != nil {
 			return err
 		}
+	}
+	d, err := w.html(res.Notes, ts, shown) // beside tables.md
+	if err != nil {
+		return err
+	}
+	if w.tim != nil {
+		w.tim["report.html"] = d
 	}
 	return nil
 }

@@ -1,0 +1,252 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/uaxai/uaxai/host/engine"
+)
+
+// This file writes report.html: one self-contained page (no network
+// access; its script and style are inline, written here, html.js and
+// html.css) with the run's tables, the per-class IoU chart (inline SVG),
+// a browser of the explained records (analysis.Explored) and, for a
+// recording, the timeline of its windows.
+
+//go:embed html.js
+var htmlJS string
+
+//go:embed html.css
+var htmlCSS string
+
+// HTML is what report.html shows.
+type HTML struct {
+	Title           string
+	Notes, Warnings []string
+	Tables          []Table // tables.md's
+	Bars            *Bars   // nil: nothing scored
+	Records         []Explored
+	Windows         []Window
+	ClassNames      []string
+	Fs              float64 // samples a second of the records (0: time in samples)
+}
+
+// Bars is the per-class IoU chart: Values[m][c] ± SD[m][c] of method m
+// on class c, and the paper's value Paper[m][c] (NaN: none).
+type Bars struct {
+	Title            string
+	Classes, Methods []string
+	Values, SD       [][]float64
+	Paper            [][]float64 // nil: no paper table
+}
+
+// PerClassIoUBars is the chart of the run's rows: the per-class IoU, mean
+// ± sd over the test splits, nil without rows.
+func PerClassIoUBars(res *engine.Results) *Bars {
+	if len(res.Rows) == 0 {
+		return nil
+	}
+	b := &Bars{Title: "Per-class IoU (mean ± sd over test splits)"}
+	classes := res.Rows[0].Agg.Classes
+	for _, c := range classes {
+		b.Classes = append(b.Classes, ClassName(res.ClassNames, c.Class))
+	}
+	for _, r := range res.Rows {
+		b.Methods = append(b.Methods, RowLabel(res, r))
+		vals, sds := make([]float64, len(classes)), make([]float64, len(classes))
+		for i, c := range classes {
+			if ca, ok := r.Agg.Class(c.Class); ok && ca.IoU.N > 0 {
+				vals[i], sds[i] = ca.IoU.Mean, ca.IoU.SD
+			}
+		}
+		b.Values, b.SD = append(b.Values, vals), append(b.SD, sds)
+	}
+	return b
+}
+
+// palette is the methods' and classes' colours (Okabe-Ito, then more).
+var palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+	"#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#FF9896", "#98DF8A", "#C49C94"}
+
+// svg draws the chart: a group of bars a class, a bar a method, its SD
+// as a whisker, the paper's value as a black tick; the legend inside.
+func (b *Bars) svg() template.HTML {
+	const barW, gap, h, top, left = 12.0, 14.0, 220.0, 30.0, 44.0
+	nm := len(b.Methods)
+	groupW := float64(nm)*barW + gap
+	legendH := 18.0 * float64(nm)
+	w := left + groupW*float64(len(b.Classes)) + 20
+	H := top + h + 90 + legendH
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, w, H, w, H)
+	y := func(v float64) float64 { return top + h*(1-math.Max(0, math.Min(1, v))) }
+	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" class="tick" text-anchor="end">%.2f</text>`, left, w-20, y(t), y(t), left-4, y(t)+4, t)
+	}
+	for ci, c := range b.Classes {
+		x0 := left + float64(ci)*groupW + gap/2
+		for m := range b.Methods {
+			v, sd := b.Values[m][ci], b.SD[m][ci]
+			x := x0 + float64(m)*barW
+			fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: %.4f ± %.4f</title></rect>`,
+				x, y(v), barW-1, y(0)-y(v), palette[m%len(palette)], template.HTMLEscapeString(b.Methods[m]), template.HTMLEscapeString(c), v, sd)
+			fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#333"/>`, x+barW/2-0.5, x+barW/2-0.5, y(v-sd), y(v+sd))
+			if b.Paper != nil && !math.IsNaN(b.Paper[m][ci]) {
+				fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>the paper: %.4f</title></line>`, x, x+barW-1, y(b.Paper[m][ci]), y(b.Paper[m][ci]), b.Paper[m][ci])
+			}
+		}
+		xc := x0 + float64(nm)*barW/2
+		fmt.Fprintf(&s, `<text class="tick" transform="translate(%.1f,%.1f) rotate(-45)" text-anchor="end">%s</text>`, xc, top+h+12, template.HTMLEscapeString(c))
+	}
+	for m, name := range b.Methods {
+		ly := top + h + 90 + 18*float64(m)
+		fmt.Fprintf(&s, `<rect x="%.0f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.0f" y="%.1f" class="tick">%s</text>`, left, ly-10, palette[m%len(palette)], left+18, ly, template.HTMLEscapeString(name))
+	}
+	fmt.Fprintf(&s, `<text x="%.0f" y="16" class="title">%s</text></svg>`, left, template.HTMLEscapeString(b.Title))
+	return template.HTML(s.String())
+}
+
+// jsRecord is one Explored as the page's script reads it: arrays of
+// float32 as base64 little-endian bytes, the members as bytes between
+// lo and hi (value = lo + (hi - lo) q / 255).
+type jsRecord struct {
+	Posterior string    `json:"p"`
+	Explainer string    `json:"e"`
+	Split     string    `json:"sp"`
+	Record    int       `json:"r"`
+	Key       string    `json:"key"`
+	Label     string    `json:"label"`
+	Pred      string    `json:"pred"`
+	Prob      float64   `json:"prob"`
+	DrawProbs []float64 `json:"dp"`
+	C         int       `json:"C"`
+	T         int       `json:"T"`
+	ChNames   []string  `json:"cn"`
+	Wave      string    `json:"wave"`
+	Mask      string    `json:"mask"`
+	Mem       string    `json:"mem"`
+	MemS      int       `json:"ns"`
+	Draws     int       `json:"draws"`
+	Lo        float64   `json:"lo"`
+	Hi        float64   `json:"hi"`
+	Mean      string    `json:"mean"`
+	Q05       string    `json:"q05"`
+	Q95       string    `json:"q95"`
+	Var       string    `json:"var"`
+	CV        string    `json:"cv"`
+}
+
+func f32b64(x []float32) string {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func toJS(e Explored, names []string) (jsRecord, error) {
+	N := len(e.Mean)
+	C := max(e.Channels, 1)
+	if N == 0 || N%C != 0 || len(e.Wave) != N || len(e.Members) == 0 {
+		return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: %d map values, %d input values, %d channels, %d members",
+			e.Record, e.SplitName, e.Posterior, e.Explainer, N, len(e.Wave), C, len(e.Members))
+	}
+	j := jsRecord{Posterior: e.Posterior, Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
+		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: N / C, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members),
+		Wave: f32b64(e.Wave), Mean: f32b64(e.Mean), Q05: f32b64(e.Q05), Q95: f32b64(e.Q95), Var: f32b64(e.Variance), CV: f32b64(e.CV)}
+	if e.Label >= 0 {
+		j.Label = ClassName(names, e.Label)
+	}
+	if e.Mask != nil {
+		m := make([]byte, len(e.Mask))
+		for i, v := range e.Mask {
+			if v {
+				m[i] = 1
+			}
+		}
+		j.Mask = base64.StdEncoding.EncodeToString(m)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, m := range e.Members {
+		for _, v := range m {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: a member map value is %v", e.Record, e.SplitName, e.Posterior, e.Explainer, v)
+			}
+			lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
+		}
+	}
+	j.Lo, j.Hi = lo, hi
+	q := make([]byte, 0, len(e.Members)*N)
+	for _, m := range e.Members {
+		for _, v := range m {
+			k := 0.0
+			if hi > lo {
+				k = math.Round(255 * (float64(v) - lo) / (hi - lo))
+			}
+			q = append(q, byte(k))
+		}
+	}
+	j.Mem = base64.StdEncoding.EncodeToString(q)
+	return j, nil
+}
+
+var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<link rel="icon" href="data:,">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<style>{{.CSS}}</style></head>
+<body><h1>{{.Title}}</h1>
+<nav><a href="#tables">Tables</a>{{if .Bars}} · <a href="#charts">Per-class chart</a>{{end}}{{if .HasWindows}} · <a href="#timeline">Timeline</a>{{end}}{{if .HasRecords}} · <a href="#records">Records</a>{{end}}{{if or .Warnings .Notes}} · <a href="#notes">Warnings and notes</a>{{end}}</nav>
+{{if .Warnings}}<section id="warnings" class="warn"><h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+<section id="tables"><h2>Tables</h2>{{if not .Tables}}<p>No tables: the run scored nothing (a recording has no ground truth).</p>{{end}}
+{{range .Tables}}<table><caption>{{.Title}}</caption><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}</section>
+{{if .Bars}}<section id="charts"><h2>Per-class chart</h2>{{.BarsSVG}}</section>{{end}}
+{{if .HasWindows}}<section id="timeline"><h2>Timeline of the recording</h2>
+<p>Each window along the recording's time, coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). Click a window to see its panel.</p>
+<label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div></section>{{end}}
+{{if .HasRecords}}<section id="records"><h2>Explained records</h2>
+<p>Drag across a plot to zoom the time axis, double-click to reset; hover for values. The heat maps (draws x time) share one colour scale across records and methods (<span id="scale"></span>); each map's own range is written beside it.</p>
+<div class="browser"><div class="list"><button id="prev" type="button">&larr; previous</button> <button id="next" type="button">next &rarr;</button><ol id="reclist"></ol></div>
+<div id="panel" class="panel"></div></div><div id="tip" class="tip"></div></section>{{end}}
+{{if or .Warnings .Notes}}<section id="notes"><h2>Warnings and notes</h2><ul>{{range .Warnings}}<li class="warn">{{.}}</li>{{end}}{{range .Notes}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+<script type="application/json" id="data">{{.Data}}</script>
+<script>{{.JS}}</script>
+</body></html>
+`))
+
+// WriteHTML writes report.html.
+func WriteHTML(w io.Writer, h HTML) error {
+	recs := make([]jsRecord, 0, len(h.Records))
+	for _, e := range h.Records {
+		j, err := toJS(e, h.ClassNames)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, j)
+	}
+	data, err := json.Marshal(map[string]any{"records": recs, "windows": h.Windows, "fs": h.Fs, "palette": palette})
+	if err != nil {
+		return fmt.Errorf("report.html: %w", err)
+	}
+	v := map[string]any{"Title": h.Title, "Notes": h.Notes, "Warnings": h.Warnings, "Tables": h.Tables, "Bars": h.Bars,
+		"HasRecords": len(recs) > 0, "HasWindows": len(h.Windows) > 0,
+		// json.Marshal escapes <, > and &: the data cannot close its script.
+		"Data": template.JS(data), "JS": template.JS(htmlJS), "CSS": template.CSS(htmlCSS)}
+	if h.Bars != nil {
+		v["BarsSVG"] = h.Bars.svg()
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report.html: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}

@@ -1,0 +1,218 @@
+"use strict";
+(function () {
+  var D = JSON.parse(document.getElementById("data").textContent);
+  var tip = document.getElementById("tip");
+  function dec(s, f32) {
+    var bin = atob(s), b = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) b[i] = bin.charCodeAt(i);
+    return f32 ? new Float32Array(b.buffer) : b;
+  }
+  function fmt(v) { return Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : v.toFixed(4); }
+  var fs = D.fs || 0;
+  function tlabel(n) { return fs ? (n / fs * 1000).toFixed(2) + " ms" : "sample " + n; }
+  // Records grouped by (split, record): a record's panel shows every pair.
+  var groups = [], byKey = {};
+  D.records.forEach(function (r) {
+    if (!byKey[r.key]) { byKey[r.key] = { key: r.key, split: r.sp, record: r.r, label: r.label, items: [] }; groups.push(byKey[r.key]); }
+    byKey[r.key].items.push(r);
+  });
+  // One colour scale for every heat map: 0 .. the largest |value| of all members.
+  var gmax = 0;
+  D.records.forEach(function (r) { gmax = Math.max(gmax, Math.abs(r.lo), Math.abs(r.hi)); });
+  var diverging = D.records.some(function (r) { return r.lo < 0; });
+  var sc = document.getElementById("scale");
+  if (sc) sc.textContent = diverging ? "blue -" + fmt(gmax) + " .. white 0 .. red " + fmt(gmax) : "white 0 .. dark " + fmt(gmax);
+  function colour(v) {
+    var t = gmax > 0 ? v / gmax : 0;
+    if (diverging) {
+      var a = Math.min(1, Math.abs(t));
+      return t >= 0 ? [255, 255 * (1 - a), 255 * (1 - a)] : [255 * (1 - a), 255 * (1 - a), 255];
+    }
+    t = Math.max(0, Math.min(1, t));
+    return [255 * (1 - t) + 68 * t, 255 * (1 - t) + 1 * t, 255 * (1 - t) + 84 * t];
+  }
+  var view = null; // [t0, t1) of the time axis, shared by the record's plots
+  var cur = -1;
+  function plot(parent, title, h, T, draw, hover, range) {
+    var wrap = document.createElement("div"); wrap.className = "cwrap";
+    var cap = document.createElement("div"); cap.className = "range"; cap.textContent = title + (range ? "  (this map: " + range + ")" : "");
+    var c = document.createElement("canvas"); c.width = Math.max(400, Math.min(1100, (parent.clientWidth || 924) - 24)); c.height = h;
+    wrap.appendChild(cap); wrap.appendChild(c); parent.appendChild(wrap);
+    var ctx = c.getContext("2d");
+    function x2t(x) { return view[0] + (view[1] - view[0]) * x / c.width; }
+    function redraw() { ctx.clearRect(0, 0, c.width, c.height); draw(ctx, c.width, c.height); }
+    var drag = null;
+    c.addEventListener("mousedown", function (e) { drag = e.offsetX; });
+    c.addEventListener("mouseup", function (e) {
+      if (drag !== null && Math.abs(e.offsetX - drag) > 4) {
+        var a = x2t(Math.min(drag, e.offsetX)), b = x2t(Math.max(drag, e.offsetX));
+        view = [Math.floor(a), Math.max(Math.floor(a) + 2, Math.ceil(b))]; show(cur, true);
+      }
+      drag = null;
+    });
+    c.addEventListener("dblclick", function () { view = [0, T]; show(cur, true); });
+    c.addEventListener("mousemove", function (e) {
+      var n = Math.floor(x2t(e.offsetX)); if (n < 0 || n >= T) return;
+      tip.style.display = "block"; tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px";
+      tip.textContent = tlabel(n) + "\n" + hover(n, e.offsetY / c.height);
+    });
+    c.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+    redraw();
+  }
+  function lines(ctx, w, h, rows, C, T, series, lo, hi, maskOf) {
+    var rh = h / C;
+    for (var ch = 0; ch < C; ch++) {
+      var y0 = ch * rh;
+      function X(n) { return (n - view[0]) / (view[1] - view[0]) * w; }
+      function Y(v) { return y0 + rh - 4 - (rh - 8) * (v - lo[ch]) / ((hi[ch] - lo[ch]) || 1); }
+      if (maskOf) {
+        ctx.fillStyle = "rgba(255,160,0,0.25)";
+        for (var n = view[0]; n < view[1]; n++) if (maskOf[ch * T + n]) ctx.fillRect(X(n), y0, Math.max(1, X(n + 1) - X(n)), rh);
+      }
+      series.forEach(function (s) {
+        if (s.band) {
+          ctx.fillStyle = s.colour; ctx.beginPath();
+          for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(s.band[1][ch * T + n]));
+          for (var n = view[1] - 1; n >= view[0]; n--) ctx.lineTo(X(n + 0.5), Y(s.band[0][ch * T + n]));
+          ctx.fill(); return;
+        }
+        ctx.strokeStyle = s.colour; ctx.beginPath();
+        for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(s.y[ch * T + n]));
+        ctx.stroke();
+      });
+      if (C > 1) { ctx.fillStyle = "#555"; ctx.fillText(rows[ch] || ("channel " + ch), 4, y0 + 12); }
+    }
+  }
+  function extent(a, C, T, b) {
+    var lo = [], hi = [];
+    for (var ch = 0; ch < C; ch++) {
+      var l = Infinity, u = -Infinity;
+      for (var n = ch * T; n < (ch + 1) * T; n++) { l = Math.min(l, a[n]); u = Math.max(u, a[n]); if (b) { l = Math.min(l, b[n]); u = Math.max(u, b[n]); } }
+      lo.push(l); hi.push(u);
+    }
+    return [lo, hi];
+  }
+  function rangeOf(a) { var l = Infinity, u = -Infinity; for (var i = 0; i < a.length; i++) { l = Math.min(l, a[i]); u = Math.max(u, a[i]); } return "[" + fmt(l) + ", " + fmt(u) + "]"; }
+  function pairPanel(root, r) {
+    var C = r.C, T = r.T;
+    var wave = dec(r.wave, true), mask = r.mask ? dec(r.mask) : null, mem = dec(r.mem);
+    var mean = dec(r.mean, true), q05 = dec(r.q05, true), q95 = dec(r.q95, true), vr = dec(r.var, true), cv = dec(r.cv, true);
+    var box = document.createElement("div"); box.className = "pair"; root.appendChild(box);
+    var h = document.createElement("h3");
+    h.textContent = r.p + " / " + r.e + ": predicted " + r.pred + " (p = " + r.prob.toFixed(4) + ")" + (r.label ? ", true class " + r.label : "");
+    box.appendChild(h);
+    if (r.dp && r.dp.length) {
+      var dp = document.createElement("div"); dp.className = "range";
+      dp.textContent = "each draw's probability of " + r.pred + ": " + r.dp.map(function (v) { return v.toFixed(3); }).join(" ");
+      box.appendChild(dp);
+      var cdp = document.createElement("canvas"); cdp.width = 400; cdp.height = 22; box.appendChild(cdp);
+      var g = cdp.getContext("2d"); g.strokeStyle = "#999"; g.beginPath(); g.moveTo(0, 11); g.lineTo(400, 11); g.stroke();
+      g.fillStyle = "#0072B2"; r.dp.forEach(function (v) { g.fillRect(v * 396, 4, 3, 14); });
+      g.fillStyle = "#D55E00"; g.fillRect(r.prob * 396 - 1, 0, 5, 22);
+    }
+    var ew = extent(wave, C, T);
+    plot(box, "waveform" + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, T, function (ctx, w, hh) {
+      lines(ctx, w, hh, r.cn, C, T, [{ y: wave, colour: "#222" }], ew[0], ew[1], mask);
+    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + fmt(wave[ch * T + n]) + (mask ? (mask[ch * T + n] ? "  (in the mask)" : "") : ""); });
+    var S = r.ns;
+    plot(box, "member maps (" + S + " of " + r.draws + " draws x time)", Math.max(40, Math.min(8 * S, 160)) * C, T, function (ctx, w, hh) {
+      var img = ctx.createImageData(w, hh), rows = S * C;
+      for (var py = 0; py < hh; py++) {
+        var row = Math.floor(py / hh * rows), ch = Math.floor(row / S), s = row % S;
+        for (var px = 0; px < w; px++) {
+          var n = Math.floor(view[0] + (view[1] - view[0]) * px / w);
+          var v = r.lo + (r.hi - r.lo) * mem[s * C * T + ch * T + n] / 255, col = colour(v), k = 4 * (py * w + px);
+          img.data[k] = col[0]; img.data[k + 1] = col[1]; img.data[k + 2] = col[2]; img.data[k + 3] = 255;
+        }
+      }
+      ctx.putImageData(img, 0, 0);
+    }, function (n, fy) {
+      var row = Math.min(S * C - 1, Math.floor(fy * S * C)), ch = Math.floor(row / S), s = row % S;
+      return "draw " + s + (C > 1 ? ", channel " + ch : "") + ": R = " + fmt(r.lo + (r.hi - r.lo) * mem[s * C * T + ch * T + n] / 255) + " (8-bit)";
+    }, "[" + fmt(r.lo) + ", " + fmt(r.hi) + "]");
+    var em = extent(q05, C, T, q95);
+    plot(box, "mean map with the 5%-95% ribbon of the draws", 90 * C, T, function (ctx, w, hh) {
+      lines(ctx, w, hh, r.cn, C, T, [{ band: [q05, q95], colour: "rgba(0,114,178,0.25)" }, { y: mean, colour: "#0072B2" }], em[0], em[1], mask);
+    }, function (n, fy) { var i = Math.min(C - 1, Math.floor(fy * C)) * T + n; return "mean " + fmt(mean[i]) + "\nq05 " + fmt(q05[i]) + "  q95 " + fmt(q95[i]); }, rangeOf(mean));
+    var evr = extent(vr, C, T), ecv = extent(cv, C, T);
+    plot(box, "variance of the draws' maps", 60 * C, T, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: vr, colour: "#009E73" }], evr[0], evr[1], null); },
+      function (n, fy) { return "variance " + fmt(vr[Math.min(C - 1, Math.floor(fy * C)) * T + n]); }, rangeOf(vr));
+    plot(box, "CV of the draws' maps (kappa 1e-8)", 60 * C, T, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: cv, colour: "#CC79A7" }], ecv[0], ecv[1], null); },
+      function (n, fy) { return "CV " + fmt(cv[Math.min(C - 1, Math.floor(fy * C)) * T + n]); }, rangeOf(cv));
+  }
+  var list = document.getElementById("reclist"), panel = document.getElementById("panel");
+  function show(i, keepView) {
+    if (!groups.length) return;
+    i = Math.max(0, Math.min(groups.length - 1, i));
+    if (!keepView || i !== cur) view = [0, groups[i].items[0].T];
+    cur = i;
+    var g = groups[i];
+    panel.innerHTML = "";
+    var h = document.createElement("h3"); h.textContent = "Record " + g.key + (g.label ? " (" + g.label + ")" : ""); panel.appendChild(h);
+    g.items.forEach(function (r) { pairPanel(panel, r); });
+    panel.setAttribute("data-record", g.key);
+    Array.prototype.forEach.call(list.children, function (li, k) { li.className = k === i ? "cur" : ""; });
+    if (location.hash !== "#record=" + i) history.replaceState(null, "", "#record=" + i);
+  }
+  if (list) {
+    groups.forEach(function (g, i) {
+      var li = document.createElement("li"); li.textContent = g.key + (g.label ? " " + g.label : " " + g.items[0].pred);
+      li.addEventListener("click", function () { show(i); }); list.appendChild(li);
+    });
+    document.getElementById("prev").addEventListener("click", function () { show(cur - 1); });
+    document.getElementById("next").addEventListener("click", function () { show(cur + 1); });
+    document.addEventListener("keydown", function (e) { if (e.key === "ArrowRight") show(cur + 1); if (e.key === "ArrowLeft") show(cur - 1); });
+    var m = /record=(\d+)/.exec(location.hash);
+    show(m ? +m[1] : 0);
+  }
+  // The timeline of a recording's windows.
+  var tl = document.getElementById("tl");
+  if (tl && D.windows.length) {
+    var posts = [], sel = document.getElementById("tl-post");
+    D.windows.forEach(function (w) { if (posts.indexOf(w.posterior) < 0) posts.push(w.posterior); });
+    posts.forEach(function (p) { var o = document.createElement("option"); o.textContent = p; sel.appendChild(o); });
+    var classes = [];
+    D.windows.forEach(function (w) { if (classes.indexOf(w.class) < 0) classes.push(w.class); });
+    var leg = document.getElementById("tl-legend");
+    classes.forEach(function (c, k) { var s = document.createElement("span"); s.innerHTML = "<i></i>"; s.firstChild.style.background = D.palette[k % D.palette.length]; s.appendChild(document.createTextNode(c)); leg.appendChild(s); });
+    tl.width = Math.max(400, Math.min(1100, tl.parentNode.clientWidth || 900));
+    var ws = [], t0 = 0, t1 = 1;
+    function drawTL() {
+      ws = D.windows.filter(function (w) { return w.posterior === sel.value; });
+      t0 = Math.min.apply(null, ws.map(function (w) { return w.start_s; }));
+      t1 = Math.max.apply(null, ws.map(function (w) { return w.start_s + w.length_s; }));
+      var g = tl.getContext("2d"), W = tl.width, H = tl.height, top = 10, bh = H - 40;
+      var mimax = Math.max.apply(null, ws.map(function (w) { return w.mutual_information; })) || 1;
+      g.clearRect(0, 0, W, H);
+      function X(t) { return (t - t0) / ((t1 - t0) || 1) * W; }
+      ws.forEach(function (w) {
+        var x = X(w.start_s), xw = Math.max(1, X(w.start_s + w.length_s) - x - 1);
+        g.fillStyle = D.palette[classes.indexOf(w.class) % D.palette.length];
+        g.globalAlpha = 0.25; g.fillRect(x, top, xw, bh); g.globalAlpha = 1;
+        g.fillRect(x, top + bh * (1 - w.probability), xw, bh * w.probability);
+        g.fillStyle = "#000"; g.fillRect(x, top + bh * (1 - w.agreement) - 1, xw, 2);
+        g.fillStyle = "#D00"; g.fillRect(x, top + bh * (1 - w.mutual_information / mimax) - 1, xw, 2);
+      });
+      g.fillStyle = "#333";
+      for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(t.toFixed(3) + " s", Math.min(W - 40, X(t)), H - 12); }
+    }
+    function windowAt(x) {
+      var t = t0 + (t1 - t0) * x / tl.width;
+      for (var i = 0; i < ws.length; i++) if (t >= ws[i].start_s && t < ws[i].start_s + ws[i].length_s) return ws[i];
+      return null;
+    }
+    sel.addEventListener("change", drawTL);
+    tl.addEventListener("mousemove", function (e) {
+      var w = windowAt(e.offsetX); if (!w) { tip.style.display = "none"; return; }
+      tip.style.display = "block"; tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px";
+      tip.textContent = "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
+        "\nmutual information " + fmt(w.mutual_information) + "\nagreement " + w.agreement.toFixed(3);
+    });
+    tl.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+    tl.addEventListener("click", function (e) {
+      var w = windowAt(e.offsetX); if (!w) return;
+      for (var i = 0; i < groups.length; i++) if (groups[i].record === w.window) { show(i); panel.scrollIntoView(); return; }
+    });
+    drawTL();
+  }
+})();

@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/report"
+)
+
+// html writes report.html: tables.md's tables and notes, the per-class
+// chart of the rows shown, the analyser's explained records, a
+// recording's windows and the manifest's warnings. It returns how long
+// building and writing the page took (manifest.json's timings).
+func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Results) (time.Duration, error) {
+	t0 := time.Now()
+	h := report.HTML{Title: "uaxai run: " + w.r.Name, Notes: notes, Warnings: w.ds.Warnings, Tables: ts,
+		Bars: report.PerClassIoUBars(shown), ClassNames: w.ds.Classes, Windows: w.timeline()}
+	if w.an != nil {
+		h.Records = w.an.Explored()
+	}
+	if len(h.Windows) > 0 && len(h.Records) > 0 && h.Windows[0].Length > 0 {
+		h.Fs = float64(len(h.Records[0].Mean)/max(h.Records[0].Channels, 1)) / h.Windows[0].Length
+	}
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, h); err != nil {
+		return 0, fmt.Errorf("run directory %s: %w", w.dir, err)
+	}
+	if err := w.write("report.html", b.Bytes()); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// timeline is the recording's windows for the report: each with its
+// length, the smallest gap between two window starts (the windows are
+// cut one after another, the same length; a dropped window leaves a
+// larger gap).
+func (w *runWriter) timeline() []report.Window {
+	rows := w.windows.rows
+	length := math.Inf(1)
+	for i := 1; i < len(w.ds.Windows); i++ {
+		if d := w.ds.Windows[i].SourceTime - w.ds.Windows[i-1].SourceTime; d > 0 {
+			length = min(length, d)
+		}
+	}
+	if math.IsInf(length, 1) {
+		length = 0
+	}
+	out := make([]report.Window, len(rows))
+	for i, r := range rows {
+		out[i] = report.Window{Posterior: r.Label, Window: r.Window, Start: r.Start, Length: length, Class: r.Class,
+			Probability: r.Probability, MutualInfo: r.MutualInfo, Agreement: r.Agreement}
+	}
+	return out
+}
