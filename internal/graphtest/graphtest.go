@@ -1,28 +1,44 @@
-// Package graphtest holds small graph architectures (sdk/nn/graph) that
-// tests of several packages train and explain.
+// Package graphtest holds small graph networks (sdk/nn/graph specs) that
+// tests of several packages train and explain. It imports only
+// sdk/nn/graph, so sdk/nn's own tests may use it.
 package graphtest
 
-import (
-	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
-)
+import "github.com/uaxai/uaxai/sdk/nn/graph"
+
+func node(name, op string, in []string, attrs map[string]any) graph.Node {
+	return graph.Node{Name: name, Op: op, Inputs: in, Attrs: attrs}
+}
 
 // Residual is a small graph with a residual block on one channel of
 // inLen samples: conv (same padding), conv, batchnorm, add, relu, global
 // average pooling, linear 6, relu, linear 3 (logits of 3 classes).
-func Residual(inLen int) nn.Arch {
-	n := func(name, op string, in []string, attrs map[string]any) graph.Node {
-		return graph.Node{Name: name, Op: op, Inputs: in, Attrs: attrs}
+func Residual(inLen int) graph.Spec {
+	return graph.Spec{Name: "residual", InChannels: 1, InLen: inLen, Nodes: []graph.Node{
+		node("stem", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": 1}),
+		node("blk.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 1}}),
+		node("blk.bn", "batchnorm1d", nil, nil),
+		node("blk.add", "add", []string{"stem", "blk.bn"}, nil),
+		node("blk.relu", "relu", nil, nil),
+		node("gap", "globalavgpool", nil, nil),
+		node("fc1", "linear", nil, map[string]any{"out": 6}),
+		node("relu", "relu", nil, nil),
+		node("fc2", "linear", nil, map[string]any{"out": 3}),
+	}}
+}
+
+// PaperGraph is the paper's network (sdk/nn's PaperArch) written as a
+// graph of ops: the same modules under the same names, so the same
+// state_dict, on 1 x 640 samples with 16 classes.
+func PaperGraph() graph.Spec {
+	conv := func(name string, out int) graph.Node {
+		return node(name, "conv1d", nil, map[string]any{"out": out, "kernel": 3})
 	}
-	return nn.GraphArch(graph.Spec{Name: "residual", InChannels: 1, InLen: inLen, Nodes: []graph.Node{
-		n("stem", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": 1}),
-		n("blk.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 1}}),
-		n("blk.bn", "batchnorm1d", nil, nil),
-		n("blk.add", "add", []string{"stem", "blk.bn"}, nil),
-		n("blk.relu", "relu", nil, nil),
-		n("gap", "globalavgpool", nil, nil),
-		n("fc1", "linear", nil, map[string]any{"out": 6}),
-		n("relu", "relu", nil, nil),
-		n("fc2", "linear", nil, map[string]any{"out": 3}),
-	}})
+	return graph.Spec{Name: "paper-as-graph", InChannels: 1, InLen: 640, Nodes: []graph.Node{
+		conv("conv1", 8), node("relu1", "relu", nil, nil), conv("conv2", 8), node("relu2", "relu", nil, nil),
+		node("pool", "maxpool1d", nil, map[string]any{"kernel": 3, "stride": 1}), node("bn1", "batchnorm1d", nil, nil),
+		conv("conv3", 16), node("relu3", "relu", nil, nil), conv("conv4", 16), node("relu4", "relu", nil, nil),
+		node("gmp", "globalmaxpool", nil, nil), node("bn2", "batchnorm1d", nil, nil), node("flat", "flatten", nil, nil),
+		node("fc1", "linear", nil, map[string]any{"out": 64}), node("relu5", "relu", nil, nil), node("bn3", "batchnorm1d", nil, nil),
+		node("fc2", "linear", nil, map[string]any{"out": 16}),
+	}}
 }

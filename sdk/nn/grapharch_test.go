@@ -6,27 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/uaxai/uaxai/sdk/nn/graph"
+	"github.com/uaxai/uaxai/internal/graphtest"
 )
-
-// paperGraph is PaperArch written as a graph of ops: the same modules
-// under the same names, so the same state_dict.
-func paperGraph() graph.Spec {
-	n := func(name, op string, attrs map[string]any) graph.Node {
-		return graph.Node{Name: name, Op: op, Attrs: attrs}
-	}
-	conv := func(name string, out int) graph.Node {
-		return n(name, "conv1d", map[string]any{"out": out, "kernel": 3})
-	}
-	return graph.Spec{Name: "paper-as-graph", InChannels: 1, InLen: 640, Nodes: []graph.Node{
-		conv("conv1", 8), n("relu1", "relu", nil), conv("conv2", 8), n("relu2", "relu", nil),
-		n("pool", "maxpool1d", map[string]any{"kernel": 3, "stride": 1}), n("bn1", "batchnorm1d", nil),
-		conv("conv3", 16), n("relu3", "relu", nil), conv("conv4", 16), n("relu4", "relu", nil),
-		n("gmp", "globalmaxpool", nil), n("bn2", "batchnorm1d", nil), n("flat", "flatten", nil),
-		n("fc1", "linear", map[string]any{"out": 64}), n("relu5", "relu", nil), n("bn3", "batchnorm1d", nil),
-		n("fc2", "linear", map[string]any{"out": 16}),
-	}}
-}
 
 // TestGraphTrainsAsLayers: the paper's network written as a graph has the
 // layers' layout (names, shapes, offsets), so Init gives it the same
@@ -43,7 +24,7 @@ func TestGraphTrainsAsLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ga, err := GraphArch(paperGraph()).Reshaped(1, L, K)
+	ga, err := GraphArch(graphtest.PaperGraph()).Reshaped(1, L, K)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +100,7 @@ func TestGraphTrainsAsLayers(t *testing.T) {
 // decoded arch compiles to the same layout; unknown node fields are
 // refused.
 func TestGraphArchJSON(t *testing.T) {
-	a, err := GraphArch(paperGraph()).Reshaped(2, 40, 3)
+	a, err := GraphArch(graphtest.PaperGraph()).Reshaped(2, 40, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/golden/paper"
+	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -56,25 +57,6 @@ func TestCentreSpanNearest(t *testing.T) {
 
 func abs(x int) int { return max(x, -x) }
 
-// paperGraph is nn.PaperArch written as a graph of ops, with the same
-// module names (sdk/nn's grapharch_test has the same).
-func paperGraph() graph.Spec {
-	n := func(name, op string, attrs map[string]any) graph.Node {
-		return graph.Node{Name: name, Op: op, Attrs: attrs}
-	}
-	conv := func(name string, out int) graph.Node {
-		return n(name, "conv1d", map[string]any{"out": out, "kernel": 3})
-	}
-	return graph.Spec{Name: "paper-as-graph", InChannels: 1, InLen: 640, Nodes: []graph.Node{
-		conv("conv1", 8), n("relu1", "relu", nil), conv("conv2", 8), n("relu2", "relu", nil),
-		n("pool", "maxpool1d", map[string]any{"kernel": 3, "stride": 1}), n("bn1", "batchnorm1d", nil),
-		conv("conv3", 16), n("relu3", "relu", nil), conv("conv4", 16), n("relu4", "relu", nil),
-		n("gmp", "globalmaxpool", nil), n("bn2", "batchnorm1d", nil), n("flat", "flatten", nil),
-		n("fc1", "linear", map[string]any{"out": 64}), n("relu5", "relu", nil), n("bn3", "batchnorm1d", nil),
-		n("fc2", "linear", map[string]any{"out": 16}),
-	}}
-}
-
 // served is a graph network as the model service describes it: its Arch
 // (with the graph) but not nn.GraphModel's LayerField.
 type served struct{ nn.Model }
@@ -96,7 +78,7 @@ func TestGraphCentreAsLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ga, err := nn.GraphArch(paperGraph()).Reshaped(p.Arch.InChannels, p.Arch.InLen, p.Arch.Classes())
+	ga, err := nn.GraphArch(graphtest.PaperGraph()).Reshaped(p.Arch.InChannels, p.Arch.InLen, p.Arch.Classes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestMembersAreIndependentTrainings(t *testing.T) {
 // train a graph architecture (a residual block) and pass the conformance
 // checks on it, parts and replicates included.
 func TestConformanceOnAGraph(t *testing.T) {
-	a := graphtest.Residual(32)
+	a := nn.GraphArch(graphtest.Residual(32))
 	for _, p := range []*Posterior{New(), NewDeterministic()} {
 		cfg, draws := sdk.Config{"members": int64(2), "seeds": []any{int64(5), int64(6)}}, 2
 		if p.Info().ID == "posterior.deterministic" {

@@ -22,7 +22,7 @@ import (
 // the output linear's parameters.
 func TestGraphDraws(t *testing.T) {
 	req := fitRequest(sdk.Config{"p": 0.3})
-	req.Arch = graphtest.Residual(16)
+	req.Arch = nn.GraphArch(graphtest.Residual(16))
 	sdktest.Posterior(t, New(), sdktest.PosteriorCase{Arch: req.Arch, Train: req.Train, Val: req.Val, Training: req.Training, Config: req.Config, Seed: req.Seed, Draws: 3})
 	a, err := New().Fit(context.Background(), req)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestGraphDraws(t *testing.T) {
 // TestGraphDropoutRefused: a graph whose output is not linear, or that
 // has a dropout node already, is refused with what is accepted.
 func TestGraphDropoutRefused(t *testing.T) {
-	a := graphtest.Residual(16)
+	a := nn.GraphArch(graphtest.Residual(16))
 	spec := *a.Graph
 	spec.Nodes = append(append([]graph.Node(nil), spec.Nodes...), graph.Node{Name: "probs", Op: "softmax"})
 	spec.Output = "probs"
