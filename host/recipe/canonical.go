@@ -156,6 +156,7 @@ type canonModel struct {
 	Arch       string           `toml:"arch,omitempty"`
 	Torch      string           `toml:"torch,omitempty"`
 	Graph      string           `toml:"graph,omitempty"`
+	Nodes      []map[string]any `toml:"nodes,omitempty"`
 	ONNX       string           `toml:"onnx,omitempty"`
 	Args       map[string]any   `toml:"args,omitempty"`
 	Output     string           `toml:"output,omitempty"`
@@ -223,6 +224,19 @@ func (r *Recipe) canonModel() canonModel {
 		m = canonModel{Graph: r.Model.GraphFile, ONNX: r.Model.ONNXFile}
 		if m.ONNX != "" {
 			m.Graph = ""
+		}
+		if r.Model.GraphInline {
+			m.Arch = r.Model.Arch
+			for _, nd := range r.Model.GraphSpec.Nodes {
+				t := map[string]any{"name": nd.Name, "op": nd.Op}
+				if nd.Inputs != nil {
+					t["inputs"] = nd.Inputs
+				}
+				for k, v := range nd.Attrs {
+					t[k] = v
+				}
+				m.Nodes = append(m.Nodes, t)
+			}
 		}
 		m.InChannels, m.InLen, m.Classes = r.Model.InChannels, r.Model.InLen, r.Model.Classes
 		return m

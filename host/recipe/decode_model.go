@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ func (d *decoder) model(v any, m *Model) error {
 	if err != nil {
 		return err
 	}
-	var layers []any
+	var layers, nodes []any
 	haveLayers := false
 	err = d.table(tbl, path, []field{
 		{"arch", d.setString(&m.Arch)},
@@ -34,6 +35,14 @@ func (d *decoder) model(v any, m *Model) error {
 		{"output", d.setString(&m.TorchOutput)},
 		{"graph", d.setString(&m.GraphFile)},
 		{"onnx", d.setString(&m.ONNXFile)},
+		{"nodes", func(v any, p []string) error {
+			arr, ok := asArray(v)
+			if !ok {
+				return d.keyErr(p, "want [[model.nodes]] tables (a graph of ops, as recipes/archs/*.toml's [[nodes]]), got %s", describe(v))
+			}
+			nodes = arr
+			return nil
+		}},
 		{"in_channels", d.setInt(&m.InChannels)},
 		{"in_len", d.setInt(&m.InLen)},
 		{"classes", d.setInt(&m.Classes)},
@@ -65,6 +74,9 @@ func (d *decoder) model(v any, m *Model) error {
 	}
 	_, g := tbl["graph"]
 	_, o := tbl["onnx"]
+	if _, ok := tbl["nodes"]; ok {
+		return d.inlineGraph(tbl, m, nodes)
+	}
 	if g || o {
 		return d.graphModel(tbl, m)
 	}
@@ -200,6 +212,58 @@ func (d *decoder) graphModel(tbl map[string]any, m *Model) error {
 	}
 	m.GraphSpec = &spec
 	m.Arch = spec.Name
+	return nil
+}
+
+// inlineGraph reads [[model.nodes]]: a graph of ops written in the
+// recipe, each table a node as recipes/archs/*.toml's [[nodes]] (name,
+// op, inputs, the op's attributes), on an input of in_channels x in_len
+// (both required); arch names it ("inline" when absent).
+func (d *decoder) inlineGraph(tbl map[string]any, m *Model, nodes []any) error {
+	path := []string{"model"}
+	for _, k := range []string{"layers", "graph", "onnx", "torch", "args", "output"} {
+		if _, ok := tbl[k]; ok {
+			return d.keyErr(sub(path, k), "does not go with [[model.nodes]], which give the whole architecture (accepted: arch, in_channels, in_len and classes beside them)")
+		}
+	}
+	for _, k := range []string{"in_channels", "in_len"} {
+		if _, ok := tbl[k]; !ok {
+			return d.errAt(path, "[model] with [[model.nodes]] needs key %q", k)
+		}
+	}
+	if len(nodes) == 0 {
+		return d.keyErr(sub(path, "nodes"), "no nodes")
+	}
+	if len(nodes) > MaxLayers {
+		return d.errAt(sub(path, "nodes", strconv.Itoa(MaxLayers)), "[[model.nodes]]: %d nodes are above the bound %d", len(nodes), MaxLayers)
+	}
+	if _, ok := tbl["arch"]; !ok {
+		m.Arch = "inline"
+	} else if _, err := nn.LookupArch(m.Arch); err == nil {
+		return d.keyErr(sub(path, "arch"), "%s names a built-in architecture, but [[model.nodes]] define one inline; give the inline one another name", sdk.Quote(m.Arch))
+	}
+	spec := graph.Spec{Name: m.Arch, InChannels: m.InChannels, InLen: m.InLen}
+	for i, v := range nodes {
+		np := sub(path, "nodes", strconv.Itoa(i))
+		t, ok := v.(map[string]any)
+		if !ok {
+			return d.keyErr(np, "want a table, got %s", describe(v))
+		}
+		nd, err := graph.DecodeNode(t)
+		if err != nil {
+			return d.errAt(np, "[[model.nodes]] %d %s: %v", i, sdk.Quote(nd.Name), err)
+		}
+		spec.Nodes = append(spec.Nodes, nd)
+	}
+	if _, err := graph.Compile(spec); err != nil {
+		np := sub(path, "nodes")
+		var ne *graph.NodeError
+		if errors.As(err, &ne) {
+			np = sub(np, strconv.Itoa(ne.Index))
+		}
+		return d.errAt(np, "[[model.nodes]]: %v", err)
+	}
+	m.GraphSpec, m.GraphInline = &spec, true
 	return nil
 }
 

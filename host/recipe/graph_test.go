@@ -3,6 +3,7 @@ package recipe
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
@@ -79,4 +80,65 @@ func TestGraphModelErrors(t *testing.T) {
 		_, err := Parse("graph.toml", []byte(text), dir)
 		wantErr(t, err, lineOf(t, text, c.marker), c.fragments...)
 	}
+}
+
+// TestInlineGraph: [[model.nodes]] write a graph of ops in the recipe
+// (each node as a spec file's [[nodes]]): the same architecture as the
+// same nodes in a file, taking the data's classes; the canonical form
+// writes the nodes back and parses to the same recipe; a node the op
+// table refuses is an error at its [[model.nodes]] line.
+func TestInlineGraph(t *testing.T) {
+	nodes := `[[model.nodes]]
+name = "conv1"
+op = "conv1d"
+out = 4
+kernel = 5
+padding = [2, 2]
+
+[[model.nodes]]
+name = "relu1"
+op = "relu"
+
+[[model.nodes]]
+name = "gap"
+op = "globalavgpool"
+inputs = ["relu1"]
+
+[[model.nodes]]
+name = "fc"
+op = "linear"
+out = 3
+`
+	text := minimal + "[model]\narch = \"tiny-graph\"\nin_channels = 1\nin_len = 640\n" + nodes
+	dir := t.TempDir()
+	r, err := Parse("inline.toml", []byte(text), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.Arch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "tiny.toml")
+	if err := os.WriteFile(file, []byte("name = \"tiny-graph\"\nin_channels = 1\nin_len = 640\n"+strings.ReplaceAll(nodes, "model.nodes", "nodes")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := graph.ReadSpecFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := nn.GraphArch(spec).Reshaped(1, 640, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Same(want) || a.Classes() != 16 {
+		t.Errorf("inline arch %q of %d classes differs from the file's reshaped to 16 classes", a.Name, a.Classes())
+	}
+	checkCanonical(t, r, dir)
+	bad := strings.Replace(text, "kernel = 5", "kernel = 5\nstrides = 2", 1)
+	_, err = Parse("inline.toml", []byte(bad), dir)
+	wantErr(t, err, lineOf(t, bad, "[[model.nodes]]"), `unknown attribute "strides" of op conv1d`, "accepted")
+	missing := strings.Replace(text, "in_len = 640\n", "", 1)
+	_, err = Parse("inline.toml", []byte(missing), dir)
+	wantErr(t, err, 0, `needs key "in_len"`)
 }

@@ -289,12 +289,18 @@ type Model struct {
 	// (nn.Arch.Reshaped: the output linear's out becomes Classes).
 	GraphFile, ONNXFile string
 	GraphSpec           *graph.Spec
+	// GraphInline: GraphSpec is [[model.nodes]], written in the recipe.
+	GraphInline bool
 }
 
-// graphKey is the [model] key of a graph architecture: "graph" or "onnx".
+// graphKey is the [model] key of a graph architecture: "graph", "onnx"
+// or "nodes".
 func (m Model) graphKey() string {
-	if m.ONNXFile != "" {
+	switch {
+	case m.ONNXFile != "":
 		return "onnx"
+	case m.GraphInline:
+		return "nodes"
 	}
 	return "graph"
 }

@@ -74,7 +74,7 @@ func DecodeSpec(data []byte, file string) (Spec, error) {
 	}
 	spec := Spec{Name: fs.Name, InChannels: fs.InChannels, InLen: fs.InLen, Output: fs.Output}
 	for i, raw := range fs.Nodes {
-		nd, err := decodeNode(raw)
+		nd, err := DecodeNode(raw)
 		if err != nil {
 			return Spec{}, fmt.Errorf("%s: [[nodes]] %d %q: %w", at(i), i, nd.Name, err)
 		}
@@ -90,7 +90,10 @@ func DecodeSpec(data []byte, file string) (Spec, error) {
 	return spec, nil
 }
 
-func decodeNode(raw map[string]any) (Node, error) {
+// DecodeNode decodes one node table as a spec file writes it: name, op,
+// inputs, and the op's attributes inline (see ReadSpecFile), checking the
+// attributes against the op table.
+func DecodeNode(raw map[string]any) (Node, error) {
 	var nd Node
 	str := func(key string) (string, error) {
 		v, ok := raw[key]
