@@ -138,7 +138,7 @@ type barsFigure struct {
 // Layout constants of the bar chart.
 const (
 	barsMargin    = vg.Inch / 8
-	barsGap       = vg.Inch / 10     // between the chart and the legend, and its columns
+	barsGap       = vg.Inch / 10      // between the chart and the legend, and its columns
 	barsMaxLegend = BarsWidth * 2 / 5 // the widest legend entry
 	barsGroup     = 0.8               // a class's group width, in x units
 )
