@@ -99,7 +99,7 @@ func newAnalyser(w *runWriter, ds Datasets, groups map[string][]int, abs bool) *
 	if r.Analysis.Empty() {
 		return nil
 	}
-	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs}
+	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs, Fs: ds.Rate, F0: ds.F0}
 	for _, p := range r.Posteriors {
 		s.Posteriors = append(s.Posteriors, p.Label)
 	}
