@@ -90,6 +90,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 			}
 		}
 	}
+	notes = append(notes, baselineNotes(r)...)
 	warnings = append(warnings, imp.Warnings...)
 	for _, w := range warnings {
 		notes = append(notes, "recording: "+w)
@@ -115,4 +116,17 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 type recordingWindows struct {
 	kept     []record.Window
 	rate, f0 float64
+}
+
+// baselineNotes say which occlusion explainers took the fundamental
+// baseline because their table set none (recipe.recordingBaseline).
+func baselineNotes(r *recipe.Recipe) []string {
+	var notes []string
+	for _, e := range r.Explainers {
+		if from := e.From["baseline"]; len(from) != 1 || from[0] != "recording" {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("explainer %s: baseline = \"fundamental\" (period %v samples), the default for a recording: each occluded window shows the record's own least-squares fundamental, so a window is relevant as far as it departs from the healthy wave (with the zero baseline, blanking any window wrecks the prediction and the maps are nearly flat); set baseline in the table for another", e.Label, e.Config["period"]))
+	}
+	return notes
 }

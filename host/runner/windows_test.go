@@ -2,12 +2,18 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/record"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -62,5 +68,33 @@ func TestWindowTimelines(t *testing.T) {
 	tab.rows[1].Window = 7
 	if _, _, err := tab.timelines(ds); err == nil {
 		t.Error("a row of window 7 in a split of 3: no error")
+	}
+}
+
+func TestRecordingBaselineNotes(t *testing.T) {
+	// The recipe's windows hold record.DefaultCycles cycles, the count
+	// recipe defaults the fundamental baseline's period by; a recording
+	// recipe whose occlusion sets no baseline gets a note saying so, one
+	// that sets baseline = 0.0 none.
+	if recipe.RecordingCycles != record.DefaultCycles {
+		t.Errorf("recipe.RecordingCycles %d, record.DefaultCycles %d", recipe.RecordingCycles, record.DefaultCycles)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rec.cfg"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "name = \"r\"\n[[posterior]]\nuse = \"ensemble\"\n[[explainer]]\nuse = \"occlusion\"\n%s[[summary]]\nuse = \"mean\"\n[recording]\nfile = \"rec.cfg\"\nnominal = 230.0\n"
+	for _, c := range []struct {
+		key   string
+		notes int
+	}{{"", 1}, {"baseline = 0.0\n", 0}} {
+		r, err := recipe.Parse("r.toml", []byte(fmt.Sprintf(src, c.key)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := baselineNotes(r)
+		if len(n) != c.notes || (c.notes == 1 && !strings.Contains(n[0], `baseline = "fundamental" (period 64 samples)`)) {
+			t.Errorf("%q: notes %q, want %d", c.key, n, c.notes)
+		}
 	}
 }
