@@ -39,6 +39,10 @@ type Setup struct {
 	Posteriors []string         // labels, recipe order
 	Explainers []string         // labels, recipe order
 	Summaries  []string         // labels, recipe order
+	// Fs and F0 are the records' sampling rate and system frequency, Hz,
+	// for the figures' time axes (a tick a cycle); 0: the case study's
+	// 3200 Hz and 50 Hz.
+	Fs, F0 float64
 }
 
 // Analyser accumulates the per-record results of a run. Batch is safe for
@@ -267,6 +271,7 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 	}
 	if f := an.Figures; f != nil && ((rec.correct && wantsFigure(f.Qualitative, rec.label, b.ClassNames)) || (!labelled && slices.Contains(f.Qualitative, "all"))) {
 		rec.figure = newPanel(b, j, a.absMaps(maps))
+		rec.figure.Fs, rec.figure.F0 = a.rates()
 	}
 	if an.Output.Maps {
 		rec.maps = toF32(maps)

@@ -21,6 +21,19 @@ const figureKappa = 1e-8
 // MaxAllFigures bounds the figures of `qualitative = ["all"]`.
 const MaxAllFigures = 24
 
+// rates are the figures' sampling rate and system frequency (Setup's Fs
+// and F0, else 3200 Hz and 50 Hz).
+func (a *Analyser) rates() (fs, f0 float64) {
+	fs, f0 = a.s.Fs, a.s.F0
+	if fs == 0 {
+		fs = 3200
+	}
+	if f0 == 0 {
+		f0 = 50
+	}
+	return fs, f0
+}
+
 // wantsFigure reports whether class label is one of the qualitative
 // figure's classes (names as host/data or the paper writes them).
 func wantsFigure(classes []string, label int, names []string) bool {

@@ -42,7 +42,11 @@ type Bars struct {
 // background), the y axis fixed to [0, 1] with horizontal grid lines. SD,
 // when given, adds black error bars Values ± SD, clipped to [0, 1]; Paper,
 // when given, adds a black ring at each of the paper's values. The legend
-// (methods, and "paper") stands right of the chart, outside the bars.
+// (methods, and "paper") stands right of the chart, outside the bars and
+// inside the image: its column is as wide as its longest entry (the chart
+// narrows to make room), a label longer than 40 % of the figure's width
+// is cut in the middle with "…", and entries that do not fit the chart's
+// height go on in further columns.
 //
 // Bad input (no classes or methods, a row whose length is not the number
 // of classes, a number of rows that is not the number of methods, a value
@@ -125,15 +129,18 @@ func (b *Bars) validate() error {
 // barsFigure is a Bars' plot and legend.
 type barsFigure struct {
 	plot   *plot.Plot
-	legend plot.Legend
+	legend plot.Legend // the style; entries are added by columns
+	names  []string    // the legend's entries, fitted to barsMaxLegend
+	thumbs []plot.Thumbnailer
 	bars   *groupedBars
 }
 
 // Layout constants of the bar chart.
 const (
-	barsMargin = vg.Inch / 8
-	barsSide   = vg.Inch * 17 / 10 // the legend column
-	barsGroup  = 0.8               // a class's group width, in x units
+	barsMargin    = vg.Inch / 8
+	barsGap       = vg.Inch / 10      // between the chart and the legend, and its columns
+	barsMaxLegend = BarsWidth * 2 / 5 // the widest legend entry
+	barsGroup     = 0.8               // a class's group width, in x units
 )
 
 // newBarsFigure validates b and builds its plot.
@@ -178,13 +185,17 @@ func newBarsFigure(b Bars) (*barsFigure, error) {
 	leg := newLegend()
 	leg.Top = true
 	leg.Left = true
+	f := &barsFigure{plot: p, legend: leg, bars: g}
+	text := barsMaxLegend - leg.ThumbnailWidth - leg.TextStyle.Width(" ")
 	for m, name := range b.Methods {
-		leg.Add(name, rectThumb{Fill: g.fills[m], Line: outline})
+		f.names = append(f.names, fitText(leg.TextStyle, name, text))
+		f.thumbs = append(f.thumbs, rectThumb{Fill: g.fills[m], Line: outline})
 	}
 	if b.Paper != nil {
-		leg.Add("paper", ringThumb{})
+		f.names = append(f.names, "paper")
+		f.thumbs = append(f.thumbs, ringThumb{})
 	}
-	return &barsFigure{plot: p, legend: leg, bars: g}, nil
+	return f, nil
 }
 
 // methodColours samples cividis at m = 0..n-1: u = 0.15 + 0.7 m / (n - 1),
@@ -278,20 +289,64 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// layout returns the plot's canvas and the legend's on dc.
-func (f *barsFigure) layout(dc draw.Canvas) (chart, legend draw.Canvas) {
+// legendColumns splits the legend's entries into columns of at most
+// rows entries each, and returns each column's legend and width.
+func (f *barsFigure) legendColumns(rows int) ([]plot.Legend, []vg.Length) {
+	var ls []plot.Legend
+	var ws []vg.Length
+	for i := 0; i < len(f.names); i += rows {
+		j := min(i+rows, len(f.names))
+		l := f.legend
+		for k := i; k < j; k++ {
+			l.Add(f.names[k], f.thumbs[k])
+		}
+		ls = append(ls, l)
+		ws = append(ws, legendWidth(f.legend, f.names[i:j]))
+	}
+	return ls, ws
+}
+
+// legendRows is how many legend entries fit one column of height h (at
+// least one).
+func (f *barsFigure) legendRows(h vg.Length) int {
+	n := len(f.names)
+	for n > 1 && legendHeight(f.legend, n) > h {
+		n--
+	}
+	return n
+}
+
+// layout returns the plot's canvas and the canvas of each legend column
+// on dc: the columns at the right of the figure less its margin, each as
+// wide as its longest entry, over the height of the chart's data area;
+// the chart fills the rest.
+func (f *barsFigure) layout(dc draw.Canvas) (chart draw.Canvas, legends []draw.Canvas) {
 	inner := draw.Crop(dc, barsMargin, -barsMargin, barsMargin, -barsMargin)
-	chart, legend = inner, inner
-	chart.Max.X -= barsSide
-	legend.Min.X = chart.Max.X + vg.Inch/10
-	data := f.plot.DataCanvas(chart)
-	legend.Min.Y, legend.Max.Y = data.Min.Y, data.Max.Y
-	return chart, legend
+	data := f.plot.DataCanvas(inner) // its height does not depend on the width
+	_, ws := f.legendColumns(f.legendRows(data.Max.Y - data.Min.Y))
+	if len(ws) == 0 {
+		return inner, nil
+	}
+	chart = inner
+	x := inner.Max.X
+	legends = make([]draw.Canvas, len(ws))
+	for i := len(ws) - 1; i >= 0; i-- {
+		c := inner
+		c.Min.X, c.Max.X = x-ws[i], x
+		c.Min.Y, c.Max.Y = data.Min.Y, data.Max.Y
+		legends[i] = c
+		x -= ws[i] + barsGap
+	}
+	chart.Max.X = x
+	return chart, legends
 }
 
 // draw lays the figure out on dc and draws it.
 func (f *barsFigure) draw(dc draw.Canvas) {
-	chart, legend := f.layout(dc)
+	chart, cs := f.layout(dc)
 	f.plot.Draw(chart)
-	f.legend.Draw(legend)
+	ls, _ := f.legendColumns(f.legendRows(cs[0].Max.Y - cs[0].Min.Y))
+	for i := range ls {
+		ls[i].Draw(cs[i])
+	}
 }

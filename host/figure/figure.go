@@ -200,3 +200,66 @@ func (t rectThumb) Thumbnail(c *draw.Canvas) {
 		c.StrokeLines(t.Line, append(pts, pts[0]))
 	}
 }
+
+// legendWidth is the width a legend of entries named names needs: the
+// thumbnail, a space and the longest name (the extent plot.Legend.Draw
+// fills from the left of its canvas with Left set).
+func legendWidth(l plot.Legend, names []string) vg.Length {
+	var w vg.Length
+	for _, n := range names {
+		w = max(w, l.ThumbnailWidth+l.TextStyle.Width(" "+n))
+	}
+	return w
+}
+
+// legendHeight is the height of a legend of n entries in style l.
+func legendHeight(l plot.Legend, n int) vg.Length {
+	if n == 0 {
+		return 0
+	}
+	h := l.TextStyle.Rectangle("Ág").Max.Y
+	return vg.Length(n)*h + vg.Length(n-1)*l.Padding
+}
+
+// fitText returns s, or s cut in the middle with "…" so that it is at
+// most width wide in sty: the start and the end of a long method label
+// are what tell it from the others.
+func fitText(sty draw.TextStyle, s string, width vg.Length) string {
+	if sty.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for k := len(r) - 1; k > 0; k-- {
+		head := (k + 1) / 2
+		t := string(r[:head]) + "…" + string(r[len(r)-(k-head):])
+		if sty.Width(t) <= width {
+			return t
+		}
+	}
+	return "…"
+}
+
+// flatRel is the relative spread below which a map is drawn as constant:
+// the maps come from float32 arithmetic (machine epsilon 1.19e-7), so
+// values that differ by less than about eight roundings of their size
+// differ by rounding, not by relevance.
+const flatRel = 1e-6
+
+// isFlat reports whether [lo, hi] is a constant map's range:
+// hi - lo <= flatRel max(|lo|, |hi|) (hence also hi == lo).
+func isFlat(lo, hi float64) bool {
+	return hi/2-lo/2 <= flatRel/2*max(math.Abs(lo), math.Abs(hi))
+}
+
+// rangeLabels formats lo < hi with the fewest significant digits (at
+// least 3) that tell them apart, so that a colour bar's ends never read
+// the same ("0.8971" and "0.8972", not "0.897" twice).
+func rangeLabels(lo, hi float64) (string, string) {
+	for d := 3; d < 17; d++ {
+		a, b := strconv.FormatFloat(lo, 'g', d, 64), strconv.FormatFloat(hi, 'g', d, 64)
+		if a != b {
+			return a, b
+		}
+	}
+	return strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64)
+}

@@ -1,6 +1,7 @@
 package figure
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"math"
@@ -23,7 +24,11 @@ func TestBarsLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	dc := layoutCanvas(BarsWidth, BarsHeight)
-	chart, legend := f.layout(dc)
+	chart, legends := f.layout(dc)
+	if len(legends) != 1 {
+		t.Fatalf("%d legend columns for 3 entries, want 1", len(legends))
+	}
+	legend := legends[0]
 	data := f.plot.DataCanvas(chart)
 	for _, c := range []draw.Canvas{chart, legend} {
 		if c.Min.X < dc.Min.X+barsMargin || c.Max.X > dc.Max.X-barsMargin ||
@@ -129,14 +134,17 @@ func TestBarsErrorBarCaps(t *testing.T) {
 func TestBarsPaperLegend(t *testing.T) {
 	// Paper values that are all NaN draw nothing in the chart but add the
 	// legend's "paper" entry: the chart's pixels are those of no Paper,
-	// the legend's are not.
+	// the legend's are not. (Method labels wider than "paper", so that
+	// the legend column, as wide as its widest entry, keeps its width.)
 	b := testBars()
+	b.Methods = []string{"method a", "method b", "method c"}
 	_, plain := renderBars(t, b)
 	nan := math.NaN()
 	b.Paper = [][]float64{{nan, nan, nan, nan}, {nan, nan, nan, nan}, {nan, nan, nan, nan}}
 	_, withPaper := renderBars(t, b)
 	f, _ := barsMapper(t, b)
-	chart, legend := f.layout(layoutCanvas(BarsWidth, BarsHeight))
+	chart, legends := f.layout(layoutCanvas(BarsWidth, BarsHeight))
+	legend := legends[0]
 	h := BarsHeight.Dots(DPI)
 	region := func(c draw.Canvas) image.Rectangle {
 		return image.Rect(int(c.Min.X.Dots(DPI)), int(h-c.Max.Y.Dots(DPI)), int(c.Max.X.Dots(DPI)), int(h-c.Min.Y.Dots(DPI)))
@@ -275,5 +283,111 @@ func TestWriteFileRelativeDir(t *testing.T) {
 	decode(t, b, BarsWidth, BarsHeight)
 	if ents, _ := os.ReadDir("."); len(ents) != 1 {
 		t.Errorf("%d files in the directory, want bars.png alone", len(ents))
+	}
+}
+
+// inkOutside draws fn, a figure of w x h, into a canvas 1 in larger on
+// every side and counts the pixels outside the figure's own rectangle
+// that are not white: what the PNG of w x h would have cut off.
+func inkOutside(w, h vg.Length, fn func(dc draw.Canvas)) int {
+	img := vgimg.NewWith(vgimg.UseWH(w+2*vg.Inch, h+2*vg.Inch), vgimg.UseDPI(DPI))
+	dc := draw.New(img)
+	dc.Rectangle = vg.Rectangle{Min: vg.Point{X: vg.Inch, Y: vg.Inch}, Max: vg.Point{X: vg.Inch + w, Y: vg.Inch + h}}
+	px := func(l vg.Length) int { return int(math.Round(l.Dots(DPI))) }
+	fn(dc)
+	im := img.Image()
+	b := im.Bounds()
+	inside := image.Rect(px(vg.Inch), px(vg.Inch), px(vg.Inch+w), px(vg.Inch+h)) // y from the top: symmetric margins
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if !(image.Point{x, y}).In(inside) && rgba8(im.At(x, y)) != [4]int{255, 255, 255, 255} {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestBarsLegendInside(t *testing.T) {
+	// Long method labels and many methods: nothing is drawn outside the
+	// figure (drawn into a larger canvas, no ink beyond its edges), the
+	// legend's columns lie right of the chart's data area and inside the
+	// margin, and each column holds no more entries than fit its height.
+	long := "mc-dropout (p = 0.1, 50 draws) / integrated gradients (64 steps, zero baseline) / mean over draws"
+	for _, tc := range []struct {
+		name    string
+		methods []string
+	}{
+		{"three short", []string{"a", "b", "c"}},
+		{"one long", []string{"ensemble / occlusion", long, "laplace / saliency"}},
+		{"thirty", func() []string {
+			var m []string
+			for i := range 30 {
+				m = append(m, fmt.Sprintf("posterior %02d / explainer with a long name", i))
+			}
+			return m
+		}()},
+	} {
+		b := testBars()
+		b.Methods = tc.methods
+		b.Values = make([][]float64, len(tc.methods))
+		for m := range b.Values {
+			b.Values[m] = []float64{0.1, 0.5, 0.9, 0.3}
+		}
+		b.Paper = make([][]float64, len(tc.methods))
+		for m := range b.Paper {
+			b.Paper[m] = []float64{0.2, 0.4, 0.6, 0.8}
+		}
+		f, err := newBarsFigure(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := inkOutside(BarsWidth, BarsHeight, f.draw); n != 0 {
+			t.Errorf("%s: %d pixels drawn outside the figure", tc.name, n)
+		}
+		dc := layoutCanvas(BarsWidth, BarsHeight)
+		chart, legends := f.layout(dc)
+		data := f.plot.DataCanvas(chart)
+		rows := f.legendRows(data.Max.Y - data.Min.Y)
+		if want := (len(f.names) + rows - 1) / rows; len(legends) != want {
+			t.Errorf("%s: %d legend columns, want ceil(%d entries / %d a column) = %d", tc.name, len(legends), len(f.names), rows, want)
+		}
+		if h := legendHeight(f.legend, rows); h > data.Max.Y-data.Min.Y {
+			t.Errorf("%s: a column of %d entries is %v high, the data area %v", tc.name, rows, h, data.Max.Y-data.Min.Y)
+		}
+		prev := data.Max.X
+		for i, c := range legends {
+			if c.Min.X <= prev || c.Max.X > dc.Max.X-barsMargin+1e-9 {
+				t.Errorf("%s: legend column %d x [%v, %v], want right of %v and inside %v", tc.name, i, c.Min.X, c.Max.X, prev, dc.Max.X-barsMargin)
+			}
+			prev = c.Max.X
+		}
+		for i, n := range f.names {
+			if w := f.legend.ThumbnailWidth + f.legend.TextStyle.Width(" "+n); w > barsMaxLegend+1e-9 {
+				t.Errorf("%s: entry %d %q is %v wide, above %v", tc.name, i, n, w, barsMaxLegend)
+			}
+			if tc.methods != nil && i < len(tc.methods) && f.legend.TextStyle.Width(tc.methods[i]) < barsMaxLegend/2 && n != tc.methods[i] {
+				t.Errorf("%s: short label %q shown as %q", tc.name, tc.methods[i], n)
+			}
+		}
+	}
+}
+
+func TestFitText(t *testing.T) {
+	// A label that fits is kept; one that does not keeps its start and
+	// its end around "…" and fits.
+	sty := newLegend().TextStyle
+	if got := fitText(sty, "short", vg.Inch); got != "short" {
+		t.Errorf("fitText(short) = %q", got)
+	}
+	s := "abcdefghijklmnopqrstuvwxyz0123456789"
+	got := fitText(sty, s, sty.Width(s)/2)
+	head, tail, ok := strings.Cut(got, "…")
+	if !ok || !strings.HasPrefix(s, head) || !strings.HasSuffix(s, tail) || head == "" || tail == "" {
+		t.Errorf("fitText cut %q to %q: want a head and a tail of it around …", s, got)
+	}
+	if sty.Width(got) > sty.Width(s)/2 {
+		t.Errorf("fitText result %q is %v wide, above %v", got, sty.Width(got), sty.Width(s)/2)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -50,6 +51,10 @@ type Panel struct {
 	// Fs is the sampling rate in Hz; the time axis is in ms when Fs > 0,
 	// in samples when Fs == 0.
 	Fs float64
+	// F0 is the system frequency in Hz (50 or 60); with Fs > 0 the time
+	// axis has a tick every cycle, 1000/F0 ms (Fs/F0 samples: 64 at
+	// 3200 Hz and 50 Hz). 0: plot's default ticks.
+	F0 float64
 	// Channels is C, the channels of the record (0 or 1: one channel).
 	// With C > 1, Wave, Mask and every map are C rows of T values,
 	// channel-major (x[c*T+t]), and the time axis is T samples long.
@@ -96,10 +101,16 @@ func (p *Panel) channels() (int, []string) {
 // least value is the darkest colour and its greatest the lightest. The
 // members share one scale (min and max over all S maps), so do the two
 // quantile maps (so that q05 <= q95 reads as darker-or-equal); each other
-// strip has its own. A strip whose values are all equal is drawn in the
-// darkest colour. Each strip's colour bar, on the right, is labelled
-// "min–max scaled" and shows the strip's least and greatest value at its
-// ends.
+// strip has its own, and states it: each strip's colour bar, on the
+// right, prints the strip's least and greatest value at its ends, with
+// as many digits as tell them apart. A strip whose values are constant,
+// max - min <= 1e-6 max(|min|, |max|) (the maps' float32 rounding, see
+// flatRel), is drawn in cividis's middle colour throughout, its colour
+// bar that one colour labelled "constant" with the value: never a
+// full-contrast stripe of rounding noise.
+//
+// With Fs > 0 and F0 > 0 the time axis has a tick every cycle (every
+// Fs/F0 samples), labelled in ms to 0.1 ms (every few cycles when there are many).
 //
 // Bad input (Wave empty, a length that differs from Wave's, NaN or Inf, a
 // probability outside [0, 1], Fs negative or not finite, Q05 without Q95)
@@ -162,6 +173,9 @@ func (p *Panel) validate() error {
 	}
 	if math.IsNaN(p.Fs) || math.IsInf(p.Fs, 0) || p.Fs < 0 {
 		return fmt.Errorf("Fs is %v: want a sampling rate > 0 in Hz, or 0 for a time axis in samples", p.Fs)
+	}
+	if err := checkF0(p.F0, p.Fs, n/max(p.Channels, 1)); err != nil {
+		return err
 	}
 	if p.Fs > 0 && math.IsInf(float64(n)*1000/p.Fs, 0) {
 		return fmt.Errorf("Fs is %v Hz: so low that %d samples overflow the time axis in ms", p.Fs, n)
@@ -229,10 +243,18 @@ func newQualFigure(p Panel) (*qualFigure, error) {
 	for i := range f.rows {
 		m := f.rows[i].main
 		m.X.Min, m.X.Max = xmin, xmax
-		if i < len(f.rows)-1 {
+		last := i == len(f.rows)-1
+		switch {
+		case p.Fs > 0 && p.F0 > 0:
+			m.X.Tick.Marker = cycleTicks{period: 1000 / p.F0, labels: last}
+		case !last:
 			m.X.Tick.Marker = blankTicks{}
-		} else {
+		}
+		if last {
 			m.X.Label.Text = xlabel
+			if p.Fs > 0 && p.F0 > 0 {
+				m.X.Label.Text = fmt.Sprintf("time (ms), a tick a cycle (%s ms at %s Hz)", formatValue(1000/p.F0), formatValue(p.F0))
+			}
 		}
 	}
 	return f, nil
@@ -453,18 +475,27 @@ func stripRowScaled(name string, names []string, rows [][]float64, barLabel stri
 	}
 
 	bar := newPlot()
-	cm := NewCividis()
-	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	if isFlat(lo, hi) {
+		// One colour, the strip's, and its value.
+		bar.Add(plotter.NewImage(stripImage([][]float64{{lo}}, lo, hi), 0, 0, 1, 1))
+		bar.Y.Label.Text = "constant"
+		bar.Y.Tick.Marker = plot.ConstantTicks{{Value: 0.5, Label: formatValue(lo/2 + hi/2)}}
+	} else {
+		bar.Add(&plotter.ColorBar{ColorMap: NewCividis(), Vertical: true})
+		bar.Y.Label.Text = barLabel
+		l, h := rangeLabels(lo, hi)
+		bar.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: l}, {Value: 1, Label: h}}
+	}
 	bar.HideX()
+	bar.X.Min, bar.X.Max = 0, 1
 	bar.Y.Min, bar.Y.Max = 0, 1
-	bar.Y.Label.Text = barLabel
 	bar.Y.Label.TextStyle.Font.Size = vg.Points(8)
-	bar.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: formatValue(lo)}, {Value: 1, Label: formatValue(hi)}}
 	return qualRow{main: pl, bar: bar, weight: weight}
 }
 
 // stripImage is the cividis image of rows (top row first), each value
-// normalised as u = (v - lo) / (hi - lo) (0 when hi == lo), repeated
+// normalised as u = (v - lo) / (hi - lo) (0.5 when isFlat(lo, hi): a
+// constant map is cividis's middle colour), repeated
 // ceil(stripPixX / n) times across and ceil(stripPixY / len(rows)) times
 // down.
 func stripImage(rows [][]float64, lo, hi float64) *image.NRGBA {
@@ -476,9 +507,9 @@ func stripImage(rows [][]float64, lo, hi float64) *image.NRGBA {
 		for i, v := range row {
 			// Halves, so that neither difference overflows for values
 			// near ±MaxFloat64.
-			u := 0.0
-			if hi > lo {
-				u = min(1, (v/2-lo/2)/(hi/2-lo/2))
+			u := 0.5
+			if !isFlat(lo, hi) {
+				u = min(1, max(0, (v/2-lo/2)/(hi/2-lo/2)))
 			}
 			cr, cg, cb := cividisRGB(u)
 			px := [4]uint8{unit8(cr), unit8(cg), unit8(cb), 0xff}
@@ -563,4 +594,54 @@ func legendCanvas(data, side draw.Canvas) draw.Canvas {
 	c.Min.X += vg.Inch / 10
 	c.Min.Y, c.Max.Y = data.Min.Y, data.Max.Y
 	return c
+}
+
+// checkF0 checks a system frequency f0 for a time axis of n samples at
+// fs Hz (see Panel.F0).
+func checkF0(f0, fs float64, n int) error {
+	if math.IsNaN(f0) || math.IsInf(f0, 0) || f0 < 0 {
+		return fmt.Errorf("F0 is %v: want the system frequency > 0 in Hz (50 or 60), or 0 for no cycle ticks", f0)
+	}
+	if f0 > 0 && fs == 0 {
+		return fmt.Errorf("F0 is %v Hz and Fs is 0: cycle ticks need the sampling rate Fs (or F0 = 0)", f0)
+	}
+	if f0 > 0 && fs/f0 < 2 {
+		return fmt.Errorf("F0 is %v Hz at Fs = %v Hz: fewer than 2 samples a cycle; want F0 <= Fs/2", f0, fs)
+	}
+	return nil
+}
+
+// maxCycleTicks bounds the ticks of a cycleTicks axis: beyond it a tick
+// marks every few cycles.
+const maxCycleTicks = 40
+
+// cycleTicks is a Ticker with a tick at every multiple of period (one
+// cycle, in the axis's unit), or every m-th when more than maxCycleTicks
+// would fit; with labels, about 10 of them are labelled, at multiples of
+// the tick step, else none.
+type cycleTicks struct {
+	period float64
+	labels bool
+}
+
+// Ticks returns the ticks in [lo, hi].
+func (c cycleTicks) Ticks(lo, hi float64) []plot.Tick {
+	k0, k1 := math.Ceil(lo/c.period), math.Floor(hi/c.period)
+	n := k1 - k0 + 1
+	if !(n >= 1) || n > 1e7 {
+		return nil
+	}
+	m := math.Ceil(n / maxCycleTicks) // cycles a tick
+	every := math.Ceil(n / m / 10)    // ticks a label
+	k0 = math.Ceil(k0/m)*m + 0        // + 0: the first cycle of an axis from -dt/2 is 0, not -0
+	var ts []plot.Tick
+	for k := k0; k <= k1; k += m {
+		t := plot.Tick{Value: k * c.period}
+		if c.labels && math.Mod(k/m, every) == 0 {
+			// To 0.1: a 60 Hz cycle's 16.7 ms, 116.7 not 117.
+			t.Label = strconv.FormatFloat(math.Round(t.Value*10)/10, 'f', -1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }

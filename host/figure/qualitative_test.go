@@ -316,7 +316,7 @@ func TestQualitativeStripColours(t *testing.T) {
 			t.Errorf("quantile row y %g: pixel %v, want Cividis(%g) = %v", c.y, got, c.u, want(c.u))
 		}
 	}
-	// A constant strip is drawn in the darkest colour.
+	// A constant strip is drawn in the middle colour.
 	for i := range p.CV {
 		p.CV[i] = 0.25
 	}
@@ -324,8 +324,8 @@ func TestQualitativeStripColours(t *testing.T) {
 	m = newMapper(f.rows[5].main, mains[5], QualitativeHeight)
 	for _, i := range []int{0, 120, 199} {
 		pt := m.at(float64(i), 0)
-		if got := rgba8(img.At(pt.X, pt.Y)); !near(got, want(0), 2) {
-			t.Errorf("constant CV, sample %d: pixel %v, want Cividis(0) = %v", i, got, want(0))
+		if got := rgba8(img.At(pt.X, pt.Y)); !near(got, want(0.5), 2) {
+			t.Errorf("constant CV, sample %d: pixel %v, want Cividis(0.5) = %v", i, got, want(0.5))
 		}
 	}
 }

@@ -253,3 +253,53 @@ func (d *decoder) checkDraws(r *Recipe) error {
 	}
 	return nil
 }
+
+// RecordingCycles is the cycles of the system frequency a window of a
+// recording holds when the data are not generated (host/record's
+// DefaultCycles, the network's 10; a runner test checks they agree).
+const RecordingCycles = 10
+
+// OcclusionID is the occlusion explainer's normalised ID.
+const OcclusionID = "explainer.occlusion"
+
+// recordingBaseline gives every occlusion explainer of a [recording]
+// recipe whose table sets no `baseline` the key baseline = "fundamental"
+// (and period, the samples a cycle of the windows, unless the table sets
+// it): with the zero baseline, blanking any 60 samples of a 50 Hz wave
+// wrecks the prediction wherever it happens, so the maps of a recording
+// are nearly flat; the fundamental baseline puts the record's own
+// least-squares fundamental in the window, so a window is relevant only
+// as far as it departs from the healthy wave. ref.From names [recording]
+// as where the keys came from, and the run's notes say so.
+func recordingBaseline(r *Recipe) {
+	if r.Recording == nil {
+		return
+	}
+	period := 0.0
+	if r.Data.Generated() {
+		period = r.Data.Fs / r.Data.F0
+	} else if a, err := r.Arch(); err == nil {
+		period = float64(a.InLen) / RecordingCycles
+	}
+	for i := range r.Explainers {
+		e := &r.Explainers[i]
+		if e.ID != OcclusionID {
+			continue
+		}
+		if _, ok := e.Config["baseline"]; ok {
+			continue
+		}
+		if e.Config == nil {
+			e.Config = sdk.Config{}
+		}
+		if e.From == nil {
+			e.From = map[string][]string{}
+		}
+		e.Config["baseline"] = "fundamental"
+		e.From["baseline"] = []string{"recording"}
+		if _, ok := e.Config["period"]; !ok && period >= 2 {
+			e.Config["period"] = period
+			e.From["period"] = []string{"recording"}
+		}
+	}
+}

@@ -96,7 +96,7 @@ func (w *runWriter) paperTables(res *engine.Results) ([]report.Table, error) {
 // records report.html shows (every run has one).
 func newAnalyser(w *runWriter, ds Datasets, groups map[string][]int, abs bool) *analysis.Analyser {
 	r := w.r
-	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs}
+	s := analysis.Setup{Analysis: r.Analysis, Seed: r.Seed, Tests: ds.Tests, Groups: groups, Abs: abs, Fs: ds.Rate, F0: ds.F0}
 	for _, p := range r.Posteriors {
 		s.Posteriors = append(s.Posteriors, p.Label)
 	}

@@ -44,6 +44,10 @@ type Datasets struct {
 	// Windows are the recording's kept windows, in record order (with
 	// [recording]): each one's start in the recording.
 	Windows []record.Window
+	// Rate and F0 are the records' sampling rate and system frequency,
+	// Hz: [data] fs and f0, or a recording's rate after resampling and
+	// its system frequency (host/record.SystemFrequency).
+	Rate, F0 float64
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -170,7 +174,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 	default:
 		return Datasets{}, r.Errorf([]string{"data", "source"}, "unknown source %q (accepted: pqd, files)", r.Data.Source)
 	}
-	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val), Channels: first.C(), Classes: first.Classes}
+	ds := Datasets{Train: ToDataset(train), Val: ToDataset(val), Channels: first.C(), Classes: first.Classes, Rate: r.Data.Fs, F0: r.Data.F0}
 	if g, ok := r.Data.Generator(); ok {
 		if n, ok := g.(interface{ ChannelNames() []string }); ok {
 			ds.ChannelNames = n.ChannelNames()
@@ -205,7 +209,8 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			return Datasets{}, err
 		}
 		ds.Tests = []engine.TestSplit{ts}
-		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows
+		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows.kept
+		ds.Rate, ds.F0 = windows.rate, windows.f0
 	}
 	return ds, nil
 }

@@ -215,6 +215,17 @@ func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step f
 	if err := json.Unmarshal(resultsJSON, &res); err != nil || len(res.Windows) != n {
 		t.Fatalf("results.json windows: %d (%v)", len(res.Windows), err)
 	}
+	// The timeline of the whole recording, one a posterior.
+	tls, _ := filepath.Glob(filepath.Join(dir, "figures", "timeline-*.png"))
+	if len(tls) != 1 {
+		t.Errorf("timelines %q, want one", tls)
+	}
+	for _, f := range tls {
+		b, _ := os.ReadFile(f)
+		if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 	for i, w := range res.Windows {
 		l := lines[i+1]
 		num := func(j int) float64 {

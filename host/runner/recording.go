@@ -20,28 +20,29 @@ import (
 // file, one record a kept window of C x T values, channel-major, with
 // Channels = C. C must be the model's in_channels. warnings are the
 // reader's and the import's (each also a note, "recording: ..."); windows
-// are the kept windows, one a record.
-func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit, notes, warnings []string, windows []record.Window, err error) {
+// are the kept windows, one a record, with the rate after resampling and
+// the system frequency.
+func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit, notes, warnings []string, windows recordingWindows, err error) {
 	rc := r.Recording
 	arch, err := r.Arch()
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, nil, err
+		return engine.TestSplit{}, nil, nil, recordingWindows{}, err
 	}
 	C := rc.NumChannels()
 	if arch.InChannels != C {
-		return engine.TestSplit{}, nil, nil, nil, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
+		return engine.TestSplit{}, nil, nil, recordingWindows{}, r.Errorf([]string{"recording", rc.ChoiceKey()}, "[recording] %s makes windows of %d channel(s), but the model takes %d ([model] in_channels, or the channels of arch %q); accepted: as many channels as in_channels",
 			rc.ChoiceKey(), C, arch.InChannels, arch.Name)
 	}
 	opt := record.Options{Channel: rc.Channel, Rate: rc.Rate}
 	sels := rc.Channels
 	if len(rc.Phases) > 0 {
 		if sels, err = record.PhaseChannels(rc.File, opt, rc.Phases); err != nil {
-			return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
+			return engine.TestSplit{}, nil, nil, recordingWindows{}, fmt.Errorf("recipe %s: [recording] phases %q: %w", r.Name, rc.Phases, err)
 		}
 	}
 	recs, err := record.ReadChannels(rc.File, opt, sels)
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
+		return engine.TestSplit{}, nil, nil, recordingWindows{}, fmt.Errorf("recipe %s: [recording]: %w", r.Name, err)
 	}
 	// A window holds the network's cycles of the recording's own system
 	// frequency: a generated source's cycles, else the paper's 10 (so a
@@ -52,11 +53,11 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 	}
 	imp, err := record.ImportChannels(ctx, recs, record.ImportOptions{Nominal: rc.Nominal, NominalAuto: rc.NominalAuto, Window: L, Cycles: cycles, Hop: rc.Hop})
 	if err != nil {
-		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
+		return engine.TestSplit{}, nil, nil, recordingWindows{}, fmt.Errorf("recipe %s: [recording] %s: %w", r.Name, rc.File, err)
 	}
 	kept := imp.Kept()
 	if len(kept) == 0 {
-		return engine.TestSplit{}, nil, nil, nil, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
+		return engine.TestSplit{}, nil, nil, recordingWindows{}, fmt.Errorf("recipe %s: [recording] %s: no window of %d samples without a gap (the recording has %d samples at %g Hz after resampling)", r.Name, rc.File, L, len(imp.Signal), imp.Rate)
 	}
 	d := sdk.Dataset{N: len(kept), Len: C * L, X: make([]float32, 0, len(kept)*C*L), Y: make([]int, len(kept))}
 	for i, w := range kept {
@@ -89,6 +90,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 			}
 		}
 	}
+	notes = append(notes, baselineNotes(r)...)
 	warnings = append(warnings, imp.Warnings...)
 	for _, w := range warnings {
 		notes = append(notes, "recording: "+w)
@@ -101,8 +103,30 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 	}
 	for _, w := range imp.Windows {
 		if w.Dropped == "" {
-			windows = append(windows, w)
+			windows.kept = append(windows.kept, w)
 		}
 	}
+	windows.rate = imp.Rate
+	windows.f0, _ = record.SystemFrequency(recs[0])
 	return ts, notes, warnings, windows, nil
+}
+
+// recordingWindows are a recording's kept windows, the rate they were
+// resampled to and the system frequency, Hz.
+type recordingWindows struct {
+	kept     []record.Window
+	rate, f0 float64
+}
+
+// baselineNotes say which occlusion explainers took the fundamental
+// baseline because their table set none (recipe.recordingBaseline).
+func baselineNotes(r *recipe.Recipe) []string {
+	var notes []string
+	for _, e := range r.Explainers {
+		if from := e.From["baseline"]; len(from) != 1 || from[0] != "recording" {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("explainer %s: baseline = \"fundamental\" (period %v samples), the default for a recording: each occluded window shows the record's own least-squares fundamental, so a window is relevant as far as it departs from the healthy wave (with the zero baseline, blanking any window wrecks the prediction and the maps are nearly flat); set baseline in the table for another", e.Label, e.Config["period"]))
+	}
+	return notes
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/report"
 )
 
@@ -88,6 +89,48 @@ func (t *windowTable) csv() ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// timelines are the timeline figures of the recording, one a posterior
+// in the order of the rows (figures/timeline-<posterior label>.png): the
+// recording's kept windows (the split's records, C x T at ds.Rate) at
+// their start times, each with its row's class, probability, mutual
+// information and agreement.
+func (t *windowTable) timelines(ds Datasets) (names []string, pngs [][]byte, err error) {
+	if len(t.rows) == 0 || len(ds.Tests) == 0 {
+		return nil, nil, nil
+	}
+	d := ds.Tests[0].Data
+	var order []string
+	byPost := map[string][]windowRow{}
+	for _, r := range t.rows {
+		if _, ok := byPost[r.Posterior]; !ok {
+			order = append(order, r.Posterior)
+		}
+		byPost[r.Posterior] = append(byPost[r.Posterior], r)
+	}
+	for _, p := range order {
+		rows := byPost[p]
+		tl := figure.Timeline{Title: fmt.Sprintf("%s, %s", ds.Recording, rows[0].Label), Fs: ds.Rate, Channels: ds.Tests[0].Channels, ChannelNames: ds.Tests[0].ChannelNames}
+		for _, r := range rows {
+			if r.Window >= d.N {
+				return nil, nil, fmt.Errorf("timeline of %s: window %d of a split of %d records", rows[0].Label, r.Window, d.N)
+			}
+			x := d.X[r.Window*d.Len : (r.Window+1)*d.Len]
+			wave := make([]float64, len(x))
+			for i, v := range x {
+				wave[i] = float64(v)
+			}
+			tl.Windows = append(tl.Windows, figure.TimelineWindow{Start: r.Start, Wave: wave, Class: r.Class, Prob: r.Probability, MI: r.MutualInfo, Agreement: r.Agreement})
+		}
+		var b bytes.Buffer
+		if err := figure.TimelinePlot(&b, tl); err != nil {
+			return nil, nil, err
+		}
+		names = append(names, "figures/timeline-"+report.Slug(rows[0].Label)+".png")
+		pngs = append(pngs, b.Bytes())
+	}
+	return names, pngs, nil
 }
 
 func (t *windowTable) section() report.Section {

@@ -225,6 +225,18 @@ func (w *runWriter) results(res *engine.Results) error {
 			if err := w.write("windows.csv", wc); err != nil {
 				return err
 			}
+			names, pngs, err := w.windows.timelines(w.ds)
+			if err != nil {
+				return err
+			}
+			for i, name := range names {
+				if err := os.MkdirAll(filepath.Join(w.dir, "figures"), 0o755); err != nil {
+					return fmt.Errorf("run directory %s: %w", w.dir, err)
+				}
+				if err := w.write(name, pngs[i]); err != nil {
+					return err
+				}
+			}
 		}
 		if err := w.write(f.name, f.b); err != nil {
 			return err

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/record"
+	"github.com/uaxai/uaxai/sdk"
+)
+
+func TestWindowTimelines(t *testing.T) {
+	// Two posteriors' rows of a three-window recording: one timeline
+	// each, named after the posterior's label, a PNG of the timeline's
+	// size whose pixels are those of figure.TimelinePlot on the split's
+	// records at their start times.
+	const T = 640
+	d := sdk.Dataset{N: 3, Len: T, X: make([]float32, 3*T), Y: []int{-1, -1, -1}}
+	for i := range d.X {
+		d.X[i] = float32(math.Sin(2 * math.Pi * float64(i) / 64))
+	}
+	ds := Datasets{Recording: "rec-x", Rate: 3200, F0: 50, Tests: []engine.TestSplit{{Name: "rec-x", Data: d}}}
+	var tab windowTable
+	for _, p := range []struct{ id, label string }{{"ensemble", "Deep ensemble"}, {"mcd", "MC dropout"}} {
+		for w := range 3 {
+			tab.rows = append(tab.rows, windowRow{Posterior: p.id, Label: p.label, Window: w, Start: 0.5 + 0.2*float64(w),
+				Class: []string{"normal", "sag", "sag"}[w], Probability: 0.9, MutualInfo: 0.1, Agreement: 1})
+		}
+	}
+	names, pngs, err := tab.timelines(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 2 || names[0] != "figures/timeline-deep-ensemble.png" || names[1] != "figures/timeline-mc-dropout.png" {
+		t.Fatalf("timelines %q", names)
+	}
+	want := figure.Timeline{Title: "rec-x, Deep ensemble", Fs: 3200}
+	for w := range 3 {
+		wave := make([]float64, T)
+		for i := range wave {
+			wave[i] = float64(d.X[w*T+i])
+		}
+		want.Windows = append(want.Windows, figure.TimelineWindow{Start: 0.5 + 0.2*float64(w), Wave: wave, Class: []string{"normal", "sag", "sag"}[w], Prob: 0.9, MI: 0.1, Agreement: 1})
+	}
+	var b bytes.Buffer
+	if err := figure.TimelinePlot(&b, want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pngs[0], b.Bytes()) {
+		t.Error("the first timeline is not the figure of the split's windows at their start times")
+	}
+	img, err := png.Decode(bytes.NewReader(pngs[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, wantH := img.Bounds().Dy(), int(math.Round(figure.TimelineHeight(1).Dots(figure.DPI))); got != wantH {
+		t.Errorf("timeline %d pixels high, want %d", got, wantH)
+	}
+	// A row naming a window the split has not is an error, not a panic.
+	tab.rows[1].Window = 7
+	if _, _, err := tab.timelines(ds); err == nil {
+		t.Error("a row of window 7 in a split of 3: no error")
+	}
+}
+
+func TestRecordingBaselineNotes(t *testing.T) {
+	// The recipe's windows hold record.DefaultCycles cycles, the count
+	// recipe defaults the fundamental baseline's period by; a recording
+	// recipe whose occlusion sets no baseline gets a note saying so, one
+	// that sets baseline = 0.0 none.
+	if recipe.RecordingCycles != record.DefaultCycles {
+		t.Errorf("recipe.RecordingCycles %d, record.DefaultCycles %d", recipe.RecordingCycles, record.DefaultCycles)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rec.cfg"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "name = \"r\"\n[[posterior]]\nuse = \"ensemble\"\n[[explainer]]\nuse = \"occlusion\"\n%s[[summary]]\nuse = \"mean\"\n[recording]\nfile = \"rec.cfg\"\nnominal = 230.0\n"
+	for _, c := range []struct {
+		key   string
+		notes int
+	}{{"", 1}, {"baseline = 0.0\n", 0}} {
+		r, err := recipe.Parse("r.toml", []byte(fmt.Sprintf(src, c.key)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := baselineNotes(r)
+		if len(n) != c.notes || (c.notes == 1 && !strings.Contains(n[0], `baseline = "fundamental" (period 64 samples)`)) {
+			t.Errorf("%q: notes %q, want %d", c.key, n, c.notes)
+		}
+	}
+}
