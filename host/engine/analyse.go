@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/uaxai/uaxai/sdk/driver"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // Distortion is an input distortion of the sensitivity experiment
@@ -172,17 +171,9 @@ func setDrawProbs(ctx context.Context, ab *Batch, models []*driver.DrawModel, x 
 		ab.DrawProbs[j] = make([]float64, len(models))
 	}
 	pr := make([]float32, n*k)
-	for s, m := range models {
-		err := m.Call(ctx, func(nm nn.Model) error {
-			nm.Probs(pr, x)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("draw %d: %w", s, err)
-		}
+	return eachDrawProbs(ctx, models, x, pr, func(s int) {
 		for j, c := range ab.Preds {
 			ab.DrawProbs[j][s] = float64(pr[j*k+c])
 		}
-	}
-	return nil
+	})
 }

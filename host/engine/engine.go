@@ -398,14 +398,7 @@ func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel
 		k = len(dst) / len(ent)
 	}
 	row := make([]float64, k)
-	for s, m := range models {
-		err := m.Call(ctx, func(nm nn.Model) error {
-			nm.Probs(pr, x)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("draw %d: %w", s, err)
-		}
+	return eachDrawProbs(ctx, models, x, pr, func(int) {
 		for j, v := range pr {
 			dst[j] += float64(v)
 		}
@@ -420,6 +413,22 @@ func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel
 			ent[i] += Entropy(row)
 			votes[i*k+best]++
 		}
+	})
+}
+
+// eachDrawProbs writes each draw's class probabilities of x into pr and
+// calls f(s) after draw s, in draw order; a failed call is the error,
+// naming the draw.
+func eachDrawProbs(ctx context.Context, models []*driver.DrawModel, x, pr []float32, f func(s int)) error {
+	for s, m := range models {
+		err := m.Call(ctx, func(nm nn.Model) error {
+			nm.Probs(pr, x)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("draw %d: %w", s, err)
+		}
+		f(s)
 	}
 	return nil
 }

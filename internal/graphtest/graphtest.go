@@ -3,7 +3,12 @@
 // sdk/nn/graph, so sdk/nn's own tests may use it.
 package graphtest
 
-import "github.com/uaxai/uaxai/sdk/nn/graph"
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+)
 
 func node(name, op string, in []string, attrs map[string]any) graph.Node {
 	return graph.Node{Name: name, Op: op, Inputs: in, Attrs: attrs}
@@ -41,4 +46,20 @@ func PaperGraph() graph.Spec {
 		node("fc1", "linear", nil, map[string]any{"out": 64}), node("relu5", "relu", nil, nil), node("bn3", "batchnorm1d", nil, nil),
 		node("fc2", "linear", nil, map[string]any{"out": 16}),
 	}}
+}
+
+// RandomNet compiles spec with parameters drawn from N(0, 0.5^2) by a
+// stream of seed (running statistics too: a test network, not a trained
+// one). A spec that does not compile fails t.
+func RandomNet(t testing.TB, spec graph.Spec, seed uint64) *graph.Net {
+	t.Helper()
+	net, err := graph.Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range net.Theta {
+		net.Theta[i] = float32(r.NormFloat64() * 0.5)
+	}
+	return net
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -34,15 +35,9 @@ func TestGraphModelSpans(t *testing.T) {
 		n("gap", "globalavgpool", nil, nil),
 		n("fc", "linear", nil, map[string]any{"out": 3}),
 	}}
-	net, err := graph.Compile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range net.Theta {
-		net.Theta[i] = float32(r.NormFloat64() * 0.5)
-	}
+	net := graphtest.RandomNet(t, spec, 3)
 	m := nn.NewGraphModel(net)
+	r := rand.New(rand.NewPCG(3, 4))
 	x := make([]float32, 2*m.InputLen())
 	for i := range x {
 		x[i] = float32(r.NormFloat64())

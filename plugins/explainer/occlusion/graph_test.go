@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -35,14 +36,7 @@ func graphModel(t *testing.T) *nn.GraphModel {
 		n("gap", "globalavgpool", nil, nil),
 		n("fc", "linear", nil, map[string]any{"out": 4}),
 	}}
-	net, err := graph.Compile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := range net.Theta {
-		net.Theta[i] = float32(r.NormFloat64() * 0.5)
-	}
+	net := graphtest.RandomNet(t, spec, 11)
 	return nn.NewGraphModel(net)
 }
 
