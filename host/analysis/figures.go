@@ -3,9 +3,7 @@ package analysis
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/figure"
@@ -144,13 +142,7 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 		}
 	}
 	if f.PerClass && len(res.Rows) > 0 {
-		var pt string
-		for _, id := range a.s.Analysis.Paper {
-			if strings.HasPrefix(id, "tab:perclass_") {
-				pt = id
-			}
-		}
-		bars, err := perClassBars(res, pt)
+		bars, err := perClassBars(res, report.PerClassPaperTable(a.s.Analysis.Paper))
 		if err != nil {
 			return err
 		}
@@ -163,42 +155,12 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 	return nil
 }
 
-// perClassBars is the per-class IoU of every row (mean and sd over the
-// splits), with the paper's values of table pt ("" for none).
+// perClassBars is the per-class chart (report.PerClassIoUBars, with the
+// paper's markers from table pt) as the figure package draws it.
 func perClassBars(res *engine.Results, pt string) (figure.Bars, error) {
-	b := figure.Bars{Title: "Per-class IoU (mean ± sd over test splits)"}
-	var tab *paper.Table
-	if pt != "" {
-		t, err := paper.Lookup(pt)
-		if err != nil {
-			return b, err
-		}
-		tab = t
-		b.Title += "; markers: the paper (" + pt + ")"
+	b, err := report.PerClassIoUBars(res, pt)
+	if err != nil || b == nil {
+		return figure.Bars{}, err
 	}
-	classes := res.Rows[0].Agg.Classes
-	for _, c := range classes {
-		b.Classes = append(b.Classes, report.ClassName(res.ClassNames, c.Class))
-	}
-	for _, r := range res.Rows {
-		b.Methods = append(b.Methods, report.RowLabel(res, r))
-		vals, sds, pap := make([]float64, len(classes)), make([]float64, len(classes)), make([]float64, len(classes))
-		for i, c := range classes {
-			ca, _ := r.Agg.Class(c.Class)
-			vals[i], sds[i], pap[i] = ca.IoU.Mean, ca.IoU.SD, math.NaN()
-			if ca.IoU.N == 0 {
-				vals[i], sds[i] = 0, 0
-			}
-			if tab != nil {
-				if v, ok := tab.Cell([]string{report.ClassName(res.ClassNames, c.Class)}, report.MethodKey(pt, r)); ok && report.MethodKey(pt, r) != "" {
-					pap[i] = v.Mean
-				}
-			}
-		}
-		b.Values, b.SD = append(b.Values, vals), append(b.SD, sds)
-		if tab != nil {
-			b.Paper = append(b.Paper, pap)
-		}
-	}
-	return b, nil
+	return figure.Bars{Title: b.Title, Classes: b.Classes, Methods: b.Methods, Values: b.Values, SD: b.SD, Paper: b.Paper}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/paper"
 )
 
 // This file writes report.html: one self-contained page (no network
@@ -48,28 +49,62 @@ type Bars struct {
 	Paper            [][]float64 // nil: no paper table
 }
 
-// PerClassIoUBars is the chart of the run's rows: the per-class IoU, mean
-// ± sd over the test splits, nil without rows.
-func PerClassIoUBars(res *engine.Results) *Bars {
+// PerClassPaperTable is the paper's per-class table among ids (a
+// recipe's [paper] tables: the last "tab:perclass_..."), or "".
+func PerClassPaperTable(ids []string) string {
+	var pt string
+	for _, id := range ids {
+		if strings.HasPrefix(id, "tab:perclass_") {
+			pt = id
+		}
+	}
+	return pt
+}
+
+// PerClassIoUBars is the per-class chart of res's rows: each row's IoU
+// of each scored class, mean and SD over the test splits (0 for a class
+// no split scored), and, with pt a paper table (PerClassPaperTable), the
+// paper's value of the row's method and the class (NaN where the paper
+// has none). It is nil without rows. report.html and the PNG figure
+// (host/analysis) draw it.
+func PerClassIoUBars(res *engine.Results, pt string) (*Bars, error) {
 	if len(res.Rows) == 0 {
-		return nil
+		return nil, nil
 	}
 	b := &Bars{Title: "Per-class IoU (mean ± sd over test splits)"}
+	var tab *paper.Table
+	if pt != "" {
+		t, err := paper.Lookup(pt)
+		if err != nil {
+			return nil, err
+		}
+		tab = t
+		b.Title += "; markers: the paper (" + pt + ")"
+	}
 	classes := res.Rows[0].Agg.Classes
 	for _, c := range classes {
 		b.Classes = append(b.Classes, ClassName(res.ClassNames, c.Class))
 	}
 	for _, r := range res.Rows {
 		b.Methods = append(b.Methods, RowLabel(res, r))
-		vals, sds := make([]float64, len(classes)), make([]float64, len(classes))
+		vals, sds, pap := make([]float64, len(classes)), make([]float64, len(classes)), make([]float64, len(classes))
 		for i, c := range classes {
+			pap[i] = math.NaN()
 			if ca, ok := r.Agg.Class(c.Class); ok && ca.IoU.N > 0 {
 				vals[i], sds[i] = ca.IoU.Mean, ca.IoU.SD
 			}
+			if key := MethodKey(pt, r); tab != nil && key != "" {
+				if v, ok := tab.Cell([]string{ClassName(res.ClassNames, c.Class)}, key); ok {
+					pap[i] = v.Mean
+				}
+			}
 		}
 		b.Values, b.SD = append(b.Values, vals), append(b.SD, sds)
+		if tab != nil {
+			b.Paper = append(b.Paper, pap)
+		}
 	}
-	return b
+	return b, nil
 }
 
 // palette is the methods' and classes' colours (Okabe-Ito, then more).

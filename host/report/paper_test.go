@@ -1,13 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/paper"
 )
 
 // rowWith aggregates two splits in which every record of class c has IoU
@@ -97,5 +100,42 @@ func TestPaperTablePerClassAndQuantiles(t *testing.T) {
 	}
 	if MethodKey("tab:uarao_results", res.Rows[1]) != "q05" || MethodKey("tab:uarao_results", res.Rows[2]) != "" {
 		t.Error("quantile rows are matched by their label")
+	}
+}
+
+// TestPerClassBarsHTML: the per-class chart of report.html carries the
+// paper's values of a named per-class table as markers: each a value of
+// the paper's table for the row's method and the class (paper.Lookup),
+// drawn with its value in the SVG; without a table, none.
+func TestPerClassBarsHTML(t *testing.T) {
+	res := &engine.Results{Rows: []engine.Row{rowWith(t, "posterior.ensemble", "explainer.occlusion", "summary.mean", "", 0.3)}}
+	tab, err := paper.Lookup("tab:perclass_bnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PerClassIoUBars(res, "tab:perclass_bnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for ci, name := range b.Classes {
+		want, ok := tab.Cell([]string{name}, MethodKey("tab:perclass_bnn", res.Rows[0]))
+		if ok != !math.IsNaN(b.Paper[0][ci]) || ok && want.Mean != b.Paper[0][ci] {
+			t.Errorf("class %s: marker %v, the paper's %v (%v)", name, b.Paper[0][ci], want.Mean, ok)
+		}
+		if ok {
+			marked++
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, HTML{Title: "t", Bars: b}); err != nil {
+		t.Fatal(err)
+	}
+	if marked == 0 || strings.Count(buf.String(), "<title>the paper: ") != marked {
+		t.Errorf("%d markers in the SVG, want %d", strings.Count(buf.String(), "<title>the paper: "), marked)
+	}
+	none, err := PerClassIoUBars(res, PerClassPaperTable([]string{"tab:bnn_results"}))
+	if err != nil || none.Paper != nil {
+		t.Errorf("without a per-class table: markers %v (%v)", none.Paper, err)
 	}
 }

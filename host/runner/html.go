@@ -16,8 +16,12 @@ import (
 // building and writing the page took (manifest.json's timings).
 func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Results) (time.Duration, error) {
 	t0 := time.Now()
+	bars, err := report.PerClassIoUBars(shown, report.PerClassPaperTable(w.r.Analysis.Paper))
+	if err != nil {
+		return 0, err
+	}
 	h := report.HTML{Title: "uaxai run: " + w.r.Name, Notes: notes, Warnings: w.ds.Warnings, Tables: ts,
-		Bars: report.PerClassIoUBars(shown), ClassNames: w.ds.Classes, Windows: w.timeline()}
+		Bars: bars, ClassNames: w.ds.Classes, Windows: w.timeline()}
 	if w.an != nil {
 		h.Records = w.an.Explored()
 	}
