@@ -248,6 +248,10 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		prev = end
 		c.Rates = append(c.Rates, Rate{Samp: samp, EndSamp: end})
 	}
+	if len(c.Rates) == 0 {
+		// Every segment was empty (endsamp 0 throughout): no sample has a rate.
+		return nil, lineErr(path, p.lineNo()-1, "no rate segment holds a sample: every endsamp of the %d rates is 0 (accepted: an endsamp >= 1, the last sample of a segment)", c.NRates)
+	}
 	if c.NRates > len(c.Rates) {
 		c.NRates = len(c.Rates)
 	}

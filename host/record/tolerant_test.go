@@ -83,3 +83,15 @@ func TestDefaultAnalog(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRateSegment: a cfg whose every rate segment is empty (endsamp 0,
+// which the empty-segment tolerance skips) is an error naming the file
+// and the line, not a recording without a time base (the fuzzer found
+// the panic).
+func TestNoRateSegment(t *testing.T) {
+	cfg := replaceLine(replaceLine(goodCfg, 6, "2"), 7, "1000,0\n1000,0")
+	_, err := ReadCOMTRADE("x.cfg", []byte(cfg), "x.dat", []byte(goodDat), Options{})
+	if err == nil || !strings.Contains(err.Error(), "x.cfg: line 8:") || !strings.Contains(err.Error(), "no rate segment holds a sample") {
+		t.Errorf("every endsamp 0: %v", err)
+	}
+}
