@@ -94,6 +94,7 @@ type Imported struct {
 	// (Channels[0]).
 	Recording     *Recording
 	Rate          float64
+	SystemFreq    float64 // the power system's frequency, 50 or 60 Hz (SystemFrequency)
 	Ratios        []SegmentRatio
 	Nominal       float64
 	NominalSource string
@@ -206,7 +207,7 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 	if !(opt.Rate > 0) || math.IsInf(opt.Rate, 0) || opt.Window < 1 || opt.Hop < 1 || opt.MaxRatio < 1 || opt.Cycles < 1 || opt.Nominal < 0 || math.IsNaN(opt.Nominal) || math.IsInf(opt.Nominal, 0) || (opt.NominalAuto && opt.Nominal != 0) {
 		return nil, fmt.Errorf("record: import: rate %g, window %d, hop %d, cycles %d, nominal %g (auto %v): want rate > 0, window >= 1, hop >= 1, cycles >= 1, nominal >= 0, and no nominal with auto", opt.Rate, opt.Window, opt.Hop, opt.Cycles, opt.Nominal, opt.NominalAuto)
 	}
-	imp := &Imported{Recording: rec, Rate: opt.Rate, Length: opt.Window, Hop: opt.Hop, Label: opt.Label, Labeled: opt.Labeled}
+	imp := &Imported{Recording: rec, Rate: opt.Rate, SystemFreq: sys, Length: opt.Window, Hop: opt.Hop, Label: opt.Label, Labeled: opt.Labeled}
 	imp.Warnings = append(imp.Warnings, sysWarn...)
 	imp.Channels = make([]ChannelSignal, len(recs))
 	for c, r := range recs {

@@ -81,6 +81,8 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 	for _, w := range imp.Windows {
 		if w.Dropped != "" {
 			notes = append(notes, fmt.Sprintf("recording window at %.4f s dropped: %s", w.SourceTime, w.Dropped))
+		} else {
+			windows.kept = append(windows.kept, w)
 		}
 	}
 	for _, rec := range recs {
@@ -101,13 +103,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 			ts.ChannelNames = append(ts.ChannelNames, ch.Recording.Channel)
 		}
 	}
-	for _, w := range imp.Windows {
-		if w.Dropped == "" {
-			windows.kept = append(windows.kept, w)
-		}
-	}
-	windows.rate = imp.Rate
-	windows.f0, _ = record.SystemFrequency(recs[0])
+	windows.rate, windows.f0 = imp.Rate, imp.SystemFreq
 	return ts, notes, warnings, windows, nil
 }
 

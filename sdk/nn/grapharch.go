@@ -131,6 +131,7 @@ type graphTrainNet struct {
 	net   *graph.Net
 	lay   *Layout
 	probs bool      // the output node is a softmax: its values are probabilities
+	out   []float32 // probs: the last Forward's probabilities (the Net's buffer)
 	z, dz []float32 // probs: log-probabilities (the logits), and d L / d probs
 }
 
@@ -170,6 +171,7 @@ func (t *graphTrainNet) Forward(p, x []float32, train bool, rnd *rand.Rand) []fl
 	if !t.probs {
 		return out
 	}
+	t.out = out
 	t.z = grow(t.z, len(out))
 	for i, v := range out {
 		t.z[i] = float32(math.Log(float64(max(v, math.SmallestNonzeroFloat32))))
@@ -184,7 +186,7 @@ func (t *graphTrainNet) Backward(p, dz, grad []float32) {
 	if t.probs {
 		t.dz = grow(t.dz, len(dz))
 		for i, d := range dz {
-			t.dz[i] = d / max(float32(math.Exp(float64(t.z[i]))), math.SmallestNonzeroFloat32)
+			t.dz[i] = d / max(t.out[i], math.SmallestNonzeroFloat32)
 		}
 		dz = t.dz
 	}

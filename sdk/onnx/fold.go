@@ -136,6 +136,24 @@ func ints(t *Tensor, what string) ([]int64, error) {
 	return t.Int, nil
 }
 
+// distinctAxes normalizes axes of a tensor of rank r (axis) and errs on
+// one given twice.
+func distinctAxes(axes []int64, r int) ([]int, error) {
+	out := make([]int, len(axes))
+	seen := make([]bool, r)
+	for i, a := range axes {
+		ax, err := axis(a, r)
+		if err != nil {
+			return nil, err
+		}
+		if seen[ax] {
+			return nil, fmt.Errorf("axes %v repeat axis %d", axes, ax)
+		}
+		seen[ax], out[i] = true, ax
+	}
+	return out, nil
+}
+
 // axis normalizes an axis of a tensor of rank r (negative counts from the
 // end) or errs.
 func axis(a int64, r int) (int, error) {
@@ -297,15 +315,12 @@ func (f *folder) unsqueeze(_ *node, in []*Tensor) (Tensor, error) {
 		return Tensor{}, err
 	}
 	r := len(in[0].Shape) + len(axes)
+	axs, err := distinctAxes(axes, r)
+	if err != nil {
+		return Tensor{}, err
+	}
 	ones := make([]bool, r)
-	for _, a := range axes {
-		ax, err := axis(a, r)
-		if err != nil {
-			return Tensor{}, err
-		}
-		if ones[ax] {
-			return Tensor{}, fmt.Errorf("axes %v repeat axis %d", axes, ax)
-		}
+	for _, ax := range axs {
 		ones[ax] = true
 	}
 	shape := make([]int, 0, r)
@@ -457,16 +472,11 @@ func (f *folder) slice(_ *node, in []*Tensor) (Tensor, error) {
 	for k := range step {
 		step[k] = 1
 	}
-	seen := make([]bool, r)
-	for i, a := range axes {
-		ax, err := axis(a, r)
-		if err != nil {
-			return Tensor{}, err
-		}
-		if seen[ax] {
-			return Tensor{}, fmt.Errorf("axes %v repeat axis %d", axes, ax)
-		}
-		seen[ax] = true
+	axs, err := distinctAxes(axes, r)
+	if err != nil {
+		return Tensor{}, err
+	}
+	for i, ax := range axs {
 		d := int64(data.Shape[ax])
 		st, s, e := steps[i], starts[i], ends[i]
 		if st == 0 {
