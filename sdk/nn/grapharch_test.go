@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/graphtest"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // TestGraphTrainsAsLayers: the paper's network written as a graph has the
@@ -126,5 +128,56 @@ func TestGraphArchJSON(t *testing.T) {
 	bad := []byte(`{"name":"x","in_channels":1,"in_len":8,"layers":null,"graph":{"name":"x","in_channels":1,"in_len":8,"nodes":[{"name":"a","op":"relu","colour":1}]}}`)
 	if err := json.Unmarshal(bad, &back); err == nil {
 		t.Error("a node with an unknown field decoded")
+	}
+}
+
+// TestGraphSoftmaxOutputTrains: a graph whose output node is a softmax
+// (its values probabilities) trains as the same graph ending in the
+// logits: Pass's logits are log p, whose softmax is p, and the gradient
+// through the softmax node equals the one of the logits (within float32
+// rounding), so the losses and the parameter gradients agree.
+func TestGraphSoftmaxOutputTrains(t *testing.T) {
+	logits := graphtest.PaperGraph()
+	probs := logits
+	probs.Nodes = append(append([]graph.Node(nil), logits.Nodes...), graph.Node{Name: "probs", Op: "softmax"})
+	la, err := GraphArch(logits).Reshaped(1, 16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := GraphArch(probs).Reshaped(1, 16, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := plainData(8, 3, false)
+	lp, err := NewPass(la, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := NewPass(pa, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float32, lp.Layout().Size)
+	Init(lp.Layout(), theta, rng.For(4, "init", "", -1, -1))
+	var loss [2]float64
+	var grads [2][]float32
+	for k, p := range []Pass{lp, pp} {
+		th := append([]float32(nil), theta...)
+		z := p.Forward(th, d.X, false, nil)
+		dz := make([]float32, len(z))
+		loss[k] = CrossEntropy(dz, z, d.Y, 4)
+		grads[k] = make([]float32, len(th))
+		p.Backward(th, dz, grads[k])
+	}
+	if math.Abs(loss[0]-loss[1]) > 1e-5 {
+		t.Errorf("loss %.7g on the logits, %.7g through the softmax node", loss[0], loss[1])
+	}
+	top, worst := 0.0, 0.0
+	for i, g := range grads[0] {
+		top = max(top, math.Abs(float64(g)))
+		worst = max(worst, math.Abs(float64(g-grads[1][i])))
+	}
+	if top == 0 || worst > 1e-4*top {
+		t.Errorf("gradients differ by %.3g (largest %.3g)", worst, top)
 	}
 }
