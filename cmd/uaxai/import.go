@@ -152,8 +152,16 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-// rates describes the rate segments of rec.
+// rates describes the rate segments of rec: each rate, or with more than
+// four segments their count and range.
 func rates(rec *record.Recording) string {
+	if n := len(rec.Segments); n > 4 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, g := range rec.Segments {
+			lo, hi = math.Min(lo, g.Rate), math.Max(hi, g.Rate)
+		}
+		return fmt.Sprintf("%d rate segments of %g..%g Hz", n, lo, hi)
+	}
 	var s []string
 	for _, g := range rec.Segments {
 		s = append(s, fmt.Sprintf("%g Hz", g.Rate))

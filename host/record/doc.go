@@ -117,9 +117,14 @@
 // # Import (Import, WriteDir)
 //
 // Each rate segment is resampled to ImportOptions.Rate (3200 Hz) by the
-// ratio Ratio finds (up, down <= MaxRatio, 1000, within 1e-9; a rate
-// whose ratio needs larger terms is an error) and the segments are
-// concatenated. The signal is divided by sqrt(2) * Nominal, so that a sine
+// ratio Ratio finds (up, down <= MaxRatio, 1000, within 1e-9) and the
+// segments are concatenated. A rate no such ratio reaches but within
+// RateTolerance (1 %) and a quarter sample a cycle of N samples a cycle of the
+// system frequency (a frequency-tracking recorder's 2401.509521 Hz, a
+// rate measured from timestamps) is taken as N * f, with a warning saying
+// how far the samples' times move; any other rate is an error. Adjacent
+// segments of one rate (as written, or as taken) are resampled as one
+// segment, without a border gap (importSegments). The signal is divided by sqrt(2) * Nominal, so that a sine
 // of the nominal RMS value has peak 1 (the generator's amplitude), and cut
 // into windows k*hop .. k*hop+window-1 (640 and 640 by default).
 // The output is sized before it is allocated: a segment whose ratio

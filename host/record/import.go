@@ -242,8 +242,10 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 	}
 
 	// Resample every segment.
+	segs, segWarn := importSegments(rec, sys, opt)
+	imp.Warnings = append(imp.Warnings, segWarn...)
 	total := 0
-	for _, s := range rec.Segments {
+	for _, s := range segs {
 		up, down, err := Ratio(s.Rate, opt.Rate, opt.MaxRatio)
 		if err != nil {
 			return nil, fmt.Errorf("record: %s: samples %d..%d: %w", rec.Path, s.Start, s.End-1, err)
@@ -300,6 +302,87 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 		return nil, fmt.Errorf("record: %s: every one of the %d windows holds a gap (%s)", rec.Path, len(imp.Windows), imp.Windows[0].Dropped)
 	}
 	return imp, nil
+}
+
+// RateTolerance is how far, relatively, a rate segment's rate may be
+// from a whole number of samples a cycle of the system frequency, N * f,
+// to be resampled as N * f when no ratio up/down <= MaxRatio takes it to
+// the target rate; it must also be within a quarter sample a cycle of N
+// (|rate/f - N| <= 1/4), so that N is not in doubt (3333.3333 Hz, 66.67
+// samples a cycle of 50 Hz, is no tracking rate and stays an error). Frequency-tracking recorders sample N times a cycle of
+// the frequency they measure (C37.111 writes their rates as 2401.509521
+// Hz ...), and a rate measured from timestamps is N * f give or take the
+// stamps' jitter; 1 % is the band EN 50160 gives the frequency of an
+// interconnected system for 99.5 % of a year.
+const RateTolerance = 0.01
+
+// importSegments returns the segments the import resamples: those of rec,
+// except that (1) a rate that no ratio up/down <= opt.MaxRatio takes to
+// opt.Rate, but within RateTolerance of N * sys (N = round(rate/sys)),
+// and within a quarter sample a cycle of N, is taken as N * sys, and (2) adjacent segments of one rate (as stated,
+// or as taken) are one segment, filtered together without a border gap
+// between them. A warning says each change: the segments, their rates,
+// the rate taken and by how much the times of the samples move (at most
+// max_i |t_file(i) - t_taken(i)| over the merged segment, reached at a
+// border of the file's segments, as the difference is linear between
+// them).
+func importSegments(rec *Recording, sys float64, opt ImportOptions) ([]Segment, []string) {
+	type group struct {
+		seg         Segment
+		first, last int     // file segments merged
+		snapped     int     // of them, how many had their rate taken as N*sys
+		lo, hi      float64 // their stated rates
+		shift       float64 // max |t_file - t_taken|, s
+		tFile       float64 // the file's time at the end of the last merged segment, s
+	}
+	var gs []group
+	for k, s := range rec.Segments {
+		r, snapped := s.Rate, false
+		if _, _, err := Ratio(r, opt.Rate, opt.MaxRatio); err != nil && sys > 0 {
+			if n := math.Round(r / sys); n >= 1 && math.Abs(r-n*sys) <= RateTolerance*n*sys && math.Abs(r/sys-n) <= 0.25 {
+				if _, _, err := Ratio(n*sys, opt.Rate, opt.MaxRatio); err == nil {
+					r, snapped = n*sys, true
+				}
+			}
+		}
+		m := len(gs)
+		if m == 0 || gs[m-1].seg.Rate != r || gs[m-1].seg.End != s.Start {
+			gs = append(gs, group{seg: Segment{Start: s.Start, End: s.Start, Rate: r}, first: k, lo: s.Rate, hi: s.Rate})
+			m++
+		}
+		g := &gs[m-1]
+		g.last = k
+		g.seg.End = s.End
+		g.lo, g.hi = math.Min(g.lo, s.Rate), math.Max(g.hi, s.Rate)
+		if snapped {
+			g.snapped++
+		}
+		// The file's time at the end of this segment against the taken one.
+		g.tFile += float64(s.End-s.Start) / s.Rate
+		g.shift = math.Max(g.shift, math.Abs(g.tFile-float64(s.End-g.seg.Start)/r))
+	}
+	segs := make([]Segment, len(gs))
+	var warn []string
+	for i, g := range gs {
+		segs[i] = g.seg
+		what := fmt.Sprintf("samples %d..%d: rate segment %d", g.seg.Start, g.seg.End-1, g.first+1)
+		if g.last > g.first {
+			what = fmt.Sprintf("samples %d..%d: rate segments %d..%d", g.seg.Start, g.seg.End-1, g.first+1, g.last+1)
+		}
+		rates := fmt.Sprintf("%.10g Hz", g.lo)
+		if g.hi > g.lo {
+			rates = fmt.Sprintf("%.10g..%.10g Hz", g.lo, g.hi)
+		}
+		switch {
+		case g.snapped > 0:
+			n := g.seg.Rate / sys
+			warn = append(warn, fmt.Sprintf("%s (%s; %d of them no ratio up/down <= %d of %g Hz) resampled as one segment of %g Hz, %g samples a cycle of %g Hz (a frequency-tracking recorder, or a rate measured from timestamps: within %g%% of it); the samples' times move by up to %.3g ms",
+				what, rates, g.snapped, opt.MaxRatio, opt.Rate, g.seg.Rate, n, sys, 100*RateTolerance, 1e3*g.shift))
+		case g.last > g.first:
+			warn = append(warn, fmt.Sprintf("%s share the rate %g Hz: resampled as one segment (no border gap between them)", what, g.seg.Rate))
+		}
+	}
+	return segs, warn
 }
 
 // resample fills ch.Signal (total samples) and ch.Gaps from

@@ -239,6 +239,9 @@ func TestImportSegments(t *testing.T) {
 	if w.SourceSample != 6400+1600 || math.Abs(w.SourceTime-(1+0.5)) > 1e-12 {
 		t.Errorf("window 15 source %d at %g s, want 8000 at 1.5 s", w.SourceSample, w.SourceTime)
 	}
+	// 3333.3333 Hz: no ratio up/down <= 1000 of 3200 Hz within 1e-9, and
+	// 66.67 samples a cycle of 50 Hz, more than a quarter sample from a
+	// whole number (not a frequency-tracking rate).
 	rec.Segments[1].Rate = 3333.3333
 	if _, err := Import(context.Background(), rec, ImportOptions{Nominal: 1}); err == nil || !strings.Contains(err.Error(), "samples 6400..9599") {
 		t.Errorf("irrational ratio: %v", err)
