@@ -31,7 +31,8 @@ type Analog struct {
 }
 
 // Digital is a digital (status) channel line: Dn,ch_id,ph,ccbm,y (1999,
-// 2013) or Dn,ch_id,y (1991).
+// 2013) or Dn,ch_id,y (1991); a line without y, Dn,ch_id,ph,ccbm, is
+// read with y = 0 and a warning.
 type Digital struct {
 	Index              int
 	ID, Phase, Circuit string
@@ -182,11 +183,19 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 			warn("analog channel %d: %s", k+1, w)
 		}
 		a.Line = p.lineNo() - 1
-		if a.Index != k+1 {
-			warn("analog channel number %d, want %d (channels are numbered in order)", a.Index, k+1)
+		prev := 0
+		if k > 0 {
+			prev = c.Analogs[k-1].Index
+		}
+		// One warning where the numbering leaves 1, 2, 3 ... (a device
+		// that skips a number shifts every later channel; one warning
+		// says it, not one for each).
+		if want := prev + 1; a.Index != want {
+			warn("analog channel number %d, want %d (channels are numbered in order; the numbers are kept as written: --channel %d is this line's channel)", a.Index, want, a.Index)
 		}
 		c.Analogs = append(c.Analogs, a)
 	}
+	noY, noYLine := 0, 0
 	for k := 0; k < nd; k++ {
 		f, err = p.next(fmt.Sprintf("digital channel %d", k+1))
 		if err != nil {
@@ -196,10 +205,22 @@ func ParseConfig(path, text string, first int) (*Config, error) {
 		if err != nil {
 			return nil, lineErr(path, p.lineNo()-1, "digital channel %d: %v", k+1, err)
 		}
+		if len(f) == 4 {
+			// Recorders leave y off (Dn,ch_id,ph,ccbm): python-comtrade
+			// pads the line with a 0. One warning, at the first.
+			if noY == 0 {
+				noYLine = p.lineNo() - 1
+			}
+			noY++
+		}
 		if len(f) == 3 && c.Rev > 1991 {
 			warn("digital channel %d: the 1991 form Dn,ch_id,y in a %d cfg (read as such)", k+1, c.Rev)
 		}
 		c.Digitals = append(c.Digitals, d)
+	}
+
+	if noY > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: line %d: %d digital channel lines of 4 fields (this is the first), read as Dn,ch_id,ph,ccbm with the normal state y taken as 0 (the standard line is Dn,ch_id,ph,ccbm,y)", path, noYLine, noY))
 	}
 
 	// lf
@@ -439,10 +460,12 @@ func parseDigital(f []string) (Digital, error) {
 	switch len(f) {
 	case 3:
 		d.ID, y = f[1], f[2]
+	case 4:
+		d.ID, d.Phase, d.Circuit = f[1], f[2], f[3]
 	case 5:
 		d.ID, d.Phase, d.Circuit, y = f[1], f[2], f[3], f[4]
 	default:
-		return d, fmt.Errorf("%d fields, want Dn,ch_id,ph,ccbm,y (or Dn,ch_id,y in 1991)", len(f))
+		return d, fmt.Errorf("%d fields, want Dn,ch_id,ph,ccbm,y (or Dn,ch_id,y in 1991; Dn,ch_id,ph,ccbm is read with y = 0)", len(f))
 	}
 	var err error
 	if d.Index, err = strconv.Atoi(f[0]); err != nil {

@@ -110,7 +110,10 @@ func channelList(c *Config) string {
 
 // parseASCIIDat reads channel k of an ASCII data file: one sample a line,
 // n,timestamp,A1..Ak,D1..Dm. first is the line number of text's first line.
-func parseASCIIDat(path, text string, first int, c *Config, k int) (*channelData, error) {
+// Empty lines between the samples (some recorders end every sample line
+// with two line ends) are skipped, with one warning naming the first of
+// them and their count (python-comtrade fails on them).
+func parseASCIIDat(path, text string, first int, c *Config, k int, warn func(string, ...any)) (*channelData, error) {
 	lines := splitLines(text)
 	// Trailing blank lines and a DOS end-of-file mark are dropped.
 	for len(lines) > 0 && strings.TrimSpace(strings.Trim(lines[len(lines)-1], "\x1a")) == "" {
@@ -118,16 +121,26 @@ func parseASCIIDat(path, text string, first int, c *Config, k int) (*channelData
 	}
 	want := 2 + len(c.Analogs) + len(c.Digitals)
 	d := &channelData{raw: make([]float64, 0, len(lines)), stamps: make([]float64, 0, len(lines)), where: make([]int64, 0, len(lines)), lines: true}
+	blank, firstBlank := 0, 0
+	defer func() {
+		if blank > 0 {
+			warn("%s: line %d: %d empty lines between the samples skipped (this is the first; the samples are the %d non-empty lines)", path, firstBlank, blank, len(d.raw))
+		}
+	}()
 	for i, l := range lines {
 		line := first + i
+		if strings.TrimSpace(l) == "" {
+			if blank == 0 {
+				firstBlank = line
+			}
+			blank++
+			continue
+		}
 		nf := strings.Count(l, ",") + 1
 		if nf == want+1 && strings.HasSuffix(strings.TrimSpace(l), ",") {
 			nf = want // a trailing comma
 		}
 		if nf != want {
-			if strings.TrimSpace(l) == "" {
-				return nil, lineErr(path, line, "empty line inside the data, want n,timestamp,%d analog,%d digital values", len(c.Analogs), len(c.Digitals))
-			}
 			return nil, lineErr(path, line, "%d fields, want %d (n,timestamp,%d analog,%d digital values)", nf, want, len(c.Analogs), len(c.Digitals))
 		}
 		// Fields 0 (n), 1 (timestamp) and 2+k (the channel).
@@ -272,7 +285,7 @@ func fromConfig(rec *Recording, c *Config, inf, datPath string, dat []byte, datL
 		if err != nil {
 			return nil, fmt.Errorf("record: %s: %w", datPath, err)
 		}
-		d, err = parseASCIIDat(datPath, text, datLine, c, k)
+		d, err = parseASCIIDat(datPath, text, datLine, c, k, rec.warnf)
 		if err != nil {
 			return nil, err
 		}
