@@ -40,7 +40,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	inRate := fs.Float64("input-rate", 0, "rate of a one-column CSV, Hz")
 	fullScale := fs.Float64("full-scale", 0, "WAV: the value of full scale (default 1)")
 	primary := fs.Bool("primary", false, "COMTRADE: convert secondary values (PS = S) to primary")
-	encoding := fs.String("encoding", "", "text encoding of the cfg/CSV: utf-8, latin1, gbk (default: detect)")
+	encoding := fs.String("encoding", "", "text encoding of the cfg/CSV: utf-8, latin1, gbk, cp1251 (default: detect)")
 	raw := fs.Bool("raw", false, "write the channel in engineering units at the file's own rate to --out F.csv, nothing else")
 	pos, err := parse(fs, args)
 	if err != nil {

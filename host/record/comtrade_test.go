@@ -227,6 +227,19 @@ func TestUntidyConfigs(t *testing.T) {
 					t.Errorf("station %q, want 变电站 (GBK)", r.Station)
 				}
 			}},
+		{"cp1251 station", cp1251("Подстанция 110 кВ") + ",R1,1999\n1,1A,0D\n1,Ua,,,V,1,0,0,-1,1,1,1,P\n50\n1\n2000,4\n01/02/2020,00:00:00\n01/02/2020,00:00:00\nASCII\n1\n", Options{},
+			func(t *testing.T, r *Recording) {
+				if r.Station != "Подстанция 110 кВ" {
+					t.Errorf("station %q, want Подстанция 110 кВ (Windows-1251)", r.Station)
+				}
+				wantWarn(t, r, "cp1251")
+			}},
+		{"cp1251 given", cp1251("Ёлка") + ",R1,1999\n1,1A,0D\n1,Ua,,,V,1,0,0,-1,1,1,1,P\n50\n1\n2000,4\n01/02/2020,00:00:00\n01/02/2020,00:00:00\nASCII\n1\n", Options{Encoding: "windows-1251"},
+			func(t *testing.T, r *Recording) {
+				if r.Station != "Ёлка" {
+					t.Errorf("station %q, want Ёлка", r.Station)
+				}
+			}},
 		{"1991 mm/dd/yy, no timemult", "OLD,R\n2,1A,1D\n1,V,A,,V,2,0,0,-32767,32767\n1,TRIP,0\n60\n1\n1000,4\n02/03/91,00:00:00.000\n02/03/91,00:00:00.000\nASCII\n", Options{},
 			func(t *testing.T, r *Recording) {
 				if r.Start.Month() != 2 || r.Start.Day() != 3 || r.Start.Year() != 1991 {
@@ -348,4 +361,25 @@ func TestChannelErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cp1251 is s in Windows-1251, by its table: Ё 0xA8, ё 0xB8, А..я
+// 0xC0..0xFF in Unicode's order (U+0410..U+044F), ASCII as it is.
+func cp1251(s string) string {
+	var b []byte
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			b = append(b, byte(r))
+		case r == 'Ё':
+			b = append(b, 0xA8)
+		case r == 'ё':
+			b = append(b, 0xB8)
+		case r >= 0x410 && r <= 0x44F:
+			b = append(b, byte(0xC0+r-0x410))
+		default:
+			panic("cp1251: no byte for " + string(r))
+		}
+	}
+	return string(b)
 }

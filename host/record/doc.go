@@ -40,10 +40,12 @@
 // (0xFFFFFFFF, or empty in ASCII) matters only with nrates = 0, where it
 // is an error. 99999 in a 2013 ASCII file is a value.
 //
-// The standard text is ASCII; real files carry Latin-1 or GBK names. Text
-// is decoded to UTF-8: given by Options.Encoding, else UTF-8 when valid,
-// else GBK when every non-ASCII byte pairs into a GB2312 code (both bytes
-// 0xA1..0xFE), else Latin-1, with a warning naming the guess. CR LF and LF
+// The standard text is ASCII; real files carry Latin-1, GBK or
+// Windows-1251 names. Text is decoded to UTF-8: given by
+// Options.Encoding, else UTF-8 when valid, else GBK when every non-ASCII
+// byte pairs into a GB2312 code (both bytes 0xA1..0xFE), else
+// Windows-1251 when those bytes are Cyrillic letters that mostly stand in
+// words of them, else Latin-1, with a warning naming the guess. CR LF and LF
 // line ends, a UTF-8 BOM, and a DOS end-of-file mark (0x1A) are accepted.
 // Taken with a warning: two-digit years (19yy for yy >= 70, else 20yy),
 // day and month swapped when the month would exceed 12, a date that
@@ -94,7 +96,12 @@
 // The nominal value (Recording.Nominal, RMS): an INF line "nominal=V" or
 // "nominal_voltage=V" (this package's convention, in any section), else
 // the channel's primary rating (values in primary units) or secondary
-// rating (values in secondary units), when it is above 1. The stated line
+// rating (values in secondary units), when it is above 1. Import checks a
+// rating against the signal: a line-to-line rating of a phase-to-neutral
+// channel is divided by sqrt(3), and a rating that both the pre-event RMS
+// and the median cycle RMS put beyond RatingFactor (field recorders write
+// a transformer ratio, 100:1 or 1100:1, where the rating belongs) gives
+// way to the pre-event RMS, each with a warning. The stated line
 // frequency is compared with EstimateFrequency (rising zero crossings
 // with hysteresis, interpolated linearly), and a difference over 2 % is a
 // warning.

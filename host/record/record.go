@@ -32,7 +32,9 @@ type Options struct {
 	Primary bool
 	// Encoding of the text of a COMTRADE or CSV file: "" (detect:
 	// UTF-8 when valid, else GBK when every non-ASCII byte pairs as
-	// GB2312, else Latin-1, with a warning), "utf-8", "latin1" or "gbk".
+	// GB2312, else Windows-1251 when its bytes >= 0x80 form Cyrillic
+	// words, else Latin-1, with a warning), "utf-8", "latin1", "gbk" or
+	// "cp1251".
 	Encoding string
 }
 

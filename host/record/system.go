@@ -101,3 +101,42 @@ func lineToLine(rec *Recording, f, nominal float64) (bool, float64) {
 	pn := nominal / math.Sqrt(3)
 	return math.Abs(m-pn) <= 0.15*pn && math.Abs(m-pn) < math.Abs(m-nominal), m
 }
+
+// RatingFactor is how far a file's nominal rating may be from the signal
+// before the import distrusts it (ratingDisagrees).
+const RatingFactor = 2
+
+// ratingDisagrees reports whether nominal, a rating from the file, is
+// contradicted by the signal: the pre-event RMS (PreEventRMS) and the
+// median RMS of all the recording's cycles are both more than
+// RatingFactor times nominal, or both less than nominal/RatingFactor.
+// Field recorders write a transformer ratio (100:1, 1100:1) where the
+// rating belongs; the pre-event RMS is then the nominal taken (v, with
+// how it was found). Both must agree so that a recording that is all
+// interruption, or whose event fills its pre-event cycles, keeps its
+// rating.
+func ratingDisagrees(rec *Recording, f, nominal float64) (v float64, how string, ok bool) {
+	pre, how, err := PreEventRMS(rec, f)
+	if err != nil || !(pre > 0) || !(nominal > 0) {
+		return 0, "", false
+	}
+	c := cycleRMS(rec, f, 0, len(rec.Samples))
+	if len(c) == 0 {
+		return 0, "", false
+	}
+	slices.Sort(c)
+	all := c[len(c)/2]
+	off := func(x float64) int {
+		switch {
+		case x > RatingFactor*nominal:
+			return 1
+		case x < nominal/RatingFactor:
+			return -1
+		}
+		return 0
+	}
+	if s := off(pre); s == 0 || s != off(all) {
+		return 0, "", false
+	}
+	return pre, how, true
+}

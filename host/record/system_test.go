@@ -124,3 +124,57 @@ func TestLineToLineRating(t *testing.T) {
 		}
 	}
 }
+
+// TestRatingDisagrees: a rating from the file that the signal contradicts
+// (a transformer ratio written as a rating: 1 V for a 58.6 V signal, 1100
+// kV for 47.2 kV, as two field recorders write) gives way to the
+// pre-event RMS, said with both values; a rating within RatingFactor of
+// the signal (1.5 to 2.04 times it is the line-to-line case), a
+// recording that is an interruption after its first cycles (the median
+// of all cycles is low, the pre-event RMS is not), and one whose first
+// 0.3 s are the event (the reverse) keep the rating.
+func TestRatingDisagrees(t *testing.T) {
+	outage := func(from float64) func(float64) float64 {
+		return func(t float64) float64 {
+			if t >= from {
+				return 0.01
+			}
+			return 1
+		}
+	}
+	for _, c := range []struct {
+		name        string
+		rms, rating float64
+		amp         func(float64) float64
+		taken       bool
+	}{
+		{"ratio 100:1", 58.6, 1, flat, true},
+		{"ratio 1100:1 in kV", 47.2, 1100, flat, true},
+		{"rating 1.4 times the signal", 164.3, 230, flat, false},
+		{"signal 1.9 times the rating", 437, 230, flat, false},
+		{"an interruption after 5 cycles", 230, 230, outage(0.1), false},
+		{"an interruption in the first 0.3 s, normal voltage after", 230, 230, func(t float64) float64 { return 1.01 - outage(0.3)(t) }, false},
+	} {
+		rec := sineRec(10000, 10000, 50, c.rms, 50, c.amp)
+		rec.Nominal, rec.NominalSource = c.rating, "primary rating of channel 1 in the cfg"
+		imp, err := Import(context.Background(), rec, ImportOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		said := strings.Contains(strings.Join(imp.Warnings, "\n"), "disagrees with the signal")
+		want := c.rating
+		if c.taken {
+			pre, _, err := PreEventRMS(rec, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = pre
+			if math.Abs(pre-c.rms) > 1e-3*c.rms {
+				t.Fatalf("%s: pre-event RMS %g of a %g RMS sine", c.name, pre, c.rms)
+			}
+		}
+		if imp.Nominal != want || said != c.taken {
+			t.Errorf("%s: nominal %g (%s), said %v; want %g, %v\n%s", c.name, imp.Nominal, imp.NominalSource, said, want, c.taken, strings.Join(imp.Warnings, "\n"))
+		}
+	}
+}

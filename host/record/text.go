@@ -12,8 +12,11 @@ import (
 // decodeText returns b as UTF-8 text and the name of the encoding it was
 // read in. enc "" detects: UTF-8 when b is valid UTF-8 (a leading BOM is
 // dropped), else GBK when every byte >= 0x80 pairs with the next into a
-// GB2312 code (both bytes 0xA1..0xFE), else Latin-1. guessed is true when
-// a non-UTF-8 encoding was detected rather than given.
+// GB2312 code (both bytes 0xA1..0xFE), else Windows-1251 when the bytes
+// >= 0x80 are letters of its Cyrillic block (0xC0..0xFF, 0xA8, 0xB8) and
+// most stand beside another (looksCyrillic: words written wholly in
+// them), else Latin-1. guessed is true when a non-UTF-8 encoding was
+// detected rather than given.
 func decodeText(b []byte, enc string) (text, used string, guessed bool, err error) {
 	b = trimBOM(b)
 	switch strings.ToLower(strings.ReplaceAll(enc, "-", "")) {
@@ -27,11 +30,15 @@ func decodeText(b []byte, enc string) (text, used string, guessed bool, err erro
 				return string(s), "gbk", true, nil
 			}
 		}
+		if looksCyrillic(b) {
+			s, _ := charmap.Windows1251.NewDecoder().Bytes(b)
+			return string(s), "cp1251", true, nil
+		}
 		s, _ := charmap.ISO8859_1.NewDecoder().Bytes(b)
 		return string(s), "latin1", true, nil
 	case "utf8":
 		if !utf8.Valid(b) {
-			return "", "", false, fmt.Errorf("not valid UTF-8 (accepted encodings: utf-8, latin1, gbk)")
+			return "", "", false, fmt.Errorf("not valid UTF-8 (accepted encodings: %s)", encodings)
 		}
 		return string(b), "utf-8", false, nil
 	case "latin1", "iso88591":
@@ -43,8 +50,37 @@ func decodeText(b []byte, enc string) (text, used string, guessed bool, err erro
 			return "", "", false, fmt.Errorf("not valid GBK: %v", err)
 		}
 		return string(s), "gbk", false, nil
+	case "cp1251", "windows1251":
+		s, _ := charmap.Windows1251.NewDecoder().Bytes(b)
+		return string(s), "cp1251", false, nil
 	}
-	return "", "", false, fmt.Errorf("unknown encoding %q (accepted: utf-8, latin1, gbk)", enc)
+	return "", "", false, fmt.Errorf("unknown encoding %q (accepted: %s)", enc, encodings)
+}
+
+// encodings are the names decodeText accepts.
+const encodings = "utf-8, latin1, gbk, cp1251"
+
+// looksCyrillic reports whether b has bytes >= 0x80, all of them letters
+// of Windows-1251's Cyrillic block (0xC0..0xFF, Ё 0xA8, ё 0xB8), and at
+// least half of them beside another such byte: Cyrillic words are made of
+// them, while Latin-1 text has an accented letter here and there inside
+// ASCII words.
+func looksCyrillic(b []byte) bool {
+	letter := func(c byte) bool { return c >= 0xC0 || c == 0xA8 || c == 0xB8 }
+	n, paired := 0, 0
+	for i, c := range b {
+		if c < 0x80 {
+			continue
+		}
+		if !letter(c) {
+			return false
+		}
+		n++
+		if (i > 0 && letter(b[i-1])) || (i+1 < len(b) && letter(b[i+1])) {
+			paired++
+		}
+	}
+	return n > 0 && 2*paired >= n
 }
 
 func trimBOM(b []byte) []byte {
