@@ -138,3 +138,24 @@ func TestArchEpochCase(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkArchEpoch: ms a training epoch of 512 records (the bench
+// command's default) of each golden network on 2 goroutines (go test
+// -bench ArchEpoch ./host/bench).
+func BenchmarkArchEpoch(b *testing.B) {
+	for _, name := range ArchNets {
+		cases, err := ArchCases(name, archNet(b, name), 1, 512)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := cases[len(cases)-1]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := c.Run(context.Background(), 2); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(c.FLOPs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
