@@ -294,7 +294,8 @@ func (c *explainerClient) Check(cfg sdk.Config) error {
 	return remoteCheck(c.info.ID, cfg, 0, c.timeouts.Check, c.rpc.Check)
 }
 
-// Load sends the draw's parameters to the plugin process, once; or, for
+// Load sends the draw's parameters to the plugin process, once, with
+// every layer's output shape (wire.LoadParams); or, for
 // an explainer that wants the model service, builds the draw's network in
 // the host, serves it, and sends its address and handle. A served draw
 // (its posterior serves it) goes as its service's address and handle,
@@ -324,7 +325,7 @@ func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error
 	if c.models != nil && (c.info.WantsModel || c.serveAll || draw.Params.Arch.Graph != nil) {
 		return c.loadService(ctx, draw.Params, n, k)
 	}
-	p, err := wire.Params(draw.Params)
+	p, err := wire.LoadParams(draw.Params)
 	if err != nil {
 		return nil, pluginErr(id, "Load", err)
 	}

@@ -53,14 +53,17 @@ func (w *testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// spyRPC counts the Load and Explain calls that leave the host.
+// spyRPC counts the Load and Explain calls that leave the host and keeps
+// the last Load's request.
 type spyRPC struct {
 	pb.ExplainerClient
 	loads, explains atomic.Int64
+	lastLoad        atomic.Pointer[pb.LoadRequest]
 }
 
 func (s *spyRPC) Load(ctx context.Context, in *pb.LoadRequest, opts ...grpc.CallOption) (*pb.LoadResponse, error) {
 	s.loads.Add(1)
+	s.lastLoad.Store(in)
 	return s.ExplainerClient.Load(ctx, in, opts...)
 }
 

@@ -210,6 +210,49 @@ func (a Arch) Shapes() ([]Shape, error) {
 	return out, nil
 }
 
+// NamedShape is the output shape of one layer or graph node and its name.
+type NamedShape struct {
+	Name string
+	Shape
+}
+
+// OutputShapes validates the architecture and returns the output shape of
+// every layer with its name (entry i is Layers[i]'s, as Shapes gives
+// it, named Layers[i].Name, "" for a layer without one) or, for a graph
+// architecture, of every node up to its output node (entry i is node
+// i's, graph.Net.NodeShape, named by the node). The last entry is the
+// logits, Classes x 1. The host sends them with a draw's parameters
+// (the protocol's Params.layers), so that no plugin needs shape rules
+// of its own. A model known by its shape only has none: an error.
+func (a Arch) OutputShapes() ([]NamedShape, error) {
+	if a.Graph != nil {
+		net, err := a.compileGraph()
+		if err != nil {
+			return nil, err
+		}
+		spec := net.Spec()
+		last, err := spec.OutputIndex()
+		if err != nil {
+			return nil, fmt.Errorf("arch %q: %w", a.Name, err)
+		}
+		out := make([]NamedShape, last+1)
+		for i := range out {
+			s := net.NodeShape(i)
+			out[i] = NamedShape{Name: spec.Nodes[i].Name, Shape: Shape{s.C, s.T}}
+		}
+		return out, nil
+	}
+	s, err := a.Shapes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NamedShape, len(s))
+	for i, sh := range s {
+		out[i] = NamedShape{Name: a.Layers[i].Name, Shape: sh}
+	}
+	return out, nil
+}
+
 // Classes is the number of logits, the output width of the last layer;
 // for a model known by its shape only, Outputs.
 func (a Arch) Classes() int {

@@ -169,6 +169,26 @@ func Params(p nn.Params) (*pb.Params, error) {
 	return &pb.Params{ArchJson: a, Data: Float32Bytes(p.Data)}, nil
 }
 
+// LoadParams encodes a draw as the host hands it to an explainer (a
+// LoadRequest's model): Params with layers, the output shape of every
+// layer or graph node up to the output (nn.Arch.OutputShapes), so that a
+// plugin needs no shape rules of its own.
+func LoadParams(p nn.Params) (*pb.Params, error) {
+	m, err := Params(p)
+	if err != nil {
+		return nil, err
+	}
+	shapes, err := p.Arch.OutputShapes()
+	if err != nil {
+		return nil, fmt.Errorf("the layers' output shapes: %w", err)
+	}
+	m.Layers = make([]*pb.LayerInfo, len(shapes))
+	for i, s := range shapes {
+		m.Layers[i] = &pb.LayerInfo{Name: s.Name, Channels: int64(s.C), Length: int64(s.T)}
+	}
+	return m, nil
+}
+
 // DecodeParams decodes a model draw.
 func DecodeParams(m *pb.Params) (nn.Params, error) {
 	if m == nil {

@@ -25,8 +25,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.join(HERE, "..", "..", "..")
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 import uaxai_plugin as kit  # noqa: E402
+
+import archs  # noqa: E402
 
 SCRIPT = os.path.join(REPO, "plugins", "explainer", "captum-bridge", "uaxai-explainer-captum-bridge")
 GOLDEN = os.path.join(REPO, "testdata", "golden", "paper-1dcnn")
@@ -52,16 +55,9 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 else:
     NO_TORCH = ""
 
-# nn.PaperArch (sdk/nn/arch.go), as the host sends it.
-PAPER = {"name": "paper-1dcnn", "in_channels": 1, "in_len": 640, "layers": [
-    {"kind": "conv1d", "name": "conv1", "out": 8, "kernel": 3}, {"kind": "relu"},
-    {"kind": "conv1d", "name": "conv2", "out": 8, "kernel": 3}, {"kind": "relu"},
-    {"kind": "maxpool1d", "kernel": 3}, {"kind": "batchnorm1d", "name": "bn1"},
-    {"kind": "conv1d", "name": "conv3", "out": 16, "kernel": 3}, {"kind": "relu"},
-    {"kind": "conv1d", "name": "conv4", "out": 16, "kernel": 3}, {"kind": "relu"},
-    {"kind": "globalmaxpool"}, {"kind": "batchnorm1d", "name": "bn2"}, {"kind": "flatten"},
-    {"kind": "dense", "name": "fc1", "out": 64}, {"kind": "relu"},
-    {"kind": "batchnorm1d", "name": "bn3"}, {"kind": "dense", "name": "fc2", "out": 16}]}
+# nn.PaperArch (sdk/nn/arch.go), as the host sends it: with the layers'
+# shapes, which Go computed (archs: testdata/archs.json).
+PAPER = archs.arch("paper-1dcnn")
 
 # The golden model's tensors in PyTorch state_dict order, as its README
 # lists them ("Tensors: conv1.weight (8,1,3), conv1.bias (8), ...,
@@ -278,13 +274,10 @@ class TestRebuild(unittest.TestCase):
         # Two input channels, dropout, flatten of a (C, T) > 1 layer and a
         # dense layer straight after a global max pool: the network is the
         # formula of each kind, written here in numpy (float64).
-        arch = {"name": "kinds", "in_channels": 2, "in_len": 9, "layers": [
-            {"kind": "conv1d", "name": "c", "out": 3, "kernel": 2}, {"kind": "relu"},
-            {"kind": "maxpool1d", "kernel": 3}, {"kind": "batchnorm1d", "name": "bn"},
-            {"kind": "dropout", "p": 0.5},
-            {"kind": "flatten"}, {"kind": "dense", "name": "d", "out": 4},
-            {"kind": "relu", "name": "r"}, {"kind": "globalmaxpool"},
-            {"kind": "dense", "name": "out", "out": 3}]}
+        # "kinds" (sdk/python/kit_test.go): conv1d c (3 channels, kernel
+        # 2), relu, maxpool1d 3, batchnorm1d bn, dropout 0.5, flatten,
+        # dense d (4), relu r, globalmaxpool, dense out (3), on 2 x 9.
+        arch = archs.arch("kinds")
         rng = np.random.default_rng(3)
         p = random_params(bridge.layout(arch), rng)
         t = unpack(bridge.layout(arch), p)
@@ -362,12 +355,10 @@ def unpack(lay, p):
 def tiny_model(seed=3):
     """A small network with every kind that has a gradient path: two
     input channels of 12 samples, 3 classes."""
-    arch = {"name": "tiny", "in_channels": 2, "in_len": 12, "layers": [
-        {"kind": "conv1d", "name": "conv1", "out": 3, "kernel": 3}, {"kind": "relu"},
-        {"kind": "maxpool1d", "kernel": 2}, {"kind": "batchnorm1d", "name": "bn"},
-        {"kind": "conv1d", "name": "conv2", "out": 4, "kernel": 3}, {"kind": "relu"},
-        {"kind": "flatten"}, {"kind": "dropout", "p": 0.3},
-        {"kind": "dense", "name": "fc", "out": 3}]}
+    # "tiny2" (sdk/python/kit_test.go): conv1d conv1 (3, kernel 3), relu,
+    # maxpool1d 2, batchnorm1d bn, conv1d conv2 (4, kernel 3), relu,
+    # flatten, dropout 0.3, dense fc (3).
+    arch = archs.arch("tiny2")
     return kit.Model(arch, random_params(bridge.layout(arch), np.random.default_rng(seed)))
 
 
@@ -419,8 +410,7 @@ class TestMachinery(unittest.TestCase):
     def test_saliency_closed_form(self):
         # One dense layer: p = softmax(W x + b), so
         # d p_k / d x = p_k (W_k - sum_j p_j W_j).
-        arch = {"name": "lin", "in_channels": 1, "in_len": 5,
-                "layers": [{"kind": "flatten"}, {"kind": "dense", "name": "fc", "out": 4}]}
+        arch = archs.arch("lin")  # flatten, dense fc of 4
         rng = np.random.default_rng(2)
         w, bias = rng.normal(size=(4, 5)), rng.normal(size=4)
         model = kit.Model(arch, np.concatenate([w.reshape(-1), bias]).astype(np.float32))
@@ -557,7 +547,7 @@ class TestMachinery(unittest.TestCase):
                  "attribute": {"relu_attributions": True}})
         # A layer the architecture does not have is found at Explain.
         model = tiny_model()
-        with self.assertRaisesRegex(kit.Error, r"^key \"layer\": arch 'tiny' has no layer 'conv4' "
+        with self.assertRaisesRegex(kit.Error, r"^key \"layer\": arch 'tiny2' has no layer 'conv4' "
                                                r"\(its named layers: conv1, bn, conv2, fc\)$"):
             self.explain(model, np.zeros((1, 24)), [0], {"method": "LayerGradCam", "layer": "conv4"})
         # Captum's own refusal reaches the host as an Error with its text.

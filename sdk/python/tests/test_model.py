@@ -24,6 +24,7 @@ import uaxai_plugin as kit  # noqa: E402
 from uaxai_plugin import server, wire  # noqa: E402
 from uaxai_plugin._pb import plugin_pb2, plugin_pb2_grpc  # noqa: E402
 
+import archs  # noqa: E402
 import fakemodel  # noqa: E402
 
 C, T, K = 2, 12, 4  # channels, samples a channel, classes
@@ -318,9 +319,8 @@ class TestClient(ServiceCase):
 
 class TestParamsMode(unittest.TestCase):
     def test_methods_say_to_ask_for_the_service(self):
-        arch = {"name": "t", "in_channels": 1, "in_len": 4, "layers": [{"kind": "flatten"}, {"kind": "dense", "out": 2}]}
-        m = kit.Model(arch, np.zeros(10))
-        x = np.zeros((1, 4))
+        m = kit.Model(archs.arch("lin"), np.zeros(24))
+        x = np.zeros((1, 5))
         for name, call in [("probs", lambda: m.probs(x)), ("input_grad", lambda: m.input_grad(x, [0])),
                            ("layer", lambda: m.layer("a", x, [0])), ("layer_shape", lambda: m.layer_shape("a")),
                            ("windows", lambda: m.windows(x, [0], [0], 1))]:

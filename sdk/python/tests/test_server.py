@@ -16,6 +16,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 KIT = os.path.join(HERE, "..")
 sys.path.insert(0, KIT)
+sys.path.insert(0, HERE)
 
 import grpc  # noqa: E402
 from google.protobuf import empty_pb2  # noqa: E402
@@ -23,63 +24,119 @@ import numpy as np  # noqa: E402
 
 import uaxai_plugin as kit  # noqa: E402
 from uaxai_plugin import server, wire  # noqa: E402
+
+import archs  # noqa: E402
 from uaxai_plugin._pb import goplugin_pb2, goplugin_pb2_grpc, health_pb2, health_pb2_grpc  # noqa: E402
 from uaxai_plugin._pb import plugin_pb2, plugin_pb2_grpc  # noqa: E402
 
 # host/plugin's test network: 8 samples -> conv1 (2 channels, kernel 3)
 # -> globalmaxpool -> flatten -> dense fc (3 classes); 2*1*3+2 + 3*2+3
-# parameters.
-TINY = {"name": "tiny", "in_channels": 1, "in_len": 8, "layers": [
-    {"kind": "conv1d", "name": "conv1", "out": 2, "kernel": 3},
-    {"kind": "globalmaxpool"}, {"kind": "flatten"},
-    {"kind": "dense", "name": "fc", "out": 3}]}
+# parameters. Its architecture and layer shapes as the host sends them
+# (archs: testdata/archs.json, written by Go).
+TINY = archs.arch("tiny")
 TINY_SIZE = 2 * 1 * 3 + 2 + 3 * 2 + 3
 
 
 def tiny_params():
-    return plugin_pb2.Params(arch_json=json.dumps(TINY).encode(),
-                             data=wire.float32_bytes(np.arange(TINY_SIZE) * 0.1))
+    return archs.params("tiny", np.arange(TINY_SIZE) * 0.1)
 
 
 class TestModel(unittest.TestCase):
     def test_tiny(self):
         m = kit.Model.from_wire(tiny_params())
         self.assertEqual((m.input_len, m.classes), (8, 3))
-        self.assertEqual(kit.shapes(TINY), [(2, 6), (2, 1), (2, 1), (3, 1)])
+        # A valid convolution of kernel 3 leaves 8 - 3 + 1 = 6 samples.
+        self.assertEqual(kit.shapes(m.arch), [(2, 6), (2, 1), (2, 1), (3, 1)])
+        self.assertEqual(m.arch, TINY)
         np.testing.assert_array_equal(m.params, (np.arange(TINY_SIZE) * 0.1).astype(np.float32))
         self.assertFalse(m.params.flags.writeable)
 
     def test_paper_arch(self):
-        # The paper's network (nn.PaperArch): 640 -> conv 638 -> conv 636
-        # -> maxpool 634 -> bn -> conv 632 -> conv 630 -> global max -> bn
-        # -> dense 64 -> bn -> dense 16.
-        arch = {"name": "paper-1dcnn", "in_channels": 1, "in_len": 640, "layers": [
-            {"kind": "conv1d", "out": 8, "kernel": 3}, {"kind": "relu"},
-            {"kind": "conv1d", "out": 8, "kernel": 3}, {"kind": "relu"},
-            {"kind": "maxpool1d", "kernel": 3}, {"kind": "batchnorm1d"},
-            {"kind": "conv1d", "out": 16, "kernel": 3}, {"kind": "relu"},
-            {"kind": "conv1d", "out": 16, "kernel": 3}, {"kind": "relu"},
-            {"kind": "globalmaxpool"}, {"kind": "batchnorm1d"}, {"kind": "flatten"},
-            {"kind": "dense", "out": 64}, {"kind": "relu"}, {"kind": "batchnorm1d"},
-            {"kind": "dropout", "p": 0.5}, {"kind": "dense", "out": 16}]}
-        s = kit.shapes(arch)
+        # The paper's network with dropout (nn.PaperArchDropout), as the
+        # paper gives its sizes: 640 -> conv 638 -> conv 636 -> maxpool
+        # 634 -> bn -> conv 632 -> conv 630 -> global max -> bn -> dense 64
+        # -> bn -> dense 16.
+        m = kit.Model.from_wire(archs.params("paper-1dcnn-dropout"))
+        s = kit.shapes(m.arch)
+        self.assertEqual(len(s), len(m.arch["layers"]))
         self.assertEqual([t for _, t in s[:10:2]], [638, 636, 634, 632, 630])
         self.assertEqual(s[-1], (16, 1))
+        self.assertEqual(m.classes, 16)
 
-    def test_bad_arch(self):
+    def test_graph_arch(self):
+        # A graph network (resnet1d of recipes/archs): a shape a node, the
+        # last the logits; classes from it. A graph whose output node is
+        # not its last node (res-output) has the shapes of the nodes up to
+        # its output.
+        m = kit.Model.from_wire(archs.params("resnet1d"))
+        s = kit.shapes(m.arch)
+        self.assertEqual(len(s), len(m.arch["graph"]["nodes"]))
+        self.assertEqual((m.classes, m.input_len), (s[-1][0], 640))
+        r = kit.Model.from_wire(archs.params("res-output"))
+        nodes = [nd["name"] for nd in r.arch["graph"]["nodes"]]
+        self.assertEqual(len(kit.shapes(r.arch)), nodes.index(r.arch["graph"]["output"]) + 1)
+        self.assertLess(len(kit.shapes(r.arch)), len(nodes))
+        self.assertEqual(r.classes, kit.shapes(r.arch)[-1][0])
+
+    def test_bad_shapes(self):
+        g = archs.arch("res-output")
+        no_graph = {k: v for k, v in TINY.items() if k != "layers"}
         for arch, msg in [
+            ([1, 2], r"arch is a list, want the architecture dict of a Model"),
             (dict(TINY, in_len=0), "in_len is 0, want an integer >= 1"),
-            (dict(TINY, layers=[{"kind": "conv2d"}]), r"layer 0 \(conv2d\): unknown kind"),
-            (dict(TINY, layers=[{"kind": "conv1d", "out": 2, "kernel": 9}]), "kernel in \\[1, 8\\]"),
-            (dict(TINY, layers=[{"kind": "dense", "out": 3}]), "needs a flat input"),
-            (dict(TINY, layers=[{"kind": "relu"}]), "must give a flat logit vector, got 1 x 8"),
+            ({k: v for k, v in TINY.items() if k != "shapes"},
+             r"arch 'tiny' has no \"shapes\": the host sends the layers' output shapes .*Params.layers"),
+            (dict(TINY, shapes=[]), r"shapes is \[\], want a non-empty list of \[channels, length\] pairs"),
+            (dict(TINY, shapes="2x6"), r"shapes is '2x6', want a non-empty list"),
+            (dict(TINY, shapes=[[2, 6], [2], [2, 1], [3, 1]]),
+             r"shapes\[1\] is \[2\], want \[channels, length\], two integers >= 1"),
+            (dict(TINY, shapes=[[2, 6], [2, 0], [2, 1], [3, 1]]), r"shapes\[1\] is \[2, 0\]"),
+            (dict(TINY, shapes=[[2, 6], [2, 1.0], [2, 1], [3, 1]]), r"shapes\[1\] is \[2, 1.0\]"),
+            (dict(TINY, shapes=[[2, 6], [True, 1], [2, 1], [3, 1]]), r"shapes\[1\] is \[True, 1\]"),
+            (dict(TINY, shapes=[[2, 6], [2, 1], [2, 1], [3, 2]]),
+             r"the last shape \(the logits\) is 3 x 2, want classes x 1"),
+            (dict(TINY, shapes=[[2, 1], [2, 1], [3, 1]]), r"arch 'tiny': 3 shapes, want 4, one a layer$"),
+            (dict(g, shapes=g["shapes"] + [[3, 1]]),
+             r"arch 'res-output': 6 shapes, want 5, one a node up to the output node 'fc'"),
+            (dict(g, graph=dict(g["graph"], output="nope")), r"the graph's output 'nope' is not one of its nodes"),
+            (dict(g, graph={"nodes": []}), r"graph has no nodes"),
+            (no_graph, r"has neither layers nor a graph: a model known by its shape only has no layer shapes"),
         ]:
             with self.assertRaisesRegex(kit.ArchError, msg):
                 kit.shapes(arch)
+        # A shape count that does not fit the layers fails the Load.
+        p = archs.params("tiny")
+        del p.layers[0]
+        with self.assertRaisesRegex(kit.ArchError, r"3 shapes, want 4"):
+            kit.Model.from_wire(p)
+
+    def test_bad_wire(self):
         with self.assertRaisesRegex(wire.WireError, "^parameters: float32 array of 3 bytes"):
-            kit.Model.from_wire(plugin_pb2.Params(arch_json=json.dumps(TINY).encode(), data=b"abc"))
+            p = archs.params("tiny")
+            p.data = b"abc"
+            kit.Model.from_wire(p)
         with self.assertRaisesRegex(wire.WireError, "^missing model parameters$"):
             kit.Model.from_wire(None)
+        # Without the layers' shapes (a host that does not send them) the
+        # kit cannot know them: it says so.
+        p = archs.params("tiny")
+        del p.layers[:]
+        with self.assertRaisesRegex(wire.WireError, r"carry no layer shapes \(Params.layers\): the host computes"):
+            kit.Model.from_wire(p)
+        # The shapes must be the architecture's layers', named as they are.
+        p = archs.params("tiny")
+        p.layers[0].name = "conv2"
+        with self.assertRaisesRegex(wire.WireError, r"Params.layers\[0\] is named 'conv2', the architecture's layer 0 "
+                                                    r"'conv1'"):
+            kit.Model.from_wire(p)
+        p = archs.params("resnet1d")
+        p.layers[2].name = "x"
+        with self.assertRaisesRegex(wire.WireError, r"Params.layers\[2\] is named 'x', the architecture's node 2"):
+            kit.Model.from_wire(p)
+        p = archs.params("tiny")
+        p.arch_json = json.dumps(dict(json.loads(p.arch_json), shapes=[[3, 1]])).encode()
+        with self.assertRaisesRegex(wire.WireError, r"has a key \"shapes\", which nn.Arch has not"):
+            kit.Model.from_wire(p)
 
 
 class TestChecks(unittest.TestCase):
@@ -223,7 +280,8 @@ class ServerCase(unittest.TestCase):
 
     def test_bad_requests(self):
         C = grpc.StatusCode
-        bad = plugin_pb2.Params(arch_json=json.dumps(dict(TINY, in_len=0)).encode())
+        bad = tiny_params()
+        bad.arch_json = json.dumps(dict(json.loads(bad.arch_json), in_len=0)).encode()
         code, msg = self.code_msg(lambda: self.ex.Load(plugin_pb2.LoadRequest(model=bad), timeout=10))
         self.assertEqual(code, C.INVALID_ARGUMENT)
         self.assertIn("building the model: arch 'tiny': in_len is 0", msg)

@@ -17,7 +17,8 @@ directory, whose main calls serve with an explainer:
     serve(Abs())
 
 explain gets the loaded draw (a Model: arch, params, input_len,
-classes; with Info(wants_model=True) a client of the host's model
+classes, and shapes(model.arch), each layer's output shape as the host
+computed it; with Info(wants_model=True) a client of the host's model
 service instead, whose probs, input_grad, layer, layer_shape and windows
 compute with the host's network, see model.py), x as a float32 array of
 shape (B, model.input_len), targets (int64) and seeds (uint64, empty or

@@ -3,8 +3,9 @@
 It comes in one of two modes, chosen by the explainer's Info.wants_model:
 
 * params mode (wants_model False, the default, as in Go): what the host's
-  Load sent, the architecture and the flat float32 parameters; the
-  explainer computes with them itself.
+  Load sent, the architecture, the flat float32 parameters and each
+  layer's output shape (see shapes); the explainer computes with them
+  itself.
 * service mode (wants_model True): the host keeps the network and serves
   it (the protocol's service Model, on a unix socket whose path the Load
   names); the Model is a client of that service, and probs, input_grad,
@@ -54,41 +55,66 @@ class ArchError(ValueError):
 
 
 def shapes(arch):
-    """The (channels, length) shape after each layer of an architecture
-    dict (nn.Arch), as nn.Arch.Shapes computes it: conv1d (valid, stride
-    1) gives (out, T - kernel + 1), maxpool1d (stride 1) (C, T - kernel +
-    1), globalmaxpool (C, 1), flatten (C*T, 1), dense (out, 1); relu,
-    batchnorm1d and dropout keep the shape. The last shape must be flat."""
+    """The (channels, length) output shape of each layer of a draw's
+    architecture, or of each node of a graph architecture up to its
+    output node, as a list of int pairs, the last the logits (classes,
+    1). The kit has no shape rules: the host computes the shapes
+    (nn.Arch.OutputShapes, from sdk/nn's one table of layer and op kinds)
+    and sends them with the draw's parameters (the Load's
+    Params.layers), and Model.from_wire puts them in the arch dict it
+    hands the explainer, under "shapes", as [[channels, length], ...].
+
+    arch is such a dict (a params-mode Model's arch). The shapes are
+    checked, not recomputed: a non-empty list of [channels, length]
+    pairs of integers >= 1, the last flat (length 1), one a layer (for
+    "layers") or one a node up to the output node (for a "graph", whose
+    output is the node named "output" or its last); an ArchError says
+    what is wrong and what is accepted. A service-mode Model's arch has
+    none (ask the service: Model.layer_shape)."""
+    if not isinstance(arch, dict):
+        raise ArchError("arch is a %s, want the architecture dict of a Model (nn.Arch with the host's \"shapes\")"
+                        % type(arch).__name__)
     name = arch.get("name", "")
-    cur = (_pos_int(arch, "in_channels", name), _pos_int(arch, "in_len", name))
+    _pos_int(arch, "in_channels", name)
+    _pos_int(arch, "in_len", name)
+    if "shapes" not in arch:
+        raise ArchError("arch %r has no \"shapes\": the host sends the layers' output shapes with a draw's parameters "
+                        "(Params.layers) and Model.from_wire puts them there; a model of the model service has none "
+                        "(ask Model.layer_shape)" % name)
+    s = arch["shapes"]
+    if not isinstance(s, (list, tuple)) or not s:
+        raise ArchError("arch %r: shapes is %r, want a non-empty list of [channels, length] pairs, one a layer"
+                        % (name, s))
     out = []
-    for i, ly in enumerate(arch.get("layers") or []):
-        kind = ly.get("kind")
-        where = "arch %r layer %d (%s)" % (name, i, kind)
-        k = ly.get("kernel", 0)
-        if kind == "conv1d":
-            if ly.get("out", 0) < 1 or k < 1 or cur[1] < k:
-                raise ArchError("%s: needs out >= 1 and kernel in [1, %d], got out %r kernel %r" % (where, cur[1], ly.get("out"), k))
-            cur = (ly["out"], cur[1] - k + 1)
-        elif kind == "maxpool1d":
-            if k < 1 or cur[1] < k:
-                raise ArchError("%s: kernel must be in [1, %d], got %r" % (where, cur[1], k))
-            cur = (cur[0], cur[1] - k + 1)
-        elif kind == "globalmaxpool":
-            cur = (cur[0], 1)
-        elif kind in ("relu", "batchnorm1d", "dropout"):
-            pass
-        elif kind == "flatten":
-            cur = (cur[0] * cur[1], 1)
-        elif kind == "dense":
-            if cur[1] != 1 or ly.get("out", 0) < 1:
-                raise ArchError("%s: needs a flat input and out >= 1, got input %d x %d and out %r" % (where, cur[0], cur[1], ly.get("out")))
-            cur = (ly["out"], 1)
-        else:
-            raise ArchError("%s: unknown kind (accepted: conv1d, relu, maxpool1d, globalmaxpool, batchnorm1d, flatten, dense, dropout)" % where)
-        out.append(cur)
-    if cur[1] != 1:
-        raise ArchError("arch %r: the last layer must give a flat logit vector, got %d x %d" % (name, cur[0], cur[1]))
+    for i, sh in enumerate(s):
+        if (not isinstance(sh, (list, tuple)) or len(sh) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sh)):
+            raise ArchError("arch %r: shapes[%d] is %r, want [channels, length], two integers >= 1" % (name, i, sh))
+        out.append((sh[0], sh[1]))
+    if out[-1][1] != 1:
+        raise ArchError("arch %r: the last shape (the logits) is %d x %d, want classes x 1"
+                        % (name, out[-1][0], out[-1][1]))
+    graph, layers = arch.get("graph"), arch.get("layers")
+    if graph is not None:
+        nodes = graph.get("nodes") if isinstance(graph, dict) else None
+        if not isinstance(nodes, list) or not nodes:
+            raise ArchError("arch %r: graph has no nodes, want a graph dict with a list of nodes" % name)
+        want, what = len(nodes), "node"
+        output = graph.get("output") or ""
+        if output:
+            idx = [j for j, nd in enumerate(nodes) if isinstance(nd, dict) and nd.get("name") == output]
+            if not idx:
+                raise ArchError("arch %r: the graph's output %r is not one of its nodes" % (name, output))
+            want, what = idx[0] + 1, "node up to the output node %r" % output
+    elif layers:
+        if not isinstance(layers, list):
+            raise ArchError("arch %r: layers is a %s, want a list" % (name, type(layers).__name__))
+        want, what = len(layers), "layer"
+    else:
+        raise ArchError("arch %r has neither layers nor a graph: a model known by its shape only has no layer shapes"
+                        % name)
+    if len(out) != want:
+        raise ArchError("arch %r: %d shapes, want %d, one a %s" % (name, len(out), want, what))
     return out
 
 
@@ -132,7 +158,8 @@ class Model:
 
     Attributes:
       arch: the architecture (nn.Arch as a dict: name, in_channels,
-        in_len, layers).
+        in_len, layers or graph), and in params mode the host's output
+        shape of each layer, "shapes" (see shapes).
       params: the flat parameter vector (float32, read-only), in PyTorch
         state_dict order, as sdk/nn lays it out; None in service mode.
       input_len: values per input (in_channels * in_len).
@@ -149,7 +176,7 @@ class Model:
         self.arch = arch
         s = shapes(arch)
         self.input_len = arch["in_channels"] * arch["in_len"]
-        self.classes = s[-1][0] if s else arch["in_channels"]
+        self.classes = s[-1][0]
         p = np.asarray(params, dtype=np.float32)
         p.flags.writeable = False
         self.params = p
@@ -161,15 +188,33 @@ class Model:
     @classmethod
     def from_wire(cls, m):
         """Builds a params-mode Model from a protocol Params message (a
-        LoadRequest's model)."""
+        LoadRequest's model): its arch is the decoded architecture with
+        the host's layer shapes (m.layers) under "shapes" (see shapes),
+        whose names must be the layers' (or the graph's nodes')."""
         if m is None or not m.arch_json:
             raise wire.WireError("missing model parameters")
         arch = wire.decode_arch(m.arch_json)
+        if "shapes" in arch:
+            raise wire.WireError("the architecture JSON has a key \"shapes\", which nn.Arch has not; the layers' "
+                                 "shapes travel in Params.layers")
+        if not m.layers:
+            raise wire.WireError("the draw's parameters carry no layer shapes (Params.layers): the host computes and "
+                                 "sends them, and the kit has no shape rules of its own; use a host of the kit's "
+                                 "release or later")
+        arch["shapes"] = [[int(ly.channels), int(ly.length)] for ly in m.layers]
         try:
             params = wire.float32s(m.data)
         except wire.WireError as e:
             raise wire.WireError("parameters: %s" % e) from None
-        return cls(arch, params)
+        model = cls(arch, params)  # checks the shapes (see shapes)
+        graph = arch.get("graph")
+        what, items = ("node", graph["nodes"]) if graph is not None else ("layer", arch["layers"])
+        for i, ly in enumerate(m.layers):
+            want = items[i].get("name", "") if isinstance(items[i], dict) else None
+            if ly.name != want:
+                raise wire.WireError("Params.layers[%d] is named %r, the architecture's %s %d %r"
+                                     % (i, ly.name, what, i, want))
+        return model
 
     @classmethod
     def from_service(cls, ms, context=None):
