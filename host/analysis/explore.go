@@ -10,7 +10,7 @@ import (
 )
 
 // The records report.html shows (report.Explored): of each (posterior,
-// explainer) pair, the first ExplorePerClass explained records of each
+// explainer) pair (each replicate of a replicated run its own), the first ExplorePerClass explained records of each
 // true class in (split, record) order, and of an unlabelled split (a
 // recording) its first ExploreWindows windows. The selection is the same
 // whatever the workers, the batches and the shards: Batch keeps a record
@@ -64,7 +64,7 @@ func (a *Analyser) explore(p *pair, b *engine.Batch, j int, rec *record) {
 	defer a.mu.Unlock()
 	held = p.held[class]
 	i, found := slices.BinarySearchFunc(held, key, exploreKey.cmp)
-	if found { // the record again (a replicate of the posterior): the last one
+	if found { // the record again (its unit explained again): the same values
 		rec.explore = e
 		return
 	}
@@ -95,7 +95,7 @@ func (p *pair) untake(si, b0, b1 int) {
 func (a *Analyser) explored(b *engine.Batch, j int) *report.Explored {
 	members := a.absMaps(b.Maps[j])
 	S, N := len(members), len(members[0])
-	e := &report.Explored{Posterior: b.Posterior.Label, Explainer: b.Explainer.Label, Split: b.Split, SplitName: b.SplitName,
+	e := &report.Explored{Posterior: b.Posterior.Label, Replicate: b.Posterior.Replicate, Replicated: b.Posterior.Replicated, Explainer: b.Explainer.Label, Split: b.Split, SplitName: b.SplitName,
 		Record: b.Records[j], Label: b.Labels[j], Pred: b.Preds[j], Prob: b.Probs[j][b.Preds[j]], Channels: max(b.Channels, 1),
 		ChannelNames: b.ChannelNames, Wave: b.X[j][:min(len(b.X[j]), N)], Mask: b.Masks[j], Draws: S}
 	if b.DrawProbs != nil {
@@ -118,7 +118,10 @@ func (a *Analyser) explored(b *engine.Batch, j int) *report.Explored {
 }
 
 // Explored is the report's selection of explained records: by (split,
-// record), each under every pair in the recipe's order.
+// record), each under every pair in the recipe's order. A replicated
+// run's replicates are pairs of their own (no aggregation: each
+// replicate's record shows its own networks' maps), a posterior's
+// replicates one after another.
 func (a *Analyser) Explored() []report.Explored {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -139,13 +142,13 @@ func (a *Analyser) Explored() []report.Explored {
 			}
 		}
 	}
-	order := map[[2]string]int{}
+	order := map[pairKey]int{}
 	for i, p := range a.orderedPairs() {
-		order[[2]string{p.post, p.exp}] = i
+		order[pairKey{p.post, p.rep, p.exp}] = i
 	}
+	rank := func(e report.Explored) int { return order[pairKey{e.Posterior, e.Replicate, e.Explainer}] }
 	slices.SortStableFunc(out, func(x, y report.Explored) int {
-		return cmp.Or(cmp.Compare(x.Split, y.Split), cmp.Compare(x.Record, y.Record),
-			cmp.Compare(order[[2]string{x.Posterior, x.Explainer}], order[[2]string{y.Posterior, y.Explainer}]))
+		return cmp.Or(cmp.Compare(x.Split, y.Split), cmp.Compare(x.Record, y.Record), cmp.Compare(rank(x), rank(y)))
 	})
 	return out
 }

@@ -192,9 +192,9 @@ func toJS(e Explored, names []string) (jsRecord, error) {
 	C := max(e.Channels, 1)
 	if N == 0 || N%C != 0 || len(e.Wave) != N || len(e.Members) == 0 {
 		return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: %d map values, %d input values, %d channels, %d members",
-			e.Record, e.SplitName, e.Posterior, e.Explainer, N, len(e.Wave), C, len(e.Members))
+			e.Record, e.SplitName, e.PosteriorName(), e.Explainer, N, len(e.Wave), C, len(e.Members))
 	}
-	j := jsRecord{Posterior: e.Posterior, Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
+	j := jsRecord{Posterior: e.PosteriorName(), Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
 		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: N / C, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members),
 		Wave: f32b64(e.Wave), Mean: f32b64(e.Mean), Q05: f32b64(e.Q05), Q95: f32b64(e.Q95), Var: f32b64(e.Variance), CV: f32b64(e.CV)}
 	if e.Label >= 0 {
@@ -213,7 +213,7 @@ func toJS(e Explored, names []string) (jsRecord, error) {
 	for _, m := range e.Members {
 		for _, v := range m {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: a member map value is %v", e.Record, e.SplitName, e.Posterior, e.Explainer, v)
+				return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: a member map value is %v", e.Record, e.SplitName, e.PosteriorName(), e.Explainer, v)
 			}
 			lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
 		}
