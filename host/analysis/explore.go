@@ -20,11 +20,13 @@ import (
 // its class in the whole run either); Take sends a unit's kept records in
 // its payload, and Explored takes the first of each class of all of them.
 //
-// Size: a record under a pair is S' x C x T bytes of heat map (S' =
-// min(S, ExploreDraws)) and 6 x C x T float32 values of waveform and
-// summaries, base64 in the page: about 37 kB for S = 20, C = 1,
-// T = 640. The largest paper recipe (bnn_results: 4 posteriors, 1
-// explainer, 15 classes) shows 4 x 15 x 2 = 120 of them, about 4.5 MB.
+// Size: a record under a pair is (S' + 6) x C x T float32 values in
+// report.html (S' = min(S, ExploreDraws) members, exact for the hover,
+// and the input and five summaries), base64: about 5.3 bytes a value,
+// 130 kB for S = 32, C = 1, T = 640, 17 kB for the quick recipes' S = 5.
+// Above report.MaxColumns samples a channel the page thins a record to
+// that many columns, so a record stays under (S' + 12) x C x 1024 values
+// whatever T.
 const (
 	ExplorePerClass = 2
 	ExploreWindows  = 120
