@@ -24,6 +24,8 @@ import (
 // report.html (S' = min(S, ExploreDraws) members, exact for the hover,
 // and the input and five summaries), base64: about 5.3 bytes a value,
 // 130 kB for S = 32, C = 1, T = 640, 17 kB for the quick recipes' S = 5.
+// The largest paper recipe (bnn_results: 4 posteriors, 1 explainer, 15
+// classes, S = 20) shows 4 x 15 x 2 = 120 of them, about 11 MB.
 // Above report.MaxColumns samples a channel the page thins a record to
 // that many columns, so a record stays under (S' + 12) x C x 1024 values
 // whatever T.

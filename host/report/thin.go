@@ -123,7 +123,7 @@ func thinWindows(ws []Window, bound int) []jsWindow {
 		}
 		by[w.Posterior] = append(by[w.Posterior], w)
 	}
-	var out []jsWindow
+	out := []jsWindow{}
 	for _, p := range order {
 		pw := by[p]
 		W := len(pw)
