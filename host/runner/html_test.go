@@ -129,6 +129,44 @@ func TestReportHTML(t *testing.T) {
 	t.Logf("report.html: %d bytes, %d records, written in %.3f s", len(page), len(recs), man.Timings["report.html"])
 }
 
+// TestReportHTMLReplicates: a run of 2 replicates writes each
+// replicate's records in report.html under its own name, "label
+// (replicate r)", the same records under both, with the replicate's own
+// maps (the replicates train other networks: the members differ).
+func TestReportHTMLReplicates(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "\n[replicates]\ncount = 2\n")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := pageData(t, read(t, filepath.Join(o.Dir, "report.html")))
+	mem := map[string]string{} // "posterior (replicate r)/key" -> members
+	keys := map[string][]string{}
+	for _, rc := range recs {
+		mem[rc.P+"/"+rc.Key] = rc.Mem
+		keys[rc.P] = append(keys[rc.P], rc.Key)
+	}
+	for _, p := range []string{"Deterministic", "Ensemble"} {
+		r0, r1 := p+" (replicate 0)", p+" (replicate 1)"
+		if len(keys[r0]) != 15*analysis.ExplorePerClass || fmt.Sprint(keys[r0]) != fmt.Sprint(keys[r1]) {
+			t.Fatalf("%s: records %v and %v, want the same 15 x %d under both replicates (pairs %d)", p, keys[r0], keys[r1], analysis.ExplorePerClass, len(keys))
+		}
+		same := 0
+		for _, k := range keys[r0] {
+			if mem[r0+"/"+k] == mem[r1+"/"+k] {
+				same++
+			}
+		}
+		if same == len(keys[r0]) {
+			t.Errorf("%s: every record has the same maps under both replicates", p)
+		}
+	}
+}
+
 // chromium is Debian's headless browser (.ci/run installs it).
 func chromium(t *testing.T) string {
 	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
