@@ -50,13 +50,25 @@ type Setup struct {
 type Analyser struct {
 	s     Setup
 	mu    sync.Mutex
-	pairs map[[2]string]*pair
+	pairs map[pairKey]*pair
 	err   error
 }
+
+// pairKey names a pair: the posterior's label and replicate
+// (engine.Step.Replicate: each replicate of a replicated run is its own
+// pair, its records its own) and the explainer's label.
+type pairKey struct {
+	post string
+	rep  int
+	exp  string
+}
+
+func keyOf(ps, es engine.Step) pairKey { return pairKey{ps.Label, ps.Replicate, es.Label} }
 
 // pair is one (posterior, explainer) block: its records by split.
 type pair struct {
 	post, exp string
+	rep       int // the posterior's replicate
 	draws     int
 	recs      [][]*record // split -> record index (nil: not explained)
 	// held are the records kept for the report, by class (explore.go).
@@ -95,7 +107,7 @@ type tvResult struct{ total, model, explainer float64 }
 
 // New returns an analyser for the run.
 func New(s Setup) *Analyser {
-	return &Analyser{s: s, pairs: map[[2]string]*pair{}}
+	return &Analyser{s: s, pairs: map[pairKey]*pair{}}
 }
 
 // Distortions are the engine distortions of [sensitivity]: noise at an
@@ -196,10 +208,16 @@ func (a *Analyser) Batch(b *engine.Batch) error {
 func (a *Analyser) pair(b *engine.Batch) *pair {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := [2]string{b.Posterior.Label, b.Explainer.Label}
+	return a.pairOf(b.Posterior, b.Explainer, len(b.Maps[0]))
+}
+
+// pairOf is the pair of (ps, es), new with `draws` draws when the
+// analyser has none yet; the caller holds a.mu.
+func (a *Analyser) pairOf(ps, es engine.Step, draws int) *pair {
+	k := keyOf(ps, es)
 	p := a.pairs[k]
 	if p == nil {
-		p = &pair{post: k[0], exp: k[1], draws: len(b.Maps[0]), recs: make([][]*record, len(a.s.Tests)), held: map[int][]exploreKey{}}
+		p = &pair{post: k.post, exp: k.exp, rep: k.rep, draws: draws, recs: make([][]*record, len(a.s.Tests)), held: map[int][]exploreKey{}}
 		for si, ts := range a.s.Tests {
 			p.recs[si] = make([]*record, ts.Data.N)
 		}

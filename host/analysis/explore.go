@@ -10,7 +10,7 @@ import (
 )
 
 // The records report.html shows (report.Explored): of each (posterior,
-// explainer) pair, the first ExplorePerClass explained records of each
+// explainer) pair (each replicate of a replicated run its own), the first ExplorePerClass explained records of each
 // true class in (split, record) order, and of an unlabelled split (a
 // recording) its first ExploreWindows windows. The selection is the same
 // whatever the workers, the batches and the shards: Batch keeps a record
@@ -20,11 +20,15 @@ import (
 // its class in the whole run either); Take sends a unit's kept records in
 // its payload, and Explored takes the first of each class of all of them.
 //
-// Size: a record under a pair is S' x C x T bytes of heat map (S' =
-// min(S, ExploreDraws)) and 6 x C x T float32 values of waveform and
-// summaries, base64 in the page: about 37 kB for S = 20, C = 1,
-// T = 640. The largest paper recipe (bnn_results: 4 posteriors, 1
-// explainer, 15 classes) shows 4 x 15 x 2 = 120 of them, about 4.5 MB.
+// Size: a record under a pair is (S' + 6) x C x T float32 values in
+// report.html (S' = min(S, ExploreDraws) members, exact for the hover,
+// and the input and five summaries), base64: about 5.3 bytes a value,
+// 130 kB for S = 32, C = 1, T = 640, 17 kB for the quick recipes' S = 5.
+// The largest paper recipe (bnn_results: 4 posteriors, 1 explainer, 15
+// classes, S = 20) shows 4 x 15 x 2 = 120 of them, about 11 MB.
+// Above report.MaxColumns samples a channel the page thins a record to
+// that many columns, so a record stays under (S' + 12) x C x 1024 values
+// whatever T.
 const (
 	ExplorePerClass = 2
 	ExploreWindows  = 120
@@ -64,7 +68,7 @@ func (a *Analyser) explore(p *pair, b *engine.Batch, j int, rec *record) {
 	defer a.mu.Unlock()
 	held = p.held[class]
 	i, found := slices.BinarySearchFunc(held, key, exploreKey.cmp)
-	if found { // the record again (a replicate of the posterior): the last one
+	if found { // the record again (its unit explained again): the same values
 		rec.explore = e
 		return
 	}
@@ -95,7 +99,7 @@ func (p *pair) untake(si, b0, b1 int) {
 func (a *Analyser) explored(b *engine.Batch, j int) *report.Explored {
 	members := a.absMaps(b.Maps[j])
 	S, N := len(members), len(members[0])
-	e := &report.Explored{Posterior: b.Posterior.Label, Explainer: b.Explainer.Label, Split: b.Split, SplitName: b.SplitName,
+	e := &report.Explored{Posterior: b.Posterior.Label, Replicate: b.Posterior.Replicate, Replicated: b.Posterior.Replicated, Explainer: b.Explainer.Label, Split: b.Split, SplitName: b.SplitName,
 		Record: b.Records[j], Label: b.Labels[j], Pred: b.Preds[j], Prob: b.Probs[j][b.Preds[j]], Channels: max(b.Channels, 1),
 		ChannelNames: b.ChannelNames, Wave: b.X[j][:min(len(b.X[j]), N)], Mask: b.Masks[j], Draws: S}
 	if b.DrawProbs != nil {
@@ -118,7 +122,10 @@ func (a *Analyser) explored(b *engine.Batch, j int) *report.Explored {
 }
 
 // Explored is the report's selection of explained records: by (split,
-// record), each under every pair in the recipe's order.
+// record), each under every pair in the recipe's order. A replicated
+// run's replicates are pairs of their own (no aggregation: each
+// replicate's record shows its own networks' maps), a posterior's
+// replicates one after another.
 func (a *Analyser) Explored() []report.Explored {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -139,13 +146,13 @@ func (a *Analyser) Explored() []report.Explored {
 			}
 		}
 	}
-	order := map[[2]string]int{}
+	order := map[pairKey]int{}
 	for i, p := range a.orderedPairs() {
-		order[[2]string{p.post, p.exp}] = i
+		order[pairKey{p.post, p.rep, p.exp}] = i
 	}
+	rank := func(e report.Explored) int { return order[pairKey{e.Posterior, e.Replicate, e.Explainer}] }
 	slices.SortStableFunc(out, func(x, y report.Explored) int {
-		return cmp.Or(cmp.Compare(x.Split, y.Split), cmp.Compare(x.Record, y.Record),
-			cmp.Compare(order[[2]string{x.Posterior, x.Explainer}], order[[2]string{y.Posterior, y.Explainer}]))
+		return cmp.Or(cmp.Compare(x.Split, y.Split), cmp.Compare(x.Record, y.Record), cmp.Compare(rank(x), rank(y)))
 	})
 	return out
 }

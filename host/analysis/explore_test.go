@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -162,5 +163,110 @@ func TestExploredWindows(t *testing.T) {
 		if b := shardedExplored(t, w, c.shards, c.workers, c.unit, uint64(i)); string(b) != string(ref) {
 			t.Errorf("%d shards, %d workers, units of %d: another selection", c.shards, c.workers, c.unit)
 		}
+	}
+}
+
+// replicated is the world's batches under two replicates of posterior P:
+// replicate 0 the world's maps, replicate 1 every map value plus 3 (so
+// each replicate's mean |R| is its own), each batch a copy.
+func replicated(w world) []*engine.Batch {
+	var out []*engine.Batch
+	for _, b := range w.batches {
+		for rep := range 2 {
+			c := *b
+			c.Posterior = engine.Step{Label: "P", Replicate: rep, Replicated: true}
+			maps := make([][]float64, len(b.Maps[0]))
+			for s, m := range b.Maps[0] {
+				maps[s] = make([]float64, len(m))
+				for i, v := range m {
+					maps[s][i] = v + 3*float64(rep)
+				}
+			}
+			c.Maps = [][][]float64{maps}
+			out = append(out, &c)
+		}
+	}
+	return out
+}
+
+// TestExploredReplicates: a replicated run's replicates (the same label,
+// replicates 0 and 1) are pairs of their own: every selected record is
+// there under both, replicate 0 first, each with the mean of its own
+// maps (recomputed here from the batch it came from), named
+// "P (replicate r)" on the page; the same bytes whatever the order of
+// the batches and through the shards' Take and Put.
+func TestExploredReplicates(t *testing.T) {
+	w := newWorld(t, recipe.Analysis{}, 10, 4, nil)
+	bs := replicated(w)
+	check := func(got []report.Explored) {
+		t.Helper()
+		want := firstOfEachClass(w, ExplorePerClass)
+		if len(got) != 2*len(want) {
+			t.Fatalf("%d records, want %d (2 replicates x %d)", len(got), 2*len(want), len(want))
+		}
+		for i, e := range got {
+			k, rep := want[i/2], i%2
+			if [2]int{e.Split, e.Record} != k || e.Replicate != rep || !e.Replicated || e.PosteriorName() != fmt.Sprintf("P (replicate %d)", rep) {
+				t.Fatalf("entry %d: %s record %d/%d, want replicate %d of %v", i, e.PosteriorName(), e.Split, e.Record, rep, k)
+			}
+			b := bs[2*(e.Split*10+e.Record)+rep]
+			for n := range N {
+				mean := 0.0
+				for _, m := range b.Maps[0] {
+					mean += math.Abs(m[n])
+				}
+				mean /= float64(len(b.Maps[0]))
+				if math.Abs(float64(e.Mean[n])-mean) > 1e-5 {
+					t.Fatalf("replicate %d record %d/%d coordinate %d: mean %v, want its own %v", rep, e.Split, e.Record, n, e.Mean[n], mean)
+				}
+			}
+		}
+	}
+	var ref []byte
+	for seed := range uint64(3) {
+		order := identity(len(bs))
+		rand.New(rand.NewPCG(seed, 7)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		a := New(w.setup)
+		for _, i := range order {
+			if err := a.Batch(bs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := a.Explored()
+		check(got)
+		b, _ := json.Marshal(got)
+		if ref == nil {
+			ref = b
+		} else if string(b) != string(ref) {
+			t.Errorf("batch order %d: other bytes", seed)
+		}
+	}
+	// Two shards (by record), every unit taken out and put into a third.
+	src := []*Analyser{New(w.setup), New(w.setup)}
+	for _, b := range bs {
+		if err := src[b.Records[0]%2].Batch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := New(w.setup)
+	es := engine.Step{Label: "E"}
+	for si := range w.setup.Tests {
+		for r := range 10 {
+			for rep := range 2 {
+				ps := engine.Step{Label: "P", Replicate: rep, Replicated: true}
+				data, err := src[r%2].Take(ps, es, si, r, r+1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := dst.Put(ps, es, si, data); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	got := dst.Explored()
+	check(got)
+	if b, _ := json.Marshal(got); string(b) != string(ref) {
+		t.Error("through Take and Put: other bytes")
 	}
 }

@@ -214,7 +214,7 @@ func TestFiguresAndMaps(t *testing.T) {
 		}
 	}
 	// The sag panel is record 3 of split 0: labels cycle 1, 2, 3 and record 0 is wrong.
-	if p := a.pairs[[2]string{"P", "E"}].recs[0][3].figure; p == nil || !strings.Contains(p.Title, "record 3") || p.Labels.Class != "sag" {
+	if p := a.pairs[pairKey{"P", 0, "E"}].recs[0][3].figure; p == nil || !strings.Contains(p.Title, "record 3") || p.Labels.Class != "sag" {
 		t.Errorf("sag panel %+v", p)
 	}
 	f, err := safetensors.Decode(files["maps/01-p_e.safetensors"], "maps")

@@ -95,13 +95,23 @@ func (p *pair) each(fn func(r *record)) {
 	}
 }
 
-// orderedPairs lists the pairs in recipe order.
+// orderedPairs lists the pairs in recipe order: by posterior, its
+// replicates in order (one, 0, without [replicates]), then by explainer.
 func (a *Analyser) orderedPairs() []*pair {
+	var reps []int
+	for k := range a.pairs {
+		if !slices.Contains(reps, k.rep) {
+			reps = append(reps, k.rep)
+		}
+	}
+	slices.Sort(reps)
 	var out []*pair
 	for _, ps := range a.s.Posteriors {
-		for _, es := range a.s.Explainers {
-			if p := a.pairs[[2]string{ps, es}]; p != nil {
-				out = append(out, p)
+		for _, rep := range reps {
+			for _, es := range a.s.Explainers {
+				if p := a.pairs[pairKey{ps, rep, es}]; p != nil {
+					out = append(out, p)
+				}
 			}
 		}
 	}

@@ -52,7 +52,7 @@ type wireUnit struct {
 // under the pair (ps, es), and forgets them (nil when the pair has none).
 func (a *Analyser) Take(ps, es engine.Step, si, b0, b1 int) ([]byte, error) {
 	a.mu.Lock()
-	p := a.pairs[[2]string{ps.Label, es.Label}]
+	p := a.pairs[keyOf(ps, es)]
 	if p == nil {
 		a.mu.Unlock()
 		return nil, nil
@@ -86,15 +86,7 @@ func (a *Analyser) Put(ps, es engine.Step, si int, data []byte) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := [2]string{ps.Label, es.Label}
-	p := a.pairs[k]
-	if p == nil {
-		p = &pair{post: k[0], exp: k[1], draws: w.Draws, recs: make([][]*record, len(a.s.Tests)), held: map[int][]exploreKey{}}
-		for i, ts := range a.s.Tests {
-			p.recs[i] = make([]*record, ts.Data.N)
-		}
-		a.pairs[k] = p
-	}
+	p := a.pairOf(ps, es, w.Draws)
 	for _, wr := range w.Records {
 		if wr.Index < 0 || wr.Index >= len(p.recs[si]) {
 			return fmt.Errorf("analysis of split %d: record %d (the split has %d)", si, wr.Index, len(p.recs[si]))

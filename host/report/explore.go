@@ -1,5 +1,7 @@
 package report
 
+import "fmt"
+
 // Explored is one explained record under one (posterior, explainer) pair,
 // as report.html shows it: its input and mask, the S draws' maps and
 // their coordinatewise summaries, and the prediction with each draw's
@@ -8,16 +10,21 @@ package report
 // C x T values, channel-major, except DrawProbs (S values).
 type Explored struct {
 	Posterior, Explainer string // labels
-	Split                int
-	SplitName            string
-	Record               int
-	Label, Pred          int     // true class (-1: unlabelled), predicted class
-	Prob                 float64 // predictive mean probability of Pred
-	DrawProbs            []float64
-	Channels             int
-	ChannelNames         []string
-	Wave                 []float32
-	Mask                 []bool // nil: unlabelled
+	// Replicate is the posterior's replicate in a run with [replicates]
+	// (Replicated; engine.Step.Replicate): each replicate is a pair of
+	// its own, shown as "label (replicate r)".
+	Replicate    int
+	Replicated   bool
+	Split        int
+	SplitName    string
+	Record       int
+	Label, Pred  int     // true class (-1: unlabelled), predicted class
+	Prob         float64 // predictive mean probability of Pred
+	DrawProbs    []float64
+	Channels     int
+	ChannelNames []string
+	Wave         []float32
+	Mask         []bool // nil: unlabelled
 	// Members are the draws' maps (|R| when the run scores |R|), at most
 	// analysis.ExploreDraws of them; the summaries below are of all S.
 	Members [][]float32
@@ -25,6 +32,15 @@ type Explored struct {
 	// r_(ceil(0.95 S))), Variance and CV (kappa 1e-8) of the S maps.
 	Mean, Q05, Q95, Variance, CV []float32
 	Draws                        int // S
+}
+
+// PosteriorName is the posterior as the page names it: its label, with
+// its replicate in a replicated run (engine.Step.Name).
+func (e *Explored) PosteriorName() string {
+	if !e.Replicated {
+		return e.Posterior
+	}
+	return fmt.Sprintf("%s (replicate %d)", e.Posterior, e.Replicate)
 }
 
 // Window is a recording's window under one posterior, for the report's

@@ -150,8 +150,13 @@ func (b *Bars) svg() template.HTML {
 }
 
 // jsRecord is one Explored as the page's script reads it: arrays of
-// float32 as base64 little-endian bytes, the members as bytes between
-// lo and hi (value = lo + (hi - lo) q / 255).
+// float32 as base64 little-endian bytes, C x B values a series (B
+// columns a channel: B = T, each sample's own value, up to MaxColumns,
+// else B = MaxColumns thinned columns). The members (S' x C x B) are the
+// maps' own float32 values (the hover shows them exactly; their colour is
+// computed from them), of largest |R| in a column when thinned. The
+// lines are C x B values, or when thinned 2 x C x B: the columns'
+// minima, then their maxima.
 type jsRecord struct {
 	Posterior string    `json:"p"`
 	Explainer string    `json:"e"`
@@ -164,13 +169,14 @@ type jsRecord struct {
 	DrawProbs []float64 `json:"dp"`
 	C         int       `json:"C"`
 	T         int       `json:"T"`
+	B         int       `json:"B"`
 	ChNames   []string  `json:"cn"`
 	Wave      string    `json:"wave"`
 	Mask      string    `json:"mask"`
 	Mem       string    `json:"mem"`
 	MemS      int       `json:"ns"`
 	Draws     int       `json:"draws"`
-	Lo        float64   `json:"lo"`
+	Lo        float64   `json:"lo"` // the smallest and largest member value (all T samples)
 	Hi        float64   `json:"hi"`
 	Mean      string    `json:"mean"`
 	Q05       string    `json:"q05"`
@@ -187,49 +193,63 @@ func f32b64(x []float32) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// line is series x (C x T) as the page carries it in B columns: x
+// itself when B = T, else its columns' minima followed by their maxima.
+func line(x []float32, C, T, B int) string {
+	if B == T {
+		return f32b64(x)
+	}
+	lh := make([]float32, 2*C*B)
+	thinMinMax(lh[:C*B], lh[C*B:], x, C, T, B)
+	return f32b64(lh)
+}
+
 func toJS(e Explored, names []string) (jsRecord, error) {
 	N := len(e.Mean)
 	C := max(e.Channels, 1)
-	if N == 0 || N%C != 0 || len(e.Wave) != N || len(e.Members) == 0 {
-		return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: %d map values, %d input values, %d channels, %d members",
-			e.Record, e.SplitName, e.Posterior, e.Explainer, N, len(e.Wave), C, len(e.Members))
+	bad := N == 0 || N%C != 0 || len(e.Wave) != N || len(e.Members) == 0 || (e.Mask != nil && len(e.Mask) != N)
+	for _, s := range [][]float32{e.Q05, e.Q95, e.Variance, e.CV} {
+		bad = bad || len(s) != N
 	}
-	j := jsRecord{Posterior: e.Posterior, Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
-		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: N / C, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members),
-		Wave: f32b64(e.Wave), Mean: f32b64(e.Mean), Q05: f32b64(e.Q05), Q95: f32b64(e.Q95), Var: f32b64(e.Variance), CV: f32b64(e.CV)}
+	for _, m := range e.Members {
+		bad = bad || len(m) != N
+	}
+	if bad {
+		return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: %d map values, %d input values, %d channels, %d members (want C x T values in each series and member, the mask's too)",
+			e.Record, e.SplitName, e.PosteriorName(), e.Explainer, N, len(e.Wave), C, len(e.Members))
+	}
+	T := N / C
+	B := min(T, MaxColumns)
+	j := jsRecord{Posterior: e.PosteriorName(), Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
+		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: T, B: B, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members),
+		Wave: line(e.Wave, C, T, B), Mean: line(e.Mean, C, T, B), Q05: line(e.Q05, C, T, B), Q95: line(e.Q95, C, T, B), Var: line(e.Variance, C, T, B), CV: line(e.CV, C, T, B)}
 	if e.Label >= 0 {
 		j.Label = ClassName(names, e.Label)
 	}
 	if e.Mask != nil {
-		m := make([]byte, len(e.Mask))
-		for i, v := range e.Mask {
-			if v {
-				m[i] = 1
-			}
-		}
+		m := make([]byte, C*B)
+		thinAny(m, e.Mask, C, T, B)
 		j.Mask = base64.StdEncoding.EncodeToString(m)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, m := range e.Members {
 		for _, v := range m {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: a member map value is %v", e.Record, e.SplitName, e.Posterior, e.Explainer, v)
+				return jsRecord{}, fmt.Errorf("report.html: record %d of split %s under %s / %s: a member map value is %v (want finite values)", e.Record, e.SplitName, e.PosteriorName(), e.Explainer, v)
 			}
 			lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
 		}
 	}
 	j.Lo, j.Hi = lo, hi
-	q := make([]byte, 0, len(e.Members)*N)
-	for _, m := range e.Members {
-		for _, v := range m {
-			k := 0.0
-			if hi > lo {
-				k = math.Round(255 * (float64(v) - lo) / (hi - lo))
-			}
-			q = append(q, byte(k))
+	mem := make([]float32, len(e.Members)*C*B)
+	for s, m := range e.Members {
+		if B == T {
+			copy(mem[s*N:], m)
+		} else {
+			thinMaxAbs(mem[s*C*B:(s+1)*C*B], m, C, T, B)
 		}
 	}
-	j.Mem = base64.StdEncoding.EncodeToString(q)
+	j.Mem = f32b64(mem)
 	return j, nil
 }
 
@@ -245,10 +265,10 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{range .Tables}}<table><caption>{{.Title}}</caption><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}</section>
 {{if .Bars}}<section id="charts"><h2>Per-class chart</h2>{{.BarsSVG}}</section>{{end}}
 {{if .HasWindows}}<section id="timeline"><h2>Timeline of the recording</h2>
-<p>Each window along the recording's time, coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). Click a window to see its panel.</p>
+<p>Each window along the recording's time, coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
 <label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div></section>{{end}}
 {{if .HasRecords}}<section id="records"><h2>Explained records</h2>
-<p>Drag across a plot to zoom the time axis, double-click to reset; hover for values. The heat maps (draws x time) share one colour scale across records and methods (<span id="scale"></span>); each map's own range is written beside it.</p>
+<p>Drag across a plot to zoom the time axis, double-click to reset; hover for values (the heat maps' are the maps' own float32 values). A record longer than {{.MaxColumns}} samples is drawn in {{.MaxColumns}} columns: a heat map cell is the value of largest |R| among its samples, a line the band from their minimum to their maximum, and the hover says which samples. The heat maps (draws x time) share one colour scale across records and methods (<span id="scale"></span>); each map's own range is written beside it.</p>
 <div class="browser"><div class="list"><button id="prev" type="button">&larr; previous</button> <button id="next" type="button">next &rarr;</button><ol id="reclist"></ol></div>
 <div id="panel" class="panel"></div></div><div id="tip" class="tip"></div></section>{{end}}
 {{if or .Warnings .Notes}}<section id="notes"><h2>Warnings and notes</h2><ul>{{range .Warnings}}<li class="warn">{{.}}</li>{{end}}{{range .Notes}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
@@ -256,6 +276,17 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <script>{{.JS}}</script>
 </body></html>
 `))
+
+// thinned reports whether a posterior has more than MaxTimeline windows.
+func thinned(ws []Window) bool {
+	n := map[string]int{}
+	for _, w := range ws {
+		if n[w.Posterior]++; n[w.Posterior] > MaxTimeline {
+			return true
+		}
+	}
+	return false
+}
 
 // WriteHTML writes report.html.
 func WriteHTML(w io.Writer, h HTML) error {
@@ -267,12 +298,12 @@ func WriteHTML(w io.Writer, h HTML) error {
 		}
 		recs = append(recs, j)
 	}
-	data, err := json.Marshal(map[string]any{"records": recs, "windows": h.Windows, "fs": h.Fs, "palette": palette})
+	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette})
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
 	v := map[string]any{"Title": h.Title, "Notes": h.Notes, "Warnings": h.Warnings, "Tables": h.Tables, "Bars": h.Bars,
-		"HasRecords": len(recs) > 0, "HasWindows": len(h.Windows) > 0,
+		"HasRecords": len(recs) > 0, "HasWindows": len(h.Windows) > 0, "MaxColumns": MaxColumns, "MaxTimeline": MaxTimeline, "Thinned": thinned(h.Windows),
 		// json.Marshal escapes <, > and &: the data cannot close its script.
 		"Data": template.JS(data), "JS": template.JS(htmlJS), "CSS": template.CSS(htmlCSS)}
 	if h.Bars != nil {

@@ -8,8 +8,26 @@
     return f32 ? new Float32Array(b.buffer) : b;
   }
   function fmt(v) { return Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : v.toFixed(4); }
+  // exact is a float32 value in the fewest digits that read back as it.
+  function exact(v) {
+    for (var p = 1; p < 9; p++) { var t = v.toPrecision(p); if (Math.fround(+t) === v) return t; }
+    return v.toPrecision(9);
+  }
   var fs = D.fs || 0;
-  function tlabel(n) { return fs ? (n / fs * 1000).toFixed(2) + " ms" : "sample " + n; }
+  function ms(n) { return fs ? " (" + (n / fs * 1000).toFixed(2) + " ms)" : ""; }
+  // cols is column n of a record: its samples [n T / B, (n+1) T / B).
+  function cols(r, n) {
+    if (r.B === r.T) return "sample " + n + ms(n);
+    var a = Math.floor(n * r.T / r.B), b = Math.floor((n + 1) * r.T / r.B) - 1;
+    return "samples " + a + ".." + b + ms(a);
+  }
+  // series is a line of C x B values, or when thinned its columns' minima
+  // (lo) and maxima (hi).
+  function series(s, r) {
+    var a = dec(s, true);
+    return r.B === r.T ? { lo: a, hi: a } : { lo: a.subarray(0, r.C * r.B), hi: a.subarray(r.C * r.B) };
+  }
+  function val(sr, i) { return sr.lo === sr.hi ? fmt(sr.lo[i]) : "min " + fmt(sr.lo[i]) + " max " + fmt(sr.hi[i]); }
   // Records grouped by (split, record): a record's panel shows every pair.
   var groups = [], byKey = {};
   D.records.forEach(function (r) {
@@ -33,10 +51,11 @@
   }
   var view = null; // [t0, t1) of the time axis, shared by the record's plots
   var cur = -1;
-  function plot(parent, title, h, T, draw, hover, range) {
+  function plot(parent, r, title, h, draw, hover, range, cls) {
+    var T = r.B;
     var wrap = document.createElement("div"); wrap.className = "cwrap";
     var cap = document.createElement("div"); cap.className = "range"; cap.textContent = title + (range ? "  (this map: " + range + ")" : "");
-    var c = document.createElement("canvas"); c.width = Math.max(400, Math.min(1100, (parent.clientWidth || 924) - 24)); c.height = h;
+    var c = document.createElement("canvas"); c.width = Math.max(400, Math.min(1100, (parent.clientWidth || 924) - 24)); c.height = h; if (cls) c.className = cls;
     wrap.appendChild(cap); wrap.appendChild(c); parent.appendChild(wrap);
     var ctx = c.getContext("2d");
     function x2t(x) { return view[0] + (view[1] - view[0]) * x / c.width; }
@@ -54,7 +73,7 @@
     c.addEventListener("mousemove", function (e) {
       var n = Math.floor(x2t(e.offsetX)); if (n < 0 || n >= T) return;
       tip.style.display = "block"; tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px";
-      tip.textContent = tlabel(n) + "\n" + hover(n, e.offsetY / c.height);
+      tip.textContent = cols(r, n) + "\n" + hover(n, e.offsetY / c.height);
     });
     c.addEventListener("mouseleave", function () { tip.style.display = "none"; });
     redraw();
@@ -69,34 +88,39 @@
         ctx.fillStyle = "rgba(255,160,0,0.25)";
         for (var n = view[0]; n < view[1]; n++) if (maskOf[ch * T + n]) ctx.fillRect(X(n), y0, Math.max(1, X(n + 1) - X(n)), rh);
       }
+      function band(lo, hi, fill, stroke) {
+        ctx.beginPath();
+        for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(hi[ch * T + n]));
+        for (var n = view[1] - 1; n >= view[0]; n--) ctx.lineTo(X(n + 0.5), Y(lo[ch * T + n]));
+        ctx.closePath(); ctx.fillStyle = fill; ctx.fill();
+        if (stroke) { ctx.strokeStyle = stroke; ctx.stroke(); }
+      }
       series.forEach(function (s) {
-        if (s.band) {
-          ctx.fillStyle = s.colour; ctx.beginPath();
-          for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(s.band[1][ch * T + n]));
-          for (var n = view[1] - 1; n >= view[0]; n--) ctx.lineTo(X(n + 0.5), Y(s.band[0][ch * T + n]));
-          ctx.fill(); return;
-        }
+        if (s.band) { band(s.band[0].lo, s.band[1].hi, s.colour); return; }
+        if (s.y.lo !== s.y.hi) { band(s.y.lo, s.y.hi, s.colour, s.colour); return; } // thinned: min..max
         ctx.strokeStyle = s.colour; ctx.beginPath();
-        for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(s.y[ch * T + n]));
+        for (var n = view[0]; n < view[1]; n++) ctx.lineTo(X(n + 0.5), Y(s.y.lo[ch * T + n]));
         ctx.stroke();
       });
       if (C > 1) { ctx.fillStyle = "#555"; ctx.fillText(rows[ch] || ("channel " + ch), 4, y0 + 12); }
     }
   }
+  // extent is each channel's [smallest, largest] of series a (and b).
   function extent(a, C, T, b) {
     var lo = [], hi = [];
+    b = b || a;
     for (var ch = 0; ch < C; ch++) {
       var l = Infinity, u = -Infinity;
-      for (var n = ch * T; n < (ch + 1) * T; n++) { l = Math.min(l, a[n]); u = Math.max(u, a[n]); if (b) { l = Math.min(l, b[n]); u = Math.max(u, b[n]); } }
+      for (var n = ch * T; n < (ch + 1) * T; n++) { l = Math.min(l, a.lo[n], b.lo[n]); u = Math.max(u, a.hi[n], b.hi[n]); }
       lo.push(l); hi.push(u);
     }
     return [lo, hi];
   }
-  function rangeOf(a) { var l = Infinity, u = -Infinity; for (var i = 0; i < a.length; i++) { l = Math.min(l, a[i]); u = Math.max(u, a[i]); } return "[" + fmt(l) + ", " + fmt(u) + "]"; }
+  function rangeOf(a) { var l = Infinity, u = -Infinity; for (var i = 0; i < a.lo.length; i++) { l = Math.min(l, a.lo[i]); u = Math.max(u, a.hi[i]); } return "[" + fmt(l) + ", " + fmt(u) + "]"; }
   function pairPanel(root, r) {
-    var C = r.C, T = r.T;
-    var wave = dec(r.wave, true), mask = r.mask ? dec(r.mask) : null, mem = dec(r.mem);
-    var mean = dec(r.mean, true), q05 = dec(r.q05, true), q95 = dec(r.q95, true), vr = dec(r.var, true), cv = dec(r.cv, true);
+    var C = r.C, T = r.B, thin = r.B !== r.T; // T: the columns
+    var wave = series(r.wave, r), mask = r.mask ? dec(r.mask) : null, mem = dec(r.mem, true);
+    var mean = series(r.mean, r), q05 = series(r.q05, r), q95 = series(r.q95, r), vr = series(r.var, r), cv = series(r.cv, r);
     var box = document.createElement("div"); box.className = "pair"; root.appendChild(box);
     var h = document.createElement("h3");
     h.textContent = r.p + " / " + r.e + ": predicted " + r.pred + " (p = " + r.prob.toFixed(4) + ")" + (r.label ? ", true class " + r.label : "");
@@ -111,40 +135,40 @@
       g.fillStyle = "#D55E00"; g.fillRect(r.prob * 396 - 1, 0, 5, 22);
     }
     var ew = extent(wave, C, T);
-    plot(box, "waveform" + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, T, function (ctx, w, hh) {
+    plot(box, r, "waveform" + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, function (ctx, w, hh) {
       lines(ctx, w, hh, r.cn, C, T, [{ y: wave, colour: "#222" }], ew[0], ew[1], mask);
-    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + fmt(wave[ch * T + n]) + (mask ? (mask[ch * T + n] ? "  (in the mask)" : "") : ""); });
+    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); });
     var S = r.ns;
-    plot(box, "member maps (" + S + " of " + r.draws + " draws x time)", Math.max(40, Math.min(8 * S, 160)) * C, T, function (ctx, w, hh) {
+    plot(box, r, "member maps (" + S + " of " + r.draws + " draws x time" + (thin ? "; a cell: the largest |R| of its samples" : "") + ")", Math.max(40, Math.min(8 * S, 160)) * C, function (ctx, w, hh) {
       var img = ctx.createImageData(w, hh), rows = S * C;
       for (var py = 0; py < hh; py++) {
         var row = Math.floor(py / hh * rows), ch = Math.floor(row / S), s = row % S;
         for (var px = 0; px < w; px++) {
           var n = Math.floor(view[0] + (view[1] - view[0]) * px / w);
-          var v = r.lo + (r.hi - r.lo) * mem[s * C * T + ch * T + n] / 255, col = colour(v), k = 4 * (py * w + px);
+          var col = colour(mem[s * C * T + ch * T + n]), k = 4 * (py * w + px);
           img.data[k] = col[0]; img.data[k + 1] = col[1]; img.data[k + 2] = col[2]; img.data[k + 3] = 255;
         }
       }
       ctx.putImageData(img, 0, 0);
     }, function (n, fy) {
       var row = Math.min(S * C - 1, Math.floor(fy * S * C)), ch = Math.floor(row / S), s = row % S;
-      return "draw " + s + (C > 1 ? ", channel " + ch : "") + ": R = " + fmt(r.lo + (r.hi - r.lo) * mem[s * C * T + ch * T + n] / 255) + " (8-bit)";
-    }, "[" + fmt(r.lo) + ", " + fmt(r.hi) + "]");
+      return "draw " + s + (C > 1 ? ", channel " + ch : "") + ": R = " + exact(mem[s * C * T + ch * T + n]) + (thin ? " (the largest |R| of these samples)" : "");
+    }, "[" + fmt(r.lo) + ", " + fmt(r.hi) + "]", "heat");
     var em = extent(q05, C, T, q95);
-    plot(box, "mean map with the 5%-95% ribbon of the draws", 90 * C, T, function (ctx, w, hh) {
+    plot(box, r, "mean map with the 5%-95% ribbon of the draws", 90 * C, function (ctx, w, hh) {
       lines(ctx, w, hh, r.cn, C, T, [{ band: [q05, q95], colour: "rgba(0,114,178,0.25)" }, { y: mean, colour: "#0072B2" }], em[0], em[1], mask);
-    }, function (n, fy) { var i = Math.min(C - 1, Math.floor(fy * C)) * T + n; return "mean " + fmt(mean[i]) + "\nq05 " + fmt(q05[i]) + "  q95 " + fmt(q95[i]); }, rangeOf(mean));
+    }, function (n, fy) { var i = Math.min(C - 1, Math.floor(fy * C)) * T + n; return "mean " + val(mean, i) + "\nq05 " + val(q05, i) + "\nq95 " + val(q95, i); }, rangeOf(mean));
     var evr = extent(vr, C, T), ecv = extent(cv, C, T);
-    plot(box, "variance of the draws' maps", 60 * C, T, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: vr, colour: "#009E73" }], evr[0], evr[1], null); },
-      function (n, fy) { return "variance " + fmt(vr[Math.min(C - 1, Math.floor(fy * C)) * T + n]); }, rangeOf(vr));
-    plot(box, "CV of the draws' maps (kappa 1e-8)", 60 * C, T, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: cv, colour: "#CC79A7" }], ecv[0], ecv[1], null); },
-      function (n, fy) { return "CV " + fmt(cv[Math.min(C - 1, Math.floor(fy * C)) * T + n]); }, rangeOf(cv));
+    plot(box, r, "variance of the draws' maps", 60 * C, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: vr, colour: "#009E73" }], evr[0], evr[1], null); },
+      function (n, fy) { return "variance " + val(vr, Math.min(C - 1, Math.floor(fy * C)) * T + n); }, rangeOf(vr));
+    plot(box, r, "CV of the draws' maps (kappa 1e-8)", 60 * C, function (ctx, w, hh) { lines(ctx, w, hh, r.cn, C, T, [{ y: cv, colour: "#CC79A7" }], ecv[0], ecv[1], null); },
+      function (n, fy) { return "CV " + val(cv, Math.min(C - 1, Math.floor(fy * C)) * T + n); }, rangeOf(cv));
   }
   var list = document.getElementById("reclist"), panel = document.getElementById("panel");
   function show(i, keepView) {
     if (!groups.length) return;
     i = Math.max(0, Math.min(groups.length - 1, i));
-    if (!keepView || i !== cur) view = [0, groups[i].items[0].T];
+    if (!keepView || i !== cur) view = [0, groups[i].items[0].B];
     cur = i;
     var g = groups[i];
     panel.innerHTML = "";
@@ -205,13 +229,16 @@
     tl.addEventListener("mousemove", function (e) {
       var w = windowAt(e.offsetX); if (!w) { tip.style.display = "none"; return; }
       tip.style.display = "block"; tip.style.left = (e.clientX + 12) + "px"; tip.style.top = (e.clientY + 12) + "px";
-      tip.textContent = "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
+      tip.textContent = w.n > 1 ?
+        "windows " + w.window + ".." + w.last + " (" + w.n + ") from " + w.start_s.toFixed(3) + " s\n" + w.class + " in " + Math.round(w.share * w.n) + " of them" +
+        "\nlowest p = " + w.probability.toFixed(4) + "\nhighest mutual information " + fmt(w.mutual_information) + "\nlowest agreement " + w.agreement.toFixed(3) :
+        "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
         "\nmutual information " + fmt(w.mutual_information) + "\nagreement " + w.agreement.toFixed(3);
     });
     tl.addEventListener("mouseleave", function () { tip.style.display = "none"; });
     tl.addEventListener("click", function (e) {
       var w = windowAt(e.offsetX); if (!w) return;
-      for (var i = 0; i < groups.length; i++) if (groups[i].record === w.window) { show(i); panel.scrollIntoView(); return; }
+      for (var i = 0; i < groups.length; i++) if (groups[i].record >= w.window && groups[i].record <= w.last) { show(i); panel.scrollIntoView(); return; }
     });
     drawTL();
   }

@@ -5,15 +5,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image/png"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +27,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/analysis"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
 )
 
 // runTinyRecording runs tinyRecipe on the shipped demonstration
@@ -51,6 +56,8 @@ func pageData(t *testing.T, page []byte) (recs []struct {
 	P, E, Key string
 	R         int
 	Ns, Draws int
+	C, B      int
+	Mem       string
 	Dp        []float64
 }, windows []json.RawMessage) {
 	t.Helper()
@@ -63,6 +70,8 @@ func pageData(t *testing.T, page []byte) (recs []struct {
 			P, E, Key string
 			R         int
 			Ns, Draws int
+			C, B      int
+			Mem       string
 			Dp        []float64
 		}
 		Windows []json.RawMessage
@@ -118,6 +127,44 @@ func TestReportHTML(t *testing.T) {
 		t.Errorf("manifest timings %v (%v): want report.html's", man.Timings, err)
 	}
 	t.Logf("report.html: %d bytes, %d records, written in %.3f s", len(page), len(recs), man.Timings["report.html"])
+}
+
+// TestReportHTMLReplicates: a run of 2 replicates writes each
+// replicate's records in report.html under its own name, "label
+// (replicate r)", the same records under both, with the replicate's own
+// maps (the replicates train other networks: the members differ).
+func TestReportHTMLReplicates(t *testing.T) {
+	dir := t.TempDir()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), "\n[replicates]\ncount = 2\n")), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := pageData(t, read(t, filepath.Join(o.Dir, "report.html")))
+	mem := map[string]string{} // "posterior (replicate r)/key" -> members
+	keys := map[string][]string{}
+	for _, rc := range recs {
+		mem[rc.P+"/"+rc.Key] = rc.Mem
+		keys[rc.P] = append(keys[rc.P], rc.Key)
+	}
+	for _, p := range []string{"Deterministic", "Ensemble"} {
+		r0, r1 := p+" (replicate 0)", p+" (replicate 1)"
+		if len(keys[r0]) != 15*analysis.ExplorePerClass || fmt.Sprint(keys[r0]) != fmt.Sprint(keys[r1]) {
+			t.Fatalf("%s: records %v and %v, want the same 15 x %d under both replicates (pairs %d)", p, keys[r0], keys[r1], analysis.ExplorePerClass, len(keys))
+		}
+		same := 0
+		for _, k := range keys[r0] {
+			if mem[r0+"/"+k] == mem[r1+"/"+k] {
+				same++
+			}
+		}
+		if same == len(keys[r0]) {
+			t.Errorf("%s: every record has the same maps under both replicates", p)
+		}
+	}
 }
 
 // chromium is Debian's headless browser (.ci/run installs it).
@@ -245,21 +292,37 @@ func (c *cdp) click(t *testing.T, sel string, fx float64) {
 	}
 }
 
-// TestReportHTMLInChromium: the report of a recording run, loaded in
-// headless chromium through the DevTools protocol: no console error or
-// exception; a panel renders (data-record); a real click on "next" moves
-// to the next record, and one on the timeline's fourth window shows that
-// window's panel; a screenshot is not of one colour.
-func TestReportHTMLInChromium(t *testing.T) {
-	bin := chromium(t)
-	o := runTinyRecording(t)
-	page := filepath.Join(o.Dir, "report.html")
-	recs, windows := pageData(t, read(t, page))
-	if len(windows) != 10 || len(recs) != 10 { // 5 windows x 2 posteriors
-		t.Fatalf("%d windows and %d records in the page, want 10 and 10", len(windows), len(recs))
+// hover moves the mouse (no button) to the fractions (fx, fy) of the
+// element the selector names, and returns the tip's text.
+func (c *cdp) hover(t *testing.T, sel string, fx, fy float64) string {
+	t.Helper()
+	var b struct{ X, Y, W, H float64 }
+	c.eval(t, fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: "center"})`, sel))
+	if err := json.Unmarshal([]byte(c.eval(t, fmt.Sprintf(`(function(){var r=document.querySelector(%q).getBoundingClientRect();return {X:r.left,Y:r.top,W:r.width,H:r.height};})()`, sel))), &b); err != nil {
+		t.Fatal(err)
 	}
+	c.call(t, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": b.X + fx*b.W, "y": b.Y + fy*b.H}, nil)
+	var tip string
+	if err := json.Unmarshal([]byte(c.eval(t, `document.getElementById("tip").textContent`)), &tip); err != nil {
+		t.Fatal(err)
+	}
+	return tip
+}
+
+// browser is a headless chromium with one page under DevTools.
+type browser struct {
+	*cdp
+	loaded   bool
+	problems []string
+}
+
+// openChromium starts chromium (killed at the test's end) and connects
+// to its page.
+func openChromium(t *testing.T) *browser {
+	t.Helper()
+	bin := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", "--remote-allow-origins=*",
 		"--user-data-dir="+t.TempDir(), "--window-size=1280,2000", "about:blank")
 	stderr, err := cmd.StderrPipe()
@@ -269,7 +332,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var port string
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -301,44 +364,111 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if ws == "" {
 		t.Fatalf("no page among chromium's targets %+v", targets)
 	}
-	c := dialCDP(t, ws)
+	c := &browser{cdp: dialCDP(t, ws)}
 	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable"} {
 		c.call(t, m, map[string]any{}, nil)
 	}
-	c.call(t, "Page.navigate", map[string]any{"url": "file://" + page}, nil)
-	var problems []string
-	loaded := false
+	return c
+}
+
+// collect reads the page's events until `until` holds, noting its
+// exceptions and console errors.
+func (c *browser) collect(t *testing.T, until func() bool) {
+	t.Helper()
 	deadline := time.After(60 * time.Second)
-	collect := func(until func() bool) {
-		for !until() {
-			select {
-			case e := <-c.events:
-				switch e.Method {
-				case "Page.loadEventFired":
-					loaded = true
-				case "Runtime.exceptionThrown":
-					problems = append(problems, string(e.Params))
-				case "Runtime.consoleAPICalled":
-					if bytes.Contains(e.Params, []byte(`"type":"error"`)) {
-						problems = append(problems, string(e.Params))
-					}
-				case "Log.entryAdded":
-					if bytes.Contains(e.Params, []byte(`"level":"error"`)) {
-						problems = append(problems, string(e.Params))
-					}
+	for !until() {
+		select {
+		case e := <-c.events:
+			switch e.Method {
+			case "Page.loadEventFired":
+				c.loaded = true
+			case "Runtime.exceptionThrown":
+				c.problems = append(c.problems, string(e.Params))
+			case "Runtime.consoleAPICalled":
+				if bytes.Contains(e.Params, []byte(`"type":"error"`)) {
+					c.problems = append(c.problems, string(e.Params))
 				}
-			case <-deadline:
-				t.Fatal("the page did not load in 60 s")
+			case "Log.entryAdded":
+				if bytes.Contains(e.Params, []byte(`"level":"error"`)) {
+					c.problems = append(c.problems, string(e.Params))
+				}
 			}
+		case <-deadline:
+			t.Fatal("the page did not load in 60 s")
 		}
 	}
-	collect(func() bool { return loaded })
+}
+
+// open loads the file and waits for its load event.
+func (c *browser) open(t *testing.T, file string) {
+	t.Helper()
+	c.loaded = false
+	c.call(t, "Page.navigate", map[string]any{"url": "file://" + file}, nil)
+	c.collect(t, func() bool { return c.loaded })
+}
+
+// finish reports the page's console errors and exceptions.
+func (c *browser) finish(t *testing.T) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	c.collect(t, func() bool { return len(c.events) == 0 })
+	for _, p := range c.problems {
+		t.Errorf("console: %s", p)
+	}
+}
+
+// memberAt is member s's value at column n of channel 0 in the page's
+// record (its base64 float32 data).
+func memberAt(t *testing.T, mem string, s, C, B, n int) float32 {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 4 * (s*C*B + n)
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[i : i+4]))
+}
+
+// hoverValue is the heat map's tip: its column (a sample, or a thinned
+// column's first and last samples), draw and value.
+var hoverValue = regexp.MustCompile(`^samples? (\d+)(?:\.\.(\d+))?.*\ndraw (\d+): R = (\S+)`)
+
+// TestReportHTMLInChromium: the report of a recording run, loaded in
+// headless chromium through the DevTools protocol: no console error or
+// exception; a panel renders (data-record); hovering the heat map shows
+// the member's exact float32 value (the page data's, read back in Go);
+// a real click on "next" moves to the next record, and one on the
+// timeline's fourth window shows that window's panel; a screenshot is not
+// of one colour.
+func TestReportHTMLInChromium(t *testing.T) {
+	c := openChromium(t)
+	o := runTinyRecording(t)
+	page := filepath.Join(o.Dir, "report.html")
+	recs, windows := pageData(t, read(t, page))
+	if len(windows) != 10 || len(recs) != 10 { // 5 windows x 2 posteriors
+		t.Fatalf("%d windows and %d records in the page, want 10 and 10", len(windows), len(recs))
+	}
+	c.open(t, page)
 	first := c.eval(t, `document.querySelector("[data-record]").getAttribute("data-record")`)
 	if first != `"`+recs[0].Key+`"` {
 		t.Errorf("the first panel is record %s, want %q", first, recs[0].Key)
 	}
 	if n := c.eval(t, `document.querySelectorAll("#panel canvas").length`); n == "0" {
 		t.Error("the panel has no plots")
+	}
+	for _, at := range [][2]float64{{0.31, 0.2}, {0.77, 0.1}} {
+		tip := c.hover(t, "#panel .heat", at[0], at[1])
+		m := hoverValue.FindStringSubmatch(tip)
+		if m == nil {
+			t.Fatalf("the heat map's tip %q", tip)
+		}
+		n, _ := strconv.Atoi(m[1])
+		s, _ := strconv.Atoi(m[3])
+		v, err := strconv.ParseFloat(m[4], 32)
+		want := memberAt(t, recs[0].Mem, s, recs[0].C, recs[0].B, n)
+		if err != nil || m[2] != "" || float32(v) != want {
+			t.Errorf("hover at %v: %q; want draw %d sample %d's value %v exactly", at, tip, s, n, want)
+		}
 	}
 	c.click(t, "#next", 0.5)
 	second := c.eval(t, `document.getElementById("panel").getAttribute("data-record")`)
@@ -373,9 +503,76 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if out := os.Getenv("UAXAI_SCREENSHOT"); out != "" {
 		_ = os.WriteFile(out, raw, 0o644)
 	}
-	time.Sleep(200 * time.Millisecond)
-	collect(func() bool { return len(c.events) == 0 })
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
+	c.finish(t)
+}
+
+// TestReportHTMLThinnedInChromium: a page of a long record (T = 20000
+// samples, drawn in report.MaxColumns columns) and a long recording's
+// timeline (3000 windows a posterior, in report.MaxTimeline bars) runs
+// without a console error; the heat map's tip names its column's samples
+// and shows the column's value of largest |R| exactly (the page data's);
+// a click on the timeline's first bar shows the record of its windows.
+func TestReportHTMLThinnedInChromium(t *testing.T) {
+	c := openChromium(t)
+	const C, T, S, W = 1, 20000, 6, 3000
+	r := rand.New(rand.NewPCG(4, 4))
+	vec := func() []float32 {
+		x := make([]float32, C*T)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
 	}
+	e := report.Explored{Posterior: "P", Explainer: "E", SplitName: "recording", Record: 0, Label: -1, Pred: 1, Prob: 0.6, Channels: C, Draws: S,
+		Wave: vec(), Mean: vec(), Q05: vec(), Q95: vec(), Variance: vec(), CV: vec()}
+	for range S {
+		e.Members = append(e.Members, vec())
+	}
+	var ws []report.Window
+	for _, p := range []string{"P", "Q"} {
+		for i := range W {
+			ws = append(ws, report.Window{Posterior: p, Window: i, Start: 0.2 * float64(i), Length: 0.2, Class: []string{"normal", "sag"}[i%7/6],
+				Probability: r.Float64(), MutualInfo: r.Float64(), Agreement: r.Float64()})
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, report.HTML{Title: "long", Records: []report.Explored{e}, Windows: ws, ClassNames: []string{"normal", "sag"}, Fs: 3200}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, windows := pageData(t, buf.Bytes())
+	if len(windows) != 2*report.MaxTimeline || recs[0].B != report.MaxColumns {
+		t.Fatalf("%d bars, %d columns; want %d and %d", len(windows), recs[0].B, 2*report.MaxTimeline, report.MaxColumns)
+	}
+	c.open(t, file)
+	tip := c.hover(t, "#panel .heat", 0.43, 0.5)
+	m := hoverValue.FindStringSubmatch(tip)
+	if m == nil || m[2] == "" {
+		t.Fatalf("the thinned heat map's tip %q names no samples a..b", tip)
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	s, _ := strconv.Atoi(m[3])
+	v, err := strconv.ParseFloat(m[4], 32)
+	col := ((a+1)*report.MaxColumns+T-1)/T - 1 // the column of sample a
+	if lo, hi := col*T/report.MaxColumns, (col+1)*T/report.MaxColumns-1; lo != a || hi != b {
+		t.Fatalf("tip %q: samples %d..%d are no column (column %d: %d..%d)", tip, a, b, col, lo, hi)
+	}
+	want := e.Members[s][a]
+	for _, u := range e.Members[s][a : b+1] {
+		if math.Abs(float64(u)) > math.Abs(float64(want)) {
+			want = u
+		}
+	}
+	if err != nil || float32(v) != want || memberAt(t, recs[0].Mem, s, C, report.MaxColumns, col) != want {
+		t.Errorf("tip %q: want draw %d's largest |R| of samples %d..%d, %v", tip, s, a, b, want)
+	}
+	c.click(t, "#tl", 0.5/report.MaxTimeline)
+	if got := c.eval(t, `document.getElementById("panel").getAttribute("data-record")`); got != `"recording/0"` {
+		t.Errorf("after a click on the first bar: record %s", got)
+	}
+	c.finish(t)
 }
