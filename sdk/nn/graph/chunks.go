@@ -24,9 +24,10 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 		return
 	}
 	calls := w.chunkCalls(i, c, nc)
-	per := (c.B + nc - 1) / nc
 	for k := range calls {
-		b0, b1 := k*per, min((k+1)*per, c.B)
+		// Even shares: ceil(B/nc)-sized chunks would leave the last
+		// ones empty or past the batch (B = 5: 2, 2, 2 and -1).
+		b0, b1 := k*c.B/nc, (k+1)*c.B/nc
 		cc := &calls[k]
 		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand = c.A, c.In, c.Out, c.P, c.Train, c.Rand
 		cc.B = b1 - b0

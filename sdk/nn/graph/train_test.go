@@ -222,10 +222,17 @@ func TestTrainDropout(t *testing.T) {
 // TestWorkersSameBytes: a pass's outputs, parameter gradients and input
 // gradients are the same bits for 1, 2 and 3 workers (a node's samples
 // are split into chunks by the batch alone), in training and in
-// evaluation. (That the chunks' gradients are right, the finite
-// differences above check: a parameter gradient is always chunked.)
+// evaluation, for batches that do not split into 4 equal chunks (5 once
+// made a chunk past the batch's end, 6 and 9 an empty one). (That the
+// chunks' gradients are right, the finite differences above check: a
+// parameter gradient is always chunked.)
 func TestWorkersSameBytes(t *testing.T) {
-	const B = 7
+	for _, B := range []int{5, 6, 7, 9} {
+		workersSameBytes(t, B)
+	}
+}
+
+func workersSameBytes(t *testing.T, B int) {
 	var ref [][]float32
 	for _, workers := range []int{1, 2, 3} {
 		net := randomNet(t, residualConcatSpec(false), 3)
@@ -256,7 +263,7 @@ func TestWorkersSameBytes(t *testing.T) {
 		}
 		for k := range got {
 			if !slices.Equal(got[k], ref[k]) {
-				t.Errorf("%d workers: result %d differs from 1 worker's", workers, k)
+				t.Errorf("batch %d, %d workers: result %d differs from 1 worker's", B, workers, k)
 			}
 		}
 	}
