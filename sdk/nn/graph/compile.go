@@ -75,6 +75,10 @@ type Net struct {
 
 	// anc[i]: node i is an ancestor of the output (or the output).
 	anc []bool
+	// In a training pass node j applies node fuse[j]'s op as well
+	// (Op.Fuses; -1: none), and a node with folded set is skipped.
+	fuse   []int
+	folded []bool
 
 	unplanned bool // tests: every value its own buffer in inference too
 	// backwardHook, for tests, sees each node's Call after its Backward.
@@ -199,8 +203,24 @@ func compile(spec Spec, table *Table) (*Net, error) {
 		}
 	}
 	n.Theta = make([]float32, n.nparam)
+	n.planFusion()
 	n.plan()
 	return n, nil
+}
+
+// planFusion folds into node j, for training passes, the node i that is
+// the only reader of j's value when i's op is the kind j's op fuses
+// (Op.Fuses): j then writes i's value and takes i's gradient.
+func (n *Net) planFusion() {
+	n.fuse, n.folded = make([]int, len(n.nodes)), make([]bool, len(n.nodes))
+	for j, nd := range n.nodes {
+		n.fuse[j] = -1
+		if r := n.readers[j+1]; nd.op.Fuses != "" && j != n.output && len(r) == 1 {
+			if i := r[0]; n.nodes[i].op.Kind == nd.op.Fuses && len(n.nodes[i].inputs) == 1 {
+				n.fuse[j], n.folded[i] = i, true
+			}
+		}
+	}
 }
 
 func contains(s []int, v int) bool {
@@ -333,6 +353,11 @@ func (n *Net) plan() {
 			bs[v], be[v] = -1, 0
 		} else if last >= 0 && v > 0 {
 			bs[v], be[v] = n.output-last, n.output-(v-1)
+		}
+	}
+	for j, i := range n.fuse {
+		if i >= 0 && n.anc[i] { // a training pass reads i's gradient at node j's step
+			be[i+1] = max(be[i+1], n.output-j)
 		}
 	}
 	bs[0], be[0] = -1, -2 // the input's gradient has its own buffer

@@ -119,6 +119,10 @@ type Call struct {
 	Train bool
 	Rand  *rand.Rand
 	State []float32
+	// ReLU is set in a training pass when the op applies the ReLU of the
+	// node that reads it (Op.Fuses): Y then holds the rectified values,
+	// and DY is the gradient with respect to them.
+	ReLU bool
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
 	Workers int
@@ -177,6 +181,12 @@ type Op struct {
 	TrainForward  func(c *Call)
 	TrainBackward func(c *Call)
 	State         func(a Attrs, in []Shape, B int) int
+	// Fuses names a one-input op kind that TrainForward and TrainBackward
+	// can apply after this op's own (Call.ReLU): in a training pass a
+	// node of that kind that is the only reader of this op's node is
+	// folded into it ("relu" after batchnorm: one pass over the
+	// activations fewer each way, the same bits).
+	Fuses string
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -561,25 +571,30 @@ func opList() []*Op {
 			Backward: func(c *Call) {
 				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Backward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.P[2], c.P[3], c.In[0].T)
 			},
-			// State: 1/sqrt(var + eps) per channel, then the normalised
-			// input xh (B*C*T).
-			State: func(_ Attrs, in []Shape, B int) int { return in[0].C + B*in[0].Size() },
+			// State: the batch mean and 1/sqrt(var + eps) per channel
+			// (the backward pass recomputes xh from the input).
+			State: func(_ Attrs, in []Shape, B int) int { return 2 * in[0].C },
 			// Channels are independent: their ranges run on the call's
 			// workers (the same bytes for any number).
 			TrainForward: func(c *Call) {
 				C := c.In[0].C
 				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
 				c.channels(C, func(c0, c1 int) {
-					bn.TrainForwardChannels(c0, c1, c.Y, c.State[C:], c.State[:C], c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"))
+					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.ReLU)
 				})
 			},
 			TrainBackward: func(c *Call) {
 				C := c.In[0].C
 				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
+				var z []float32
+				if c.ReLU {
+					z = c.Y
+				}
 				c.channels(C, func(c0, c1 int) {
-					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.State[C:], c.P[0], c.State[:C], c.In[0].T)
+					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
 				})
 			},
+			Fuses: "relu",
 		},
 		{
 			Kind:   "linear",

@@ -84,6 +84,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 		c.X[j] = val(v)
 	}
 	c.Y = val(i + 1)
+	c.ReLU = false
 	for j, p := range nd.params {
 		c.P[j] = n.Theta[n.params[p].Offset : n.params[p].Offset+n.params[p].Len]
 	}
@@ -282,11 +283,17 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 	w := n.workspace(B)
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	for i := 0; i <= n.output; i++ {
+		if train && n.folded[i] {
+			continue // computed by the node it reads (planFusion)
+		}
 		c := n.call(w, i, B, val)
 		op := n.nodes[i].op
 		c.Train, c.Rand, c.Workers = train, rnd, n.Workers
 		if train && op.TrainForward != nil {
 			c.State = n.state(w, i, B)
+			if f := n.fuse[i]; f >= 0 {
+				c.Y, c.ReLU = val(f+1), true
+			}
 			op.TrainForward(c)
 			continue
 		}
@@ -320,12 +327,15 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 	clear(w.init)
 	w.init[n.output+1] = true
 	for i := n.output; i >= 0; i-- {
-		if !n.anc[i] {
+		if !n.anc[i] || (train && n.folded[i]) {
 			continue
 		}
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
 		c.DY = grad(i + 1)
+		if f := n.fuse[i]; train && f >= 0 {
+			c.Y, c.DY, c.ReLU = val(f+1), grad(f+1), true
+		}
 		if layer != nil && layer.Node == i && layerGrad != nil {
 			copy(layerGrad, c.DY)
 		}

@@ -27,6 +27,14 @@ func reluBackward32(dx, dy, x []float32) {
 
 type rowScratch struct{ buf []float32 }
 
+// rows is the scratch as k rows of T values, grown if need be.
+func (s *rowScratch) rows(T, k int) []float32 {
+	if cap(s.buf) < k*T {
+		s.buf = make([]float32, k*T)
+	}
+	return s.buf[:k*T]
+}
+
 var rowPool = sync.Pool{New: func() any { return new(rowScratch) }}
 
 // bnForward32 is BatchNorm1D.Forward with kern.Normalize on each row:

@@ -15,31 +15,35 @@ import (
 //	r[c] = 1/sqrt(var[c] + Eps),       xh[b,c,t] = (x[b,c,t] - mu[c]) r[c],
 //	y[b,c,t] = xh[b,c,t] gamma[c] + beta[c],
 //
-// it writes y to dst, xh (B*C*T values) and r to inv (C values) for
-// TrainBackward, and updates the running statistics in place with
-// momentum m:
+// it writes y to dst, or with relu set max(y, 0) (a ReLU that follows
+// it, fused: the same bits as ReLU of y, one pass over memory fewer), and
+// keeps mu (rounded to float32) in stats[:C] and r in stats[C:2C] for
+// TrainBackward, which recomputes xh from x rather than keeping B*C*T
+// values. It updates the running statistics in place with momentum m:
 //
 //	runMean[c] = (1 - m) runMean[c] + m mu[c]
 //	runVar[c]  = (1 - m) runVar[c]  + m var[c] N/(N-1)   (N > 1; unchanged for N = 1)
 //
 // The sums are in float64 (row by row, rows in sample order), xh and y
 // in float32 (kern.Normalize). gamma (beta) nil stands for ones (zeros).
-func (n BatchNorm1D) TrainForward(dst, xh, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
-	n.TrainForwardChannels(0, n.C, dst, xh, inv, x, gamma, beta, runMean, runVar, T, m)
+func (n BatchNorm1D) TrainForward(dst, stats, x, gamma, beta, runMean, runVar []float32, T int, m float64, relu bool) {
+	n.TrainForwardChannels(0, n.C, dst, stats, x, gamma, beta, runMean, runVar, T, m, relu)
 }
 
 // TrainForwardChannels is TrainForward of channels c0..c1-1 only (each
 // channel's statistics are its own, so disjoint ranges may run at once).
-func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, xh, inv, x, gamma, beta, runMean, runVar []float32, T int, m float64) {
+func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, stats, x, gamma, beta, runMean, runVar []float32, T int, m float64, relu bool) {
 	B := n.dims(len(x), len(runMean), len(runVar), T)
 	if c0 < 0 || c1 > n.C || c0 > c1 {
 		panic("ops: batchnorm channel range out of [0, C]")
 	}
 	need("batchnorm dst", len(dst), len(x))
-	need("batchnorm xh", len(xh), len(x))
-	need("batchnorm inv", len(inv), n.C)
+	need("batchnorm stats", len(stats), 2*n.C)
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
+	sc := rowPool.Get().(*rowScratch)
+	defer rowPool.Put(sc)
+	xh := sc.rows(T, 1)
 	N := float64(B * T)
 	for c := c0; c < c1; c++ {
 		var s float64
@@ -55,11 +59,15 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, xh, inv, x, gamma, be
 		}
 		v := q / N
 		r := 1 / math.Sqrt(v+n.Eps)
-		inv[c] = float32(r)
+		stats[c], stats[n.C+c] = float32(mu), float32(r)
 		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			kern.Normalize(xh[row:row+T], dst[row:row+T], x[row:row+T], float32(mu), float32(r), g, sh)
+			y := dst[row : row+T]
+			kern.Normalize(xh, y, x[row:row+T], float32(mu), float32(r), g, sh)
+			if relu {
+				kern.Relu(y, y)
+			}
 		}
 		runMean[c] = float32((1-m)*float64(runMean[c]) + m*mu)
 		if N > 1 {
@@ -75,14 +83,18 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, xh, inv, x, gamma, be
 //	dx[b,c,t] = gamma[c] r[c] (dy[b,c,t] - mean(dy) - xh[b,c,t] mean(dy xh)),
 //	dgamma[c] += sum dy xh,  dbeta[c] += sum dy,
 //
-// xh and inv as TrainForward wrote them (sums in float64, dx in float32:
-// kern.NormalizeGrad); any of dx, dgamma, dbeta may be nil.
-func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, xh, gamma, inv []float32, T int) {
-	n.TrainBackwardChannels(0, n.C, dx, dgamma, dbeta, dy, xh, gamma, inv, T)
+// where xh is recomputed from x and stats as TrainForward wrote them (the
+// same bits it had there); with z not nil the forward pass had relu set
+// and z is its output: the dy above is then dz where z > 0 or z is NaN,
+// else 0 (ReLUBackward's mask, fused: the same bits as ReLUBackward
+// before an unfused call). Sums in float64, dx in float32
+// (kern.NormalizeGrad); any of dx, dgamma, dbeta may be nil.
+func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, x, z, gamma, stats []float32, T int) {
+	n.TrainBackwardChannels(0, n.C, dx, dgamma, dbeta, dy, x, z, gamma, stats, T)
 }
 
 // TrainBackwardChannels is TrainBackward of channels c0..c1-1 only.
-func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, xh, gamma, inv []float32, T int) {
+func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamma, stats []float32, T int) {
 	if c0 < 0 || c1 > n.C || c0 > c1 {
 		panic("ops: batchnorm channel range out of [0, C]")
 	}
@@ -90,22 +102,37 @@ func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, xh
 		panic("ops: " + err.Error())
 	}
 	positive("batchnorm T", T)
-	B := len(xh) / (n.C * T)
-	need("batchnorm xh", len(xh), B*n.C*T)
-	need("batchnorm inv", len(inv), n.C)
-	need("batchnorm dy", len(dy), len(xh))
-	needOpt("batchnorm dx", dx, len(xh))
+	B := len(x) / (n.C * T)
+	need("batchnorm x", len(x), B*n.C*T)
+	need("batchnorm stats", len(stats), 2*n.C)
+	need("batchnorm dy", len(dy), len(x))
+	needOpt("batchnorm z", z, len(x))
+	needOpt("batchnorm dx", dx, len(x))
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm dgamma", dgamma, n.C)
 	needOpt("batchnorm dbeta", dbeta, n.C)
+	sc := rowPool.Get().(*rowScratch)
+	defer rowPool.Put(sc)
+	rows := sc.rows(T, 3)
+	xh, junk, dm := rows[:T], rows[T:2*T], rows[2*T:]
 	N := float64(B * T)
+	// rowAt recomputes row's xh and, with z, its masked dy.
+	rowAt := func(row int, mu, r float32) []float32 {
+		kern.Normalize(xh, junk, x[row:row+T], mu, r, 1, 0)
+		if z == nil {
+			return dy[row : row+T]
+		}
+		kern.ReluGrad(dm, dy[row:row+T], z[row:row+T])
+		return dm
+	}
 	for c := c0; c < c1; c++ {
+		mu, r := stats[c], stats[n.C+c]
 		var sd, sdx float64
 		for b := 0; b < B; b++ {
-			row := (b*n.C + c) * T
-			a, d := kern.SumDot64(dy[row:row+T], xh[row:row+T])
+			d := rowAt((b*n.C+c)*T, mu, r)
+			a, e := kern.SumDot64(d, xh)
 			sd += a
-			sdx += d
+			sdx += e
 		}
 		if dgamma != nil {
 			dgamma[c] += float32(sdx)
@@ -120,10 +147,11 @@ func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, xh
 		if gamma != nil {
 			g = float64(gamma[c])
 		}
-		k, md, mdx := float32(g*float64(inv[c])), float32(sd/N), float32(sdx/N)
+		k, md, mdx := float32(g*float64(r)), float32(sd/N), float32(sdx/N)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			kern.NormalizeGrad(dx[row:row+T], dy[row:row+T], xh[row:row+T], k, md, mdx)
+			d := rowAt(row, mu, r)
+			kern.NormalizeGrad(dx[row:row+T], d, xh, k, md, mdx)
 		}
 	}
 }

@@ -43,12 +43,13 @@ func to32(v []float64) []float32 {
 	return out
 }
 
-// TestBatchNormTrainForward: the output, the normalised input, 1/sqrt(v +
+// TestBatchNormTrainForward: the output, the kept mean and 1/sqrt(v +
 // eps) and PyTorch's running-statistics update (momentum m, the unbiased
 // variance) against the float64 definition (an eps large enough to
-// matter); channel ranges computed apart give the whole call's bits, an
-// empty range computes nothing and one outside [0, C] panics; a batch of
-// one value (N = 1) leaves the running variance alone.
+// matter); with relu the bits of ReLU of the output; channel ranges
+// computed apart give the whole call's bits, an empty range computes
+// nothing and one outside [0, C] panics; a batch of one value (N = 1)
+// leaves the running variance alone.
 func TestBatchNormTrainForward(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const B, C, T, eps, m = 3, 4, 5, 0.5, 0.3
@@ -63,9 +64,9 @@ func TestBatchNormTrainForward(t *testing.T) {
 	}
 	wantY, mu, v := bnTrainRef(x, gamma, beta, B, C, T, eps)
 	bn := BatchNorm1D{C: C, Eps: eps}
-	y, xh, inv := make([]float32, len(x)), make([]float32, len(x)), make([]float32, C)
+	y, st := make([]float32, len(x)), make([]float32, 2*C)
 	rm, rv := to32(rm0), to32(rv0)
-	bn.TrainForward(y, xh, inv, to32(x), to32(gamma), to32(beta), rm, rv, T, m)
+	bn.TrainForward(y, st, to32(x), to32(gamma), to32(beta), rm, rv, T, m, false)
 	close := func(what string, got float32, want float64) {
 		t.Helper()
 		if math.Abs(float64(got)-want) > 1e-5*max(1, math.Abs(want)) {
@@ -74,24 +75,29 @@ func TestBatchNormTrainForward(t *testing.T) {
 	}
 	N := float64(B * T)
 	for c := range C {
-		close("inv", inv[c], 1/math.Sqrt(v[c]+eps))
+		close("mean", st[c], mu[c])
+		close("inv", st[C+c], 1/math.Sqrt(v[c]+eps))
 		close("running_mean", rm[c], (1-m)*float64(float32(rm0[c]))+m*mu[c])
 		close("running_var", rv[c], (1-m)*float64(float32(rv0[c]))+m*v[c]*N/(N-1))
 	}
 	for i := range y {
-		c := i / T % C
 		close("y", y[i], wantY[i])
-		close("xh", xh[i], (wantY[i]-beta[c])/gamma[c])
 	}
-	y2, xh2, inv2 := make([]float32, len(x)), make([]float32, len(x)), make([]float32, C)
+	relu, want := make([]float32, len(x)), make([]float32, len(x))
+	ReLU(want, y)
+	bn.TrainForward(relu, make([]float32, 2*C), to32(x), to32(gamma), to32(beta), to32(rm0), to32(rv0), T, m, true)
+	if !slices.Equal(relu, want) || !slices.Contains(want, 0) {
+		t.Error("with relu: not the bits of ReLU of the output (or the test has no negative output)")
+	}
+	y2, st2 := make([]float32, len(x)), make([]float32, 2*C)
 	rm2, rv2 := to32(rm0), to32(rv0)
-	bn.TrainForwardChannels(2, 2, y2, xh2, inv2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m)
+	bn.TrainForwardChannels(2, 2, y2, st2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m, false)
 	if slices.ContainsFunc(y2, func(v float32) bool { return v != 0 }) || !slices.Equal(rm2, to32(rm0)) {
 		t.Error("an empty channel range computed something")
 	}
-	bn.TrainForwardChannels(2, 4, y2, xh2, inv2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m)
-	bn.TrainForwardChannels(0, 2, y2, xh2, inv2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m)
-	if !slices.Equal(y, y2) || !slices.Equal(xh, xh2) || !slices.Equal(inv, inv2) || !slices.Equal(rm, rm2) || !slices.Equal(rv, rv2) {
+	bn.TrainForwardChannels(2, 4, y2, st2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m, false)
+	bn.TrainForwardChannels(0, 2, y2, st2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m, false)
+	if !slices.Equal(y, y2) || !slices.Equal(st, st2) || !slices.Equal(rm, rm2) || !slices.Equal(rv, rv2) {
 		t.Error("channel ranges computed apart differ from the whole call")
 	}
 	for _, rg := range [][2]int{{-1, 2}, {3, 5}, {3, 2}} {
@@ -101,7 +107,7 @@ func TestBatchNormTrainForward(t *testing.T) {
 					t.Errorf("channel range %v: no panic", rg)
 				}
 			}()
-			bn.TrainForwardChannels(rg[0], rg[1], y2, xh2, inv2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m)
+			bn.TrainForwardChannels(rg[0], rg[1], y2, st2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m, false)
 		}()
 		func() {
 			defer func() {
@@ -109,13 +115,13 @@ func TestBatchNormTrainForward(t *testing.T) {
 					t.Errorf("backward channel range %v: no panic", rg)
 				}
 			}()
-			bn.TrainBackwardChannels(rg[0], rg[1], y2, nil, nil, y2, xh2, nil, inv2, T)
+			bn.TrainBackwardChannels(rg[0], rg[1], y2, nil, nil, y2, to32(x), nil, nil, st2, T)
 		}()
 	}
-	bn.TrainBackwardChannels(1, 1, y2, nil, nil, y2, xh2, nil, inv2, T) // empty: no panic
+	bn.TrainBackwardChannels(1, 1, y2, nil, nil, y2, to32(x), nil, nil, st2, T) // empty: no panic
 	one := BatchNorm1D{C: 1, Eps: eps}
 	rvOne := []float32{0.7}
-	one.TrainForward(make([]float32, 1), make([]float32, 1), make([]float32, 1), []float32{3}, nil, nil, []float32{0}, rvOne, 1, m)
+	one.TrainForward(make([]float32, 1), make([]float32, 2), []float32{3}, nil, nil, []float32{0}, rvOne, 1, m, false)
 	if rvOne[0] != 0.7 {
 		t.Errorf("N = 1: running variance %g, want it unchanged (0.7)", rvOne[0])
 	}
@@ -124,7 +130,8 @@ func TestBatchNormTrainForward(t *testing.T) {
 // TestBatchNormTrainBackward: dx, dgamma and dbeta of L = sum w y(x) (the
 // batch statistics' dependence on x included) against central
 // differences of the float64 definition; dgamma and dbeta are added to
-// what they held, dx written.
+// what they held, dx written. With the output z of a relu forward pass,
+// the bits of ReLUBackward followed by the unfused call.
 func TestBatchNormTrainBackward(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const B, C, T, eps = 2, 3, 4, 1e-5
@@ -148,14 +155,26 @@ func TestBatchNormTrainBackward(t *testing.T) {
 		return g
 	}
 	bn := BatchNorm1D{C: C, Eps: eps}
-	xh, inv := make([]float32, len(x)), make([]float32, C)
-	bn.TrainForward(make([]float32, len(x)), xh, inv, to32(x), to32(gamma), to32(beta), make([]float32, C), make([]float32, C), T, 0.1)
+	st := make([]float32, 2*C)
+	bn.TrainForward(make([]float32, len(x)), st, to32(x), to32(gamma), to32(beta), make([]float32, C), make([]float32, C), T, 0.1, false)
 	dx := make([]float32, len(x))
 	for i := range dx {
 		dx[i] = 99 // written, not added to
 	}
 	dg, db := []float32{1, 2, 3}, []float32{-1, 0, 1}
-	bn.TrainBackward(dx, dg, db, to32(w), xh, to32(gamma), inv, T)
+	bn.TrainBackward(dx, dg, db, to32(w), to32(x), nil, to32(gamma), st, T)
+
+	z := make([]float32, len(x))
+	bn.TrainForward(z, st, to32(x), to32(gamma), to32(beta), make([]float32, C), make([]float32, C), T, 0.1, true)
+	masked := make([]float32, len(x))
+	ReLUBackward(masked, to32(w), z)
+	wantDX, wantDG, wantDB := make([]float32, len(x)), make([]float32, C), make([]float32, C)
+	bn.TrainBackward(wantDX, wantDG, wantDB, masked, to32(x), nil, to32(gamma), st, T)
+	fdx, fdg, fdb := make([]float32, len(x)), make([]float32, C), make([]float32, C)
+	bn.TrainBackward(fdx, fdg, fdb, to32(w), to32(x), z, to32(gamma), st, T)
+	if !slices.Equal(fdx, wantDX) || !slices.Equal(fdg, wantDG) || !slices.Equal(fdb, wantDB) || slices.Equal(masked, to32(w)) {
+		t.Error("with z: not the bits of ReLUBackward then the unfused call (or no value was masked)")
+	}
 	for _, c := range []struct {
 		what string
 		got  []float32
