@@ -15,8 +15,13 @@ import (
 // GB2312 code (both bytes 0xA1..0xFE), else Windows-1251 when the bytes
 // >= 0x80 are letters of its Cyrillic block (0xC0..0xFF, 0xA8, 0xB8) and
 // most stand beside another (looksCyrillic: words written wholly in
-// them), else Latin-1. guessed is true when a non-UTF-8 encoding was
-// detected rather than given.
+// them), else Latin-1. Text that passes both tests is Windows-1251 when
+// it has 4 or more bytes >= 0x80: GBK's bytes are 0xC0 or more about 6
+// times in 10, so a Chinese text passes the Cyrillic test by chance with
+// a probability near 0.6^n for n such bytes (0.13 for 4), while short
+// Cyrillic words pair up as GB2312 codes often ("Ёлка" is A8 EB EA E0).
+// guessed is true when a non-UTF-8 encoding was detected rather than
+// given.
 func decodeText(b []byte, enc string) (text, used string, guessed bool, err error) {
 	b = trimBOM(b)
 	switch strings.ToLower(strings.ReplaceAll(enc, "-", "")) {
@@ -24,13 +29,14 @@ func decodeText(b []byte, enc string) (text, used string, guessed bool, err erro
 		if utf8.Valid(b) {
 			return string(b), "utf-8", false, nil
 		}
-		if looksGB2312(b) {
+		cyr := looksCyrillic(b)
+		if looksGB2312(b) && !(cyr && highBytes(b) >= 4) {
 			s, err := simplifiedchinese.GBK.NewDecoder().Bytes(b)
 			if err == nil {
 				return string(s), "gbk", true, nil
 			}
 		}
-		if looksCyrillic(b) {
+		if cyr {
 			s, _ := charmap.Windows1251.NewDecoder().Bytes(b)
 			return string(s), "cp1251", true, nil
 		}
@@ -81,6 +87,17 @@ func looksCyrillic(b []byte) bool {
 		}
 	}
 	return n > 0 && 2*paired >= n
+}
+
+// highBytes counts the bytes >= 0x80 of b.
+func highBytes(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c >= 0x80 {
+			n++
+		}
+	}
+	return n
 }
 
 func trimBOM(b []byte) []byte {
