@@ -31,6 +31,21 @@ func Residual(inLen int) graph.Spec {
 	}}
 }
 
+// MidOutput is a graph whose output node, "fc" (3 logits), is not its
+// last: a softmax node follows it. On 2 channels of 10 samples: conv
+// ('same'), a residual addition of the input, global average pooling,
+// flatten, linear 3, softmax.
+func MidOutput() graph.Spec {
+	return graph.Spec{Name: "res-output", InChannels: 2, InLen: 10, Output: "fc", Nodes: []graph.Node{
+		node("conv", "conv1d", nil, map[string]any{"out": 2, "kernel": 3, "padding": []int{1, 1}}),
+		node("add", "add", []string{"conv", "input"}, nil),
+		node("gap", "globalavgpool", nil, nil),
+		node("flat", "flatten", nil, nil),
+		node("fc", "linear", nil, map[string]any{"out": 3}),
+		node("probs", "softmax", nil, nil),
+	}}
+}
+
 // PaperGraph is the paper's network (sdk/nn's PaperArch) written as a
 // graph of ops: the same modules under the same names, so the same
 // state_dict, on 1 x 640 samples with 16 classes.

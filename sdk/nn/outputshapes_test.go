@@ -54,14 +54,7 @@ func TestOutputShapesPaper(t *testing.T) {
 // node gives the shapes of the nodes up to the output only, so that the
 // last entry is the logits; a residual addition keeps its inputs' shape.
 func TestOutputShapesGraphOutput(t *testing.T) {
-	spec := graph.Spec{Name: "res", InChannels: 2, InLen: 10, Output: "fc", Nodes: []graph.Node{
-		{Name: "conv", Op: "conv1d", Attrs: map[string]any{"out": 2, "kernel": 3, "padding": []int{1, 1}}},
-		{Name: "add", Op: "add", Inputs: []string{"conv", "input"}},
-		{Name: "gap", Op: "globalavgpool"},
-		{Name: "flat", Op: "flatten"},
-		{Name: "fc", Op: "linear", Attrs: map[string]any{"out": 3}},
-		{Name: "probs", Op: "softmax"},
-	}}
+	spec := graphtest.MidOutput()
 	s, err := GraphArch(spec).OutputShapes()
 	if err != nil {
 		t.Fatal(err)

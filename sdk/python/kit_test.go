@@ -17,6 +17,7 @@ import (
 	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -39,14 +40,7 @@ func archs(t *testing.T) []nn.Arch {
 	}
 	dense := func(name string, out int) nn.Layer { return nn.Layer{Kind: nn.KindDense, Name: name, Out: out} }
 	relu, flat, gmp := nn.Layer{Kind: nn.KindReLU}, nn.Layer{Kind: nn.KindFlatten}, nn.Layer{Kind: nn.KindGlobalMaxPool}
-	res := nn.GraphArch(graph.Spec{Name: "res-output", InChannels: 2, InLen: 10, Output: "fc", Nodes: []graph.Node{
-		{Name: "conv", Op: "conv1d", Attrs: map[string]any{"out": 2, "kernel": 3, "padding": []int{1, 1}}},
-		{Name: "add", Op: "add", Inputs: []string{"conv", "input"}},
-		{Name: "gap", Op: "globalavgpool"},
-		{Name: "flat", Op: "flatten"},
-		{Name: "fc", Op: "linear", Attrs: map[string]any{"out": 3}},
-		{Name: "probs", Op: "softmax"},
-	}})
+	res := nn.GraphArch(graphtest.MidOutput())
 	return []nn.Arch{
 		nn.PaperArch(),
 		nn.PaperArchDropout(0.5),

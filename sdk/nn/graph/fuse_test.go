@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -73,27 +72,7 @@ func TestFusedTrainingSameBits(t *testing.T) {
 			net.unfuse()
 		}
 		net.Workers = workers
-		r := rand.New(rand.NewPCG(2, 3))
-		x := make([]float32, B*net.InShape().Size())
-		for j := range x {
-			x[j] = float32(r.NormFloat64())
-		}
-		var got [][]float32
-		for _, train := range []bool{true, true, false} {
-			out, err := net.Run(x, train, rand.New(rand.NewPCG(5, 5)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := append([]float32(nil), out...)
-			dOut := make([]float32, len(o))
-			for j := range dOut {
-				dOut[j] = float32(j%7) - 3
-			}
-			gp, gx := make([]float32, net.NumParams()), make([]float32, len(x))
-			net.Backprop(dOut, gp, gx)
-			got = append(got, o, gp, gx, append([]float32(nil), net.Theta...))
-		}
-		return got
+		return passes(t, net, B, true, true, false)
 	}
 	for _, workers := range []int{1, 2} {
 		want, got := pass(false, workers), pass(true, workers)

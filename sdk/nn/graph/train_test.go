@@ -237,26 +237,7 @@ func workersSameBytes(t *testing.T, B int) {
 	for _, workers := range []int{1, 2, 3} {
 		net := randomNet(t, residualConcatSpec(false), 3)
 		net.Workers = workers
-		x := make([]float32, B*net.InShape().Size())
-		r := rand.New(rand.NewPCG(4, 4))
-		for j := range x {
-			x[j] = float32(r.NormFloat64())
-		}
-		var got [][]float32
-		for _, train := range []bool{true, false} {
-			out, err := net.Run(x, train, rand.New(rand.NewPCG(5, 5)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := append([]float32(nil), out...)
-			dOut := make([]float32, len(o))
-			for j := range dOut {
-				dOut[j] = float32(j%5) - 2
-			}
-			gp, gx := make([]float32, net.NumParams()), make([]float32, len(x))
-			net.Backprop(dOut, gp, gx)
-			got = append(got, o, gp, gx)
-		}
+		got := passes(t, net, B, true, false)
 		if ref == nil {
 			ref = got
 			continue
@@ -267,4 +248,33 @@ func workersSameBytes(t *testing.T, B int) {
 			}
 		}
 	}
+}
+
+// passes runs net on B random samples once for each train flag (dropout
+// from one seed), backpropagating a fixed output gradient, and returns
+// per pass the outputs, the parameter and input gradients, and Theta
+// after it (training updates the running statistics).
+func passes(t *testing.T, net *Net, B int, train ...bool) [][]float32 {
+	t.Helper()
+	x := make([]float32, B*net.InShape().Size())
+	r := rand.New(rand.NewPCG(4, 4))
+	for j := range x {
+		x[j] = float32(r.NormFloat64())
+	}
+	var got [][]float32
+	for _, tr := range train {
+		out, err := net.Run(x, tr, rand.New(rand.NewPCG(5, 5)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := append([]float32(nil), out...)
+		dOut := make([]float32, len(o))
+		for j := range dOut {
+			dOut[j] = float32(j%5) - 2
+		}
+		gp, gx := make([]float32, net.NumParams()), make([]float32, len(x))
+		net.Backprop(dOut, gp, gx)
+		got = append(got, o, gp, gx, append([]float32(nil), net.Theta...))
+	}
+	return got
 }
