@@ -26,6 +26,7 @@ func TestLooksCyrillic(t *testing.T) {
 		{"a pair at the very start", "\xc0\xc1ab", true},
 		{"a byte outside the letters (0x99)", cp1251("Подстанция") + "\x99", false},
 		{"0xA7, beside 0xA8, is no letter", "\xa7\xa8", false},
+		{"0x80, the first high byte, is no letter", cp1251("Подстанция") + "\x80", false},
 	} {
 		if got := looksCyrillic([]byte(c.b)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
