@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // fuseSpec has batchnorm -> relu pairs that fold (a chain; a pair with a
@@ -84,5 +87,110 @@ func TestFusedTrainingSameBits(t *testing.T) {
 		if slices.Equal(want[1], make([]float32, len(want[1]))) {
 			t.Fatal("zero parameter gradients: the test compares nothing")
 		}
+	}
+}
+
+// TestGradientPlanHolds walks the backward pass of training and of
+// evaluation over the gradient slots the plan assigned and checks that no
+// node writes a gradient into a slot that holds another value's gradient
+// still to be read, and that every gradient a node reads is still in its
+// slot: the liveness the plan (and, in training, the folded nodes'
+// longer-lived gradients) must keep; the same of inference's forward
+// slots. On the test graphs and the golden networks of recipes/archs.
+func TestGradientPlanHolds(t *testing.T) {
+	specs := []Spec{fuseSpec(), residualConcatSpec(false), residualConcatSpec(true)}
+	for _, name := range []string{"fcn", "resnet1d", "inceptiontime", "stridednet"} {
+		spec, err := ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	for _, spec := range specs {
+		net, err := Compile(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, train := range []bool{true, false} {
+			checkGradPlan(t, net, train)
+		}
+		checkForwardPlan(t, net)
+	}
+}
+
+func checkGradPlan(t *testing.T, n *Net, train bool) {
+	t.Helper()
+	// reader[v]: the node that reads value v's gradient.
+	reader := make([]int, len(n.shapes))
+	for v := 1; v < len(n.shapes); v++ {
+		reader[v] = v - 1
+	}
+	if train {
+		for j, i := range n.fuse {
+			if i >= 0 {
+				reader[i+1] = j
+			}
+		}
+	}
+	done := make([]bool, len(n.nodes))
+	owner := map[int]int{} // slot -> the value whose gradient it holds
+	write := func(k, v int) {
+		s := n.bwdSlot[v]
+		if s < 0 {
+			t.Fatalf("graph %q (train %v): node %d writes the gradient of value %d, which has no slot", n.spec.Name, train, k, v)
+		}
+		if u, ok := owner[s]; ok && u != v && !done[reader[u]] {
+			t.Errorf("graph %q (train %v): node %d writes value %d's gradient into slot %d, which holds value %d's, still to be read by node %d", n.spec.Name, train, k, v, s, u, reader[u])
+		}
+		owner[s] = v
+	}
+	write(-1, n.output+1)
+	for k := n.output; k >= 0; k-- {
+		if !n.anc[k] || (train && n.folded[k]) {
+			continue
+		}
+		in := k + 1
+		if f := n.fuse[k]; train && f >= 0 {
+			in = f + 1
+		}
+		if s := n.bwdSlot[in]; owner[s] != in {
+			t.Errorf("graph %q (train %v): node %d reads value %d's gradient from slot %d, which holds value %d's", n.spec.Name, train, k, in, s, owner[s])
+		}
+		for _, v := range n.nodes[k].inputs {
+			if v > 0 {
+				write(k, v)
+			}
+		}
+		done[k] = true
+	}
+}
+
+// checkForwardPlan walks inference's forward pass over the value slots:
+// a node's inputs are still in their slots when it runs, and its output
+// does not overwrite a value that a later node reads, nor the output.
+func checkForwardPlan(t *testing.T, n *Net) {
+	t.Helper()
+	lastRead := make([]int, len(n.shapes))
+	for v := range lastRead {
+		lastRead[v] = -1
+	}
+	for k, nd := range n.nodes {
+		for _, v := range nd.inputs {
+			lastRead[v] = max(lastRead[v], k)
+		}
+	}
+	lastRead[n.output+1] = len(n.nodes) // read by finish
+	owner := map[int]int{}
+	for k := 0; k <= n.output; k++ {
+		for _, v := range n.nodes[k].inputs {
+			if v > 0 && owner[n.fwdSlot[v]] != v {
+				t.Errorf("graph %q: node %d reads value %d from slot %d, which holds value %d", n.spec.Name, k, v, n.fwdSlot[v], owner[n.fwdSlot[v]])
+			}
+		}
+		s := n.fwdSlot[k+1]
+		if u, ok := owner[s]; ok && lastRead[u] > k {
+			t.Errorf("graph %q: node %d writes value %d into slot %d, which holds value %d, read by node %d later", n.spec.Name, k, k+1, s, u, lastRead[u])
+		}
+		owner[s] = k + 1
 	}
 }
