@@ -323,8 +323,26 @@ func openChromium(t *testing.T) *browser {
 	bin := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
+	// The profile is not a t.TempDir: chromium's helper processes outlive
+	// the killed browser by a moment and still write there, which made
+	// the testing package's removal fail the test; it is removed here,
+	// retried until they are gone.
+	profile, err := os.MkdirTemp("", "uaxai-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if err := os.RemoveAll(profile); err == nil || time.Now().After(deadline) {
+				if err != nil {
+					t.Logf("chromium profile %s left behind: %v", profile, err)
+				}
+				return
+			}
+		}
+	})
 	cmd := exec.CommandContext(ctx, bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", "--remote-allow-origins=*",
-		"--user-data-dir="+t.TempDir(), "--window-size=1280,2000", "about:blank")
+		"--user-data-dir="+profile, "--window-size=1280,2000", "about:blank")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
