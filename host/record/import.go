@@ -229,11 +229,11 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 				return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)", r.Path, unitOr(r.Unit))
 			}
 			ch.Nominal, ch.NominalSource = r.Nominal, r.NominalSource
-			if ll, rms := lineToLine(r, sys, r.Nominal); ll {
+			if rms := medianCycleRMS(r, sys); lineToLine(rms, r.Nominal) {
 				ch.Nominal = r.Nominal / math.Sqrt(3)
 				ch.NominalSource = fmt.Sprintf("%s / sqrt(3)", r.NominalSource)
 				imp.Warnings = append(imp.Warnings, fmt.Sprintf("channel %s: nominal %g %s from the %s is a line-to-line value: the channel's cycles have a median RMS of %.4g, near %g/sqrt(3) = %.6g, which is taken (else give --nominal)", r.Channel, r.Nominal, r.Unit, r.NominalSource, rms, r.Nominal, ch.Nominal))
-			} else if v, how, ok := ratingDisagrees(r, sys, r.Nominal); ok {
+			} else if v, how, ok := ratingDisagrees(r, sys, r.Nominal, rms); ok {
 				ch.Nominal, ch.NominalSource = v, how
 				imp.Warnings = append(imp.Warnings, fmt.Sprintf("channel %s: nominal %g %s from the %s disagrees with the signal: %s, %.3g times it, and the whole recording's median cycle RMS too (beyond a factor %g; a transformer ratio written where a rating belongs?): %.6g %s is taken (else give --nominal V)", r.Channel, r.Nominal, r.Unit, r.NominalSource, how, v/r.Nominal, float64(RatingFactor), v, r.Unit))
 			}

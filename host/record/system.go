@@ -87,19 +87,25 @@ func PreEventRMS(rec *Recording, f float64) (rms float64, why string, err error)
 	return c[len(c)/2], fmt.Sprintf("the median RMS of %d cycles %s", len(c), why), nil
 }
 
-// lineToLine reports whether nominal, a rating from the file, is the
-// line-to-line value of a phase-to-neutral channel: the median RMS of the
-// recording's cycles is within 15 % of nominal/sqrt(3) and nearer it than
-// nominal itself.
-func lineToLine(rec *Recording, f, nominal float64) (bool, float64) {
+// medianCycleRMS is the median RMS of the whole cycles of f Hz of the
+// recording (0 when it has none), the level lineToLine and
+// ratingDisagrees compare a rating with.
+func medianCycleRMS(rec *Recording, f float64) float64 {
 	c := cycleRMS(rec, f, 0, len(rec.Samples))
 	if len(c) == 0 {
-		return false, 0
+		return 0
 	}
 	slices.Sort(c)
-	m := c[len(c)/2]
+	return c[len(c)/2]
+}
+
+// lineToLine reports whether nominal, a rating from the file, is the
+// line-to-line value of a phase-to-neutral channel: m, the median RMS of
+// the recording's cycles (medianCycleRMS), is within 15 % of
+// nominal/sqrt(3) and nearer it than nominal itself.
+func lineToLine(m, nominal float64) bool {
 	pn := nominal / math.Sqrt(3)
-	return math.Abs(m-pn) <= 0.15*pn && math.Abs(m-pn) < math.Abs(m-nominal), m
+	return m > 0 && math.Abs(m-pn) <= 0.15*pn && math.Abs(m-pn) < math.Abs(m-nominal)
 }
 
 // RatingFactor is how far a file's nominal rating may be from the signal
@@ -107,25 +113,19 @@ func lineToLine(rec *Recording, f, nominal float64) (bool, float64) {
 const RatingFactor = 2
 
 // ratingDisagrees reports whether nominal, a rating from the file, is
-// contradicted by the signal: the pre-event RMS (PreEventRMS) and the
-// median RMS of all the recording's cycles are both more than
-// RatingFactor times nominal, or both less than nominal/RatingFactor.
-// Field recorders write a transformer ratio (100:1, 1100:1) where the
-// rating belongs; the pre-event RMS is then the nominal taken (v, with
-// how it was found). Both must agree so that a recording that is all
-// interruption, or whose event fills its pre-event cycles, keeps its
-// rating.
-func ratingDisagrees(rec *Recording, f, nominal float64) (v float64, how string, ok bool) {
+// contradicted by the signal: the pre-event RMS (PreEventRMS) and m, the
+// median RMS of all the recording's cycles (medianCycleRMS), are both
+// more than RatingFactor times nominal, or both less than
+// nominal/RatingFactor. Field recorders write a transformer ratio (100:1,
+// 1100:1) where the rating belongs; the pre-event RMS is then the nominal
+// taken (v, with how it was found). Both must agree so that a recording
+// that is all interruption, or whose event fills its pre-event cycles,
+// keeps its rating.
+func ratingDisagrees(rec *Recording, f, nominal, m float64) (v float64, how string, ok bool) {
 	pre, how, err := PreEventRMS(rec, f)
-	if err != nil || !(pre > 0) || !(nominal > 0) {
+	if err != nil || !(pre > 0) || !(nominal > 0) || !(m > 0) {
 		return 0, "", false
 	}
-	c := cycleRMS(rec, f, 0, len(rec.Samples))
-	if len(c) == 0 {
-		return 0, "", false
-	}
-	slices.Sort(c)
-	all := c[len(c)/2]
 	off := func(x float64) int {
 		switch {
 		case x > RatingFactor*nominal:
@@ -135,7 +135,7 @@ func ratingDisagrees(rec *Recording, f, nominal float64) (v float64, how string,
 		}
 		return 0
 	}
-	if s := off(pre); s == 0 || s != off(all) {
+	if s := off(pre); s == 0 || s != off(m) {
 		return 0, "", false
 	}
 	return pre, how, true

@@ -131,8 +131,9 @@ func TestLineToLineRating(t *testing.T) {
 // pre-event RMS, said with both values; a rating within RatingFactor of
 // the signal (1.5 to 2.04 times it is the line-to-line case), a
 // recording that is an interruption after its first cycles (the median
-// of all cycles is low, the pre-event RMS is not), and one whose first
-// 0.3 s are the event (the reverse) keep the rating.
+// of all cycles is low, the pre-event RMS is not), one whose first 0.3 s
+// are the event (the reverse), and one whose pre-event RMS is above the
+// rating and median below it keep the rating.
 func TestRatingDisagrees(t *testing.T) {
 	outage := func(from float64) func(float64) float64 {
 		return func(t float64) float64 {
@@ -154,6 +155,7 @@ func TestRatingDisagrees(t *testing.T) {
 		{"signal 1.9 times the rating", 437, 230, flat, false},
 		{"an interruption after 5 cycles", 230, 230, outage(0.1), false},
 		{"an interruption in the first 0.3 s, normal voltage after", 230, 230, func(t float64) float64 { return 1.01 - outage(0.3)(t) }, false},
+		{"the pre-event above, the whole recording below the rating", 500, 230, outage(0.1), false},
 	} {
 		rec := sineRec(10000, 10000, 50, c.rms, 50, c.amp)
 		rec.Nominal, rec.NominalSource = c.rating, "primary rating of channel 1 in the cfg"
