@@ -142,13 +142,7 @@ func (m *GraphModel) WindowProbsSignal(dst, x, z []float32, starts []int, width 
 // SpanProbs writes dst[j] = p_class(x with the samples of every span of
 // spans[j] set to baseline in every channel), by graph.Net.SpanProbs.
 func (m *GraphModel) SpanProbs(dst, x []float32, spans [][]Span, baseline float32, class int) {
-	gs := make([][]graph.ChannelSpan, len(spans))
-	for j, sp := range spans {
-		gs[j] = make([]graph.ChannelSpan, len(sp))
-		for i, s := range sp {
-			gs[j][i] = graph.ChannelSpan{Ch: graph.AllChannels, Lo: s.Lo, Hi: s.Hi}
-		}
-	}
+	gs := graphSpans(spans, func(s Span) graph.ChannelSpan { return graph.ChannelSpan{Ch: graph.AllChannels, Lo: s.Lo, Hi: s.Hi} })
 	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
 }
 
@@ -156,14 +150,20 @@ func (m *GraphModel) SpanProbs(dst, x []float32, spans [][]Span, baseline float3
 // set to baseline, each in its channel or, Ch = AllChannels, in every
 // channel), by graph.Net.SpanProbs.
 func (m *GraphModel) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float32, class int) {
+	gs := graphSpans(spans, func(s ChannelSpan) graph.ChannelSpan { return graph.ChannelSpan{Ch: s.Ch, Lo: s.Lo, Hi: s.Hi} })
+	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
+}
+
+// graphSpans converts each span of spans with to.
+func graphSpans[S any](spans [][]S, to func(S) graph.ChannelSpan) [][]graph.ChannelSpan {
 	gs := make([][]graph.ChannelSpan, len(spans))
 	for j, sp := range spans {
 		gs[j] = make([]graph.ChannelSpan, len(sp))
 		for i, s := range sp {
-			gs[j][i] = graph.ChannelSpan{Ch: s.Ch, Lo: s.Lo, Hi: s.Hi}
+			gs[j][i] = to(s)
 		}
 	}
-	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
+	return gs
 }
 
 // run runs f on a Net of the pool, panicking with its error (as Probs
