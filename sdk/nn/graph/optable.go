@@ -119,10 +119,10 @@ type Call struct {
 	Train bool
 	Rand  *rand.Rand
 	State []float32
-	// ReLU is set in a training pass when the op applies the ReLU of the
-	// node that reads it (Op.Fuses): Y then holds the rectified values,
-	// and DY is the gradient with respect to them.
-	ReLU bool
+	// Fused is set in a training pass when the op also applies the op of
+	// the node that reads it (Op.Fuses, e.g. a ReLU): Y then holds that
+	// node's values, and DY is the gradient with respect to them.
+	Fused bool
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
 	Workers int
@@ -182,7 +182,7 @@ type Op struct {
 	TrainBackward func(c *Call)
 	State         func(a Attrs, in []Shape, B int) int
 	// Fuses names a one-input op kind that TrainForward and TrainBackward
-	// can apply after this op's own (Call.ReLU): in a training pass a
+	// can apply after this op's own (Call.Fused): in a training pass a
 	// node of that kind that is the only reader of this op's node is
 	// folded into it ("relu" after batchnorm: one pass over the
 	// activations fewer each way, the same bits).
@@ -580,14 +580,14 @@ func opList() []*Op {
 				C := c.In[0].C
 				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
 				c.channels(C, func(c0, c1 int) {
-					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.ReLU)
+					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
 				})
 			},
 			TrainBackward: func(c *Call) {
 				C := c.In[0].C
 				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
 				var z []float32
-				if c.ReLU {
+				if c.Fused {
 					z = c.Y
 				}
 				c.channels(C, func(c0, c1 int) {

@@ -84,7 +84,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 		c.X[j] = val(v)
 	}
 	c.Y = val(i + 1)
-	c.ReLU = false
+	c.Fused = false
 	for j, p := range nd.params {
 		c.P[j] = n.Theta[n.params[p].Offset : n.params[p].Offset+n.params[p].Len]
 	}
@@ -292,7 +292,7 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 		if train && op.TrainForward != nil {
 			c.State = n.state(w, i, B)
 			if f := n.fuse[i]; f >= 0 {
-				c.Y, c.ReLU = val(f+1), true
+				c.Y, c.Fused = val(f+1), true
 			}
 			op.TrainForward(c)
 			continue
@@ -334,7 +334,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		c := n.call(w, i, B, val)
 		c.DY = grad(i + 1)
 		if f := n.fuse[i]; train && f >= 0 {
-			c.Y, c.DY, c.ReLU = val(f+1), grad(f+1), true
+			c.Y, c.DY, c.Fused = val(f+1), grad(f+1), true
 		}
 		if layer != nil && layer.Node == i && layerGrad != nil {
 			copy(layerGrad, c.DY)
