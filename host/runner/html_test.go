@@ -51,29 +51,25 @@ func runTinyRecording(t *testing.T) *Outcome {
 	return o
 }
 
-// pageData is the JSON the page's script reads.
-func pageData(t *testing.T, page []byte) (recs []struct {
+// pageRecord is a record of the JSON the page's script reads.
+type pageRecord struct {
 	P, E, Key string
 	R         int
 	Ns, Draws int
 	C, B      int
 	Mem       string
 	Dp        []float64
-}, windows []json.RawMessage) {
+}
+
+// pageData is the JSON the page's script reads.
+func pageData(t *testing.T, page []byte) (recs []pageRecord, windows []json.RawMessage) {
 	t.Helper()
 	m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindSubmatch(page)
 	if m == nil {
 		t.Fatal("report.html has no data script")
 	}
 	var d struct {
-		Records []struct {
-			P, E, Key string
-			R         int
-			Ns, Draws int
-			C, B      int
-			Mem       string
-			Dp        []float64
-		}
+		Records []pageRecord
 		Windows []json.RawMessage
 	}
 	if err := json.Unmarshal(m[1], &d); err != nil {
