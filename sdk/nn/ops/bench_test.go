@@ -42,3 +42,32 @@ func benchConv(b *testing.B, c Conv1D, T, B int) {
 	flops := 2 * float64(B*c.Cout*L*(c.Cin/c.Groups)*c.Kernel)
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkBatchNormTrain: training batchnorm with the ReLU folded, an
+// FCN-sized layer (32 channels, T = 640, batch 64): the forward pass, and
+// the backward pass with the channel's recomputed rows kept between its
+// two passes ("kept") or recomputed in the second ("recomputed").
+func BenchmarkBatchNormTrain(b *testing.B) {
+	const B, C, T = 64, 32, 640
+	r := rand.New(rand.NewPCG(1, 2))
+	x, dy, gamma, beta := randn32(r, B*C*T), randn32(r, B*C*T), randn32(r, C), randn32(r, C)
+	bn := BatchNorm1D{C: C, Eps: 1e-5}
+	z, st, dx := make([]float32, len(x)), make([]float32, 2*C), make([]float32, len(x))
+	rm, rv := make([]float32, C), make([]float32, C)
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			bn.TrainForward(z, st, x, gamma, beta, rm, rv, T, 0.1, true)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		keep int
+	}{{"kept", bnKeepMax}, {"recomputed", 0}} {
+		b.Run("backward/"+c.name, func(b *testing.B) {
+			dg, db := make([]float32, C), make([]float32, C)
+			for b.Loop() {
+				bn.trainBackward(0, C, dx, dg, db, dy, x, z, gamma, st, T, c.keep)
+			}
+		})
+	}
+}

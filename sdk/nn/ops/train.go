@@ -95,6 +95,18 @@ func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, x, z, gamma, stats []f
 
 // TrainBackwardChannels is TrainBackward of channels c0..c1-1 only.
 func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamma, stats []float32, T int) {
+	n.trainBackward(c0, c1, dx, dgamma, dbeta, dy, x, z, gamma, stats, T, bnKeepMax)
+}
+
+// bnKeepMax bounds the values TrainBackward keeps per channel between its
+// two passes (xh and, with z, the masked dy of the channel's B rows): at
+// most 1<<20 (4 MiB, a few times a core's L2); above it each row is
+// recomputed in the second pass instead, with the same bits.
+const bnKeepMax = 1 << 20
+
+// trainBackward is TrainBackwardChannels keeping a channel's recomputed
+// rows for the dx pass when they are at most keepMax values.
+func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamma, stats []float32, T, keepMax int) {
 	if c0 < 0 || c1 > n.C || c0 > c1 {
 		panic("ops: batchnorm channel range out of [0, C]")
 	}
@@ -111,25 +123,44 @@ func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, x,
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm dgamma", dgamma, n.C)
 	needOpt("batchnorm dbeta", dbeta, n.C)
+	// A kept channel holds B rows of xh, and B of the masked dy with z:
+	// the dx pass then reads them instead of recomputing each row.
+	kept := B
+	if z != nil {
+		kept *= 2
+	}
+	keep := dx != nil && kept*T <= keepMax
+	if !keep {
+		kept = 2 // one row of xh, one of the masked dy
+	}
 	sc := rowPool.Get().(*rowScratch)
 	defer rowPool.Put(sc)
-	rows := sc.rows(T, 3)
-	xh, junk, dm := rows[:T], rows[T:2*T], rows[2*T:]
+	rows := sc.rows(T, kept+1)
+	junk := rows[kept*T:]
 	N := float64(B * T)
-	// rowAt recomputes row's xh and, with z, its masked dy.
-	rowAt := func(row int, mu, r float32) []float32 {
+	// rowAt recomputes row's xh and, with z, its masked dy into slot s of
+	// the scratch; it returns both.
+	rowAt := func(row, s int, mu, r float32) (d, xh []float32) {
+		xh = rows[s*T : (s+1)*T]
 		kern.Normalize(xh, junk, x[row:row+T], mu, r, 1, 0)
 		if z == nil {
-			return dy[row : row+T]
+			return dy[row : row+T], xh
 		}
+		dm := rows[(s+kept/2)*T : (s+kept/2+1)*T] // B rows on (kept), or row 1
 		kern.ReluGrad(dm, dy[row:row+T], z[row:row+T])
-		return dm
+		return dm, xh
+	}
+	slot := func(b int) int {
+		if keep {
+			return b
+		}
+		return 0
 	}
 	for c := c0; c < c1; c++ {
 		mu, r := stats[c], stats[n.C+c]
 		var sd, sdx float64
 		for b := 0; b < B; b++ {
-			d := rowAt((b*n.C+c)*T, mu, r)
+			d, xh := rowAt((b*n.C+c)*T, slot(b), mu, r)
 			a, e := kern.SumDot64(d, xh)
 			sd += a
 			sdx += e
@@ -150,7 +181,16 @@ func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, x,
 		k, md, mdx := float32(g*float64(r)), float32(sd/N), float32(sdx/N)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			d := rowAt(row, mu, r)
+			var d, xh []float32
+			if keep {
+				xh = rows[b*T : (b+1)*T]
+				d = dy[row : row+T]
+				if z != nil {
+					d = rows[(b+B)*T : (b+B+1)*T]
+				}
+			} else {
+				d, xh = rowAt(row, 0, mu, r)
+			}
 			kern.NormalizeGrad(dx[row:row+T], d, xh, k, md, mdx)
 		}
 	}

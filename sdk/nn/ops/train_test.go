@@ -193,6 +193,40 @@ func TestBatchNormTrainBackward(t *testing.T) {
 	}
 }
 
+// TestBatchNormTrainBackwardKept: keeping a channel's recomputed rows
+// between the two passes (the default at these sizes) and recomputing
+// each row in the dx pass (keepMax 0) give the same bits, with and
+// without the relu mask, and with dx nil (only the sums).
+func TestBatchNormTrainBackwardKept(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const B, C, T = 3, 4, 37
+	x, gamma, beta, dy := to32(randn(r, B*C*T)), to32(randn(r, C)), to32(randn(r, C)), to32(randn(r, B*C*T))
+	bn := BatchNorm1D{C: C, Eps: 1e-5}
+	st := make([]float32, 2*C)
+	z := make([]float32, len(x))
+	bn.TrainForward(z, st, x, gamma, beta, make([]float32, C), make([]float32, C), T, 0.1, true)
+	for _, zz := range [][]float32{nil, z} {
+		for _, withDX := range []bool{true, false} {
+			run := func(keepMax int) (dx, dg, db []float32) {
+				dg, db = make([]float32, C), make([]float32, C)
+				if withDX {
+					dx = make([]float32, len(x))
+				}
+				bn.trainBackward(0, C, dx, dg, db, dy, x, zz, gamma, st, T, keepMax)
+				return dx, dg, db
+			}
+			kx, kg, kb := run(bnKeepMax)
+			rx, rg, rb := run(0)
+			if !slices.Equal(kx, rx) || !slices.Equal(kg, rg) || !slices.Equal(kb, rb) {
+				t.Errorf("z %v, dx %v: kept rows and recomputed rows differ", zz != nil, withDX)
+			}
+			if withDX && slices.Equal(kx, make([]float32, len(x))) {
+				t.Errorf("z %v: dx all zero", zz != nil)
+			}
+		}
+	}
+}
+
 // TestDropoutMask: p = 0 keeps everything; otherwise each value is 0 or
 // 1/(1-p), the zeros a share p within 5 standard deviations, the same
 // stream the same mask; Mul multiplies elementwise.
