@@ -16,6 +16,10 @@ import (
 //
 // A GraphModel is safe for concurrent use: each call takes a Net of its
 // own from a pool (compiled from the same spec, with the same Theta).
+// Probs runs the folded inference pass (graph.Net.FoldEval: a batchnorm
+// folded into the convolution before it, and the ReLU after it into the
+// convolution's kernel call); gradients, layers and the incremental
+// paths run every node.
 // Model's methods return no errors: a failed computation (a non-finite
 // probability, an unknown target) panics with an error value, which the
 // in-process explainers' driver and the model service recover and report.
@@ -42,6 +46,7 @@ func NewGraphModel(net *graph.Net) *GraphModel {
 			panic(fmt.Errorf("graph %q: recompiling its own spec: %w", m.spec.Name, err)) // it compiled once already
 		}
 		copy(n.Theta, m.theta)
+		n.FoldEval() // theta never changes: Probs runs the folded pass
 		return n
 	}
 	return m

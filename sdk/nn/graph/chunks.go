@@ -29,7 +29,7 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 		// ones empty or past the batch (B = 5: 2, 2, 2 and -1).
 		b0, b1 := k*c.B/nc, (k+1)*c.B/nc
 		cc := &calls[k]
-		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand = c.A, c.In, c.Out, c.P, c.Train, c.Rand
+		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
 		cc.B = b1 - b0
 		cut := func(dst [][]float32, src [][]float32, size func(j int) int) {
 			for j, s := range src {

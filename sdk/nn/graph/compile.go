@@ -80,6 +80,15 @@ type Net struct {
 	fuse   []int
 	folded []bool
 
+	// The folded inference pass (evalfold.go): node j's group, the nodes
+	// a group absorbs (not run), the pass's buffer plan, and the folded
+	// parameters of each absorbing node, used while evalOn.
+	egroup         []evalGroup
+	eskip          []bool
+	evSlot, evSize []int
+	evP            [][][]float32
+	evalOn         bool
+
 	unplanned bool // tests: every value its own buffer in inference too
 	// backwardHook, for tests, sees each node's Call after its Backward.
 	backwardHook func(i int, c *Call)
@@ -205,6 +214,7 @@ func compile(spec Spec, table *Table) (*Net, error) {
 	n.Theta = make([]float32, n.nparam)
 	n.planFusion()
 	n.plan()
+	n.planEval()
 	return n, nil
 }
 

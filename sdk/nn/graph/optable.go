@@ -119,9 +119,10 @@ type Call struct {
 	Train bool
 	Rand  *rand.Rand
 	State []float32
-	// Fused is set in a training pass when the op also applies the op of
-	// the node that reads it (Op.Fuses, e.g. a ReLU): Y then holds that
-	// node's values, and DY is the gradient with respect to them.
+	// Fused is set when the op also applies the op of the node that
+	// reads it: in a training pass Op.Fuses (a ReLU after batchnorm), Y
+	// then holds that node's values and DY is the gradient with respect
+	// to them; in a folded inference pass (Net.FoldEval) Op.EvalFuses.
 	Fused bool
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
@@ -187,6 +188,23 @@ type Op struct {
 	// folded into it ("relu" after batchnorm: one pass over the
 	// activations fewer each way, the same bits).
 	Fuses string
+
+	// Affine, where set, says that outside a training pass the op is a
+	// per-channel affine map of its one input, y[c,t] = s[c] x[c,t] +
+	// t[c], and writes s and t (C values each) from its parameters p
+	// (batchnorm with its running statistics).
+	Affine func(a Attrs, p [][]float32, s, t []float64)
+	// Absorb, where set, writes to fp the parameters of a node of this
+	// op that computes s[o] y[o,·] + t[o] for each output channel o of
+	// this node's output y: fp[0] the weights, fp[1] a bias (also for a
+	// node without one; Forward takes a second parameter as the bias).
+	// Net.FoldEval folds an Affine node that is the only reader of such a
+	// node into it.
+	Absorb func(a Attrs, in []Shape, p [][]float32, s, t []float64, fp [][]float32)
+	// EvalFuses names a one-input op kind that Forward applies after the
+	// op's own when Call.Fused is set outside a training pass (a ReLU
+	// after a convolution whose batchnorm was folded into it).
+	EvalFuses string
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -408,6 +426,27 @@ func pointwiseOp(kind string, f func(dst, x []float32), g func(dx, dy, x []float
 	}
 }
 
+// absorbAffine is Op.Absorb of an op whose weights p[0] hold one
+// contiguous row per output channel (conv1d's (out, in/groups, kernel),
+// linear's (out, in)) and whose bias, if any, is p[1]:
+//
+//	fp[0][o,·] = s[o] p[0][o,·],  fp[1][o] = s[o] p[1][o] + t[o]
+//
+// in float64, rounded once to float32 (p[1] = 0 without a bias).
+func absorbAffine(_ Attrs, _ []Shape, p [][]float32, s, t []float64, fp [][]float32) {
+	row := len(p[0]) / len(s)
+	for o, so := range s {
+		for k, v := range p[0][o*row : (o+1)*row] {
+			fp[0][o*row+k] = float32(float64(v) * so)
+		}
+		b := 0.0
+		if len(p) > 1 {
+			b = float64(p[1][o])
+		}
+		fp[1][o] = float32(b*so + t[o])
+	}
+}
+
 func opList() []*Op {
 	return []*Op{
 		{
@@ -447,8 +486,14 @@ func opList() []*Op {
 				if len(c.P) > 1 {
 					b = c.P[1]
 				}
+				if c.Fused {
+					conv(c.A, c.In[0]).ForwardReLU(c.Y, c.X[0], c.P[0], b, c.In[0].T)
+					return
+				}
 				conv(c.A, c.In[0]).Forward(c.Y, c.X[0], c.P[0], b, c.In[0].T)
 			},
+			Absorb:    absorbAffine,
+			EvalFuses: "relu",
 			Backward: func(c *Call) {
 				var db []float32
 				if len(c.P) > 1 {
@@ -595,6 +640,15 @@ func opList() []*Op {
 				})
 			},
 			Fuses: "relu",
+			// Eval mode: s = weight / sqrt(running_var + eps), t = bias -
+			// running_mean s.
+			Affine: func(a Attrs, p [][]float32, s, t []float64) {
+				eps := a.Float("eps")
+				for c := range s {
+					s[c] = float64(p[0][c]) / math.Sqrt(float64(p[3][c])+eps)
+					t[c] = float64(p[1][c]) - float64(p[2][c])*s[c]
+				}
+			},
 		},
 		{
 			Kind:   "linear",
@@ -628,6 +682,7 @@ func opList() []*Op {
 				}
 				ops.Linear{In: c.In[0].C, Out: c.Out.C}.Backward(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0])
 			},
+			Absorb: absorbAffine,
 		},
 		{
 			Kind: "flatten", Inputs: 1,

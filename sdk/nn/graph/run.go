@@ -12,6 +12,7 @@ import (
 type workspace struct {
 	capB    int
 	fwd     [][]float32 // inference slots
+	evf     [][]float32 // the folded inference pass's slots (made on first use)
 	acts    [][]float32 // gradient mode: value v's own buffer (nil for v = 0)
 	bwd     [][]float32 // gradient slots
 	scratch [][]float32 // per input position: a gradient to be added
@@ -106,17 +107,37 @@ func (n *Net) Forward(probs, x []float32) error {
 		panic(fmt.Sprintf("graph: probs has length %d, want %d", len(probs), B*n.Classes()))
 	}
 	w := n.workspace(B)
+	slots, slot := w.fwd, n.fwdSlot
+	if n.evalOn {
+		if w.evf == nil {
+			for _, s := range n.evSize {
+				w.evf = append(w.evf, make([]float32, w.capB*s))
+			}
+		}
+		slots, slot = w.evf, n.evSlot
+	}
 	val := func(v int) []float32 {
 		if v == 0 {
 			return x
 		}
-		return w.fwd[n.fwdSlot[v]][:B*n.shapes[v].Size()]
+		if slot[v] < 0 {
+			return nil // folded away (evalfold.go)
+		}
+		return slots[slot[v]][:B*n.shapes[v].Size()]
 	}
 	for i := range n.nodes {
 		if i > n.output {
 			break
 		}
+		if n.evalOn && n.eskip[i] {
+			continue // computed by the node that absorbed it
+		}
 		c := n.call(w, i, B, val)
+		if g := n.egroup[i]; n.evalOn && g.aff >= 0 {
+			fc := *c
+			fc.P, fc.Y, fc.Fused = n.evP[i], val(g.last+1), g.relu >= 0
+			c = &fc
+		}
 		n.chunked(w, i, c, n.nodes[i].op.Forward, false)
 	}
 	return n.finish(probs, val(n.output+1))

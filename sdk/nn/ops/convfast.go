@@ -125,8 +125,9 @@ func flipConvWeights(wt, w []float32, O, C, K int) {
 	}
 }
 
-// convForward32 is Conv1D.Forward on the kernels of sdk/nn.
-func convForward32(c Conv1D, dst, x, w, bias []float32, T int) {
+// convForward32 is Conv1D.Forward on the kernels of sdk/nn, or with relu
+// set ForwardReLU.
+func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 	L := c.mustOut(T)
 	B := len(x) / (c.Cin * T)
 	need("conv1d x", len(x), B*c.Cin*T)
@@ -160,7 +161,11 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int) {
 				padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)
 				xb = xp
 			}
-			kern.ConvMultiBias(dst[b*c.Cout*L:(b+1)*c.Cout*L], nil, L, xb, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
+			kern.ConvMultiBias(y, nil, L, xb, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+			if relu {
+				kern.Relu(y, y)
+			}
 		}
 		return
 	}
@@ -176,6 +181,10 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int) {
 			im2col(col, x[(b*c.Cin+g*ci)*T:(b*c.Cin+(g+1)*ci)*T], ci, K, T, L, c.Stride, c.Dilation, c.PadLeft)
 			y := dst[(b*c.Cout+g*co)*L : (b*c.Cout+(g+1)*co)*L]
 			kern.ConvMultiBias(y, nil, L, col, L, w[g*co*ci*K:(g+1)*co*ci*K], nil, bias[g*co:(g+1)*co], co, ci*K, 1, L)
+		}
+		if relu {
+			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
+			kern.Relu(y, y)
 		}
 	}
 }

@@ -1,0 +1,142 @@
+package graph
+
+// The folded inference pass (FoldEval). Outside training a batchnorm is
+// a per-channel affine map (Op.Affine), y = s x + t, so when it is the
+// only reader of a convolution or linear node (Op.Absorb) it can be
+// folded into that node's parameters:
+//
+//	w'[o,·] = s[o] w[o,·],  b'[o] = s[o] b[o] + t[o],
+//
+// and a ReLU that is the batchnorm's only reader into the node's kernel
+// call (Op.EvalFuses, applied to each sample while it is in cache). The
+// node then writes the last folded node's value, and the folded nodes'
+// own values are never made: Forward runs one node where it ran three,
+// with two passes over the activations fewer each.
+
+// evalGroup is what node j computes in a folded pass: aff is the Affine
+// node folded into it (-1: none), relu the EvalFuses node after aff (-1:
+// none), last the node whose value j writes.
+type evalGroup struct{ aff, relu, last int }
+
+// planEval finds the folded groups and plans the folded pass's buffers
+// (like plan's inference plan, with a group's value live from the step
+// of the node that writes it and the folded values without a buffer).
+func (n *Net) planEval() {
+	n.egroup = make([]evalGroup, len(n.nodes))
+	n.eskip = make([]bool, len(n.nodes))
+	for j := range n.nodes {
+		n.egroup[j] = evalGroup{aff: -1, relu: -1, last: j}
+	}
+	only := func(v int) int { // the only reader of value v up to the output, or -1
+		if r := n.readers[v]; len(r) == 1 && r[0] <= n.output && len(n.nodes[r[0]].inputs) == 1 {
+			return r[0]
+		}
+		return -1
+	}
+	for j, nd := range n.nodes {
+		if j >= n.output || nd.op.Absorb == nil || n.eskip[j] {
+			continue
+		}
+		i := only(j + 1)
+		if i < 0 || n.nodes[i].op.Affine == nil {
+			continue
+		}
+		g := evalGroup{aff: i, relu: -1, last: i}
+		if r := only(i + 1); i != n.output && r >= 0 && nd.op.EvalFuses != "" && n.nodes[r].op.Kind == nd.op.EvalFuses {
+			g.relu, g.last = r, r
+			n.eskip[r] = true
+		}
+		n.eskip[i] = true
+		n.egroup[j] = g
+	}
+	nv := len(n.shapes)
+	sizes, start, end := make([]int, nv), make([]int, nv), make([]int, nv)
+	for v, s := range n.shapes {
+		sizes[v] = s.Size()
+		start[v], end[v] = v-1, v-1
+		for _, r := range n.readers[v] {
+			end[v] = max(end[v], r)
+		}
+	}
+	end[n.output+1] = len(n.nodes)
+	start[0], end[0] = 0, -1 // the input is the caller's slice
+	for j, g := range n.egroup {
+		if g.aff < 0 {
+			continue
+		}
+		for _, v := range []int{j + 1, g.aff + 1} {
+			if v != g.last+1 {
+				start[v], end[v] = 0, -1 // never made
+			}
+		}
+		start[g.last+1] = j // written at node j's step
+	}
+	n.evSlot, n.evSize = planSlots(sizes, start, end, n.unplanned)
+}
+
+// FoldEval folds, for Forward, each batchnorm that is the only reader of
+// a conv1d or linear node into that node's weights and bias, and the
+// ReLU that is such a batchnorm's only reader into the convolution's
+// kernel call, with Theta as it is now. Forward's probabilities then
+// differ from the unfolded pass's by float32 rounding (each folded weight
+// is rounded once, where the unfolded pass rounds the convolution's
+// output, the normalised value and its affine map), about 1e-7 of a
+// value's scale. Theta's later changes are not seen by Forward until
+// FoldEval is called again; UnfoldEval returns to the unfolded pass.
+// Grad, Run, Backprop and the incremental paths (WindowProbs, SpanProbs)
+// are not folded. It returns the number of nodes folded away.
+func (n *Net) FoldEval() int {
+	if n.evP == nil {
+		n.evP = make([][][]float32, len(n.nodes))
+	}
+	folded := 0
+	for j, g := range n.egroup {
+		if g.aff < 0 {
+			continue
+		}
+		nd, bn := &n.nodes[j], &n.nodes[g.aff]
+		p := n.theta(j)
+		if n.evP[j] == nil {
+			n.evP[j] = [][]float32{make([]float32, len(p[0])), make([]float32, nd.out.C)}
+		}
+		C := bn.out.C
+		s, t := make([]float64, C), make([]float64, C)
+		bn.op.Affine(bn.attrs, n.theta(g.aff), s, t)
+		nd.op.Absorb(nd.attrs, nd.in, p, s, t, n.evP[j])
+		folded++
+		if g.relu >= 0 {
+			folded++
+		}
+	}
+	n.evalOn = folded > 0
+	return folded
+}
+
+// UnfoldEval returns Forward to the unfolded pass.
+func (n *Net) UnfoldEval() { n.evalOn = false }
+
+// theta is node i's parameters, slices of Theta in the op's order.
+func (n *Net) theta(i int) [][]float32 {
+	var p [][]float32
+	for _, k := range n.nodes[i].params {
+		p = append(p, n.Theta[n.params[k].Offset:n.params[k].Offset+n.params[k].Len])
+	}
+	return p
+}
+
+// EvalFolds lists the folded groups as node names, each the absorbing
+// node followed by the nodes folded into it (for reports and tests).
+func (n *Net) EvalFolds() [][]string {
+	var out [][]string
+	for j, g := range n.egroup {
+		if g.aff < 0 {
+			continue
+		}
+		names := []string{n.nodes[j].name, n.nodes[g.aff].name}
+		if g.relu >= 0 {
+			names = append(names, n.nodes[g.relu].name)
+		}
+		out = append(out, names)
+	}
+	return out
+}
