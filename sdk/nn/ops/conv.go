@@ -77,7 +77,9 @@ func tapRange(off, s, T, L int) (t0, t1 int) {
 // It panics if the hyper-parameters are invalid for T (see OutLen). It
 // runs on sdk/nn's packed kernels (see convfast.go); sums are in float32,
 // in an order that differs from the formula's.
-func (c Conv1D) Forward(dst, x, w, bias []float32, T int) { convForward32(c, dst, x, w, bias, T, false) }
+func (c Conv1D) Forward(dst, x, w, bias []float32, T int) {
+	convForward32(c, dst, x, w, bias, T, false)
+}
 
 // ForwardReLU is Forward followed by ReLU, y = max(conv(x), 0) (a NaN
 // kept, as ReLU keeps it), each sample rectified right after it is
