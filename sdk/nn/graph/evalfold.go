@@ -7,15 +7,16 @@ package graph
 //
 //	w'[o,·] = s[o] w[o,·],  b'[o] = s[o] b[o] + t[o],
 //
-// and a ReLU that is the batchnorm's only reader into the node's kernel
-// call (Op.EvalFuses, applied to each sample while it is in cache). The
-// node then writes the last folded node's value, and the folded nodes'
-// own values are never made: Forward runs one node where it ran three,
-// with two passes over the activations fewer each.
+// and a ReLU that is the only reader of the result (or of a node whose
+// op has EvalFuses, a convolution or an addition) into the node's call
+// (Op.EvalFuses, applied to each sample while it is in cache). The node
+// then writes the last folded node's value, and the folded nodes' own
+// values are never made: Forward runs one node where it ran up to three,
+// with a pass over the activations fewer for each folded node.
 
 // evalGroup is what node j computes in a folded pass: aff is the Affine
-// node folded into it (-1: none), relu the EvalFuses node after aff (-1:
-// none), last the node whose value j writes.
+// node folded into it (-1: none), relu the EvalFuses node after j or aff
+// (-1: none), last the node whose value j writes (j: no group).
 type evalGroup struct{ aff, relu, last int }
 
 // planEval finds the folded groups and plans the folded pass's buffers
@@ -34,19 +35,18 @@ func (n *Net) planEval() {
 		return -1
 	}
 	for j, nd := range n.nodes {
-		if j >= n.output || nd.op.Absorb == nil || n.eskip[j] {
+		if j >= n.output || n.eskip[j] {
 			continue
 		}
-		i := only(j + 1)
-		if i < 0 || n.nodes[i].op.Affine == nil {
-			continue
+		g := evalGroup{aff: -1, relu: -1, last: j}
+		if i := only(j + 1); nd.op.Absorb != nil && i >= 0 && n.nodes[i].op.Affine != nil {
+			g.aff, g.last = i, i
+			n.eskip[i] = true
 		}
-		g := evalGroup{aff: i, relu: -1, last: i}
-		if r := only(i + 1); i != n.output && r >= 0 && nd.op.EvalFuses != "" && n.nodes[r].op.Kind == nd.op.EvalFuses {
+		if r := only(g.last + 1); g.last != n.output && r >= 0 && nd.op.EvalFuses != "" && n.nodes[r].op.Kind == nd.op.EvalFuses {
 			g.relu, g.last = r, r
 			n.eskip[r] = true
 		}
-		n.eskip[i] = true
 		n.egroup[j] = g
 	}
 	nv := len(n.shapes)
@@ -61,12 +61,12 @@ func (n *Net) planEval() {
 	end[n.output+1] = len(n.nodes)
 	start[0], end[0] = 0, -1 // the input is the caller's slice
 	for j, g := range n.egroup {
-		if g.aff < 0 {
-			continue
+		if g.last == j {
+			continue // no group (or a node folded into an earlier one)
 		}
-		for _, v := range []int{j + 1, g.aff + 1} {
-			if v != g.last+1 {
-				start[v], end[v] = 0, -1 // never made
+		for _, i := range []int{j, g.aff} {
+			if i >= 0 && i != g.last {
+				start[i+1], end[i+1] = 0, -1 // never made
 			}
 		}
 		start[g.last+1] = j // written at node j's step
@@ -75,9 +75,9 @@ func (n *Net) planEval() {
 }
 
 // FoldEval folds, for Forward, each batchnorm that is the only reader of
-// a conv1d or linear node into that node's weights and bias, and the
-// ReLU that is such a batchnorm's only reader into the convolution's
-// kernel call, with Theta as it is now. Forward's probabilities then
+// a conv1d or linear node into that node's weights and bias, with Theta
+// as it is now, and a ReLU that is the only reader of a convolution, of
+// such a batchnorm after one, or of an addition into that node's call. Forward's probabilities then
 // differ from the unfolded pass's by float32 rounding (each folded weight
 // is rounded once, where the unfolded pass rounds the convolution's
 // output, the normalised value and its affine map), about 1e-7 of a
@@ -91,6 +91,9 @@ func (n *Net) FoldEval() int {
 	}
 	folded := 0
 	for j, g := range n.egroup {
+		if g.relu >= 0 {
+			folded++
+		}
 		if g.aff < 0 {
 			continue
 		}
@@ -104,9 +107,6 @@ func (n *Net) FoldEval() int {
 		bn.op.Affine(bn.attrs, n.theta(g.aff), s, t)
 		nd.op.Absorb(nd.attrs, nd.in, p, s, t, n.evP[j])
 		folded++
-		if g.relu >= 0 {
-			folded++
-		}
 	}
 	n.evalOn = folded > 0
 	return folded
@@ -129,12 +129,14 @@ func (n *Net) theta(i int) [][]float32 {
 func (n *Net) EvalFolds() [][]string {
 	var out [][]string
 	for j, g := range n.egroup {
-		if g.aff < 0 {
+		if g.last == j {
 			continue
 		}
-		names := []string{n.nodes[j].name, n.nodes[g.aff].name}
-		if g.relu >= 0 {
-			names = append(names, n.nodes[g.relu].name)
+		names := []string{n.nodes[j].name}
+		for _, i := range []int{g.aff, g.relu} {
+			if i >= 0 {
+				names = append(names, n.nodes[i].name)
+			}
 		}
 		out = append(out, names)
 	}

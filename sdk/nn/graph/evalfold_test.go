@@ -12,8 +12,8 @@ import (
 // evalSpec has convolution -> batchnorm (-> relu) groups that fold (a
 // conv without a bias; a strided depthwise conv; a batchnorm read twice,
 // which folds without its readers; a linear layer whose batchnorm is the
-// output) and nodes that do not (a conv read twice; a relu straight
-// after a conv).
+// output), relus that fold into a conv or an addition, and a conv read
+// twice, which does not fold.
 func evalSpec() Spec {
 	n := func(name, op string, inputs []string, attrs map[string]any) Node {
 		return Node{Name: name, Op: op, Inputs: inputs, Attrs: attrs}
@@ -30,12 +30,13 @@ func evalSpec() Spec {
 		n("t2", "tanh", []string{"bn2"}, nil),
 		n("r2", "relu", []string{"bn2"}, nil),
 		n("add", "add", []string{"t2", "r2"}, nil),
+		n("ar", "relu", nil, nil), // add > ar
 		n("c3", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": 1}), // read twice: kept
 		n("bn3", "batchnorm1d", []string{"c3"}, nil),
 		n("s3", "sigmoid", []string{"c3"}, nil),
 		n("cat", "concat", []string{"bn3", "s3"}, nil),
 		n("c4", "conv1d", nil, map[string]any{"out": 4, "kernel": 3}),
-		n("r4", "relu", nil, nil), // no batchnorm between: kept
+		n("r4", "relu", nil, nil), // c4 > r4, no batchnorm between
 		n("gap", "globalavgpool", nil, nil),
 		n("fc", "linear", nil, map[string]any{"out": 3}),
 		n("fbn", "batchnorm1d", nil, nil), // fc > fbn, the output
@@ -46,19 +47,20 @@ func evalSpec() Spec {
 // every value a node reads is in its slot when it runs.
 func TestEvalFoldPlan(t *testing.T) {
 	net := randomNet(t, evalSpec(), 1)
-	want := [][]string{{"c1", "bn1", "r1"}, {"dw", "dbn", "dr"}, {"c2", "bn2"}, {"fc", "fbn"}}
+	want := [][]string{{"c1", "bn1", "r1"}, {"dw", "dbn", "dr"}, {"c2", "bn2"}, {"add", "ar"}, {"c4", "r4"}, {"fc", "fbn"}}
 	if got := net.EvalFolds(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("folded groups %v, want %v", got, want)
 	}
-	if got := net.FoldEval(); got != 6 {
-		t.Errorf("FoldEval folded %d nodes away, want 6", got)
+	if got := net.FoldEval(); got != 8 {
+		t.Errorf("FoldEval folded %d nodes away, want 8", got)
 	}
 	checkEvalPlan(t, net)
 }
 
 // checkEvalPlan walks the folded pass over its slots: a node's inputs are
 // still in their slots when it runs, and the value it writes does not
-// overwrite one that a later node (or finish) reads.
+// overwrite one that it reads itself or that a later node (or finish)
+// reads.
 func checkEvalPlan(t *testing.T, n *Net) {
 	t.Helper()
 	lastRead := make([]int, len(n.shapes))
@@ -86,7 +88,7 @@ func checkEvalPlan(t *testing.T, n *Net) {
 		if s < 0 {
 			t.Fatalf("graph %q: node %d writes value %d, which has no slot", n.spec.Name, k, v)
 		}
-		if u, ok := owner[s]; ok && lastRead[u] > k {
+		if u, ok := owner[s]; ok && (lastRead[u] > k || slices.Contains(n.nodes[k].inputs, u)) {
 			t.Errorf("graph %q: node %d writes value %d into slot %d, which holds value %d, read by node %d later", n.spec.Name, k, v, s, u, lastRead[u])
 		}
 		owner[s] = v

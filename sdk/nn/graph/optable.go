@@ -759,8 +759,20 @@ func opList() []*Op {
 				return in[0], nil
 			},
 			Field:    func(Attrs) Field { return identityField },
-			Forward:  func(c *Call) { ops.Add(c.Y, c.X[0], c.X[1]) },
-			Backward: func(c *Call) { ops.AddBackward(c.DX[0], c.DX[1], c.DY) },
+			Forward: func(c *Call) {
+				if !c.Fused {
+					ops.Add(c.Y, c.X[0], c.X[1])
+					return
+				}
+				n := c.Out.Size() // a ReLU after it: each sample rectified while in cache
+				for b := range c.B {
+					y := c.Y[b*n : (b+1)*n]
+					ops.Add(y, c.X[0][b*n:(b+1)*n], c.X[1][b*n:(b+1)*n])
+					ops.ReLU(y, y)
+				}
+			},
+			Backward:  func(c *Call) { ops.AddBackward(c.DX[0], c.DX[1], c.DY) },
+			EvalFuses: "relu",
 		},
 		{
 			Kind: "concat", Inputs: -2,

@@ -133,9 +133,12 @@ func (n *Net) Forward(probs, x []float32) error {
 			continue // computed by the node that absorbed it
 		}
 		c := n.call(w, i, B, val)
-		if g := n.egroup[i]; n.evalOn && g.aff >= 0 {
+		if g := n.egroup[i]; n.evalOn && g.last != i {
 			fc := *c
-			fc.P, fc.Y, fc.Fused = n.evP[i], val(g.last+1), g.relu >= 0
+			fc.Y, fc.Fused = val(g.last+1), g.relu >= 0
+			if g.aff >= 0 {
+				fc.P = n.evP[i]
+			}
 			c = &fc
 		}
 		n.chunked(w, i, c, n.nodes[i].op.Forward, false)

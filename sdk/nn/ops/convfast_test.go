@@ -160,3 +160,32 @@ func TestConvBatchIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestConvForwardReLU: ForwardReLU gives the bits of Forward then ReLU on
+// random shapes (both the direct and the im2col path), with rectified
+// values among them.
+func TestConvForwardReLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	zeros := 0
+	for trial := 0; trial < 200; trial++ {
+		c, T := randConv(r)
+		L, _ := c.OutLen(T)
+		B := 1 + r.IntN(3)
+		x, w, bias := randn32(r, B*c.Cin*T), randn32(r, c.WeightLen()), randn32(r, c.Cout)
+		want, got := make([]float32, B*c.Cout*L), make([]float32, B*c.Cout*L)
+		c.Forward(want, x, w, bias, T)
+		ReLU(want, want)
+		c.ForwardReLU(got, x, w, bias, T)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v T %d B %d: value %d is %g, Forward then ReLU %g", c, T, B, i, got[i], want[i])
+			}
+			if want[i] == 0 {
+				zeros++
+			}
+		}
+	}
+	if zeros == 0 {
+		t.Fatal("no value was rectified")
+	}
+}
