@@ -30,7 +30,7 @@ func evalSpec() Spec {
 		n("t2", "tanh", []string{"bn2"}, nil),
 		n("r2", "relu", []string{"bn2"}, nil),
 		n("add", "add", []string{"t2", "r2"}, nil),
-		n("ar", "relu", nil, nil), // add > ar
+		n("ar", "relu", nil, nil),                                                   // add > ar
 		n("c3", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": 1}), // read twice: kept
 		n("bn3", "batchnorm1d", []string{"c3"}, nil),
 		n("s3", "sigmoid", []string{"c3"}, nil),

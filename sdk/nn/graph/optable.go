@@ -758,7 +758,7 @@ func opList() []*Op {
 				}
 				return in[0], nil
 			},
-			Field:    func(Attrs) Field { return identityField },
+			Field: func(Attrs) Field { return identityField },
 			Forward: func(c *Call) {
 				if !c.Fused {
 					ops.Add(c.Y, c.X[0], c.X[1])
