@@ -15,9 +15,7 @@ import (
 // output), relus that fold into a conv or an addition, and a conv read
 // twice, which does not fold.
 func evalSpec() Spec {
-	n := func(name, op string, inputs []string, attrs map[string]any) Node {
-		return Node{Name: name, Op: op, Inputs: inputs, Attrs: attrs}
-	}
+	n := nd
 	return Spec{Name: "evalfold", InChannels: 2, InLen: 24, Nodes: []Node{
 		n("c1", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": 1, "bias": false}),
 		n("bn1", "batchnorm1d", nil, nil),
@@ -63,16 +61,7 @@ func TestEvalFoldPlan(t *testing.T) {
 // reads.
 func checkEvalPlan(t *testing.T, n *Net) {
 	t.Helper()
-	lastRead := make([]int, len(n.shapes))
-	for v := range lastRead {
-		lastRead[v] = -1
-	}
-	for k, nd := range n.nodes {
-		for _, v := range nd.inputs {
-			lastRead[v] = max(lastRead[v], k)
-		}
-	}
-	lastRead[n.output+1] = len(n.nodes)
+	lastRead := lastReads(n)
 	owner := map[int]int{}
 	for k := 0; k <= n.output; k++ {
 		if n.eskip[k] {
@@ -153,14 +142,7 @@ func TestFoldEvalProbs(t *testing.T) {
 			continue
 		}
 		t.Run(a.Name, func(t *testing.T) {
-			net, err := Compile(archSpec(t, a))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := net.LoadSafetensors(golden.File(t, "archs", a.Name+"/model.safetensors")); err != nil {
-				t.Fatal(err)
-			}
-			x := golden.Flat(golden.CSV32(t, golden.File(t, "archs", a.Name+"/waveforms.csv")))
+			net, x := goldenNet(t, a)
 			want := golden.Flat(golden.CSV32(t, golden.File(t, "archs", a.Name+"/probs.csv")))
 			plain, folded := foldedProbs(t, net, x, 2)
 			if len(net.EvalFolds()) == 0 {

@@ -170,16 +170,7 @@ func checkGradPlan(t *testing.T, n *Net, train bool) {
 // does not overwrite a value that a later node reads, nor the output.
 func checkForwardPlan(t *testing.T, n *Net) {
 	t.Helper()
-	lastRead := make([]int, len(n.shapes))
-	for v := range lastRead {
-		lastRead[v] = -1
-	}
-	for k, nd := range n.nodes {
-		for _, v := range nd.inputs {
-			lastRead[v] = max(lastRead[v], k)
-		}
-	}
-	lastRead[n.output+1] = len(n.nodes) // read by finish
+	lastRead := lastReads(n)
 	owner := map[int]int{}
 	for k := 0; k <= n.output; k++ {
 		for _, v := range n.nodes[k].inputs {
@@ -193,4 +184,20 @@ func checkForwardPlan(t *testing.T, n *Net) {
 		}
 		owner[s] = k + 1
 	}
+}
+
+// lastReads is, per value, the last node that reads it (-1: none; the
+// output's is len(nodes), for finish).
+func lastReads(n *Net) []int {
+	lastRead := make([]int, len(n.shapes))
+	for v := range lastRead {
+		lastRead[v] = -1
+	}
+	for k, nd := range n.nodes {
+		for _, v := range nd.inputs {
+			lastRead[v] = max(lastRead[v], k)
+		}
+	}
+	lastRead[n.output+1] = len(n.nodes) // read by finish
+	return lastRead
 }

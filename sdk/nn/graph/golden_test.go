@@ -24,6 +24,20 @@ func archSpec(t *testing.T, a golden.TorchArch) Spec {
 	return spec
 }
 
+// goldenNet is a golden network compiled from its TOML with PyTorch's
+// parameters, and its waveforms.
+func goldenNet(t *testing.T, a golden.TorchArch) (*Net, []float32) {
+	t.Helper()
+	net, err := Compile(archSpec(t, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.LoadSafetensors(golden.File(t, "archs", a.Name+"/model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	return net, golden.Flat(golden.CSV32(t, golden.File(t, "archs", a.Name+"/waveforms.csv")))
+}
+
 // rowClose reports whether got is within tol x max |want| of want.
 func rowClose(got []float64, want []float32, tol float64) bool {
 	top := 0.0
@@ -47,14 +61,7 @@ func TestGoldenArchs(t *testing.T) {
 			continue // not a graph of the op table's ops
 		}
 		t.Run(a.Name, func(t *testing.T) {
-			net, err := Compile(archSpec(t, a))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := net.LoadSafetensors(golden.File(t, "archs", a.Name+"/model.safetensors")); err != nil {
-				t.Fatal(err)
-			}
-			x := golden.Flat(golden.CSV32(t, golden.File(t, "archs", a.Name+"/waveforms.csv")))
+			net, x := goldenNet(t, a)
 			var targets []int
 			for _, r := range golden.CSV32(t, golden.File(t, "archs", a.Name+"/targets.csv")) {
 				targets = append(targets, int(r[0]))
