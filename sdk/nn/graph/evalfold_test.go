@@ -53,6 +53,24 @@ func TestEvalFoldPlan(t *testing.T) {
 		t.Errorf("FoldEval folded %d nodes away, want 8", got)
 	}
 	checkEvalPlan(t, net)
+	for j, g := range net.egroup { // a folded-away value has no buffer
+		for _, i := range []int{j, g.aff, g.relu} {
+			if i >= 0 && i != g.last && net.evSlot[i+1] >= 0 {
+				t.Errorf("node %s's value, folded away, has slot %d", net.nodes[i].name, net.evSlot[i+1])
+			}
+		}
+	}
+	if folded, plain := sum(net.evSize), sum(net.fwdSize); folded > plain {
+		t.Errorf("the folded pass holds %d values a sample, the unfolded %d", folded, plain)
+	}
+}
+
+func sum(s []int) int {
+	t := 0
+	for _, v := range s {
+		t += v
+	}
+	return t
 }
 
 // checkEvalPlan walks the folded pass over its slots: a node's inputs are
@@ -103,8 +121,9 @@ func foldedProbs(t *testing.T, net *Net, x []float32, workers int) (plain, folde
 
 // TestFoldEvalProbs: the folded pass gives the unfolded pass's
 // probabilities up to float32 rounding (within 1e-6), the same bytes on
-// 1 and 2 workers; UnfoldEval gives the unfolded bytes back; a change of
-// Theta is seen after FoldEval again. On the golden networks with
+// 1 and 2 workers; a change of Theta is not seen until FoldEval again
+// (the pass runs on the folded parameters), and is after it; UnfoldEval
+// gives the unfolded bytes back. On the golden networks with
 // PyTorch's parameters the folded probabilities are PyTorch's within 1e-5.
 func TestFoldEvalProbs(t *testing.T) {
 	net := randomNet(t, evalSpec(), 2)
@@ -117,8 +136,30 @@ func TestFoldEvalProbs(t *testing.T) {
 	if !slices.Equal(folded, folded2) {
 		t.Error("folded: 2 workers give other bytes than 1")
 	}
+	var at int
+	for _, p := range net.Params() {
+		if p.Name == "bn1.running_mean" {
+			at = p.Offset
+		}
+	}
+	old := net.Theta[at]
+	net.Theta[at] += 5 // not seen until FoldEval again
+	stale := make([]float32, len(plain))
+	if err := net.Forward(stale, x); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(stale, folded) {
+		t.Error("folded: a change of Theta after FoldEval was seen")
+	}
 	net.UnfoldEval()
 	again := make([]float32, len(plain))
+	if err := net.Forward(again, x); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(again, plain) {
+		t.Error("UnfoldEval: the change of Theta was not seen")
+	}
+	net.Theta[at] = old
 	if err := net.Forward(again, x); err != nil {
 		t.Fatal(err)
 	}
