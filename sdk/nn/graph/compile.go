@@ -322,20 +322,7 @@ func (n *Net) Layer(path string) (Layer, error) {
 // its last reader's backward and last read by its producer's backward.
 func (n *Net) plan() {
 	nv := len(n.shapes)
-	sizes := make([]int, nv)
-	for v, s := range n.shapes {
-		sizes[v] = s.Size()
-	}
-	start, end := make([]int, nv), make([]int, nv)
-	for v := range nv {
-		start[v] = v - 1
-		end[v] = v - 1
-		for _, r := range n.readers[v] {
-			end[v] = max(end[v], r)
-		}
-	}
-	end[n.output+1] = len(n.nodes)
-	start[0], end[0] = 0, -1 // the input is the caller's slice: no buffer
+	sizes, start, end := n.lifetimes()
 	n.fwdSlot, n.fwdSize = planSlots(sizes, start, end, n.unplanned)
 
 	// Backward over the output's ancestors, nodes output..0; the step of
@@ -373,6 +360,25 @@ func (n *Net) plan() {
 	}
 	bs[0], be[0] = -1, -2 // the input's gradient has its own buffer
 	n.bwdSlot, n.bwdSize = planSlots(sizes, bs, be, false)
+}
+
+// lifetimes gives each value's size per sample and the steps of
+// inference from which to which it lives: node i's output from step i to
+// its last reader (the output to the end; the input, the caller's slice,
+// not at all).
+func (n *Net) lifetimes() (sizes, start, end []int) {
+	nv := len(n.shapes)
+	sizes, start, end = make([]int, nv), make([]int, nv), make([]int, nv)
+	for v, s := range n.shapes {
+		sizes[v] = s.Size()
+		start[v], end[v] = v-1, v-1
+		for _, r := range n.readers[v] {
+			end[v] = max(end[v], r)
+		}
+	}
+	end[n.output+1] = len(n.nodes)
+	start[0], end[0] = 0, -1
+	return sizes, start, end
 }
 
 // planSlots assigns value v (live from start[v] to end[v] inclusive;

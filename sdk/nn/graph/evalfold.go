@@ -35,8 +35,8 @@ func (n *Net) planEval() {
 		return -1
 	}
 	for j, nd := range n.nodes {
-		if j >= n.output || n.eskip[j] {
-			continue
+		if n.eskip[j] {
+			continue // folded into an earlier node
 		}
 		g := evalGroup{aff: -1, relu: -1, last: j}
 		if i := only(j + 1); nd.op.Absorb != nil && i >= 0 && n.nodes[i].op.Affine != nil {
@@ -49,17 +49,7 @@ func (n *Net) planEval() {
 		}
 		n.egroup[j] = g
 	}
-	nv := len(n.shapes)
-	sizes, start, end := make([]int, nv), make([]int, nv), make([]int, nv)
-	for v, s := range n.shapes {
-		sizes[v] = s.Size()
-		start[v], end[v] = v-1, v-1
-		for _, r := range n.readers[v] {
-			end[v] = max(end[v], r)
-		}
-	}
-	end[n.output+1] = len(n.nodes)
-	start[0], end[0] = 0, -1 // the input is the caller's slice
+	sizes, start, end := n.lifetimes()
 	for j, g := range n.egroup {
 		if g.last == j {
 			continue // no group (or a node folded into an earlier one)
