@@ -94,7 +94,10 @@ func TestGoldenExplainers(t *testing.T) {
 				golden.RowsClose(t, "occlusion", occ, golden.CSV32(t, golden.File(t, "archs", a.Name+"/occlusion.csv")), 1e-4)
 				// The maps came by the receptive-field path, which equals
 				// full forward passes of the occluded copies (the model
-				// with its own paths hidden).
+				// with its own paths hidden) up to the float32 rounding of
+				// the probabilities: the forward passes run the folded
+				// pass (graph.Net.FoldEval), the recomputation every node,
+				// about 1e-7 apart, 3e-5 of FCN's largest map value.
 				if p := model.Path(); p.Incremental == 0 || p.Fraction() >= 1 {
 					t.Errorf("occlusion took %v; want the receptive-field recomputation", p)
 				}
@@ -102,7 +105,7 @@ func TestGoldenExplainers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden.RowsClose(t, "occlusion by forward passes", occ, plain, 1e-5)
+				golden.RowsClose(t, "occlusion by forward passes", occ, plain, 1e-4)
 				g := make([]float32, len(x))
 				model.InputGrad(g, nil, x, targets)
 				n := model.InputLen()
