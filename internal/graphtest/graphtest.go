@@ -4,7 +4,9 @@
 package graphtest
 
 import (
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -61,6 +63,55 @@ func PaperGraph() graph.Spec {
 		node("fc1", "linear", nil, map[string]any{"out": 64}), node("relu5", "relu", nil, nil), node("bn3", "batchnorm1d", nil, nil),
 		node("fc2", "linear", nil, map[string]any{"out": 16}),
 	}}
+}
+
+// EveryOp is a graph with a node of every op kind of graph.Ops() (2
+// channels of 32 samples, 5 logits): padding (explicit, asymmetric and
+// a pool's), a grouped dilated convolution and one without a bias,
+// strided max pooling, average pooling, every activation, a softmax over
+// channels mid-graph, residual additions on C x T and C x 1 values, a
+// concatenation, both global pools, flatten of C x T, two linear layers
+// and a batchnorm on 5 x 1 as the output. Its running variances must be
+// positive for a finite output (RandomNet's are not: see PositiveVar).
+func EveryOp() graph.Spec {
+	return graph.Spec{Name: "everyop", InChannels: 2, InLen: 32, Output: "fbn", Nodes: []graph.Node{
+		node("pad", "pad", []string{graph.Input}, map[string]any{"left": 1, "right": 2, "value": 0.5}),
+		node("c1", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "dilation": 2, "groups": 2, "padding": []int64{2, 1}}),
+		node("bn1", "batchnorm1d", nil, nil),
+		node("lr", "leakyrelu", nil, map[string]any{"slope": 0.1}),
+		node("mp", "maxpool1d", nil, map[string]any{"kernel": 3, "stride": 2, "padding": 1}),
+		node("ap", "avgpool1d", nil, map[string]any{"kernel": 2, "stride": 1, "padding": 1}),
+		node("ca", "conv1d", []string{"ap"}, map[string]any{"out": 3, "kernel": 1}),
+		node("ga", "gelu", nil, nil),
+		node("cb", "conv1d", []string{"ap"}, map[string]any{"out": 3, "kernel": 3, "padding": 1, "bias": false}),
+		node("sb", "silu", nil, nil),
+		node("sum", "add", []string{"ga", "sb"}, nil),
+		node("r", "relu", nil, nil),
+		node("sg", "sigmoid", []string{"ap"}, nil),
+		node("cat", "concat", []string{"r", "sg"}, nil),
+		node("th", "tanh", nil, nil),
+		node("sm", "softmax", nil, nil),
+		node("dr", "dropout", nil, map[string]any{"p": 0.2}),
+		node("gmp", "globalmaxpool", []string{"dr"}, nil),
+		node("gap", "globalavgpool", []string{"th"}, nil),
+		node("g", "add", []string{"gmp", "gap"}, nil),
+		node("fl", "flatten", []string{"dr"}, nil),
+		node("fa", "linear", nil, map[string]any{"out": 5}),
+		node("fb", "linear", []string{"g"}, map[string]any{"out": 5, "bias": false}),
+		node("s2", "add", []string{"fa", "fb"}, nil),
+		node("fbn", "batchnorm1d", nil, nil),
+	}}
+}
+
+// PositiveVar sets net's batchnorm running variances to |v| + 0.5.
+func PositiveVar(net *graph.Net) {
+	for _, p := range net.Params() {
+		if strings.HasSuffix(p.Name, ".running_var") {
+			for i := p.Offset; i < p.Offset+p.Len; i++ {
+				net.Theta[i] = float32(math.Abs(float64(net.Theta[i]))) + 0.5
+			}
+		}
+	}
 }
 
 // RandomNet compiles spec with parameters drawn from N(0, 0.5^2) by a

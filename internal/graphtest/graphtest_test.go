@@ -1,0 +1,46 @@
+package graphtest
+
+import (
+	"math"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+)
+
+// TestEveryOp: EveryOp compiles, has a node of every op kind of the
+// table (so a test running it on another implementation, such as the
+// Captum bridge's torch rebuild, sees a new op), and with PositiveVar
+// gives finite probabilities that depend on the input.
+func TestEveryOp(t *testing.T) {
+	spec := EveryOp()
+	net := RandomNet(t, spec, 3)
+	PositiveVar(net)
+	has := map[string]bool{}
+	for _, nd := range spec.Nodes {
+		has[nd.Op] = true
+	}
+	for _, k := range graph.Ops().Kinds() {
+		if !has[k] {
+			t.Errorf("EveryOp has no %s node", k)
+		}
+	}
+	in := net.InShape().Size()
+	x := make([]float32, 2*in)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i) * 0.37))
+	}
+	for i := range in {
+		x[in+i] = -x[i] * 2
+	}
+	p := make([]float32, 2*net.Classes())
+	if err := net.Forward(p, x); err != nil {
+		t.Fatal(err)
+	}
+	same := true
+	for k := range net.Classes() {
+		same = same && p[k] == p[net.Classes()+k]
+	}
+	if same {
+		t.Error("two inputs gave the same probabilities")
+	}
+}
