@@ -295,7 +295,9 @@ func (c *explainerClient) Check(cfg sdk.Config) error {
 }
 
 // Load sends the draw's parameters to the plugin process, once, with
-// every layer's output shape (wire.LoadParams); or, for
+// every layer's (or graph node's) output shape (wire.LoadParams): a Go
+// plugin builds any network from them (nn.Open), a Python one has its
+// arch and parameters (the Captum bridge rebuilds graphs in torch); or, for
 // an explainer that wants the model service, builds the draw's network in
 // the host, serves it, and sends its address and handle. A served draw
 // (its posterior serves it) goes as its service's address and handle,
@@ -322,7 +324,7 @@ func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error
 	if c.info.WantsModel && c.models == nil {
 		return nil, pluginErr(id, "Load", errors.New("the explainer wants the model service (Info.WantsModel), which this host does not serve"))
 	}
-	if c.models != nil && (c.info.WantsModel || c.serveAll || draw.Params.Arch.Graph != nil) {
+	if c.models != nil && (c.info.WantsModel || c.serveAll) {
 		return c.loadService(ctx, draw.Params, n, k)
 	}
 	p, err := wire.LoadParams(draw.Params)

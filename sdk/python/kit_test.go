@@ -30,18 +30,26 @@ var update = flag.Bool("update", false, "rewrite tests/testdata/archs.json from 
 // defined here, where the shape rules are.
 func archs(t *testing.T) []nn.Arch {
 	t.Helper()
-	spec, err := graph.ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", "resnet1d.toml"))
-	if err != nil {
-		t.Fatal(err)
+	toml := func(name string) graph.Spec {
+		spec, err := graph.ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec
 	}
-	resnet := nn.GraphArch(spec)
+	resnet := nn.GraphArch(toml("resnet1d"))
+	// The golden graph networks of testdata/golden/archs, for the Captum
+	// bridge's torch rebuild, and a graph of every op kind.
+	ph3 := toml("resnet1d")
+	ph3.Name, ph3.InChannels = "resnet1d-3ph", 3
+	goldens := []nn.Arch{nn.GraphArch(toml("fcn")), nn.GraphArch(toml("inceptiontime")), nn.GraphArch(toml("stridednet")), nn.GraphArch(ph3), nn.GraphArch(graphtest.EveryOp())}
 	conv := func(name string, out, k int) nn.Layer {
 		return nn.Layer{Kind: nn.KindConv1D, Name: name, Out: out, Kernel: k}
 	}
 	dense := func(name string, out int) nn.Layer { return nn.Layer{Kind: nn.KindDense, Name: name, Out: out} }
 	relu, flat, gmp := nn.Layer{Kind: nn.KindReLU}, nn.Layer{Kind: nn.KindFlatten}, nn.Layer{Kind: nn.KindGlobalMaxPool}
 	res := nn.GraphArch(graphtest.MidOutput())
-	return []nn.Arch{
+	return append([]nn.Arch{
 		nn.PaperArch(),
 		nn.PaperArchDropout(0.5),
 		// Every kind, a dense layer after a flatten of C x T > 1 and one
@@ -56,7 +64,7 @@ func archs(t *testing.T) []nn.Arch {
 		{Name: "lin", InChannels: 1, InLen: 5, Layers: []nn.Layer{flat, dense("fc", 4)}},
 		resnet,
 		res,
-	}
+	}, goldens...)
 }
 
 // entry is one architecture of tests/testdata/archs.json: the arch as the

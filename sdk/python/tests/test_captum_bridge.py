@@ -72,9 +72,11 @@ PAPER_TENSORS = [
     "fc2.weight", "fc2.bias"]
 
 
-def read_safetensors(path):
+def read_safetensors(path, only_f32=False):
     """{name: float32 array} of a safetensors file (the format the golden
-    README describes: u64 header length, JSON header, raw data)."""
+    README describes: u64 header length, JSON header, raw data); with
+    only_f32 other tensors (PyTorch's I64 num_batches_tracked) are
+    left out."""
     with open(path, "rb") as f:
         b = f.read()
     (n,) = struct.unpack("<Q", b[:8])
@@ -83,6 +85,8 @@ def read_safetensors(path):
     out = {}
     for name, e in header.items():
         if name == "__metadata__":
+            continue
+        if only_f32 and e["dtype"] != "F32":
             continue
         assert e["dtype"] == "F32", (name, e["dtype"])
         lo, hi = e["data_offsets"]
@@ -101,6 +105,30 @@ def golden_model():
     assert sorted(t) == sorted(PAPER_TENSORS), sorted(t)
     flat = np.concatenate([t[n].reshape(-1) for n in PAPER_TENSORS])
     return kit.Model(PAPER, flat), t
+
+
+# The golden graph networks (testdata/golden/archs: PyTorch modules with
+# their state_dicts and Captum's maps), as the host sends them
+# (archs.json: their recipes/archs specs, the node shapes Go computed).
+ARCHS_GOLDEN = os.path.join(REPO, "testdata", "golden", "archs")
+GRAPHS = ("fcn", "resnet1d", "inceptiontime", "stridednet", "resnet1d-3ph")
+with open(os.path.join(ARCHS_GOLDEN, "manifest.json")) as f:
+    ARCHS_MANIFEST = json.load(f)["archs"]
+
+
+def graph_model(name):
+    """A golden graph network as the kit's Model: its PyTorch state_dict
+    packed in the order of the bridge's graph layout, whose names must be
+    exactly the state_dict's float tensors."""
+    arch = archs.arch(name)
+    t = read_safetensors(os.path.join(ARCHS_GOLDEN, name, "model.safetensors"), only_f32=True)
+    names = [n for _, _, n, _ in bridge.graph_layout(arch)]
+    assert sorted(names) == sorted(t), (sorted(names), sorted(t))
+    return kit.Model(arch, np.concatenate([t[n].reshape(-1) for n in names]))
+
+
+def archs_csv(name, file, dtype=np.float32):
+    return np.loadtxt(os.path.join(ARCHS_GOLDEN, name, file), delimiter=",", dtype=dtype, ndmin=2)
 
 
 # The stand-in captum: captum.attr with Captum's signatures; Saliency is
@@ -232,6 +260,41 @@ def probs64(net, x):
     """The probabilities of a float64 copy of net at x (B, C, T)."""
     with torch.no_grad():
         return net(torch.from_numpy(x)).numpy()
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class TestRebuildGraph(unittest.TestCase):
+    def test_golden_probabilities(self):
+        # Each golden graph network rebuilt from its spec and flat
+        # parameters gives PyTorch's probabilities (probs.csv) within 1e-5.
+        for name in GRAPHS:
+            with self.subTest(name):
+                model = graph_model(name)
+                net = bridge.build_graph(model.arch, model.params)
+                x = archs_csv(name, "waveforms.csv")
+                c = model.arch["in_channels"]
+                with torch.no_grad():
+                    p = net(torch.from_numpy(x.reshape(len(x), c, -1))).numpy()
+                np.testing.assert_allclose(p, archs_csv(name, "probs.csv"), rtol=0, atol=1e-5)
+
+    def test_layout_errors(self):
+        # An op the bridge does not rebuild, and a node after the output
+        # with parameters, are refused by node, with what is accepted.
+        arch = json.loads(json.dumps(archs.arch("resnet1d")))
+        arch["graph"]["nodes"][1]["op"] = "lstm"
+        with self.assertRaisesRegex(kit.Error, r"^arch 'resnet1d' node 1 'block1.conv1': op 'lstm' is not one the "
+                                    r"bridge rebuilds in torch \(accepted: add, avgpool1d, .*, tanh\)$"):
+            bridge.graph_layout(arch)
+        arch = json.loads(json.dumps(archs.arch("res-output")))
+        nodes = arch["graph"]["nodes"]
+        after = [i for i, nd in enumerate(nodes) if nd["name"] == arch["graph"]["output"]][0] + 1
+        self.assertLess(after, len(nodes), "res-output has nodes after its output")
+        nodes.append({"name": "late", "op": "linear", "inputs": [nodes[-1]["name"]], "attrs": {"out": 2, "bias": True}})
+        if nodes[-2]["name"] in [nd["name"] for nd in nodes[:after]]:
+            self.fail("the node read is before the output")
+        with self.assertRaisesRegex(kit.Error, r"node %d 'late': the channels of its input %r are unknown"
+                                    % (len(nodes) - 1, nodes[-2]["name"])):
+            bridge.graph_layout(arch)
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
@@ -465,6 +528,36 @@ class TestMachinery(unittest.TestCase):
         maps = self.explain(model, x, labels, {"method": "Occlusion", "attribute": {
             "sliding_window_shapes": [1, 60], "strides": 1, "baselines": 0, "perturbations_per_eval": 581}})
         np.testing.assert_allclose(np.array(maps), csv("occlusion.csv", np.float64)[:2], rtol=0, atol=1e-6)
+
+    def test_graph_golden_maps(self):
+        # On each golden graph network: Saliency (abs = false) is the
+        # golden input gradient, LayerGradCam on the README's layer (a
+        # module path) is Captum's raw map in the first L values and 0
+        # after (align "none", the default on graphs), both within 1e-4 of
+        # each map's largest value (the README's float32 bound); "centre"
+        # is refused, and an unknown layer lists the top-level modules.
+        for name in GRAPHS:
+            with self.subTest(name):
+                model = graph_model(name)
+                x = archs_csv(name, "waveforms.csv")[:3]
+                targets = archs_csv(name, "targets.csv", np.int64).reshape(-1)[:3]
+                sal = self.explain(model, x, targets, {"method": "Saliency", "attribute": {"abs": False}})
+                want = archs_csv(name, "input_grad.csv", np.float64)[:3]
+                layer, L = ARCHS_MANIFEST[name]["gradcam_layer"], ARCHS_MANIFEST[name]["gradcam_length"]
+                cam = self.explain(model, x, targets, {"method": "LayerGradCam", "layer": layer})
+                raw = archs_csv(name, "gradcam_raw.csv", np.float64)[:3]
+                c = model.arch["in_channels"]
+                for b in range(3):
+                    np.testing.assert_allclose(sal[b], want[b], rtol=0, atol=1e-4 * np.abs(want[b]).max())
+                    row = cam[b][:640]
+                    np.testing.assert_allclose(row[:L], raw[b], rtol=0, atol=1e-4 * np.abs(raw[b]).max())
+                    np.testing.assert_array_equal(row[L:], 0)
+                    np.testing.assert_array_equal(cam[b], np.tile(row, c))
+                with self.assertRaisesRegex(kit.Error, r'^key "align": "centre" needs the receptive fields'):
+                    self.explain(model, x[:1], targets[:1], {"method": "LayerGradCam", "layer": layer, "align": "centre"})
+                with self.assertRaisesRegex(kit.Error, r"^key \"layer\": arch '%s' has no layer 'nope' \(its top-level "
+                                            r"modules: " % name):
+                    self.explain(model, x[:1], targets[:1], {"method": "LayerGradCam", "layer": "nope"})
 
     def test_layer_channels_and_input_channels(self):
         # A layer attribution of several channels is summed over them, and
