@@ -93,11 +93,12 @@ func TestGoldenExplainers(t *testing.T) {
 				}
 				golden.RowsClose(t, "occlusion", occ, golden.CSV32(t, golden.File(t, "archs", a.Name+"/occlusion.csv")), 1e-4)
 				// The maps came by the receptive-field path, which equals
-				// full forward passes of the occluded copies (the model
-				// with its own paths hidden) up to the float32 rounding of
-				// the probabilities: the forward passes run the folded
-				// pass (graph.Net.FoldEval), the recomputation every node,
-				// about 1e-7 apart, 3e-5 of FCN's largest map value.
+				// full forward passes of the occluded copies bit for bit
+				// when they run every node (PlainProbs, the model with
+				// its own paths hidden), and within the float32 rounding
+				// of the probabilities when they run the folded pass
+				// (Probs, graph.Net.FoldEval: about 1e-7 apart, 3e-5 of
+				// FCN's largest map value).
 				if p := model.Path(); p.Incremental == 0 || p.Fraction() >= 1 {
 					t.Errorf("occlusion took %v; want the receptive-field recomputation", p)
 				}
@@ -105,7 +106,12 @@ func TestGoldenExplainers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden.RowsClose(t, "occlusion by forward passes", occ, plain, 1e-4)
+				golden.RowsClose(t, "occlusion by folded forward passes", occ, plain, 1e-4)
+				unfolded, err := occlusion.New().Explain(ctx, plainPasses{model}, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.RowsClose(t, "occlusion by forward passes", occ, unfolded, 0)
 				g := make([]float32, len(x))
 				model.InputGrad(g, nil, x, targets)
 				n := model.InputLen()
@@ -168,4 +174,20 @@ func TestModelConcurrent(t *testing.T) {
 			t.Errorf("goroutine %d: probabilities differ from a lone call", i)
 		}
 	}
+}
+
+// plainPasses is a graph model whose Probs runs every node (PlainProbs)
+// and whose incremental paths are hidden.
+type plainPasses struct{ m *nn.GraphModel }
+
+func (p plainPasses) Arch() nn.Arch          { return p.m.Arch() }
+func (p plainPasses) InputLen() int          { return p.m.InputLen() }
+func (p plainPasses) Classes() int           { return p.m.Classes() }
+func (p plainPasses) Probs(dst, x []float32) { p.m.PlainProbs(dst, x) }
+func (p plainPasses) InputGrad(dst, probs, x []float32, target []int) {
+	p.m.InputGrad(dst, probs, x, target)
+}
+func (p plainPasses) LayerShape(layer string) (nn.Shape, error) { return p.m.LayerShape(layer) }
+func (p plainPasses) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+	return p.m.LayerGrad(act, grad, x, target, layer)
 }

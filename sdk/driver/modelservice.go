@@ -564,7 +564,7 @@ func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base 
 		nn.WindowProbsOf(m, dst, x, z, starts, width, base, class)
 	}
 	probs := make([]float32, m.Classes())
-	m.Probs(probs, x)
+	nn.PlainProbs(m, probs, x)
 	return probs[class]
 }
 

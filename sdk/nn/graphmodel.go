@@ -18,8 +18,8 @@ import (
 // own from a pool (compiled from the same spec, with the same Theta).
 // Probs runs the folded inference pass (graph.Net.FoldEval: a batchnorm
 // folded into the convolution before it, and the ReLU after it into the
-// convolution's kernel call); gradients, layers and the incremental
-// paths run every node.
+// convolution's kernel call); gradients, layers, the incremental paths
+// and PlainProbs run every node.
 // Model's methods return no errors: a failed computation (a non-finite
 // probability, an unknown target) panics with an error value, which the
 // in-process explainers' driver and the model service recover and report.
@@ -73,6 +73,21 @@ func (m *GraphModel) Probs(dst, x []float32) {
 	n := m.get()
 	defer m.put(n)
 	if err := n.Forward(dst, x); err != nil {
+		panic(err)
+	}
+}
+
+// PlainProbs writes the class probabilities of the batch x as the
+// incremental paths compute them (Net.ForwardUnfolded): WindowProbs and
+// SpanProbs of a copy equal to x give these bits, which Probs's folded
+// pass does not (it differs by float32 rounding). An explainer that sets
+// perturbed copies' probabilities against the unperturbed input's takes
+// the latter from here, so that a window that changes nothing scores
+// exactly 0.
+func (m *GraphModel) PlainProbs(dst, x []float32) {
+	n := m.get()
+	defer m.put(n)
+	if err := n.ForwardUnfolded(dst, x); err != nil {
 		panic(err)
 	}
 }

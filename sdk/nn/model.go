@@ -25,6 +25,25 @@ type Model interface {
 	LayerGrad(act, grad, x []float32, target []int, layer string) error
 }
 
+// PlainProber is a Model whose Probs runs a faster pass than its
+// incremental paths (WindowProbs, SpanProbs) and whose PlainProbs gives
+// the incremental paths' bits for unperturbed inputs (GraphModel).
+type PlainProber interface {
+	PlainProbs(dst, x []float32)
+}
+
+// PlainProbs writes m's class probabilities of the batch x by the
+// computation of m's incremental paths: PlainProbs where m has it, else
+// Probs. Set against the perturbed copies' probabilities of WindowProbs
+// or SpanProbs, a copy that changes nothing then scores exactly 0.
+func PlainProbs(m Model, dst, x []float32) {
+	if p, ok := m.(PlainProber); ok {
+		p.PlainProbs(dst, x)
+		return
+	}
+	m.Probs(dst, x)
+}
+
 // Accelerated reports whether the AVX2+FMA kernels are in use (see package
 // internal/kern); false with the purego build tag or on other CPUs.
 func Accelerated() bool { return kern.Accelerated() }

@@ -280,7 +280,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	var base []float32 // the class probabilities of the inputs, unless the cached path computes them
 	if !useCache {
 		base = make([]float32, B*k)
-		m.Probs(base, req.X)
+		nn.PlainProbs(m, base, req.X) // the windows' own computation (a graph's Probs is folded)
 	}
 	pw := make([]float32, len(starts))
 	out := make([][]float64, B)

@@ -98,7 +98,15 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 // node's values if its op is softmax, else the softmax of its logits.
 // Inference reuses buffers as planned by liveness. It returns an error if
 // x has the wrong length or a probability is not finite.
-func (n *Net) Forward(probs, x []float32) error {
+func (n *Net) Forward(probs, x []float32) error { return n.forward(probs, x, n.evalOn) }
+
+// ForwardUnfolded is Forward without the folded pass (FoldEval): every
+// node runs by itself, the arithmetic of the incremental paths
+// (WindowProbs and SpanProbs compute an unperturbed input's probabilities
+// with these bits).
+func (n *Net) ForwardUnfolded(probs, x []float32) error { return n.forward(probs, x, false) }
+
+func (n *Net) forward(probs, x []float32, fold bool) error {
 	B, err := n.batch(x)
 	if err != nil {
 		return err
@@ -108,7 +116,7 @@ func (n *Net) Forward(probs, x []float32) error {
 	}
 	w := n.workspace(B)
 	slots, slot := w.fwd, n.fwdSlot
-	if n.evalOn {
+	if fold {
 		if w.evf == nil {
 			for _, s := range n.evSize {
 				w.evf = append(w.evf, make([]float32, w.capB*s))
@@ -129,11 +137,11 @@ func (n *Net) Forward(probs, x []float32) error {
 		if i > n.output {
 			break
 		}
-		if n.evalOn && n.eskip[i] {
+		if fold && n.eskip[i] {
 			continue // computed by the node that absorbed it
 		}
 		c := n.call(w, i, B, val)
-		if g := n.egroup[i]; n.evalOn && g.last != i {
+		if g := n.egroup[i]; fold && g.last != i {
 			fc := *c
 			fc.Y, fc.Fused = val(g.last+1), g.relu >= 0
 			if g.aff >= 0 {
