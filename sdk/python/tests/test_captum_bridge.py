@@ -289,11 +289,16 @@ class TestRebuildGraph(unittest.TestCase):
         nodes = arch["graph"]["nodes"]
         after = [i for i, nd in enumerate(nodes) if nd["name"] == arch["graph"]["output"]][0] + 1
         self.assertLess(after, len(nodes), "res-output has nodes after its output")
-        nodes.append({"name": "late", "op": "linear", "inputs": [nodes[-1]["name"]], "attrs": {"out": 2, "bias": True}})
+        # A node after the output without parameters, reading another
+        # one after it, is laid out (it has nothing to lay out); one with
+        # parameters is refused.
+        nodes.append({"name": "late_relu", "op": "relu", "inputs": [nodes[-1]["name"]], "attrs": {}})
         if nodes[-2]["name"] in [nd["name"] for nd in nodes[:after]]:
             self.fail("the node read is before the output")
-        with self.assertRaisesRegex(kit.Error, r"node %d 'late': the channels of its input %r are unknown"
-                                    % (len(nodes) - 1, nodes[-2]["name"])):
+        self.assertEqual(bridge.graph_layout(arch), bridge.graph_layout(archs.arch("res-output")))
+        nodes.append({"name": "late", "op": "linear", "inputs": ["late_relu"], "attrs": {"out": 2, "bias": True}})
+        with self.assertRaisesRegex(kit.Error, r"node %d 'late': the channels of its input 'late_relu' are unknown"
+                                    % (len(nodes) - 1)):
             bridge.graph_layout(arch)
 
 
