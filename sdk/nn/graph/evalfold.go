@@ -43,7 +43,7 @@ func (n *Net) planEval() {
 			g.aff, g.last = i, i
 			n.eskip[i] = true
 		}
-		if r := only(g.last + 1); g.last != n.output && r >= 0 && nd.op.EvalFuses != "" && n.nodes[r].op.Kind == nd.op.EvalFuses {
+		if r := only(g.last + 1); r >= 0 && nd.op.EvalFuses != "" && n.nodes[r].op.Kind == nd.op.EvalFuses {
 			g.relu, g.last = r, r
 			n.eskip[r] = true
 		}
@@ -71,8 +71,10 @@ func (n *Net) planEval() {
 // differ from the unfolded pass's by float32 rounding (each folded weight
 // is rounded once, where the unfolded pass rounds the convolution's
 // output, the normalised value and its affine map), about 1e-7 of a
-// value's scale. Theta's later changes are not seen by Forward until
-// FoldEval is called again; UnfoldEval returns to the unfolded pass.
+// value's scale. The folded weights and biases are Theta's at this call:
+// after a change of Theta, call FoldEval again (the nodes not folded into
+// another read Theta as it is, so Forward would mix the two);
+// UnfoldEval returns to the unfolded pass.
 // Grad, Run, Backprop and the incremental paths (WindowProbs, SpanProbs)
 // are not folded. It returns the number of nodes folded away.
 func (n *Net) FoldEval() int {
