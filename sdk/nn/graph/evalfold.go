@@ -90,13 +90,13 @@ func (n *Net) FoldEval() int {
 			continue
 		}
 		nd, bn := &n.nodes[j], &n.nodes[g.aff]
-		p := n.theta(j)
+		p := n.theta(nil, j)
 		if n.evP[j] == nil {
 			n.evP[j] = [][]float32{make([]float32, len(p[0])), make([]float32, nd.out.C)}
 		}
 		C := bn.out.C
 		s, t := make([]float64, C), make([]float64, C)
-		bn.op.Affine(bn.attrs, n.theta(g.aff), s, t)
+		bn.op.Affine(bn.attrs, n.theta(nil, g.aff), s, t)
 		nd.op.Absorb(nd.attrs, nd.in, p, s, t, n.evP[j])
 		folded++
 	}
@@ -107,13 +107,13 @@ func (n *Net) FoldEval() int {
 // UnfoldEval returns Forward to the unfolded pass.
 func (n *Net) UnfoldEval() { n.evalOn = false }
 
-// theta is node i's parameters, slices of Theta in the op's order.
-func (n *Net) theta(i int) [][]float32 {
-	var p [][]float32
+// theta appends node i's parameters, slices of Theta in the op's order,
+// to dst.
+func (n *Net) theta(dst [][]float32, i int) [][]float32 {
 	for _, k := range n.nodes[i].params {
-		p = append(p, n.Theta[n.params[k].Offset:n.params[k].Offset+n.params[k].Len])
+		dst = append(dst, n.Theta[n.params[k].Offset:n.params[k].Offset+n.params[k].Len])
 	}
-	return p
+	return dst
 }
 
 // EvalFolds lists the folded groups as node names, each the absorbing

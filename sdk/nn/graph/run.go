@@ -13,6 +13,7 @@ type workspace struct {
 	capB    int
 	fwd     [][]float32 // inference slots
 	evf     [][]float32 // the folded inference pass's slots (made on first use)
+	evcalls []Call      // the folded pass's calls of absorbing nodes (made with evf)
 	acts    [][]float32 // gradient mode: value v's own buffer (nil for v = 0)
 	bwd     [][]float32 // gradient slots
 	scratch [][]float32 // per input position: a gradient to be added
@@ -86,9 +87,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 	}
 	c.Y = val(i + 1)
 	c.Fused = false
-	for j, p := range nd.params {
-		c.P[j] = n.Theta[n.params[p].Offset : n.params[p].Offset+n.params[p].Len]
-	}
+	c.P = n.theta(c.P[:0], i)
 	c.Idx = w.idx[i][:B*nd.idx]
 	return c
 }
@@ -121,6 +120,7 @@ func (n *Net) forward(probs, x []float32, fold bool) error {
 			for _, s := range n.evSize {
 				w.evf = append(w.evf, make([]float32, w.capB*s))
 			}
+			w.evcalls = make([]Call, len(n.nodes))
 		}
 		slots, slot = w.evf, n.evSlot
 	}
@@ -142,12 +142,13 @@ func (n *Net) forward(probs, x []float32, fold bool) error {
 		}
 		c := n.call(w, i, B, val)
 		if g := n.egroup[i]; fold && g.last != i {
-			fc := *c
+			fc := &w.evcalls[i] // a copy: c.P's slots are refilled from Theta by every call
+			*fc = *c
 			fc.Y, fc.Fused = val(g.last+1), g.relu >= 0
 			if g.aff >= 0 {
 				fc.P = n.evP[i]
 			}
-			c = &fc
+			c = fc
 		}
 		n.chunked(w, i, c, n.nodes[i].op.Forward, false)
 	}

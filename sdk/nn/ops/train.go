@@ -123,44 +123,44 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm dgamma", dgamma, n.C)
 	needOpt("batchnorm dbeta", dbeta, n.C)
-	// A kept channel holds B rows of xh, and B of the masked dy with z:
-	// the dx pass then reads them instead of recomputing each row.
-	kept := B
+	// The scratch holds per rows of xh and, with z, per rows of the
+	// masked dy: a channel's B rows when they are kept for the dx pass
+	// (at most keepMax values), else one.
+	kinds := 1
 	if z != nil {
-		kept *= 2
+		kinds = 2
 	}
-	keep := dx != nil && kept*T <= keepMax
-	if !keep {
-		kept = 2 // one row of xh, one of the masked dy
+	per := 1
+	if dx != nil && kinds*B*T <= keepMax {
+		per = B
 	}
 	sc := rowPool.Get().(*rowScratch)
 	defer rowPool.Put(sc)
-	rows := sc.rows(T, kept+1)
-	junk := rows[kept*T:]
+	rows := sc.rows(T, kinds*per+1)
+	junk := rows[kinds*per*T:]
 	N := float64(B * T)
-	// rowAt recomputes row's xh and, with z, its masked dy into slot s of
-	// the scratch; it returns both.
-	rowAt := func(row, s int, mu, r float32) (d, xh []float32) {
-		xh = rows[s*T : (s+1)*T]
-		kern.Normalize(xh, junk, x[row:row+T], mu, r, 1, 0)
-		if z == nil {
-			return dy[row : row+T], xh
+	// stored is slot s's xh and the dy it goes with (with z, the masked
+	// row of slot s; else row's own); recompute writes them for row.
+	stored := func(row, s int) (d, xh []float32) {
+		xh, d = rows[s*T:(s+1)*T], dy[row:row+T]
+		if z != nil {
+			d = rows[(per+s)*T : (per+s+1)*T]
 		}
-		dm := rows[(s+kept/2)*T : (s+kept/2+1)*T] // B rows on (kept), or row 1
-		kern.ReluGrad(dm, dy[row:row+T], z[row:row+T])
-		return dm, xh
+		return d, xh
 	}
-	slot := func(b int) int {
-		if keep {
-			return b
+	recompute := func(row, s int, mu, r float32) (d, xh []float32) {
+		d, xh = stored(row, s)
+		kern.Normalize(xh, junk, x[row:row+T], mu, r, 1, 0)
+		if z != nil {
+			kern.ReluGrad(d, dy[row:row+T], z[row:row+T])
 		}
-		return 0
+		return d, xh
 	}
 	for c := c0; c < c1; c++ {
 		mu, r := stats[c], stats[n.C+c]
 		var sd, sdx float64
 		for b := 0; b < B; b++ {
-			d, xh := rowAt((b*n.C+c)*T, slot(b), mu, r)
+			d, xh := recompute((b*n.C+c)*T, b%per, mu, r)
 			a, e := kern.SumDot64(d, xh)
 			sd += a
 			sdx += e
@@ -182,14 +182,10 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
 			var d, xh []float32
-			if keep {
-				xh = rows[b*T : (b+1)*T]
-				d = dy[row : row+T]
-				if z != nil {
-					d = rows[(b+B)*T : (b+B+1)*T]
-				}
+			if per == B { // kept from the first pass (for B = 1 its one slot is this row's too)
+				d, xh = stored(row, b)
 			} else {
-				d, xh = rowAt(row, 0, mu, r)
+				d, xh = recompute(row, 0, mu, r)
 			}
 			kern.NormalizeGrad(dx[row:row+T], d, xh, k, md, mdx)
 		}
