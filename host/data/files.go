@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/uaxai/uaxai/internal/termsafe"
 )
 
 // Layouts of a dataset directory (ReadOptions.Format, GenerateOptions.Format).
@@ -205,6 +207,9 @@ func ReadClasses(path string) ([]string, error) {
 		if name == "" {
 			return nil, fmt.Errorf("data: %s: line %d: empty, want one class name a line", path, i+1)
 		}
+		if err := checkClassName(fmt.Sprintf("%s: line %d", path, i+1), name); err != nil {
+			return nil, err
+		}
 		if first, ok := seen[name]; ok {
 			return nil, fmt.Errorf("data: %s: line %d: class %q again (first on line %d), want each class once", path, i+1, name, first)
 		}
@@ -212,6 +217,21 @@ func ReadClasses(path string) ([]string, error) {
 		lines[i] = name
 	}
 	return lines, nil
+}
+
+// checkClassName refuses a class name that is empty or holds a character
+// a table or a terminal would act on (a line break, tab, another control
+// character, a bidirectional override: termsafe.Clean): a class name
+// reaches tables.md, the terminal's tables and report.html, where a
+// newline would break a row. where names the file and the record or line.
+func checkClassName(where, name string) error {
+	if name == "" {
+		return fmt.Errorf("data: %s: empty class name, want a name of at least one character", where)
+	}
+	if !termsafe.Clean(name) || strings.ContainsRune(name, '\t') {
+		return fmt.Errorf("data: %s: class name %s holds a control character, want printable text (letters, digits, spaces, punctuation)", where, strconv.QuoteToASCII(name))
+	}
+	return nil
 }
 
 // readBounded reads the file at path, of at most limit bytes.
@@ -413,6 +433,9 @@ func labelsOf(a arrays, recs []Record, w *array) ([]string, error) {
 			index[c] = i
 		}
 		for i, s := range l.strs {
+			if err := checkClassName(fmt.Sprintf("%s: record %d", l.where, i), s); err != nil {
+				return nil, err
+			}
 			k, ok := index[s]
 			if !ok {
 				return nil, fmt.Errorf("data: %s: record %d: class %q is not in the %d classes of %s", l.where, i, s, len(classes), ClassesFile)

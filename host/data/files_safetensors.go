@@ -90,6 +90,11 @@ func readSafetensorsDir(dir string, channels int) (Split, error) {
 		if len(names) > maxClasses || slices.Contains(names, "") || len(slices.Compact(sorted)) != len(names) {
 			return Split{}, fmt.Errorf("data: %s: metadata classes %.80q: want at most %d comma-separated names, nonempty, each once", path, m, maxClasses)
 		}
+		for i, name := range names {
+			if err := checkClassName(fmt.Sprintf("%s: metadata classes, name %d", path, i+1), name); err != nil {
+				return Split{}, err
+			}
+		}
 		a.classes = names
 	}
 	s, err := buildSplit(a, channels)

@@ -547,6 +547,14 @@ func TestReadDirErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}), ReadOptions{}, LabelsNPY, []string{`record 2: class "dip" is not in the 2 classes of classes.txt`}},
+		{"empty name in labels", file(LabelsNPY, "<U5", []int{n}, u32s("sag", "", "sag", "swell")), ReadOptions{}, LabelsNPY,
+			[]string{"record 1: empty class name, want a name of at least one character"}},
+		{"newline in labels", file(LabelsNPY, "<U5", []int{n}, u32s("sag", "sag", "a\nb", "swell")), ReadOptions{}, LabelsNPY,
+			[]string{`record 2: class name "a\nb" holds a control character`}},
+		{"escape in classes.txt", text(ClassesFile, "a\nb\x1b[2J\n"), ReadOptions{}, ClassesFile,
+			[]string{`line 2: class name "b\x1b[2J" holds a control character`}},
+		{"st tab in classes", st(map[string]string{"classes": "a,b\tc,d"}, stW, stL), ReadOptions{}, SafetensorsFile,
+			[]string{`metadata classes, name 2: class name "b\tc" holds a control character`}},
 		{"classes twice", text(ClassesFile, "a\nb\na\n"), ReadOptions{}, ClassesFile,
 			[]string{`line 3: class "a" again (first on line 1)`}},
 		{"classes empty line", text(ClassesFile, "a\n\nb\n"), ReadOptions{}, ClassesFile,

@@ -23,6 +23,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/internal/atomicfile"
+	"github.com/uaxai/uaxai/internal/termsafe"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -43,15 +44,33 @@ func (t Table) Render(w io.Writer, markdown bool) error {
 	tbl := tablewriter.NewTable(w, opts...)
 	h := make([]any, len(t.Header))
 	for i, s := range t.Header {
-		h[i] = s
+		h[i] = cell(s, markdown)
 	}
 	tbl.Header(h...)
+	row := []string{}
 	for _, r := range t.Rows {
-		if err := tbl.Append(r); err != nil {
+		row = row[:0]
+		for _, s := range r {
+			row = append(row, cell(s, markdown))
+		}
+		if err := tbl.Append(row); err != nil {
 			return fmt.Errorf("table %q: %w", t.Title, err)
 		}
 	}
 	return tbl.Render()
+}
+
+// cell is s as one table cell: the characters a terminal or a Markdown
+// reader would act on (a line break, which would end the row, ESC, a
+// bidirectional override) written as Go escapes (termsafe.Escape), and in
+// Markdown a '|', which would end the cell, as '\|'. Names that reach a
+// table (classes, channels, stations, labels) come from input files.
+func cell(s string, markdown bool) string {
+	s = termsafe.Escape(s)
+	if markdown {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	return s
 }
 
 // PM formats a statistic as "mean ± sd" with 4 decimals ("n/a" when no
@@ -154,9 +173,9 @@ func ClassName(names []string, c int) string {
 // Markdown renders tables with titles as a Markdown document.
 func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "# %s\n\n", termsafe.Escape(title))
 	for _, t := range tables {
-		fmt.Fprintf(&b, "## %s\n\n", t.Title)
+		fmt.Fprintf(&b, "## %s\n\n", termsafe.Escape(t.Title))
 		if err := t.Render(&b, true); err != nil {
 			return nil, err
 		}
@@ -165,7 +184,7 @@ func Markdown(title string, notes []string, tables ...Table) ([]byte, error) {
 	if len(notes) > 0 {
 		b.WriteString("## Notes\n\n")
 		for _, n := range notes {
-			fmt.Fprintf(&b, "- %s\n", n)
+			fmt.Fprintf(&b, "- %s\n", termsafe.Escape(n))
 		}
 	}
 	return b.Bytes(), nil

@@ -321,3 +321,51 @@ func TestMainGroups(t *testing.T) {
 		t.Errorf("ClassName out of range = %q", got)
 	}
 }
+
+// TestTableCellsEscaped: a name from an input file that holds a line
+// break, a '|' or an escape sequence stays in its cell: every row of the
+// Markdown table is one line with as many unescaped '|' as the header's,
+// and the terminal's table holds no control character.
+func TestTableCellsEscaped(t *testing.T) {
+	tb := Table{Title: "t\nx", Header: []string{"Class", "IoU"}, Rows: [][]string{
+		{"sag\n| evil | row |", "0.5"}, {"a|b\x1b[2J", "0.25"}, {"plain", "1"},
+	}}
+	var md bytes.Buffer
+	if err := tb.Render(&md, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(md.String(), "\n"), "\n")
+	if len(lines) != 2+len(tb.Rows) {
+		t.Fatalf("markdown table has %d lines, want %d (header, rule, a line a row):\n%s", len(lines), 2+len(tb.Rows), md.String())
+	}
+	bars := func(l string) int { return strings.Count(l, "|") - strings.Count(l, `\|`) }
+	for i, l := range lines {
+		if bars(l) != bars(lines[0]) {
+			t.Errorf("markdown line %d %q has %d cell borders, the header %d", i, l, bars(l), bars(lines[0]))
+		}
+	}
+	if !strings.Contains(md.String(), `a\|b\x1b[2J`) {
+		t.Errorf("markdown lacks the escaped cell a\\|b\\x1b[2J:\n%s", md.String())
+	}
+	var term bytes.Buffer
+	if err := tb.Render(&term, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range term.String() {
+		if r < 0x20 && r != '\n' || r == 0x7f {
+			t.Fatalf("terminal table holds control character %U:\n%s", r, term.String())
+		}
+	}
+	if !strings.Contains(term.String(), `sag\n| evil | row |`) {
+		t.Errorf("terminal table does not hold the escaped cell:\n%s", term.String())
+	}
+	doc, err := Markdown("title\nrow", []string{"note\n# heading"}, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(l, "# heading") || l == "row" || l == "x" {
+			t.Errorf("a title or note's line break made line %q:\n%s", l, doc)
+		}
+	}
+}

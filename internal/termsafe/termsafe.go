@@ -55,6 +55,20 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// Clean reports whether s has nothing that Escape would escape (Escape(s)
+// == s): no control character but tab, no line or paragraph separator,
+// no bidirectional control, and valid UTF-8 (a real U+FFFD is clean).
+func Clean(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r != utf8.RuneError && unsafeRune(r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
 // unsafeRune reports whether a terminal may act on r (see Escape);
 // utf8.RuneError counts, so that invalid bytes are found (a real U+FFFD
 // is written as it is).

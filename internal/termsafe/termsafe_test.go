@@ -39,6 +39,9 @@ func check(t *testing.T, s string) {
 	if printable(s) && e != s {
 		t.Errorf("Escape changed printable text %q to %q", s, e)
 	}
+	if Clean(s) != (e == s) {
+		t.Errorf("Clean(%q) = %v, but Escape gives %q", s, Clean(s), e)
+	}
 }
 
 // TestEscape: a fake host line and a cursor move come out as one inert
