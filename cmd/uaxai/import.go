@@ -146,7 +146,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			what = fmt.Sprintf("%d channels %s", len(recs), strings.Join(names, ","))
 		}
-		fmt.Fprintf(stdout, "%s: %s (%s), %d samples at %s -> %g Hz (%s), nominal %s (%s), line %.3f Hz; %d windows kept, %d dropped -> %s\n",
+		fmt.Fprintf(stdout, "%s: %s (%s), %d samples at %s -> %g Hz (%s), nominal %s (%s), line %.6g Hz; %d windows kept, %d dropped -> %s\n",
 			p, what, rec.Format, len(rec.Samples), rates(rec), imp.Rate, ratios(imp), strings.TrimSpace(fmt.Sprintf("%g %s", imp.Nominal, rec.Unit)), imp.NominalSource, rec.EstFreq, kept, len(imp.Windows)-kept, dir)
 	}
 	return nil

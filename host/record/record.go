@@ -211,7 +211,7 @@ func (r *Recording) finish() {
 	}
 	r.EstFreq = EstimateFrequency(r)
 	if r.LineFreq > 0 && r.EstFreq > 0 && math.Abs(r.EstFreq-r.LineFreq) > 0.02*r.LineFreq {
-		r.warnf("stated line frequency %g Hz, but the samples' zero crossings give %.3f Hz (more than 2%% apart)", r.LineFreq, r.EstFreq)
+		r.warnf("stated line frequency %g Hz, but the samples' zero crossings give %.6g Hz (more than 2%% apart)", r.LineFreq, r.EstFreq)
 	}
 }
 

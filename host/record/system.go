@@ -18,7 +18,7 @@ const DefaultCycles = 10
 func SystemFrequency(rec *Recording) (f float64, why string) {
 	for _, sys := range []float64{50, 60} {
 		if rec.EstFreq > 0 && math.Abs(rec.EstFreq-sys) <= 0.05*sys {
-			why = fmt.Sprintf("the samples' zero crossings give %.3f Hz", rec.EstFreq)
+			why = fmt.Sprintf("the samples' zero crossings give %.6g Hz", rec.EstFreq)
 			if rec.LineFreq > 0 && rec.LineFreq != sys {
 				why += fmt.Sprintf(", and the file states %g Hz", rec.LineFreq)
 			}

@@ -34,7 +34,7 @@ func TestSystemFrequencyWindows(t *testing.T) {
 		f, stated, want float64
 		warn            string
 	}{
-		{60, 60, 3840, "a 60 Hz system (the samples' zero crossings give 60.000 Hz): resampled to 3840 Hz"},
+		{60, 60, 3840, "a 60 Hz system (the samples' zero crossings give 60 Hz): resampled to 3840 Hz"},
 		{50, 50, 3200, ""},
 		{60, 50, 3840, "and the file states 50 Hz"},
 		{50, 0, 3200, ""},
