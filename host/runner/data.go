@@ -212,7 +212,23 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows.kept
 		ds.Rate, ds.F0 = windows.rate, windows.f0
 	}
+	if w := emptyValWarning(r, len(train), len(val)); w != "" {
+		ds.Warnings = append(ds.Warnings, w)
+		ds.Notes = append(ds.Notes, w)
+	}
 	return ds, nil
+}
+
+// emptyValWarning is the warning for a training set with no validation
+// records (val_fraction of every class rounds to none): each epoch's
+// val_loss and val_acc are then NaN, which is said once here rather than
+// left to the training log. "" when there is a validation set, or no
+// training set ([model] torch).
+func emptyValWarning(r *recipe.Recipe, train, val int) string {
+	if train == 0 || val > 0 {
+		return ""
+	}
+	return fmt.Sprintf("the validation set is empty (val_fraction %g of each class of the %d training records rounds to none): every epoch's val_loss and val_acc are NaN, so nothing measures held-out quality during training; accepted: a val_fraction or per-class counts that hold out at least one record of a class, or [data] val, a directory", r.Data.ValFraction, train)
 }
 
 // checkLengths checks that every split has the model's input shape,

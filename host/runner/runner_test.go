@@ -606,3 +606,37 @@ func TestCorruptCacheEntryIsRefitted(t *testing.T) {
 		t.Error("the corrupt entry was not set aside unchanged")
 	}
 }
+
+// TestEmptyValidationWarned: a val_fraction that holds out no record of
+// any class leaves the validation set empty; LoadData says so once, as a
+// warning (kept in the manifest) and a note, and says nothing when the
+// validation set has records.
+func TestEmptyValidationWarned(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		frac string
+		warn bool
+	}{{"0.01", true}, {"0.25", false}} {
+		text := strings.Replace(tinyRecipe(dir, ""), "val_fraction = 0.25", "val_fraction = "+c.frac, 1)
+		r, err := recipe.Parse("tiny.toml", []byte(text), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := LoadData(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ds.Val.N == 0) != c.warn {
+			t.Fatalf("val_fraction %s: %d validation records; the case wants them empty = %v", c.frac, ds.Val.N, c.warn)
+		}
+		n := 0
+		for _, w := range ds.Warnings {
+			if strings.Contains(w, "the validation set is empty (val_fraction "+c.frac+" of each class of the") {
+				n++
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[c.warn]; n != want || len(ds.Notes) != len(ds.Warnings) {
+			t.Errorf("val_fraction %s: %d empty-validation warnings, want %d (warnings %q, notes %q)", c.frac, n, want, ds.Warnings, ds.Notes)
+		}
+	}
+}
