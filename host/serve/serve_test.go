@@ -33,7 +33,8 @@ type hostile struct {
 }
 
 // newHostile makes a run directory holding report.html, results.json,
-// sub/index.html, an empty directory, a FIFO, a relative symbolic link
+// sub/index.html, an empty directory, a FIFO, a socket, a device (where
+// it may be made), a relative symbolic link
 // to report.html (inside), and symbolic links that lead outside: to /, to
 // the secret (absolute), to the outside directory (absolute and
 // relative), and to the run directory itself by its absolute path.
@@ -65,6 +66,10 @@ func newHostile(t testing.TB, base string) *hostile {
 		h.inside[name] = []byte(body)
 	}
 	must(syscall.Mkfifo(filepath.Join(h.dir, "fifo"), 0o644))
+	must(syscall.Mknod(filepath.Join(h.dir, "socket"), syscall.S_IFSOCK|0o644, 0))
+	// A device (/dev/null's numbers) needs CAP_MKNOD: without it, "dev" is
+	// missing, and 404 all the same.
+	_ = syscall.Mknod(filepath.Join(h.dir, "dev"), syscall.S_IFCHR|0o666, int((1<<8)|3))
 	rel, err := filepath.Rel(h.dir, h.outside)
 	must(err)
 	for name, target := range map[string]string{
@@ -173,6 +178,8 @@ func TestHostile(t *testing.T) {
 		{"relative link to the secret", "GET", get("/relout"), 404, ""},
 		{"absolute link to the run directory", "GET", get("/self/report.html"), 404, ""},
 		{"FIFO", "GET", get("/fifo"), 404, ""},
+		{"socket", "GET", get("/socket"), 404, ""},
+		{"device", "GET", get("/dev"), 404, ""},
 		{"dot-dot", "GET", get("/../../../../../../etc/passwd"), 400, ""},
 		{"dot-dot to the secret", "GET", get("/../outside/secret.txt"), 400, ""},
 		{"percent-encoded dot-dot", "GET", get("/%2e%2e/outside/secret.txt"), 400, ""},
