@@ -27,9 +27,7 @@
 //     Cross-Origin-Resource-Policy: same-origin, and a
 //     Content-Security-Policy that lets report.html's inline script and
 //     style run and nothing else load (no fetch, no frame, no form, no
-//     other origin's resource), in a sandbox without same-origin rights
-//     or pop-ups, so that a hostile page in a run directory cannot read
-//     the directory's other files through the server either.
+//     other origin's resource).
 package serve
 
 import (
@@ -56,11 +54,11 @@ const Page = "report.html"
 // one offline file (host/report): an inline <style>, inline <script>s, a
 // data: icon and canvases; its own <meta> policy is the first four
 // directives. The rest only a header can say (frame-ancestors) or close
-// what default-src does not (base-uri, form-action); sandbox allow-scripts
-// gives the page an opaque origin and no pop-ups (report.html changes only
-// its URL's fragment, which a sandboxed page may do).
+// what default-src does not (base-uri, form-action). No sandbox: a
+// sandboxed page's origin is opaque, and browsers have refused
+// history.replaceState there, which report.html calls.
 const Policy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox allow-scripts"
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // types are the Content-Types of the files a run directory holds, fixed
 // here so that they do not depend on the machine's mime.types; other
