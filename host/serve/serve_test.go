@@ -37,7 +37,9 @@ type hostile struct {
 // it may be made), a relative symbolic link
 // to report.html (inside), and symbolic links that lead outside: to /, to
 // the secret (absolute), to the outside directory (absolute and
-// relative), and to the run directory itself by its absolute path.
+// relative), to the run directory itself by its absolute path, to
+// itself (a loop), and a directory whose index.html is a link to the
+// secret.
 func newHostile(t testing.TB, base string) *hostile {
 	h := &hostile{dir: filepath.Join(base, "run"), outside: filepath.Join(base, "outside"), inside: map[string][]byte{}}
 	var b [16]byte
@@ -54,6 +56,7 @@ func newHostile(t testing.TB, base string) *hostile {
 	}
 	must(os.MkdirAll(filepath.Join(h.dir, "sub"), 0o755))
 	must(os.MkdirAll(filepath.Join(h.dir, "empty"), 0o755))
+	must(os.MkdirAll(filepath.Join(h.dir, "linkindex"), 0o755))
 	must(os.MkdirAll(h.outside, 0o755))
 	must(os.WriteFile(h.secretPath, h.secret, 0o644))
 	must(os.WriteFile(filepath.Join(h.outside, "index.html"), h.secret, 0o644))
@@ -80,6 +83,9 @@ func newHostile(t testing.TB, base string) *hostile {
 		"reloutdir":   rel,
 		"relout":      filepath.Join(rel, "secret.txt"),
 		"self":        h.dir,
+		"loop":        "loop",
+		// A directory inside whose index.html is a link to the secret.
+		"linkindex/index.html": filepath.Join("..", rel, "secret.txt"),
 	} {
 		must(os.Symlink(target, filepath.Join(h.dir, name)))
 	}
@@ -162,6 +168,7 @@ func TestHostile(t *testing.T) {
 		{"report", "GET", get("/report.html"), 200, rep},
 		{"root is report.html", "GET", get("/"), 200, rep},
 		{"localhost", "GET", "GET / HTTP/1.1\r\nHost: localhost:" + port + "\r\nConnection: close\r\n\r\n", 200, rep},
+		{"LOCALHOST", "GET", "GET / HTTP/1.1\r\nHost: LOCALHOST:" + port + "\r\nConnection: close\r\n\r\n", 200, rep},
 		{"HEAD", "HEAD", "HEAD /report.html HTTP/1.1\r\nHost: " + addr + "\r\nConnection: close\r\n\r\n", 200, ""},
 		{"link inside", "GET", get("/inlink.html"), 200, rep},
 		{"directory's index.html", "GET", get("/sub/"), 200, sub},
@@ -177,6 +184,8 @@ func TestHostile(t *testing.T) {
 		{"relative link to a directory outside", "GET", get("/reloutdir/secret.txt"), 404, ""},
 		{"relative link to the secret", "GET", get("/relout"), 404, ""},
 		{"absolute link to the run directory", "GET", get("/self/report.html"), 404, ""},
+		{"index.html a link outside", "GET", get("/linkindex/"), 404, ""},
+		{"link loop", "GET", get("/loop"), 404, ""},
 		{"FIFO", "GET", get("/fifo"), 404, ""},
 		{"socket", "GET", get("/socket"), 404, ""},
 		{"device", "GET", get("/dev"), 404, ""},
