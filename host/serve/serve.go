@@ -155,10 +155,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = errNotFound // a file asked for as a directory ("report.html/")
 	}
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			http.Error(w, "403 forbidden", http.StatusForbidden)
-			return
-		}
+		// Missing, outside, not regular, unreadable: one answer, which
+		// says nothing of what lies outside the run directory.
 		http.Error(w, "404 page not found", http.StatusNotFound)
 		return
 	}
