@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
+
+	"github.com/uaxai/uaxai/host/serve"
 )
 
 // cmdView is uaxai view [--serve] RUN_DIR: RUN_DIR/report.html in the
@@ -50,28 +48,15 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return serveDir(ctx, dir, stdout)
 }
 
-// serveDir serves dir on 127.0.0.1 at a free port, printing the report's
-// URL, until ctx ends.
+// serveDir serves dir on 127.0.0.1 at a free port (host/serve: the
+// regular files inside dir, to requests for that address only), printing
+// the report's URL, until ctx ends.
 func serveDir(ctx context.Context, dir string, stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	err := serve.Serve(ctx, dir, func(url string) {
+		fmt.Fprintf(stdout, "serving %s at %s (Ctrl-C to stop)\n", dir, url)
+	})
 	if err != nil {
-		return fmt.Errorf("view: listening on 127.0.0.1: %w", err)
+		return fmt.Errorf("view: %w", err)
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "serving %s at http://%s/report.html (Ctrl-C to stop)\n", dir, ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-		return nil
-	case err := <-done:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("view: serving %s: %w", dir, err)
-	}
+	return nil
 }
