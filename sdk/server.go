@@ -217,7 +217,10 @@ func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.Lo
 	case r.GetService() != nil && r.GetModel() != nil:
 		return nil, status.Error(codes.InvalidArgument, "the Load carries both a model service and parameters; want one of them")
 	case r.GetService() != nil:
-		rm, err := newServiceModel(ctx, &s.conns, r.GetService())
+		// The protocol carries no limit of the host's: Explain's own
+		// (the host's explain_batch, which kills this process) bounds
+		// the model calls of a batch.
+		rm, err := newServiceModel(ctx, &s.conns, r.GetService(), CallLimit{})
 		if err != nil {
 			return nil, toStatus(err, codes.InvalidArgument)
 		}

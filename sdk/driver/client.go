@@ -37,6 +37,8 @@ type clientPlugin struct {
 	timeouts Timeouts
 	models   *ModelService // serves the explainers that want it
 	serveAll bool          // serve every explainer's draws, wanted or not
+	// modelCall bounds each request to a served draw's service.
+	modelCall sdk.CallLimit
 }
 
 // GRPCServer is the plugin's side, which a host never plays.
@@ -55,7 +57,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	)
 	switch p.kind {
 	case sdk.KindPosterior:
-		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts, models: p.models}
+		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts, models: p.models, modelCall: p.modelCall}
 		var r *pb.PosteriorInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -65,7 +67,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		}
 		v = c
 	case sdk.KindExplainer:
-		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts, models: p.models, serveAll: p.serveAll}
+		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts, models: p.models, serveAll: p.serveAll, modelCall: p.modelCall}
 		var r *pb.ExplainerInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -105,6 +107,8 @@ type posteriorClient struct {
 	rpc      pb.PosteriorClient
 	timeouts Timeouts
 	models   *ModelService // makes the socket directories of served draws
+	// modelCall bounds each Describe of a served draw.
+	modelCall sdk.CallLimit
 }
 
 func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
@@ -245,7 +249,7 @@ func (c *posteriorClient) SampleDraws(ctx context.Context, a sdk.Artifact, req s
 		for i, m := range resp.GetServed() {
 			refs[i] = sdk.ModelRef{Address: m.GetAddress(), Handle: m.GetHandle()}
 		}
-		if err := checkServed(ctx, refs, r.SocketDir, len(req.Seeds)); err != nil {
+		if err := checkServed(ctx, refs, r.SocketDir, len(req.Seeds), c.modelCall); err != nil {
 			return nil, pluginErr(id, "Sample", err)
 		}
 		draws := make([]sdk.Draw, len(refs))
@@ -288,6 +292,8 @@ type explainerClient struct {
 	timeouts Timeouts
 	models   *ModelService
 	serveAll bool
+	// modelCall bounds the Describe of a served draw it loads.
+	modelCall sdk.CallLimit
 }
 
 func (c *explainerClient) Check(cfg sdk.Config) error {
@@ -306,7 +312,7 @@ func (c *explainerClient) Check(cfg sdk.Config) error {
 func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error) {
 	id := c.info.ID
 	if draw.Served != nil {
-		n, k, err := drawShape(ctx, draw)
+		n, k, err := drawShape(ctx, draw, c.modelCall)
 		if err != nil {
 			return nil, pluginErr(id, "Load", err)
 		}
