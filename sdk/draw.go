@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -103,11 +104,23 @@ func (s *ServedModel) Call(ctx context.Context, f func(m nn.Model) error) (err e
 			if !ok {
 				panic(r)
 			}
-			err = fmt.Errorf("%v: %w", s.ref, sf.err)
+			err = &refError{s.ref, sf.err}
 		}
 	}()
 	return f(s.m.withContext(ctx))
 }
+
+// refError is a failed call of a served draw, named by its reference
+// ("model service at A, handle H: Probs of 64 inputs: ...").
+type refError struct {
+	ref ModelRef
+	err error
+}
+
+func (e *refError) Error() string {
+	return e.ref.String() + ": " + strings.TrimPrefix(e.err.Error(), "model service: ")
+}
+func (e *refError) Unwrap() error { return e.err }
 
 // Close closes the connection to the service. Calls after it fail.
 func (s *ServedModel) Close() error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -89,15 +90,21 @@ func (e *CallTimeoutError) Error() string {
 // windows ...).
 func request[R any](m *serviceModel, method string, what func() string, call func(ctx context.Context) (R, error)) (R, error) {
 	ctx, cancel := m.ctx, context.CancelFunc(func() {})
+	limited := false // the request's deadline is the limit's, not the caller's
 	if m.limit.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(m.ctx, m.limit.Timeout)
+		dl, _ := ctx.Deadline()
+		pdl, ok := m.ctx.Deadline()
+		limited = !ok || pdl.After(dl)
 	}
 	defer cancel()
 	r, err := call(ctx)
 	if err == nil {
 		return r, nil
 	}
-	if m.limit.Timeout > 0 && m.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	// The server's own timer of the request's deadline may end it a
+	// moment before the client's: its DeadlineExceeded is the limit's too.
+	if limited && m.ctx.Err() == nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
 		return r, fmt.Errorf("model service: %w", &CallTimeoutError{Method: method, What: what(), Limit: m.limit})
 	}
 	if st, ok := status.FromError(err); ok {

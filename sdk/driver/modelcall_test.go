@@ -183,7 +183,7 @@ func TestModelCallLimit(t *testing.T) {
 	}
 	check := func(t *testing.T, h *hangingService, err error, expired int32, method, what string) {
 		t.Helper()
-		want := fmt.Sprintf("model service: %s of %s: no answer within 2s (limits.model_call)", method, what)
+		want := fmt.Sprintf(": %s of %s: no answer within 2s (limits.model_call)", method, what)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "server stopped: ") {
 			t.Fatalf("error %v; want Expired's error with %q", err, want)
 		}
@@ -219,7 +219,7 @@ func TestModelCallLimit(t *testing.T) {
 			}
 			err = m.Call(context.Background(), c.call)
 			check(t, h, err, expired.Load(), c.method, c.what)
-			if c.method != "Layer" && !strings.Contains(err.Error(), ref.String()) {
+			if c.method != "Layer" && !strings.Contains(err.Error(), ref.String()+": "+c.method+" of ") {
 				t.Errorf("error %v does not name the draw's reference %v", err, ref)
 			}
 			if n := h.calls.Load(); n != 2 {
@@ -243,7 +243,8 @@ func TestModelCallLimit(t *testing.T) {
 
 // TestModelCallLimitOtherErrors: what is not a request past the limit
 // does not stop the server: a request the service refuses, and one the
-// caller's own context ends while it hangs (the caller's business), are
+// caller's own context ends while it hangs (cancelled, or its deadline
+// before the limit's: the caller's business), are
 // errors without a CallTimeoutError, and Expired is not called.
 func TestModelCallLimitOtherErrors(t *testing.T) {
 	x := make([]float32, 2*hangN)
@@ -264,7 +265,7 @@ func TestModelCallLimitOtherErrors(t *testing.T) {
 	var expired atomic.Int32
 	m := open(t, &hangingService{refuse: true}, &expired)
 	err := m.Call(context.Background(), probs)
-	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); ok || err == nil || !strings.Contains(err.Error(), "model service: Probs: refused (InvalidArgument)") {
+	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); ok || err == nil || !strings.Contains(err.Error(), ", handle 7: Probs: refused (InvalidArgument)") {
 		t.Errorf("a refused request: %v; want the service's refusal", err)
 	}
 	h := &hangingService{}
@@ -277,6 +278,14 @@ func TestModelCallLimitOtherErrors(t *testing.T) {
 	err = <-done
 	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); ok || err == nil || !strings.Contains(err.Error(), "Canceled") {
 		t.Errorf("a request the caller cancelled: %v; want the cancellation", err)
+	}
+	h = &hangingService{}
+	m = open(t, h, &expired)
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second) // before the limit's hour
+	defer cancel()
+	err = m.Call(ctx, probs)
+	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); ok || err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {
+		t.Errorf("a request past the caller's own deadline: %v; want the caller's deadline, no CallTimeoutError", err)
 	}
 	if n := expired.Load(); n != 0 {
 		t.Errorf("Expired called %d times; want never", n)
