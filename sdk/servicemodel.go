@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/internal/units"
@@ -82,6 +85,45 @@ type CallTimeoutError struct {
 
 func (e *CallTimeoutError) Error() string {
 	return fmt.Sprintf("%s of %s: no answer within %s", e.Method, e.What, e.Limit)
+}
+
+// The host hands its CallLimit to an explainer's process in the gRPC
+// metadata of Load and Explain (the protocol's messages have no field for
+// it): the timeout in whole milliseconds and the key that raises it. An
+// explainer's model then bounds each request by it, and a request past
+// it is the Explain's error with code DeadlineExceeded.
+const (
+	CallLimitMetadata    = "uaxai-model-call-ms"
+	CallLimitKeyMetadata = "uaxai-model-call-key"
+)
+
+// WithCallLimit is ctx with l in its outgoing gRPC metadata (a zero
+// limit: ctx).
+func WithCallLimit(ctx context.Context, l CallLimit) context.Context {
+	if l.Timeout <= 0 {
+		return ctx
+	}
+	ms := max(l.Timeout.Milliseconds(), 1)
+	return metadata.AppendToOutgoingContext(ctx, CallLimitMetadata, strconv.FormatInt(ms, 10), CallLimitKeyMetadata, l.Key)
+}
+
+// callLimitOf is the CallLimit of an incoming call's metadata (zero if
+// none, or not a positive number of milliseconds).
+func callLimitOf(ctx context.Context) CallLimit {
+	md, _ := metadata.FromIncomingContext(ctx)
+	v := md.Get(CallLimitMetadata)
+	if len(v) == 0 {
+		return CallLimit{}
+	}
+	ms, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil || ms <= 0 || ms > int64(math.MaxInt64/time.Millisecond) {
+		return CallLimit{}
+	}
+	l := CallLimit{Timeout: time.Duration(ms) * time.Millisecond}
+	if k := md.Get(CallLimitKeyMetadata); len(k) > 0 && len(k[0]) <= 64 {
+		l.Key = k[0]
+	}
+	return l
 }
 
 // request runs one request of the service under the model's context and
@@ -259,6 +301,14 @@ func (m *serviceModel) withContext(ctx context.Context) *serviceModel {
 	c := *m
 	c.ctx = ctx
 	return &c
+}
+
+// withCall is m for one Explain call: bounded by its ctx, each request by
+// the CallLimit of its metadata.
+func (m *serviceModel) withCall(ctx context.Context) *serviceModel {
+	c := m.withContext(ctx)
+	c.limit = callLimitOf(ctx)
+	return c
 }
 
 // fail panics with the failure of a call.

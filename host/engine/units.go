@@ -734,7 +734,9 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
 			if err != nil {
-				return err
+				// An explainer's request to a served draw past
+				// model_call: its posterior is stopped too.
+				return driver.ModelCallsOf(e.posts[u.Post]).Expire(err)
 			}
 			sumMaps, err := b.scoreBatch(ctx, si, b0, b1, idx, maps)
 			if err != nil {

@@ -219,7 +219,9 @@ func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = j.run(ctx, bw)
+	// An explainer's request to a served draw past model_call stops the
+	// server (a PyTorch model's) too.
+	err = j.calls.Expire(j.run(ctx, bw))
 	if err == nil {
 		err = bw.Flush()
 	}

@@ -317,9 +317,9 @@ func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error
 			return nil, pluginErr(id, "Load", err)
 		}
 		svc := &pb.ModelService{Address: draw.Served.Address, Handle: draw.Served.Handle}
-		resp, err := c.rpc.Load(ctx, &pb.LoadRequest{Service: svc})
+		resp, err := c.rpc.Load(sdk.WithCallLimit(ctx, c.modelCall), &pb.LoadRequest{Service: svc})
 		if err != nil {
-			return nil, callErr(ctx, id, "Load", err)
+			return nil, modelCallErr(ctx, callErr(ctx, id, "Load", err))
 		}
 		return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
 	}
@@ -405,12 +405,20 @@ func (m *loadedDraw) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 	if err != nil {
 		return nil, pluginErr(id, "Explain", err)
 	}
-	resp, err := m.c.rpc.Explain(ctx, &pb.ExplainRequest{
+	cctx := ctx
+	if m.service != nil && !m.hosted { // a served draw: the plugin bounds each request to it
+		cctx = sdk.WithCallLimit(ctx, m.c.modelCall)
+	}
+	resp, err := m.c.rpc.Explain(cctx, &pb.ExplainRequest{
 		Model: m.handle, X: wire.Float32Bytes(req.X), Targets: wire.Int64s(req.Targets),
 		Seeds: req.Seeds, ConfigJson: cfg, Service: m.service,
 	})
 	if err != nil {
-		return nil, callErr(ctx, id, "Explain", err)
+		err = callErr(ctx, id, "Explain", err)
+		if m.service != nil && !m.hosted {
+			err = modelCallErr(ctx, err)
+		}
+		return nil, err
 	}
 	maps := make([][]float64, len(resp.GetMaps()))
 	for i, b := range resp.GetMaps() {
@@ -494,6 +502,24 @@ func (e *remoteError) Error() string {
 
 // GRPCStatus lets status.Code and status.FromError see the code.
 func (e *remoteError) GRPCStatus() *status.Status { return e.st }
+
+// modelCallError is the error of an explainer's Load or Explain that
+// answered DeadlineExceeded for a served draw while the host's context
+// ran: a request of the plugin's to the draw's service had no answer
+// within the limit the host gave it (sdk.WithCallLimit), which
+// ModelCalls.Expire then handles as its own.
+type modelCallError struct{ err error }
+
+func (e *modelCallError) Error() string { return e.err.Error() }
+func (e *modelCallError) Unwrap() error { return e.err }
+
+// modelCallErr marks err as a modelCallError if it is one.
+func modelCallErr(ctx context.Context, err error) error {
+	if ctx.Err() == nil && status.Code(err) == codes.DeadlineExceeded {
+		return &modelCallError{err}
+	}
+	return err
+}
 
 // callErr converts the error of a gRPC call. If the caller's context is
 // done, the error wraps ctx.Err().

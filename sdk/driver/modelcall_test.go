@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/internal/pb"
+	"github.com/uaxai/uaxai/sdk/internal/proto"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -292,5 +295,57 @@ func TestModelCallLimitOtherErrors(t *testing.T) {
 	}
 	if ModelCallsOf(&servingPosterior{}).Expired != nil || ModelCallsOf(&servingPosterior{}).Limit.Timeout != 0 {
 		t.Error("a posterior that is no DrawServer has model-call limits")
+	}
+}
+
+// TestModelCallLimitInExplainer: an explainer plugin's own requests to a
+// served draw (straight to the draw's service, not through the host)
+// have the host's limit (Options.ModelCall, handed in the Load's and the
+// Explain's metadata): a request past it fails the Explain with
+// DeadlineExceeded, naming the call, its batch and the key, and
+// ModelCalls.Expire hands that error to Expired, which stops the server,
+// as for the host's own requests.
+func TestModelCallLimitInExplainer(t *testing.T) {
+	h := &hangingService{answer: 1}
+	ref := serveHanging(t, h)
+	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+	limit := sdk.CallLimit{Timeout: 2 * time.Second, Key: "limits.model_call"}
+	rpc, stop, err := proto.InProcess(probsExplainer{}, PluginSetFor(Options{ModelCall: limit}), DialOptions(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	v, err := rpc.Dispense("explainer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm, err := v.(Explainer).Load(context.Background(), sdk.Draw{Served: &ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	req := sdk.ExplainRequest{X: make([]float32, 2*hangN), Targets: []int{0, 1}}
+	if _, err := lm.Explain(context.Background(), req); err != nil {
+		t.Fatalf("the first Explain, answered: %v", err)
+	}
+	_, err = lm.Explain(context.Background(), req)
+	want := "Probs of 2 inputs: no answer within 2s (limits.model_call)"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "explainer.probs: Explain: ") || status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("the Explain whose request hung: %v (%v); want DeadlineExceeded with %q", err, status.Code(err), want)
+	}
+	var expired atomic.Int32
+	calls := ModelCalls{Limit: limit, Expired: func(err error) error {
+		expired.Add(1)
+		return fmt.Errorf("server stopped: %w", err)
+	}}
+	if got := calls.Expire(err); got == nil || !strings.HasPrefix(got.Error(), "server stopped: ") || expired.Load() != 1 {
+		t.Errorf("Expire: %v, Expired called %d times; want Expired's error, once", got, expired.Load())
+	}
+	if got := calls.Expire(errors.New("explainer.probs: Explain: something else")); expired.Load() != 1 || got.Error() != "explainer.probs: Explain: something else" {
+		t.Errorf("Expire of another error: %v (Expired called %d times)", got, expired.Load())
+	}
+	close(h.release)
+	for h.abandoned.Load() == 0 {
+		time.Sleep(10 * time.Millisecond) // the test's own deadline bounds this
 	}
 }

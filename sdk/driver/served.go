@@ -43,8 +43,9 @@ type ModelCalls struct {
 
 // Expire is the error of a call that failed: if a request of it had no
 // answer within the limit (err holds an *sdk.CallTimeoutError, as a
-// Describe of a draw loaded into an explainer may), Expired's, which
-// stops what serves the draw; else err.
+// Describe of a draw loaded into an explainer may, or is an explainer
+// plugin's Load or Explain of a served draw that answered that one of its
+// requests did), Expired's, which stops what serves the draw; else err.
 func (c ModelCalls) Expire(err error) error { return c.expired(err) }
 
 // expired is the error of a request past the limit: Expired's, or err.
@@ -52,7 +53,9 @@ func (c ModelCalls) expired(err error) error {
 	if c.Expired == nil {
 		return err
 	}
-	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); !ok {
+	_, timeout := errors.AsType[*sdk.CallTimeoutError](err)
+	_, plugins := errors.AsType[*modelCallError](err)
+	if !timeout && !plugins {
 		return err
 	}
 	return c.Expired(err)
