@@ -118,8 +118,10 @@ func killedPid(t *testing.T, stderr string) int {
 
 // TestModelCallHangs (issue 34, item 7): a PyTorch model whose forward
 // hangs on its second call (the first of real waveforms) fails `uaxai
-// predict`, `uaxai explain --target predicted` (both --model) and `uaxai
-// run` ([model] torch, posterior.torch, in its prediction step) at the
+// predict`, `uaxai explain --target predicted` (the host's own calls),
+// `uaxai explain --target 0` (occlusion's calls from its own process),
+// all three with --model, and `uaxai run` ([model] torch,
+// posterior.torch, in its prediction step) at the
 // limits.model_call of --limit, 2 s: the error names the model (its
 // module and weights file, or its posterior and draw), the call and its
 // batch, and the key; the model's process group is killed (none of its
@@ -174,6 +176,23 @@ func TestModelCallHangs(t *testing.T) {
 			t.Fatalf("explain succeeded on a model that hangs:\n%s", stderr)
 		}
 		for _, want := range []string{"target predicted", "draw 0 (" + weights + ")", "Probs of 3 inputs: no answer within 2s (limits.model_call); killed its process group"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("explain's error lacks %q:\n%s", want, stderr)
+			}
+		}
+		groupGone(t, killedPid(t, stderr), stderr)
+	})
+
+	// The explainer's own calls (occlusion's windows, in its process,
+	// straight to the model's server) have the limit too.
+	t.Run("explainer", func(t *testing.T) {
+		stderr, err := uaxaiWithin(t, exe, append([]string{"explain", "--explainer", "occlusion", "--target", "0", "--set", "window=64", "--set", "stride=64"}, model...)...)
+		if err == nil {
+			t.Fatalf("explain succeeded on a model that hangs:\n%s", stderr)
+		}
+		// Which call of the model occlusion makes first is its business.
+		for _, want := range []string{"explainer.occlusion: Explain: ", "the PyTorch model server (--model) " + module, "draw 0 (" + weights + ")",
+			": no answer within 2s (limits.model_call); killed its process group"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("explain's error lacks %q:\n%s", want, stderr)
 			}
