@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -67,10 +68,13 @@ type ServedModel struct {
 }
 
 // OpenModel dials the model service of ref and describes its draw (the
-// service's Describe): an error says what failed, and names ref.
-func OpenModel(ctx context.Context, ref ModelRef) (*ServedModel, error) {
+// service's Describe): an error says what failed, and names ref. limit
+// bounds each request to the service, the Describe and every one a Call
+// makes: past it the request fails with a *CallTimeoutError (the service
+// is not stopped: the caller, who knows what serves ref, does that).
+func OpenModel(ctx context.Context, ref ModelRef, limit CallLimit) (*ServedModel, error) {
 	s := &ServedModel{ref: ref}
-	m, err := newServiceModel(ctx, &s.conns, &pb.ModelService{Address: ref.Address, Handle: ref.Handle})
+	m, err := newServiceModel(ctx, &s.conns, &pb.ModelService{Address: ref.Address, Handle: ref.Handle}, limit)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%v: %w", ref, err)
@@ -88,9 +92,11 @@ func (s *ServedModel) InputLen() int { return s.m.InputLen() }
 // Classes is the number of class probabilities of the draw.
 func (s *ServedModel) Classes() int { return s.m.Classes() }
 
-// Call calls f with the draw's model, whose service calls ctx bounds; a
-// service call that fails within f makes f's call end and is Call's
-// error, naming the reference. Another panic of f is not recovered.
+// Call calls f with the draw's model, whose service calls ctx and the
+// model's CallLimit bound; a service call that fails within f makes f's
+// call end and is Call's error, naming the reference (a
+// *CallTimeoutError past the limit). Another panic of f is not
+// recovered.
 func (s *ServedModel) Call(ctx context.Context, f func(m nn.Model) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -98,11 +104,23 @@ func (s *ServedModel) Call(ctx context.Context, f func(m nn.Model) error) (err e
 			if !ok {
 				panic(r)
 			}
-			err = fmt.Errorf("%v: %w", s.ref, sf.err)
+			err = &refError{s.ref, sf.err}
 		}
 	}()
 	return f(s.m.withContext(ctx))
 }
+
+// refError is a failed call of a served draw, named by its reference
+// ("model service at A, handle H: Probs of 64 inputs: ...").
+type refError struct {
+	ref ModelRef
+	err error
+}
+
+func (e *refError) Error() string {
+	return e.ref.String() + ": " + strings.TrimPrefix(e.err.Error(), "model service: ")
+}
+func (e *refError) Unwrap() error { return e.err }
 
 // Close closes the connection to the service. Calls after it fail.
 func (s *ServedModel) Close() error {

@@ -30,6 +30,17 @@ func toStatus(err error, code codes.Code) error {
 	return status.Error(code, err.Error())
 }
 
+// serviceStatus is the status of an Explain (or a Load) whose
+// model-service call failed: DeadlineExceeded for a request past the
+// host's limit (the host then stops what serves the draw), else
+// toStatus's (Unknown).
+func serviceStatus(err error) error {
+	if _, ok := errors.AsType[*CallTimeoutError](err); ok {
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return toStatus(err, codes.Unknown)
+}
+
 // guard turns a panic in a handler into an Internal status and logs the
 // stack in the plugin's log (which the host shows).
 func guard(log hclog.Logger, id, method string, err *error) {
@@ -217,7 +228,11 @@ func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.Lo
 	case r.GetService() != nil && r.GetModel() != nil:
 		return nil, status.Error(codes.InvalidArgument, "the Load carries both a model service and parameters; want one of them")
 	case r.GetService() != nil:
-		rm, err := newServiceModel(ctx, &s.conns, r.GetService())
+		// The host's limit of each request comes in the metadata.
+		rm, err := newServiceModel(ctx, &s.conns, r.GetService(), callLimitOf(ctx))
+		if _, ok := errors.AsType[*CallTimeoutError](err); ok {
+			return nil, serviceStatus(err)
+		}
 		if err != nil {
 			return nil, toStatus(err, codes.InvalidArgument)
 		}
@@ -275,7 +290,7 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if rm, ok := m.(*serviceModel); ok {
-		m = rm.withContext(ctx)
+		m = rm.withCall(ctx)
 		defer func() {
 			// A failed model-service call is the Explain's error, not a
 			// panic of the explainer.
@@ -284,13 +299,13 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 				if !ok {
 					panic(r)
 				}
-				err = toStatus(f.err, codes.Unknown)
+				err = serviceStatus(f.err)
 			}
 		}()
 	}
 	maps, err := s.impl.Explain(ctx, m, req)
 	if err != nil {
-		return nil, toStatus(err, codes.Unknown)
+		return nil, serviceStatus(err)
 	}
 	out := &pb.ExplainResponse{Maps: make([][]byte, len(maps))}
 	for i, mp := range maps {

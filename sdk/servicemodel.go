@@ -2,14 +2,21 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/uaxai/uaxai/internal/units"
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/internal/proto"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
@@ -44,6 +51,118 @@ type serviceModel struct {
 	classes  int
 	pooled   int          // the host's nn.Inference.PooledLen
 	layers   []namedShape // Describe's layers, in its order; none for an sdk/nn network
+	limit    CallLimit    // each request's deadline
+}
+
+// CallLimit bounds each request a client of a model service makes
+// (Describe, or one batch of Probs, InputGrad, Layer, Windows or Spans):
+// a request with no answer within Timeout fails with a
+// *CallTimeoutError. Key names the setting that raises it, for that
+// error ("limits.model_call"). A zero Timeout bounds nothing but the
+// caller's context.
+type CallLimit struct {
+	Timeout time.Duration
+	Key     string
+}
+
+// String is how errors name the limit: "2s (limits.model_call)".
+func (l CallLimit) String() string {
+	if l.Key == "" {
+		return units.FormatDuration(l.Timeout)
+	}
+	return fmt.Sprintf("%s (%s)", units.FormatDuration(l.Timeout), l.Key)
+}
+
+// CallTimeoutError is the error of a model-service request that had no
+// answer within its CallLimit (the caller's own context still running):
+// the method, what the request carried ("64 inputs", "1 input, 200
+// windows") and the limit.
+type CallTimeoutError struct {
+	Method string
+	What   string
+	Limit  CallLimit
+}
+
+func (e *CallTimeoutError) Error() string {
+	return fmt.Sprintf("%s of %s: no answer within %s", e.Method, e.What, e.Limit)
+}
+
+// The host hands its CallLimit to an explainer's process in the gRPC
+// metadata of Load and Explain (the protocol's messages have no field for
+// it): the timeout in whole milliseconds and the key that raises it. An
+// explainer's model then bounds each request by it, and a request past
+// it is the Explain's error with code DeadlineExceeded.
+const (
+	CallLimitMetadata    = "uaxai-model-call-ms"
+	CallLimitKeyMetadata = "uaxai-model-call-key"
+)
+
+// WithCallLimit is ctx with l in its outgoing gRPC metadata (a zero
+// limit: ctx).
+func WithCallLimit(ctx context.Context, l CallLimit) context.Context {
+	if l.Timeout <= 0 {
+		return ctx
+	}
+	ms := max(l.Timeout.Milliseconds(), 1)
+	return metadata.AppendToOutgoingContext(ctx, CallLimitMetadata, strconv.FormatInt(ms, 10), CallLimitKeyMetadata, l.Key)
+}
+
+// callLimitOf is the CallLimit of an incoming call's metadata (zero if
+// none, or not a positive number of milliseconds).
+func callLimitOf(ctx context.Context) CallLimit {
+	md, _ := metadata.FromIncomingContext(ctx)
+	v := md.Get(CallLimitMetadata)
+	if len(v) == 0 {
+		return CallLimit{}
+	}
+	ms, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil || ms <= 0 || ms > int64(math.MaxInt64/time.Millisecond) {
+		return CallLimit{}
+	}
+	l := CallLimit{Timeout: time.Duration(ms) * time.Millisecond}
+	if k := md.Get(CallLimitKeyMetadata); len(k) > 0 && len(k[0]) <= 64 {
+		l.Key = k[0]
+	}
+	return l
+}
+
+// request runs one request of the service under the model's context and
+// its limit; the error is "model service: <method>: <why>", or, past the
+// limit, a *CallTimeoutError of the request (what it carried: inputs(),
+// windows ...).
+func request[R any](m *serviceModel, method string, what func() string, call func(ctx context.Context) (R, error)) (R, error) {
+	ctx, cancel := m.ctx, context.CancelFunc(func() {})
+	limited := false // the request's deadline is the limit's, not the caller's
+	if m.limit.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(m.ctx, m.limit.Timeout)
+		dl, _ := ctx.Deadline()
+		pdl, ok := m.ctx.Deadline()
+		limited = !ok || pdl.After(dl)
+	}
+	defer cancel()
+	r, err := call(ctx)
+	if err == nil {
+		return r, nil
+	}
+	// The server's own timer of the request's deadline may end it a
+	// moment before the client's: its DeadlineExceeded is the limit's too.
+	if limited && m.ctx.Err() == nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
+		return r, fmt.Errorf("model service: %w", &CallTimeoutError{Method: method, What: what(), Limit: m.limit})
+	}
+	if st, ok := status.FromError(err); ok {
+		err = fmt.Errorf("%s (%s)", st.Message(), st.Code())
+	}
+	return r, fmt.Errorf("model service: %s: %w", method, err)
+}
+
+// inputs says how many inputs a request carries.
+func inputs(n int) func() string {
+	return func() string {
+		if n == 1 {
+			return "1 input"
+		}
+		return fmt.Sprintf("%d inputs", n)
+	}
 }
 
 // namedShape is a layer of Describe and its per-input output shape.
@@ -83,7 +202,7 @@ func (c *serviceConns) dial(address string) (*grpc.ClientConn, error) {
 }
 
 // newServiceModel describes the draw of s at the service.
-func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelService) (*serviceModel, error) {
+func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelService, limit CallLimit) (*serviceModel, error) {
 	if s.GetAddress() == "" {
 		return nil, fmt.Errorf("the model service has no address")
 	}
@@ -92,9 +211,12 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 		return nil, err
 	}
 	rpc := pb.NewModelClient(cc)
-	info, err := rpc.Describe(ctx, &pb.ModelRef{Handle: s.GetHandle()})
+	m := &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), limit: limit}
+	info, err := request(m, "Describe", func() string { return fmt.Sprintf("handle %d", s.GetHandle()) }, func(ctx context.Context) (*pb.ModelInfo, error) {
+		return rpc.Describe(ctx, &pb.ModelRef{Handle: s.GetHandle()})
+	})
 	if err != nil {
-		return nil, fmt.Errorf("model service: Describe: %s", status.Convert(err).Message())
+		return nil, err
 	}
 	arch, err := wire.DecodeArch(info.GetArchJson())
 	if err != nil {
@@ -111,7 +233,8 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 	if err != nil {
 		return nil, fmt.Errorf("model service: Describe: %w", err)
 	}
-	return &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), arch: arch, inputLen: int(n), classes: int(k), pooled: int(pl), layers: layers}, nil
+	m.arch, m.inputLen, m.classes, m.pooled, m.layers = arch, int(n), int(k), int(pl), layers
+	return m, nil
 }
 
 // describedLayers checks Describe's layers: named (at most
@@ -146,7 +269,7 @@ func describedLayers(ls []*pb.LayerInfo) ([]namedShape, error) {
 // turns back into an error. close closes the connection.
 func DialModel(ctx context.Context, address string, handle uint64) (m nn.Model, close func() error, err error) {
 	var conns serviceConns
-	sm, err := newServiceModel(ctx, &conns, &pb.ModelService{Address: address, Handle: handle})
+	sm, err := newServiceModel(ctx, &conns, &pb.ModelService{Address: address, Handle: handle}, CallLimit{})
 	if err != nil {
 		for _, cc := range conns.conns {
 			cc.Close()
@@ -180,6 +303,14 @@ func (m *serviceModel) withContext(ctx context.Context) *serviceModel {
 	return &c
 }
 
+// withCall is m for one Explain call: bounded by its ctx, each request by
+// the CallLimit of its metadata.
+func (m *serviceModel) withCall(ctx context.Context) *serviceModel {
+	c := m.withContext(ctx)
+	c.limit = callLimitOf(ctx)
+	return c
+}
+
 // fail panics with the failure of a call.
 func fail(method string, err error) {
 	if st, ok := status.FromError(err); ok {
@@ -187,6 +318,9 @@ func fail(method string, err error) {
 	}
 	panic(serviceFailure{fmt.Errorf("model service: %s: %w", method, err)})
 }
+
+// failed panics with the error of a request (request's).
+func failed(err error) { panic(serviceFailure{err}) }
 
 // into decodes little-endian float32 bytes into dst, which must take them
 // exactly.
@@ -251,9 +385,11 @@ func split(b, per int, f func(lo, hi int)) {
 func (m *serviceModel) Probs(dst, x []float32) {
 	b, n, k := m.batch(x), m.inputLen, m.classes
 	split(b, m.perRequest("Probs", 0), func(lo, hi int) {
-		r, err := m.rpc.Probs(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n])})
+		r, err := request(m, "Probs", inputs(hi-lo), func(ctx context.Context) (*pb.ProbsResponse, error) {
+			return m.rpc.Probs(ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n])})
+		})
 		if err != nil {
-			fail("Probs", err)
+			failed(err)
 		}
 		into("Probs", "probs", dst[lo*k:hi*k], r.GetProbs())
 	})
@@ -264,9 +400,11 @@ func (m *serviceModel) Probs(dst, x []float32) {
 func (m *serviceModel) InputGrad(dst, probs, x []float32, target []int) {
 	b, n, k := m.batch(x), m.inputLen, m.classes
 	split(b, m.perRequest("InputGrad", n), func(lo, hi int) {
-		r, err := m.rpc.InputGrad(m.ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		r, err := request(m, "InputGrad", inputs(hi-lo), func(ctx context.Context) (*pb.InputGradResponse, error) {
+			return m.rpc.InputGrad(ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		})
 		if err != nil {
-			fail("InputGrad", err)
+			failed(err)
 		}
 		into("InputGrad", "grad", dst[lo*n:hi*n], r.GetGrad())
 		if probs != nil {
@@ -290,9 +428,11 @@ func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
 		}
 		return nn.Shape{}, fmt.Errorf("model %q has no layer %q (accepted: %s)", m.arch.Name, layer, strings.Join(names, ", "))
 	}
-	r, err := m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
+	r, err := request(m, "Layer", func() string { return fmt.Sprintf("layer %q's shape", layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
+		return m.rpc.Layer(ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
+	})
 	if err != nil {
-		return nn.Shape{}, fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
+		return nn.Shape{}, err
 	}
 	if r.GetChannels() < 1 || r.GetLength() < 1 {
 		return nn.Shape{}, fmt.Errorf("model service: Layer %q: shape %d x %d", layer, r.GetChannels(), r.GetLength())
@@ -323,9 +463,10 @@ func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer str
 			return
 		}
 		var r *pb.LayerResponse
-		r, err = m.rpc.Layer(m.ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		r, err = request(m, "Layer", func() string { return fmt.Sprintf("%s at layer %q", inputs(hi-lo)(), layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
+			return m.rpc.Layer(ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
+		})
 		if err != nil {
-			err = fmt.Errorf("model service: Layer: %s", status.Convert(err).Message())
 			return
 		}
 		if r.GetChannels() != int64(sh.C) || r.GetLength() != int64(sh.T) {
@@ -378,12 +519,14 @@ func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, bas
 	}
 	var p0 float32
 	split(len(starts), serviceBounds.starts, func(lo, hi int) {
-		r, err := m.rpc.Windows(m.ctx, &pb.WindowsRequest{
-			Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
-			Starts: wire.Int64s(starts[lo:hi]), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+		r, err := request(m, "Windows", func() string { return fmt.Sprintf("1 input, %d windows", hi-lo) }, func(ctx context.Context) (*pb.WindowsResponse, error) {
+			return m.rpc.Windows(ctx, &pb.WindowsRequest{
+				Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
+				Starts: wire.Int64s(starts[lo:hi]), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+			})
 		})
 		if err != nil {
-			fail("Windows", err)
+			failed(err)
 		}
 		into("Windows", "probs", dst[lo:hi], r.GetProbs())
 		var u [1]float32
@@ -435,9 +578,11 @@ func spanRequests[S any](m *serviceModel, method string, dst, x []float32, spans
 			ends = append(ends, int64(len(bounds)/2))
 			hi++
 		}
-		r, err := m.rpc.Spans(m.ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline, Channels: channels})
+		r, err := request(m, "Spans", func() string { return fmt.Sprintf("1 input, %d perturbations", len(ends)) }, func(ctx context.Context) (*pb.SpansResponse, error) {
+			return m.rpc.Spans(ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline, Channels: channels})
+		})
 		if err != nil {
-			fail("Spans", err)
+			failed(err)
 		}
 		into("Spans", "probs", dst[lo:hi], r.GetProbs())
 		lo = hi

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
@@ -19,6 +20,42 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// limitFlag is --limit key=duration, repeatable: a duration key of the
+// recipe's [limits] (model_call, explain_batch, ...) set over the
+// recipe's (or, without a recipe, over the defaults).
+type limitFlag []limits.Setting
+
+func (l *limitFlag) String() string {
+	var b []string
+	for _, s := range *l {
+		b = append(b, s.Key+"="+s.Value.String())
+	}
+	return strings.Join(b, " ")
+}
+
+func (l *limitFlag) Set(v string) error {
+	s, err := limits.ParseSetting(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// addLimitFlag adds --limit to fs.
+func addLimitFlag(fs *flagSet) *limitFlag {
+	l := &limitFlag{}
+	fs.Var(l, "limit", "key=duration: a [limits] key over the recipe's or the defaults, e.g. model_call=30s (each call of a PyTorch model's service), explain_batch=30m; repeatable")
+	return l
+}
+
+// limits are the defaults with the flag's settings over them.
+func (l *limitFlag) limits() limits.Limits {
+	d := limits.Default()
+	_ = d.Apply(*l) // Set accepted only keys and durations that Apply takes
+	return d
+}
 
 // weightFiles splits the values of a --weights flag (comma-separated,
 // repeatable) into files.
@@ -101,6 +138,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	mf := addModelFlags(fs)
+	lf := addLimitFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -130,7 +168,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explain: --set: %w", err)
 	}
 	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
-		Target: *target, Seed: *seed, Workers: *workers, Model: model}
+		Target: *target, Seed: *seed, Workers: *workers, Model: model, Limits: lf.limits()}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)
 		if err != nil {
@@ -143,6 +181,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer m.Close()
+	m.SetLimits(opt.Limits)
 	f, isFile := stderr.(*os.File)
 	bar := progress.New(stderr, isFile && progress.IsTerminal(f))
 	opt.Plugins, opt.Observer = m, bar

@@ -52,6 +52,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	kind := fs.String("units", "all", "with --shard: the units to shard: fit, explain or all")
 	prepare := fs.Bool("prepare", false, "check the recipe and write --run-dir's recipe.toml and units/plan.json; run nothing")
 	resume := fs.String("resume", "", "finish the interrupted run in this directory (its recipe.toml), then merge")
+	lf := addLimitFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	return withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) error {
 		opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
-			Command: append([]string{"uaxai", "run"}, args...), RunDir: *runDir, Shard: shard}
+			Command: append([]string{"uaxai", "run"}, args...), RunDir: *runDir, Shard: shard, Limits: *lf}
 		if !*noCache {
 			opt.Cache = store.Cache{Dir: *cacheDir, Refit: *refit}
 		}

@@ -571,8 +571,11 @@ func (e *exec) drawsOf(ctx context.Context, pi int) ([]sdk.Draw, []*driver.DrawM
 		}
 	}
 	n, k := e.p.Arch.InChannels*e.p.Arch.InLen, e.p.Arch.Classes()
+	// A served draw's requests have the posterior's limit (model_call):
+	// past it its process is killed and the prediction fails, naming it.
+	calls := driver.ModelCallsOf(e.posts[pi])
 	for s, d := range draws {
-		m, err := driver.OpenDraw(ctx, d)
+		m, err := driver.OpenDraw(ctx, d, calls)
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("posterior %s: draw %d: %w", ps.ID, s, err)
@@ -650,6 +653,9 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 		m, err := b.ex.Load(ctx, d)
 		if err != nil {
 			b.close()
+			// A served draw's Describe past model_call: its posterior
+			// is stopped too.
+			err = driver.ModelCallsOf(e.posts[u.Post]).Expire(err)
 			return nil, fmt.Errorf("%s: draw %d of %s: %w", b.es.ID, s, b.ps.Name(), err)
 		}
 		b.step.Models = append(b.step.Models, m)
@@ -728,7 +734,9 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
 			idx, maps, err := b.explainBatch(ctx, si, b0, b1)
 			if err != nil {
-				return err
+				// An explainer's request to a served draw past
+				// model_call: its posterior is stopped too.
+				return driver.ModelCallsOf(e.posts[u.Post]).Expire(err)
 			}
 			sumMaps, err := b.scoreBatch(ctx, si, b0, b1, idx, maps)
 			if err != nil {

@@ -9,7 +9,12 @@
 // host/plugin.
 package limits
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Limits is the [limits] table: how long each call to a plugin may take
 // before the host kills the plugin's process group, how much memory each
@@ -24,6 +29,13 @@ type Limits struct {
 	Load           time.Duration // one draw loaded into an explainer, or released
 	ExplainBatch   time.Duration // one Explain call: a batch of records under one draw
 	SummariseBatch time.Duration // one Summarise call: a batch of records, every draw
+	// ModelCall is one call of a model service that serves a draw the
+	// host computes with (Describe, Probs, InputGrad, Layer, Windows,
+	// Spans, a batch each): a posterior's served draws (posterior.torch)
+	// in the host's predictions, and the PyTorch model server of
+	// `uaxai predict/explain --model`. Past it the process that serves
+	// the draw is killed, group and all.
+	ModelCall time.Duration
 	// ScriptMemory is the memory a summary script's process may use, in
 	// bytes (on Linux its RLIMIT_DATA; the Go runtime's soft limit is set
 	// a little below). A script that needs more ends its own process.
@@ -81,6 +93,7 @@ func Default() Limits {
 		Load:           5 * time.Minute,
 		ExplainBatch:   10 * time.Minute,
 		SummariseBatch: 10 * time.Minute,
+		ModelCall:      5 * time.Minute,
 		ScriptMemory:   2 << 30, // 2 GiB
 	}
 }
@@ -98,7 +111,59 @@ func (l *Limits) Durations() []Duration {
 	return []Duration{
 		{"handshake", &l.Handshake}, {"check", &l.Check}, {"fit", &l.Fit}, {"sample", &l.Sample},
 		{"load", &l.Load}, {"explain_batch", &l.ExplainBatch}, {"summarise_batch", &l.SummariseBatch},
+		{"model_call", &l.ModelCall},
 	}
+}
+
+// Setting is one duration key of [limits] given outside the recipe (the
+// command line's --limit key=duration), which Apply sets over the
+// recipe's.
+type Setting struct {
+	Key   string
+	Value time.Duration
+}
+
+// ParseSetting reads "key=duration" ("model_call=30s"): a duration key
+// of [limits] (Durations) and a positive duration. The error says what
+// is accepted.
+func ParseSetting(s string) (Setting, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok || k == "" {
+		return Setting{}, fmt.Errorf("%q: want key=duration, e.g. model_call=30s (keys: %s)", s, strings.Join(durationKeys(), ", "))
+	}
+	if !slices.Contains(durationKeys(), k) {
+		return Setting{}, fmt.Errorf("%q: unknown key %q (accepted: %s; the sizes script_memory and plugin_memory only in the recipe's [limits])", s, k, strings.Join(durationKeys(), ", "))
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return Setting{}, fmt.Errorf("%q: %q is not a positive duration (accepted: a duration such as \"90s\", \"10m\" or \"6h\")", s, v)
+	}
+	return Setting{k, d}, nil
+}
+
+// durationKeys are the duration keys of [limits], in schema order.
+func durationKeys() []string {
+	var l Limits
+	var keys []string
+	for _, f := range l.Durations() {
+		keys = append(keys, f.Key)
+	}
+	return keys
+}
+
+// Apply sets each setting's key of l, later settings over earlier ones.
+// A key that is not a duration key of l is an error (ParseSetting
+// accepts none).
+func (l *Limits) Apply(settings []Setting) error {
+	for _, s := range settings {
+		i := slices.IndexFunc(l.Durations(), func(f Duration) bool { return f.Key == s.Key })
+		if i < 0 || s.Value <= 0 {
+			return fmt.Errorf("limit %s=%v: want a duration key (%s) and a positive duration", s.Key, s.Value, strings.Join(durationKeys(), ", "))
+		}
+		*l.Durations()[i].Value = s.Value
+	}
+	return nil
 }
 
 // OrDefault returns l with its zero (or negative) fields set to Default's.

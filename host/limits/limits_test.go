@@ -25,7 +25,7 @@ func TestOrDefault(t *testing.T) {
 	if got := d.OrDefault(); got != d {
 		t.Errorf("defaults changed by OrDefault: %+v", got)
 	}
-	if !(d.Fit > d.ExplainBatch && d.ExplainBatch > d.Check && d.Handshake > 0 && d.ScriptMemory > 0) {
+	if !(d.Fit > d.ExplainBatch && d.ExplainBatch > d.Check && d.Handshake > 0 && d.ScriptMemory > 0 && d.ModelCall > d.Check && d.ModelCall <= d.ExplainBatch) {
 		t.Errorf("defaults out of proportion: %+v", d)
 	}
 	// Every duration field has exactly one key: setting each through
@@ -36,8 +36,8 @@ func TestOrDefault(t *testing.T) {
 		*f.Value = time.Duration(i + 1)
 		keys[f.Key] = true
 	}
-	want := Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, ExplainBatch: 6, SummariseBatch: 7}
-	if l != want || len(keys) != 7 {
+	want := Limits{Handshake: 1, Check: 2, Fit: 3, Sample: 4, Load: 5, ExplainBatch: 6, SummariseBatch: 7, ModelCall: 8}
+	if l != want || len(keys) != 8 {
 		t.Errorf("Durations set %+v (keys %v), want %+v", l, keys, want)
 	}
 }
@@ -71,5 +71,42 @@ func TestPluginMemory(t *testing.T) {
 	}
 	if kb <= 0 || host <= 0 || host > kb<<10 {
 		t.Errorf("host memory %d bytes; /proc/meminfo's MemTotal %d kB", host, kb)
+	}
+}
+
+// TestSettings: --limit's key=duration sets the one field its key names
+// (every duration key, through Durations), later settings over earlier
+// ones; anything else is refused with the keys accepted.
+func TestSettings(t *testing.T) {
+	d := Default()
+	for i, f := range d.Durations() {
+		want := Default()
+		*want.Durations()[i].Value = time.Duration(i+1) * time.Second
+		s, err := ParseSetting(" " + f.Key + " = " + strconv.Itoa(i+1) + "s")
+		if err != nil {
+			t.Fatalf("%s: %v", f.Key, err)
+		}
+		got := Default()
+		if err := got.Apply([]Setting{s}); err != nil || got != want {
+			t.Errorf("--limit %s=%ds: %+v, %v; want %+v", f.Key, i+1, got, err, want)
+		}
+	}
+	a, _ := ParseSetting("model_call=1s")
+	b, _ := ParseSetting("model_call=2m")
+	l := Default()
+	if err := l.Apply([]Setting{a, b}); err != nil || l.ModelCall != 2*time.Minute {
+		t.Errorf("two settings of model_call: %v, %v; want the later, 2m", l.ModelCall, err)
+	}
+	for _, bad := range []string{"model_call", "=1s", "model_cal=1s", "script_memory=1GiB", "model_call=0s", "model_call=-1s", "model_call=soon"} {
+		_, err := ParseSetting(bad)
+		if err == nil || !strings.Contains(err.Error(), "model_call") {
+			t.Errorf("ParseSetting(%q) = %v; want an error that names the keys or the form", bad, err)
+		}
+	}
+	if err := l.Apply([]Setting{{"plugin_memory", time.Second}}); err == nil {
+		t.Error("Apply of a key that is no duration key: no error")
+	}
+	if err := l.Apply([]Setting{{"model_call", 0}}); err == nil {
+		t.Error("Apply of a zero duration: no error")
 	}
 }

@@ -39,6 +39,8 @@ func limitOf(l limits.Limits, method string) limit {
 		return limit{l.ExplainBatch, "explain_batch"}
 	case "Summarise":
 		return limit{l.SummariseBatch, "summarise_batch"}
+	case "ModelCall":
+		return limit{l.ModelCall, "model_call"}
 	}
 	return limit{l.Handshake, "handshake"}
 }

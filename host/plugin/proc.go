@@ -221,8 +221,9 @@ func (m *Manager) launch(ctx context.Context, sp spec) (any, *proc, error) {
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: driver.Handshake(),
 		Plugins: driver.PluginSetFor(driver.Options{
-			Timeouts: driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load},
-			Models:   m.models,
+			Timeouts:  driver.Timeouts{Info: lim.Handshake, Check: lim.Check, Release: lim.Load},
+			Models:    m.models,
+			ModelCall: modelCallLimit(lim),
 		}),
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
 			// cmd carries the environment go-plugin made for the plugin.
@@ -556,7 +557,36 @@ func (r remotePosterior) SampleDraws(ctx context.Context, a sdk.Artifact, req sd
 		d, err = driver.SampleDraws(ctx, r.Posterior, a, req)
 		return err
 	})
-	return d, err
+	if err != nil {
+		return nil, r.ModelCalls().Expire(err) // a served draw's Describe past model_call
+	}
+	return d, nil
+}
+
+// modelCallLimit is each request's limit to a served draw's model
+// service (limits.model_call).
+func modelCallLimit(l limits.Limits) sdk.CallLimit {
+	lim := limitOf(l, "ModelCall")
+	return sdk.CallLimit{Timeout: lim.d, Key: "limits." + lim.key}
+}
+
+// ModelCalls makes the posterior a driver.DrawServer: the host's
+// requests to its served draws have limits.model_call, and one past it
+// kills the posterior's process group (which serves them, hung in the
+// request or not) and fails naming the plugin. The next request for the
+// posterior starts it again.
+func (r remotePosterior) ModelCalls() driver.ModelCalls {
+	return driver.ModelCalls{Limit: modelCallLimit(r.p.lim), Expired: r.p.modelCallExpired}
+}
+
+// modelCallExpired kills the process whose served draw had no answer
+// within limits.model_call, waits (a few seconds at most) for it to be
+// reaped, and returns err naming the plugin.
+func (p *proc) modelCallExpired(err error) error {
+	p.killFor(fmt.Sprintf("model service had no answer within %s", limitOf(p.lim, "ModelCall")))
+	p.exited(5 * time.Second)
+	p.discard()
+	return &procError{fmt.Sprintf("%s: %s; killed its process group", p.what(), termsafe.Escape(err.Error())), err}
 }
 
 type remoteExplainer struct {

@@ -109,6 +109,7 @@ type canonLimits struct {
 	Load           string `toml:"load"`
 	ExplainBatch   string `toml:"explain_batch"`
 	SummariseBatch string `toml:"summarise_batch"`
+	ModelCall      string `toml:"model_call"`
 	ScriptMemory   string `toml:"script_memory"`
 	PluginMemory   string `toml:"plugin_memory"`
 }
@@ -117,7 +118,7 @@ func canonLimitsOf(l limits.Limits) canonLimits {
 	f := units.FormatDuration
 	return canonLimits{
 		Handshake: f(l.Handshake), Check: f(l.Check), Fit: f(l.Fit), Sample: f(l.Sample), Load: f(l.Load),
-		ExplainBatch: f(l.ExplainBatch), SummariseBatch: f(l.SummariseBatch), ScriptMemory: FormatSize(l.ScriptMemory),
+		ExplainBatch: f(l.ExplainBatch), SummariseBatch: f(l.SummariseBatch), ModelCall: f(l.ModelCall), ScriptMemory: FormatSize(l.ScriptMemory),
 		PluginMemory: pluginMemory(l.PluginMemory),
 	}
 }

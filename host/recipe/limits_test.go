@@ -38,6 +38,7 @@ sample = "90s"
 load = "250ms"
 explain_batch = "2m"
 summarise_batch = "45s"
+model_call = "20s"
 script_memory = "512MiB"
 plugin_memory = "1GiB"
 `
@@ -46,12 +47,12 @@ plugin_memory = "1GiB"
 		t.Fatal(err)
 	}
 	want := limits.Limits{Handshake: 5 * time.Second, Check: 90 * time.Second, Fit: 12 * time.Hour, Sample: 90 * time.Second,
-		Load: 250 * time.Millisecond, ExplainBatch: 2 * time.Minute, SummariseBatch: 45 * time.Second, ScriptMemory: 512 * MiB, PluginMemory: GiB}
+		Load: 250 * time.Millisecond, ExplainBatch: 2 * time.Minute, SummariseBatch: 45 * time.Second, ModelCall: 20 * time.Second, ScriptMemory: 512 * MiB, PluginMemory: GiB}
 	if r2.Limits != want {
 		t.Errorf("limits\n got %+v\nwant %+v", r2.Limits, want)
 	}
 	c := string(checkCanonical(t, r2, ""))
-	for _, w := range []string{"[limits]", `check = "90s"`, `load = "250ms"`, `fit = "12h"`, `script_memory = "512MiB"`, `plugin_memory = "1GiB"`} {
+	for _, w := range []string{"[limits]", `check = "90s"`, `load = "250ms"`, `fit = "12h"`, `model_call = "20s"`, `script_memory = "512MiB"`, `plugin_memory = "1GiB"`} {
 		if !strings.Contains(c, w) {
 			t.Errorf("canonical form lacks %s:\n%s", w, c)
 		}
@@ -96,7 +97,7 @@ plugin_memory = "1GiB"
 		{"plugin_memory", `"lots"`, []string{`key "plugin_memory" in [limits]`, `"lots" is not a size`, `or "auto" for the default`}},
 		{"plugin_memory", `"255MiB"`, []string{`key "plugin_memory" in [limits]`, "255MiB is less than 256MiB, the least a plugin process needs", "256MiB or more"}},
 		{"plugin_memory", `false`, []string{`key "plugin_memory" in [limits]`, "got boolean false"}},
-		{"timeout", `"1m"`, []string{`unknown key "timeout" in [limits]`, "accepted: check, explain_batch, fit, handshake, load, plugin_memory, sample, script_memory, summarise_batch"}},
+		{"timeout", `"1m"`, []string{`unknown key "timeout" in [limits]`, "accepted: check, explain_batch, fit, handshake, load, model_call, plugin_memory, sample, script_memory, summarise_batch"}},
 	} {
 		text := minimal + "\n[limits]\n" + c.key + " = " + c.value + "\n"
 		_, err := Parse("bad.toml", []byte(text), "")

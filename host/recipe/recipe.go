@@ -96,6 +96,7 @@
 //	load             duration default "5m"; each draw loaded into an explainer, or released
 //	explain_batch    duration default "10m"; each Explain call (a batch of records, one draw)
 //	summarise_batch  duration default "10m"; each Summarise call (a batch of records)
+//	model_call       duration default "5m"; each call of a served draw's model service (a batch), e.g. posterior.torch's
 //	script_memory    size     default "2GiB"; >= 256MiB; memory of a script's process
 //	plugin_memory    size     default "auto" (half the host's memory); >= 256MiB; memory of each plugin process
 //

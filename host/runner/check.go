@@ -26,7 +26,11 @@ import (
 // as they would in a run (`uaxai recipe check --trial`; a run checks its
 // recipe so).
 func Check(ctx context.Context, r *recipe.Recipe, p engine.Plugins) error {
-	_, err := check(ctx, r, newResolver(p, r, 1))
+	res, err := newResolver(p, r, 1)
+	if err != nil {
+		return err
+	}
+	_, err = check(ctx, r, res)
 	return err
 }
 
@@ -58,7 +62,11 @@ type Locator interface {
 // tables of those plugins were not checked by their plugins, and Check
 // does that.
 func CheckStatic(ctx context.Context, r *recipe.Recipe, p engine.Plugins) ([]NotStarted, error) {
-	_, skipped, err := checkWith(ctx, r, newResolver(p, r, 1), true)
+	res, err := newResolver(p, r, 1)
+	if err != nil {
+		return nil, err
+	}
+	_, skipped, err := checkWith(ctx, r, res, true)
 	return skipped, err
 }
 

@@ -18,9 +18,11 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -52,6 +54,11 @@ type ExplainOptions struct {
 	// Weights (or, with no Weights, its own) on the input's shape, whose
 	// draws are explained; the caller closes it. Model is then unused.
 	Served *TorchServer
+	// Limits bound the host's requests to served draws (model_call; zero
+	// fields: limits.Default's): past it a PyTorch model's server is
+	// killed and Explain fails naming the draw and the request. The
+	// explainer's own calls have the plugin manager's limits.
+	Limits limits.Limits
 }
 
 // SummarySpec is one summary of Explain: a summary plugin, its config,
@@ -177,6 +184,7 @@ type explainJob struct {
 	targets  []int
 	draws    []nn.Params       // the draws' networks, or none when served
 	served   []sdk.ModelRef    // the served draws (ExplainOptions.Model, Served)
+	calls    driver.ModelCalls // bounds the host's requests to them
 	server   io.Closer         // the server Explain started (a PyTorch model's, or the graph networks' model service), closed with the job
 	names    []string          // the draws' weights files
 	step     engine.Explaining // the explainer with every draw loaded
@@ -211,7 +219,9 @@ func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = j.run(ctx, bw)
+	// An explainer's request to a served draw past model_call stops the
+	// server (a PyTorch model's) too.
+	err = j.calls.Expire(j.run(ctx, bw))
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -268,10 +278,10 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	j.n, j.nIn, j.x = in.c*in.t, in.n, in.x
 	var classes int
 	if opt.Served != nil || opt.Model != nil {
-		if j.served, j.names, j.server, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in); err != nil {
+		if j.served, j.names, j.server, j.calls, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in, opt.Limits); err != nil {
 			return nil, err
 		}
-		if classes, err = servedShape(ctx, j.served, j.names, j.n); err != nil {
+		if classes, err = servedShape(ctx, j.served, j.names, j.n, j.calls); err != nil {
 			return nil, err
 		}
 	} else {
@@ -333,7 +343,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 		}
 		m, err := ex.Load(ctx, d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, j.names[s], err)
+			return nil, fmt.Errorf("%s: load draw %d (%s): %w", j.id, s, j.names[s], j.calls.Expire(err))
 		}
 		j.step.Models = append(j.step.Models, m)
 	}
@@ -375,7 +385,7 @@ func (j *explainJob) resolveTargets(ctx context.Context, classes int) ([]int, er
 func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) {
 	if j.served != nil {
 		sum := make([]float64, j.nIn*classes)
-		if err := servedProbs(ctx, sum, j.served, j.names, j.x, j.n, classes); err != nil {
+		if err := servedProbs(ctx, sum, j.served, j.names, j.x, j.n, classes, j.calls); err != nil {
 			return nil, fmt.Errorf("target predicted: %w", err)
 		}
 		out := make([]int, j.nIn)

@@ -23,7 +23,8 @@ import (
 // manager's Script, in a process of its own, like every other plugin
 // (its digest is kept for the manifest); every other ID goes to the
 // manager's Summary. Both keep their clients. newResolver hands the
-// recipe's [limits] to the manager.
+// recipe's [limits] to the manager, with over (the command line's
+// --limit) set over them.
 type resolver struct {
 	engine.Plugins
 	workers int
@@ -44,9 +45,13 @@ type limiter interface{ SetLimits(limits.Limits) }
 // dirAdder is what takes the recipe's plugin_dirs: host/plugin's Manager.
 type dirAdder interface{ AddDirs(dirs ...string) }
 
-func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
+func newResolver(p engine.Plugins, r *recipe.Recipe, workers int, over ...limits.Setting) (*resolver, error) {
+	lim := r.Limits
+	if err := lim.Apply(over); err != nil {
+		return nil, fmt.Errorf("--limit: %w", err)
+	}
 	if l, ok := p.(limiter); ok {
-		l.SetLimits(r.Limits)
+		l.SetLimits(lim)
 	}
 	if a, ok := p.(dirAdder); ok {
 		if len(r.PluginDirs) > 0 {
@@ -62,7 +67,7 @@ func newResolver(p engine.Plugins, r *recipe.Recipe, workers int) *resolver {
 			res.paths[ref.Script] = true
 		}
 	}
-	return res
+	return res, nil
 }
 
 // shippedTorchPosterior is the repository's plugins/posterior/torch, the

@@ -146,7 +146,11 @@ func TestPostHocCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, err := check(context.Background(), r, newResolver(res, r, 1))
+	rs, err := newResolver(res, r, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := check(context.Background(), r, rs)
 	if err != nil || versions["posterior.laplace"] != laplace.Version || versions["posterior.deterministic"] == "" {
 		t.Errorf("laplace: versions %v, %v", versions, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -24,6 +25,10 @@ type PredictOptions struct {
 	// Weights (or, with no Weights, its own) on the input's shape; the
 	// caller closes it. Model is then unused.
 	Served *TorchServer
+	// Limits bound the requests to served draws (model_call; zero
+	// fields: limits.Default's): past it a PyTorch model's server is
+	// killed and Predict fails naming the draw and the request.
+	Limits limits.Limits
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -150,7 +155,7 @@ func (p *Predictions) set(b0 int, mean []float64) {
 
 // predictServed is Predict on served draws (opt.Model or opt.Served).
 func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predictions, err error) {
-	refs, names, started, err := serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in)
+	refs, names, started, calls, err := serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in, opt.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +163,7 @@ func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predi
 		defer func() { err = errors.Join(err, started.Close()) }()
 	}
 	n := in.c * in.t
-	k, err := servedShape(ctx, refs, names, n)
+	k, err := servedShape(ctx, refs, names, n, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +172,7 @@ func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predi
 		return nil, err
 	}
 	mean := make([]float64, in.n*k)
-	if err := servedProbs(ctx, mean, refs, names, in.x, n, k); err != nil {
+	if err := servedProbs(ctx, mean, refs, names, in.x, n, k, calls); err != nil {
 		return nil, err
 	}
 	out.set(0, mean)

@@ -17,6 +17,7 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/rundir"
@@ -41,6 +42,9 @@ type Options struct {
 	// UnitRecords is the records of an explain unit (0: 256). It changes
 	// the units, never the results; every shard of a run must use the same.
 	UnitRecords int
+	// Limits are set over the recipe's [limits] (the command line's
+	// --limit key=duration); they change no result.
+	Limits []limits.Setting
 
 	versions map[string]string // plugin versions by ID, for the manifest
 	digests  map[string]string // script SHA-256 by path, for the manifest
@@ -210,7 +214,10 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	plugins := newResolver(opt.Plugins, r, workers)
+	plugins, err := newResolver(opt.Plugins, r, workers, opt.Limits...)
+	if err != nil {
+		return nil, err
+	}
 	versions, err := check(ctx, r, plugins)
 	if err != nil {
 		return nil, err

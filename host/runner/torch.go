@@ -16,9 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/internal/procgroup"
 	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -398,10 +400,11 @@ func (s *TorchServer) Close() error {
 
 // servedShape opens each served draw and checks that it takes inputs of
 // n values and that all have the classes of draw 0, which it returns.
-// names are the draws' weights files, for messages.
-func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int) (classes int, err error) {
+// names are the draws' weights files, for messages; calls bounds each
+// Describe.
+func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int, calls driver.ModelCalls) (classes int, err error) {
 	for s, r := range refs {
-		m, err := sdk.OpenModel(ctx, r)
+		m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &r}, calls)
 		if err != nil {
 			return 0, fmt.Errorf("draw %d (%s): %w", s, names[s], err)
 		}
@@ -419,22 +422,25 @@ func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int
 	return classes, nil
 }
 
+// servedBatch is the inputs of one Probs request of servedProbs.
+const servedBatch = 64
+
 // servedProbs writes into dst (nIn x classes) the mean over the served
 // draws of the class probabilities of the inputs x (nIn x n),
-// (1/S) sum_s p(c | x_i, theta_s), accumulated in float64.
-func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names []string, x []float32, n, classes int) error {
+// (1/S) sum_s p(c | x_i, theta_s), accumulated in float64. calls bounds
+// each request (a batch of servedBatch inputs).
+func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names []string, x []float32, n, classes int, calls driver.ModelCalls) error {
 	nIn := len(x) / n
 	clear(dst)
-	const batch = 64
-	pr := make([]float32, batch*classes)
+	pr := make([]float32, servedBatch*classes)
 	for s, r := range refs {
-		m, err := sdk.OpenModel(ctx, r)
+		m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &r}, calls)
 		if err != nil {
 			return fmt.Errorf("draw %d (%s): %w", s, names[s], err)
 		}
 		err = m.Call(ctx, func(model nn.Model) error {
-			for b0 := 0; b0 < nIn; b0 += batch {
-				b := min(batch, nIn-b0)
+			for b0 := 0; b0 < nIn; b0 += servedBatch {
+				b := min(servedBatch, nIn-b0)
 				model.Probs(pr[:b*classes], x[b0*n:(b0+b)*n])
 				for j, v := range pr[:b*classes] {
 					if math.IsNaN(float64(v)) {
@@ -463,22 +469,46 @@ func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names 
 // (started): the Python kit's server of a PyTorch module, or, for a
 // native graph network (IsGraphModel: .onnx, .toml), a model service of
 // this process (serveGraph).
-func serveDraws(ctx context.Context, model *TorchModel, served *TorchServer, weights []string, in inputs) (refs []sdk.ModelRef, names []string, started io.Closer, err error) {
+//
+// calls bounds each request to the draws' service by lim's model_call;
+// past it a PyTorch model's server is killed (TorchServer.ModelCalls).
+func serveDraws(ctx context.Context, model *TorchModel, served *TorchServer, weights []string, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error) {
+	limit := modelCallLimit(lim)
 	if served == nil && IsGraphModel(model.Module) {
-		return serveGraph(model.Module, weights, in)
+		refs, names, started, err = serveGraph(model.Module, weights, in)
+		return refs, names, started, driver.ModelCalls{Limit: limit}, err
 	}
 	if served == nil {
 		ts, err := StartTorchServer(ctx, *model, weights, in.c, in.t)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, calls, err
 		}
-		return ts.Draws(), ts.Weights(), ts, nil
+		return ts.Draws(), ts.Weights(), ts, ts.ModelCalls(limit), nil
 	}
 	if c, t := served.Shape(); c != in.c || t != in.t {
-		return nil, nil, nil, fmt.Errorf("the model server of %s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d", served.Module(), c, t, in.c, in.t)
+		return nil, nil, nil, calls, fmt.Errorf("the model server of %s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d", served.Module(), c, t, in.c, in.t)
 	}
 	if len(weights) > 0 && strings.Join(weights, "\x00") != strings.Join(served.Weights(), "\x00") {
-		return nil, nil, nil, fmt.Errorf("weights %s: the model server of %s serves %s (want its files, or none)", strings.Join(weights, ","), served.Module(), strings.Join(served.Weights(), ","))
+		return nil, nil, nil, calls, fmt.Errorf("weights %s: the model server of %s serves %s (want its files, or none)", strings.Join(weights, ","), served.Module(), strings.Join(served.Weights(), ","))
 	}
-	return served.Draws(), served.Weights(), nil, nil
+	return served.Draws(), served.Weights(), nil, served.ModelCalls(limit), nil
+}
+
+// modelCallLimit is limits.model_call of l (its default if unset).
+func modelCallLimit(l limits.Limits) sdk.CallLimit {
+	return sdk.CallLimit{Timeout: l.OrDefault().ModelCall, Key: "limits.model_call"}
+}
+
+// ModelCalls bounds each request to the server's draws by limit; one
+// past it kills the server's process group (the server is then of no
+// further use: its later requests fail) and fails naming the server.
+func (s *TorchServer) ModelCalls(limit sdk.CallLimit) driver.ModelCalls {
+	return driver.ModelCalls{Limit: limit, Expired: func(err error) error {
+		s.kill()
+		select {
+		case <-s.exited:
+		case <-time.After(5 * time.Second):
+		}
+		return fmt.Errorf("%s %s (pid %d): %w; killed its process group", torchServerWhat, s.module, s.cmd.Process.Pid, err)
+	}}
 }

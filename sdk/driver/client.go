@@ -37,6 +37,8 @@ type clientPlugin struct {
 	timeouts Timeouts
 	models   *ModelService // serves the explainers that want it
 	serveAll bool          // serve every explainer's draws, wanted or not
+	// modelCall bounds each request to a served draw's service.
+	modelCall sdk.CallLimit
 }
 
 // GRPCServer is the plugin's side, which a host never plays.
@@ -55,7 +57,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 	)
 	switch p.kind {
 	case sdk.KindPosterior:
-		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts, models: p.models}
+		c := &posteriorClient{rpc: pb.NewPosteriorClient(conn), timeouts: p.timeouts, models: p.models, modelCall: p.modelCall}
 		var r *pb.PosteriorInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -65,7 +67,7 @@ func (p *clientPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c
 		}
 		v = c
 	case sdk.KindExplainer:
-		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts, models: p.models, serveAll: p.serveAll}
+		c := &explainerClient{rpc: pb.NewExplainerClient(conn), timeouts: p.timeouts, models: p.models, serveAll: p.serveAll, modelCall: p.modelCall}
 		var r *pb.ExplainerInfo
 		if r, err = c.rpc.Info(ctx, &pb.InfoRequest{}); err == nil {
 			info = decodeInfo(r.GetInfo())
@@ -105,6 +107,8 @@ type posteriorClient struct {
 	rpc      pb.PosteriorClient
 	timeouts Timeouts
 	models   *ModelService // makes the socket directories of served draws
+	// modelCall bounds each Describe of a served draw.
+	modelCall sdk.CallLimit
 }
 
 func (c *posteriorClient) Check(cfg sdk.Config, draws int) error {
@@ -245,7 +249,7 @@ func (c *posteriorClient) SampleDraws(ctx context.Context, a sdk.Artifact, req s
 		for i, m := range resp.GetServed() {
 			refs[i] = sdk.ModelRef{Address: m.GetAddress(), Handle: m.GetHandle()}
 		}
-		if err := checkServed(ctx, refs, r.SocketDir, len(req.Seeds)); err != nil {
+		if err := checkServed(ctx, refs, r.SocketDir, len(req.Seeds), c.modelCall); err != nil {
 			return nil, pluginErr(id, "Sample", err)
 		}
 		draws := make([]sdk.Draw, len(refs))
@@ -288,6 +292,8 @@ type explainerClient struct {
 	timeouts Timeouts
 	models   *ModelService
 	serveAll bool
+	// modelCall bounds the Describe of a served draw it loads.
+	modelCall sdk.CallLimit
 }
 
 func (c *explainerClient) Check(cfg sdk.Config) error {
@@ -306,14 +312,14 @@ func (c *explainerClient) Check(cfg sdk.Config) error {
 func (c *explainerClient) Load(ctx context.Context, draw sdk.Draw) (Model, error) {
 	id := c.info.ID
 	if draw.Served != nil {
-		n, k, err := drawShape(ctx, draw)
+		n, k, err := drawShape(ctx, draw, c.modelCall)
 		if err != nil {
 			return nil, pluginErr(id, "Load", err)
 		}
 		svc := &pb.ModelService{Address: draw.Served.Address, Handle: draw.Served.Handle}
-		resp, err := c.rpc.Load(ctx, &pb.LoadRequest{Service: svc})
+		resp, err := c.rpc.Load(sdk.WithCallLimit(ctx, c.modelCall), &pb.LoadRequest{Service: svc})
 		if err != nil {
-			return nil, callErr(ctx, id, "Load", err)
+			return nil, modelCallErr(ctx, callErr(ctx, id, "Load", err))
 		}
 		return &loadedDraw{c: c, handle: resp.GetHandle(), inputLen: n, classes: k, service: svc}, nil
 	}
@@ -399,12 +405,20 @@ func (m *loadedDraw) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 	if err != nil {
 		return nil, pluginErr(id, "Explain", err)
 	}
-	resp, err := m.c.rpc.Explain(ctx, &pb.ExplainRequest{
+	cctx := ctx
+	if m.service != nil && !m.hosted { // a served draw: the plugin bounds each request to it
+		cctx = sdk.WithCallLimit(ctx, m.c.modelCall)
+	}
+	resp, err := m.c.rpc.Explain(cctx, &pb.ExplainRequest{
 		Model: m.handle, X: wire.Float32Bytes(req.X), Targets: wire.Int64s(req.Targets),
 		Seeds: req.Seeds, ConfigJson: cfg, Service: m.service,
 	})
 	if err != nil {
-		return nil, callErr(ctx, id, "Explain", err)
+		err = callErr(ctx, id, "Explain", err)
+		if m.service != nil && !m.hosted {
+			err = modelCallErr(ctx, err)
+		}
+		return nil, err
 	}
 	maps := make([][]float64, len(resp.GetMaps()))
 	for i, b := range resp.GetMaps() {
@@ -488,6 +502,24 @@ func (e *remoteError) Error() string {
 
 // GRPCStatus lets status.Code and status.FromError see the code.
 func (e *remoteError) GRPCStatus() *status.Status { return e.st }
+
+// modelCallError is the error of an explainer's Load or Explain that
+// answered DeadlineExceeded for a served draw while the host's context
+// ran: a request of the plugin's to the draw's service had no answer
+// within the limit the host gave it (sdk.WithCallLimit), which
+// ModelCalls.Expire then handles as its own.
+type modelCallError struct{ err error }
+
+func (e *modelCallError) Error() string { return e.err.Error() }
+func (e *modelCallError) Unwrap() error { return e.err }
+
+// modelCallErr marks err as a modelCallError if it is one.
+func modelCallErr(ctx context.Context, err error) error {
+	if ctx.Err() == nil && status.Code(err) == codes.DeadlineExceeded {
+		return &modelCallError{err}
+	}
+	return err
+}
 
 // callErr converts the error of a gRPC call. If the caller's context is
 // done, the error wraps ctx.Err().

@@ -103,6 +103,12 @@ type Options struct {
 	// through the host as a plugin in another language does (sdktest
 	// runs an explainer both ways).
 	ServeModels bool
+	// ModelCall bounds each request the clients make to the model
+	// service of a served draw (the Describe of each draw a posterior
+	// serves, as its Sample is checked and as the draw is loaded into an
+	// explainer): past it the request fails with an *sdk.CallTimeoutError.
+	// Zero: no bound but the call's context.
+	ModelCall sdk.CallLimit
 }
 
 // PluginSetFor is PluginSet with options.
@@ -111,7 +117,7 @@ func PluginSetFor(o Options) goplugin.PluginSet {
 	t = Timeouts{Info: t.or(t.Info), Check: t.or(t.Check), Release: t.or(t.Release)}
 	set := goplugin.PluginSet{}
 	for _, k := range []sdk.Kind{sdk.KindPosterior, sdk.KindExplainer, sdk.KindSummary} {
-		set[string(k)] = &clientPlugin{kind: k, timeouts: t, models: o.Models, serveAll: o.ServeModels}
+		set[string(k)] = &clientPlugin{kind: k, timeouts: t, models: o.Models, serveAll: o.ServeModels, modelCall: o.ModelCall}
 	}
 	return set
 }

@@ -221,7 +221,7 @@ func checkDraws(ctx context.Context, d []sdk.Draw, req sdk.SampleRequest) error 
 		return fmt.Errorf("%d draws are served and %d are parameters (want all one way)", len(refs), len(ps))
 	}
 	if len(refs) > 0 {
-		return checkServed(ctx, refs, req.SocketDir, len(req.Seeds))
+		return checkServed(ctx, refs, req.SocketDir, len(req.Seeds), sdk.CallLimit{})
 	}
 	return checkDrawsOut(ps, len(req.Seeds))
 }
@@ -238,7 +238,7 @@ func (c *localExplainer) Check(cfg sdk.Config) error {
 // Load builds the draw's model in process, once; a served draw's model
 // is a client of its posterior's model service.
 func (c *localExplainer) Load(ctx context.Context, draw sdk.Draw) (Model, error) {
-	m, err := openDraw(ctx, draw)
+	m, err := openDraw(ctx, draw, ModelCalls{}) // in process: no limits (as Options.InProcess's built-ins)
 	if err != nil {
 		return nil, pluginErr(c.info.ID, "Load", err)
 	}

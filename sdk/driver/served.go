@@ -30,6 +30,53 @@ func SampleDraws(ctx context.Context, p sdk.Posterior, a sdk.Artifact, req sdk.S
 	return sdk.ParamsDraws(ps), nil
 }
 
+// ModelCalls is how the host bounds the requests it makes to the model
+// service of a served draw (Describe, and each batch of its
+// predictions): each has Limit, and one that has no answer within it
+// fails with an *sdk.CallTimeoutError, which Expired, if set, is handed
+// once: it stops what serves the draw (host/plugin kills the posterior's
+// process group) and returns the error to report, which says so.
+type ModelCalls struct {
+	Limit   sdk.CallLimit
+	Expired func(err error) error
+}
+
+// Expire is the error of a call that failed: if a request of it had no
+// answer within the limit (err holds an *sdk.CallTimeoutError, as a
+// Describe of a draw loaded into an explainer may, or is an explainer
+// plugin's Load or Explain of a served draw that answered that one of its
+// requests did), Expired's, which stops what serves the draw; else err.
+func (c ModelCalls) Expire(err error) error { return c.expired(err) }
+
+// expired is the error of a request past the limit: Expired's, or err.
+func (c ModelCalls) expired(err error) error {
+	if c.Expired == nil {
+		return err
+	}
+	_, timeout := errors.AsType[*sdk.CallTimeoutError](err)
+	_, plugins := errors.AsType[*modelCallError](err)
+	if !timeout && !plugins {
+		return err
+	}
+	return c.Expired(err)
+}
+
+// DrawServer is a posterior whose served draws' requests the host bounds
+// (host/plugin's posteriors, whose process serves them): ModelCalls is
+// its limit and what stops it.
+type DrawServer interface {
+	ModelCalls() ModelCalls
+}
+
+// ModelCallsOf is p's ModelCalls if it is a DrawServer, else none (no
+// limit but the caller's context: an in-process posterior of a test).
+func ModelCallsOf(p sdk.Posterior) ModelCalls {
+	if s, ok := p.(DrawServer); ok {
+		return s.ModelCalls()
+	}
+	return ModelCalls{}
+}
+
 // errNoDrawDir is the error of a posterior that serves its draws in a
 // host that has no model service to make their directory in.
 var errNoDrawDir = errors.New("the posterior serves its draws (Info.ServesModels), and this host gives it no directory for their sockets (driver.Options.Models)")
@@ -46,8 +93,8 @@ func drawDir(models *ModelService) (string, error) {
 // a socket directly inside dir (the SampleRequest's SocketDir) whose path
 // a unix socket can have, and a handle that is not 0; then it describes
 // each draw at its service, which must answer, and with the input length
-// and classes of draw 0.
-func checkServed(ctx context.Context, refs []sdk.ModelRef, dir string, want int) error {
+// and classes of draw 0, each Describe within limit.
+func checkServed(ctx context.Context, refs []sdk.ModelRef, dir string, want int, limit sdk.CallLimit) error {
 	if len(refs) != want {
 		return fmt.Errorf("returned %d served draws for %d seeds (want one draw per seed)", len(refs), want)
 	}
@@ -56,7 +103,7 @@ func checkServed(ctx context.Context, refs []sdk.ModelRef, dir string, want int)
 		if err := checkRef(r, dir); err != nil {
 			return fmt.Errorf("draw %d: %w", s, err)
 		}
-		m, err := sdk.OpenModel(ctx, r)
+		m, err := sdk.OpenModel(ctx, r, limit)
 		if err != nil {
 			return fmt.Errorf("draw %d: %w", s, err)
 		}
@@ -90,15 +137,15 @@ func checkRef(r sdk.ModelRef, dir string) error {
 }
 
 // drawShape is the input length and classes of a draw: its
-// architecture's, or its service's (ctx bounds the Describe).
-func drawShape(ctx context.Context, d sdk.Draw) (inputLen, classes int, err error) {
+// architecture's, or its service's (ctx and limit bound the Describe).
+func drawShape(ctx context.Context, d sdk.Draw, limit sdk.CallLimit) (inputLen, classes int, err error) {
 	if d.Served == nil {
 		return checkModel(d.Params)
 	}
 	if d.Params.Data != nil {
 		return 0, 0, errors.New("bad request: a draw with both parameters and a served model (want one of them)")
 	}
-	m, err := sdk.OpenModel(ctx, *d.Served)
+	m, err := sdk.OpenModel(ctx, *d.Served, limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -112,19 +159,20 @@ func drawShape(ctx context.Context, d sdk.Draw) (inputLen, classes int, err erro
 type drawModel struct {
 	m      nn.Model
 	served *sdk.ServedModel
+	calls  ModelCalls
 }
 
-// openDraw builds or dials draw d.
-func openDraw(ctx context.Context, d sdk.Draw) (*drawModel, error) {
+// openDraw builds or dials draw d; calls bounds a served draw's requests.
+func openDraw(ctx context.Context, d sdk.Draw, calls ModelCalls) (*drawModel, error) {
 	if d.Served != nil {
 		if d.Params.Data != nil {
 			return nil, errors.New("bad request: a draw with both parameters and a served model (want one of them)")
 		}
-		m, err := sdk.OpenModel(ctx, *d.Served)
+		m, err := sdk.OpenModel(ctx, *d.Served, calls.Limit)
 		if err != nil {
-			return nil, err
+			return nil, calls.expired(err)
 		}
-		return &drawModel{served: m}, nil
+		return &drawModel{served: m, calls: calls}, nil
 	}
 	if _, _, err := checkModel(d.Params); err != nil {
 		return nil, err
@@ -152,7 +200,7 @@ func (d *drawModel) classes() int {
 
 func (d *drawModel) call(ctx context.Context, f func(nn.Model) error) error {
 	if d.served != nil {
-		return d.served.Call(ctx, f)
+		return d.calls.expired(d.served.Call(ctx, f))
 	}
 	return f(d.m)
 }
@@ -170,9 +218,11 @@ func (d *drawModel) close() error {
 type DrawModel struct{ d *drawModel }
 
 // OpenDraw builds draw d's network, or dials and describes the service
-// that serves it. The caller closes it.
-func OpenDraw(ctx context.Context, d sdk.Draw) (*DrawModel, error) {
-	m, err := openDraw(ctx, d)
+// that serves it, each request to which calls bounds (ModelCallsOf the
+// posterior of d: past its limit the posterior's process is stopped and
+// the call fails). The caller closes it.
+func OpenDraw(ctx context.Context, d sdk.Draw, calls ModelCalls) (*DrawModel, error) {
+	m, err := openDraw(ctx, d, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +236,8 @@ func (m *DrawModel) InputLen() int { return m.d.inputLen() }
 func (m *DrawModel) Classes() int { return m.d.classes() }
 
 // Call calls f with the draw's nn.Model; a call of a served draw's
-// service that fails is Call's error (ctx bounds the calls).
+// service that fails is Call's error (ctx and OpenDraw's ModelCalls
+// bound each request).
 func (m *DrawModel) Call(ctx context.Context, f func(nn.Model) error) error { return m.d.call(ctx, f) }
 
 // Close closes a served draw's connection; a built network has nothing to

@@ -477,6 +477,37 @@ class TestServer(ServiceCase):
         fut.cancel()
         self.assertTrue(self.svc.ended.wait(10), "the model call outlived the cancelled Explain")
 
+    def test_hung_call_past_the_hosts_limit(self):
+        # The host's limit of each model call (limits.model_call) comes in
+        # the Load's and the Explain's metadata; a hung Probs past it ends
+        # the Explain with DEADLINE_EXCEEDED, naming the call, its batch
+        # and the key, although the Explain itself has no deadline.
+        md = (("uaxai-model-call-ms", "1000"), ("uaxai-model-call-key", "limits.model_call"))
+        h = self.ex.Load(plugin_pb2.LoadRequest(service=self.fake.ref(7)), metadata=md, timeout=10).handle
+        r = self.ex.Explain(self.explain_req(h), metadata=md, timeout=10)  # answered within the limit
+        self.assertEqual(len(r.maps), 3)
+        self.svc.hang.set()
+        code, msg = self.code_msg(lambda: self.ex.Explain(self.explain_req(h), metadata=md, timeout=60))
+        self.assertEqual((code, msg), (grpc.StatusCode.DEADLINE_EXCEEDED,
+                                       "model service: Probs of 3 inputs: no answer within 1s (limits.model_call)"))
+        self.assertTrue(self.svc.ended.wait(10), "the model call outlived its limit")
+
+    def test_call_limit_metadata(self):
+        class Ctx:
+            def __init__(self, md):
+                self.md = md
+
+            def invocation_metadata(self):
+                return self.md
+        key = ("uaxai-model-call-key", "limits.model_call")
+        for ms, want in (("2000", (2.0, "2s (limits.model_call)")), ("300000", (300.0, "5m (limits.model_call)")),
+                         ("7200000", (7200.0, "2h (limits.model_call)")), ("1500", (1.5, "1500ms (limits.model_call)"))):
+            self.assertEqual(kit.model.call_limit(Ctx((("uaxai-model-call-ms", ms), key))), want)
+        for md in ((), (("uaxai-model-call-ms", "soon"), key), (("uaxai-model-call-ms", "0"), key), (key,)):
+            self.assertIsNone(kit.model.call_limit(Ctx(md)), md)
+        self.assertIsNone(kit.model.call_limit(None))
+        self.assertEqual(kit.model.call_limit(Ctx((("uaxai-model-call-ms", "1000"),))), (1.0, "1s"))
+
 
 if __name__ == "__main__":
     unittest.main()

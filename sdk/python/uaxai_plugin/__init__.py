@@ -55,7 +55,7 @@ except ImportError as _e:
         "takes the first of plugin.toml's python, $UAXAI_PYTHON, python3 on PATH and /usr/bin/python3 that has them)"
         % (_sys.executable, _e.name or "a module", _e)) from None
 
-from .errors import Error, ServiceError
+from .errors import CallTimeoutError, Error, ServiceError
 from .model import ArchError, Model, service_channel, shapes
 from .server import (
     MAGIC_COOKIE_KEY,
@@ -73,7 +73,7 @@ from .server import (
 from .wire import WireError
 
 __all__ = [
-    "ArchError", "Model", "ServiceError", "service_channel", "shapes", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "NEEDS_INPUT_GRAD",
+    "ArchError", "CallTimeoutError", "Model", "ServiceError", "service_channel", "shapes", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "NEEDS_INPUT_GRAD",
     "NEEDS_LAYER", "NEEDS_PROBS", "PROTOCOL_VERSION", "Error", "Info", "check_batch", "error_status",
     "handshake_line", "serve", "WireError",
 ]

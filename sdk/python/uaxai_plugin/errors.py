@@ -1,6 +1,8 @@
 """The kit's error types, in a module of their own so that the model
 client (model.py) and the server (server.py) share them."""
 
+import grpc
+
 
 class Error(Exception):
     """An error an explainer reports to the host: its message goes back as
@@ -26,3 +28,19 @@ class ServiceError(Error):
         self.method = method
         self.code = code
         self.details = details
+
+
+class CallTimeoutError(ServiceError):
+    """A request to a served draw's model service that had no answer
+    within the limit the host gave the call (its metadata's
+    uaxai-model-call-ms, limits.model_call): "model service: <Method> of
+    <what it carried>: no answer within <limit> (<key>)", code
+    DEADLINE_EXCEEDED. The kit's server ends the Explain (or Load) with
+    that code, and the host then stops the process that serves the draw,
+    as sdk.CallTimeoutError does for a Go plugin."""
+
+    def __init__(self, method, what, limit):
+        Error.__init__(self, "model service: %s of %s: no answer within %s" % (method, what, limit))
+        self.method = method
+        self.code = grpc.StatusCode.DEADLINE_EXCEEDED
+        self.details = str(self)

@@ -33,7 +33,7 @@ import grpc
 import numpy as np
 
 from . import wire
-from .errors import Error, ServiceError
+from .errors import CallTimeoutError, Error, ServiceError
 from ._pb import plugin_pb2, plugin_pb2_grpc
 
 
@@ -232,10 +232,11 @@ class Model:
         m.service = (ms.address, ms.handle)
         m._stub = plugin_pb2_grpc.ModelStub(service_channel(ms.address))
         m._ctx = context
+        m._limit = call_limit(context)
         m._shapes = {}
         m.params = None
         info = m._call("Describe", plugin_pb2.ModelRef(handle=ms.handle))
-        m._ctx = None
+        m._ctx, m._limit = None, None
         try:
             arch = wire.decode_arch(info.arch_json)
             c, t = _pos_int(arch, "in_channels", arch.get("name", "")), _pos_int(arch, "in_len", arch.get("name", ""))
@@ -254,6 +255,7 @@ class Model:
         that call ends. The server hands explain the bound model."""
         b = copy.copy(self)
         b._ctx = context
+        b._limit = call_limit(context)
         return b
 
     # --- the model service ------------------------------------------------
@@ -536,6 +538,12 @@ class Model:
             timeout = ctx.time_remaining()
             if timeout is not None and not timeout < 1e9:  # no deadline: gRPC reports a huge or infinite time
                 timeout = None
+        # The host's limit of each request (limits.model_call), if it is
+        # the nearer deadline: past it the request is a CallTimeoutError.
+        limit = getattr(self, "_limit", None)
+        limited = limit is not None and (timeout is None or limit[0] < timeout)
+        if limited:
+            timeout = limit[0]
         fut = getattr(self._stub, method).future(req, timeout=timeout)
         if ctx is not None and not ctx.add_callback(fut.cancel):
             fut.cancel()  # the call ended between is_active and add_callback
@@ -547,6 +555,8 @@ class Model:
         except grpc.RpcError as e:
             code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
             details = e.details() if hasattr(e, "details") else str(e)
+            if limited and code == grpc.StatusCode.DEADLINE_EXCEEDED and (ctx is None or ctx.is_active()):
+                raise CallTimeoutError(method, _what(method, req, getattr(self, "input_len", 0)), limit[1]) from None
             raise ServiceError(method, code, details) from None
 
     def _decode(self, method, what, b, shape):
@@ -558,6 +568,58 @@ class Model:
             raise Error("model service: %s: the answer holds %d %s, want %d (%s)"
                         % (method, v.size, what, math.prod(shape), " x ".join(str(d) for d in shape)))
         return v.reshape(shape)
+
+
+CALL_LIMIT_METADATA = "uaxai-model-call-ms"
+CALL_LIMIT_KEY_METADATA = "uaxai-model-call-key"
+
+
+def call_limit(context):
+    """The host's limit of each model-service request of a call (the
+    metadata of its Load or Explain, sdk.WithCallLimit): (seconds, "5m
+    (limits.model_call)"), or None without one."""
+    if context is None or not hasattr(context, "invocation_metadata"):
+        return None
+    ms, key = None, ""
+    for k, v in context.invocation_metadata() or ():
+        if k == CALL_LIMIT_METADATA:
+            try:
+                ms = int(v)
+            except ValueError:
+                return None
+        elif k == CALL_LIMIT_KEY_METADATA and len(v) <= 64:
+            key = v
+    if ms is None or ms <= 0:
+        return None
+    text = _format_ms(ms)
+    return ms / 1000.0, "%s (%s)" % (text, key) if key else text
+
+
+def _format_ms(ms):
+    """A duration in whole milliseconds as the host writes it: the largest
+    of h, m, s, ms that divides it ("2s", "5m", "1500ms")."""
+    for unit, size in (("h", 3600000), ("m", 60000), ("s", 1000)):
+        if ms % size == 0:
+            return "%d%s" % (ms // size, unit)
+    return "%dms" % ms
+
+
+def _what(method, req, input_len):
+    """What a request carried, as the Go client says it: "64 inputs",
+    "1 input, 5 windows", "1 input, 4 perturbations", "2 inputs at layer
+    'x'", "layer 'x''s shape", "handle 7"."""
+    def inputs(n):
+        return "1 input" if n == 1 else "%d inputs" % n
+    n = len(getattr(req, "x", b"")) // 4 // input_len if input_len else 0
+    if method == "Describe":
+        return "handle %d" % req.handle
+    if method == "Windows":
+        return "1 input, %d windows" % len(req.starts)
+    if method == "Spans":
+        return "1 input, %d perturbations" % len(req.ends)
+    if method == "Layer":
+        return "%s at layer \"%s\"" % (inputs(n), req.layer) if req.x else "layer \"%s\"'s shape" % req.layer
+    return inputs(n)
 
 
 def _ints(name, v):

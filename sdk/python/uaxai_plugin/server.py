@@ -18,7 +18,7 @@ import grpc
 import numpy as np
 
 from . import wire
-from .errors import Error
+from .errors import CallTimeoutError, Error
 from .model import Model
 from ._pb import goplugin_pb2, goplugin_pb2_grpc, health_pb2, health_pb2_grpc, plugin_pb2, plugin_pb2_grpc
 
@@ -197,6 +197,8 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
                 m = Model.from_service(request.service, context)
             else:
                 m = Model.from_wire(request.model if has_model else None)
+        except CallTimeoutError as e:
+            context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(e))
         except (Error, ValueError, KeyError, TypeError, AttributeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "building the model: %s" % e)
         # A host that gave up waiting never learns the handle: keep nothing.
@@ -244,6 +246,8 @@ class ExplainerServicer(plugin_pb2_grpc.ExplainerServicer):
             # The model bound to this call: its service calls end with it.
             maps = self.impl.explain(m.bound(context), x.reshape(b, m.input_len), targets, seeds, cfg)
             out = [wire.float64_bytes(np.ravel(mp)) for mp in maps]
+        except CallTimeoutError as e:  # a request past the host's limit: the host stops the draw's server
+            self._fail(context, "Explain", e, grpc.StatusCode.DEADLINE_EXCEEDED)
         except Exception as e:  # noqa: BLE001 - a plugin's error must not kill the server
             self._fail(context, "Explain", e, grpc.StatusCode.UNKNOWN)
         return plugin_pb2.ExplainResponse(maps=out)
