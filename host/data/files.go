@@ -3,13 +3,14 @@ package data
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // Layouts of a dataset directory (ReadOptions.Format, GenerateOptions.Format).
@@ -187,9 +188,9 @@ func readCSVDir(dir string, channels int) (Split, error) {
 // it dropped; a last line without a newline counts), no empty line, no
 // name twice, at most 65,536 names.
 func ReadClasses(path string) ([]string, error) {
-	b, err := readBounded(path, maxClasses*256)
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: maxClasses * 256, What: "a classes.txt (a short list of class names)"})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("data: %w", err)
 	}
 	text := strings.TrimSuffix(string(b), "\n")
 	if text == "" {
@@ -212,23 +213,6 @@ func ReadClasses(path string) ([]string, error) {
 		lines[i] = name
 	}
 	return lines, nil
-}
-
-// readBounded reads the file at path, of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("data: %s: more than %d bytes, want a short list of class names", path, limit)
-	}
-	return b, nil
 }
 
 // writeClasses writes class names one a line.

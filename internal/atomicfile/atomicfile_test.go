@@ -125,7 +125,7 @@ func TestReadRegularRefusesOtherFiles(t *testing.T) {
 	defer l.Close()
 	for _, p := range []string{fifo, link, sub, sock, "/dev/null"} {
 		returns(t, p, func() {
-			b, err := ReadRegular(p)
+			b, err := ReadRegular(p, AnySize)
 			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
 				t.Errorf("ReadRegular(%s) = %d bytes, %v; want an error naming it, not a regular file", p, len(b), err)
 			}
@@ -139,11 +139,11 @@ func TestReadRegularRefusesOtherFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{file, filepath.Join(dir, "link")} {
-		if b, err := ReadRegular(p); err != nil || string(b) != "contents" {
+		if b, err := ReadRegular(p, AnySize); err != nil || string(b) != "contents" {
 			t.Errorf("ReadRegular(%s) = %q, %v", p, b, err)
 		}
 	}
-	if _, err := ReadRegular(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadRegular(filepath.Join(dir, "missing"), AnySize); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
 	}
 }
