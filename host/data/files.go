@@ -184,11 +184,15 @@ func readCSVDir(dir string, channels int) (Split, error) {
 	return Split{Records: recs, Channels: channels, Classes: slices.Clone(classes)}, nil
 }
 
+// MaxClassesBytes bounds a classes.txt: 256 bytes for each of the
+// most classes.
+const MaxClassesBytes = maxClasses * 256
+
 // ReadClasses reads a classes.txt: one class name a line (spaces around
 // it dropped; a last line without a newline counts), no empty line, no
 // name twice, at most 65,536 names.
 func ReadClasses(path string) ([]string, error) {
-	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: maxClasses * 256, What: "a classes.txt (a short list of class names)"})
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxClassesBytes, What: "a classes.txt (a short list of class names)"})
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
