@@ -88,7 +88,8 @@ func TestHostileInputFiles(t *testing.T) {
 
 // runLimited runs the binary with args under a minute's deadline and a
 // 1 GiB RLIMIT_DATA, and returns its output and exit code (-1 when it was
-// killed: by the deadline, or for want of memory).
+// killed: by the deadline, which is an error of the test, or by a
+// signal).
 func runLimited(t *testing.T, exe string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -105,7 +106,7 @@ func runLimited(t *testing.T, exe string, args ...string) (string, int) {
 	}
 	err := cmd.Wait()
 	if ctx.Err() != nil {
-		t.Fatalf("uaxai %s: still running after a minute:\n%s", strings.Join(args, " "), out.String())
+		t.Errorf("uaxai %s: still running after a minute (killed)", strings.Join(args, " "))
 	}
 	if err != nil && cmd.ProcessState.ExitCode() < 0 {
 		return out.String() + "\n" + err.Error(), -1
