@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/uaxai/uaxai/host/data/npy"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
@@ -261,10 +262,20 @@ func lineErr(path string, line int, format string, args ...any) error {
 	return &lineError{Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
+// MaxCSVBytes bounds a CSV file of a dataset or of inputs: a value as
+// %.17g writes it, with its comma (at most 24 bytes), for each of the
+// npy.DefaultMaxElements elements an array may hold (6 GiB).
+const MaxCSVBytes = 24 * npy.DefaultMaxElements
+
+var csvLimit = atomicfile.Limit{Bytes: MaxCSVBytes, What: "a CSV file"}
+
 // scanLines calls fn for every line of the file at path (without the line
-// end; a "\r" before "\n" is dropped). Empty lines are errors.
+// end; a "\r" before "\n" is dropped). Empty lines are errors. The file
+// must be a regular file of at most MaxCSVBytes bytes (a FIFO, a device
+// such as /dev/zero, a directory or a larger file is refused before it
+// is read).
 func scanLines(path string, fn func(line int, text []byte) error) error {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path, csvLimit)
 	if err != nil {
 		return fmt.Errorf("data: %w", err)
 	}

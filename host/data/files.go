@@ -3,7 +3,6 @@ package data
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/internal/termsafe"
 )
 
@@ -185,13 +185,17 @@ func readCSVDir(dir string, channels int) (Split, error) {
 	return Split{Records: recs, Channels: channels, Classes: slices.Clone(classes)}, nil
 }
 
+// MaxClassesBytes bounds a classes.txt: 256 bytes for each of the
+// most classes.
+const MaxClassesBytes = maxClasses * 256
+
 // ReadClasses reads a classes.txt: one class name a line (spaces around
 // it dropped; a last line without a newline counts), no empty line, no
 // name twice, at most 65,536 names.
 func ReadClasses(path string) ([]string, error) {
-	b, err := readBounded(path, maxClasses*256)
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxClassesBytes, What: "a classes.txt (a short list of class names)"})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("data: %w", err)
 	}
 	text := strings.TrimSuffix(string(b), "\n")
 	if text == "" {
@@ -232,23 +236,6 @@ func checkClassName(where, name string) error {
 		return fmt.Errorf("data: %s: class name %s holds a control character, want printable text (letters, digits, spaces, punctuation)", where, strconv.QuoteToASCII(name))
 	}
 	return nil
-}
-
-// readBounded reads the file at path, of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("data: %s: more than %d bytes, want a short list of class names", path, limit)
-	}
-	return b, nil
 }
 
 // writeClasses writes class names one a line.

@@ -2,12 +2,12 @@ package data
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data/npy"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
@@ -25,14 +25,11 @@ func readSafetensorsDir(dir string, channels int) (Split, error) {
 	if err != nil {
 		return Split{}, err
 	}
-	fi, err := os.Stat(path)
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: maxSafetensorsBytes, What: "a dataset's safetensors file"})
 	if err != nil {
 		return Split{}, fmt.Errorf("data: %w", err)
 	}
-	if fi.Size() > maxSafetensorsBytes {
-		return Split{}, fmt.Errorf("data: %s: %d bytes, want at most %d", path, fi.Size(), int64(maxSafetensorsBytes))
-	}
-	f, err := safetensors.ReadFile(path)
+	f, err := safetensors.Decode(b, path)
 	if err != nil {
 		return Split{}, fmt.Errorf("data: %w", err)
 	}

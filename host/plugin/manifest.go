@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/internal/pyinterp"
 )
 
@@ -53,13 +54,21 @@ type Manifest struct {
 // manifestKeys are the keys a manifest accepts.
 var manifestKeys = []string{"command", "language", "python"}
 
-// ReadManifest reads dir's plugin.toml. Its errors name the file, the key
+// MaxManifestBytes bounds a plugin.toml (three keys).
+const MaxManifestBytes = 1 << 20
+
+// ReadManifest reads dir's plugin.toml (a regular file of at most
+// MaxManifestBytes bytes). Its errors name the file, the key
 // and what is accepted. The command must be an executable regular file
 // inside dir (it may be a symbolic link to one elsewhere).
 func ReadManifest(dir string) (Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
 	var raw map[string]any
-	if _, err := toml.DecodeFile(path, &raw); err != nil {
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxManifestBytes, What: "a plugin manifest"})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("plugin manifest: %w", err)
+	}
+	if _, err := toml.Decode(string(b), &raw); err != nil {
 		return Manifest{}, fmt.Errorf("plugin manifest %s: %w", path, err)
 	}
 	bad := func(format string, args ...any) (Manifest, error) {
@@ -192,7 +201,7 @@ func DetectLanguage(r io.Reader) (string, error) {
 
 // detectFile is DetectLanguage of the file at path.
 func detectFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path, atomicfile.AnySize) // reads its first line only
 	if err != nil {
 		return "", err
 	}

@@ -189,7 +189,7 @@ func TestKeyPathBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(p)
-	wantErr(t, err, 0, fmt.Sprintf("the file is %d bytes", len(big)))
+	wantErr(t, err, 0, p, fmt.Sprintf("%d bytes, more than the %d accepted", len(big), MaxRecipeSize))
 	// At the bound: accepted (the comment pads a valid recipe).
 	atBound := minimal + "# " + strings.Repeat("x", MaxRecipeSize-len(minimal)-3) + "\n"
 	if len(atBound) != MaxRecipeSize {

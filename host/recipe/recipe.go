@@ -117,8 +117,7 @@ package recipe
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -128,6 +127,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -389,25 +389,17 @@ func Load(path string) (*Recipe, error) {
 	return r, nil
 }
 
-// readBounded reads a recipe file of at most MaxRecipeSize bytes: a larger
-// one (or a device that never ends) is refused before it is read whole.
+// readBounded reads a recipe file of at most MaxRecipeSize bytes
+// (atomicfile.ReadRegular): a larger one is refused before it is read, a
+// FIFO, a device that never ends (/dev/zero) or a directory at once.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("recipe: %w", err)
+	data, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxRecipeSize, What: "a recipe (a few KiB: keep long data in files that a key names)"})
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("recipe %s: %w", path, pe.Err)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if err := checkSize(path, st.Size()); err != nil {
-			return nil, err
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxRecipeSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", path, err)
-	}
-	if err := checkSize(path, int64(len(data))); err != nil {
-		return nil, fmt.Errorf("%w (or more: the rest was not read)", err)
 	}
 	return data, nil
 }

@@ -2,7 +2,6 @@ package record
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,7 +112,7 @@ type namedConfig struct {
 // readConfig parses the cfg of a COMTRADE recording: a .cfg, or the CFG
 // section of a .cff (by extension or content, as Read decides).
 func readConfig(path string, opt Options) (namedConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return namedConfig{}, fmt.Errorf("record: %w", err)
 	}

@@ -2,12 +2,15 @@ package record
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // Options select what Read takes from a file.
@@ -146,8 +149,13 @@ func offsetErr(path string, off int64, format string, args ...any) error {
 // 2013 single file), .wav, .csv/.txt; any other extension is detected
 // from the content ("RIFF....WAVE", a "--- file type: CFG ---" line, else
 // CSV).
+//
+// Every file read (the .cfg, its .dat and .inf, a .cff, .wav or CSV) must
+// be a regular file of at most MaxFileBytes bytes: a FIFO, a device such
+// as /dev/zero, a directory or a larger file is refused before it is
+// read.
 func Read(path string, opt Options) (*Recording, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
@@ -159,8 +167,10 @@ func Read(path string, opt Options) (*Recording, error) {
 			return nil, derr
 		}
 		inf := ""
-		if ib, err := os.ReadFile(strings.TrimSuffix(path, filepath.Ext(path)) + ".inf"); err == nil {
+		if ib, err := readFile(strings.TrimSuffix(path, filepath.Ext(path)) + ".inf"); err == nil {
 			inf, _, _, _ = decodeText(ib, opt.Encoding)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("record: %s: its .inf file: %w", path, err)
 		}
 		rec, err = readCOMTRADE(path, b, datPath, dat, inf, opt)
 	case ext == ".dat":
@@ -178,13 +188,26 @@ func Read(path string, opt Options) (*Recording, error) {
 	return rec, nil
 }
 
+// MaxFileBytes bounds each file of a recording (a COMTRADE .dat holds
+// every channel: 4 GiB is hours of a many-channel recorder's samples).
+const MaxFileBytes = 4 << 30
+
+// readFile reads one file of a recording (atomicfile.ReadRegular).
+func readFile(path string) ([]byte, error) {
+	return atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxFileBytes, What: "a recording's file"})
+}
+
 // readDat reads the .dat beside cfg (any case of the extension).
 func readDat(cfg string) ([]byte, string, error) {
 	base := strings.TrimSuffix(cfg, filepath.Ext(cfg))
 	for _, ext := range []string{".dat", ".DAT", ".Dat"} {
 		p := base + ext
-		if b, err := os.ReadFile(p); err == nil {
+		b, err := readFile(p)
+		if err == nil {
 			return b, p, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("record: %s: its data file: %w", cfg, err)
 		}
 	}
 	return nil, "", fmt.Errorf("record: %s: no data file %s beside it (COMTRADE keeps the samples in a .dat of the same name)", cfg, base+".dat")

@@ -74,7 +74,7 @@ func (d Dir) Save(name string, payload []byte) error {
 // file (a FIFO there is refused without blocking).
 func (d Dir) Load(name string) ([]byte, bool, error) {
 	p := d.UnitPath(name)
-	b, err := atomicfile.ReadRegular(p)
+	b, err := atomicfile.ReadRegular(p, atomicfile.AnySize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -171,7 +171,7 @@ func (d Dir) WritePlan(p Plan) error {
 		return err
 	}
 	b = append(b, '\n')
-	old, err := atomicfile.ReadRegular(d.planPath())
+	old, err := atomicfile.ReadRegular(d.planPath(), atomicfile.AnySize)
 	if err == nil {
 		if bytes.Equal(old, b) {
 			return nil
@@ -213,7 +213,7 @@ func sameUnits(a, b []Unit) bool {
 
 // ReadPlan reads units/plan.json.
 func (d Dir) ReadPlan() (Plan, error) {
-	b, err := atomicfile.ReadRegular(d.planPath())
+	b, err := atomicfile.ReadRegular(d.planPath(), atomicfile.AnySize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Plan{}, fmt.Errorf("%s is not a prepared run directory (no units/plan.json): start it with uaxai run RECIPE --run-dir %s", d.Path, d.Path)

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -104,16 +104,18 @@ func resolveFiles(cfg sdk.Config, keys []string, dir string) sdk.Config {
 func checkFiles(r *recipe.Recipe, ref recipe.PluginRef, keys []string) error {
 	for _, f := range filePaths(ref.Config, keys) {
 		if err := readable(f.path); err != nil {
-			return r.PluginError(ref, fmt.Errorf("%s: cannot read %s: %w (accepted: a readable file; a relative path is resolved against the recipe's folder %s)", f, f.path, err, r.Dir))
+			return r.PluginError(ref, fmt.Errorf("%s: cannot read %s: %w (accepted: a readable regular file; a relative path is resolved against the recipe's folder %s)", f, f.path, err, r.Dir))
 		}
 	}
 	return nil
 }
 
-// readable opens path for reading and checks that it is a regular file;
-// the error is the bare reason (the caller names the file).
+// readable opens path for reading and checks that it is a regular file
+// (atomicfile.OpenRegular: a FIFO is refused, not waited on); the error
+// is the bare reason (the caller names the file). The size is the
+// plugin's to bound, as it reads the file.
 func readable(path string) error {
-	fh, err := os.Open(path)
+	fh, err := atomicfile.OpenRegular(path, atomicfile.AnySize)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -121,20 +123,13 @@ func readable(path string) error {
 		}
 		return err
 	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	return nil
+	return fh.Close()
 }
 
-// fileDigest returns "sha256:" and the hex SHA-256 of the file's bytes.
+// fileDigest returns "sha256:" and the hex SHA-256 of the file's bytes,
+// which it streams (a regular file of any size).
 func fileDigest(path string) (string, error) {
-	fh, err := os.Open(path)
+	fh, err := atomicfile.OpenRegular(path, atomicfile.AnySize)
 	if err != nil {
 		return "", err
 	}

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/paper"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // headlineRow is what the headline section reads of a run's results.json.
@@ -166,7 +166,7 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 			t.Rows = append(t.Rows, []string{base, "failed", "", "", "", "", ""})
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(p.Dir, "results.json"))
+		raw, err := atomicfile.ReadRegular(filepath.Join(p.Dir, "results.json"), atomicfile.AnySize)
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 	// The reading of these numbers, written by the project beside the
 	// recipes (headline/FINDINGS.md), if there is one.
 	for _, p := range rest {
-		if f, err := os.ReadFile(filepath.Join(filepath.Dir(p.Recipe), "FINDINGS.md")); err == nil {
+		if f, err := atomicfile.ReadRegular(filepath.Join(filepath.Dir(p.Recipe), "FINDINGS.md"), findingsLimit); err == nil {
 			b.WriteString("\n" + strings.TrimSpace(demote(string(f))) + "\n")
 			break
 		}
@@ -266,7 +266,7 @@ func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
 		if doc := recipeDoc(p.Recipe); doc != "" {
 			b.WriteString(doc + "\n\n")
 		}
-		md, err := os.ReadFile(filepath.Join(p.Dir, "tables.md"))
+		md, err := atomicfile.ReadRegular(filepath.Join(p.Dir, "tables.md"), atomicfile.AnySize)
 		if err != nil {
 			continue
 		}
@@ -290,3 +290,6 @@ func demote(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// findingsLimit bounds headline/FINDINGS.md, prose beside the recipes.
+var findingsLimit = atomicfile.Limit{Bytes: 16 << 20, What: "a FINDINGS.md"}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // PaperOrder is the order in which Paper runs the paper's recipes (the
@@ -152,7 +153,7 @@ func Paper(ctx context.Context, dir, out string, opt Options, log io.Writer) (*P
 
 // recipeDoc is the comment block at the head of a recipe file.
 func recipeDoc(path string) string {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path, atomicfile.Limit{Bytes: recipe.MaxRecipeSize, What: "a recipe"})
 	if err != nil {
 		return ""
 	}
@@ -246,7 +247,7 @@ func writePaperReport(po *PaperOutcome, files []string, wall time.Duration, part
 			continue
 		}
 		rel, _ := filepath.Rel(po.Dir, p.Dir)
-		if md, err := os.ReadFile(filepath.Join(p.Dir, "tables.md")); err == nil {
+		if md, err := atomicfile.ReadRegular(filepath.Join(p.Dir, "tables.md"), atomicfile.AnySize); err == nil {
 			for _, l := range strings.Split(strings.TrimRight(string(md), "\n"), "\n") {
 				if strings.HasPrefix(l, "#") {
 					if strings.HasPrefix(l, "# ") {
@@ -292,7 +293,7 @@ func RewritePaperReport(dir string) (*PaperOutcome, error) {
 	}
 	var parts []part
 	for _, m := range mans {
-		b, err := os.ReadFile(m)
+		b, err := atomicfile.ReadRegular(m, atomicfile.AnySize)
 		if err != nil {
 			return nil, err
 		}

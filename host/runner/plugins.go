@@ -12,6 +12,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/script"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -108,9 +109,9 @@ func (r *resolver) Summary(ctx context.Context, id string) (sdk.Summary, error) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.digests[id]; !ok {
-		src, err := os.ReadFile(id)
+		src, err := script.ReadSource(id)
 		if err != nil {
-			return nil, fmt.Errorf("script %s: %w", id, err)
+			return nil, err
 		}
 		sum := sha256.Sum256(src)
 		r.digests[id] = hex.EncodeToString(sum[:])

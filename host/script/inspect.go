@@ -2,7 +2,6 @@ package script
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 )
@@ -17,9 +16,9 @@ import (
 // package initialisation (top-level var initialisers, init functions)
 // as it loads it, so nothing here goes near the interpreter.
 func Inspect(path string) error {
-	src, err := os.ReadFile(path)
+	src, err := ReadSource(path)
 	if err != nil {
-		return fmt.Errorf("script %s: %w", path, err)
+		return err
 	}
 	s := &Script{path: path, source: src}
 	d, err := s.inspect()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/traefik/yaegi/interp"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -71,6 +72,22 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // WithContext cancels loading (default context.Background()).
 func WithContext(ctx context.Context) Option { return func(o *options) { o.ctx = ctx } }
 
+// MaxSourceBytes bounds a script's source file (a summary script is a
+// page of Go).
+const MaxSourceBytes = 16 << 20
+
+// ReadSource reads the source of the script at path: a regular file of at
+// most MaxSourceBytes bytes (a FIFO, a device such as /dev/zero, a
+// directory or a larger file is refused before it is read). The error
+// names the script.
+func ReadSource(path string) ([]byte, error) {
+	src, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxSourceBytes, What: "a summary script"})
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", path, err)
+	}
+	return src, nil
+}
+
 // Load reads, checks and loads a summary script. Errors name the script and,
 // for syntax, type and import errors, the line.
 func Load(path string, opts ...Option) (*Script, error) {
@@ -86,9 +103,9 @@ func load(path string, opts ...Option) (*Script, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	src, err := os.ReadFile(path)
+	src, err := ReadSource(path)
 	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
+		return nil, err
 	}
 	sum := sha256.Sum256(src)
 	s := &Script{path: path, source: src, digest: hex.EncodeToString(sum[:]), opts: o}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/rundir"
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // Unit kinds, in the order they run.
@@ -54,7 +55,7 @@ func PlanFile(dir string) string { return filepath.Join(dir, "units", "plan.json
 // are file names, and each kind's indices exactly 0..count-1.
 func ReadPlan(dir string) (*Plan, error) {
 	path := PlanFile(dir)
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadRegular(path, atomicfile.AnySize) // the run directory's own file
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no plan: %s is not a prepared run directory (uaxai run R.toml --run-dir DIR --prepare, or uaxai slurm submit, writes it)", path, dir)
 	}
@@ -155,7 +156,7 @@ func ShardFile(dir, kind string, i, n int) string {
 // none (the shard has not started).
 func ReadShard(dir, kind string, i, n int) (*ShardStatus, error) {
 	path := ShardFile(dir, kind, i, n)
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadRegular(path, atomicfile.AnySize) // the run directory's own file
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

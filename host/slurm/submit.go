@@ -124,7 +124,7 @@ func OutputFile(dir, recipeName, kind, jobID string, index int) string {
 // ReadState reads DIR/slurm/jobs.json.
 func ReadState(dir string) (*State, error) {
 	path := StateFile(dir)
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadRegular(path, atomicfile.AnySize) // the run directory's own file
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no submission recorded in %s (submit first: uaxai slurm submit R.toml --run-dir %s)", path, dir, dir)
 	}
@@ -164,7 +164,7 @@ func InstallBinary(dir, src string) (string, error) {
 		}
 		src = exe
 	}
-	in, err := os.Open(src)
+	in, err := atomicfile.OpenRegular(src, atomicfile.AnySize) // copied, not held
 	if err != nil {
 		return "", fmt.Errorf("install the uaxai binary: %w", err)
 	}

@@ -136,7 +136,7 @@ func (c Cache) Get(key string) (sdk.Artifact, bool, error) {
 		return sdk.Artifact{}, false, nil
 	}
 	p := c.path(key)
-	b, err := atomicfile.ReadRegular(p)
+	b, err := atomicfile.ReadRegular(p, atomicfile.AnySize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sdk.Artifact{}, false, nil
 	}

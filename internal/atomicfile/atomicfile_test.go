@@ -100,8 +100,8 @@ func returns(t *testing.T, what string, fn func()) {
 
 // TestReadRegularRefusesOtherFiles: a FIFO (with no writer: opening it
 // for reading would block), a symbolic link to one, a directory and a
-// socket are refused at once, with an error naming the path and "not a
-// regular file"; a regular file, and a link to one, read back; a missing
+// socket are refused at once, with an error naming the path, "not a
+// regular file" and what it is; a regular file, and a link to one, read back; a missing
 // file is fs.ErrNotExist.
 func TestReadRegularRefusesOtherFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -123,11 +123,12 @@ func TestReadRegularRefusesOtherFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	for _, p := range []string{fifo, link, sub, sock, "/dev/null"} {
+	for p, kind := range map[string]string{fifo: "a FIFO", link: "a FIFO", sub: "a directory", sock: "a socket", "/dev/null": "a device"} {
 		returns(t, p, func() {
-			b, err := ReadRegular(p)
-			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
-				t.Errorf("ReadRegular(%s) = %d bytes, %v; want an error naming it, not a regular file", p, len(b), err)
+			b, err := ReadRegular(p, AnySize)
+			want := "not a regular file (it is " + kind + "; accepted: a regular file)"
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), want) {
+				t.Errorf("ReadRegular(%s) = %d bytes, %v; want an error naming it, %s", p, len(b), err, want)
 			}
 		})
 	}
@@ -139,11 +140,11 @@ func TestReadRegularRefusesOtherFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{file, filepath.Join(dir, "link")} {
-		if b, err := ReadRegular(p); err != nil || string(b) != "contents" {
+		if b, err := ReadRegular(p, AnySize); err != nil || string(b) != "contents" {
 			t.Errorf("ReadRegular(%s) = %q, %v", p, b, err)
 		}
 	}
-	if _, err := ReadRegular(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadRegular(filepath.Join(dir, "missing"), AnySize); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
 	}
 }

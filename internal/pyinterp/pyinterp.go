@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/internal/procgroup"
 )
 
@@ -381,9 +382,9 @@ func Shebang(head []byte) string {
 }
 
 // Head is the first HeadMax bytes of the file at path (fewer if it is
-// shorter).
+// shorter), which must be a regular file (atomicfile.OpenRegular).
 func Head(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path, atomicfile.AnySize) // reads HeadMax bytes at most
 	if err != nil {
 		return nil, err
 	}

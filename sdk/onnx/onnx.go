@@ -27,11 +27,10 @@ package onnx
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
 )
 
@@ -152,23 +151,13 @@ type Model struct {
 	Nodes []Node
 }
 
-// Read reads and decodes the ONNX model file at path (see Decode).
+// Read reads and decodes the ONNX model file at path (see Decode): a
+// regular file of at most MaxFileBytes bytes (a FIFO, a device such as
+// /dev/zero, a directory or a larger file is refused before it is read).
 func Read(path string) (*Model, error) {
-	f, err := os.Open(path)
+	b, err := atomicfile.ReadRegular(path, atomicfile.Limit{Bytes: MaxFileBytes, What: "an ONNX model"})
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("onnx: %w", err)
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("onnx: %s: %d bytes, more than the %d accepted", path, st.Size(), MaxFileBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
 	return Decode(b, path)
 }

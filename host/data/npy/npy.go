@@ -16,10 +16,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // Array is one array read from a .npy file. Exactly one of Float, Int and
@@ -53,10 +54,16 @@ const maxHeader = 1 << 20
 
 var magic = []byte("\x93NUMPY")
 
+// MaxFileBytes bounds a .npy file ReadFile reads: DefaultMaxElements
+// elements of 8 bytes, and the largest header (2 GiB and 1 MiB).
+const MaxFileBytes = 8*DefaultMaxElements + 12 + maxHeader
+
 // ReadFile reads the array of the .npy file at path, of at most
-// DefaultMaxElements elements.
+// DefaultMaxElements elements. The file must be a regular file of at most
+// MaxFileBytes bytes: a FIFO, a device such as /dev/zero, a directory or
+// a larger file is refused before it is read.
 func ReadFile(path string) (*Array, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path, atomicfile.Limit{Bytes: MaxFileBytes, What: "a .npy file"})
 	if err != nil {
 		return nil, err
 	}

@@ -31,12 +31,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
@@ -124,14 +124,24 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 // must be a's (a graph architecture, as [model] onnx or graph gives it:
 // the same nodes and attributes on the same input), and its initializers
 // are the parameters, by state_dict name.
+//
+// The file must be a regular file of at most onnx.MaxFileBytes bytes (an
+// ONNX model) or safetensors.MaxFileBytes (a safetensors file): a FIFO,
+// a device such as /dev/zero, a directory or a larger file is refused
+// before it is read.
 func Read(path string, a nn.Arch) (nn.Params, string, error) {
-	b, err := os.ReadFile(path)
+	isONNX := strings.EqualFold(filepath.Ext(path), ".onnx")
+	lim := atomicfile.Limit{Bytes: safetensors.MaxFileBytes, What: "a safetensors file"}
+	if isONNX {
+		lim = atomicfile.Limit{Bytes: onnx.MaxFileBytes, What: "an ONNX model"}
+	}
+	b, err := atomicfile.ReadRegular(path, lim)
 	if err != nil {
 		return nn.Params{}, "", err
 	}
 	sum := sha256.Sum256(b)
 	var f *safetensors.File
-	if strings.EqualFold(filepath.Ext(path), ".onnx") {
+	if isONNX {
 		f, err = onnxWeights(b, path, a)
 	} else {
 		f, err = safetensors.Decode(b, path)

@@ -3,12 +3,13 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/uaxai/uaxai/internal/atomicfile"
 )
 
 // ReadSpecFile reads a network written in TOML:
@@ -28,13 +29,23 @@ import (
 //
 // It checks the spec as Compile does; errors name the file, the line of
 // the [[nodes]] table at fault and what is accepted.
+//
+// The file must be a regular file of at most MaxSpecBytes bytes: a FIFO,
+// a device such as /dev/zero, a directory or a larger file is refused
+// before it is read.
 func ReadSpecFile(path string) (Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadRegular(path, specLimit)
 	if err != nil {
 		return Spec{}, err
 	}
 	return DecodeSpec(data, path)
 }
+
+// MaxSpecBytes bounds the size of a spec file (a spec is text of some
+// lines a node: a network of a million nodes fits).
+const MaxSpecBytes = 64 << 20
+
+var specLimit = atomicfile.Limit{Bytes: MaxSpecBytes, What: "a graph spec"}
 
 // fileSpec is the TOML layout: a node's keys other than name, op and
 // inputs are its attributes.

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,9 +130,19 @@ var dtypeSize = map[string]int{
 // knownDTypes lists the accepted dtypes for error messages.
 const knownDTypes = "F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2, F8_E8M0"
 
-// ReadFile reads and decodes the file at path.
+// MaxFileBytes bounds the size of a file ReadFile reads (it holds the
+// whole file): a header of MaxHeader bytes and 2^28 elements of 8 bytes
+// (2 GiB), the elements sdk/onnx and host/data accept.
+const MaxFileBytes = MaxHeader + 8<<28
+
+// fileLimit is ReadFile's bound, for atomicfile.ReadRegular.
+var fileLimit = atomicfile.Limit{Bytes: MaxFileBytes, What: "a safetensors file"}
+
+// ReadFile reads and decodes the file at path: a regular file of at most
+// MaxFileBytes bytes (a FIFO, a device such as /dev/zero, a directory or
+// a larger file is refused before it is read).
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadRegular(path, fileLimit)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
