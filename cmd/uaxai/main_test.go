@@ -19,17 +19,6 @@ import (
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 )
 
-// buildUaxai builds the command once per test binary.
-func buildUaxai(t *testing.T) string {
-	t.Helper()
-	exe := filepath.Join(t.TempDir(), "uaxai")
-	cmd := exec.Command("go", "build", "-o", exe, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
-}
-
 const e2eRecipe = `name = "e2e"
 seed = 3
 [data]

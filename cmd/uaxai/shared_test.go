@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/internal/golden"
+	"github.com/uaxai/uaxai/internal/pythontest"
+)
+
+// This file holds what the package's tests share, made once for the
+// whole test binary and ended by TestMain: the built command, and one
+// PyTorch model server a network of testdata/golden/archs. Each is made
+// on first use, so that a run of one test makes only what it uses; a
+// test that shares one does not close it.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeTorchServers()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the command, built by the first buildUaxai.
+var built struct {
+	once     sync.Once
+	dir, exe string
+	err      error
+}
+
+// buildUaxai returns the command built once per test binary (go build
+// links it in seconds on an idle machine, in tens of seconds on a loaded
+// one: a build a test would put most of the package's time in linking).
+// The executable is shared: a test must not change it.
+func buildUaxai(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "uaxai-test-"); built.err != nil {
+			return
+		}
+		built.exe = filepath.Join(built.dir, "uaxai")
+		if out, err := exec.Command("go", "build", "-o", built.exe, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.exe
+}
+
+// torchServers are the shared model servers, by network (torchNets'
+// name), and the error of each that did not start.
+var torchServers struct {
+	mu   sync.Mutex
+	srv  map[string]*runner.TorchServer
+	errs map[string]error
+}
+
+// torchServer returns the model server of network n (the Python kit's
+// server over archs.py's class with n's model.safetensors, on n.cin x
+// 640 inputs), started by its first caller and shared by every later one
+// until TestMain closes it: a server's start (torch's import) is most of
+// the time of a test on it, seconds on an idle machine and tens of
+// seconds on a loaded one. It skips t without the Python kit or torch.
+func torchServer(t *testing.T, n torchNet) *runner.TorchServer {
+	t.Helper()
+	pythontest.Need(t, "torch")
+	root := golden.Dir(t, "archs")
+	torchServers.mu.Lock()
+	defer torchServers.mu.Unlock()
+	if s := torchServers.srv[n.name]; s != nil {
+		return s
+	}
+	if err := torchServers.errs[n.name]; err != nil {
+		t.Fatalf("the shared model server of %s: %v", n.name, err)
+	}
+	args, err := parseModelArgs(n.args)
+	if err != nil {
+		t.Fatalf("%s: --model-args %q: %v", n.name, n.args, err)
+	}
+	model := runner.TorchModel{Module: filepath.Join(root, "archs.py") + ":" + n.class, Args: args}
+	weights := []string{filepath.Join(root, n.name, "model.safetensors")}
+	s, err := runner.StartTorchServer(context.Background(), model, weights, n.cin, 640)
+	if err != nil {
+		if torchServers.errs == nil {
+			torchServers.errs = map[string]error{}
+		}
+		torchServers.errs[n.name] = err
+		t.Fatalf("starting the shared model server of %s: %v", n.name, err)
+	}
+	if torchServers.srv == nil {
+		torchServers.srv = map[string]*runner.TorchServer{}
+	}
+	torchServers.srv[n.name] = s
+	return s
+}
+
+// closeTorchServers ends the shared model servers, all at once (each
+// takes up to its grace period); a server that does not end cleanly is
+// reported on stderr (TestMain has no test to fail).
+func closeTorchServers() {
+	torchServers.mu.Lock()
+	defer torchServers.mu.Unlock()
+	var wg sync.WaitGroup
+	for name, s := range torchServers.srv {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "closing the shared model server of %s: %v\n", name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	torchServers.srv = nil
+}
