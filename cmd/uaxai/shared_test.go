@@ -58,11 +58,17 @@ func buildUaxai(t *testing.T) string {
 }
 
 // torchServers are the shared model servers, by network (torchNets'
-// name), and the error of each that did not start.
+// name).
 var torchServers struct {
-	mu   sync.Mutex
-	srv  map[string]*runner.TorchServer
-	errs map[string]error
+	mu  sync.Mutex
+	all map[string]*sharedServer
+}
+
+// sharedServer is one network's server, started once.
+type sharedServer struct {
+	once sync.Once
+	srv  *runner.TorchServer
+	err  error
 }
 
 // torchServer returns the model server of network n (the Python kit's
@@ -74,34 +80,56 @@ var torchServers struct {
 func torchServer(t *testing.T, n torchNet) *runner.TorchServer {
 	t.Helper()
 	pythontest.Need(t, "torch")
-	root := golden.Dir(t, "archs")
-	torchServers.mu.Lock()
-	defer torchServers.mu.Unlock()
-	if s := torchServers.srv[n.name]; s != nil {
-		return s
-	}
-	if err := torchServers.errs[n.name]; err != nil {
+	s, err := startTorchServer(golden.Dir(t, "archs"), n)
+	if err != nil {
 		t.Fatalf("the shared model server of %s: %v", n.name, err)
 	}
-	args, err := parseModelArgs(n.args)
-	if err != nil {
-		t.Fatalf("%s: --model-args %q: %v", n.name, n.args, err)
-	}
-	model := runner.TorchModel{Module: filepath.Join(root, "archs.py") + ":" + n.class, Args: args}
-	weights := []string{filepath.Join(root, n.name, "model.safetensors")}
-	s, err := runner.StartTorchServer(context.Background(), model, weights, n.cin, 640)
-	if err != nil {
-		if torchServers.errs == nil {
-			torchServers.errs = map[string]error{}
-		}
-		torchServers.errs[n.name] = err
-		t.Fatalf("starting the shared model server of %s: %v", n.name, err)
-	}
-	if torchServers.srv == nil {
-		torchServers.srv = map[string]*runner.TorchServer{}
-	}
-	torchServers.srv[n.name] = s
 	return s
+}
+
+// startTorchServers starts the shared servers of nets that are not
+// running, all at once (a start is mostly waiting for torch's import,
+// which they then share the machine for), and waits for them; their
+// errors are torchServer's.
+func startTorchServers(t *testing.T, nets []torchNet) {
+	t.Helper()
+	pythontest.Need(t, "torch")
+	root := golden.Dir(t, "archs")
+	var wg sync.WaitGroup
+	for _, n := range nets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			startTorchServer(root, n)
+		}()
+	}
+	wg.Wait()
+}
+
+// startTorchServer is torchServer's server of n, archs.py and the
+// networks' folders being under root.
+func startTorchServer(root string, n torchNet) (*runner.TorchServer, error) {
+	torchServers.mu.Lock()
+	if torchServers.all == nil {
+		torchServers.all = map[string]*sharedServer{}
+	}
+	sh := torchServers.all[n.name]
+	if sh == nil {
+		sh = &sharedServer{}
+		torchServers.all[n.name] = sh
+	}
+	torchServers.mu.Unlock()
+	sh.once.Do(func() {
+		args, err := parseModelArgs(n.args)
+		if err != nil {
+			sh.err = fmt.Errorf("--model-args %q: %w", n.args, err)
+			return
+		}
+		model := runner.TorchModel{Module: filepath.Join(root, "archs.py") + ":" + n.class, Args: args}
+		weights := []string{filepath.Join(root, n.name, "model.safetensors")}
+		sh.srv, sh.err = runner.StartTorchServer(context.Background(), model, weights, n.cin, 640)
+	})
+	return sh.srv, sh.err
 }
 
 // closeTorchServers ends the shared model servers, all at once (each
@@ -111,15 +139,19 @@ func closeTorchServers() {
 	torchServers.mu.Lock()
 	defer torchServers.mu.Unlock()
 	var wg sync.WaitGroup
-	for name, s := range torchServers.srv {
+	for name, sh := range torchServers.all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.Close(); err != nil {
+			sh.once.Do(func() {}) // a start still under way ends first
+			if sh.srv == nil {
+				return
+			}
+			if err := sh.srv.Close(); err != nil {
 				fmt.Fprintf(os.Stderr, "closing the shared model server of %s: %v\n", name, err)
 			}
 		}()
 	}
 	wg.Wait()
-	torchServers.srv = nil
+	torchServers.all = nil
 }

@@ -96,9 +96,10 @@ func paddedCAM(want [][]float32, cin int) [][]float32 {
 // written as predict --out writes it, the probabilities within 1e-5.
 // Grad-CAM without align=none is refused, naming it. One model server a
 // network serves all of its calls (torchServer), as the command's does
-// for one command. The subtest command runs the binary itself, whose
-// command starts its own server, on the three-channel network: explain
-// --model --model-args cin=3 to stdout. (predict --model's flags are
+// for one command; the six start together. The subtest command checks
+// a run of the binary itself, started beside them, whose command starts
+// its own server, on the three-channel network: explain --model
+// --model-args cin=3 to stdout. (predict --model's flags are
 // explain's, addModelFlags; its --out is TestPredictMean's; the
 // command's own server start and end are TestExplainTorchModelSignal's.)
 func TestExplainTorchModel(t *testing.T) {
@@ -116,6 +117,29 @@ func TestExplainTorchModel(t *testing.T) {
 	defer m.Close()
 	ctx := context.Background()
 	occlusionCfg := sdk.Config{"window": int64(60), "stride": int64(20), "baseline": 0.0}
+
+	// The command's own run and the shared servers start together: each
+	// is mostly the wait for torch's import.
+	n3 := torchNets[4]
+	if n3.name != "resnet1d-3ph" {
+		t.Fatalf("torchNets[4] is %s, want the three-channel network", n3.name)
+	}
+	cliDir := filepath.Join(root, n3.name)
+	cli := exec.Command(exe, append(append([]string{"explain"}, n3.modelArgs(root)...), "--weights", filepath.Join(cliDir, "model.safetensors"),
+		"--input", filepath.Join(cliDir, "waveforms.csv"), "--channels", strconv.Itoa(n3.cin), "--target", filepath.Join(cliDir, "targets.csv"),
+		"--explainer", "occlusion", "--set", "window=60", "--set", "stride=20", "--set", "baseline=0")...)
+	var cliOut, cliErr bytes.Buffer
+	cli.Stdout, cli.Stderr = &cliOut, &cliErr
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cli.ProcessState == nil { // a failure before the subtest command waited for it
+			cli.Process.Kill()
+			cli.Wait()
+		}
+	}()
+	startTorchServers(t, torchNets)
 	for _, n := range torchNets {
 		t.Run(n.name, func(t *testing.T) {
 			dir := filepath.Join(root, n.name)
@@ -166,26 +190,11 @@ func TestExplainTorchModel(t *testing.T) {
 	}
 
 	t.Run("command", func(t *testing.T) {
-		n := torchNets[4]
-		if n.name != "resnet1d-3ph" {
-			t.Fatalf("torchNets[4] is %s, want the three-channel network", n.name)
-		}
-		dir := filepath.Join(root, n.name)
-		model := append(n.modelArgs(root), "--weights", filepath.Join(dir, "model.safetensors"),
-			"--input", filepath.Join(dir, "waveforms.csv"), "--channels", strconv.Itoa(n.cin))
-		uaxai := func(args ...string) (string, string, error) {
-			cmd := exec.Command(exe, args...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			return stdout.String(), stderr.String(), err
-		}
-		out, errs, err := uaxai(append(append([]string{"explain"}, model...), "--target", filepath.Join(dir, "targets.csv"),
-			"--explainer", "occlusion", "--set", "window=60", "--set", "stride=20", "--set", "baseline=0")...)
+		err := cli.Wait()
 		if err != nil {
-			t.Fatalf("explain occlusion: %v\n%s", err, errs)
+			t.Fatalf("explain occlusion: %v\n%s", err, cliErr.String())
 		}
-		golden.RowsClose(t, "occlusion", parseMaps(t, out), golden.CSV32(t, filepath.Join(dir, "occlusion.csv")), 1e-4)
+		golden.RowsClose(t, "occlusion", parseMaps(t, cliOut.String()), golden.CSV32(t, filepath.Join(cliDir, "occlusion.csv")), 1e-4)
 	})
 }
 
