@@ -87,6 +87,7 @@ func TestFirstSignalEndsARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -145,6 +146,7 @@ func TestPluginsWithAnOrphaningPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}

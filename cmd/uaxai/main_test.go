@@ -170,6 +170,7 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	plugdir := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(plugdir, "uaxai-explainer-gradinput"), "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput")
@@ -305,6 +306,7 @@ func TestCacheFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	dir := t.TempDir()
 	rec := writeRecipe(t, dir, 2, "occlusion", "stride = 20")

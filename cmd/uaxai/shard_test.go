@@ -50,6 +50,7 @@ func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	dir := t.TempDir()
 	// 40 records a class make six explain units; stride 10 keeps each

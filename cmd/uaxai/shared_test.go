@@ -19,6 +19,12 @@ import (
 // PyTorch model server a network of testdata/golden/archs. Each is made
 // on first use, so that a run of one test makes only what it uses; a
 // test that shares one does not close it.
+//
+// The tests that run the binary for long (a recipe, a PyTorch model, a
+// build) are parallel (t.Parallel, -parallel's GOMAXPROCS at a time):
+// most of their time is waiting for child processes, which then overlap.
+// None of them changes the process's state (environment, directory,
+// signals to itself).
 
 func TestMain(m *testing.M) {
 	code := m.Run()

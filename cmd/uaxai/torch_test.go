@@ -106,6 +106,7 @@ func TestExplainTorchModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	pythontest.Need(t, "torch")
 	exe := buildUaxai(t)
 	root := golden.Dir(t, "archs")
@@ -233,6 +234,7 @@ func TestExplainTorchModelSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
