@@ -29,6 +29,7 @@ func TestExplainThreeChannels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	_, x, y, maps := paper.ThreeChannel(t)
 	dir := golden.Dir(t, paper.ThreeChannelSet)
 	tmp := t.TempDir()

@@ -65,7 +65,7 @@ func survivors(dir string) []string {
 func noSurvivors(t *testing.T, dir string) {
 	t.Helper()
 	var left []string
-	for range 100 {
+	for range 1200 { // up to a minute: a loaded machine reaps the killed slowly
 		if left = survivors(dir); len(left) == 0 {
 			return
 		}
@@ -87,6 +87,7 @@ func TestFirstSignalEndsARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -102,18 +103,18 @@ func TestFirstSignalEndsARun(t *testing.T) {
 	}
 	// One count decides (a second could see the check's plugin process
 	// gone between the check and the run, as a loaded machine showed).
+	// The run generates data and fits before it starts the plugin: up to
+	// minutes on a loaded machine.
 	n := 0
-	for i := 0; i < 400; i++ {
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		if n = len(survivors(plugdir)); n >= 2 {
 			break
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	if n < 2 {
 		cmd.Process.Kill()
 		t.Fatalf("the plugin and its grandchild did not start (%d processes):\n%s", n, stderr.String())
 	}
-	start := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -122,19 +123,17 @@ func TestFirstSignalEndsARun(t *testing.T) {
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("uaxai did not end within 30 s of SIGINT:\n%s", stderr.String())
+		t.Fatalf("uaxai did not end within 5 minutes of SIGINT:\n%s", stderr.String())
 	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130", err)
 	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("uaxai ended %s after SIGINT", took)
-	}
-	if !strings.Contains(stderr.String(), "explainer.spawn_start") || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr does not name the plugin stopped:\n%s", stderr.String())
+	// The signal, not the handshake limit, ended it: at once.
+	if !strings.Contains(stderr.String(), "explainer.spawn_start") || !strings.Contains(stderr.String(), "interrupted") || strings.Contains(stderr.String(), "no handshake within") {
+		t.Errorf("stderr does not name the plugin stopped by the signal:\n%s", stderr.String())
 	}
 	noSurvivors(t, plugdir)
 }
@@ -147,6 +146,7 @@ func TestPluginsWithAnOrphaningPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
@@ -155,7 +155,6 @@ func TestPluginsWithAnOrphaningPlugin(t *testing.T) {
 	cmd := exec.Command(exe, "plugins", "--plugins", plugdir, "--scripts", t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +162,13 @@ func TestPluginsWithAnOrphaningPlugin(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("uaxai plugins did not end within 30 s:\n%s", stderr.String())
+		t.Fatalf("uaxai plugins did not end within 5 minutes:\n%s", stderr.String())
 	}
-	if took := time.Since(start); took > 15*time.Second {
-		t.Errorf("uaxai plugins took %s", took)
-	}
+	// At once: the plugin's exit, not the handshake limit, ended its start.
 	if !strings.Contains(stdout.String(), filepath.Join(plugdir, "uaxai-explainer-orphan_start")+": failed to start") ||
-		!strings.Contains(stderr.String(), `starting plugin "explainer.orphan_start"`) {
+		!strings.Contains(stderr.String(), `starting plugin "explainer.orphan_start"`) || strings.Contains(stderr.String(), "no handshake within") {
 		t.Errorf("the orphaning plugin is not reported:\n%s\n%s", stdout.String(), stderr.String())
 	}
 	noSurvivors(t, plugdir)

@@ -19,17 +19,6 @@ import (
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 )
 
-// buildUaxai builds the command once per test binary.
-func buildUaxai(t *testing.T) string {
-	t.Helper()
-	exe := filepath.Join(t.TempDir(), "uaxai")
-	cmd := exec.Command("go", "build", "-o", exe, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
-}
-
 const e2eRecipe = `name = "e2e"
 seed = 3
 [data]
@@ -181,6 +170,7 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs binaries")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	plugdir := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(plugdir, "uaxai-explainer-gradinput"), "../../plugins/explainer/gradinput/cmd/uaxai-explainer-gradinput")
@@ -316,6 +306,7 @@ func TestCacheFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	dir := t.TempDir()
 	rec := writeRecipe(t, dir, 2, "occlusion", "stride = 20")

@@ -50,9 +50,13 @@ func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel() // a slow run of the binary: see shared_test.go
 	exe := buildUaxai(t)
 	dir := t.TempDir()
-	rec := writeRecipe(t, dir, 40, "occlusion", "stride = 2")
+	// 40 records a class make six explain units; stride 10 keeps each
+	// cheap (stride 2 made the test three minutes of the package's at
+	// load average 20), long enough for the kill to land between them.
+	rec := writeRecipe(t, dir, 40, "occlusion", "stride = 10")
 	whole := filepath.Join(dir, "whole")
 	uaxai(t, exe, "run", rec, "--run-dir", whole, "--workers", "1", "--no-cache")
 

@@ -206,14 +206,16 @@ func TestThreadCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(r.CPU > 0 && r.CPU <= r.Median*1.05 && r.Median >= 2 && r.Median < 50) {
+	// No upper bound on the wall time: a loaded machine deschedules the
+	// spinning thread for any time (then its CPU is less than its wall).
+	if !(r.CPU > 0 && r.CPU <= r.Median*1.05 && r.Median >= 2) {
 		t.Errorf("spin: CPU %v, wall %v ms a map", r.CPU, r.Median)
 	}
 	sleep := Case{Name: "sleep", Maps: 2, Run: func(context.Context) error { time.Sleep(4 * time.Millisecond); return nil }}
 	if r, err = Measure(context.Background(), sleep, 3, 0); err != nil {
 		t.Fatal(err)
 	}
-	if !(r.CPU < r.Median/2 && r.Median >= 2 && r.Median < 50) {
+	if !(r.CPU < r.Median/2 && r.Median >= 2) {
 		t.Errorf("sleep: CPU %v, wall %v ms a map", r.CPU, r.Median)
 	}
 	if v, err := strconv.ParseFloat(loadAvg(), 64); err != nil || v < 0 {

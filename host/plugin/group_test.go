@@ -66,7 +66,7 @@ func TestPipe(t *testing.T) {
 		if err != io.EOF {
 			t.Errorf("a read blocked when the host closed its end: %v, want io.EOF", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Close did not end a blocked read")
 	}
 	<-p2.ended()
@@ -130,7 +130,7 @@ func TestGroupLeaderExitKillsGroup(t *testing.T) {
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Errorf("socket directory: %v, want it removed", err)
 	}
-	for i := 0; i < 200 && alive(child) && !zombie(child); i++ {
+	for i := 0; i < 2400 && alive(child) && !zombie(child); i++ { // up to a minute
 		time.Sleep(25 * time.Millisecond)
 	}
 	if alive(child) && !zombie(child) {
@@ -146,7 +146,7 @@ func TestGroupLeaderExitKillsGroup(t *testing.T) {
 		if err != nil {
 			t.Errorf("reading stdout to its end: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Error("stdout not at its end after the group died")
 	}
 	<-g.stdout.ended()

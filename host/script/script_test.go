@@ -519,7 +519,9 @@ func TestContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "counter.go") {
 		t.Errorf("looping script: %v", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	// The script loops for ever: only the context stops it, and a loaded
+	// machine may take seconds to.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("stopping took %v", d)
 	}
 	// The stopped interpreter was replaced by a fresh one: the count restarts.

@@ -22,7 +22,7 @@ func TestHelperHold(t *testing.T) {
 		os.Exit(3)
 	}
 	os.Stdout.WriteString("held\n")
-	time.Sleep(time.Minute)
+	time.Sleep(10 * time.Minute) // the test kills it; until then the lock is held for sure
 }
 
 // TestKilledHolder: a lock held by another process is seen as held and
@@ -69,7 +69,7 @@ func TestKilledHolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the lock of a killed process was not released")
 	}
 	if held, err := Held(p); err != nil || held {
@@ -104,7 +104,7 @@ func TestExclusive(t *testing.T) {
 		if at.Before(released) {
 			t.Fatal("the second Lock returned while the first was held")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the second Lock never returned")
 	}
 }

@@ -170,15 +170,17 @@ func TestPythonProbeHangs(t *testing.T) {
 			t.Errorf("Probe of a hanging interpreter: %v; want %q", err, w)
 		}
 	}
-	if took < time.Second || took > 20*time.Second {
-		t.Errorf("probing took %s; want the 1s timeout and a little more", took)
+	// Not before the timeout; and long before the interpreter's 600 s
+	// sleep ends, however loaded the machine: the timeout ended it.
+	if took < time.Second || took > 5*time.Minute {
+		t.Errorf("probing took %s; want the 1s timeout, and not the hanging interpreter's 600s", took)
 	}
 	if left := sleepers(t, hang); len(left) > 0 {
 		t.Errorf("the hanging probe left processes %v", left)
 	}
-	start = time.Now()
-	if err := pyinterp.Probe(context.Background(), hang); err == nil || time.Since(start) > 500*time.Millisecond {
-		t.Errorf("probing again: %v after %s; want the kept answer at once", err, time.Since(start))
+	// The kept answer: the count below shows that it did not probe again.
+	if err := pyinterp.Probe(context.Background(), hang); err == nil {
+		t.Error("probing again: no error; want the kept answer")
 	}
 	b, err := os.ReadFile(count)
 	if n := strings.Count(string(b), "probe"); err != nil || n != 1 {
@@ -187,11 +189,12 @@ func TestPythonProbeHangs(t *testing.T) {
 }
 
 // sleepers lists the pids of live processes whose command line holds
-// marker, waiting up to 5 s for them to go.
+// marker, waiting up to a minute for them to go (a killed process is
+// gone at once on an idle machine, in seconds on a loaded one).
 func sleepers(t *testing.T, marker string) []string {
 	t.Helper()
 	var live []string
-	for range 100 {
+	for range 1200 {
 		live = live[:0]
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {

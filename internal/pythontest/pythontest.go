@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -53,14 +54,39 @@ func BareShim(t testing.TB) string {
 }
 
 // Available says why Python cannot run the plugins (nil if it can): it
-// must import grpc, google.protobuf, numpy and every module of also.
+// must import grpc, google.protobuf, numpy and every module of also. The
+// answer for a list of modules is asked of Python once a test binary and
+// kept: importing torch takes seconds, tens of seconds on a loaded
+// machine, and every test that needs it asks.
 func Available(also ...string) error {
-	if _, err := os.Stat(Python); err != nil {
-		return fmt.Errorf("the Python plugins need %s: %w", Python, err)
-	}
 	mods := "grpc, google.protobuf, numpy"
 	for _, m := range also {
 		mods += ", " + m
+	}
+	known.mu.Lock()
+	defer known.mu.Unlock()
+	if err, ok := known.answers[mods]; ok {
+		return err
+	}
+	err := available(mods)
+	if known.answers == nil {
+		known.answers = map[string]error{}
+	}
+	known.answers[mods] = err
+	return err
+}
+
+// known are Available's answers, by its import list.
+var known struct {
+	mu      sync.Mutex
+	answers map[string]error
+}
+
+// available asks Python whether it imports mods (a comma-separated import
+// list).
+func available(mods string) error {
+	if _, err := os.Stat(Python); err != nil {
+		return fmt.Errorf("the Python plugins need %s: %w", Python, err)
 	}
 	out, err := exec.Command(Python, "-c", "import "+mods).CombinedOutput()
 	if err != nil {
