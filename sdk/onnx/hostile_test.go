@@ -1,0 +1,174 @@
+package onnx
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
+)
+
+// tensorInit is an initializer of dtype (1 FLOAT, 7 INT64) and dims with
+// values, in the typed field.
+func tensorInit(name string, dtype int32, dims []int64, ints []int64, floats []float32) *onnxpb.TensorProto {
+	return &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(dtype), Dims: dims, Int64Data: ints, FloatData: floats}
+}
+
+// decodeGraph marshals mp, with extra initializers, and decodes it.
+func decodeGraph(t testing.TB, mp *onnxpb.ModelProto, extra ...*onnxpb.TensorProto) (*Model, error) {
+	t.Helper()
+	mp.Graph.Initializer = append(mp.Graph.Initializer, extra...)
+	b, err := proto.Marshal(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Decode(b, "hostile.onnx")
+}
+
+// TestSliceEmptyAxis checks Slice on an axis of size 0 against ONNX's
+// definition: with any step, positive or negative, the result is empty
+// (the clamped start and end leave no index; a negative step used to
+// read element 0 of the empty tensor and panic).
+func TestSliceEmptyAxis(t *testing.T) {
+	for _, step := range []int64{1, -1, 3, -3, math.MaxInt64, math.MinInt64} {
+		for _, se := range [][2]int64{{0, 0}, {-1, math.MinInt64}, {0, math.MaxInt64}, {math.MaxInt64, math.MinInt64}, {math.MinInt64, math.MaxInt64}} {
+			mp := graph([]int64{1, 1, 4}, map[string][]int64{"st": {se[0]}, "en": {se[1]}, "ax": {0}, "sp": {step}},
+				op("Slice", []string{"e", "st", "en", "ax", "sp"}, "p"),
+				op("Pad", []string{"x", "p"}, "y"))
+			m, err := decodeGraph(t, mp, tensorInit("e", 7, []int64{0}, nil, nil))
+			if err != nil {
+				t.Errorf("step %d, start/end %v: %v", step, se, err)
+				continue
+			}
+			if p := m.Initializers["p"]; !slices.Equal(p.Shape, []int{0}) || len(p.Int) != 0 {
+				t.Errorf("step %d, start/end %v: shape %v, %d values; want an empty vector", step, se, p.Shape, len(p.Int))
+			}
+		}
+	}
+}
+
+// TestSliceHugeSteps checks Slice with steps whose magnitude wraps the
+// count's arithmetic (|step| near 2^63) against a direct enumeration of
+// ONNX's definition: indices start, start+step, ... while before end.
+func TestSliceHugeSteps(t *testing.T) {
+	data := []int64{10, 11, 12, 13, 14}
+	d := int64(len(data))
+	// want enumerates the definition directly, the step walked by
+	// comparison (no count formula).
+	want := func(s, e, st int64) []int64 {
+		if s < 0 {
+			s += d
+		}
+		if e < 0 {
+			e += d
+		}
+		var out []int64
+		if st > 0 {
+			s, e = max(0, min(s, d)), max(0, min(e, d))
+		} else {
+			s, e = max(0, min(s, d-1)), max(-1, min(e, d-1))
+		}
+		for i := s; (st > 0 && i < e) || (st < 0 && i > e); {
+			out = append(out, data[i])
+			next, ok := checked.Add(int(i), int(st))
+			if !ok {
+				break
+			}
+			i = int64(next)
+		}
+		return out
+	}
+	for _, st := range []int64{1, 2, -1, -2, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1} {
+		for _, se := range [][2]int64{{0, 5}, {4, -6}, {math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64}, {-1, math.MinInt64}, {-10, math.MinInt64}, {2, 3}} {
+			mp := graph([]int64{1, 1, 4}, map[string][]int64{"e": data, "st": {se[0]}, "en": {se[1]}, "ax": {0}, "sp": {st}},
+				op("Slice", []string{"e", "st", "en", "ax", "sp"}, "p"),
+				op("Pad", []string{"x", "p"}, "y"))
+			m, err := decodeGraph(t, mp)
+			if err != nil {
+				t.Errorf("step %d, start/end %v: %v", st, se, err)
+				continue
+			}
+			w := want(se[0], se[1], st)
+			if got := m.Initializers["p"].Int; !slices.Equal(got, w) {
+				t.Errorf("step %d, start/end %v: %v, want %v", st, se, got, w)
+			}
+		}
+	}
+}
+
+// TestRangeExact checks an int64 Range against a walk of its definition
+// (start, start+delta, ... while before limit) where the values are near
+// the ends of int64, where a float64 count loses the last units.
+func TestRangeExact(t *testing.T) {
+	walk := func(start, limit, delta int64) []int64 {
+		out := []int64{}
+		for v := start; (delta > 0 && v < limit) || (delta < 0 && v > limit); {
+			out = append(out, v)
+			next, ok := checked.Add(int(v), int(delta))
+			if !ok {
+				break
+			}
+			v = int64(next)
+		}
+		return out
+	}
+	for _, c := range [][3]int64{
+		{0, 1<<62 + 1, 1 << 62}, {math.MaxInt64 - 2, math.MaxInt64, 1}, {math.MinInt64, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64, math.MinInt64, math.MinInt64}, {math.MinInt64 + 3, math.MinInt64, -1}, {5, 5, 1}, {5, 0, 1}, {0, 7, 3}, {7, 0, -3},
+	} {
+		mp := graph([]int64{1, 1, 4}, map[string][]int64{"a_s": {c[0]}, "b_s": {c[1]}, "d_s": {c[2]}},
+			op("Range", []string{"a_s", "b_s", "d_s"}, "p"),
+			op("Pad", []string{"x", "p"}, "y"))
+		m, err := decodeGraph(t, mp)
+		if err != nil {
+			t.Errorf("range%v: %v", c, err)
+			continue
+		}
+		if got, want := m.Initializers["p"].Int, walk(c[0], c[1], c[2]); !slices.Equal(got, want) {
+			t.Errorf("range%v = %v, want %v", c, got, want)
+		}
+	}
+}
+
+// TestFoldRefusals checks that folds whose exact result does not fit
+// (int64 arithmetic that overflows, a tensor whose shape is beyond the
+// bound though it holds no element) are refused naming the node or the
+// initializer and what overflowed, instead of computing a wrapped number.
+func TestFoldRefusals(t *testing.T) {
+	cases := []struct {
+		what  string
+		mp    *onnxpb.ModelProto
+		extra []*onnxpb.TensorProto
+		wants []string
+	}{
+		{"Add overflows", graph([]int64{1, 1, 4}, map[string][]int64{"a": {math.MaxInt64}, "b": {1}},
+			op("Add", []string{"a", "b"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Add" (Add)`, "9223372036854775807 + 1 overflows int64"}},
+		{"Mul overflows", graph([]int64{1, 1, 4}, map[string][]int64{"a": {1 << 32}, "b": {1 << 32}},
+			op("Mul", []string{"a", "b"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Mul" (Mul)`, "4294967296 * 4294967296 overflows int64"}},
+		{"Sub overflows", graph([]int64{1, 1, 4}, map[string][]int64{"a": {math.MinInt64}, "b": {1}},
+			op("Sub", []string{"a", "b"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Sub" (Sub)`, "-9223372036854775808 - 1 overflows int64"}},
+		{"empty tensor of a huge shape", graph([]int64{1, 1, 4}, map[string][]int64{"ax": {0}},
+			op("Concat", []string{"e", "e"}, "c", intAttr("axis", 0)), op("Pad", []string{"x", "c"}, "y")),
+			[]*onnxpb.TensorProto{tensorInit("e", 7, []int64{0, 1 << 20, 1 << 20}, nil, nil)},
+			[]string{`initializer "e"`, "more than the 268435456 elements accepted"}},
+	}
+	for _, c := range cases {
+		_, err := decodeGraph(t, c.mp, c.extra...)
+		if err == nil {
+			t.Errorf("%s: accepted", c.what)
+			continue
+		}
+		for _, s := range append(c.wants, "hostile.onnx") {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q does not say %q", c.what, err, s)
+			}
+		}
+	}
+}
