@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -142,6 +143,7 @@ type converter struct {
 	spec      nngraph.Spec
 	params    map[string]Tensor
 	onnxOf    []string // per Spec node, the ONNX value it computes
+	probes    int      // names name() tried, for the test of its linearity
 }
 
 // nodeErr is an error about node n.
@@ -1148,19 +1150,17 @@ func (c *converter) name(in Value, output int) {
 		}
 	}
 	count := map[string]int{}
-	reserved := map[string]bool{}
-	reserve := func(p string) {
-		for p != "" {
-			reserved[p] = true
-			k := strings.LastIndex(p, ".")
-			if k < 0 {
-				break
-			}
-			p = p[:k]
+	// A name that is a module path, or a prefix of one at a dot, is
+	// reserved: the module paths sorted, those that nm+"." prefixes
+	// follow the first at or after nm+".".
+	modules := c.m.Modules()
+	reserved := func(nm string) bool {
+		i := sort.SearchStrings(modules, nm)
+		if i < len(modules) && modules[i] == nm {
+			return true
 		}
-	}
-	for _, p := range c.m.Modules() {
-		reserve(p)
+		i = sort.SearchStrings(modules, nm+".")
+		return i < len(modules) && strings.HasPrefix(modules[i], nm+".")
 	}
 	for k, e := range c.out {
 		if live[k] {
@@ -1169,6 +1169,11 @@ func (c *converter) name(in Value, output int) {
 	}
 	names := make([]string, len(c.out))
 	used := map[string]bool{}
+	// next is, per base name <module>.<op>, the suffix its next probe
+	// starts from: a name once found used or reserved stays so, so each
+	// suffix is probed at most once per base and naming is linear in the
+	// nodes (probing from _2 for every node was quadratic).
+	next := map[string]int{}
 	for k, e := range c.out {
 		if !live[k] {
 			continue
@@ -1176,14 +1181,19 @@ func (c *converter) name(in Value, output int) {
 		if e.module != "" && count[e.module] == 1 {
 			names[k] = e.module
 		} else {
-			prefix := ""
+			base := e.op
 			if e.module != "" {
-				prefix = e.module + "."
+				base = e.module + "." + e.op
 			}
-			nm := prefix + e.op
-			for j := 2; used[nm] || reserved[nm]; j++ {
-				nm = fmt.Sprintf("%s%s_%d", prefix, e.op, j)
+			nm, j := base, next[base]
+			if j > 0 {
+				nm = base + "_" + strconv.Itoa(j)
 			}
+			for c.probes++; used[nm] || reserved(nm); c.probes++ {
+				j = max(j+1, 2)
+				nm = base + "_" + strconv.Itoa(j)
+			}
+			next[base] = j
 			names[k] = nm
 		}
 		used[names[k]] = true
