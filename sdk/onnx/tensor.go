@@ -35,11 +35,7 @@ func numel(dims []int64, limit int) (int, error) {
 		}
 		shape[i] = int(d)
 	}
-	n, err := shapeSize(shape, limit)
-	if err != nil {
-		return 0, fmt.Errorf("dims %v: %w", dims, err)
-	}
-	return n, nil
+	return shapeSize(shape, limit)
 }
 
 // shapeSize is the number of elements of a tensor of shape, or an error
