@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -169,6 +170,52 @@ func TestFoldRefusals(t *testing.T) {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("%s: error %q does not say %q", c.what, err, s)
 			}
+		}
+	}
+}
+
+// TestPanicNet checks the last-resort net: a fold or a conversion that
+// panics (here on purpose, reading past a slice) returns an error naming
+// the node, and Decode and ToSpec go on returning errors, not panics.
+func TestPanicNet(t *testing.T) {
+	n := &node{name: "/blk/Slice", op: "Slice"}
+	_, err := foldNode(func(*folder, *node, []*Tensor) (Tensor, error) {
+		var s []int64
+		return Tensor{Int: s[:1]}, nil
+	}, &folder{}, n, nil, 3)
+	if err == nil || !strings.Contains(err.Error(), `node "/blk/Slice" (Slice)`) || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("a panicking fold: %v, want an error naming the node", err)
+	}
+	c := &converter{}
+	err = c.handle(func(*converter, int, *Node) error {
+		var m map[string]int
+		m["x"]++
+		return nil
+	}, 0, &Node{Name: "/blk/Conv", OpType: "Conv"})
+	if err == nil || !strings.Contains(err.Error(), `node "/blk/Conv" (Conv)`) || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("a panicking conversion: %v, want an error naming the node", err)
+	}
+	if _, _, err := ToSpec(nil); err == nil {
+		t.Error("ToSpec(nil) accepted")
+	}
+}
+
+// TestTensorLen checks Len against the product in math/big: -1 when a
+// dimension is negative or the product does not fit an int.
+func TestTensorLen(t *testing.T) {
+	for _, shape := range [][]int{{}, {2, 3}, {0, 1 << 62, 4}, {1 << 32, 1 << 32}, {1 << 31, 1 << 31, 2}, {1 << 31, 1 << 31}, {-1, 2}, {3, math.MaxInt64}} {
+		want := big.NewInt(1)
+		neg := false
+		for _, d := range shape {
+			want.Mul(want, big.NewInt(int64(d)))
+			neg = neg || d < 0
+		}
+		w := int64(-1)
+		if !neg && want.IsInt64() {
+			w = want.Int64()
+		}
+		if got := (Tensor{Shape: shape}).Len(); int64(got) != w {
+			t.Errorf("Len of %v = %d, want %d", shape, got, w)
 		}
 	}
 }
