@@ -100,6 +100,12 @@ func LoadNet(path string) (*nngraph.Net, error) {
 //
 // The Spec's output is the node computing the model's output: the softmax
 // when the export ends with one (class probabilities).
+//
+// Sizes: the input and every value computed have at most MaxLen samples
+// and MaxElements values (channels x samples); pads, kernel_shape,
+// strides and dilations beyond MaxLen, and a padded input or a kernel's
+// span beyond that, are refused naming the node and the attribute. The
+// shape arithmetic is checked (sdk/internal/checked), so no length wraps.
 func ToSpec(m *Model) (spec nngraph.Spec, params map[string]Tensor, err error) {
 	defer func() {
 		if err != nil {
@@ -414,21 +420,13 @@ func f64(f float32) float64 {
 	return v
 }
 
-// one checks that a 1-d attribute list has one element, from lo to hi,
-// and returns it.
-func one(n *Node, name string, v []int64, lo, hi int64) (int64, error) {
-	if len(v) != 1 || v[0] < lo || v[0] > hi {
-		return 0, nodeErr(n, "attribute %q = %v; accepted: one value (1-d) from %d to %d%s", name, v, lo, hi, boundName(hi))
+// one checks that a 1-d attribute list (a count of samples) has one
+// element, from lo to MaxLen, and returns it.
+func one(n *Node, name string, v []int64, lo int64) (int64, error) {
+	if len(v) != 1 || v[0] < lo || v[0] > MaxLen {
+		return 0, nodeErr(n, "attribute %q = %v; accepted: one value (1-d) from %d to %d (onnx.MaxLen)", name, v, lo, MaxLen)
 	}
 	return v[0], nil
-}
-
-// boundName names the constant of a bound, if it is one.
-func boundName(hi int64) string {
-	if hi == MaxLen {
-		return " (onnx.MaxLen)"
-	}
-	return ""
 }
 
 func clone(t *Tensor, shape []int) Tensor {
@@ -467,7 +465,7 @@ func (c *converter) conv(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	stride, err := one(n, "strides", sv, 1, MaxLen)
+	stride, err := one(n, "strides", sv, 1)
 	if err != nil {
 		return err
 	}
@@ -475,7 +473,7 @@ func (c *converter) conv(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	dil, err := one(n, "dilations", dv, 1, MaxLen)
+	dil, err := one(n, "dilations", dv, 1)
 	if err != nil {
 		return err
 	}
@@ -631,7 +629,7 @@ func (c *converter) pool(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	k, err := one(n, "kernel_shape", ks, 1, MaxLen)
+	k, err := one(n, "kernel_shape", ks, 1)
 	if err != nil {
 		return err
 	}
@@ -639,7 +637,7 @@ func (c *converter) pool(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	stride, err := one(n, "strides", sv, 1, MaxLen)
+	stride, err := one(n, "strides", sv, 1)
 	if err != nil {
 		return err
 	}
