@@ -187,6 +187,10 @@ func Read(path string) (*Model, error) {
 
 // Decode decodes the serialized ONNX ModelProto b, folds its constant
 // subgraphs and validates the rest; name (a file name) is used in errors.
+// Whatever b holds, it returns a model or an error naming the node or the
+// tensor at fault, never panics (a panic, which would be a bug, is
+// recovered into an error naming the node being read) and never folds a
+// wrapped integer.
 func Decode(b []byte, name string) (m *Model, err error) {
 	defer func() {
 		if err != nil {
