@@ -219,3 +219,69 @@ func TestTensorLen(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldEdges checks folds at the edges of what they accept, against
+// the operators' definitions on small tensors: an axis or an index at
+// -size and size-1 is accepted and one past either end refused; the
+// Constant forms; ConstantOfShape's dimensions from 0 to
+// MaxFoldElements.
+func TestFoldEdges(t *testing.T) {
+	data := []int64{0, 1, 2, 3, 4, 5} // of shape (2, 3)
+	floatAttr := func(name string, v float32) *onnxpb.AttributeProto {
+		return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
+	}
+	floatsAttr := func(name string, v ...float32) *onnxpb.AttributeProto {
+		return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOATS.Enum(), Floats: v}
+	}
+	gather := func(axis int64, idx ...int64) *onnxpb.ModelProto {
+		return graph([]int64{1, 1, 4}, map[string][]int64{"d": data, "sh": {2, 3}, "i": idx, "fl": {-1}},
+			op("Reshape", []string{"d", "sh"}, "d2"), op("Gather", []string{"d2", "i"}, "g", intAttr("axis", axis)),
+			op("Reshape", []string{"g", "fl"}, "p"), op("Pad", []string{"x", "p"}, "y"))
+	}
+	cases := []struct {
+		what string
+		mp   *onnxpb.ModelProto
+		want []int64 // nil: refused
+	}{
+		// Gather on axis 1 of [[0 1 2] [3 4 5]] takes columns; axis 0 rows.
+		{"Gather axis 1", gather(1, 2, -3), []int64{2, 0, 5, 3}},
+		{"Gather axis -1", gather(-1, 0, -1), []int64{0, 2, 3, 5}},
+		{"Gather axis -2", gather(-2, 1), []int64{3, 4, 5}},
+		{"Gather axis 2", gather(2, 0), nil},
+		{"Gather axis -3", gather(-3, 0), nil},
+		{"Gather index 3 of 3", gather(1, 3), nil},
+		{"Gather index -4 of 3", gather(1, -4), nil},
+		{"Gather index -2 of 2", gather(0, -2), []int64{0, 1, 2}},
+		{"Gather index 2 of 2", gather(0, 2), nil},
+		{"Constant value_int", graph([]int64{1, 1, 4}, nil, op("Constant", nil, "p", intAttr("value_int", -7)), op("Pad", []string{"x", "p"}, "y")), []int64{-7}},
+		{"Constant value_float, cast", graph([]int64{1, 1, 4}, nil, op("Constant", nil, "f", floatAttr("value_float", -2.5)),
+			op("Cast", []string{"f"}, "p", intAttr("to", 7)), op("Pad", []string{"x", "p"}, "y")), []int64{-2}},
+		{"Constant value_floats, cast", graph([]int64{1, 1, 4}, nil, op("Constant", nil, "f", floatsAttr("value_floats", 1.5, 3)),
+			op("Cast", []string{"f"}, "p", intAttr("to", 7)), op("Pad", []string{"x", "p"}, "y")), []int64{1, 3}},
+		{"Constant value_int given as a float", graph([]int64{1, 1, 4}, nil, op("Constant", nil, "p", floatAttr("value_int", 1)), op("Pad", []string{"x", "p"}, "y")), nil},
+		{"ConstantOfShape 0", graph([]int64{1, 1, 4}, map[string][]int64{"s": {0}}, op("ConstantOfShape", []string{"s"}, "f"),
+			op("Cast", []string{"f"}, "p", intAttr("to", 7)), op("Pad", []string{"x", "p"}, "y")), []int64{}},
+		{"ConstantOfShape -1", graph([]int64{1, 1, 4}, map[string][]int64{"s": {-1}}, op("ConstantOfShape", []string{"s"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil},
+		{"ConstantOfShape beyond MaxFoldElements", graph([]int64{1, 1, 4}, map[string][]int64{"s": {MaxFoldElements + 1}}, op("ConstantOfShape", []string{"s"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil},
+	}
+	for _, c := range cases {
+		m, err := decodeGraph(t, c.mp)
+		switch {
+		case c.want == nil && err == nil:
+			t.Errorf("%s: accepted, %v", c.what, m.Initializers["p"].Int)
+		case c.want == nil:
+			if !strings.Contains(err.Error(), "hostile.onnx") || !strings.Contains(err.Error(), "node \"/") {
+				t.Errorf("%s: error %q does not name the file and the node", c.what, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.what, err)
+		case !slices.Equal(m.Initializers["p"].Int, c.want):
+			t.Errorf("%s: %v, want %v", c.what, m.Initializers["p"].Int, c.want)
+		}
+	}
+	// ConstantOfShape at the bound: MaxFoldElements zeros.
+	m, err := decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"s": {MaxFoldElements}}, op("ConstantOfShape", []string{"s"}, "p"), op("Pad", []string{"x", "p"}, "y")))
+	if err != nil || len(m.Initializers["p"].Float) != MaxFoldElements {
+		t.Errorf("ConstantOfShape of MaxFoldElements: %v", err)
+	}
+}
