@@ -398,10 +398,10 @@ func (f *folder) concat(n *node, in []*Tensor) (Tensor, error) {
 				return Tensor{}, fmt.Errorf("input %d has shape %v, input 0 %v: they differ off axis %d", i, t.Shape, first.Shape, ax)
 			}
 		}
-		if shape[ax] > f.b.max-t.Shape[ax] {
-			return Tensor{}, fmt.Errorf("more than %d elements on axis %d", f.b.max, ax)
+		var ok bool
+		if shape[ax], ok = checked.Add(shape[ax], t.Shape[ax]); !ok {
+			return Tensor{}, fmt.Errorf("the inputs' sizes on axis %d overflow", ax)
 		}
-		shape[ax] += t.Shape[ax]
 	}
 	out, err := f.alloc(first.DType, shape)
 	if err != nil {

@@ -285,3 +285,58 @@ func TestFoldEdges(t *testing.T) {
 		t.Errorf("ConstantOfShape of MaxFoldElements: %v", err)
 	}
 }
+
+// TestFoldShapes checks the shapes and values of the folds that move
+// axes, against their definitions on a (2, 3) tensor [[0 1 2] [3 4 5]]:
+// Unsqueeze inserts ones, Squeeze drops the named ones or all, Concat
+// joins along an axis (row by row off axis 0), Gather with 2-d indices
+// nests the picked rows; shapes that do not fit are refused.
+func TestFoldShapes(t *testing.T) {
+	inits := map[string][]int64{"d": {0, 1, 2, 3, 4, 5}, "sh": {2, 3}, "e": {10, 11}, "sh21": {2, 1}, "sh13": {1, 3}, "sh31": {3, 1},
+		"sh22": {2, 2}, "i": {1, 0, 0, 1}, "ax1": {1}, "axm1": {-1}, "ax0": {0}, "sh161": {1, 6, 1}}
+	mk := func(nodes ...*onnxpb.NodeProto) *onnxpb.ModelProto {
+		nodes = append([]*onnxpb.NodeProto{op("Reshape", []string{"d", "sh"}, "d2")}, nodes...)
+		return graph([]int64{1, 1, 4}, inits, append(nodes, op("Pad", []string{"x", "p"}, "y"))...)
+	}
+	cases := []struct {
+		what  string
+		mp    *onnxpb.ModelProto
+		shape []int // nil: refused
+		want  []int64
+	}{
+		{"Unsqueeze axis 1", mk(op("Unsqueeze", []string{"d2", "ax1"}, "p")), []int{2, 1, 3}, []int64{0, 1, 2, 3, 4, 5}},
+		{"Unsqueeze axis -1", mk(op("Unsqueeze", []string{"d2", "axm1"}, "p")), []int{2, 3, 1}, []int64{0, 1, 2, 3, 4, 5}},
+		{"Squeeze axis 0", mk(op("Reshape", []string{"d", "sh161"}, "r"), op("Squeeze", []string{"r", "ax0"}, "p")), []int{6, 1}, []int64{0, 1, 2, 3, 4, 5}},
+		{"Squeeze all", mk(op("Reshape", []string{"d", "sh161"}, "r"), op("Squeeze", []string{"r"}, "p")), []int{6}, []int64{0, 1, 2, 3, 4, 5}},
+		{"Squeeze an axis of 6", mk(op("Reshape", []string{"d", "sh161"}, "r"), op("Squeeze", []string{"r", "ax1"}, "p")), nil, nil},
+		{"Concat axis 1", mk(op("Reshape", []string{"e", "sh21"}, "e2"), op("Concat", []string{"d2", "e2"}, "p", intAttr("axis", 1))), []int{2, 4}, []int64{0, 1, 2, 10, 3, 4, 5, 11}},
+		{"Concat axis 0", mk(op("Reshape", []string{"e", "sh21"}, "e2"), op("Concat", []string{"d2", "d2"}, "p", intAttr("axis", 0))), []int{4, 3}, []int64{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}},
+		{"Concat of ranks 2 and 1", mk(op("Concat", []string{"d2", "d2", "e"}, "p", intAttr("axis", 1))), nil, nil},
+		{"Concat of 3 x 1 to 2 x 3", mk(op("ConstantOfShape", []string{"sh31"}, "z"), op("Cast", []string{"z"}, "zi", intAttr("to", 7)),
+			op("Concat", []string{"d2", "zi"}, "p", intAttr("axis", 1))), nil, nil},
+		{"Gather 2-d indices", mk(op("Reshape", []string{"i", "sh22"}, "i2"), op("Gather", []string{"d2", "i2"}, "p")), []int{2, 2, 3},
+			[]int64{3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5}},
+	}
+	for _, c := range cases {
+		m, err := decodeGraph(t, c.mp)
+		switch {
+		case c.shape == nil && err == nil:
+			t.Errorf("%s: accepted, shape %v", c.what, m.Initializers["p"].Shape)
+		case c.shape == nil:
+			if !strings.Contains(err.Error(), `node "/p/`) {
+				t.Errorf("%s: error %q does not name the node", c.what, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.what, err)
+		case !slices.Equal(m.Initializers["p"].Shape, c.shape) || !slices.Equal(m.Initializers["p"].Int, c.want):
+			t.Errorf("%s: shape %v %v, want %v %v", c.what, m.Initializers["p"].Shape, m.Initializers["p"].Int, c.shape, c.want)
+		}
+	}
+	// Two initializers of half the folding budget each concatenate to
+	// exactly the budget.
+	half := make([]int64, MaxFoldElements/2)
+	m, err := decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"a": half, "b": half}, op("Concat", []string{"a", "b"}, "p", intAttr("axis", 0)), op("Pad", []string{"x", "p"}, "y")))
+	if err != nil || len(m.Initializers["p"].Int) != MaxFoldElements {
+		t.Errorf("a Concat of MaxFoldElements: %v", err)
+	}
+}
