@@ -84,7 +84,7 @@ func TestSliceHugeSteps(t *testing.T) {
 		return out
 	}
 	for _, st := range []int64{1, 2, -1, -2, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1} {
-		for _, se := range [][2]int64{{0, 5}, {4, -6}, {math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64}, {-1, math.MinInt64}, {-10, math.MinInt64}, {2, 3}} {
+		for _, se := range [][2]int64{{0, 5}, {4, -6}, {math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64}, {-1, math.MinInt64}, {-10, math.MinInt64}, {2, 3}, {0, 0}, {3, 0}, {-2, -1}} {
 			mp := graph([]int64{1, 1, 4}, map[string][]int64{"e": data, "st": {se[0]}, "en": {se[1]}, "ax": {0}, "sp": {st}},
 				op("Slice", []string{"e", "st", "en", "ax", "sp"}, "p"),
 				op("Pad", []string{"x", "p"}, "y"))
@@ -96,6 +96,17 @@ func TestSliceHugeSteps(t *testing.T) {
 			w := want(se[0], se[1], st)
 			if got := m.Initializers["p"].Int; !slices.Equal(got, w) {
 				t.Errorf("step %d, start/end %v: %v, want %v", st, se, got, w)
+			}
+			if st != 1 {
+				continue
+			}
+			// Steps left out are 1.
+			m, err = decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"e": data, "st": {se[0]}, "en": {se[1]}, "ax": {0}},
+				op("Slice", []string{"e", "st", "en", "ax"}, "p"), op("Pad", []string{"x", "p"}, "y")))
+			if err != nil {
+				t.Errorf("no steps, start/end %v: %v", se, err)
+			} else if got := m.Initializers["p"].Int; !slices.Equal(got, w) {
+				t.Errorf("no steps, start/end %v: %v, want %v", se, got, w)
 			}
 		}
 	}
