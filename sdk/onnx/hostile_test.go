@@ -166,6 +166,21 @@ func TestFoldRefusals(t *testing.T) {
 		{"Sub overflows", graph([]int64{1, 1, 4}, map[string][]int64{"a": {math.MinInt64}, "b": {1}},
 			op("Sub", []string{"a", "b"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
 			[]string{`node "/p/Sub" (Sub)`, "-9223372036854775808 - 1 overflows int64"}},
+		{"Reshape with two -1", graph([]int64{1, 1, 4}, map[string][]int64{"d": {1, 2, 3, 4}, "sh": {-1, -1}},
+			op("Reshape", []string{"d", "sh"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Reshape" (Reshape)`, "more than one -1"}},
+		{"Reshape copying a dimension past the rank", graph([]int64{1, 1, 4}, map[string][]int64{"d": {1, 2, 3, 4}, "sh": {4, 0}},
+			op("Reshape", []string{"d", "sh"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Reshape" (Reshape)`, "copies dimension 1 (a 0) of an input of rank 1"}},
+		{"Transpose perm beyond the rank", graph([]int64{1, 1, 4}, map[string][]int64{"d": {1, 2, 3, 4}, "sh": {2, 2}},
+			op("Reshape", []string{"d", "sh"}, "r"), op("Transpose", []string{"r"}, "p", intsAttr1("perm", 0, 2)), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Transpose" (Transpose)`, "not a permutation of 0..1"}},
+		{"Cast without to", graph([]int64{1, 1, 4}, map[string][]int64{"d": {1, 2}},
+			op("Cast", []string{"d"}, "p"), op("Pad", []string{"x", "p"}, "y")), nil,
+			[]string{`node "/p/Cast" (Cast)`, "cast to data type -1 is not accepted"}},
+		{"Cast of 2^63 to int64", graph([]int64{1, 1, 4}, nil, op("Cast", []string{"f"}, "p", intAttr("to", 7)), op("Pad", []string{"x", "p"}, "y")),
+			[]*onnxpb.TensorProto{tensorInit("f", 1, []int64{1}, nil, []float32{1 << 63})},
+			[]string{`node "/p/Cast" (Cast)`, "cannot be cast to int64"}},
 		{"empty tensor of a huge shape", graph([]int64{1, 1, 4}, map[string][]int64{"ax": {0}},
 			op("Concat", []string{"e", "e"}, "c", intAttr("axis", 0)), op("Pad", []string{"x", "c"}, "y")),
 			[]*onnxpb.TensorProto{tensorInit("e", 7, []int64{0, 1 << 20, 1 << 20}, nil, nil)},
@@ -343,10 +358,15 @@ func TestFoldShapes(t *testing.T) {
 			t.Errorf("%s: shape %v %v, want %v %v", c.what, m.Initializers["p"].Shape, m.Initializers["p"].Int, c.shape, c.want)
 		}
 	}
-	// Two initializers of half the folding budget each concatenate to
-	// exactly the budget.
+	// A Reshape to exactly the budget is accepted, and two initializers of
+	// half the budget each concatenate to exactly the budget.
+	m, err := decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"a": make([]int64, MaxFoldElements), "sh": {MaxFoldElements, 1}},
+		op("Reshape", []string{"a", "sh"}, "p"), op("Pad", []string{"x", "p"}, "y")))
+	if err != nil || !slices.Equal(m.Initializers["p"].Shape, []int{MaxFoldElements, 1}) {
+		t.Errorf("a Reshape to MaxFoldElements: %v", err)
+	}
 	half := make([]int64, MaxFoldElements/2)
-	m, err := decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"a": half, "b": half}, op("Concat", []string{"a", "b"}, "p", intAttr("axis", 0)), op("Pad", []string{"x", "p"}, "y")))
+	m, err = decodeGraph(t, graph([]int64{1, 1, 4}, map[string][]int64{"a": half, "b": half}, op("Concat", []string{"a", "b"}, "p", intAttr("axis", 0)), op("Pad", []string{"x", "p"}, "y")))
 	if err != nil || len(m.Initializers["p"].Int) != MaxFoldElements {
 		t.Errorf("a Concat of MaxFoldElements: %v", err)
 	}
