@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 )
 
 // foldOps are the operators constant folding evaluates when every input
@@ -46,12 +48,9 @@ type folder struct {
 // alloc returns a tensor of dtype and shape with zeroed data, after
 // reserving its elements.
 func (f *folder) alloc(dt DType, shape []int) (Tensor, error) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 || (d > 0 && n > f.b.max/d) {
-			return Tensor{}, fmt.Errorf("a result of shape %v: more than the %d elements accepted for folded constants", shape, f.b.max)
-		}
-		n *= d
+	n, err := shapeSize(shape, f.b.max)
+	if err != nil {
+		return Tensor{}, fmt.Errorf("a result of %w for folded constants", err)
 	}
 	if err := f.b.take(n); err != nil {
 		return Tensor{}, err
@@ -399,14 +398,17 @@ func (f *folder) concat(n *node, in []*Tensor) (Tensor, error) {
 				return Tensor{}, fmt.Errorf("input %d has shape %v, input 0 %v: they differ off axis %d", i, t.Shape, first.Shape, ax)
 			}
 		}
-		if shape[ax] > f.b.max-t.Shape[ax] {
-			return Tensor{}, fmt.Errorf("more than %d elements on axis %d", f.b.max, ax)
+		var ok bool
+		if shape[ax], ok = checked.Add(shape[ax], t.Shape[ax]); !ok {
+			return Tensor{}, fmt.Errorf("the inputs' sizes on axis %d overflow", ax)
 		}
-		shape[ax] += t.Shape[ax]
 	}
 	out, err := f.alloc(first.DType, shape)
 	if err != nil {
 		return Tensor{}, err
+	}
+	if out.Len() == 0 {
+		return out, nil
 	}
 	outer := 1
 	for _, d := range shape[:ax] {
@@ -488,16 +490,19 @@ func (f *folder) slice(_ *node, in []*Tensor) (Tensor, error) {
 		if e < 0 {
 			e += d
 		}
+		// The count is 1 + (the distance to the last index before end)
+		// / |step|: the distance is less than d, and |step| is taken as
+		// an unsigned number (|MinInt64| = 2^63), so nothing overflows.
 		var cnt int64
 		if st > 0 {
 			s, e = max(0, min(s, d)), max(0, min(e, d))
 			if e > s {
-				cnt = (e - s + st - 1) / st
+				cnt = int64(uint64(e-s-1)/uint64(st)) + 1
 			}
-		} else {
+		} else if d > 0 { // an empty axis has nothing to slice backwards
 			s, e = max(0, min(s, d-1)), max(-1, min(e, d-1))
 			if s > e {
-				cnt = (s - e - st - 1) / -st
+				cnt = int64(uint64(s-e-1)/(-uint64(st))) + 1
 			}
 		}
 		begin[ax], step[ax], shape[ax] = int(s), int(st), int(cnt)
@@ -537,15 +542,15 @@ func (f *folder) reshape(n *node, in []*Tensor) (Tensor, error) {
 				return Tensor{}, fmt.Errorf("shape %v copies dimension %d (a 0) of an input of rank %d", dims, i, len(in[0].Shape))
 			}
 			shape[i] = in[0].Shape[i]
-		case d < 0 || d > int64(total):
-			return Tensor{}, fmt.Errorf("shape %v: dimension %d does not fit %d elements", dims, d, total)
+		case d < 0 || d > int64(f.b.max):
+			return Tensor{}, fmt.Errorf("shape %v: dimension %d is outside [-1, %d]", dims, d, f.b.max)
 		default:
 			shape[i] = int(d)
 		}
-		if shape[i] > 0 && known > total/shape[i]+1 {
+		var ok bool
+		if known, ok = checked.Mul(known, shape[i]); !ok || known > max(total, f.b.max) {
 			return Tensor{}, fmt.Errorf("shape %v holds more than the input's %d elements", dims, total)
 		}
-		known *= shape[i]
 	}
 	if infer >= 0 {
 		if known == 0 || total%known != 0 {
@@ -634,12 +639,10 @@ func (f *folder) rangeOp(_ *node, in []*Tensor) (Tensor, error) {
 			return Tensor{}, fmt.Errorf("input %d must be a scalar of the type of input 0 (%s), not %s of shape %v", i, dt, t.DType, t.Shape)
 		}
 	}
-	var start, limit, delta float64
-	if dt == Float32 {
-		start, limit, delta = float64(in[0].Float[0]), float64(in[1].Float[0]), float64(in[2].Float[0])
-	} else {
-		start, limit, delta = float64(in[0].Int[0]), float64(in[1].Int[0]), float64(in[2].Int[0])
+	if dt == Int64 {
+		return f.rangeInt(in[0].Int[0], in[1].Int[0], in[2].Int[0])
 	}
+	start, limit, delta := float64(in[0].Float[0]), float64(in[1].Float[0]), float64(in[2].Float[0])
 	if delta == 0 || math.IsNaN(start+limit+delta) || math.IsInf(start+limit+delta, 0) {
 		return Tensor{}, fmt.Errorf("range(%g, %g, %g): delta must be non-zero and all finite", start, limit, delta)
 	}
@@ -654,14 +657,42 @@ func (f *folder) rangeOp(_ *node, in []*Tensor) (Tensor, error) {
 	for i := range out.Float {
 		out.Float[i] = in[0].Float[0] + float32(i)*in[2].Float[0]
 	}
+	return out, nil
+}
+
+// rangeInt folds an int64 Range exactly: the count is 1 + (the distance
+// from start to the last value before limit) / |delta|, in unsigned
+// arithmetic (the distance between two int64s and |MinInt64| fit a
+// uint64), and every value start + i*delta lies between start and limit,
+// so its two's complement computation is exact.
+func (f *folder) rangeInt(start, limit, delta int64) (Tensor, error) {
+	if delta == 0 {
+		return Tensor{}, fmt.Errorf("range(%d, %d, %d): delta must be non-zero", start, limit, delta)
+	}
+	var cnt uint64
+	switch {
+	case delta > 0 && limit > start:
+		cnt = (uint64(limit)-uint64(start)-1)/uint64(delta) + 1
+	case delta < 0 && start > limit:
+		cnt = (uint64(start)-uint64(limit)-1)/(-uint64(delta)) + 1
+	}
+	if cnt > uint64(f.b.left) {
+		return Tensor{}, fmt.Errorf("range(%d, %d, %d): %d elements, more than the %d left for folded constants", start, limit, delta, cnt, f.b.left)
+	}
+	out, err := f.alloc(Int64, []int{int(cnt)})
+	if err != nil {
+		return Tensor{}, err
+	}
 	for i := range out.Int {
-		out.Int[i] = in[0].Int[0] + int64(i)*in[2].Int[0]
+		out.Int[i] = start + int64(i)*delta
 	}
 	return out, nil
 }
 
 // arith folds Add, Sub, Mul and Div with numpy's broadcasting; integer
-// division truncates toward zero, as onnxruntime's.
+// division truncates toward zero, as onnxruntime's. An integer result
+// that overflows int64 is an error, not a wrapped number (these compute
+// shapes and pads).
 func (f *folder) arith(_ *node, in []*Tensor, op byte) (Tensor, error) {
 	a, b := in[0], in[1]
 	if a.DType != b.DType {
@@ -707,24 +738,30 @@ func (f *folder) arith(_ *node, in []*Tensor, op byte) (Tensor, error) {
 			return
 		}
 		x, y := a.Int[ja], b.Int[jb]
+		var v int
+		ok := true
 		switch op {
 		case '+':
-			out.Int[i] = x + y
+			v, ok = checked.Add(int(x), int(y))
 		case '-':
-			out.Int[i] = x - y
+			v, ok = checked.Sub(int(x), int(y))
 		case '*':
-			out.Int[i] = x * y
+			v, ok = checked.Mul(int(x), int(y))
 		default:
 			if y == 0 {
-				ferr = errors.New("integer division by zero")
+				ferr = fmt.Errorf("%d / 0: integer division by zero", x)
 				return
 			}
 			if x == math.MinInt64 && y == -1 {
-				ferr = errors.New("integer division overflows")
+				ferr = fmt.Errorf("%d / -1 overflows int64", x)
 				return
 			}
-			out.Int[i] = x / y
+			v = int(x / y)
 		}
+		if !ok && ferr == nil {
+			ferr = fmt.Errorf("%d %c %d overflows int64", x, op, y)
+		}
+		out.Int[i] = int64(v)
 	})
 	if ferr != nil {
 		return Tensor{}, ferr

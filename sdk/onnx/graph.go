@@ -53,7 +53,9 @@ func (n *node) label(i int) string {
 	return fmt.Sprintf("node %q (%s)", n.name, n.op)
 }
 
-func build(mp *onnxpb.ModelProto, name string) (*Model, error) {
+// build converts and folds mp (see Decode); *at names the node it is
+// reading, for the error of a panic.
+func build(mp *onnxpb.ModelProto, name string, at *string) (*Model, error) {
 	m := &Model{Name: name, Initializers: map[string]Tensor{}}
 	opset := int64(-1)
 	for _, o := range mp.GetOpsetImport() {
@@ -113,6 +115,7 @@ func build(mp *onnxpb.ModelProto, name string) (*Model, error) {
 	nodes := make([]*node, len(g.GetNode()))
 	for i, np := range g.GetNode() {
 		n := &node{name: np.GetName(), op: np.GetOpType(), inputs: np.GetInput(), outputs: np.GetOutput()}
+		*at = n.label(i)
 		if d := np.GetDomain(); d != "" && d != "ai.onnx" {
 			return nil, fmt.Errorf("%s: operator domain %q is not accepted; accepted: the default domain (\"\" or ai.onnx)", n.label(i), d)
 		}
@@ -140,6 +143,7 @@ func build(mp *onnxpb.ModelProto, name string) (*Model, error) {
 		}
 		nodes[i] = n
 	}
+	*at = ""
 	for _, vi := range g.GetOutput() {
 		v, err := value(vi, "output")
 		if err != nil {
@@ -286,13 +290,32 @@ func fold(nodes []*node, inits map[string]Tensor, static map[string][]int) ([]*n
 				return nil, nil, fmt.Errorf("%s: input %d is required", n.label(i), k)
 			}
 		}
-		t, err := eval(f, n, in)
+		t, err := foldNode(eval, f, n, in, i)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: folding the constant: %w", n.label(i), err)
 		}
 		consts[n.outputs[0]] = t
 	}
 	return kept, consts, nil
+}
+
+// foldNode evaluates node n (the i-th) with eval; a panic, a bug of a
+// fold that its checks missed, becomes an error naming the node.
+func foldNode(eval func(*folder, *node, []*Tensor) (Tensor, error), f *folder, n *node, in []*Tensor, i int) (t Tensor, err error) {
+	defer recovered(&err, func() string { return n.label(i) })
+	return eval(f, n, in)
+}
+
+// recovered is the last-resort net of the importer's entry points
+// (Decode, ToSpec, each fold and each conversion of a node): deferred,
+// it turns a panic into *err, naming where (a node) it happened. Bad
+// input is refused by the checks before it; a panic caught here is a
+// bug of the importer, reported as an error instead of killing the
+// host.
+func recovered(err *error, where func() string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: internal error of the ONNX importer (a bug; please report it with the model): %v", where(), r)
+	}
 }
 
 // supported checks that the nodes left use the operators of computeOps

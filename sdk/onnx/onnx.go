@@ -31,6 +31,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/uaxai/uaxai/internal/atomicfile"
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
 )
 
@@ -49,6 +50,12 @@ const (
 	// folding computes, together: a folded subgraph computes shapes and
 	// pads, a few numbers.
 	MaxFoldElements = 1 << 20
+	// MaxLen bounds the samples of every value of a converted network
+	// (ToSpec): the input's, a padded input's, a layer's output; and so
+	// the attributes that count samples: pads, kernel_shape, strides,
+	// dilations. Its values have at most MaxElements values (channels x
+	// samples).
+	MaxLen = 1 << 24
 )
 
 // DType is the element type of a Tensor.
@@ -80,11 +87,16 @@ type Tensor struct {
 	Int   []int64
 }
 
-// Len is the number of elements, the product of Shape.
+// Len is the number of elements, the product of Shape; -1 when a
+// dimension is negative or the product overflows an int (never for the
+// tensors Decode returns, whose sizes it checked).
 func (t Tensor) Len() int {
 	n := 1
 	for _, d := range t.Shape {
-		n *= d
+		var ok bool
+		if n, ok = checked.Mul(n, d); !ok || d < 0 {
+			return -1
+		}
 	}
 	return n
 }
@@ -164,7 +176,23 @@ func Read(path string) (*Model, error) {
 
 // Decode decodes the serialized ONNX ModelProto b, folds its constant
 // subgraphs and validates the rest; name (a file name) is used in errors.
-func Decode(b []byte, name string) (*Model, error) {
+// Whatever b holds, it returns a model or an error naming the node or the
+// tensor at fault, never panics (a panic, which would be a bug, is
+// recovered into an error naming the node being read) and never folds a
+// wrapped integer.
+func Decode(b []byte, name string) (m *Model, err error) {
+	defer func() {
+		if err != nil {
+			m = nil
+		}
+	}()
+	at := "" // the node being read, for a panic's error
+	defer recovered(&err, func() string {
+		if at == "" {
+			return "onnx: " + name
+		}
+		return "onnx: " + name + ": " + at
+	})
 	if len(b) > MaxFileBytes {
 		return nil, fmt.Errorf("onnx: %s: %d bytes, more than the %d accepted", name, len(b), MaxFileBytes)
 	}
@@ -172,8 +200,7 @@ func Decode(b []byte, name string) (*Model, error) {
 	if err := proto.Unmarshal(b, &mp); err != nil {
 		return nil, fmt.Errorf("onnx: %s: not an ONNX model (protobuf ModelProto): %w", name, err)
 	}
-	m, err := build(&mp, name)
-	if err != nil {
+	if m, err = build(&mp, name, &at); err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", name, err)
 	}
 	return m, nil

@@ -1,12 +1,15 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
@@ -97,7 +100,22 @@ func LoadNet(path string) (*nngraph.Net, error) {
 //
 // The Spec's output is the node computing the model's output: the softmax
 // when the export ends with one (class probabilities).
-func ToSpec(m *Model) (nngraph.Spec, map[string]Tensor, error) {
+//
+// Sizes: the input and every value computed have at most MaxLen samples
+// and MaxElements values (channels x samples); pads, kernel_shape,
+// strides and dilations beyond MaxLen, and a padded input or a kernel's
+// span beyond that, are refused naming the node and the attribute. The
+// shape arithmetic is checked (sdk/internal/checked), so no length wraps.
+func ToSpec(m *Model) (spec nngraph.Spec, params map[string]Tensor, err error) {
+	defer func() {
+		if err != nil {
+			spec, params = nngraph.Spec{}, nil
+		}
+	}()
+	if m == nil {
+		return nngraph.Spec{}, nil, errors.New("onnx: ToSpec of a nil model")
+	}
+	defer recovered(&err, func() string { return "onnx: " + m.Name })
 	c, err := convert(m)
 	if err != nil {
 		return nngraph.Spec{}, nil, fmt.Errorf("onnx: %s: %w", m.Name, err)
@@ -131,6 +149,7 @@ type converter struct {
 	spec      nngraph.Spec
 	params    map[string]Tensor
 	onnxOf    []string // per Spec node, the ONNX value it computes
+	probes    int      // names name() tried, for the test of its linearity
 }
 
 // nodeErr is an error about node n.
@@ -146,6 +165,9 @@ func convert(m *Model) (*converter, error) {
 	in := m.Inputs[0]
 	if len(in.Shape) != 3 || in.Shape[1] < 1 || in.Shape[2] < 1 {
 		return nil, fmt.Errorf("input %q has shape %v; accepted: (batch, channels, samples) with channels and samples fixed", in.Name, in.Shape)
+	}
+	if err := checkSize(nil, fmt.Sprintf("input %q", in.Name), in.Shape[1], in.Shape[2]); err != nil {
+		return nil, err
 	}
 	c.vals[in.Name] = sval{node: -1, rank: 3, c: in.Shape[1], t: in.Shape[2]}
 	for i, n := range m.Nodes {
@@ -168,7 +190,7 @@ func convert(m *Model) (*converter, error) {
 				return nil, nodeErr(n, "attribute %q is not supported; accepted attributes of %s: %s", nm, n.OpType, orNone(allowed))
 			}
 		}
-		if err := h(c, i, n); err != nil {
+		if err := c.handle(h, i, n); err != nil {
 			return nil, err
 		}
 	}
@@ -181,6 +203,13 @@ func convert(m *Model) (*converter, error) {
 	}
 	c.name(in, outV.node)
 	return c, nil
+}
+
+// handle converts node n (the i-th) with h; a panic, a bug of a
+// conversion that its checks missed, becomes an error naming the node.
+func (c *converter) handle(h func(c *converter, i int, n *Node) error, i int, n *Node) (err error) {
+	defer recovered(&err, func() string { return fmt.Sprintf("node %q (%s)", n.Name, n.OpType) })
+	return h(c, i, n)
 }
 
 func orNone(s []string) string {
@@ -281,8 +310,13 @@ func (c *converter) constant(n *Node, k int, what string) (*Tensor, error) {
 	return &t, nil
 }
 
-// emit adds a node computing n's first output (as out, if not empty).
-func (c *converter) emit(n *Node, op string, attrs map[string]any, ins []sval, params map[string]Tensor, res sval, out string) {
+// emit adds a node computing n's first output (as out, if not empty),
+// a value res of at most MaxLen samples and MaxElements values, or says
+// why not.
+func (c *converter) emit(n *Node, op string, attrs map[string]any, ins []sval, params map[string]Tensor, res sval, out string) error {
+	if err := checkSize(n, "its output", res.c, res.t); err != nil {
+		return err
+	}
 	e := emitted{module: ModulePath(n.Name), op: op, attrs: attrs, params: params}
 	for _, v := range ins {
 		e.ins = append(e.ins, v.node)
@@ -294,6 +328,27 @@ func (c *converter) emit(n *Node, op string, attrs map[string]any, ins []sval, p
 	res.node = len(c.out)
 	c.out = append(c.out, e)
 	c.vals[out] = res
+	return nil
+}
+
+// checkSize refuses a value (what, of node n; n nil for the graph
+// input) of ch channels x t samples beyond MaxLen samples or MaxElements
+// values.
+func checkSize(n *Node, what string, ch, t int) error {
+	size, ok := checked.Mul(ch, t)
+	var why string
+	switch {
+	case t > MaxLen:
+		why = fmt.Sprintf("%s has %d samples, more than the %d accepted (onnx.MaxLen)", what, t, MaxLen)
+	case !ok || size > MaxElements:
+		why = fmt.Sprintf("%s has %d channels x %d samples, more than the %d values accepted (onnx.MaxElements)", what, ch, t, MaxElements)
+	default:
+		return nil
+	}
+	if n == nil {
+		return errors.New(why)
+	}
+	return nodeErr(n, "%s", why)
 }
 
 // alias makes n's first output the value v (a node converted to nothing).
@@ -365,10 +420,11 @@ func f64(f float32) float64 {
 	return v
 }
 
-// one checks that a 1-d attribute list has one element and returns it.
-func one(n *Node, name string, v []int64, min int64) (int64, error) {
-	if len(v) != 1 || v[0] < min {
-		return 0, nodeErr(n, "attribute %q = %v; accepted: one value (1-d), at least %d", name, v, min)
+// one checks that a 1-d attribute list (a count of samples) has one
+// element, from lo to MaxLen, and returns it.
+func one(n *Node, name string, v []int64, lo int64) (int64, error) {
+	if len(v) != 1 || v[0] < lo || v[0] > MaxLen {
+		return 0, nodeErr(n, "attribute %q = %v; accepted: one value (1-d) from %d to %d (onnx.MaxLen)", name, v, lo, MaxLen)
 	}
 	return v[0], nil
 }
@@ -432,18 +488,26 @@ func (c *converter) conv(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if len(pads) != 2 || pads[0] < 0 || pads[1] < 0 {
-		return nodeErr(n, "attribute \"pads\" = %v; accepted: [begin, end], non-negative", pads)
+	if len(pads) != 2 || pads[0] < 0 || pads[1] < 0 || pads[0] > MaxLen || pads[1] > MaxLen {
+		return nodeErr(n, "attribute \"pads\" = %v; accepted: [begin, end], each from 0 to %d (onnx.MaxLen)", pads, MaxLen)
 	}
-	pl, pr := pads[0], pads[1]
+	pl, pr := int(pads[0]), int(pads[1])
 	if p, ok := c.padFor[i]; ok {
-		pl, pr = pl+p[0], pr+p[1]
+		pl, pr = pl+int(p[0]), pr+int(p[1]) // each at most 2 MaxLen
 	}
-	span := dil*int64(k-1) + 1
-	tout := (int64(x.t)+pl+pr-span)/stride + 1
-	if int64(x.t)+pl+pr < span {
-		return nodeErr(n, "its kernel spans %d samples, more than the %d of its padded input", span, int64(x.t)+pl+pr)
+	padded, err := paddedLen(n, `attribute "pads"`, x.t, pl, pr)
+	if err != nil {
+		return err
 	}
+	if k > MaxLen {
+		return nodeErr(n, "its kernel has %d taps, more than the %d accepted (onnx.MaxLen)", k, MaxLen)
+	}
+	// k and dil are at most MaxLen (2^24): the span cannot overflow.
+	span := int(dil)*(k-1) + 1
+	if padded < span {
+		return nodeErr(n, "attribute \"dilations\" = %v: its kernel of %d taps spans %d samples, more than the %d of its padded input; accepted: a span dilations*(kernel-1)+1 of at most %d", dv, k, span, padded, padded)
+	}
+	tout := (padded-span)/int(stride) + 1
 	params := map[string]Tensor{"weight": clone(w, slices.Clone(w.Shape))}
 	b, err := c.constant(n, 2, "bias")
 	if err != nil {
@@ -456,9 +520,18 @@ func (c *converter) conv(i int, n *Node) error {
 		params["bias"] = clone(b, []int{out})
 	}
 	attrs := map[string]any{"out": int64(out), "kernel": int64(k), "stride": stride, "dilation": dil, "groups": groups,
-		"padding": []int64{pl, pr}, "bias": b != nil}
-	c.emit(n, "conv1d", attrs, []sval{x}, params, sval{rank: 3, c: out, t: int(tout)}, "")
-	return nil
+		"padding": []int64{int64(pl), int64(pr)}, "bias": b != nil}
+	return c.emit(n, "conv1d", attrs, []sval{x}, params, sval{rank: 3, c: out, t: tout}, "")
+}
+
+// paddedLen is t + left + right, the length of a padded input, refused
+// (naming what of n gave the padding) beyond MaxLen samples.
+func paddedLen(n *Node, what string, t, left, right int) (int, error) {
+	padded, ok := checked.Sum(t, left, right)
+	if !ok || padded > MaxLen {
+		return 0, nodeErr(n, "%s: a padding of %d + %d samples around its input of %d gives more than the %d samples accepted (onnx.MaxLen)", what, left, right, t, MaxLen)
+	}
+	return padded, nil
 }
 
 // padAmounts returns the left and right padding in time and the value of
@@ -484,6 +557,9 @@ func (c *converter) padAmounts(n *Node, x sval) (int64, int64, float32, error) {
 	}
 	if p[0] != 0 || p[1] != 0 || p[3] != 0 || p[4] != 0 || p[2] < 0 || p[5] < 0 {
 		return 0, 0, 0, nodeErr(n, "pads %v; accepted: padding on the time axis only ([0, 0, left, 0, 0, right], non-negative)", p)
+	}
+	if p[2] > MaxLen || p[5] > MaxLen {
+		return 0, 0, 0, nodeErr(n, "pads %v; accepted: a left and a right padding of at most %d samples each (onnx.MaxLen)", p, MaxLen)
 	}
 	var val float32
 	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
@@ -521,8 +597,11 @@ func (c *converter) pad(i int, n *Node) error {
 			return nil
 		}
 	}
-	c.emit(n, "pad", map[string]any{"left": l, "right": r, "value": f64(val)}, []sval{x}, nil, sval{rank: 3, c: x.c, t: x.t + int(l+r)}, "")
-	return nil
+	t, err := paddedLen(n, "its pads (input 1)", x.t, int(l), int(r))
+	if err != nil {
+		return err
+	}
+	return c.emit(n, "pad", map[string]any{"left": l, "right": r, "value": f64(val)}, []sval{x}, nil, sval{rank: 3, c: x.c, t: t}, "")
 }
 
 func (c *converter) pool(i int, n *Node) error {
@@ -571,8 +650,8 @@ func (c *converter) pool(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if len(pads) != 2 || pads[0] != pads[1] || pads[0] < 0 {
-		return nodeErr(n, "attribute \"pads\" = %v is not supported; accepted: [p, p], equal padding on both sides", pads)
+	if len(pads) != 2 || pads[0] != pads[1] || pads[0] < 0 || pads[0] > MaxLen {
+		return nodeErr(n, "attribute \"pads\" = %v is not supported; accepted: [p, p], equal padding on both sides, p from 0 to %d (onnx.MaxLen)", pads, MaxLen)
 	}
 	p := pads[0]
 	op := "maxpool1d"
@@ -587,15 +666,19 @@ func (c *converter) pool(i int, n *Node) error {
 			p += m[0]
 		}
 	}
+	// p is at most 2 MaxLen (a merged Pad's included), k at most MaxLen.
 	if 2*p > k {
 		return nodeErr(n, "pads %d and kernel %d: PyTorch requires padding at most half the kernel", p, k)
 	}
-	if int64(x.t)+2*p < k {
-		return nodeErr(n, "its kernel %d is longer than its padded input (%d samples)", k, int64(x.t)+2*p)
+	padded, err := paddedLen(n, `attribute "pads"`, x.t, int(p), int(p))
+	if err != nil {
+		return err
 	}
-	tout := (int64(x.t)+2*p-k)/stride + 1
-	c.emit(n, op, map[string]any{"kernel": k, "stride": stride, "padding": p}, []sval{x}, nil, sval{rank: 3, c: x.c, t: int(tout)}, "")
-	return nil
+	if padded < int(k) {
+		return nodeErr(n, "attribute \"kernel_shape\" = %v: its kernel %d is longer than its padded input (%d samples); accepted: at most %d", ks, k, padded, padded)
+	}
+	tout := (padded-int(k))/int(stride) + 1
+	return c.emit(n, op, map[string]any{"kernel": k, "stride": stride, "padding": p}, []sval{x}, nil, sval{rank: 3, c: x.c, t: tout}, "")
 }
 
 // global converts GlobalAveragePool, GlobalMaxPool and ReduceMean and
@@ -632,8 +715,7 @@ func (c *converter) global(i int, n *Node) error {
 			res.rank = 2
 		}
 	}
-	c.emit(n, op, nil, []sval{x}, nil, res, "")
-	return nil
+	return c.emit(n, op, nil, []sval{x}, nil, res, "")
 }
 
 func (c *converter) batchnorm(i int, n *Node) error {
@@ -664,8 +746,7 @@ func (c *converter) batchnorm(i int, n *Node) error {
 		}
 		params[suffix] = clone(t, []int{x.c})
 	}
-	c.emit(n, "batchnorm1d", map[string]any{"eps": f64(eps)}, []sval{x}, params, sval{rank: x.rank, c: x.c, t: x.t}, "")
-	return nil
+	return c.emit(n, "batchnorm1d", map[string]any{"eps": f64(eps)}, []sval{x}, params, sval{rank: x.rank, c: x.c, t: x.t}, "")
 }
 
 // flat checks that x is a C x 1 value for a linear layer.
@@ -724,8 +805,7 @@ func (c *converter) gemm(i int, n *Node) error {
 		}
 		params["bias"] = clone(b, []int{out})
 	}
-	c.emit(n, "linear", map[string]any{"out": int64(out), "bias": b != nil}, []sval{x}, params, sval{rank: 2, c: out, t: 1}, "")
-	return nil
+	return c.emit(n, "linear", map[string]any{"out": int64(out), "bias": b != nil}, []sval{x}, params, sval{rank: 2, c: out, t: 1}, "")
 }
 
 // matmul converts MatMul(x, W) and, when an Add of a constant vector
@@ -767,8 +847,7 @@ func (c *converter) matmul(i int, n *Node) error {
 		}
 	}
 	_, hasBias := params["bias"]
-	c.emit(n, "linear", map[string]any{"out": int64(out), "bias": hasBias}, []sval{x}, params, sval{rank: 2, c: out, t: 1}, res)
-	return nil
+	return c.emit(n, "linear", map[string]any{"out": int64(out), "bias": hasBias}, []sval{x}, params, sval{rank: 2, c: out, t: 1}, res)
 }
 
 // reshape converts Flatten, Reshape, Squeeze and Unsqueeze: nothing on
@@ -801,7 +880,7 @@ func (c *converter) reshape(i int, n *Node) error {
 		if len(shape) > 0 && (shape[0] == 0 || shape[0] == -1 || shape[0] == int64(c.m.Inputs[0].Shape[0])) {
 			shape[0] = -1
 		}
-		known := int64(1)
+		known := 1
 		infer := -1
 		for k, d := range shape[1:] {
 			if d == -1 && infer < 0 {
@@ -812,10 +891,13 @@ func (c *converter) reshape(i int, n *Node) error {
 				d = int64([]int{0, x.c, x.t}[k+1])
 				shape[k+1] = d
 			}
-			known *= d
+			var ok bool
+			if known, ok = checked.Mul(known, int(d)); !ok {
+				return nodeErr(n, "its shape %v: the product of its dimensions overflows; accepted: (batch, %d) (flatten), or (batch, C, 1) <-> (batch, C)", st.Int, x.c*x.t)
+			}
 		}
 		if infer > 0 && known > 0 {
-			shape[infer] = int64(x.c*x.t) / known
+			shape[infer] = int64(x.c * x.t / known) // x.c*x.t is at most MaxElements
 		}
 	case "Squeeze", "Unsqueeze":
 		var axes []int64
@@ -841,7 +923,7 @@ func (c *converter) reshape(i int, n *Node) error {
 	case slices.Equal(shape, []int64{-1, int64(x.c), 1}) && x.t == 1:
 		c.alias(n, sval{node: x.node, rank: 3, c: x.c, t: 1})
 	case slices.Equal(shape, []int64{-1, int64(x.c * x.t)}):
-		c.emit(n, "flatten", nil, []sval{x}, nil, sval{rank: 2, c: x.c * x.t, t: 1}, "")
+		return c.emit(n, "flatten", nil, []sval{x}, nil, sval{rank: 2, c: x.c * x.t, t: 1}, "")
 	default:
 		return nodeErr(n, "shape %v of a (batch, %d, %d) value is not supported; accepted: (batch, %d) (flatten), or (batch, C, 1) <-> (batch, C)", shape, x.c, x.t, x.c*x.t)
 	}
@@ -862,8 +944,7 @@ func (c *converter) activation(i int, n *Node) error {
 		}
 		attrs = map[string]any{"slope": f64(a)}
 	}
-	c.emit(n, op, attrs, []sval{x}, nil, x, "")
-	return nil
+	return c.emit(n, op, attrs, []sval{x}, nil, x, "")
 }
 
 // sigmoid converts Sigmoid, or SiLU: Mul(x, Sigmoid(x)) when that Mul
@@ -878,12 +959,10 @@ func (c *converter) sigmoid(i int, n *Node) error {
 		if mn.OpType == "Mul" && len(mn.Inputs) == 2 && len(mn.Attrs) == 0 &&
 			((mn.Inputs[0] == n.Inputs[0] && mn.Inputs[1] == n.Outputs[0]) || (mn.Inputs[1] == n.Inputs[0] && mn.Inputs[0] == n.Outputs[0])) {
 			c.done[k] = true
-			c.emit(n, "silu", nil, []sval{x}, nil, x, mn.Outputs[0])
-			return nil
+			return c.emit(n, "silu", nil, []sval{x}, nil, x, mn.Outputs[0])
 		}
 	}
-	c.emit(n, "sigmoid", nil, []sval{x}, nil, x, "")
-	return nil
+	return c.emit(n, "sigmoid", nil, []sval{x}, nil, x, "")
 }
 
 func (c *converter) softmax(i int, n *Node) error {
@@ -898,8 +977,7 @@ func (c *converter) softmax(i int, n *Node) error {
 	if x.rank != 2 || (ax != 1 && ax != -1) {
 		return nodeErr(n, "axis %d on a rank-%d value is not supported; accepted: axis 1 or -1 of a (batch, classes) value", ax, x.rank)
 	}
-	c.emit(n, "softmax", nil, []sval{x}, nil, x, "")
-	return nil
+	return c.emit(n, "softmax", nil, []sval{x}, nil, x, "")
 }
 
 // div converts GELU as torch 1.13 writes F.gelu (approximate "none"):
@@ -966,8 +1044,7 @@ func (c *converter) div(i int, n *Node) error {
 	for _, k := range found {
 		c.done[k] = true
 	}
-	c.emit(n, "gelu", nil, []sval{x}, nil, x, half.Outputs[0])
-	return nil
+	return c.emit(n, "gelu", nil, []sval{x}, nil, x, half.Outputs[0])
 }
 
 func (c *converter) add(i int, n *Node) error {
@@ -985,8 +1062,7 @@ func (c *converter) add(i int, n *Node) error {
 	if a.c != b.c || a.t != b.t {
 		return nodeErr(n, "its inputs are %d x %d and %d x %d values; accepted: two of one shape", a.c, a.t, b.c, b.t)
 	}
-	c.emit(n, "add", nil, []sval{a, b}, nil, sval{rank: max(a.rank, b.rank), c: a.c, t: a.t}, "")
-	return nil
+	return c.emit(n, "add", nil, []sval{a, b}, nil, sval{rank: max(a.rank, b.rank), c: a.c, t: a.t}, "")
 }
 
 func (c *converter) concat(i int, n *Node) error {
@@ -1007,14 +1083,16 @@ func (c *converter) concat(i int, n *Node) error {
 		if v.rank != res.rank || v.t != res.t {
 			return nodeErr(n, "input %d has %d samples (rank %d), input 0 %d (rank %d); accepted: inputs of one length", k, v.t, v.rank, res.t, res.rank)
 		}
-		res.c += v.c
+		var ok bool
+		if res.c, ok = checked.Add(res.c, v.c); !ok {
+			return nodeErr(n, "its inputs' channels overflow")
+		}
 		ins = append(ins, v)
 	}
 	if len(ins) == 0 || (ax != 1 && ax != 1-int64(res.rank)) {
 		return nodeErr(n, "attribute \"axis\" = %d is not supported; accepted: 1 (channels) or %d", ax, 1-res.rank)
 	}
-	c.emit(n, "concat", nil, ins, nil, res, "")
-	return nil
+	return c.emit(n, "concat", nil, ins, nil, res, "")
 }
 
 func (c *converter) dropout(i int, n *Node) error {
@@ -1042,8 +1120,7 @@ func (c *converter) dropout(i int, n *Node) error {
 			return nodeErr(n, "its training_mode must be a constant false; accepted: an evaluation export")
 		}
 	}
-	c.emit(n, "dropout", map[string]any{"p": f64(p)}, []sval{x}, nil, x, "")
-	return nil
+	return c.emit(n, "dropout", map[string]any{"p": f64(p)}, []sval{x}, nil, x, "")
 }
 
 func (c *converter) identity(i int, n *Node) error {
@@ -1071,19 +1148,17 @@ func (c *converter) name(in Value, output int) {
 		}
 	}
 	count := map[string]int{}
-	reserved := map[string]bool{}
-	reserve := func(p string) {
-		for p != "" {
-			reserved[p] = true
-			k := strings.LastIndex(p, ".")
-			if k < 0 {
-				break
-			}
-			p = p[:k]
+	// A name that is a module path, or a prefix of one at a dot, is
+	// reserved: the module paths sorted, those that nm+"." prefixes
+	// follow the first at or after nm+".".
+	modules := c.m.Modules()
+	reserved := func(nm string) bool {
+		i := sort.SearchStrings(modules, nm)
+		if i < len(modules) && modules[i] == nm {
+			return true
 		}
-	}
-	for _, p := range c.m.Modules() {
-		reserve(p)
+		i = sort.SearchStrings(modules, nm+".")
+		return i < len(modules) && strings.HasPrefix(modules[i], nm+".")
 	}
 	for k, e := range c.out {
 		if live[k] {
@@ -1092,6 +1167,11 @@ func (c *converter) name(in Value, output int) {
 	}
 	names := make([]string, len(c.out))
 	used := map[string]bool{}
+	// next is, per base name <module>.<op>, the suffix its next probe
+	// starts from: a name once found used or reserved stays so, so each
+	// suffix is probed at most once per base and naming is linear in the
+	// nodes (probing from _2 for every node was quadratic).
+	next := map[string]int{}
 	for k, e := range c.out {
 		if !live[k] {
 			continue
@@ -1099,14 +1179,19 @@ func (c *converter) name(in Value, output int) {
 		if e.module != "" && count[e.module] == 1 {
 			names[k] = e.module
 		} else {
-			prefix := ""
+			base := e.op
 			if e.module != "" {
-				prefix = e.module + "."
+				base = e.module + "." + e.op
 			}
-			nm := prefix + e.op
-			for j := 2; used[nm] || reserved[nm]; j++ {
-				nm = fmt.Sprintf("%s%s_%d", prefix, e.op, j)
+			nm, j := base, next[base]
+			if j > 0 {
+				nm = base + "_" + strconv.Itoa(j)
 			}
+			for c.probes++; used[nm] || reserved(nm); c.probes++ {
+				j = max(j+1, 2)
+				nm = base + "_" + strconv.Itoa(j)
+			}
+			next[base] = j
 			names[k] = nm
 		}
 		used[names[k]] = true

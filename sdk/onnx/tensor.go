@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
 )
 
@@ -25,17 +26,35 @@ func (b *budget) take(n int) error {
 }
 
 // numel is the product of dims, or an error if a dim is negative or the
-// product exceeds limit (checked before it can overflow).
+// shape is larger than limit (see shapeSize).
 func numel(dims []int64, limit int) (int, error) {
-	n := 1
-	for _, d := range dims {
+	shape := make([]int, len(dims))
+	for i, d := range dims {
+		if d < 0 || d > int64(limit) {
+			return 0, fmt.Errorf("dims %v: dimension %d is outside [0, %d]", dims, d, limit)
+		}
+		shape[i] = int(d)
+	}
+	return shapeSize(shape, limit)
+}
+
+// shapeSize is the number of elements of a tensor of shape, or an error
+// if a dimension is negative or the product of its non-zero dimensions
+// exceeds limit. A tensor with no elements is held to the same bound as
+// if its zero dimensions were 1, so that for every tensor the importer
+// holds the strides, offsets and loop counts computed from its shape
+// cannot overflow (a shape [0, 2^62, 2^62] is refused, not wrapped).
+func shapeSize(shape []int, limit int) (int, error) {
+	n, span := 1, 1
+	for _, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("dims %v: a negative dimension", dims)
+			return 0, fmt.Errorf("shape %v: a negative dimension", shape)
 		}
-		if d > 0 && int64(n) > int64(limit)/d {
-			return 0, fmt.Errorf("dims %v: more than %d elements", dims, limit)
+		var ok bool
+		if span, ok = checked.Mul(span, max(d, 1)); !ok || span > limit {
+			return 0, fmt.Errorf("shape %v: more than the %d elements accepted", shape, limit)
 		}
-		n *= int(d)
+		n *= d // at most span: no overflow
 	}
 	return n, nil
 }
