@@ -34,7 +34,12 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
 	mf := addModelFlags(fs)
+	bf := addBoundFlags(fs)
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	bounds, err := bf.bounds("predict")
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if (len(files) == 0 && !model.IsGraph()) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model})
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

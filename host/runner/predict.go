@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -24,6 +25,10 @@ type PredictOptions struct {
 	// Weights (or, with no Weights, its own) on the input's shape; the
 	// caller closes it. Model is then unused.
 	Served *TorchServer
+	// Bounds bound the input's length and the network's size, checked
+	// before either is allocated (readInputs, checkNetSize); zero:
+	// recipe.DefaultSizeBounds, a recipe's.
+	Bounds recipe.SizeBounds
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -52,7 +57,7 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
-	in, err := readInputs(opt.Input, opt.Channels)
+	in, err := readInputs(opt.Input, opt.Channels, opt.Bounds)
 	if err != nil {
 		return nil, err
 	}

@@ -425,7 +425,7 @@ func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int
 func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names []string, x []float32, n, classes int) error {
 	nIn := len(x) / n
 	clear(dst)
-	const batch = 64
+	const batch = forwardBatch
 	pr := make([]float32, batch*classes)
 	for s, r := range refs {
 		m, err := sdk.OpenModel(ctx, r)
