@@ -148,7 +148,7 @@ func TestPredictExplainBounds(t *testing.T) {
 		want []string
 	}{
 		{"onnx pads", []string{"--model", in("pad.onnx"), "--input", in("wave.csv")},
-			[]string{in("pad.onnx"), fmt.Sprintf("values (the input and every layer's output) are %d", padValues), fmt.Sprintf("holds %d of them", 64*padValues), fmt.Sprintf("above the bound of %d values", d.BatchValues), "--max-batch-values raises it"}},
+			[]string{in("pad.onnx"), fmt.Sprintf("values (the input and every layer's or node's output) are %d", padValues), fmt.Sprintf("holds %d of them", 64*padValues), fmt.Sprintf("above the bound of %d values", d.BatchValues), "--max-batch-values raises it"}},
 		{"csv line", []string{"--weights", weights, "--input", in("long.csv")},
 			[]string{in("long.csv") + ": line 1 (record 0): 5000000 values, above the bound of 65536", "--max-in-len 65536", "--max-in-len raises it"}},
 		{"npy waveform", []string{"--weights", weights, "--input", in("long.npy")},
@@ -156,18 +156,20 @@ func TestPredictExplainBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, cmd := range [][]string{{"predict"}, {"explain", "--explainer", "occlusion", "--target", "0"}} {
-			code, msg, alloc := runAlloc(append(cmd, c.args...)...)
-			if code != 1 {
-				t.Errorf("%s %s: exit %d, want 1: %s", cmd[0], c.name, code, msg)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("%s %s: %q, want %q", cmd[0], c.name, msg, w)
+			t.Run(cmd[0]+" "+c.name, func(t *testing.T) {
+				code, msg, alloc := runAlloc(append(cmd, c.args...)...)
+				if code != 1 {
+					t.Errorf("exit %d, want 1: %s", code, msg)
 				}
-			}
-			if alloc > 32<<20 {
-				t.Errorf("%s %s: the refusal allocated %d MiB", cmd[0], c.name, alloc>>20)
-			}
+				for _, w := range c.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("%q, want %q", msg, w)
+					}
+				}
+				if alloc > 32<<20 {
+					t.Errorf("the refusal allocated %d MiB", alloc>>20)
+				}
+			})
 		}
 	}
 	if code, msg, _ := runAlloc("predict", "--model", in("pad0.onnx"), "--input", in("wave.csv")); code != 0 {

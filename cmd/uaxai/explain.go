@@ -114,6 +114,13 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*run
 	return &runner.TorchModel{Module: *m.module, Args: args, Output: *m.output, Stderr: stderr}, nil
 }
 
+// explainDetails is the text of uaxai explain -h after the usage.
+const explainDetails = `A waveform of more than --max-in-len samples a channel, or a network of
+more than --max-params parameters or whose forward pass of 64 inputs holds
+more than --max-batch-values values (64 times the input's and every
+layer's or graph node's output values), is refused before it is
+allocated; the defaults are a recipe's bounds.`
+
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag

@@ -22,7 +22,10 @@ input,predicted,class,<the 16 class names>, then one line an input: its 0-based
 line in X.csv, the predicted class (the argmax, the lower class on ties), its
 name, and the mean probability of each class. With --out, F.csv gets only the
 probabilities (one line an input, no header) and stdout nothing. Probabilities
-are float32, in the shortest form that reads back to the same float32.`
+are float32, in the shortest form that reads back to the same float32.
+A waveform of more than --max-in-len samples a channel, or a network of
+more than --max-params parameters or whose forward pass of 64 inputs holds
+more than --max-batch-values values, is refused before it is allocated.`
 
 func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("predict", stdout, stderr)

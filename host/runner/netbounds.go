@@ -25,7 +25,7 @@ func checkNetSize(what string, s recipe.NetSize, b recipe.SizeBounds) error {
 		if !ok {
 			held = "more than 2^63"
 		}
-		return fmt.Errorf("%s: a sample's values (the input and every layer's output) are %d, and a forward pass of %d inputs holds %s of them, above the bound of %d values (%d MiB as float32; --max-batch-values raises it)", what, s.Values, forwardBatch, held, b.BatchValues, mib(b.BatchValues))
+		return fmt.Errorf("%s: a sample's values (the input and every layer's or node's output) are %d, and a forward pass of %d inputs holds %s of them, above the bound of %d values (%d MiB as float32; --max-batch-values raises it)", what, s.Values, forwardBatch, held, b.BatchValues, mib(b.BatchValues))
 	}
 	return nil
 }
