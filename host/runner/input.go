@@ -44,7 +44,7 @@ func readInputs(path string, channels int, b recipe.SizeBounds) (inputs, error) 
 	}
 	if strings.HasSuffix(strings.ToLower(path), ".npy") {
 		a, err := npy.ReadFileChecked(path, func(shape []int) error {
-			if len(shape) < 2 {
+			if len(shape) != 2 && len(shape) != 3 {
 				return nil // below: not waveforms
 			}
 			c, t := 1, shape[len(shape)-1]
