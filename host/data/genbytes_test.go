@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/uaxai/uaxai/internal/memtest"
 )
@@ -134,5 +135,60 @@ func TestGenerateDirMemoryBound(t *testing.T) {
 	var me *MemoryError
 	if _, err := GenerateDir(context.Background(), t.TempDir(), small); !errors.As(err, &me) || me.Bytes != need || me.Bound != need-1 {
 		t.Fatalf("MaxBytes = GenerateBytes-1: %v, want a *MemoryError of %d bytes, bound %d", err, need, need-1)
+	}
+}
+
+// TestGenerateBytesEdges: no records hold nothing; the paper's mode adds
+// to the records of its splits one Record and one mark a pool record (its
+// train and validation slices); a count beyond int or a negative one, or
+// an invalid config, is not ok, with -1 for what cannot be counted and
+// the error saying so; the bound is checked from one record a class.
+func TestGenerateBytesEdges(t *testing.T) {
+	cfg := DefaultConfig()
+	if b, r, ok := GenerateBytes(GenerateOptions{Config: cfg}); b != 0 || r != 0 || !ok {
+		t.Errorf("no records: %d bytes, %d records, %v", b, r, ok)
+	}
+	one, _, _ := GenerateBytes(GenerateOptions{Config: cfg, PerClass: 10})
+	paper, _, _ := GenerateBytes(GenerateOptions{Config: cfg, PerClass: 10, Paper: true})
+	if pool := 10 * NumClasses; paper-one != pool*(int(unsafe.Sizeof(Record{}))+1) {
+		t.Errorf("paper %d - split %d = %d bytes, want %d records x (a Record + 1)", paper, one, paper-one, pool)
+	}
+	bad := cfg
+	bad.Fs = -1
+	for _, c := range []struct {
+		name    string
+		opt     GenerateOptions
+		records int
+	}{
+		{"invalid config", GenerateOptions{Config: bad, PerClass: 1}, -1},
+		{"negative", GenerateOptions{Config: cfg, PerClass: -1}, -1},
+		{"negative tests", GenerateOptions{Config: cfg, PerClass: 1, Paper: true, TestSplits: 1, TestPerClass: -1}, -1},
+		{"records beyond int", GenerateOptions{Config: cfg, PerClass: 1, Paper: true, TestSplits: 1 << 40, TestPerClass: 1 << 40}, -1},
+		{"bytes beyond int", GenerateOptions{Config: cfg, PerClass: 1 << 50}, NumClasses << 50},
+		{"paper bytes beyond int", GenerateOptions{Config: cfg, PerClass: 1 << 50, Paper: true}, NumClasses << 50},
+	} {
+		b, r, ok := GenerateBytes(c.opt)
+		if b != -1 || r != c.records || ok {
+			t.Errorf("%s: %d bytes, %d records, %v; want -1, %d, false", c.name, b, r, ok, c.records)
+		}
+	}
+	for _, c := range []struct {
+		e    MemoryError
+		want string
+	}{
+		{MemoryError{Records: -1, Channels: 1, Samples: 640, Bytes: -1, Bound: 1 << 30}, "data: more than 2^63 records of 1 channel(s) x 640 samples (each a float64 waveform and disturbance, an event mask, its parameters) hold more than 2^63 bytes in memory before they are written, above the bound of 1073741824 bytes (1.0 GiB)"},
+		{MemoryError{Records: 7, Channels: 3, Samples: 64, Bytes: 3 << 29, Bound: 1 << 29}, "data: 7 records of 3 channel(s) x 64 samples (each a float64 waveform and disturbance, an event mask, its parameters) hold 1610612736 bytes (1.5 GiB) in memory before they are written, above the bound of 536870912 bytes (0.5 GiB)"},
+	} {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.e, got, c.want)
+		}
+	}
+	need, _, _ := GenerateBytes(GenerateOptions{Config: cfg, PerClass: 1})
+	var me *MemoryError
+	if err := checkGenerateBytes(PQD{}, GenerateOptions{Config: cfg, PerClass: 1, MaxBytes: need - 1}); !errors.As(err, &me) || me.Records != NumClasses {
+		t.Errorf("one record a class, bound %d below its %d bytes: %v", need-1, need, err)
+	}
+	if err := checkGenerateBytes(PQD{}, GenerateOptions{Config: cfg, PerClass: 0, MaxBytes: 1}); err != nil {
+		t.Errorf("no records: %v, want the generator's own error later", err)
 	}
 }
