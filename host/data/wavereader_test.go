@@ -112,6 +112,11 @@ func TestScanWaveformsBound(t *testing.T) {
 			t.Errorf("%.40q: %v, want %q", c.body, err, c.want)
 		}
 	}
+	// A value of MaxValueBytes bytes is a value; a line of exactly the
+	// bound's values is accepted.
+	if _, c, err := ScanWaveforms(write("edge.csv", []byte("1,"+strings.Repeat("0", MaxValueBytes-1)+"2\n")), 0, WaveformBound{Max: 2}, func(int, float64) {}); err != nil || c != 2 {
+		t.Errorf("a value of %d bytes, a line at the bound: %d values, %v", MaxValueBytes, c, err)
+	}
 	// No bound: a line of many buffers is read whole.
 	some := append([]byte(nil), long[:4*100000]...)
 	some[len(some)-1] = '\n'
