@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/recipe"
 )
 
 func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -23,6 +25,7 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	testPerClass := fs.Int("test-per-class", 100, "with --paper: test records per class and split")
 	source := fs.String("source", "pqd", "generator: "+sourceNames())
 	format := fs.String("format", "", "files written: csv (waveforms.csv, labels.csv, ...) or npy (waveforms.npy, labels.npy, masks.npy, classes.txt, ...); default csv for pqd, npy for the others")
+	maxMemory := fs.String("max-memory", recipe.FormatSize(data.DefaultMaxGenerateBytes), "the most memory the records may hold before they are written (every split is generated first): records x channels x samples x 17 bytes (float64 waveform and disturbance, event mask) and a little a record; a size such as 8GiB or 512MiB")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -50,9 +53,16 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 	if *format != "" && *format != data.FormatCSV && *format != data.FormatNPY {
 		return fmt.Errorf("data generate: --format %q (accepted: csv, npy)", *format)
 	}
+	maxBytes, err := recipe.ParseSize(*maxMemory)
+	if err == nil && maxBytes < 1 {
+		err = fmt.Errorf("%q is not positive", *maxMemory)
+	}
+	if err != nil {
+		return fmt.Errorf("data generate: --max-memory: %w", err)
+	}
 	cfg := data.DefaultConfig()
 	cfg.F0, cfg.Noise = *f0, *noise
-	opt := data.GenerateOptions{Generator: gen, Format: *format, Config: cfg, Seed: *seed, PerClass: *perClass, Progress: func(w data.Written) {
+	opt := data.GenerateOptions{Generator: gen, Format: *format, Config: cfg, Seed: *seed, PerClass: *perClass, MaxBytes: int(maxBytes), Progress: func(w data.Written) {
 		fmt.Fprintf(stdout, "wrote %d records of split %q (seed %d) to %s\n", w.Records, w.Split, *seed, w.Dir)
 	}}
 	if *paper {
@@ -61,6 +71,9 @@ func cmdDataGenerate(ctx context.Context, args []string, stdout, stderr io.Write
 		opt.Split = *split
 	}
 	if _, err := data.GenerateDir(ctx, *out, opt); err != nil {
+		if me := (*data.MemoryError)(nil); errors.As(err, &me) {
+			return fmt.Errorf("data generate: %w (accepted: at most --max-memory %s; fewer records (--per-class, --test-per-class, --test-splits), or --max-memory SIZE raises the bound)", err, *maxMemory)
+		}
 		return fmt.Errorf("data generate: %w", err)
 	}
 	return nil

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/internal/memtest"
 )
 
 // TestDataGenerateFormats: --source pqd --format csv writes the bytes of
@@ -64,6 +67,54 @@ func TestDataGenerateFormats(t *testing.T) {
 		code := run(append([]string{"data", "generate", "--out", t.TempDir()}, c.args...), &bytes.Buffer{}, &errb)
 		if code == 0 || !strings.Contains(errb.String(), c.args[1]) || !strings.Contains(errb.String(), "accepted: ") {
 			t.Errorf("%v: exit %d, %q", c.args, code, errb.String())
+		}
+	}
+}
+
+// TestDataGenerateMemoryBound (issue 34, item 9): --source pqd-3phase
+// --paper --per-class 100000 (40 GiB of records: the old bound counted
+// records, not their channels x samples) is refused before anything is
+// generated, with the bytes, the bound and --max-memory, which moves the
+// bound: a request is accepted at --max-memory of its own bytes
+// (data.GenerateBytes) and refused one byte below.
+func TestDataGenerateMemoryBound(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "out")
+	var errb bytes.Buffer
+	code := 0
+	alloc := memtest.Allocated(func() {
+		code = run([]string{"data", "generate", "--source", "pqd-3phase", "--paper", "--per-class", "100000", "--out", d}, &bytes.Buffer{}, &errb)
+	})
+	msg := errb.String()
+	for _, want := range []string{"1306500 records of 3 channel(s) x 640 samples", "above the bound of 8589934592 bytes", "--max-memory 8GiB", "--max-memory SIZE raises"} {
+		if code != 1 || !strings.Contains(msg, want) {
+			t.Errorf("exit %d, %q: want %q", code, msg, want)
+		}
+	}
+	if alloc > 4<<20 {
+		t.Errorf("the refusal allocated %d bytes", alloc)
+	}
+	if _, err := os.Stat(d); err == nil {
+		t.Errorf("%s exists after the refusal", d)
+	}
+	gen, err := data.GeneratorByName("pqd-3phase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	need, _, _ := data.GenerateBytes(data.GenerateOptions{Generator: gen, Config: data.DefaultConfig(), PerClass: 2, Split: "data"})
+	for _, c := range []struct {
+		max  int
+		code int
+	}{{need, 0}, {need - 1, 1}} {
+		var errb bytes.Buffer
+		got := run([]string{"data", "generate", "--source", "pqd-3phase", "--per-class", "2", "--max-memory", strconv.Itoa(c.max), "--out", t.TempDir()}, &bytes.Buffer{}, &errb)
+		if got != c.code || c.code == 1 && !strings.Contains(errb.String(), fmt.Sprintf("hold %d bytes", need)) {
+			t.Errorf("--max-memory %d for %d bytes: exit %d (want %d), %q", c.max, need, got, c.code, errb.String())
+		}
+	}
+	for _, bad := range []string{"0", "lots", "-5"} {
+		var errb bytes.Buffer
+		if got := run([]string{"data", "generate", "--max-memory", bad, "--out", t.TempDir()}, &bytes.Buffer{}, &errb); got != 1 || !strings.Contains(errb.String(), "--max-memory") {
+			t.Errorf("--max-memory %s: exit %d, %q", bad, got, errb.String())
 		}
 	}
 }

@@ -87,6 +87,35 @@ func addModelFlags(fs *flagSet) *modelFlags {
 	return m
 }
 
+// boundFlags are the flags of explain and predict that raise the bounds
+// on the input and the network (recipe.SizeBounds; their defaults are a
+// recipe's bounds).
+type boundFlags struct {
+	inLen, params, batchValues *int
+}
+
+func addBoundFlags(fs *flagSet) *boundFlags {
+	d := recipe.DefaultSizeBounds()
+	return &boundFlags{
+		inLen:       fs.Int("max-in-len", d.InLen, "the most samples a waveform's channel may have (a CSV line is refused, naming its line, once it holds more than channels x this many values)"),
+		params:      fs.Int("max-params", d.Params, "the most parameters the network may have"),
+		batchValues: fs.Int("max-batch-values", d.BatchValues, "the most float32 values a forward pass of 64 inputs may hold: 64 x a sample's values (the input and every layer's or graph node's output)"),
+	}
+}
+
+// bounds are the flags' bounds; a value below 1 is refused.
+func (b *boundFlags) bounds(cmd string) (recipe.SizeBounds, error) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max-in-len", *b.inLen}, {"max-params", *b.params}, {"max-batch-values", *b.batchValues}} {
+		if f.v < 1 {
+			return recipe.SizeBounds{}, fmt.Errorf("%s: --%s %d: want a count >= 1", cmd, f.name, f.v)
+		}
+	}
+	return recipe.SizeBounds{InLen: *b.inLen, Params: *b.params, BatchValues: *b.batchValues}, nil
+}
+
 // torchModel is the flags' model, nil without --model. --arch and the
 // model flags without --model are refused.
 func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*runner.TorchModel, error) {
@@ -122,6 +151,13 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*run
 	return &runner.TorchModel{Module: *m.module, Args: args, Output: *m.output, Stderr: stderr}, nil
 }
 
+// explainDetails is the text of uaxai explain -h after the usage.
+const explainDetails = `A waveform of more than --max-in-len samples a channel, or a network of
+more than --max-params parameters or whose forward pass of 64 inputs holds
+more than --max-batch-values values (64 times the input's and every
+layer's or graph node's output values), is refused before it is
+allocated; the defaults are a recipe's bounds.`
+
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("explain", stdout, stderr)
 	var weights, sets, summaries listFlag
@@ -139,7 +175,12 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
+	bf := addBoundFlags(fs)
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	bounds, err := bf.bounds("explain")
 	if err != nil {
 		return err
 	}
@@ -168,7 +209,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explain: --set: %w", err)
 	}
 	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
-		Target: *target, Seed: *seed, Workers: *workers, Model: model, Limits: lf.limits()}
+		Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits()}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)
 		if err != nil {

@@ -69,7 +69,7 @@ func init() {
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 			"[flags] --model F.onnx | --model SPEC.toml --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
-		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, your own PyTorch model, or an ONNX or graph-spec network computed in Go", run: cmdExplain},
+		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, your own PyTorch model, or an ONNX or graph-spec network computed in Go", details: explainDetails, run: cmdExplain},
 		{name: "paper", forms: []string{
 			"[flags] [--quick] [--dir DIR] [--out DIR]",
 			"--report PAPER_DIR",

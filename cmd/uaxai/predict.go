@@ -22,7 +22,10 @@ input,predicted,class,<the 16 class names>, then one line an input: its 0-based
 line in X.csv, the predicted class (the argmax, the lower class on ties), its
 name, and the mean probability of each class. With --out, F.csv gets only the
 probabilities (one line an input, no header) and stdout nothing. Probabilities
-are float32, in the shortest form that reads back to the same float32.`
+are float32, in the shortest form that reads back to the same float32.
+A waveform of more than --max-in-len samples a channel, or a network of
+more than --max-params parameters or whose forward pass of 64 inputs holds
+more than --max-batch-values values, is refused before it is allocated.`
 
 func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("predict", stdout, stderr)
@@ -35,7 +38,12 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
+	bf := addBoundFlags(fs)
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	bounds, err := bf.bounds("predict")
 	if err != nil {
 		return err
 	}
@@ -54,7 +62,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if (len(files) == 0 && !model.IsGraph()) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Limits: lf.limits()})
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds, Limits: lf.limits()})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

@@ -328,25 +328,22 @@ func parseRow(path string, line int, text []byte, dst []float64, f32 bool) error
 
 // ReadWaveforms reads a CSV file of waveforms, one a line, n
 // comma-separated finite numbers each (n <= 0: as many as on the first
-// line). Errors name the file, the line and what was expected.
+// line), through ScanWaveforms (no line held whole). Errors name the
+// file, the line and what was expected.
 func ReadWaveforms(path string, n int) ([][]float64, error) {
 	var rows [][]float64
-	err := scanLines(path, func(line int, text []byte) error {
-		if n <= 0 {
-			n = countFields(text)
+	_, _, err := ScanWaveforms(path, n, WaveformBound{}, func(i int, v float64) {
+		if i == 0 {
+			var row []float64
+			if len(rows) > 0 {
+				row = make([]float64, 0, len(rows[0]))
+			}
+			rows = append(rows, row)
 		}
-		row := make([]float64, n)
-		if err := parseRow(path, line, text, row, true); err != nil {
-			return err
-		}
-		rows = append(rows, row)
-		return nil
+		rows[len(rows)-1] = append(rows[len(rows)-1], v)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("data: %s: no records, want one waveform a line", path)
 	}
 	return rows, nil
 }

@@ -39,6 +39,11 @@ type GenerateOptions struct {
 	TestSplits   int     // independent test splits test-0, test-1, ...
 	TestPerClass int     // test records a class and split
 
+	// MaxBytes bounds the memory the records hold before they are
+	// written (GenerateBytes); 0: DefaultMaxGenerateBytes. Above it,
+	// GenerateDir returns a *MemoryError before generating anything.
+	MaxBytes int
+
 	// Progress, when not nil, is called after each split's files are
 	// written.
 	Progress func(Written)
@@ -91,6 +96,9 @@ func GenerateDir(ctx context.Context, dir string, opt GenerateOptions) ([]Writte
 	}
 	if format != FormatCSV {
 		meta["format"] = format
+	}
+	if err := checkGenerateBytes(gen, opt); err != nil {
+		return nil, err
 	}
 	var splits []Split
 	if opt.Paper {

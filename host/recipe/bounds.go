@@ -2,10 +2,12 @@ package recipe
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Bounds on the recipe text, checked before the TOML library reads it
@@ -341,55 +343,127 @@ func (d *decoder) checkList(path []string, n int, what string) error {
 	return nil
 }
 
+// SizeBounds are the bounds on a network and its input that a recipe
+// has fixed (DefaultSizeBounds: MaxWaveLen, MaxParams, MaxBatchValues) and
+// that `uaxai predict` and `explain` take from --max-in-len, --max-params
+// and --max-batch-values, whose defaults they are.
+type SizeBounds struct {
+	InLen       int // samples of a waveform, a channel's (in_len)
+	Params      int // the network's parameters
+	BatchValues int // a batch times a sample's values (NetSize.Values)
+}
+
+// DefaultSizeBounds are a recipe's bounds.
+func DefaultSizeBounds() SizeBounds {
+	return SizeBounds{InLen: MaxWaveLen, Params: MaxParams, BatchValues: MaxBatchValues}
+}
+
+// NetSize is what the bounds measure of a network.
+type NetSize struct {
+	Params int // its parameters
+	// Values is a sample's values: the input and every layer's (a
+	// graph's: every node's) output, what a batch's workspace holds of
+	// each of its samples.
+	Values int
+}
+
+// ArchSize measures a network: a graph architecture compiled
+// (GraphSize), a list of layers through its layers' output shapes
+// (shapes, nil: a.Shapes()). over is the first layer after which the
+// parameters so far are above maxParams (-1: none, or a graph). An error
+// is the architecture's own, or a count beyond int.
+func ArchSize(a nn.Arch, shapes []nn.Shape, maxParams int) (s NetSize, over int, err error) {
+	over = -1
+	if a.Graph != nil {
+		net, err := a.GraphNet()
+		if err != nil {
+			return NetSize{}, over, err
+		}
+		s, err = GraphSize(net)
+		return s, over, err
+	}
+	if shapes == nil {
+		if shapes, err = a.Shapes(); err != nil {
+			return NetSize{}, over, err
+		}
+	}
+	in := nn.Shape{C: a.InChannels, T: a.InLen}
+	s.Values = in.Size()
+	ok := true
+	for i, l := range a.Layers {
+		for _, t := range nn.LayerParams(l, in) {
+			s.Params, ok = addOK(s.Params, t.Size(), ok)
+		}
+		in = shapes[i]
+		s.Values, ok = addOK(s.Values, in.Size(), ok)
+		if over < 0 && s.Params > maxParams {
+			over = i
+		}
+	}
+	if !ok {
+		return NetSize{}, over, fmt.Errorf("arch %q: its parameters or a sample's values are more than %d", a.Name, math.MaxInt)
+	}
+	return s, over, nil
+}
+
+// GraphSize measures a compiled graph network: its parameters, and the
+// input's and every node's output values of a sample.
+func GraphSize(net *graph.Net) (NetSize, error) {
+	s := NetSize{Params: net.NumParams(), Values: net.InShape().Size()}
+	ok := true
+	for i := range net.Spec().Nodes {
+		s.Values, ok = addOK(s.Values, net.NodeShape(i).Size(), ok)
+	}
+	if !ok {
+		return NetSize{}, fmt.Errorf("graph %q: a sample's values at every node are more than %d", net.Spec().Name, math.MaxInt)
+	}
+	return s, nil
+}
+
+// addOK is a+b and ok, false once a sum overflows or a term is negative
+// (a size that overflowed before it reached here).
+func addOK(a, b int, ok bool) (int, bool) {
+	if !ok || b < 0 || a > math.MaxInt-b {
+		return 0, false
+	}
+	return a + b, true
+}
+
+// BatchValues is batch times a sample's values, and false when the
+// product is above math.MaxInt.
+func (s NetSize) BatchValues(batch int) (int, bool) {
+	if batch > 0 && s.Values > math.MaxInt/batch {
+		return 0, false
+	}
+	return s.Values * batch, true
+}
+
 // checkArchBounds bounds the network's size: its parameters, and a
 // training batch's activations. Shapes has validated the architecture and
 // the per-key bounds keep every product below 2^63.
 func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error {
-	if a.Graph != nil {
-		return d.checkGraphBounds(r, a)
-	}
-	in := nn.Shape{C: a.InChannels, T: a.InLen}
-	var params, acts int64 = 0, int64(in.Size())
-	for i, l := range a.Layers {
-		for _, t := range nn.LayerParams(l, in) {
-			params += int64(t.Size())
-		}
-		in = shapes[i]
-		acts += int64(in.Size())
-		if params > MaxParams {
-			p := []string{"model", "layers", strconv.Itoa(i), "out"}
-			if r.Model.Layers == nil {
-				p = []string{"model", "arch"}
-			}
-			return d.keyErr(p, "the network has %d parameters up to this layer, above the bound %d (%d MiB as float32); make the layers narrower", params, MaxParams, MaxParams*4>>20)
-		}
-	}
-	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
-		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
-			fmt.Sprintf("a sample's activations are %d values, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
-	}
-	return nil
-}
-
-// checkGraphBounds is checkArchBounds of a graph architecture: its
-// parameters, and a sample's values (every node's output) times the
-// batch.
-func (d *decoder) checkGraphBounds(r *Recipe, a nn.Arch) error {
-	key := []string{"model", r.Model.graphKey()}
-	net, err := a.GraphNet()
+	size, over, err := ArchSize(a, shapes, MaxParams)
 	if err != nil {
-		return d.errAt(key, "[model]: %v", err)
+		return d.errAt([]string{"model", r.Model.graphKey()}, "[model]: %v", err)
 	}
-	if p := int64(net.NumParams()); p > MaxParams {
-		return d.keyErr(key, "the network has %d parameters, above the bound %d (%d MiB as float32)", p, MaxParams, MaxParams*4>>20)
+	if over >= 0 {
+		p := []string{"model", "layers", strconv.Itoa(over), "out"}
+		if r.Model.Layers == nil {
+			p = []string{"model", "arch"}
+		}
+		params, _, _ := ArchSize(nn.Arch{Name: a.Name, InChannels: a.InChannels, InLen: a.InLen, Layers: a.Layers[:over+1]}, shapes[:over+1], MaxParams)
+		return d.keyErr(p, "the network has %d parameters up to this layer, above the bound %d (%d MiB as float32); make the layers narrower", params.Params, MaxParams, MaxParams*4>>20)
 	}
-	acts := int64(net.InShape().Size())
-	for i := range net.Spec().Nodes {
-		acts += int64(net.NodeShape(i).Size())
+	what := "a sample's activations are"
+	if a.Graph != nil {
+		if size.Params > MaxParams {
+			return d.keyErr([]string{"model", r.Model.graphKey()}, "the network has %d parameters, above the bound %d (%d MiB as float32)", size.Params, MaxParams, MaxParams*4>>20)
+		}
+		what = "a sample's values at every node are"
 	}
-	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
-		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
-			fmt.Sprintf("a sample's values at every node are %d, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
+	if v, ok := size.BatchValues(r.Train.Batch); !ok || v > MaxBatchValues {
+		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), int64(MaxBatchValues/size.Values),
+			fmt.Sprintf("%s %d values, and batch times them must be at most %d (%d GiB as float64)", what, size.Values, MaxBatchValues, MaxBatchValues*8>>30))
 	}
 	return nil
 }

@@ -59,6 +59,10 @@ type ExplainOptions struct {
 	// killed and Explain fails naming the draw and the request. The
 	// explainer's own calls have the plugin manager's limits.
 	Limits limits.Limits
+	// Bounds bound the input's length and the network's size, checked
+	// before either is allocated (readInputs, checkNetSize); zero:
+	// recipe.DefaultSizeBounds, a recipe's.
+	Bounds recipe.SizeBounds
 }
 
 // SummarySpec is one summary of Explain: a summary plugin, its config,
@@ -271,7 +275,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 			j.close()
 		}
 	}()
-	in, err := readInputs(opt.Input, opt.Channels)
+	in, err := readInputs(opt.Input, opt.Channels, opt.Bounds)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +411,7 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 		}
 		models[s] = m
 	}
-	const batch = 64
+	const batch = forwardBatch
 	out := make([]int, j.nIn)
 	units := (j.nIn + batch - 1) / batch
 	err := engine.Parallel(ctx, units, j.workers, func(_ context.Context, u int) error {

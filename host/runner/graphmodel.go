@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
@@ -39,9 +40,19 @@ func IsGraphModel(module string) bool {
 // false for nil.
 func (m *TorchModel) IsGraph() bool { return m != nil && IsGraphModel(m.Module) }
 
-// graphNet compiles the graph network of module for one draw: the ONNX
-// file itself (weight ""), or the TOML spec with weight's state_dict.
-func graphNet(module, weight string, c, t int) (*graph.Net, error) {
+// graphNet compiles the graph network of module for one draw on the
+// input's shape: the ONNX file itself (weight ""), or the TOML spec with
+// weight's state_dict. A network above in.bounds (checkNetSize) is
+// refused before any workspace of it is made.
+func graphNet(module, weight string, in inputs) (*graph.Net, error) {
+	c, t := in.c, in.t
+	check := func(net *graph.Net) error {
+		size, err := recipe.GraphSize(net)
+		if err == nil {
+			err = checkNetSize(fmt.Sprintf("%s on inputs of %d channel(s) x %d samples", module, c, t), size, in.bounds)
+		}
+		return err
+	}
 	if strings.EqualFold(filepath.Ext(module), ".onnx") {
 		net, err := onnx.LoadNet(module)
 		if err != nil {
@@ -49,6 +60,9 @@ func graphNet(module, weight string, c, t int) (*graph.Net, error) {
 		}
 		if in := net.InShape(); in.C != c || in.T != t {
 			return nil, fmt.Errorf("%s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d (accepted: waveforms of the model's shape)", module, in.C, in.T, c, t)
+		}
+		if err := check(net); err != nil {
+			return nil, err
 		}
 		return net, nil
 	}
@@ -60,6 +74,9 @@ func graphNet(module, weight string, c, t int) (*graph.Net, error) {
 	net, err := graph.Compile(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s on inputs of %d channel(s) x %d samples: %w", module, c, t, err)
+	}
+	if err := check(net); err != nil {
+		return nil, err
 	}
 	if err := net.LoadSafetensors(weight); err != nil {
 		return nil, fmt.Errorf("weights %s for %s: %w", weight, module, err)
@@ -90,7 +107,7 @@ func serveGraph(module string, weights []string, in inputs) (refs []sdk.ModelRef
 		}
 	}()
 	for s, w := range files {
-		net, err := graphNet(module, w, in.c, in.t)
+		net, err := graphNet(module, w, in)
 		if err != nil {
 			if len(files) > 1 {
 				err = fmt.Errorf("draw %d: %w", s, err)

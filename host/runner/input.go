@@ -7,6 +7,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/data/npy"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
@@ -18,29 +19,55 @@ import (
 // with the classes of the first weights file.
 
 // inputs are the waveforms of an input file: n records of c x t values,
-// channel-major, in x.
+// channel-major, in x; bounds are the bounds they were read under, which
+// the networks that take them keep too (checkNetSize).
 type inputs struct {
 	x       []float32
 	n, c, t int
+	bounds  recipe.SizeBounds
 }
 
 // readInputs reads path, a .npy file or a CSV of one waveform a line.
 // channels is C as --channels gives it (0: a .npy file's own, else 1).
-func readInputs(path string, channels int) (inputs, error) {
+// A waveform is at most recipe.MaxInChannels channels of b.InLen samples
+// (zero bounds: recipe.DefaultSizeBounds), checked before its values are
+// held: a .npy file's in its header, a CSV line as it is read.
+func readInputs(path string, channels int, b recipe.SizeBounds) (inputs, error) {
+	if b == (recipe.SizeBounds{}) {
+		b = recipe.DefaultSizeBounds()
+	}
 	if channels < 0 {
 		return inputs{}, fmt.Errorf("--channels %d: want a count >= 1", channels)
 	}
+	if channels > recipe.MaxInChannels {
+		return inputs{}, fmt.Errorf("--channels %d: above the bound of %d channels (accepted: 1..%d)", channels, recipe.MaxInChannels, recipe.MaxInChannels)
+	}
 	if strings.HasSuffix(strings.ToLower(path), ".npy") {
-		a, err := npy.ReadFile(path)
+		a, err := npy.ReadFileChecked(path, func(shape []int) error {
+			if len(shape) != 2 && len(shape) != 3 {
+				return nil // below: not waveforms
+			}
+			c, t := 1, shape[len(shape)-1]
+			if len(shape) == 3 {
+				c = shape[1]
+			}
+			if c > recipe.MaxInChannels {
+				return fmt.Errorf("an array of shape %v: %d channels, above the bound of %d channels (accepted: 1..%d)", shape, c, recipe.MaxInChannels, recipe.MaxInChannels)
+			}
+			if t > b.InLen {
+				return fmt.Errorf("an array of shape %v: waveforms of %d samples, above the bound of %d samples a channel (--max-in-len raises it)", shape, t, b.InLen)
+			}
+			return nil
+		})
 		if err != nil {
 			return inputs{}, err
 		}
-		var in inputs
+		in := inputs{bounds: b}
 		switch len(a.Shape) {
 		case 2:
-			in = inputs{n: a.Shape[0], c: 1, t: a.Shape[1]}
+			in.n, in.c, in.t = a.Shape[0], 1, a.Shape[1]
 		case 3:
-			in = inputs{n: a.Shape[0], c: a.Shape[1], t: a.Shape[2]}
+			in.n, in.c, in.t = a.Shape[0], a.Shape[1], a.Shape[2]
 		default:
 			return inputs{}, fmt.Errorf("%s: an array of shape %v, want (N, C, T) waveforms of C channels of T samples, or (N, T) of one channel", path, a.Shape)
 		}
@@ -64,21 +91,20 @@ func readInputs(path string, channels int) (inputs, error) {
 		}
 		return in, nil
 	}
-	rows, err := data.ReadWaveforms(path, 0)
+	c := max(channels, 1)
+	bound := data.WaveformBound{Max: math.MaxInt, Why: fmt.Sprintf("%d channel(s) x --max-in-len %d samples; --max-in-len raises it", c, b.InLen)}
+	if b.InLen <= math.MaxInt/c {
+		bound.Max = c * b.InLen
+	}
+	in := inputs{c: c, bounds: b}
+	n, cols, err := data.ScanWaveforms(path, 0, bound, func(_ int, v float64) { in.x = append(in.x, float32(v)) })
 	if err != nil {
 		return inputs{}, err
 	}
-	c := max(channels, 1)
-	if len(rows[0])%c != 0 {
-		return inputs{}, fmt.Errorf("%s: line 1 holds %d values, not a whole number of samples for each of --channels %d (accepted: C x T values a line, channel 0's T samples first)", path, len(rows[0]), c)
+	if cols%c != 0 {
+		return inputs{}, fmt.Errorf("%s: line 1 holds %d values, not a whole number of samples for each of --channels %d (accepted: C x T values a line, channel 0's T samples first)", path, cols, c)
 	}
-	in := inputs{n: len(rows), c: c, t: len(rows[0]) / c}
-	in.x = make([]float32, 0, in.n*c*in.t)
-	for _, r := range rows {
-		for _, v := range r {
-			in.x = append(in.x, float32(v))
-		}
-	}
+	in.n, in.t = n, cols/c
 	return in, nil
 }
 
@@ -88,7 +114,8 @@ func readInputs(path string, channels int) (inputs, error) {
 // nn.Arch.Reshaped.
 //
 // Errors name the input file (the waveforms the architecture cannot
-// take) or the weights file.
+// take, or a network on them above in.bounds: checkNetSize) or the
+// weights file.
 func inputArch(name string, in inputs, input string, weights []string) (nn.Arch, error) {
 	c, t := in.c, in.t
 	if name == "" {
@@ -111,12 +138,18 @@ func inputArch(name string, in inputs, input string, weights []string) (nn.Arch,
 		}
 		k = w.Shape[0]
 	}
-	if c == a.InChannels && t == a.InLen && k == a.Classes() {
-		return a, nil
+	b := a
+	if c != a.InChannels || t != a.InLen || k != a.Classes() {
+		if b, err = a.Reshaped(c, t, k); err != nil {
+			return nn.Arch{}, fmt.Errorf("%s: waveforms of %d channel(s) x %d samples (line 1, record 0), which architecture %q with %d classes cannot take: %w (accepted: as many samples as its layers need, e.g. %d)", input, c, t, name, k, err, a.InLen)
+		}
 	}
-	b, err := a.Reshaped(c, t, k)
+	size, _, err := recipe.ArchSize(b, nil, in.bounds.Params)
+	if err == nil {
+		err = checkNetSize(fmt.Sprintf("architecture %q on waveforms of %d channel(s) x %d samples (%s)", name, c, t, input), size, in.bounds)
+	}
 	if err != nil {
-		return nn.Arch{}, fmt.Errorf("%s: waveforms of %d channel(s) x %d samples (line 1, record 0), which architecture %q with %d classes cannot take: %w (accepted: as many samples as its layers need, e.g. %d)", input, c, t, name, k, err, a.InLen)
+		return nn.Arch{}, err
 	}
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -29,6 +30,10 @@ type PredictOptions struct {
 	// fields: limits.Default's): past it a PyTorch model's server is
 	// killed and Predict fails naming the draw and the request.
 	Limits limits.Limits
+	// Bounds bound the input's length and the network's size, checked
+	// before either is allocated (readInputs, checkNetSize); zero:
+	// recipe.DefaultSizeBounds, a recipe's.
+	Bounds recipe.SizeBounds
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -57,7 +62,7 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
-	in, err := readInputs(opt.Input, opt.Channels)
+	in, err := readInputs(opt.Input, opt.Channels, opt.Bounds)
 	if err != nil {
 		return nil, err
 	}

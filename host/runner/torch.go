@@ -422,8 +422,9 @@ func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int
 	return classes, nil
 }
 
-// servedBatch is the inputs of one Probs request of servedProbs.
-const servedBatch = 64
+// servedBatch is the inputs of one Probs request of servedProbs: a
+// forward pass's batch, which the network bounds count (forwardBatch).
+const servedBatch = forwardBatch
 
 // servedProbs writes into dst (nIn x classes) the mean over the served
 // draws of the class probabilities of the inputs x (nIn x n),

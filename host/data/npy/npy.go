@@ -63,17 +63,30 @@ const MaxFileBytes = 8*DefaultMaxElements + 12 + maxHeader
 // MaxFileBytes bytes: a FIFO, a device such as /dev/zero, a directory or
 // a larger file is refused before it is read.
 func ReadFile(path string) (*Array, error) {
+	return ReadFileChecked(path, nil)
+}
+
+// ReadFileChecked is ReadFile with check, when not nil, called on the
+// array's shape once the header is read and before its data is: its error
+// (wrapped with the file's name) refuses the file.
+func ReadFileChecked(path string, check func(shape []int) error) (*Array, error) {
 	f, err := atomicfile.OpenRegular(path, atomicfile.Limit{Bytes: MaxFileBytes, What: "a .npy file"})
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(bufio.NewReader(f), path, DefaultMaxElements)
+	return ReadChecked(bufio.NewReader(f), path, DefaultMaxElements, check)
 }
 
 // Read reads one .npy array of at most maxElems elements from r; name
 // names the source in errors.
 func Read(r io.Reader, name string, maxElems int) (*Array, error) {
+	return ReadChecked(r, name, maxElems, nil)
+}
+
+// ReadChecked is Read with check, when not nil, called on the array's
+// shape once the header is read and before its data is.
+func ReadChecked(r io.Reader, name string, maxElems int, check func(shape []int) error) (*Array, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
 	}
@@ -130,6 +143,11 @@ func Read(r io.Reader, name string, maxElems int) (*Array, error) {
 			return nil, fail("shape %v: more than %d elements (accepted: at most %d)", shape, maxElems, maxElems)
 		}
 		n *= d
+	}
+	if check != nil {
+		if err := check(shape); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	a := &Array{Shape: shape, Dtype: descr}
 	// Read what is there (memory grows with the file, not with what its
