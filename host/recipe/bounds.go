@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Bounds on the recipe text, checked before the TOML library reads it
@@ -300,8 +301,14 @@ const (
 	// MaxLayerOut bounds a layer's out (channels or units).
 	MaxLayerOut = 1 << 16
 	// MaxParams bounds the network's parameters (256 MiB as float32;
-	// the paper's network has about 0.1 M).
-	MaxParams = 1 << 26
+	// the paper's network has about 0.1 M). It is graph.MaxParams, which
+	// graph.Compile checks before it allocates a graph's parameters, so
+	// that no graph beyond it is allocated before this check refuses it.
+	MaxParams = graph.MaxParams
+	// MaxNodes bounds a graph's nodes: [[model.nodes]], and the node
+	// tables of a [model] graph file (graph.MaxNodes, counted before the
+	// file is decoded).
+	MaxNodes = graph.MaxNodes
 	// MaxBatch bounds [train] batch.
 	MaxBatch = 1 << 14
 	// MaxBatchValues bounds batch times the activations of one sample
@@ -383,10 +390,11 @@ func (d *decoder) checkGraphBounds(r *Recipe, a nn.Arch) error {
 	if p := int64(net.NumParams()); p > MaxParams {
 		return d.keyErr(key, "the network has %d parameters, above the bound %d (%d MiB as float32)", p, MaxParams, MaxParams*4>>20)
 	}
-	acts := int64(net.InShape().Size())
-	for i := range net.Spec().Nodes {
-		acts += int64(net.NodeShape(i).Size())
-	}
+	// Compile has counted a sample's values with overflow checks and
+	// bounded them (graph.MaxValues = 2^28), and checkTrain the batch
+	// (MaxBatch = 2^14): their product fits an int64. Nothing has
+	// allocated a batch's buffers yet.
+	acts := int64(net.Values())
 	if v := acts * int64(r.Train.Batch); v > MaxBatchValues {
 		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), MaxBatchValues/acts,
 			fmt.Sprintf("a sample's values at every node are %d, and batch times them must be at most %d (%d GiB as float64)", acts, MaxBatchValues, MaxBatchValues*8>>30))
