@@ -185,7 +185,7 @@ func compile(spec Spec, table *Table) (*Net, error) {
 			return nil, nodeErr(spec, i, err)
 		}
 		cn.out = out
-		sz, err := size(out, "its output "+op.Kind+" on "+joinShapes(cn.in))
+		sz, err := size(out, "its output ("+op.Kind+" on "+joinShapes(cn.in)+")")
 		if err != nil {
 			return nil, nodeErr(spec, i, err)
 		}
