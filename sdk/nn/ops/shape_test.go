@@ -20,7 +20,7 @@ func outLenBig(T, k, s, l, r, d int) (int, bool) {
 	n.Add(n, b(int64(r)))
 	fits := span.IsInt64() && n.IsInt64()
 	n.Sub(n, span)
-	if n.Sign() < 0 {
+	if n.Sign() < 0 || s < 1 {
 		return 0, false
 	}
 	n.Quo(n, b(int64(s)))
@@ -34,34 +34,43 @@ func outLenBig(T, k, s, l, r, d int) (int, bool) {
 // 2^63 - 1; a dilation of 2^62 made the span wrap to 1 and pass.
 func TestShapeOverflow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 2))
-	big1 := func() int {
-		switch rng.IntN(4) {
-		case 0:
+	// Sizes small, large, near 2^63 and, now and then, out of range (0
+	// or -1), which every rule refuses.
+	size := func() int {
+		switch rng.IntN(9) {
+		case 0, 1:
 			return 1 + rng.IntN(8)
-		case 1:
+		case 2, 3:
 			return 1 << (40 + rng.IntN(23))
-		case 2:
+		case 4:
 			return math.MaxInt - rng.IntN(4)
+		case 5:
+			return rng.IntN(2) - 1
 		}
 		return 1 + rng.IntN(1<<20)
 	}
 	if L, err := ConvOutLen(640, 3, 1, 0, 0, 1<<62); err == nil {
 		t.Errorf("dilation 2^62, kernel 3: length %d, want an error", L)
 	}
-	for range 20000 {
-		T, k, s, l, r, d := big1(), big1(), big1(), big1()-1, big1()-1, big1()
+	for range 50000 {
+		T, k, s, d := size(), size(), size(), size()
+		l, r := size()-1, size()-1
+		inRange := T >= 1 && k >= 1 && s >= 1 && d >= 1 && l >= 0 && r >= 0
 		want, ok := outLenBig(T, k, s, l, r, d)
+		ok = ok && inRange
 		got, err := ConvOutLen(T, k, s, l, r, d)
 		if ok != (err == nil) || ok && got != want {
 			t.Fatalf("ConvOutLen(T %d, kernel %d, stride %d, pad %d+%d, dilation %d) = %d, %v; exact %d (valid %v)", T, k, s, l, r, d, got, err, want, ok)
 		}
-		p := rng.IntN(k/2 + 1)
+		p := rng.IntN(max(k, 1)/2+2) - rng.IntN(2) // now and then beyond kernel/2 or -1
 		want, ok = outLenBig(T, k, s, p, p, 1)
+		ok = ok && T >= 1 && k >= 1 && s >= 1 && p >= 0 && p <= k/2
 		got, err = PoolOutLen(T, k, s, p)
 		if ok != (err == nil) || ok && got != want {
 			t.Fatalf("PoolOutLen(T %d, kernel %d, stride %d, pad %d) = %d, %v; exact %d (valid %v)", T, k, s, p, got, err, want, ok)
 		}
 		want, ok = outLenBig(T, 1, 1, l, r, 1)
+		ok = ok && T >= 1 && l >= 0 && r >= 0
 		got, err = PadOutLen(T, l, r)
 		if ok != (err == nil) || ok && got != want {
 			t.Fatalf("PadOutLen(T %d, %d, %d) = %d, %v; exact %d (valid %v)", T, l, r, got, err, want, ok)
