@@ -170,3 +170,39 @@ func TestSpecFileCounted(t *testing.T) {
 		t.Errorf("%d nodes, strings and comments holding brackets: %d nodes, %v", MaxNodes, len(s.Nodes), err)
 	}
 }
+
+// TestBoundsExact: a shape of exactly MaxValues values and a parameter of
+// exactly MaxParams pass their own checks and are refused by the sums
+// after them (the input and its nodes, the parameters and the bias); one
+// more is refused by their own, which give the bound in MiB of float32.
+func TestBoundsExact(t *testing.T) {
+	in := func(c, l int) Spec { return Spec{Name: "exact", InChannels: c, InLen: l, Nodes: []Node{gap, fc}} }
+	_, err := Compile(in(1, MaxValues))
+	wantErr(t, "input of MaxValues", err, []string{`node 0 "gap"`, "a sample's values", "graph.MaxValues"})
+	if strings.Contains(err.Error(), "in_channels x in_len") {
+		t.Errorf("input of MaxValues values refused as the input: %v", err)
+	}
+	_, err = Compile(in(2, MaxValues/2+1))
+	wantErr(t, "input of MaxValues+2", err, []string{"the input (in_channels x in_len) of 2 x " + strconv.Itoa(MaxValues/2+1),
+		strconv.Itoa(MaxValues/(1<<18)) + " MiB as float32"})
+
+	// 1024 features into 65536: a weight of exactly 2^26 values.
+	wide := func(out int) Spec {
+		return Spec{Name: "exact", InChannels: 1024, InLen: 1, Nodes: []Node{
+			{Name: "fc", Op: "linear", Attrs: map[string]any{"out": out}}}}
+	}
+	if MaxOut*1024 != MaxParams {
+		t.Fatalf("MaxOut x 1024 = %d, not MaxParams %d: the case below needs another width", MaxOut*1024, MaxParams)
+	}
+	_, err = Compile(wide(MaxOut))
+	wantErr(t, "weight of MaxParams", err, []string{`node 0 "fc"`, "the network has " + strconv.Itoa(MaxParams+MaxOut) + " parameters up to fc.bias", "graph.MaxParams"})
+	if p, err := paramLen("w", []int{MaxParams + 1}); err == nil || !strings.Contains(err.Error(), "w of shape ["+strconv.Itoa(MaxParams+1)+"]") || !strings.Contains(err.Error(), strconv.Itoa(MaxParams/(1<<18))+" MiB as float32") {
+		t.Errorf("a parameter of MaxParams+1 values: %d, %v", p, err)
+	}
+	if p, err := paramLen("w", []int{1 << 32, 1 << 32}); err == nil {
+		t.Errorf("a parameter of 2^64 values: %d", p)
+	}
+	if p, err := paramLen("w", []int{MaxParams}); err != nil || p != MaxParams {
+		t.Errorf("a parameter of MaxParams values: %d, %v", p, err)
+	}
+}
