@@ -169,6 +169,14 @@ func TestSpecFileCounted(t *testing.T) {
 	if err != nil || len(s.Nodes) != MaxNodes {
 		t.Errorf("%d nodes, strings and comments holding brackets: %d nodes, %v", MaxNodes, len(s.Nodes), err)
 	}
+	// Text ending inside a comment or a string is scanned to its end (the
+	// TOML library reports an unclosed string).
+	for _, end := range []string{"# the end, no newline", `x = "unclosed`, `x = '''unclosed`, `x = """unclosed\`, `x = "\`} {
+		_, err := DecodeSpec([]byte(head+tail+end), "end.toml")
+		if strings.HasPrefix(end, "#") != (err == nil) {
+			t.Errorf("a text ending in %q: %v", end, err)
+		}
+	}
 }
 
 // TestBoundsExact: a shape of exactly MaxValues values and a parameter of
@@ -204,5 +212,57 @@ func TestBoundsExact(t *testing.T) {
 	}
 	if p, err := paramLen("w", []int{MaxParams}); err != nil || p != MaxParams {
 		t.Errorf("a parameter of MaxParams values: %d, %v", p, err)
+	}
+}
+
+// TestCountSpec: countSpec's tables (table headers and inline tables) and
+// items (each '=', ',' and array opening outside strings and comments: an
+// upper bound of the keys and array elements) of small texts, counted by
+// hand.
+func TestCountSpec(t *testing.T) {
+	for _, c := range []struct {
+		text          string
+		tables, items int
+	}{
+		{"", 0, 0},
+		{"a = 1\n", 0, 1},
+		{"a = [1, 2, 3]\n", 0, 4},
+		{"[[nodes]]\nname = \"x\"\n  [[nodes]] # again\nop = 'y'\n", 2, 2},
+		{"nodes = [{a = 1, b = [2, 3]}, {c = 4}]\n", 2, 9},
+		{"a = \"[{,=\\\"]\"\nb = '[{,=\\'\n", 0, 2},
+		{"a = \"\"\"\n[[nodes]]\n{,=\\\"\"\"\"\"\nb = 1\n", 0, 2},
+		{"a = '''\n[[nodes]]\n{,= ''''\n[[nodes]]\n", 1, 1},
+		{"a = \"\"\"x\\\"\"\"\" [\n", 0, 2},
+		{"# [[nodes]] {a = 1}\n\t[x]\r\nb = 2 # , = {\n", 1, 1},
+		{"a = [\n [1],\n {b = 2},\n]\n", 1, 6},
+		{"a = 1 ]]]] }}}\nb = [1]\n", 0, 3},
+	} {
+		tables, items, err := countSpec([]byte(c.text))
+		if err != nil || tables != c.tables || items != c.items {
+			t.Errorf("%q: %d tables, %d items, %v; want %d, %d", c.text, tables, items, err, c.tables, c.items)
+		}
+	}
+	deep := "a = " + strings.Repeat("[", MaxSpecDepth) + strings.Repeat("]", MaxSpecDepth) + "\n"
+	if _, items, err := countSpec([]byte(deep)); err != nil || items != MaxSpecDepth+1 {
+		t.Errorf("nesting %d: %d items, %v", MaxSpecDepth, items, err)
+	}
+	if _, _, err := countSpec([]byte("\n\n" + strings.Replace(deep, "[", "[[", 1))); err == nil || !strings.Contains(err.Error(), "line 3:") {
+		t.Errorf("nesting %d: %v; want an error at line 3", MaxSpecDepth+1, err)
+	}
+	// scanSpec's bounds: MaxSpecItems items and MaxNodes tables pass.
+	items := []byte("a = [" + strings.Repeat("1,", MaxSpecItems-2) + "]\n")
+	for _, c := range []struct {
+		text []byte
+		want string
+	}{
+		{items, ""},
+		{append([]byte("b = 1\n"), items...), strconv.Itoa(MaxSpecItems+1) + " keys and array elements, above the bound of " + strconv.Itoa(MaxSpecItems) + " (graph.MaxSpecItems: " + strconv.Itoa(MaxSpecItems/MaxNodes) + " a node)"},
+		{[]byte(strings.Repeat("[[nodes]]\n", MaxNodes)), ""},
+		{[]byte(strings.Repeat("[[nodes]]\n", MaxNodes) + "x = {}\n"), strconv.Itoa(MaxNodes+1) + " node tables"},
+	} {
+		err := scanSpec(c.text)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.40q...: %v; want %q", c.text, err, c.want)
+		}
 	}
 }

@@ -179,7 +179,25 @@ const (
 // fails on a syntax error (that is the TOML library's to report) and
 // overcounts only text that is not a spec.
 func scanSpec(data []byte) error {
-	var tables, items, depth int
+	tables, items, err := countSpec(data)
+	if err != nil {
+		return err
+	}
+	if tables > MaxNodes {
+		return fmt.Errorf("%d node tables ([[nodes]] headers and inline tables), above the bound of %d nodes (graph.MaxNodes)", tables, MaxNodes)
+	}
+	if items > MaxSpecItems {
+		return fmt.Errorf("%d keys and array elements, above the bound of %d (graph.MaxSpecItems: %d a node)", items, MaxSpecItems, MaxSpecItems/MaxNodes)
+	}
+	return nil
+}
+
+// countSpec counts a text's tables and items for scanSpec: items are each
+// '=', ',' and array opening (an upper bound of the keys and array
+// elements: a comma between an inline table's keys counts too). It
+// refuses nesting beyond MaxSpecDepth where it meets it.
+func countSpec(data []byte) (tables, items int, err error) {
+	depth := 0
 	lineStart := true
 	for i := 0; i < len(data); i++ {
 		c := data[i]
@@ -205,7 +223,7 @@ func scanSpec(data []byte) error {
 			i--
 		case c == '[' || c == '{':
 			if depth++; depth > MaxSpecDepth {
-				return fmt.Errorf("line %d: arrays and inline tables nested %d deep, above the bound of %d (graph.MaxSpecDepth); a spec nests at most 3 (nodes = [{padding = [1, 1]}])", lineOf(data, i), depth, MaxSpecDepth)
+				return 0, 0, fmt.Errorf("line %d: arrays and inline tables nested %d deep, above the bound of %d (graph.MaxSpecDepth); a spec nests at most 3 (nodes = [{padding = [1, 1]}])", lineOf(data, i), depth, MaxSpecDepth)
 			}
 			if c == '{' {
 				tables++
@@ -219,13 +237,7 @@ func scanSpec(data []byte) error {
 		}
 		lineStart = false
 	}
-	if tables > MaxNodes {
-		return fmt.Errorf("%d node tables ([[nodes]] headers and inline tables), above the bound of %d nodes (graph.MaxNodes)", tables, MaxNodes)
-	}
-	if items > MaxSpecItems {
-		return fmt.Errorf("%d keys and array elements, above the bound of %d (graph.MaxSpecItems: %d a node)", items, MaxSpecItems, MaxSpecItems/MaxNodes)
-	}
-	return nil
+	return tables, items, nil
 }
 
 // lineOf is the line number of data[i].
