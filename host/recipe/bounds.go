@@ -302,8 +302,14 @@ const (
 	// MaxLayerOut bounds a layer's out (channels or units).
 	MaxLayerOut = 1 << 16
 	// MaxParams bounds the network's parameters (256 MiB as float32;
-	// the paper's network has about 0.1 M).
-	MaxParams = 1 << 26
+	// the paper's network has about 0.1 M). It is graph.MaxParams, which
+	// graph.Compile checks before it allocates a graph's parameters, so
+	// that no graph beyond it is allocated before this check refuses it.
+	MaxParams = graph.MaxParams
+	// MaxNodes bounds a graph's nodes: [[model.nodes]], and the node
+	// tables of a [model] graph file (graph.MaxNodes, counted before the
+	// file is decoded).
+	MaxNodes = graph.MaxNodes
 	// MaxBatch bounds [train] batch.
 	MaxBatch = 1 << 14
 	// MaxBatchValues bounds batch times the activations of one sample
@@ -408,16 +414,11 @@ func ArchSize(a nn.Arch, shapes []nn.Shape, maxParams int) (s NetSize, over int,
 
 // GraphSize measures a compiled graph network: its parameters, and the
 // input's and every node's output values of a sample.
+//
+// Compile has counted both with overflow checks and bounded them
+// (graph.MaxParams, graph.MaxValues), so they are exact here.
 func GraphSize(net *graph.Net) (NetSize, error) {
-	s := NetSize{Params: net.NumParams(), Values: net.InShape().Size()}
-	ok := true
-	for i := range net.Spec().Nodes {
-		s.Values, ok = addOK(s.Values, net.NodeShape(i).Size(), ok)
-	}
-	if !ok {
-		return NetSize{}, fmt.Errorf("graph %q: a sample's values at every node are more than %d", net.Spec().Name, math.MaxInt)
-	}
-	return s, nil
+	return NetSize{Params: net.NumParams(), Values: net.Values()}, nil
 }
 
 // addOK is a+b and ok, false once a sum overflows or a term is negative

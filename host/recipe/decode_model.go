@@ -234,8 +234,8 @@ func (d *decoder) inlineGraph(tbl map[string]any, m *Model, nodes []any) error {
 	if len(nodes) == 0 {
 		return d.keyErr(sub(path, "nodes"), "no nodes")
 	}
-	if len(nodes) > MaxLayers {
-		return d.errAt(sub(path, "nodes", strconv.Itoa(MaxLayers)), "[[model.nodes]]: %d nodes are above the bound %d", len(nodes), MaxLayers)
+	if len(nodes) > MaxNodes {
+		return d.errAt(sub(path, "nodes", strconv.Itoa(MaxNodes)), "[[model.nodes]]: %d nodes are above the bound %d (graph.MaxNodes)", len(nodes), MaxNodes)
 	}
 	if _, ok := tbl["arch"]; !ok {
 		m.Arch = "inline"

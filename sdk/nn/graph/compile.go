@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 )
 
 // Param is one parameter tensor in the flat parameter vector.
@@ -54,6 +56,7 @@ type Net struct {
 	nodes  []node
 	params []Param
 	nparam int
+	values int // a sample's values: the input's and every node's output
 	output int // node index of the output
 	// shapes[v] is value v's shape (v = 0 the input, i+1 node i).
 	shapes []Shape
@@ -112,6 +115,15 @@ func compile(spec Spec, table *Table) (*Net, error) {
 	if len(spec.Nodes) == 0 {
 		return nil, fmt.Errorf("graph %q: no nodes", spec.Name)
 	}
+	if len(spec.Nodes) > MaxNodes {
+		return nil, fmt.Errorf("graph %q: %d nodes, above the bound of %d (graph.MaxNodes)", spec.Name, len(spec.Nodes), MaxNodes)
+	}
+	// Every count is checked before anything it sizes is allocated:
+	// values holds the input's and the nodes' values a sample so far.
+	values, err := size(Shape{spec.InChannels, spec.InLen}, "the input (in_channels x in_len)")
+	if err != nil {
+		return nil, fmt.Errorf("graph %q: %w", spec.Name, err)
+	}
 	n := &Net{spec: spec, shapes: []Shape{{spec.InChannels, spec.InLen}}}
 	ids := map[string]int{Input: 0}
 	later := map[string]int{}
@@ -144,6 +156,8 @@ func compile(spec Spec, table *Table) (*Net, error) {
 			}
 		}
 		switch {
+		case len(inputs) > MaxInputs:
+			return nil, nodeErr(spec, i, fmt.Errorf("inputs: %d, above the bound of %d (graph.MaxInputs)", len(inputs), MaxInputs))
 		case op.Inputs >= 0 && len(inputs) != op.Inputs:
 			return nil, nodeErr(spec, i, fmt.Errorf("op %s takes %d input(s), has %d (%s)", op.Kind, op.Inputs, len(inputs), strings.Join(inputs, ", ")))
 		case op.Inputs == -2 && len(inputs) < 2:
@@ -171,18 +185,30 @@ func compile(spec Spec, table *Table) (*Net, error) {
 			return nil, nodeErr(spec, i, err)
 		}
 		cn.out = out
+		sz, err := size(out, "its output ("+op.Kind+" on "+joinShapes(cn.in)+")")
+		if err != nil {
+			return nil, nodeErr(spec, i, err)
+		}
+		if values, ok = checked.Add(values, sz); !ok || values > MaxValues {
+			return nil, nodeErr(spec, i, fmt.Errorf("a sample's values (the input's and every node's output up to this one) are above the bound of %d (graph.MaxValues, %d MiB as float32); its output is %s", MaxValues, MaxValues*4>>20, out))
+		}
 		if op.Indices != nil {
 			cn.idx = op.Indices(attrs, cn.in, out)
 		}
 		if op.Params != nil {
 			for _, p := range op.Params(attrs, cn.in) {
-				l := 1
-				for _, d := range p.Shape {
-					l *= d
+				name := nd.Name + "." + p.Suffix
+				l, err := paramLen(name, p.Shape)
+				if err != nil {
+					return nil, nodeErr(spec, i, err)
+				}
+				total, ok := checked.Add(n.nparam, l)
+				if !ok || total > MaxParams {
+					return nil, nodeErr(spec, i, fmt.Errorf("the network has %d parameters up to %s of shape %v, above the bound of %d (graph.MaxParams, %d MiB as float32); make the layers narrower", n.nparam+l, name, p.Shape, MaxParams, MaxParams*4>>20))
 				}
 				cn.params = append(cn.params, len(n.params))
-				n.params = append(n.params, Param{Name: nd.Name + "." + p.Suffix, Shape: p.Shape, Offset: n.nparam, Len: l, Trainable: p.Trainable})
-				n.nparam += l
+				n.params = append(n.params, Param{Name: name, Shape: p.Shape, Offset: n.nparam, Len: l, Trainable: p.Trainable})
+				n.nparam = total
 			}
 		}
 		ids[nd.Name] = i + 1
@@ -211,6 +237,8 @@ func compile(spec Spec, table *Table) (*Net, error) {
 			}
 		}
 	}
+	// nparam <= MaxParams and values <= MaxValues: counted above.
+	n.values = values
 	n.Theta = make([]float32, n.nparam)
 	n.planFusion()
 	n.plan()
@@ -232,6 +260,15 @@ func (n *Net) planFusion() {
 			}
 		}
 	}
+}
+
+// joinShapes lists input shapes for errors.
+func joinShapes(in []Shape) string {
+	s := make([]string, len(in))
+	for i, x := range in {
+		s[i] = x.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 func contains(s []int, v int) bool {
@@ -271,6 +308,11 @@ func (n *Net) Params() []Param { return append([]Param(nil), n.params...) }
 
 // NumParams is len(Theta).
 func (n *Net) NumParams() int { return n.nparam }
+
+// Values is the number of a sample's values, the input's and every
+// node's output added up: at most MaxValues. A batch's buffers hold at
+// most B times this (and Peak's planned share of it).
+func (n *Net) Values() int { return n.values }
 
 // Classes is the number of outputs K.
 func (n *Net) Classes() int { return n.nodes[n.output].out.C }

@@ -3,6 +3,7 @@ package graph
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,8 +30,8 @@ func TestCompileErrors(t *testing.T) {
 		{"unknown attribute", small(conv("c1", map[string]any{"out": 4, "kernel": 3, "pading": 1}), gap, fc),
 			[]string{`node 0 "c1"`, `unknown attribute "pading"`, "padding ([left, right]", "dilation", "groups", "bias"}},
 		{"missing attribute", small(conv("c1", map[string]any{"out": 4}), gap, fc), []string{`"c1"`, "needs attribute kernel"}},
-		{"attribute type", small(conv("c1", map[string]any{"out": 4, "kernel": "3"}), gap, fc), []string{`"c1"`, "kernel", "an integer >= 1"}},
-		{"attribute range", small(conv("c1", map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, -1}}), gap, fc), []string{`"c1"`, "padding", "integers >= 0"}},
+		{"attribute type", small(conv("c1", map[string]any{"out": 4, "kernel": "3"}), gap, fc), []string{`"c1"`, "kernel", "an integer 1 <= kernel <= " + strconv.Itoa(MaxExtent) + " = graph.MaxExtent"}},
+		{"attribute range", small(conv("c1", map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, -1}}), gap, fc), []string{`"c1"`, "padding", "integers 0 <= padding <= " + strconv.Itoa(MaxExtent)}},
 		{"dropout p", small(gap, Node{Name: "d", Op: "dropout", Attrs: map[string]any{"p": 1.0}}, fc), []string{`"d"`, "0 <= p < 1"}},
 		{"groups", small(conv("c1", map[string]any{"out": 3, "kernel": 3, "groups": 2}), gap, fc), []string{`"c1"`, "groups 2 does not divide"}},
 		{"kernel too long", small(conv("c1", map[string]any{"out": 4, "kernel": 20}), gap, fc), []string{`node 0 "c1"`, "shorter than the dilated kernel"}},
@@ -147,7 +148,7 @@ func TestTOMLErrors(t *testing.T) {
 		want       []string
 	}{
 		{"unknown attribute", head + "\n[[nodes]]\nname = \"c\"\nop = \"conv1d\"\nout = 2\nkernal = 3\n" + gapFC,
-			[]string{"t.toml:5:", `"c"`, `unknown attribute "kernal"`, "kernel (an integer >= 1; required)"}},
+			[]string{"t.toml:5:", `"c"`, `unknown attribute "kernal"`, "kernel (an integer 1 <= kernel <= " + strconv.Itoa(MaxExtent) + " = graph.MaxExtent; required)"}},
 		{"shape", head + "\n[[nodes]]\nname = \"c\"\nop = \"conv1d\"\nout = 2\nkernel = 3\n" + gapFC + "\n[[nodes]]\nname = \"fc2\"\nop = \"linear\"\nout = 2\ninputs = [\"c\"]\n",
 			[]string{"t.toml:20:", `[[nodes]] 3 "fc2"`, "C x 1"}},
 		{"top key", "nmae = \"t\"\n" + head + gapFC, []string{"t.toml", `unknown key "nmae"`, "in_channels"}},

@@ -281,17 +281,20 @@ func TestLayerSpanRefused(t *testing.T) {
 	if sp, err := net.LayerSpan("b3"); err != nil || sp != (Span{1, 0, 8}) {
 		t.Errorf("b3: %+v, %v; want {1 0 8}", sp, err)
 	}
-	// A window beyond 2^24 steps (a padding of 2^30), and strides whose
-	// product passes 2^36 samples: refused before int64 could overflow.
+	// A window beyond 2^24 steps (a dilated kernel of 31 x 2^20 + 1 steps;
+	// Compile bounds each attribute at MaxExtent = 2^20), and strides
+	// whose product passes 2^36 samples: refused before int64 could
+	// overflow.
 	for _, c := range []struct {
 		pad  int
+		p    Node
 		want string
 	}{
-		{1 << 30, `node "p" (op pad) takes its input's field beyond`},
-		{1 << 20, `node "s2" (op avgpool1d) takes its input's field beyond`},
+		{1 << 20, nd("p", "conv1d", nil, map[string]any{"out": 1, "kernel": 32, "dilation": 1 << 20}), `node "p" (op conv1d) takes its input's field beyond`},
+		{1 << 20, nd("p", "pad", nil, map[string]any{"left": 1 << 20, "right": 0}), `node "s2" (op avgpool1d) takes its input's field beyond`},
 	} {
-		net, err = Compile(Spec{Name: "huge", InChannels: 1, InLen: 4, Nodes: head(
-			nd("p", "pad", nil, map[string]any{"left": c.pad, "right": 0}),
+		net, err = Compile(Spec{Name: "huge", InChannels: 1, InLen: 1 << 25, Nodes: head(
+			c.p,
 			nd("s1", "avgpool1d", nil, map[string]any{"kernel": 1, "stride": 1 << 20}),
 			nd("s2", "avgpool1d", nil, map[string]any{"kernel": 1, "stride": 1 << 20}),
 		)})
@@ -301,7 +304,7 @@ func TestLayerSpanRefused(t *testing.T) {
 		if _, err := net.LayerSpan("s2"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("padding %d, strides 2^20 twice: %v; want %q in it", c.pad, err, c.want)
 		}
-		if sp, err := net.LayerSpan("s1"); c.pad == 1<<20 && (err != nil || sp != (Span{1 << 20, -(1 << 20), -(1 << 20)})) {
+		if sp, err := net.LayerSpan("s1"); c.p.Op == "pad" && (err != nil || sp != (Span{1 << 20, -(1 << 20), -(1 << 20)})) {
 			t.Errorf("padding 2^20, stride 2^20: %+v, %v", sp, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
 
@@ -361,14 +362,25 @@ func canonical(k AttrKind, v any) (any, bool) {
 	return nil, false
 }
 
-func intAtLeast(lo int64) func(any) bool {
-	return func(v any) bool { return v.(int64) >= lo }
+func intIn(lo, hi int64) func(any) bool {
+	return func(v any) bool { return v.(int64) >= lo && v.(int64) <= hi }
 }
 
-func pairAtLeast0(v any) bool { p := v.([]int64); return p[0] >= 0 && p[1] >= 0 }
+func pairIn0(hi int64) func(any) bool {
+	return func(v any) bool { p := v.([]int64); return p[0] >= 0 && p[1] >= 0 && p[0] <= hi && p[1] <= hi }
+}
 
-func intAttr(name string, lo int64, def any, accepts string) AttrSpec {
-	return AttrSpec{Name: name, Kind: AttrInt, Default: def, Accepts: accepts, ok: intAtLeast(lo)}
+// intAttr is an integer attribute accepted in lo..hi; accepts names its
+// meaning, and the bound (and the constant that sets it) is appended.
+func intAttr(name string, lo, hi int64, bound string, def any, accepts string) AttrSpec {
+	return AttrSpec{Name: name, Kind: AttrInt, Default: def, ok: intIn(lo, hi),
+		Accepts: fmt.Sprintf("an integer %d <= %s <= %d = %s%s", lo, name, hi, bound, accepts)}
+}
+
+// extentAttr is a length in time (kernel, stride, dilation, padding):
+// an integer lo..MaxExtent.
+func extentAttr(name string, lo int64, def any, accepts string) AttrSpec {
+	return intAttr(name, lo, MaxExtent, "graph.MaxExtent", def, accepts)
 }
 
 func boolAttr(name string, def bool) AttrSpec {
@@ -389,10 +401,12 @@ func conv(a Attrs, in Shape) ops.Conv1D {
 func pool(a Attrs) (k, s, p int) { return a.Int("kernel"), a.Int("stride"), a.Int("padding") }
 
 func poolAttrs() []AttrSpec {
+	stride := extentAttr("stride", 1, nil, "")
+	stride.DefaultFrom = "kernel"
 	return []AttrSpec{
-		intAttr("kernel", 1, nil, "an integer >= 1"),
-		{Name: "stride", Kind: AttrInt, DefaultFrom: "kernel", Accepts: "an integer >= 1", ok: intAtLeast(1)},
-		intAttr("padding", 0, int64(0), "an integer 0 <= padding <= kernel/2 (the same at both ends)"),
+		extentAttr("kernel", 1, nil, ""),
+		stride,
+		extentAttr("padding", 0, int64(0), ", and padding <= kernel/2 (the same at both ends)"),
 	}
 }
 
@@ -452,12 +466,13 @@ func opList() []*Op {
 		{
 			Kind: "conv1d",
 			Attrs: []AttrSpec{
-				intAttr("out", 1, nil, "an integer >= 1 (output channels)"),
-				intAttr("kernel", 1, nil, "an integer >= 1"),
-				intAttr("stride", 1, int64(1), "an integer >= 1"),
-				intAttr("dilation", 1, int64(1), "an integer >= 1"),
-				intAttr("groups", 1, int64(1), "an integer >= 1 dividing the input and output channels"),
-				{Name: "padding", Kind: AttrPair, Default: []int64{0, 0}, Accepts: "[left, right] zeros, integers >= 0 (or one integer for both)", ok: pairAtLeast0},
+				intAttr("out", 1, MaxOut, "graph.MaxOut", nil, ", output channels"),
+				extentAttr("kernel", 1, nil, ""),
+				extentAttr("stride", 1, int64(1), ""),
+				extentAttr("dilation", 1, int64(1), ""),
+				intAttr("groups", 1, MaxOut, "graph.MaxOut", int64(1), ", dividing the input and output channels"),
+				{Name: "padding", Kind: AttrPair, Default: []int64{0, 0}, ok: pairIn0(MaxExtent),
+					Accepts: fmt.Sprintf("[left, right] zeros, integers 0 <= padding <= %d = graph.MaxExtent (or one integer for both)", MaxExtent)},
 				boolAttr("bias", true),
 			},
 			Inputs: 1,
@@ -505,8 +520,8 @@ func opList() []*Op {
 		{
 			Kind: "pad",
 			Attrs: []AttrSpec{
-				intAttr("left", 0, nil, "an integer >= 0"),
-				intAttr("right", 0, nil, "an integer >= 0"),
+				extentAttr("left", 0, nil, ""),
+				extentAttr("right", 0, nil, ""),
 				{Name: "value", Kind: AttrFloat, Default: 0.0, Accepts: "a finite number"},
 			},
 			Inputs: 1,
@@ -652,7 +667,7 @@ func opList() []*Op {
 		},
 		{
 			Kind:   "linear",
-			Attrs:  []AttrSpec{intAttr("out", 1, nil, "an integer >= 1 (output features)"), boolAttr("bias", true)},
+			Attrs:  []AttrSpec{intAttr("out", 1, MaxOut, "graph.MaxOut", nil, ", output features"), boolAttr("bias", true)},
 			Inputs: 1,
 			Params: func(a Attrs, in []Shape) []ParamSpec {
 				p := []ParamSpec{{"weight", []int{a.Int("out"), in[0].C}, true}}
@@ -686,7 +701,13 @@ func opList() []*Op {
 		},
 		{
 			Kind: "flatten", Inputs: 1,
-			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].Size(), 1}, nil },
+			Shape: func(_ Attrs, in []Shape) (Shape, error) {
+				c, ok := checked.Mul(in[0].C, in[0].T)
+				if !ok {
+					return fail("flatten", in, "C x T overflows")
+				}
+				return Shape{c, 1}, nil
+			},
 			Field:   notLocal,
 			Forward: func(c *Call) { copy(c.Y, c.X[0]) },
 			Backward: func(c *Call) {
@@ -782,7 +803,10 @@ func opList() []*Op {
 					if s.T != out.T {
 						return Shape{}, fmt.Errorf("concat of lengths %v: needs inputs of one length", in)
 					}
-					out.C += s.C
+					var ok bool
+					if out.C, ok = checked.Add(out.C, s.C); !ok {
+						return Shape{}, fmt.Errorf("concat of %v: the channels overflow", in)
+					}
 				}
 				return out, nil
 			},

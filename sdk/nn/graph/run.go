@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/uaxai/uaxai/sdk/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
 
@@ -74,7 +75,11 @@ func (n *Net) batch(x []float32) (int, error) {
 	if len(x) == 0 || len(x)%per != 0 {
 		return 0, fmt.Errorf("graph %q: input of %d values; need B x %d channels x %d steps = a positive multiple of %d", n.spec.Name, len(x), n.shapes[0].C, n.shapes[0].T, per)
 	}
-	return len(x) / per, nil
+	B := len(x) / per
+	if _, ok := checked.Mul(B, n.values); !ok {
+		return 0, fmt.Errorf("graph %q: a batch of %d samples of %d values each overflows an int; need a smaller batch", n.spec.Name, B, n.values)
+	}
+	return B, nil
 }
 
 // call prepares node i's Call on the value buffers val.

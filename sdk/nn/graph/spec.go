@@ -41,6 +41,11 @@
 //	add         two inputs of one shape
 //	concat      two or more inputs of one length, along channels
 //
+// The lengths in time (kernel, stride, dilation, padding, left, right) are
+// at most MaxExtent, out and groups at most MaxOut; a spec has at most
+// MaxNodes nodes, MaxParams parameters and MaxValues values a sample
+// (bounds.go), which Compile counts before it allocates.
+//
 // The network's output is the output node's C x 1 values: class
 // probabilities if its op is softmax, else logits (the softmax is
 // applied on top).

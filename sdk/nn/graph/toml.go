@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -62,6 +63,9 @@ var nodesHeader = regexp.MustCompile(`^\s*\[\[\s*"?nodes"?\s*\]\]`)
 // DecodeSpec decodes a TOML spec (see ReadSpecFile); file names it in
 // errors.
 func DecodeSpec(data []byte, file string) (Spec, error) {
+	if err := scanSpec(data); err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", file, err)
+	}
 	var fs fileSpec
 	md, err := toml.Decode(string(data), &fs)
 	if err != nil {
@@ -163,4 +167,124 @@ func DecodeNode(raw map[string]any) (Node, error) {
 		return nd, err
 	}
 	return nd, nil
+}
+
+// Bounds of a spec file's text, checked before the TOML library reads it
+// (scanSpec): its memory and time grow with the tables, keys and values,
+// and with the nesting of arrays and inline tables, so they are counted
+// first.
+const (
+	// MaxSpecItems bounds a spec file's keys and array elements, added
+	// up: 64 a node (a node has at most ten keys).
+	MaxSpecItems = 64 * MaxNodes
+	// MaxSpecDepth bounds the nesting of arrays and inline tables in a
+	// value (nodes = [{padding = [1, 1]}] is 3).
+	MaxSpecDepth = 8
+)
+
+// scanSpec counts what a TOML spec text holds, as far as the TOML syntax
+// must be followed to count it (strings and comments skipped): tables,
+// every table header and inline table (in a spec, only the [[nodes]]
+// headers or inline node tables), at most MaxNodes; keys and array
+// elements, at most MaxSpecItems; nesting, at most MaxSpecDepth. It never
+// fails on a syntax error (that is the TOML library's to report) and
+// overcounts only text that is not a spec.
+func scanSpec(data []byte) error {
+	tables, items, err := countSpec(data)
+	if err != nil {
+		return err
+	}
+	if tables > MaxNodes {
+		return fmt.Errorf("%d node tables ([[nodes]] headers and inline tables), above the bound of %d nodes (graph.MaxNodes)", tables, MaxNodes)
+	}
+	if items > MaxSpecItems {
+		return fmt.Errorf("%d keys and array elements, above the bound of %d (graph.MaxSpecItems: %d a node)", items, MaxSpecItems, MaxSpecItems/MaxNodes)
+	}
+	return nil
+}
+
+// countSpec counts a text's tables and items for scanSpec: items are each
+// '=', ',' and array opening (an upper bound of the keys and array
+// elements: a comma between an inline table's keys counts too). It
+// refuses nesting beyond MaxSpecDepth where it meets it.
+func countSpec(data []byte) (tables, items int, err error) {
+	depth := 0
+	lineStart := true
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			continue
+		case c == '#':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			i--
+			continue
+		case c == '"' || c == '\'':
+			i = skipString(data, i) - 1
+		case c == '[' && lineStart && depth == 0:
+			tables++ // a table header: the rest of the line is its name
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			i--
+		case c == '[' || c == '{':
+			if depth++; depth > MaxSpecDepth {
+				return 0, 0, fmt.Errorf("line %d: arrays and inline tables nested %d deep, above the bound of %d (graph.MaxSpecDepth); a spec nests at most 3 (nodes = [{padding = [1, 1]}])", lineOf(data, i), depth, MaxSpecDepth)
+			}
+			if c == '{' {
+				tables++
+			} else {
+				items++ // the array's first element
+			}
+		case c == ']' || c == '}':
+			depth = max(depth-1, 0)
+		case c == '=' || c == ',':
+			items++
+		}
+		lineStart = false
+	}
+	return tables, items, nil
+}
+
+// lineOf is the line number of data[i].
+func lineOf(data []byte, i int) int { return bytes.Count(data[:i], []byte("\n")) + 1 }
+
+// skipString returns the index after the TOML string (basic, literal, or
+// either's multi-line form) whose opening quote is at data[i], or
+// len(data) if it is not closed.
+func skipString(data []byte, i int) int {
+	q := data[i]
+	if i+2 < len(data) && data[i+1] == q && data[i+2] == q {
+		for j := i + 3; j < len(data); j++ {
+			switch {
+			case data[j] == '\\' && q == '"':
+				j++
+			case data[j] == q && j+2 < len(data) && data[j+1] == q && data[j+2] == q:
+				j += 3
+				for j < len(data) && data[j] == q { // up to two quotes may end the content
+					j++
+				}
+				return j
+			}
+		}
+		return len(data)
+	}
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\n':
+			return j // unterminated: the library reports it
+		case '\\':
+			if q == '"' {
+				j++
+			}
+		case q:
+			return j + 1
+		}
+	}
+	return len(data)
 }

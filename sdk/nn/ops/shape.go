@@ -1,6 +1,10 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk/internal/checked"
+)
 
 // ConvOutLen is the output length of a 1-D convolution (PyTorch's Conv1d,
 // with the padding of both ends given apart):
@@ -17,8 +21,20 @@ func ConvOutLen(T, kernel, stride, padLeft, padRight, dilation int) (int, error)
 	if err := convParams(kernel, stride, padLeft, padRight, dilation); err != nil {
 		return 0, err
 	}
-	span := dilation*(kernel-1) + 1
-	padded := T + padLeft + padRight
+	// The span and the padded length overflow only on sizes no input
+	// has; they are refused rather than wrapped (a wrapped span of 1
+	// would pass the check below).
+	span, ok := checked.Mul(dilation, kernel-1)
+	if ok {
+		span, ok = checked.Add(span, 1)
+	}
+	if !ok {
+		return 0, fmt.Errorf("conv1d: the dilated kernel, dilation %d x (kernel %d - 1) + 1, overflows an int; need a smaller dilation or kernel", dilation, kernel)
+	}
+	padded, ok := checked.Sum(T, padLeft, padRight)
+	if !ok {
+		return 0, fmt.Errorf("conv1d: the padded input length, T %d + padding %d + %d, overflows an int; need smaller paddings", T, padLeft, padRight)
+	}
 	if padded < span {
 		return 0, fmt.Errorf("conv1d: padded input length %d (T %d + padding %d + %d) is shorter than the dilated kernel %d (dilation %d x (kernel %d - 1) + 1); need T + padLeft + padRight >= %d",
 			padded, T, padLeft, padRight, span, dilation, kernel, span)
@@ -55,14 +71,19 @@ func PoolOutLen(T, kernel, stride, pad int) (int, error) {
 		return 0, fmt.Errorf("pool1d: kernel size %d; need >= 1", kernel)
 	case stride < 1:
 		return 0, fmt.Errorf("pool1d: stride %d; need >= 1", stride)
-	case pad < 0 || 2*pad > kernel:
+	case pad < 0 || pad > kernel/2:
 		return 0, fmt.Errorf("pool1d: padding %d with kernel %d; need 0 <= padding <= kernel/2 = %d", pad, kernel, kernel/2)
 	}
-	if T+2*pad < kernel {
-		return 0, fmt.Errorf("pool1d: padded input length %d (T %d + 2 x padding %d) is shorter than the kernel %d; need T + 2*padding >= %d",
-			T+2*pad, T, pad, kernel, kernel)
+	// pad <= kernel/2, so 2*pad <= kernel: only T + 2*pad can overflow.
+	padded, ok := checked.Add(T, 2*pad)
+	if !ok {
+		return 0, fmt.Errorf("pool1d: the padded input length, T %d + 2 x padding %d, overflows an int; need a smaller padding", T, pad)
 	}
-	return (T+2*pad-kernel)/stride + 1, nil
+	if padded < kernel {
+		return 0, fmt.Errorf("pool1d: padded input length %d (T %d + 2 x padding %d) is shorter than the kernel %d; need T + 2*padding >= %d",
+			padded, T, pad, kernel, kernel)
+	}
+	return (padded-kernel)/stride + 1, nil
 }
 
 // PadOutLen is the output length of constant padding: T + left + right.
@@ -74,5 +95,9 @@ func PadOutLen(T, left, right int) (int, error) {
 	case left < 0 || right < 0:
 		return 0, fmt.Errorf("pad: padding (%d, %d); need both >= 0", left, right)
 	}
-	return T + left + right, nil
+	L, ok := checked.Sum(T, left, right)
+	if !ok {
+		return 0, fmt.Errorf("pad: the output length, T %d + %d + %d, overflows an int; need smaller paddings", T, left, right)
+	}
+	return L, nil
 }
