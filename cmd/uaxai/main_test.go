@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/internal/proctest"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 )
 
@@ -87,24 +88,9 @@ func TestRunOutOfProcess(t *testing.T) {
 // childWith returns the pid of a child process of parent whose command
 // line contains s, or 0.
 func childWith(parent int, s string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
-			continue
-		}
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), s) {
-			return pid
+	for _, p := range proctest.List() {
+		if p.PPid == parent && strings.Contains(p.Cmdline, s) {
+			return p.Pid
 		}
 	}
 	return 0

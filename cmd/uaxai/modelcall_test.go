@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/internal/proctest"
 	"github.com/uaxai/uaxai/internal/pythontest"
 )
 
@@ -75,20 +76,9 @@ func groupGone(t *testing.T, pgid int, log string) {
 	t.Helper()
 	live := func() []int {
 		var pids []int
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid pgrp ...
-			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-			if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-				pids = append(pids, pid)
+		for _, p := range proctest.List() {
+			if p.Live() && p.PGrp == pgid {
+				pids = append(pids, p.Pid)
 			}
 		}
 		return pids

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/internal/proctest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -93,34 +94,13 @@ func hostileLimits(keys ...string) limits.Limits {
 // ends into a failure that says so.
 const bound = patient + time.Minute
 
-// proc is one process of /proc.
-type procInfo struct {
-	pid, pgrp int
-	state     string
-	cmdline   string
-}
-
 // processes lists the live (not zombie) processes.
-func processes() []procInfo {
-	ents, _ := os.ReadDir("/proc")
-	var out []procInfo
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+func processes() []proctest.Proc {
+	var out []proctest.Proc
+	for _, p := range proctest.List() {
+		if p.Live() {
+			out = append(out, p)
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		pgrp, _ := strconv.Atoi(f[2])
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, procInfo{pid: pid, pgrp: pgrp, state: f[0], cmdline: strings.ReplaceAll(string(cl), "\x00", " ")})
 	}
 	return out
 }
@@ -144,7 +124,7 @@ func recorded(dir string) []int {
 // path). A killed process is gone at once on an idle machine; a loaded
 // one may take seconds to reap it; one left behind (a grandchild that
 // sleeps for 300 s) is still there after the minute.
-func leftBehind(dir, marker string) []procInfo {
+func leftBehind(dir, marker string) []proctest.Proc {
 	for range 1200 {
 		if len(live(dir, marker)) == 0 {
 			return nil
@@ -155,11 +135,11 @@ func leftBehind(dir, marker string) []procInfo {
 }
 
 // live lists the processes of a case now (see leftBehind).
-func live(dir, marker string) []procInfo {
+func live(dir, marker string) []proctest.Proc {
 	pids := recorded(dir)
-	var out []procInfo
+	var out []proctest.Proc
 	for _, p := range processes() {
-		if slices.Contains(pids, p.pid) || slices.Contains(pids, p.pgrp) || marker != "" && strings.Contains(p.cmdline, marker) {
+		if slices.Contains(pids, p.Pid) || slices.Contains(pids, p.PGrp) || marker != "" && strings.Contains(p.Cmdline, marker) {
 			out = append(out, p)
 		}
 	}
@@ -354,7 +334,7 @@ func TestEscapedGrandchildDoesNotBlock(t *testing.T) {
 		t.Errorf("start: %v", err)
 	}
 	within(t, "Close", m.Close)
-	var left []procInfo
+	var left []proctest.Proc
 	for range 1200 { // the plugin, killed, may take a loaded machine seconds to reap
 		if left = live(dir, ""); len(left) <= 1 {
 			break
@@ -362,9 +342,9 @@ func TestEscapedGrandchildDoesNotBlock(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, p := range left {
-		syscall.Kill(p.pid, syscall.SIGKILL)
+		syscall.Kill(p.Pid, syscall.SIGKILL)
 	}
-	if len(left) != 1 || !strings.Contains(left[0].cmdline, "sleep") {
+	if len(left) != 1 || !strings.Contains(left[0].Cmdline, "sleep") {
 		t.Errorf("left behind: %+v, want the escaped grandchild only (still asleep: the host did not wait for it)", left)
 	}
 }

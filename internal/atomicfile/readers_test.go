@@ -51,8 +51,9 @@ var allowed = map[string]string{
 	"host/bench/run.go loadAvg os.ReadFile":                      "/proc/loadavg",
 	// Test helpers (not _test files, so that tests of several packages
 	// share them): golden files of the repository.
-	"internal/golden/quantiles.go Records os.Open": "a golden file of testdata/, in tests only",
-	"internal/golden/golden.go CSV32 os.Open":      "a golden file of testdata/, in tests only",
+	"internal/golden/quantiles.go Records os.Open":   "a golden file of testdata/, in tests only",
+	"internal/proctest/proctest.go List os.ReadFile": "/proc/PID/stat and cmdline, in tests only",
+	"internal/golden/golden.go CSV32 os.Open":        "a golden file of testdata/, in tests only",
 }
 
 // TestReadersUseTheHelper walks the Go source of cmd, host, internal,

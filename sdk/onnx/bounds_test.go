@@ -21,11 +21,7 @@ func TestHugeAttributes(t *testing.T) {
 		b.node("", "Softmax", []string{"m"}, "y", intAttr("axis", 1))
 	}
 	bound := strconv.Itoa(MaxLen)
-	cases := []struct {
-		what  string
-		build func(b *builder)
-		wants []string
-	}{
+	cases := []refusal{
 		{"Conv dilations 2^62", func(b *builder) {
 			b.node("conv", "Conv", []string{"x", b.f32("w", 3, 2, 5)}, "c", intsAttr1("dilations", 1<<62))
 			tail(b, "c")
@@ -77,17 +73,9 @@ func TestHugeAttributes(t *testing.T) {
 		}, []string{`node "/pool/AveragePool" (AveragePool)`, `"strides"`, bound}},
 	}
 	for _, c := range cases {
-		b := newBuilder()
-		c.build(b)
-		_, _, err := ToSpec(b.model(t))
+		err := c.check(t)
 		if err == nil {
-			t.Errorf("%s: accepted", c.what)
 			continue
-		}
-		for _, s := range append(c.wants, "hand.onnx") {
-			if !strings.Contains(err.Error(), s) {
-				t.Errorf("%s: error %q does not say %q", c.what, err, s)
-			}
 		}
 		if strings.Contains(err.Error(), "-") && regexp.MustCompile(`-[0-9]{3,}`).MatchString(err.Error()) {
 			t.Errorf("%s: error %q prints a negative length", c.what, err)

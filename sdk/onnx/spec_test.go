@@ -380,11 +380,7 @@ func TestSpecRefusals(t *testing.T) {
 		b.node("", "ReduceMean", []string{in}, "m", intsAttr1("axes", 2), intAttr("keepdims", 0))
 		b.node("", "Softmax", []string{"m"}, "y", intAttr("axis", 1))
 	}
-	cases := []struct {
-		what  string
-		build func(b *builder)
-		wants []string
-	}{
+	cases := []refusal{
 		{"Conv auto_pad SAME_UPPER", func(b *builder) {
 			b.node("conv", "Conv", []string{"x", b.f32("w", 3, 2, 3)}, "c", strAttr("auto_pad", "SAME_UPPER"), intsAttr1("kernel_shape", 3))
 			tail(b, "c")
@@ -431,19 +427,35 @@ func TestSpecRefusals(t *testing.T) {
 		}, []string{`node "/Transpose" (Transpose)`, "not supported"}},
 	}
 	for _, c := range cases {
-		b := newBuilder()
-		c.build(b)
-		_, _, err := ToSpec(b.model(t))
-		if err == nil {
-			t.Errorf("%s: accepted", c.what)
-			continue
-		}
-		for _, s := range append(c.wants, "hand.onnx") {
-			if !strings.Contains(err.Error(), s) {
-				t.Errorf("%s: error %q does not say %q", c.what, err, s)
-			}
+		c.check(t)
+	}
+}
+
+// refusal is a model ToSpec must refuse: build makes it, and the error
+// must say each of wants and the model's name.
+type refusal struct {
+	what  string
+	build func(b *builder)
+	wants []string
+}
+
+// check converts the model and returns ToSpec's error, having reported
+// an acceptance or an error that lacks one of wants.
+func (c refusal) check(t *testing.T) error {
+	t.Helper()
+	b := newBuilder()
+	c.build(b)
+	_, _, err := ToSpec(b.model(t))
+	if err == nil {
+		t.Errorf("%s: accepted", c.what)
+		return nil
+	}
+	for _, s := range append(c.wants, "hand.onnx") {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%s: error %q does not say %q", c.what, err, s)
 		}
 	}
+	return err
 }
 
 // TestSpecForms checks conversions the goldens do not hold against their
