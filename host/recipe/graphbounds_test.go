@@ -4,23 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/internal/memtest"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
-
-// allocated is the number of bytes f allocates (runtime.MemStats'
-// TotalAlloc): a count, not a time.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // TestGraphHostile (issue 34, items 2 and 4): a graph, in a [model] graph
 // file or in [[model.nodes]], whose numbers overflow a shape or pass a
@@ -65,7 +55,7 @@ func TestGraphHostile(t *testing.T) {
 		// A file: the error at [model] graph names it.
 		text := minimal + "[model]\ngraph = \"" + filepath.Base(file) + "\"\n"
 		var err error
-		n := allocated(func() { _, err = Parse("h.toml", []byte(text), dir) })
+		n := memtest.Allocated(func() { _, err = Parse("h.toml", []byte(text), dir) })
 		if bound := 16<<20 + 4*uint64(len(head+c.spec)); n > bound {
 			t.Errorf("%s: %d bytes allocated before refusing; want at most %d", c.name, n, bound)
 		}
@@ -75,7 +65,7 @@ func TestGraphHostile(t *testing.T) {
 		}
 		// The same nodes inline: the error at the node's table.
 		inline := minimal + "[model]\narch = \"h\"\nin_channels = 1\nin_len = 640\n" + strings.ReplaceAll(c.spec, "[[nodes]]", "[[model.nodes]]")
-		n = allocated(func() { _, err = Parse("h.toml", []byte(inline), dir) })
+		n = memtest.Allocated(func() { _, err = Parse("h.toml", []byte(inline), dir) })
 		if bound := uint64(16 << 20); n > bound {
 			t.Errorf("%s inline: %d bytes allocated before refusing; want at most %d", c.name, n, bound)
 		}

@@ -2,22 +2,13 @@ package graph
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// allocated is the number of bytes f allocates (runtime.MemStats'
-// TotalAlloc): a count, not a time.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
+	"github.com/uaxai/uaxai/internal/memtest"
+)
 
 // specTOML writes spec as a spec file writes it (see ReadSpecFile).
 func specTOML(s Spec) string {
@@ -103,12 +94,12 @@ func TestHostileSpecs(t *testing.T) {
 	}
 	for _, c := range cases {
 		var err error
-		if n := allocated(func() { _, err = Compile(c.spec) }); n > hostileBound {
+		if n := memtest.Allocated(func() { _, err = Compile(c.spec) }); n > hostileBound {
 			t.Errorf("%s: Compile allocated %d bytes before refusing; want at most %d", c.name, n, hostileBound)
 		}
 		wantErr(t, c.name, err, c.want)
 		text := []byte(specTOML(c.spec))
-		if n := allocated(func() { _, err = DecodeSpec(text, "hostile.toml") }); n > hostileBound+uint64(64*len(text)) {
+		if n := memtest.Allocated(func() { _, err = DecodeSpec(text, "hostile.toml") }); n > hostileBound+uint64(64*len(text)) {
 			t.Errorf("%s: DecodeSpec allocated %d bytes before refusing; want at most %d", c.name, n, hostileBound+64*len(text))
 		}
 		wantErr(t, c.name+" (TOML)", err, append(c.want, "hostile.toml"))
@@ -156,7 +147,7 @@ func TestSpecFileCounted(t *testing.T) {
 	for _, c := range cases {
 		data := []byte(c.text)
 		var err error
-		if n := allocated(func() { _, err = DecodeSpec(data, "many.toml") }); n > 1<<16 {
+		if n := memtest.Allocated(func() { _, err = DecodeSpec(data, "many.toml") }); n > 1<<16 {
 			t.Errorf("%s: %d bytes allocated before refusing %d bytes of text; want at most %d", c.name, n, len(data), 1<<16)
 		}
 		wantErr(t, c.name, err, c.want)
