@@ -86,7 +86,8 @@ func onnxConvModel(t int, padBegin int64) []byte {
 
 // hostileInputs writes the refused inputs of issue 34's item 3 into dir:
 // pad.onnx, pad0.onnx with its Conv's pads [2^26, 0] (3 bytes more),
-// whose Conv gives 2 x (2^26 + 640) values a sample; long.csv, one line
+// whose Conv gives 2 x (2^26 + 640) values a sample; pad20.onnx with pads
+// [2^20, 0], the most a graph's padding may be (graph.MaxExtent); long.csv, one line
 // of 5,000,000 samples; long.npy, one waveform of as many; wave.csv, two
 // waveforms of 640 samples.
 func hostileInputs(t *testing.T, dir string) {
@@ -109,7 +110,7 @@ func hostileInputs(t *testing.T, dir string) {
 		wave.WriteByte('\n')
 	}
 	for name, b := range map[string][]byte{
-		"pad.onnx": onnxConvModel(640, 1<<26), "pad0.onnx": onnxConvModel(640, 0),
+		"pad.onnx": onnxConvModel(640, 1<<26), "pad0.onnx": onnxConvModel(640, 0), "pad20.onnx": onnxConvModel(640, 1<<20),
 		"long.csv": line, "long.npy": npyBuf.Bytes(), "wave.csv": wave.Bytes(),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -138,17 +139,22 @@ func TestPredictExplainBounds(t *testing.T) {
 	hostileInputs(t, dir)
 	weights := filepath.Join(golden.Dir(t, "paper-1dcnn"), "model.safetensors")
 	in := func(name string) string { return filepath.Join(dir, name) }
-	d := recipe.DefaultSizeBounds()
-	// Conv's output, 2 channels of 2^26+640, beside the input, the mean
-	// and the softmax: a sample's values.
-	padValues := 640 + 2*(1<<26+640) + 2 + 2
+	// pad20.onnx's Conv output, 2 channels of 2^20+640, beside the input,
+	// the mean and the softmax: a sample's values; 64 of them are above
+	// a --max-batch-values of 10^8 and below the default bound.
+	padValues := 640 + 2*(1<<20+640) + 2 + 2
+	const lowBatchValues = 100000000
 	cases := []struct {
 		name string
 		args []string
 		want []string
 	}{
+		// The issue's case: pads of 2^26 samples, 64 GiB a forward pass,
+		// are refused by the importer before a graph is compiled.
 		{"onnx pads", []string{"--model", in("pad.onnx"), "--input", in("wave.csv")},
-			[]string{in("pad.onnx"), fmt.Sprintf("values (the input and every layer's or node's output) are %d", padValues), fmt.Sprintf("holds %d of them", 64*padValues), fmt.Sprintf("above the bound of %d values", d.BatchValues), "--max-batch-values raises it"}},
+			[]string{in("pad.onnx"), `node "/conv/Conv" (Conv): attribute "pads" = [67108864 0]`, "onnx.MaxLen"}},
+		{"onnx batch values", []string{"--model", in("pad20.onnx"), "--input", in("wave.csv"), "--max-batch-values", strconv.Itoa(lowBatchValues)},
+			[]string{in("pad20.onnx"), fmt.Sprintf("values (the input and every layer's or node's output) are %d", padValues), fmt.Sprintf("holds %d of them", 64*padValues), fmt.Sprintf("above the bound of %d values", lowBatchValues), "--max-batch-values raises it"}},
 		{"csv line", []string{"--weights", weights, "--input", in("long.csv")},
 			[]string{in("long.csv") + ": line 1 (record 0): 5000000 values, above the bound of 65536", "--max-in-len 65536", "--max-in-len raises it"}},
 		{"npy waveform", []string{"--weights", weights, "--input", in("long.npy")},
