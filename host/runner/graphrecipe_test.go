@@ -22,6 +22,7 @@ import (
 // chance, 1/16). Run again from the cache with one worker instead of two,
 // it gives the same results.json bytes.
 func TestResNetQuickRecipe(t *testing.T) {
+	skipUnlessHeavy(t)
 	if testing.Short() {
 		t.Skip("trains six ResNet1D networks (about a minute on 2 cores)")
 	}

@@ -57,6 +57,7 @@ func TestPaperRecipesShareTheirNetworks(t *testing.T) {
 // hold: every table of the paper beside the paper's values, the figures,
 // the maps, and networks trained once for all recipes.
 func TestPaperQuick(t *testing.T) {
+	skipUnlessHeavy(t)
 	dir := filepath.Join(golden.RepoRoot(t), "recipes", "paper", "quick")
 	cache := t.TempDir()
 	var log bytes.Buffer

@@ -21,6 +21,7 @@ import (
 // single-phase disturbance's mask lies in one phase), and the same bytes
 // for one worker and two.
 func TestThreePhaseQuick(t *testing.T) {
+	skipUnlessHeavy(t)
 	r, err := recipe.Load(filepath.Join(golden.RepoRoot(t), "recipes", "pqd_3phase_quick.toml"))
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ func trainAndTest(t *testing.T, dc data.Config, perClass, epochs, testSplits int
 // waveforms with accuracy >= 0.90 (measured: 0.937 with training seed 2026,
 // 0.958 with seed 7).
 func TestQuickTrainingAccuracy(t *testing.T) {
+	skipUnlessHeavy(t)
 	if testing.Short() || raceEnabled {
 		t.Skip("trains a network for about half a minute (ten times that under -race)")
 	}
