@@ -2,8 +2,9 @@ package data
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
+
+	"github.com/uaxai/uaxai/internal/checked"
 )
 
 // DefaultMaxGenerateBytes bounds the memory that GenerateDir holds for
@@ -37,27 +38,27 @@ func GenerateBytes(opt GenerateOptions) (bytes, records int, ok bool) {
 		return -1, -1, false
 	}
 	nc := len(gen.Classes())
-	pool, ok1 := mulAll(opt.PerClass, nc)
+	pool, ok1 := checked.Prod(opt.PerClass, nc)
 	tests, ok2 := 0, true
 	if opt.Paper {
-		tests, ok2 = mulAll(opt.TestSplits, opt.TestPerClass, nc)
+		tests, ok2 = checked.Prod(opt.TestSplits, opt.TestPerClass, nc)
 	}
-	records, ok3 := addAll(pool, tests)
+	records, ok3 := checked.Sum(pool, tests)
 	if !(ok1 && ok2 && ok3) {
 		return -1, -1, false
 	}
-	per, ok := mulAll(gen.Channels(), opt.Config.N(), 8+8+1)
+	per, ok := checked.Prod(gen.Channels(), opt.Config.N(), 8+8+1)
 	if ok {
-		per, ok = addAll(per, per/8, recordBytes, paramsBytes) // per/8: the allocator's rounding up to its size classes
+		per, ok = checked.Sum(per, per/8, recordBytes, paramsBytes) // per/8: the allocator's rounding up to its size classes
 	}
 	if ok {
-		bytes, ok = mulAll(records, per)
+		bytes, ok = checked.Prod(records, per)
 	}
 	if ok && opt.Paper {
 		var split int
-		split, ok = mulAll(pool, recordBytes+1) // train and val: a copy of each pool Record; isVal
+		split, ok = checked.Prod(pool, recordBytes+1) // train and val: a copy of each pool Record; isVal
 		if ok {
-			bytes, ok = addAll(bytes, split)
+			bytes, ok = checked.Sum(bytes, split)
 		}
 	}
 	if !ok {
@@ -104,30 +105,4 @@ func checkGenerateBytes(gen Generator, opt GenerateOptions) error {
 		return nil
 	}
 	return &MemoryError{Records: records, Channels: gen.Channels(), Samples: opt.Config.N(), Bytes: bytes, Bound: bound}
-}
-
-// mulAll is the product of xs and whether it is within 0..math.MaxInt
-// (every x >= 0).
-func mulAll(xs ...int) (int, bool) {
-	p := 1
-	for _, x := range xs {
-		if x < 0 || x > 0 && p > math.MaxInt/x {
-			return 0, false
-		}
-		p *= x
-	}
-	return p, true
-}
-
-// addAll is the sum of xs and whether it is within 0..math.MaxInt (every
-// x >= 0).
-func addAll(xs ...int) (int, bool) {
-	s := 0
-	for _, x := range xs {
-		if x < 0 || s > math.MaxInt-x {
-			return 0, false
-		}
-		s += x
-	}
-	return s, true
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
@@ -424,10 +425,11 @@ func GraphSize(net *graph.Net) (NetSize, error) {
 // addOK is a+b and ok, false once a sum overflows or a term is negative
 // (a size that overflowed before it reached here).
 func addOK(a, b int, ok bool) (int, bool) {
-	if !ok || b < 0 || a > math.MaxInt-b {
+	s, fits := checked.Add(a, b)
+	if !ok || b < 0 || !fits {
 		return 0, false
 	}
-	return a + b, true
+	return s, true
 }
 
 // BatchValues is batch times a sample's values, and false when the

@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
@@ -105,7 +105,7 @@ func LoadNet(path string) (*nngraph.Net, error) {
 // and MaxElements values (channels x samples); pads, kernel_shape,
 // strides and dilations beyond MaxLen, and a padded input or a kernel's
 // span beyond that, are refused naming the node and the attribute. The
-// shape arithmetic is checked (sdk/internal/checked), so no length wraps.
+// shape arithmetic is checked (internal/checked), so no length wraps.
 func ToSpec(m *Model) (spec nngraph.Spec, params map[string]Tensor, err error) {
 	defer func() {
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
 )
 

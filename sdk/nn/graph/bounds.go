@@ -3,14 +3,14 @@ package graph
 import (
 	"fmt"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 )
 
 // Bounds on what a Spec may ask for, whether it comes from TOML, JSON or
 // ONNX: Compile refuses a spec beyond them before it allocates anything
 // sized by its numbers, and every shape expression (spans, padded and
 // output lengths, channel sums, sizes, parameter counts) is computed with
-// overflow checks (sdk/internal/checked). They are far above what a
+// overflow checks (internal/checked). They are far above what a
 // time-series network uses (the golden archs have at most 40 nodes, 0.3 M
 // parameters and 5 M values a sample) and keep one network's memory
 // below a few GiB.

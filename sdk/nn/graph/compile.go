@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 )
 
 // Param is one parameter tensor in the flat parameter vector.

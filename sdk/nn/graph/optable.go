@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
 

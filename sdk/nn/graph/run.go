@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
 

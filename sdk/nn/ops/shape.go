@@ -3,7 +3,7 @@ package ops
 import (
 	"fmt"
 
-	"github.com/uaxai/uaxai/sdk/internal/checked"
+	"github.com/uaxai/uaxai/internal/checked"
 )
 
 // ConvOutLen is the output length of a 1-D convolution (PyTorch's Conv1d,
