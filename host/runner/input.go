@@ -8,6 +8,7 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/data/npy"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
@@ -93,8 +94,8 @@ func readInputs(path string, channels int, b recipe.SizeBounds) (inputs, error) 
 	}
 	c := max(channels, 1)
 	bound := data.WaveformBound{Max: math.MaxInt, Why: fmt.Sprintf("%d channel(s) x --max-in-len %d samples; --max-in-len raises it", c, b.InLen)}
-	if b.InLen <= math.MaxInt/c {
-		bound.Max = c * b.InLen
+	if m, ok := checked.Mul(c, b.InLen); ok {
+		bound.Max = m
 	}
 	in := inputs{c: c, bounds: b}
 	n, cols, err := data.ScanWaveforms(path, 0, bound, func(_ int, v float64) { in.x = append(in.x, float32(v)) })
