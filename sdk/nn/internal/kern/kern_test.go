@@ -4,7 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // The tests compare the exported kernels (assembly on AVX2 machines, for
@@ -67,8 +73,43 @@ var lengths = func() []int {
 	return append(l, 127, 128, 129, 630, 632, 636, 638, 640)
 }()
 
+// TestPath: the assembly kernels are in use exactly when the build
+// allows them (amd64 without -tags purego) and the CPU has AVX2 and FMA,
+// as x/sys/cpu says; and on Linux x/sys/cpu's answer agrees with the
+// kernel's own flags in /proc/cpuinfo (which Linux clears when the OS
+// does not save the YMM registers), so the path is not decided on a
+// misread CPUID.
 func TestPath(t *testing.T) {
-	t.Logf("Accelerated() = %v", Accelerated())
+	want := runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	if Accelerated() != want {
+		t.Errorf("Accelerated() = %v; want %v (GOARCH %s, purego %v, AVX2 %v, FMA %v)",
+			Accelerated(), want, runtime.GOARCH, puregoTag, cpu.X86.HasAVX2, cpu.X86.HasFMA)
+	}
+	if runtime.GOARCH != "amd64" {
+		return
+	}
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return // not Linux: x/sys/cpu is the only witness
+	}
+	var flags []string
+	for _, l := range strings.Split(string(info), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "flags" {
+			flags = strings.Fields(v)
+			break
+		}
+	}
+	if flags == nil {
+		t.Fatal("/proc/cpuinfo has no flags line")
+	}
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{{"avx2", cpu.X86.HasAVX2}, {"fma", cpu.X86.HasFMA}} {
+		if slices.Contains(flags, f.name) != f.has {
+			t.Errorf("/proc/cpuinfo flag %s present %v, x/sys/cpu says %v", f.name, !f.has, f.has)
+		}
+	}
 }
 
 func TestCorr3(t *testing.T) {

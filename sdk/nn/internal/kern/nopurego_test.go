@@ -1,0 +1,6 @@
+//go:build !purego
+
+package kern
+
+// puregoTag: built without -tags purego.
+const puregoTag = false

@@ -1,0 +1,6 @@
+//go:build purego
+
+package kern
+
+// puregoTag: built with -tags purego, which must turn the assembly off.
+const puregoTag = true
