@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uaxai/uaxai/host/slurm"
+	"github.com/uaxai/uaxai/internal/testdep"
 )
 
 // TestSlurmQuickstart runs the quickstart through `uaxai slurm submit` on
@@ -24,7 +25,7 @@ func TestSlurmQuickstart(t *testing.T) {
 		t.Skip("runs the quickstart on Slurm")
 	}
 	if err := slurm.Available(context.Background()); err != nil {
-		t.Skip(err)
+		testdep.Skip(t, testdep.Slurm, err)
 	}
 	exe := buildUaxai(t)
 	dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uaxai/uaxai/internal/testdep"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -264,7 +265,7 @@ func TestReferenceEnv(t *testing.T) {
 func TestHarnessBLASParsing(t *testing.T) {
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
-		t.Skipf("%s: %v", py, err)
+		testdep.Skip(t, testdep.Python, py, ": ", err)
 	}
 	// read here so that go test's cache sees a change of either file
 	for _, f := range []string{"blasinfo.py", "test_blasinfo.py"} {

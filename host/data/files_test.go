@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data/npy"
+	"github.com/uaxai/uaxai/internal/testdep"
 )
 
 // fakeGen is a Generator of c channels and three classes: channel k of a
@@ -139,7 +140,7 @@ func TestNPYDirRoundTrip(t *testing.T) {
 func TestNPYDirAsNumPy(t *testing.T) {
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import numpy").Run() != nil {
-		t.Skip("no NumPy at " + py)
+		testdep.Skip(t, testdep.Python, "no NumPy at "+py+" (apt-get install python3-numpy)")
 	}
 	s := fakeSplit(t, 3)
 	dir := t.TempDir()

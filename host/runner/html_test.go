@@ -28,6 +28,7 @@ import (
 	"github.com/uaxai/uaxai/host/analysis"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/internal/testdep"
 )
 
 // runTinyRecording runs tinyRecipe on the shipped demonstration
@@ -170,7 +171,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no chromium on PATH: the browser test of report.html skips (apt-get install chromium; .ci/run does)")
+	testdep.Skip(t, testdep.Chromium, "no chromium on PATH: the browser test of report.html skips (apt-get install chromium; .ci/run does)")
 	return ""
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uaxai/uaxai/internal/testdep"
 )
 
 // realCluster skips the test unless sbatch and sinfo are on PATH and sinfo
@@ -17,7 +19,7 @@ import (
 func realCluster(t *testing.T) CLI {
 	t.Helper()
 	if err := Available(context.Background()); err != nil {
-		t.Skip(err)
+		testdep.Skip(t, testdep.Slurm, err)
 	}
 	return CLI{}
 }

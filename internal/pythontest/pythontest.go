@@ -12,8 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/testdep"
 )
 
 // Python is the interpreter the kit targets: Debian's, whose
@@ -21,11 +24,17 @@ import (
 const Python = "/usr/bin/python3"
 
 // Need skips t unless Python imports grpc, google.protobuf and numpy (and
-// every module of also).
+// every module of also), through testdep.Skip: the dependency is
+// testdep.Torch when also names torch, else testdep.Python, and t fails
+// instead of skipping where $UAXAI_REQUIRE lists it.
 func Need(t testing.TB, also ...string) {
 	t.Helper()
 	if err := Available(also...); err != nil {
-		t.Skip(err)
+		dep := testdep.Python
+		if slices.Contains(also, "torch") {
+			dep = testdep.Torch
+		}
+		testdep.Skip(t, dep, err)
 	}
 }
 

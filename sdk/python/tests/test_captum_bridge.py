@@ -18,6 +18,8 @@ import sys
 import tempfile
 import textwrap
 import unittest
+
+import require  # noqa: E402
 from unittest import mock
 
 import numpy as np
@@ -50,6 +52,7 @@ bridge = load_bridge()
 try:
     import torch
 except ImportError as e:  # pragma: no cover - depends on the machine
+    require.missing("torch", e)
     torch = None
     NO_TORCH = "the captum bridge's tests need torch (apt-get install python3-torch): %s" % e
 else:

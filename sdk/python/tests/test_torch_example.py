@@ -30,6 +30,8 @@ import sys
 import tempfile
 import unittest
 
+import require  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -38,7 +40,8 @@ import numpy as np  # noqa: E402
 
 try:
     import torch  # noqa: E402
-except ImportError:  # pragma: no cover
+except ImportError as e:  # pragma: no cover
+    require.missing("torch", e)
     torch = None
 
 TRAIN = os.path.join(ROOT, "scripts", "train_torch_example.py")

@@ -13,6 +13,8 @@ import sys
 import tempfile
 import unittest
 
+import require  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
@@ -21,7 +23,8 @@ import numpy as np  # noqa: E402
 
 try:
     import torch  # noqa: E402
-except ImportError:  # pragma: no cover
+except ImportError as e:  # pragma: no cover
+    require.missing("torch", e)
     torch = None
 
 from uaxai_plugin import Model, ServiceError  # noqa: E402

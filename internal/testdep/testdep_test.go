@@ -1,0 +1,78 @@
+package testdep
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRequired: the variable's list, blanks and empty entries ignored, and
+// an unknown name refused with the accepted ones.
+func TestRequired(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want string
+		err  string
+	}{
+		{"", "", ""},
+		{"python,torch", "python torch", ""},
+		{" chromium , ,slurm", "chromium slurm", ""},
+		{"python,pytorch", "", `unknown dependency "pytorch" (accepted: python, torch, chromium, slurm)`},
+	} {
+		t.Setenv(Env, c.env)
+		got, err := Required()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s=%q: error %v, want %q", Env, c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%s=%q: %q, %v; want %q", Env, c.env, got, err, c.want)
+		}
+	}
+}
+
+// TestSkip runs this test binary again on helperSkip under several
+// values of UAXAI_REQUIRE: a dependency not listed skips, a listed one
+// fails naming the dependency and why it is missing, an unknown listed
+// name or an unknown dependency fails.
+func TestSkip(t *testing.T) {
+	for _, c := range []struct {
+		env, dep string
+		verdict  string // the line go test prints for the helper
+		says     string
+	}{
+		{"", Torch, "--- SKIP", "no torch here"},
+		{"python,chromium", Torch, "--- SKIP", "no torch here"},
+		{"python,torch", Torch, "--- FAIL", "torch is required (UAXAI_REQUIRE=python,torch) but missing: no torch here"},
+		{"slurm", Slurm, "--- FAIL", "slurm is required"},
+		{"pyhton", Python, "--- FAIL", `unknown dependency "pyhton"`},
+		{"", "cuda", "--- FAIL", `testdep.Skip: unknown dependency "cuda"`},
+		{"", "lacking:" + Python, "--- PASS", "no python here"},
+		{"chromium,python", "lacking:" + Python, "--- FAIL", "python is required (UAXAI_REQUIRE=chromium,python) but missing: no python here"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperSkip$", "-test.v")
+		cmd.Env = append(os.Environ(), Env+"="+c.env, "TESTDEP_HELPER_DEP="+c.dep)
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), c.verdict+": TestHelperSkip") || !strings.Contains(string(out), c.says) {
+			t.Errorf("%s=%q, Skip(%q): want %q and %q in:\n%s", Env, c.env, c.dep, c.verdict, c.says, out)
+		}
+	}
+}
+
+// TestHelperSkip is TestSkip's child: Skip for $TESTDEP_HELPER_DEP, or
+// Lacking for "lacking:" and a dependency.
+func TestHelperSkip(t *testing.T) {
+	dep := os.Getenv("TESTDEP_HELPER_DEP")
+	if dep == "" {
+		t.Skip("helper of TestSkip")
+	}
+	if d, ok := strings.CutPrefix(dep, "lacking:"); ok {
+		Lacking(t, d, "no ", d, " here")
+		return
+	}
+	Skip(t, dep, "no ", dep, " here")
+	t.Error("Skip returned")
+}
