@@ -1,16 +1,3 @@
-// Package sdk is what a uaxai plugin author imports: the three plugin
-// interfaces (Posterior, Explainer, Summary), their request and result
-// types, Serve, and the network library in sdk/nn.
-//
-// A plugin is a Go value that implements one of the interfaces; each of
-// them embeds Plugin, so every plugin describes itself with one Info. Its
-// main function is one line:
-//
-//	func main() { sdk.Serve(myexplainer.New()) }
-//
-// The host runs it out of process over gRPC (hashicorp/go-plugin); the
-// protocol is internal to this module. The host's side of it is package
-// sdk/driver, which a plugin author never needs.
 package sdk
 
 import (

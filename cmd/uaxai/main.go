@@ -1,6 +1,3 @@
-// Command uaxai computes and evaluates explanation distributions of a 1-D
-// CNN power-quality classifier: run a recipe, generate data, train, predict,
-// and serve the built-in plugins.
 package main
 
 import (

@@ -1,18 +1,3 @@
-// Package analysis computes the experiments of a recipe's analysis tables
-// ([sensitivity], [calibration], [agreement], [bound], [total_variance],
-// [figures], [output]) from the maps of every explained record, as the
-// engine hands them over batch by batch (engine.Analysis.Batch), and turns
-// them into the paper's tables (tab:sensitivity, tab:calibration) and the
-// tables the paper leaves to future work.
-//
-// Every per-record result is stored under its (split, record), and every
-// aggregate is computed at the end in split and record order, so the
-// bytes do not depend on the order in which workers finish batches.
-//
-// Aggregation follows the paper's tables: a measure is averaged over the
-// records of each class in a split, the class means are averaged over a
-// group's classes (the unweighted macro of "all-15" and "disc-7"), and
-// the split macros give mean ± sd over the splits.
 package analysis
 
 import (

@@ -1,16 +1,3 @@
-// Package bench measures what an attribution map costs on the paper's
-// network: occlusion (window 60, stride 1), occlusion under 20 MC-dropout
-// draws, Grad-CAM of conv4 and LIME with 128 samples, each in
-// milliseconds a map, on one goroutine. `uaxai bench` prints them beside
-// the PyTorch reference (Reference), and `go test -bench . ./host/bench`
-// reports the same cases as benchmarks.
-//
-// The network is nn.PaperArch with dropout on fc2's input, trained for a
-// few epochs on a small generated set (so that its outputs, and with them
-// LIME's surrogate fits, are those of a network that has learned
-// something); the single-draw cases use MC-dropout draw 0, an ordinary
-// paper network. Everything is seeded: the same Setup gives the same
-// networks and inputs.
 package bench
 
 import (

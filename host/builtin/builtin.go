@@ -1,7 +1,3 @@
-// Package builtin lists the plugins compiled into the uaxai binary. The host
-// serves each one out of process by re-executing itself
-// ("uaxai plugin serve <id>"), so built-ins speak the same protocol as a
-// third-party plugin binary.
 package builtin
 
 import (

@@ -1,30 +1,3 @@
-// Package data is the built-in synthetic power-quality-disturbance (PQD)
-// dataset: a 16-class waveform generator that follows
-// docs/spec/pqd-signals.md, the splits of the paper's recipes, and the
-// dataset directories that `uaxai data generate` writes and recipes of
-// source "files" read (ReadDir: CSV, NumPy .npy or safetensors). PQD3 is
-// the three-phase generator of docs/spec/pqd-3phase.md (source
-// "pqd-3phase").
-//
-// # Signal model
-//
-// With t_n = n/fs, n = 0..N-1, w = 2 pi f0, T = 1/f0 and L = N/fs:
-//
-//	x0(t) = sin(w t + phi)
-//	u(t)  = 1[t1 <= t < t2]
-//	H(t)  = x0(t) + sum_{k=3,5,7} a_k sin(k (w t + phi) + th_k)
-//	F(t)  = 1 + lam sin(2 pi beta t + thf)
-//
-// and y(t) of every class as in the spec's class table (see Generate). The
-// record holds x = y + noise, d = y - x0 (noise excluded) and event, the
-// indicator of the drawn disturbance interval(s).
-//
-// # Randomness
-//
-// Generate draws everything from the one *rand.Rand it is given, in a fixed
-// order (documented on Generate). MakeSplit seeds record i of split S with
-// rng.For(seed, "data", S, i, -1), so a split is a pure function of
-// (seed, S, config) and does not depend on the number of workers.
 package data
 
 import (

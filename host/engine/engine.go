@@ -1,14 +1,3 @@
-// Package engine computes explanation distributions and scores them: for
-// every posterior q it draws theta_1..theta_S, applies every explainer to
-// every test record under every draw (the Monte Carlo estimate of the
-// push-forward Q_x = (tau_x)#q of the paper's def:1), summarises the S maps
-// of each record with every summary, and scores the summaries against the
-// ground-truth masks (host/eval).
-//
-// Work is split into fixed batches of records, handed to a worker pool; a
-// batch's results go to fixed slots, and every random stream is keyed by
-// (seed, purpose, split, record, draw), so results are the same bytes for
-// any number of workers.
 package engine
 
 import (

@@ -1,21 +1,3 @@
-// Package eval holds the paper's localisation metrics (Section 4,
-// "Evaluation Framework") and their aggregation over test splits
-// (Section 5, Tables tab:bnn_results and tab:perclass_*).
-//
-// A saliency map r in R^N is scored against a ground-truth disturbance mask
-// m in {0,1}^N, I = {n : m[n]}, L = |I|:
-//
-//	RMA(r) = sum_{n in I} r[n] / sum_n r[n]                          (eq:rma)
-//	IoU(r) = |T_L(r) ∩ I| / |T_L(r) ∪ I|                            (eq:iou)
-//
-// where T_L(r) is the index set of the L largest values of r (eq:topL).
-// The metrics take nonnegative maps; signed maps (Grad-CAM) go through Abs
-// first, as the paper does.
-//
-// Functions follow gonum's conventions: an output slice dst is either nil
-// (then it is allocated) or of the right length; mismatched lengths and
-// other programmer errors panic. RMA, IoU and TopL allocate nothing (TopL
-// only when dst is nil).
 package eval
 
 import (

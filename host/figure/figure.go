@@ -1,17 +1,3 @@
-// Package figure draws the paper's figures as PNG with gonum.org/v1/plot:
-// the qualitative panel of one record (Qualitative: the waveform with its
-// ground-truth mask, the S member maps, and the summary maps of the
-// push-forward, fig:qual_synthetic and fig:qual_real), the per-class
-// IoU bar chart (PerClassBars) and the forest plot of estimates with
-// their intervals (IntervalsPlot: each replicate's paired difference
-// beside the across-replicate interval and the paper's). It takes plain
-// slices and strings, no engine types, so the runner (or any other
-// caller) fills a Panel, a Bars or an Intervals from whatever it holds.
-//
-// Relevance is shown with the cividis colour map (Cividis), masks in grey.
-// Bad input data (mismatched lengths, NaN or Inf, empty series) is an
-// error that names the series and index; nothing panics on data. The same
-// input gives the same PNG bytes.
 package figure
 
 import (

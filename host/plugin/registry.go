@@ -1,28 +1,3 @@
-// Package plugin is the host side of uaxai's plugins: a Registry of the
-// built-in plugins compiled into the uaxai binary, and a Manager that
-// starts plugins out of process over hashicorp/go-plugin (gRPC) and hands
-// them to the host as ordinary sdk.Posterior, sdk.Explainer and
-// sdk.Summary values.
-//
-// Built-ins are served by re-executing the uaxai binary as
-// `uaxai plugin serve <id>` (whose command runs ServeBuiltin), so they
-// prove the same protocol as third-party plugins. Third-party plugins are
-// executables named uaxai-<kind>-<name> (e.g. uaxai-explainer-gradinput)
-// in the plugin directories (see DefaultDirs); they serve the plugin
-// <kind>.<name>.
-//
-// Summary scripts are served the same way, by `uaxai plugin serve
-// --script PATH` (Manager.Script, ServeScript): the host never runs a
-// script itself.
-//
-// Every plugin is started once and reused, in a process group of its
-// own; Close kills them all, each with its group. The command line
-// arranges for every group to be killed at the first SIGINT or SIGTERM
-// too (see Manager.KillOnSignal). Starting a plugin and each call to it
-// have a deadline (host/limits, the recipe's [limits]); a plugin that misses
-// one is killed. A plugin process that dies, or is killed, makes an error
-// that names the plugin, its binary (or script) and its pid, and the
-// call.
 package plugin
 
 import (

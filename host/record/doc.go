@@ -172,4 +172,24 @@
 // recording (testdata/recordings, Synthesize, DemoFiles) and the
 // three-phase test recording (ThreePhase, ThreePhaseFiles). WriteRawCSV
 // writes a channel as time,value with shortest round-trip formatting.
+//
+// Real recordings: COMTRADE (1991/1999/2013, cfg+dat and cff), WAV and CSV
+// readers, COMTRADE writers, scipy's resample_poly filter, Import
+// (resample, per-unit, windows, gaps) and WriteDir for uaxai data import;
+// several channels of one file (ReadChannels, PhaseChannels: voltage
+// channels by the cfg's ph) imported on one time base by ImportChannels
+// into C x T windows, channel-major, a gap in any channel dropping the
+// window for all, written as waveforms.csv lines of C*T values and
+// waveforms.npy (N, C, T); the demonstration recordings in
+// testdata/recordings (one channel; three phases with a sag); what field
+// recorders write beyond the standard is read with one warning naming file
+// and line (unknown revision years by layout, repeated endsamp, empty
+// lines between ASCII samples, digital lines without y, skipped analog
+// numbers, Windows-1251 names detected beside GBK and Latin-1), a rating
+// the signal contradicts by more than RatingFactor (a transformer ratio
+// written as a rating) gives way to the pre-event RMS with a warning, and
+// Import takes a frequency-tracking rate (within 1 % and a quarter sample
+// of N samples a cycle, RateTolerance) as N*f and resamples adjacent
+// segments of one rate as one, without border gaps (field_test.go,
+// synthetic files of the deviations of seven public field recordings).
 package record

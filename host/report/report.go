@@ -1,6 +1,3 @@
-// Package report turns engine results into the paper's tables (terminal and
-// Markdown, drawn with tablewriter), results.json, a CSV with a row per
-// record, and the run directory that holds them.
 package report
 
 import (

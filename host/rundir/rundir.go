@@ -1,9 +1,3 @@
-// Package rundir keeps the units of a run in its run directory: each
-// finished unit's output as units/<name>.unit, written atomically,
-// checksummed and holding its own name, the lock a process holds while it works on a unit
-// (units/<name>.lock, internal/filelock), and the list of the run's units
-// (units/plan.json). Several processes, on several machines sharing the
-// directory, may use it at once.
 package rundir
 
 import (

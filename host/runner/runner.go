@@ -1,6 +1,3 @@
-// Package runner executes a recipe end to end: it builds the data, resolves
-// the plugins (out-of-process built-ins and binaries, or scripts), runs the
-// engine and writes the run directory.
 package runner
 
 import (

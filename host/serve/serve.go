@@ -1,33 +1,3 @@
-// Package serve serves a run directory to a browser on the loopback
-// interface, for uaxai view --serve. A run directory may come from
-// someone else (a colleague's archive, a download), and any web page the
-// browser has open may send requests to the server, so the server
-// answers only what a browser showing the run's report needs:
-//
-//   - only the regular files inside the run directory, opened through an
-//     os.Root: a path that leaves the directory (a "..", a symbolic link
-//     that is absolute or resolves outside it) is refused when it is
-//     opened, with no check-then-open race. A relative symbolic link that
-//     resolves inside the directory is served as its target is; a FIFO, a
-//     device, a socket is refused without being opened (Stat) or without
-//     blocking if one is swapped in after the Stat (O_NONBLOCK, Fstat);
-//   - no directory listings: "/" is report.html, a directory "D/" its
-//     index.html if that is a regular file inside (404 otherwise), "D" a
-//     redirect to "D/";
-//   - a request's path must be canonical: it starts with "/", holds no NUL
-//     and no backslash, no "." or ".." element and no empty one (once
-//     percent-decoded, so "%2e%2e" is ".."); anything else is 400;
-//   - only requests whose Host is the server's own address
-//     (127.0.0.1:PORT or localhost:PORT) are answered, 403 otherwise, so
-//     that a page whose name was rebound to 127.0.0.1 (DNS rebinding)
-//     cannot read the directory;
-//   - only GET and HEAD (405 otherwise);
-//   - every answer says its Content-Type (by the file's extension),
-//     X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer,
-//     Cross-Origin-Resource-Policy: same-origin, and a
-//     Content-Security-Policy that lets report.html's inline script and
-//     style run and nothing else load (no fetch, no frame, no form, no
-//     other origin's resource).
 package serve
 
 import (

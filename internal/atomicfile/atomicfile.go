@@ -1,15 +1,3 @@
-// Package atomicfile writes files so that a reader never sees a partial
-// one: the bytes go to a temporary file in the target's directory, which is
-// synced, given mode 0644 and only then renamed into place. It serves the
-// host (run directories, datasets) and the sdk (safetensors) alike.
-//
-// It is also the one way the host opens a file it reads (read.go):
-// OpenRegular and ReadRegular refuse, without blocking, a path that is not
-// a regular file (a FIFO, a device such as /dev/zero, a directory), and a
-// file larger than the bound its reader passes, before a byte of it is
-// read. A test (TestReadersUseTheHelper) walks the module's source and
-// fails on any other os.Open, os.ReadFile or the like outside an explicit
-// allow-list.
 package atomicfile
 
 import (

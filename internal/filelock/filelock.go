@@ -1,8 +1,3 @@
-// Package filelock holds exclusive locks on files with flock(2): the
-// kernel releases a lock when the process that holds it ends, however it
-// ends (SIGKILL, a power cut of the machine that held it), so a lock never
-// outlives a dead holder. On NFS, Linux turns flock into a POSIX lock that
-// the server sees, so processes on several machines exclude each other.
 package filelock
 
 import (

@@ -1,5 +1,3 @@
-// Package golden locates and reads the reference files under
-// testdata/golden at the repository root for tests.
 package golden
 
 import (

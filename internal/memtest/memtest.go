@@ -1,5 +1,3 @@
-// Package memtest measures what a piece of code allocates, for tests that
-// bound memory (a property, never a speed).
 package memtest
 
 import "runtime"

@@ -1,9 +1,3 @@
-// Package procgroup starts a child process in a process group of its own
-// and kills the whole group: what the plugin manager does with every
-// plugin (host/plugin) and the interpreter choice with every probe
-// (internal/pyinterp), so that a child that started children of its own
-// (a shell script's interpreter, a plugin's workers) leaves nothing
-// behind.
 package procgroup
 
 import (

@@ -1,7 +1,5 @@
 //go:build !linux
 
-// Package procgroup starts a child process in a process group of its own
-// and kills the whole group, on Linux; elsewhere it kills the child only.
 package procgroup
 
 import "os/exec"

@@ -1,6 +1,3 @@
-// Package proctest lists the machine's processes from /proc, for tests
-// that check that no plugin or model server outlives what started it
-// (Linux; elsewhere the list is empty).
 package proctest
 
 import (

@@ -1,14 +1,3 @@
-// Package pyinterp chooses the interpreter of a Python plugin: the first
-// of a list of candidates (an interpreter the plugin names,
-// $UAXAI_PYTHON, its #! line's, python3 on PATH, Debian's
-// /usr/bin/python3) that imports numpy, grpc and google.protobuf, the
-// modules of the kit in sdk/python, and the modules the plugin itself
-// requires (a "# uaxai-requires: torch" line in its head, Requires).
-// Each interpreter is probed once a process for each set of modules,
-// concurrent askers sharing one probe, in a process group of its own
-// that is killed past a timeout. The host's plugin manager
-// (host/plugin) and the conformance kit (sdk/sdktest) both use it, so a
-// plugin runs under the same interpreter in both.
 package pyinterp
 
 import (

@@ -1,8 +1,3 @@
-// Package termsafe makes text that another program wrote safe to print
-// on the user's terminal as one line: a plugin's log lines, errors,
-// version and stderr reach the host's output through it, so that a
-// plugin cannot move the cursor, erase a line, or print a line that looks
-// like the host's own ("uaxai: all good").
 package termsafe
 
 import (

@@ -1,5 +1,3 @@
-// Package units formats durations as the recipe's [limits] writes them,
-// for the recipe decoder and the plugin manager alike.
 package units
 
 import (

@@ -1,16 +1,3 @@
-// Package driver is the host's side of the uaxai plugin contract: it
-// drives plugins, in process (Local) or in a plugin process over gRPC
-// (PluginSet, for a hashicorp/go-plugin client), so that both behave the
-// same: every request and answer is checked, every error names the plugin
-// and the method, and a panic becomes an error.
-//
-// Plugin authors never import it: they implement an interface of package
-// sdk and call sdk.Serve. The split follows terraform-plugin-go's, whose
-// provider-facing types and server are apart from the host's client.
-//
-// A posterior and a summary are driven through their sdk interfaces. An
-// explainer is driven through Explainer: each model draw is loaded once
-// (over gRPC, its parameters cross once) and batches then name it.
 package driver
 
 import (

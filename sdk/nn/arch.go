@@ -1,10 +1,3 @@
-// Package nn is the small 1-D convolutional network library that uaxai
-// plugins use: an architecture spec, a flat float32 parameter vector with
-// PyTorch state_dict names, forward and backward passes on batches, Adam,
-// safetensors I/O and an eval-mode inference Model with folded batchnorm.
-//
-// Tensors are laid out as PyTorch lays them out: activations are (B, C, T)
-// row-major, conv weights (out, in, kernel), dense weights (out, in).
 package nn
 
 import (

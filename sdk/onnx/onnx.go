@@ -1,28 +1,3 @@
-// Package onnx reads an ONNX model, as torch.onnx.export writes it, into a
-// plain and validated description of its compute graph: the inputs and
-// outputs with their shapes, the initializers (the weights, as float32 or
-// int64 tensors) and the nodes in topological order, each with its
-// operator, its named inputs and outputs and its attributes. It executes
-// nothing.
-//
-// At import, every node whose inputs are all constants is evaluated and
-// replaced by an initializer (constant folding, as onnx-simplifier does):
-// torch writes F.pad as a subgraph of Constant, ConstantOfShape, Concat,
-// Reshape, Slice, Transpose and Cast on constants, which becomes the Pad
-// node's constant pads. What remains must use only the operators of
-// SupportedOps; anything else is refused with the node's name, its
-// operator and that list.
-//
-// Accepted: the default operator set (domain "" or "ai.onnx") at versions
-// 13 to 17; tensors of FLOAT (float32) and INT64, their data in raw_data
-// (little endian) or in the typed fields (float_data, int64_data), inside
-// the file (external data is refused). Sizes are checked before anything
-// is allocated: a tensor's data must match the product of its dims, and
-// the elements of all tensors together are at most MaxElements (those the
-// folding creates at most MaxFoldElements).
-//
-// Node names carry the PyTorch module path (see ModulePath), so a layer
-// of the PyTorch model can be found in the graph (Model.ModuleOutput).
 package onnx
 
 import (

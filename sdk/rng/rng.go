@@ -1,6 +1,3 @@
-// Package rng derives independent, reproducible random streams from a key
-// (seed, purpose, split, record, draw), so that results never depend on
-// which goroutine, worker or shard computed them.
 package rng
 
 import (

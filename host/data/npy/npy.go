@@ -1,11 +1,3 @@
-// Package npy reads and writes NumPy's .npy format (numpy.lib.format,
-// versions 1.0 to 3.0): one n-dimensional array of numbers or of fixed
-// width strings, in C order. Files come from outside: a header that is
-// not NumPy's, a dtype it does not read, Fortran order, a shape whose
-// elements overflow or pass the caller's bound, or data shorter or longer
-// than the shape says, is an error naming the file and what would have
-// been accepted, never a panic; memory grows with the bytes the file
-// holds, never with what its header claims.
 package npy
 
 import (

@@ -3,6 +3,12 @@
 // is internal to the sdk: no generated type appears in a public signature;
 // package sdk converts to and from its own types.
 //
+// Fields are only added; a change an older peer would misread bumps
+// proto.Version and the package. gRPC servers and clients raise the
+// message limit to 1 GiB. Nothing is printed to stdout before Serve;
+// plugins log JSON to stderr through hclog, which the host re-levels into
+// its own log.
+//
 // The generated files are committed, so a build needs no protoc. To
 // regenerate after editing the .proto, with protoc (Debian:
 // protobuf-compiler), protoc-gen-go and protoc-gen-go-grpc on PATH

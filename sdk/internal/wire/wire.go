@@ -1,7 +1,3 @@
-// Package wire converts between the Go values of the sdk and the byte
-// encodings of the uaxai.v1 protocol (package pb): little-endian float
-// arrays, JSON configs and model draws. It imports no sdk package but nn,
-// so that package sdk can use it.
 package wire
 
 import (

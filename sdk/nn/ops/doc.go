@@ -20,6 +20,26 @@
 //
 // The kernels are written once for float32 and float64 (the float64
 // instantiation is what the finite-difference tests differentiate).
+//
+// The float32 kernels of issue 24's graph ops, which sdk/nn/graph calls:
+// Conv1D (asymmetric padding, stride, dilation, groups), Pad,
+// MaxPool1D/AvgPool1D (PyTorch's padding semantics), global average/max
+// pooling, ReLU/LeakyReLU/GELU/SiLU/Sigmoid/Tanh, Softmax over channels,
+// Add, Concat, Linear, BatchNorm1D (eval mode; TrainForward/TrainBackward
+// on batch statistics with PyTorch's running-statistics update, train.go),
+// DropoutMask/Mul; forward, backward (dx written, parameter gradients
+// added) and PyTorch's shape rules (ConvOutLen, PoolOutLen); the float32
+// calls run on sdk/nn/internal/kern's AVX2+FMA kernels (convfast.go:
+// stride 1, dilation 1, one group by the packed multi-output
+// ConvMultiBias/ConvMultiGradW on a zero-padded copy of each sample, and
+// dx as ConvMultiBias again with Cin and Cout swapped on dy padded by K-1
+// zeros (flipped weights packed once per call, only dx's T steps
+// computed); anything else by im2col and the same kernels with one tap;
+// scratch from a sync.Pool; fast32.go: ReLU, batchnorm, stride-1 max
+// pooling, global average pooling), the generic loops are the float64
+// reference they are tested against (convfast_test.go, fast32_test.go:
+// random shapes, a float32 rounding bound, NaNs and ties); checked against
+// testdata/golden/ops and finite differences.
 package ops
 
 import "fmt"
