@@ -17,7 +17,7 @@ import (
 // recipe itself), the base of a post-hoc posterior, and the trial. Check
 // does all of it with every plugin the recipe names, and so runs their
 // code; CheckStatic does it with the built-ins only, and runs no code
-// that comes with the recipe (see the trust model in ARCHITECTURE.md).
+// that comes with the recipe (see "Trust model" in the package doc).
 
 // Check validates a recipe's plugin tables with the plugins themselves,
 // and runs the trial (trial.go), fitting nothing and writing nothing. It

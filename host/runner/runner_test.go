@@ -267,7 +267,7 @@ func TestShippedRecipesCheck(t *testing.T) {
 			continue // architecture files (sdk/nn/graph specs), not recipes: sdk/nn/graph's tests read them
 		}
 		if strings.HasPrefix(filepath.Base(f), "torch_") {
-			// Their data and weights are what the README's commands
+			// Their data and weights are what docs/own-data-and-models.md's commands
 			// write; TestTorchExampleRecipes writes them and checks these.
 			continue
 		}

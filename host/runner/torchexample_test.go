@@ -20,7 +20,7 @@ import (
 )
 
 // torchExample does the worked example's first two steps in dir, as the
-// README says, at the quick twin's size: `uaxai data generate --paper
+// docs/own-data-and-models.md says, at the quick twin's size: `uaxai data generate --paper
 // --format npy --per-class 10 --test-per-class 2 --test-splits 1` into
 // dir/torch-example-quick/data, and scripts/train_torch_example.py
 // --quick on it into dir/torch-example-quick.
