@@ -11,8 +11,8 @@ import (
 
 // The deviations of real field recordings (see the package doc, which
 // lists what field recorders write beyond the standard), each written
-// here synthetically: the values read must be the values written, and each deviation a warning naming the file and
-// the line.
+// here synthetically: the values read must be the values written, and
+// each deviation a warning naming the file and the line.
 
 // TestFieldBlankDatLines: a recorder that ends every ASCII sample line
 // with two line ends (empty lines between the samples) is read as the
