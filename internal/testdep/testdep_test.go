@@ -1,8 +1,10 @@
 package testdep
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -75,4 +77,60 @@ func TestHelperSkip(t *testing.T) {
 	}
 	Skip(t, dep, "no ", dep, " here")
 	t.Error("Skip returned")
+}
+
+// recorder is a testing.TB whose Fatal, Fatalf and Skip record their
+// message and end the goroutine, as testing's do, without ending the test.
+type recorder struct {
+	testing.TB
+	verdict, msg string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatal(args ...any) {
+	r.verdict, r.msg = "fail", fmt.Sprint(args...)
+	runtime.Goexit()
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.verdict, r.msg = "fail", fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Skip(args ...any) {
+	r.verdict, r.msg = "skip", fmt.Sprint(args...)
+	runtime.Goexit()
+}
+func (r *recorder) Log(args ...any) { r.verdict, r.msg = "log", fmt.Sprint(args...) }
+
+// TestInProcess is TestSkip's table in this process, through a recorder,
+// for Skip and Lacking alike.
+func TestInProcess(t *testing.T) {
+	for _, c := range []struct {
+		env, fn, dep, verdict, says string
+	}{
+		{"", "Skip", Torch, "skip", "no torch here"},
+		{"python", "Skip", Torch, "skip", "no torch here"},
+		{"torch", "Skip", Torch, "fail", "torch is required (UAXAI_REQUIRE=torch) but missing: no torch here"},
+		{"", "Skip", "cuda", "fail", `testdep.Skip: unknown dependency "cuda" (accepted: python, torch, chromium, slurm)`},
+		{"x", "Skip", Python, "fail", `unknown dependency "x"`},
+		{"", "Lacking", Chromium, "log", "no chromium here"},
+		{"chromium", "Lacking", Chromium, "fail", "chromium is required"},
+		{"", "Lacking", "gpu", "fail", `testdep.Lacking: unknown dependency "gpu"`},
+	} {
+		t.Setenv(Env, c.env)
+		r := &recorder{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if c.fn == "Skip" {
+				Skip(r, c.dep, "no ", c.dep, " here")
+				r.verdict = "returned"
+			} else {
+				Lacking(r, c.dep, "no ", c.dep, " here")
+			}
+		}()
+		<-done
+		if r.verdict != c.verdict || !strings.Contains(r.msg, c.says) {
+			t.Errorf("%s=%q %s(%q): %s %q, want %s containing %q", Env, c.env, c.fn, c.dep, r.verdict, r.msg, c.verdict, c.says)
+		}
+	}
 }
