@@ -25,7 +25,6 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Step is one plugin of a run as the recipe configures it.
@@ -530,13 +529,13 @@ func (b *block) outputs() []Output {
 // perturbed copies of occlusion and LIME (a graph network's, driver's
 // PerturbedPath).
 type pathReporter interface {
-	PerturbedPath() (graph.Path, bool)
+	PerturbedPath() (nn.PathStats, bool)
 }
 
 // notePaths notes how the block's draws computed perturbed copies, if
 // they say and computed any.
 func (b *block) notePaths(obs Observer) {
-	var p graph.Path
+	var p nn.PathStats
 	for _, m := range b.step.Models {
 		if r, ok := m.(pathReporter); ok {
 			if q, ok := r.PerturbedPath(); ok {
