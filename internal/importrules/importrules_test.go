@@ -33,7 +33,7 @@ func root(t *testing.T) string {
 // module imports, module-relative.
 func listPackages(t *testing.T, dir string) []Package {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,TestImports,XTestImports,Error", "./...")
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles,Imports,TestImports,XTestImports,Error", "./...")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off")
 	var stderr bytes.Buffer
@@ -46,9 +46,10 @@ func listPackages(t *testing.T, dir string) []Package {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath                         string
-			Imports, TestImports, XTestImports []string
-			Error                              *struct{ Err string }
+			ImportPath, Dir                                              string
+			GoFiles, CgoFiles, TestGoFiles, XTestGoFiles, IgnoredGoFiles []string
+			Imports, TestImports, XTestImports                           []string
+			Error                                                        *struct{ Err string }
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -58,6 +59,10 @@ func listPackages(t *testing.T, dir string) []Package {
 		if p.Error != nil {
 			t.Fatalf("go list: %s: %s", p.ImportPath, p.Error.Err)
 		}
+		// go test caches a result by the files the test opens or stats,
+		// not by what go list reads: stat every source file and directory,
+		// so that an edited, added or removed import reruns the test.
+		statAll(t, p.Dir, p.GoFiles, p.CgoFiles, p.TestGoFiles, p.XTestGoFiles, p.IgnoredGoFiles)
 		q := Package{Path: rel(p.ImportPath)}
 		seen := map[string]bool{}
 		for _, i := range p.Imports {
@@ -78,6 +83,21 @@ func listPackages(t *testing.T, dir string) []Package {
 		t.Fatalf("go list found %d packages; the module has dozens", len(pkgs))
 	}
 	return pkgs
+}
+
+// statAll stats dir and its files.
+func statAll(t *testing.T, dir string, files ...[]string) {
+	t.Helper()
+	if _, err := os.ReadDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range files {
+		for _, f := range fs {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func rel(p string) string { r, _ := modRel(p); return r }
