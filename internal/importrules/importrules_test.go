@@ -137,6 +137,37 @@ func TestTreeFollowsArchitecture(t *testing.T) {
 	if ok || r == nil || !strings.Contains(r.String(), "host/engine !> sdk/nn/graph") {
 		t.Errorf("ARCHITECTURE.md lets host/engine import sdk/nn/graph (rule %v, allowed %v)", r, ok)
 	}
+	// And they state the design: imports point down, only the registry
+	// of built-ins (and tests) name plugins, authors' code never imports
+	// the host's side of the protocol, the test fixtures are for tests.
+	for _, c := range []struct {
+		from, to string
+		test, ok bool
+	}{
+		{"cmd/uaxai", "host/runner", false, true},
+		{"host/runner", "cmd/uaxai", false, false},
+		{"host/runner", "sdk/nn", false, true},
+		{"sdk/nn", "host/engine", false, false},
+		{"sdk", "plugins/explainer/occlusion", false, false},
+		{"plugins/explainer/lime", "host/data", false, false},
+		{"host/builtin", "plugins/explainer/lime", false, true},
+		{"host/bench", "plugins/explainer/lime", false, false},
+		{"host/engine", "plugins/explainer/lime", true, true},
+		{"plugins/posterior/files", "sdk/driver", false, false},
+		{"plugins/posterior/files", "sdk/driver", true, false},
+		{"sdk", "sdk/driver", false, false},
+		{"sdk/sdktest", "sdk/driver", false, true},
+		{"host/engine", "internal/golden", false, false},
+		{"sdk/nn", "internal/graphtest", false, false},
+		{"sdk/nn", "internal/graphtest", true, true},
+		{"internal/graphtest", "sdk/nn/graph", false, true},
+		{"internal/atomicfile", "sdk/nn", false, false},
+		{"host/paperreport", "host/runner", false, false},
+	} {
+		if _, ok := Decide(rules, c.from, c.to, c.test); ok != c.ok {
+			t.Errorf("ARCHITECTURE.md: %s -> %s (test %v) allowed %v, want %v", c.from, c.to, c.test, ok, c.ok)
+		}
+	}
 }
 
 // TestEngineGraphImportFails: the example. A tree in which
