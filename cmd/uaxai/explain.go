@@ -118,7 +118,7 @@ func (b *boundFlags) bounds(cmd string) (recipe.SizeBounds, error) {
 
 // torchModel is the flags' model, nil without --model. --arch and the
 // model flags without --model are refused.
-func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*runner.TorchModel, error) {
+func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (runner.ModelSource, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *m.module == "" {
@@ -132,13 +132,15 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*run
 	if set["arch"] {
 		return nil, fmt.Errorf("%s: --arch and --model: a PyTorch model is its own architecture (accepted: one of them)", cmd)
 	}
-	if runner.IsGraphModel(*m.module) {
+	src := runner.ModelSourceOf(*m.module)
+	torch, ok := src.(runner.TorchModule)
+	if !ok {
 		for _, name := range []string{"model-args", "model-output"} {
 			if set[name] {
 				return nil, fmt.Errorf("%s: --%s with --model %s: a native graph network (.onnx, .toml) has no class arguments and states its own output (accepted: --model path/file.py:Class --%s ...)", cmd, name, *m.module, name)
 			}
 		}
-		return &runner.TorchModel{Module: *m.module}, nil
+		return src, nil
 	}
 	var kvs []string
 	for _, a := range m.args {
@@ -148,7 +150,8 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (*run
 	if err != nil {
 		return nil, fmt.Errorf("%s: --model-args: %w", cmd, err)
 	}
-	return &runner.TorchModel{Module: *m.module, Args: args, Output: *m.output, Stderr: stderr}, nil
+	torch.Args, torch.Output, torch.Stderr = args, *m.output, stderr
+	return torch, nil
 }
 
 // explainDetails is the text of uaxai explain -h after the usage.
@@ -196,7 +199,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	weightsGiven := strings.Join(files, ",")
-	if model.IsGraph() {
+	if model != nil && model.Native() {
 		weightsGiven = "-" // the graph's own check: an .onnx file holds them, a .toml spec needs them
 	}
 	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {

@@ -59,7 +59,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	// An .onnx file holds its weights; the graph checks a .toml spec's.
-	if (len(files) == 0 && !model.IsGraph()) || *input == "" {
+	if (len(files) == 0 && (model == nil || !model.Native())) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
 	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds, Limits: lf.limits()})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/paperreport"
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
@@ -231,7 +232,7 @@ func cmdPaper(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fs.usageError(fmt.Sprintf("unexpected argument %q (every setting is a flag)", pos[0]))
 	}
 	if *rewrite != "" {
-		po, err := runner.RewritePaperReport(*rewrite)
+		po, err := paperreport.Rewrite(*rewrite)
 		if err != nil {
 			return err
 		}

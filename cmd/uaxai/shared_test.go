@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
 )
@@ -73,7 +73,7 @@ var torchServers struct {
 // sharedServer is one network's server, started once.
 type sharedServer struct {
 	once sync.Once
-	srv  *runner.TorchServer
+	srv  *torchserver.Server
 	err  error
 }
 
@@ -83,7 +83,7 @@ type sharedServer struct {
 // until TestMain closes it: a server's start (torch's import) is most of
 // the time of a test on it, seconds on an idle machine and tens of
 // seconds on a loaded one. It skips t without the Python kit or torch.
-func torchServer(t *testing.T, n torchNet) *runner.TorchServer {
+func torchServer(t *testing.T, n torchNet) *torchserver.Server {
 	t.Helper()
 	pythontest.Need(t, "torch")
 	s, err := startTorchServer(golden.Dir(t, "archs"), n)
@@ -114,7 +114,7 @@ func startTorchServers(t *testing.T, nets []torchNet) {
 
 // startTorchServer is torchServer's server of n, archs.py and the
 // networks' folders being under root.
-func startTorchServer(root string, n torchNet) (*runner.TorchServer, error) {
+func startTorchServer(root string, n torchNet) (*torchserver.Server, error) {
 	torchServers.mu.Lock()
 	if torchServers.all == nil {
 		torchServers.all = map[string]*sharedServer{}
@@ -131,9 +131,9 @@ func startTorchServer(root string, n torchNet) (*runner.TorchServer, error) {
 			sh.err = fmt.Errorf("--model-args %q: %w", n.args, err)
 			return
 		}
-		model := runner.TorchModel{Module: filepath.Join(root, "archs.py") + ":" + n.class, Args: args}
+		model := torchserver.Model{Module: filepath.Join(root, "archs.py") + ":" + n.class, Args: args}
 		weights := []string{filepath.Join(root, n.name, "model.safetensors")}
-		sh.srv, sh.err = runner.StartTorchServer(context.Background(), model, weights, n.cin, 640)
+		sh.srv, sh.err = torchserver.Start(context.Background(), model, weights, n.cin, 640)
 	})
 	return sh.srv, sh.err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -52,7 +53,7 @@ func (n torchNet) modelArgs(root string) []string {
 	return a
 }
 
-// parseModelArgs is the runner.TorchModel's Args that explain's flags
+// parseModelArgs is the runner.TorchModule's Args that explain's flags
 // make of --model-args args ("": none).
 func parseModelArgs(args string) (map[string]any, error) {
 	fs := flags("explain", io.Discard, io.Discard)
@@ -68,7 +69,11 @@ func parseModelArgs(args string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.Args, nil
+	tm, ok := m.(runner.TorchModule)
+	if !ok {
+		return nil, fmt.Errorf("--model archs.py:Net gave a %T, want a runner.TorchModule", m)
+	}
+	return tm.Args, nil
 }
 
 // paddedCAM is the raw Grad-CAM map that explain writes for a layer's

@@ -21,7 +21,6 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -108,6 +107,10 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 	if err != nil {
 		return nil, err
 	}
+	occlusion, err := explainer(occlusionID)
+	if err != nil {
+		return nil, err
+	}
 	m := nn.NewGraphModel(net)
 	n := m.InputLen()
 	if n != archInLen || m.Classes() != archClasses {
@@ -163,7 +166,7 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 					if lo == hi {
 						return nil
 					}
-					_, err := occlusion.New().Explain(ctx, m, sdk.ExplainRequest{X: x[lo*n : hi*n], Targets: targets[lo:hi], Config: cfg})
+					_, err := occlusion().Explain(ctx, m, sdk.ExplainRequest{X: x[lo*n : hi*n], Targets: targets[lo:hi], Config: cfg})
 					return err
 				})
 			},

@@ -9,10 +9,6 @@ import (
 
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
-	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
-	"github.com/uaxai/uaxai/plugins/explainer/lime"
-	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
-	"github.com/uaxai/uaxai/plugins/posterior/mcdropout"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/rng"
@@ -28,6 +24,9 @@ type Setup struct {
 	X       []float32       // Batch inputs of 640 samples
 	Targets []int
 	Seeds   []uint64 // LIME's seeds, one an input
+
+	// occlusion, gradcam and lime make the built-in explainers.
+	occlusion, gradcam, lime func() sdk.Explainer
 }
 
 // Batch is the number of inputs one Explain call gets (the engine's
@@ -46,26 +45,31 @@ func NewSetup(ctx context.Context, seed uint64) (*Setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := mcdropout.WithDropout(nn.PaperArch(), mcdropout.DefaultP)
+	ex, err := explainers(occlusionID, gradcamID, limeID)
+	if err != nil {
+		return nil, err
+	}
+	mc, err := posterior(mcdropoutID)
 	if err != nil {
 		return nil, err
 	}
 	tc := nn.PaperTrainConfig()
 	tc.Epochs = 3
-	res, err := nn.Train(ctx, a, toData(train), nn.Data{}, tc, seed, nn.TrainOptions{Workers: 1})
+	// MC dropout's Fit: the paper's network with dropout (its default p)
+	// on fc2's input, trained on one worker.
+	art, err := mc.Fit(ctx, sdk.FitRequest{Arch: nn.PaperArch(), Train: toData(train), Training: tc, Config: sdk.Config{}, Seed: seed, Workers: 1})
 	if err != nil {
 		return nil, fmt.Errorf("bench: training the network: %w", err)
 	}
 	seeds := make([]uint64, Draws)
 	for s := range seeds {
-		seeds[s] = rng.Key(seed, "posterior", mcdropout.ID, -1, s)
+		seeds[s] = rng.Key(seed, "posterior", mcdropoutID, -1, s)
 	}
-	art := sdk.Artifact{Arch: a, Tensors: map[string][]float32{"map": res.Params.Data}}
-	draws, err := mcdropout.New().Sample(ctx, art, sdk.SampleRequest{Seeds: seeds})
+	draws, err := mc.Sample(ctx, art, sdk.SampleRequest{Seeds: seeds})
 	if err != nil {
 		return nil, err
 	}
-	s := &Setup{}
+	s := &Setup{occlusion: ex[0], gradcam: ex[1], lime: ex[2]}
 	for _, d := range draws {
 		m, err := nn.NewModel(d)
 		if err != nil {
@@ -130,7 +134,7 @@ func (s *Setup) Cases() []Case {
 			return nil
 		}
 	}
-	occ := func() sdk.Explainer { return occlusion.New() }
+	occ := s.occlusion
 	fwd := forwardFLOPs(m.Arch())
 	windows := float64(640 - 60 + 1)
 	return []Case{
@@ -139,9 +143,9 @@ func (s *Setup) Cases() []Case {
 		{Name: fmt.Sprintf("occlusion, %d MC-dropout draws (a map: all draws)", Draws), Key: "occlusion_mc", Goal: 4, Maps: Batch, FLOPs: Draws * (windows + 1) * fwd,
 			Run: run(occ, s.Draws, req(occCfg, nil))},
 		{Name: "Grad-CAM, conv4", Key: "gradcam", Goal: 0.2, Maps: Batch, FLOPs: 0,
-			Run: run(func() sdk.Explainer { return gradcam.New() }, []*nn.Inference{m}, req(sdk.Config{}, nil))},
+			Run: run(s.gradcam, []*nn.Inference{m}, req(sdk.Config{}, nil))},
 		{Name: "LIME, 128 samples", Key: "lime", Goal: 5, Maps: Batch, FLOPs: 128 * fwd,
-			Run: run(func() sdk.Explainer { return lime.New() }, []*nn.Inference{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
+			Run: run(s.lime, []*nn.Inference{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
 	}
 }
 

@@ -49,3 +49,21 @@ func Registry() (*plugin.Registry, error) {
 	}
 	return r, nil
 }
+
+// RecordingDefaults is what the built-in explainer id gives its table cfg
+// by default on a real recording whose windows have period samples a
+// cycle (sdk.RecordingDefaulter); nil for a plugin that declares none, or
+// an ID that is no built-in explainer.
+func RecordingDefaults(id string, cfg sdk.Config, period float64) sdk.Config {
+	for _, mk := range Constructors() {
+		p := mk()
+		if e, ok := p.(sdk.Explainer); !ok || e.Info().ID != id {
+			continue
+		}
+		if d, ok := p.(sdk.RecordingDefaulter); ok {
+			return d.RecordingDefaults(cfg, period)
+		}
+		return nil
+	}
+	return nil
+}

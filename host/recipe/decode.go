@@ -530,6 +530,6 @@ func (d *decoder) recipe(raw map[string]any) (*Recipe, error) {
 	if err := d.checkRecording(r, tables); err != nil {
 		return nil, err
 	}
-	recordingBaseline(r)
+	recordingDefaults(r)
 	return r, nil
 }

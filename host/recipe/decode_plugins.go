@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -259,19 +262,14 @@ func (d *decoder) checkDraws(r *Recipe) error {
 // DefaultCycles, the network's 10; a runner test checks they agree).
 const RecordingCycles = 10
 
-// OcclusionID is the occlusion explainer's normalised ID.
-const OcclusionID = "explainer.occlusion"
-
-// recordingBaseline gives every occlusion explainer of a [recording]
-// recipe whose table sets no `baseline` the key baseline = "fundamental"
-// (and period, the samples a cycle of the windows, unless the table sets
-// it): with the zero baseline, blanking any 60 samples of a 50 Hz wave
-// wrecks the prediction wherever it happens, so the maps of a recording
-// are nearly flat; the fundamental baseline puts the record's own
-// least-squares fundamental in the window, so a window is relevant only
-// as far as it departs from the healthy wave. ref.From names [recording]
-// as where the keys came from, and the run's notes say so.
-func recordingBaseline(r *Recipe) {
+// recordingDefaults gives every explainer of a [recording] recipe the
+// keys its built-in declares as its defaults on a recording
+// (sdk.RecordingDefaulter, by builtin.RecordingDefaults: occlusion's
+// fundamental baseline and its period), with period the samples a cycle
+// of the windows: fs/f0 of generated data, else the model's in_len over
+// RecordingCycles. ref.From names [recording] as where the keys came
+// from, and the run's notes say so.
+func recordingDefaults(r *Recipe) {
 	if r.Recording == nil {
 		return
 	}
@@ -283,23 +281,19 @@ func recordingBaseline(r *Recipe) {
 	}
 	for i := range r.Explainers {
 		e := &r.Explainers[i]
-		if e.ID != OcclusionID {
-			continue
-		}
-		if _, ok := e.Config["baseline"]; ok {
-			continue
-		}
-		if e.Config == nil {
-			e.Config = sdk.Config{}
-		}
-		if e.From == nil {
-			e.From = map[string][]string{}
-		}
-		e.Config["baseline"] = "fundamental"
-		e.From["baseline"] = []string{"recording"}
-		if _, ok := e.Config["period"]; !ok && period >= 2 {
-			e.Config["period"] = period
-			e.From["period"] = []string{"recording"}
+		add := builtin.RecordingDefaults(e.ID, e.Config, period)
+		for _, k := range slices.Sorted(maps.Keys(add)) {
+			if _, ok := e.Config[k]; ok {
+				continue // the table's own value
+			}
+			if e.Config == nil {
+				e.Config = sdk.Config{}
+			}
+			if e.From == nil {
+				e.From = map[string][]string{}
+			}
+			e.Config[k] = add[k]
+			e.From[k] = []string{"recording"}
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
@@ -44,16 +45,17 @@ type ExplainOptions struct {
 	Seed      uint64        // base seed of a stochastic explainer's streams
 	Workers   int           // goroutines (0: GOMAXPROCS); the output does not depend on it
 	Observer  engine.Observer
-	// Model, if set, is a PyTorch model whose draws (one a file of
-	// Weights, state_dicts) Explain serves for the time of the call
-	// (StartTorchServer, on the input's channels x length) instead of
-	// building Arch's networks; every explainer's model calls go to the
-	// server.
-	Model *TorchModel
+	// Model, if set, is the network whose draws (one a file of Weights,
+	// state_dicts; an ONNX file's own) Explain serves for the time of the
+	// call, on the input's channels x length (ModelSource: a PyTorch
+	// module's by torchserver.Start, a graph network's in this process),
+	// instead of building Arch's networks; every explainer's model calls
+	// go to the served draws.
+	Model ModelSource
 	// Served, if set, is a server already started over the files of
 	// Weights (or, with no Weights, its own) on the input's shape, whose
 	// draws are explained; the caller closes it. Model is then unused.
-	Served *TorchServer
+	Served *torchserver.Server
 	// Limits bound the host's requests to served draws (model_call; zero
 	// fields: limits.Default's): past it a PyTorch model's server is
 	// killed and Explain fails naming the draw and the request. The
@@ -257,7 +259,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Plugins == nil {
 		return nil, errors.New("explain: no plugin manager")
 	}
-	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
+	if len(opt.Weights) == 0 && opt.Served == nil && !native(opt.Model) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	if opt.Input == "" {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/paperreport"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/internal/golden"
@@ -27,7 +28,7 @@ import (
 // that `uaxai paper` trains each network once.
 func TestPaperRecipesShareTheirNetworks(t *testing.T) {
 	for _, dir := range []string{"recipes/paper", "recipes/paper/quick"} {
-		files, err := PaperRecipes(filepath.Join(golden.RepoRoot(t), dir))
+		files, err := paperreport.Recipes(filepath.Join(golden.RepoRoot(t), dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func TestPaperQuick(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	files, _ := PaperRecipes(dir)
+	files, _ := paperreport.Recipes(dir)
 	if len(po.Parts) != len(files) {
 		t.Fatalf("%d parts, %d recipes", len(po.Parts), len(files))
 	}
@@ -90,13 +91,13 @@ func TestPaperQuick(t *testing.T) {
 	}
 	// The report written again from the run directories alone has the same
 	// body (the wall times come from the manifests, so the head differs).
-	if _, err := RewritePaperReport(po.Dir); err != nil {
+	if _, err := paperreport.Rewrite(po.Dir); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := os.ReadFile(filepath.Join(po.Dir, "REPORT.md"))
 	body := func(s string) string { return s[strings.Index(s, "Each table below"):] }
 	if body(string(again)) != body(text) {
-		t.Error("RewritePaperReport gives another body than Paper")
+		t.Error("paperreport.Rewrite gives another body than Paper")
 	}
 	// Every figure is referenced, and decodes.
 	figs := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`).FindAllStringSubmatch(text, -1)
@@ -131,7 +132,7 @@ func TestPaperQuick(t *testing.T) {
 		}
 	}
 	// The uarao recipe keeps its maps: one file for the draws, one a summary.
-	var uarao PaperPart
+	var uarao paperreport.Part
 	for _, p := range po.Parts {
 		if strings.HasPrefix(p.Name, "uarao") {
 			uarao = p

@@ -13,6 +13,7 @@ import (
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/script"
+	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -72,7 +73,7 @@ func newResolver(p engine.Plugins, r *recipe.Recipe, workers int, over ...limits
 }
 
 // shippedTorchPosterior is the repository's plugins/posterior/torch, the
-// directory of posterior.torch beside the Python kit (FindPythonKit),
+// directory of posterior.torch beside the Python kit (torchserver.FindPythonKit),
 // when a posterior of r uses it; else "". It comes after the recipe's
 // plugin_dirs, which may hold another posterior.torch.
 func shippedTorchPosterior(r *recipe.Recipe) string {
@@ -83,7 +84,7 @@ func shippedTorchPosterior(r *recipe.Recipe) string {
 	if !uses {
 		return ""
 	}
-	kit, err := FindPythonKit()
+	kit, err := torchserver.FindPythonKit()
 	if err != nil {
 		return ""
 	}

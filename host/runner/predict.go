@@ -8,6 +8,7 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -18,14 +19,15 @@ type PredictOptions struct {
 	Channels int      // C of a CSV line (0: 1); a .npy file has its own
 	Arch     string   // built-in architecture name ("": nn.PaperArchName), on the input's C x T with the weights' classes
 	Classes  string   // a classes.txt naming the network's classes ("": see Predictions.Classes)
-	// Model, if set, is a PyTorch model whose draws (one a file of
-	// Weights, state_dicts) Predict serves for the time of the call
-	// (StartTorchServer) instead of building Arch's networks.
-	Model *TorchModel
+	// Model, if set, is the network whose draws (one a file of Weights,
+	// state_dicts; an ONNX file's own) Predict serves for the time of the
+	// call (ModelSource: a PyTorch module's by torchserver.Start, a graph
+	// network's in this process) instead of building Arch's networks.
+	Model ModelSource
 	// Served, if set, is a server already started over the files of
 	// Weights (or, with no Weights, its own) on the input's shape; the
 	// caller closes it. Model is then unused.
-	Served *TorchServer
+	Served *torchserver.Server
 	// Limits bound the requests to served draws (model_call; zero
 	// fields: limits.Default's): past it a PyTorch model's server is
 	// killed and Predict fails naming the draw and the request.
@@ -59,7 +61,7 @@ const predictBatch = 256
 // returns the mean class probabilities of every waveform of opt.Input.
 // Errors name the file (and for the input the line) that is wrong.
 func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error) {
-	if len(opt.Weights) == 0 && opt.Served == nil && !opt.Model.IsGraph() {
+	if len(opt.Weights) == 0 && opt.Served == nil && !native(opt.Model) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
 	in, err := readInputs(opt.Input, opt.Channels, opt.Bounds)

@@ -115,7 +115,8 @@ type recordingWindows struct {
 }
 
 // baselineNotes say which occlusion explainers took the fundamental
-// baseline because their table set none (recipe.recordingBaseline).
+// baseline because their table set none (occlusion's RecordingDefaults, which
+// host/recipe applies at decode).
 func baselineNotes(r *recipe.Recipe) []string {
 	var notes []string
 	for _, e := range r.Explainers {

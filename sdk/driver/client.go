@@ -19,7 +19,6 @@ import (
 	"github.com/uaxai/uaxai/sdk/internal/pb"
 	"github.com/uaxai/uaxai/sdk/internal/wire"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // This file is the gRPC client of each kind: values that implement the
@@ -368,11 +367,11 @@ func (c *explainerClient) loadService(ctx context.Context, draw nn.Params, n, k 
 // PerturbedPath is how the draw's network, served by the host, computed
 // the perturbed copies of the plugin's Windows and Spans calls so far
 // (nn.GraphModel.Path), and false for a model that does not say.
-func (m *loadedDraw) PerturbedPath() (graph.Path, bool) {
+func (m *loadedDraw) PerturbedPath() (nn.PathStats, bool) {
 	if m.net == nil {
-		return graph.Path{}, false
+		return nn.PathStats{}, false
 	}
-	return perturbedPath(m.net)
+	return nn.PathStatsOf(m.net)
 }
 
 // loadedDraw is the driver.Model of one draw loaded into a plugin

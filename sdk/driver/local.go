@@ -8,7 +8,6 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/internal/check"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // Local wraps an in-process plugin so that it behaves as a remote one
@@ -281,22 +280,14 @@ func (l *localModel) Explain(ctx context.Context, req sdk.ExplainRequest) ([][]f
 // PerturbedPath is how the draw's model computed the perturbed copies of
 // occlusion and LIME so far (nn.GraphModel.Path), and false for a model
 // that does not say (not a graph network, or served from elsewhere).
-func (l *localModel) PerturbedPath() (graph.Path, bool) {
+func (l *localModel) PerturbedPath() (nn.PathStats, bool) {
 	l.mu.Lock()
 	m := l.m
 	l.mu.Unlock()
 	if m == nil {
-		return graph.Path{}, false
+		return nn.PathStats{}, false
 	}
-	return perturbedPath(m.m)
-}
-
-// perturbedPath is m's nn.GraphModel.Path, if m is one.
-func perturbedPath(m nn.Model) (graph.Path, bool) {
-	if g, ok := m.(*nn.GraphModel); ok {
-		return g.Path(), true
-	}
-	return graph.Path{}, false
+	return nn.PathStatsOf(m.m)
 }
 
 func (l *localModel) Close() error {

@@ -317,3 +317,12 @@ func cloneArtifact(a sdk.Artifact) sdk.Artifact {
 	}
 	return out
 }
+
+// HostPosterior is p as the host calls it in process: every request and
+// answer goes through the host's checks (the plugin's errors prefixed
+// with its ID, requests refused before they reach p), so that a plugin's
+// own tests can see what the host will see without importing the host's
+// side of the protocol.
+func HostPosterior(p sdk.Posterior) (sdk.Posterior, error) {
+	return driver.LocalPosterior(p)
+}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
 // joinParts is the union of part artifacts, failing if two parts share a
@@ -188,7 +188,7 @@ func TestPartRefused(t *testing.T) {
 			}
 		}
 	}
-	local, err := driver.LocalPosterior(New())
+	local, err := sdktest.HostPosterior(New())
 	if err != nil {
 		t.Fatal(err)
 	}

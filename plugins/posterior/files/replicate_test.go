@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
 // TestReplicatesRefused: networks read from files are the same in every
@@ -20,7 +20,7 @@ func TestReplicatesRefused(t *testing.T) {
 		t.Error("Info.Replicates is set; a files posterior cannot train a replicate of its own")
 	}
 	paths, _ := writeMembers(t, t.TempDir(), tinyArch(), 2)
-	local, err := driver.LocalPosterior(New())
+	local, err := sdktest.HostPosterior(New())
 	if err != nil {
 		t.Fatal(err)
 	}

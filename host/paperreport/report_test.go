@@ -1,4 +1,4 @@
-package runner
+package paperreport
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 // order.
 func TestRewritePaperReportOrder(t *testing.T) {
 	recipes := []string{"/r/bnn_results.toml", "/r/xai_results.toml", "/r/sensitivity.toml", "/r/zz_extra.toml", "/r/aa_extra.toml"}
-	// The order Paper runs them in: PaperOrder, then the others by name
+	// The order Paper runs them in: Order, then the others by name
 	// (the headline variants, last, are TestPaperRecipesOrder's).
 	want := []string{"bnn_results", "xai_results", "sensitivity", "aa_extra", "zz_extra"}
 	for _, starts := range map[string][]string{
@@ -38,7 +38,7 @@ func TestRewritePaperReportOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		po, err := RewritePaperReport(dir)
+		po, err := Rewrite(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,8 +65,8 @@ func TestRewritePaperReportOrder(t *testing.T) {
 	}
 }
 
-// TestPaperRecipesOrder: PaperRecipes lists a folder's recipes in the
-// order comparePaperOrder gives.
+// TestPaperRecipesOrder: Recipes lists a folder's recipes in the
+// order compareOrder gives.
 func TestPaperRecipesOrder(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"zz.toml", "headline/b.toml", "calibration.toml", "headline/a.toml", "bnn_results.toml", "aa.toml"} {
@@ -78,7 +78,7 @@ func TestPaperRecipesOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := PaperRecipes(dir)
+	got, err := Recipes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +87,6 @@ func TestPaperRecipesOrder(t *testing.T) {
 	}
 	want := []string{"bnn_results.toml", "calibration.toml", "aa.toml", "zz.toml", "headline/a.toml", "headline/b.toml"}
 	if !slices.Equal(got, want) {
-		t.Errorf("PaperRecipes %v, want %v", got, want)
+		t.Errorf("Recipes %v, want %v", got, want)
 	}
 }

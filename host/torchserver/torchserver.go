@@ -1,4 +1,9 @@
-package runner
+// Package torchserver runs the Python kit's model server
+// (sdk/python/uaxai_plugin/torchmodel.py, python3 -m
+// uaxai_plugin.torchmodel) over a user's torch.nn.Module, one served draw
+// a weights file, in a process group of its own, for `uaxai explain
+// --model` and `uaxai predict --model`.
+package torchserver
 
 import (
 	"bufio"
@@ -7,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,26 +20,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/internal/procgroup"
 	"github.com/uaxai/uaxai/internal/pyinterp"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// This file starts the Python kit's model server over a user's PyTorch
-// module (sdk/python/uaxai_plugin/torchmodel.py run as a program), for
-// `uaxai explain --model` and `uaxai predict --model`: one served draw a
-// weights file, to which every explainer's model calls go.
-
-// TorchModel is a PyTorch model of the user's: a torch.nn.Module class in
-// a Python file, built with keyword arguments, one draw a state_dict
-// file.
-type TorchModel struct {
-	// Module is "path/file.py:Class"; or a native graph network
-	// (IsGraphModel: "file.onnx", "spec.toml"), computed in the host
-	// with no Python, the other fields unused.
+// Model is a PyTorch model of the user's: a torch.nn.Module class in a
+// Python file, built with keyword arguments, one draw a state_dict file.
+type Model struct {
+	// Module is "path/file.py:Class".
 	Module string
 	// Args are the class's keyword arguments (--model-args), values as
 	// ParseSetting gives them (string, bool, int64, float64, arrays and
@@ -55,11 +49,11 @@ type TorchModel struct {
 	Stderr io.Writer
 }
 
-// TorchServer is a running model server over a TorchModel's draws. Its
+// Server is a running model server over a Model's draws. Its
 // process runs in a process group of its own, which Close kills, as
 // does the end of the context it was started with; the kernel kills it
 // when this process dies.
-type TorchServer struct {
+type Server struct {
 	module   string
 	weights  []string
 	c, t     int
@@ -162,10 +156,10 @@ func (s *stderrTail) forward(w io.Writer) {
 	s.mu.Unlock()
 }
 
-// torchServerWhat names the server in errors.
-const torchServerWhat = "the PyTorch model server (--model)"
+// what names the server in errors.
+const what = "the PyTorch model server (--model)"
 
-// StartTorchServer starts the kit's model server (python3 -m
+// Start starts the kit's model server (python3 -m
 // uaxai_plugin.torchmodel) over m, one draw a file of weights (a
 // state_dict: .safetensors, or a .pt file torch.load reads), each draw
 // taking inputs of channels x length samples; it returns once the server
@@ -178,7 +172,7 @@ const torchServerWhat = "the PyTorch model server (--model)"
 // server's traceback), the class needs arguments (--model-args), a
 // weights file does not fit the module (PyTorch's list of the keys and
 // shapes that differ).
-func StartTorchServer(ctx context.Context, m TorchModel, weights []string, channels, length int) (*TorchServer, error) {
+func Start(ctx context.Context, m Model, weights []string, channels, length int) (*Server, error) {
 	switch {
 	case m.Module == "":
 		return nil, errors.New("--model: no module (accepted: path/file.py:Class)")
@@ -221,7 +215,7 @@ func StartTorchServer(ctx context.Context, m TorchModel, weights []string, chann
 			return nil, fmt.Errorf("--model %s: %w", m.Module, err)
 		}
 	}
-	py, _, err := pyinterp.Choose(ctx, torchServerWhat, pyinterp.Candidates(""))
+	py, _, err := pyinterp.Choose(ctx, what, pyinterp.Candidates(""))
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w (and PyTorch: Debian's python3-torch)", m.Module, err)
 	}
@@ -252,7 +246,7 @@ func StartTorchServer(ctx context.Context, m TorchModel, weights []string, chann
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--model %s: starting %s: %w", m.Module, py, err)
 	}
-	s := &TorchServer{module: m.Module, weights: weights, c: channels, t: length, cmd: cmd, stdin: stdin,
+	s := &Server{module: m.Module, weights: weights, c: channels, t: length, cmd: cmd, stdin: stdin,
 		stderr: &stderrTail{done: make(chan struct{})}, exited: make(chan struct{}), stop: make(chan struct{})}
 	go s.stderr.copyFrom(errPipe)
 	lines := make(chan string, 1)
@@ -297,13 +291,13 @@ func StartTorchServer(ctx context.Context, m TorchModel, weights []string, chann
 	}
 	if err := json.Unmarshal([]byte(line), &hello); err != nil || hello.Address == "" || len(hello.Handles) != len(weights) {
 		s.Close()
-		return nil, fmt.Errorf("--model %s: %s printed %q, want {\"address\": ..., \"handles\": [one a weights file, %d]}", m.Module, torchServerWhat, strings.TrimSpace(line), len(weights))
+		return nil, fmt.Errorf("--model %s: %s printed %q, want {\"address\": ..., \"handles\": [one a weights file, %d]}", m.Module, what, strings.TrimSpace(line), len(weights))
 	}
 	for i, h := range hello.Handles {
 		v, err := strconv.ParseUint(h, 10, 64)
 		if err != nil || v == 0 {
 			s.Close()
-			return nil, fmt.Errorf("--model %s: %s gave handle %q for %s, want an integer >= 1", m.Module, torchServerWhat, h, weights[i])
+			return nil, fmt.Errorf("--model %s: %s gave handle %q for %s, want an integer >= 1", m.Module, what, h, weights[i])
 		}
 		s.draws = append(s.draws, sdk.ModelRef{Address: hello.Address, Handle: v})
 	}
@@ -313,7 +307,7 @@ func StartTorchServer(ctx context.Context, m TorchModel, weights []string, chann
 
 // startError is the error of a server that ended before it served: what
 // it wrote to its standard error, with what the user should do.
-func (s *TorchServer) startError(py string) error {
+func (s *Server) startError(py string) error {
 	msg := s.stderr.String()
 	status := "was killed"
 	if s.waitErr == nil {
@@ -321,7 +315,7 @@ func (s *TorchServer) startError(py string) error {
 	} else if ee, ok := errors.AsType[*exec.ExitError](s.waitErr); ok && ee.ExitCode() >= 0 {
 		status = fmt.Sprintf("exited with status %d", ee.ExitCode())
 	}
-	head := fmt.Sprintf("--model %s: %s (%s -m uaxai_plugin.torchmodel) %s before serving", s.module, torchServerWhat, py, status)
+	head := fmt.Sprintf("--model %s: %s (%s -m uaxai_plugin.torchmodel) %s before serving", s.module, what, py, status)
 	const prefix = "uaxai_plugin.torchmodel: "
 	switch {
 	case strings.Contains(msg, "needs PyTorch"):
@@ -356,18 +350,18 @@ func lastLines(s string, n int) string {
 }
 
 // Draws are the served draws, one a weights file, in order.
-func (s *TorchServer) Draws() []sdk.ModelRef { return s.draws }
+func (s *Server) Draws() []sdk.ModelRef { return s.draws }
 
 // Weights are the files of the draws, in order.
-func (s *TorchServer) Weights() []string { return s.weights }
+func (s *Server) Weights() []string { return s.weights }
 
 // Shape is the channels and samples of the inputs the draws take.
-func (s *TorchServer) Shape() (channels, length int) { return s.c, s.t }
+func (s *Server) Shape() (channels, length int) { return s.c, s.t }
 
-// Module is the TorchModel's Module.
-func (s *TorchServer) Module() string { return s.module }
+// Module is the Model's Module.
+func (s *Server) Module() string { return s.module }
 
-func (s *TorchServer) kill() {
+func (s *Server) kill() {
 	select {
 	case <-s.exited:
 	default:
@@ -380,14 +374,14 @@ func (s *TorchServer) kill() {
 // Close ends the server: its standard input closes, which ends it; past
 // a grace period its process group is killed. It waits for the process
 // and returns nil unless it failed on its own.
-func (s *TorchServer) Close() error {
+func (s *Server) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.stdin.Close()
 	select {
 	case <-s.exited:
 		if s.waitErr != nil {
 			if msg := s.stderr.String(); msg != "" {
-				return fmt.Errorf("%s %s: %w: %s", torchServerWhat, s.module, s.waitErr, lastLines(msg, 10))
+				return fmt.Errorf("%s %s: %w: %s", what, s.module, s.waitErr, lastLines(msg, 10))
 			}
 		}
 		return nil
@@ -398,118 +392,16 @@ func (s *TorchServer) Close() error {
 	return nil
 }
 
-// servedShape opens each served draw and checks that it takes inputs of
-// n values and that all have the classes of draw 0, which it returns.
-// names are the draws' weights files, for messages; calls bounds each
-// Describe.
-func servedShape(ctx context.Context, refs []sdk.ModelRef, names []string, n int, calls driver.ModelCalls) (classes int, err error) {
-	for s, r := range refs {
-		m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &r}, calls)
-		if err != nil {
-			return 0, fmt.Errorf("draw %d (%s): %w", s, names[s], err)
-		}
-		dn, dk := m.InputLen(), m.Classes()
-		m.Close()
-		switch {
-		case dn != n:
-			return 0, fmt.Errorf("draw %d (%s): the served model takes inputs of %d values, and the input's waveforms have %d", s, names[s], dn, n)
-		case s == 0:
-			classes = dk
-		case dk != classes:
-			return 0, fmt.Errorf("draw %d (%s): %d classes, and draw 0 has %d (want one shape for all draws)", s, names[s], dk, classes)
-		}
-	}
-	return classes, nil
-}
-
-// servedBatch is the inputs of one Probs request of servedProbs: a
-// forward pass's batch, which the network bounds count (forwardBatch).
-const servedBatch = forwardBatch
-
-// servedProbs writes into dst (nIn x classes) the mean over the served
-// draws of the class probabilities of the inputs x (nIn x n),
-// (1/S) sum_s p(c | x_i, theta_s), accumulated in float64. calls bounds
-// each request (a batch of servedBatch inputs).
-func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names []string, x []float32, n, classes int, calls driver.ModelCalls) error {
-	nIn := len(x) / n
-	clear(dst)
-	pr := make([]float32, servedBatch*classes)
-	for s, r := range refs {
-		m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &r}, calls)
-		if err != nil {
-			return fmt.Errorf("draw %d (%s): %w", s, names[s], err)
-		}
-		err = m.Call(ctx, func(model nn.Model) error {
-			for b0 := 0; b0 < nIn; b0 += servedBatch {
-				b := min(servedBatch, nIn-b0)
-				model.Probs(pr[:b*classes], x[b0*n:(b0+b)*n])
-				for j, v := range pr[:b*classes] {
-					if math.IsNaN(float64(v)) {
-						return fmt.Errorf("input %d: a probability is NaN", b0+j/classes)
-					}
-					dst[b0*classes+j] += float64(v)
-				}
-			}
-			return nil
-		})
-		m.Close()
-		if err != nil {
-			return fmt.Errorf("draw %d (%s): %w", s, names[s], err)
-		}
-	}
-	for i := range dst {
-		dst[i] /= float64(len(refs))
-	}
-	return nil
-}
-
-// serveDraws returns the served draws of an Explain or a Predict and
-// their weights files: served's, a server the caller started (weights,
-// if any, must be its files), else those of a server started here over
-// model and weights on the shape of in, which the caller closes
-// (started): the Python kit's server of a PyTorch module, or, for a
-// native graph network (IsGraphModel: .onnx, .toml), a model service of
-// this process (serveGraph).
-//
-// calls bounds each request to the draws' service by lim's model_call;
-// past it a PyTorch model's server is killed (TorchServer.ModelCalls).
-func serveDraws(ctx context.Context, model *TorchModel, served *TorchServer, weights []string, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error) {
-	limit := modelCallLimit(lim)
-	if served == nil && IsGraphModel(model.Module) {
-		refs, names, started, err = serveGraph(model.Module, weights, in)
-		return refs, names, started, driver.ModelCalls{Limit: limit}, err
-	}
-	if served == nil {
-		ts, err := StartTorchServer(ctx, *model, weights, in.c, in.t)
-		if err != nil {
-			return nil, nil, nil, calls, err
-		}
-		return ts.Draws(), ts.Weights(), ts, ts.ModelCalls(limit), nil
-	}
-	if c, t := served.Shape(); c != in.c || t != in.t {
-		return nil, nil, nil, calls, fmt.Errorf("the model server of %s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d", served.Module(), c, t, in.c, in.t)
-	}
-	if len(weights) > 0 && strings.Join(weights, "\x00") != strings.Join(served.Weights(), "\x00") {
-		return nil, nil, nil, calls, fmt.Errorf("weights %s: the model server of %s serves %s (want its files, or none)", strings.Join(weights, ","), served.Module(), strings.Join(served.Weights(), ","))
-	}
-	return served.Draws(), served.Weights(), nil, served.ModelCalls(limit), nil
-}
-
-// modelCallLimit is limits.model_call of l (its default if unset).
-func modelCallLimit(l limits.Limits) sdk.CallLimit {
-	return sdk.CallLimit{Timeout: l.OrDefault().ModelCall, Key: "limits.model_call"}
-}
-
 // ModelCalls bounds each request to the server's draws by limit; one
 // past it kills the server's process group (the server is then of no
 // further use: its later requests fail) and fails naming the server.
-func (s *TorchServer) ModelCalls(limit sdk.CallLimit) driver.ModelCalls {
+func (s *Server) ModelCalls(limit sdk.CallLimit) driver.ModelCalls {
 	return driver.ModelCalls{Limit: limit, Expired: func(err error) error {
 		s.kill()
 		select {
 		case <-s.exited:
 		case <-time.After(5 * time.Second):
 		}
-		return fmt.Errorf("%s %s (pid %d): %w; killed its process group", torchServerWhat, s.module, s.cmd.Process.Pid, err)
+		return fmt.Errorf("%s %s (pid %d): %w; killed its process group", what, s.module, s.cmd.Process.Pid, err)
 	}}
 }

@@ -1,4 +1,4 @@
-package runner
+package paperreport
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ type headlineRow struct {
 
 type headlineRun struct {
 	Rows []headlineRow `json:"rows"`
-	// ReplicateStats is a replicated run's (replicatestats.go): its pairs
+	// ReplicateStats is a replicated run's (host/runner's replicatestats.go): its pairs
 	// take the place of the paired analysis.
 	ReplicateStats *struct {
 		Pairs []struct {
@@ -148,14 +148,14 @@ func classify(lo, hi float64, name string, gains, losses, nulls *[]string) {
 // and the ensemble disc-7 IoU, the paired difference with its t-interval,
 // and the swell and sag IoU of both (the classes where ours and the
 // paper's part ways); then every row of each variant.
-func headlineSection(b *bytes.Buffer, po *PaperOutcome) error {
+func headlineSection(b *bytes.Buffer, po *Outcome) error {
 	b.WriteString("\n## The headline finding\n\n")
 	b.WriteString("The paper's main result: deep-ensemble mean occlusion raises disc-7 IoU over the deterministic baseline by +0.042 (95% CI 0.035-0.049), on all five splits; per class it lifts swell from 0.618 to 0.773 and sag from 0.291 to 0.364. Each row below changes one thing of `bnn_results.toml` (the first row); the paired difference is ensemble minus deterministic, split by split.\n\n")
 	t := report.Table{Title: "Ensemble minus deterministic, disc-7 IoU, under each setting",
 		Header: []string{"Setting", "Det. disc-7 IoU", "Ens. disc-7 IoU", "Paired difference (95% t-interval)", "Splits up", "Swell det → ens", "Sag det → ens"}}
 	swell, _ := data.ClassByName("swell")
 	sag, _ := data.ClassByName("sag")
-	var rest []PaperPart
+	var rest []Part
 	var gains, losses, nulls []string
 	for _, p := range po.Parts {
 		base := strings.TrimSuffix(filepath.Base(p.Recipe), ".toml")
