@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -536,5 +537,100 @@ func TestServiceModelDistrustsTheService(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "panic") {
 			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// cancelling is a model service that passes Probs on and cancels a
+// context once it has answered `after` requests.
+type cancelling struct {
+	pb.UnimplementedModelServer
+	to     pb.ModelClient
+	after  int
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	probs  int
+}
+
+func (c *cancelling) Describe(ctx context.Context, q *pb.ModelRef) (*pb.ModelInfo, error) {
+	return c.to.Describe(ctx, q)
+}
+func (c *cancelling) Probs(ctx context.Context, q *pb.ModelBatch) (*pb.ProbsResponse, error) {
+	r, err := c.to.Probs(ctx, q)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.probs++; c.probs == c.after {
+		c.cancel()
+	}
+	return r, err
+}
+
+// TestServiceModelCancelled: a Probs split into many requests (2 inputs a
+// request, 20 inputs) whose ctx ends while the third is answered sends no
+// request after it and returns an error wrapping context.Canceled, naming
+// the request; the probabilities of the first two requests are the local
+// network's, those after the third untouched. A ctx that ended before the
+// call sends nothing.
+func TestServiceModelCancelled(t *testing.T) {
+	defer sdk.SetServiceBounds(100, 1000, 2, 3, 3)()
+	params := probeParams(t)
+	local, err := nn.NewModel(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	addr, h, err := svc.Add(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proxy := &cancelling{to: pb.NewModelClient(cc), after: 3, cancel: cancel}
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterModelServer(srv, proxy)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	m, closeModel, err := sdk.DialModel(context.Background(), sock, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeModel()
+	n, k, B := local.InputLen(), local.Classes(), 20
+	x := make([]float32, B*n)
+	for i := range x {
+		x[i] = float32(i%9) - 4
+	}
+	got, want := make([]float32, B*k), make([]float32, B*k)
+	for i := range got {
+		got[i] = -1
+	}
+	if err := local.Probs(context.Background(), want, x); err != nil {
+		t.Fatal(err)
+	}
+	err = m.Probs(ctx, got, x)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "model service: Probs: ") {
+		t.Errorf("Probs cancelled during its third request: %v; want context.Canceled, naming Probs", err)
+	}
+	if proxy.probs != 3 {
+		t.Errorf("the service saw %d Probs requests; want 3 (2 inputs each), none after the cancellation", proxy.probs)
+	}
+	// The third answer comes after the cancellation: taken or not, as the
+	// transport sees the two.
+	third := slices.Equal(got[4*k:6*k], want[4*k:6*k]) || !slices.ContainsFunc(got[4*k:6*k], func(v float32) bool { return v != -1 })
+	if !slices.Equal(got[:4*k], want[:4*k]) || !third || slices.ContainsFunc(got[6*k:], func(v float32) bool { return v != -1 }) {
+		t.Errorf("probabilities %v; want the first 4 inputs' %v (and the next 2's or none) and the rest untouched", got, want[:6*k])
+	}
+	if err := m.Probs(ctx, got, x); !errors.Is(err, context.Canceled) || proxy.probs != 3 {
+		t.Errorf("Probs under an ended ctx: %v, %d requests; want context.Canceled and no request", err, proxy.probs)
 	}
 }
