@@ -99,10 +99,10 @@ func inputChannels(m Model) (C, T int) {
 	return C, T
 }
 
-// windowSignal is the baseline signal of a window request whose windows
-// replace every channel (WindowProbsSignal's z): Signal, or, for one
-// Channel, X with that channel's row replaced (ChannelBaseline); nil for
-// a constant Baseline in every channel. scratch holds len(X) values.
+// windowSignal is the baseline signal z that makes the windows of r,
+// replacing every channel by z, replace what r's do: Signal, or, for one
+// Channel, X with that channel's row replaced by Signal's or Baseline
+// (ChannelBaseline); nil for a constant Baseline in every channel.
 func (r Perturbation) windowSignal(T int) []float32 {
 	if r.Channel == AllChannels {
 		return r.Signal
