@@ -429,3 +429,45 @@ func TestCancelledStopsBetweenChunks(t *testing.T) {
 		t.Errorf("Perturbed: %v after %d calls of %d copies; want context.Canceled after %d calls of %d", err, u.calls.Load(), u.seen.Load(), done, done*perturbedBatch)
 	}
 }
+
+// TestPerturbedEdges: the bounds of a request are accepted (a window of 1
+// sample and one of the whole input, an empty span, which changes
+// nothing and scores X's own probability), and the forward passes take
+// ceil(rows/64) calls exactly, 64 rows in one.
+func TestPerturbedEdges(t *testing.T) {
+	ctx := context.Background()
+	m := graphModels(t)[0]
+	T := m.Arch().InLen
+	x := make([]float32, m.InputLen())
+	for i := range x {
+		x[i] = float32(math.Cos(0.1 * float64(i)))
+	}
+	for _, w := range []int{1, T} {
+		dst := make([]float32, 2)
+		if err := Perturbed(ctx, m, Perturbation{X: x, Starts: []int{T - w}, Width: w, Channel: AllChannels, Unperturbed: true}, dst); err != nil {
+			t.Errorf("a window of %d samples: %v", w, err)
+		}
+	}
+	for _, mm := range []Model{m, &unfolded{m: m}} {
+		dst := make([]float32, 2)
+		req := Perturbation{X: x, Class: 2, Spans: [][]ChannelSpan{{{Ch: 1, Lo: 7, Hi: 7}}, {}}, Channel: AllChannels}
+		if err := Perturbed(ctx, mm, req, dst); err != nil || dst[0] != dst[1] {
+			t.Errorf("an empty span: %v, %v; want the probability of the copy without spans", dst, err)
+		}
+	}
+	for _, c := range []struct {
+		copies      int
+		unperturbed bool
+		calls       int64
+	}{{64, false, 1}, {63, true, 1}, {64, true, 2}, {128, false, 2}} {
+		u := &unfolded{m: m}
+		starts := make([]int, c.copies)
+		dst := make([]float32, c.copies+map[bool]int{true: 1}[c.unperturbed])
+		if err := Perturbed(ctx, u, Perturbation{X: x, Starts: starts, Width: 3, Channel: AllChannels, Unperturbed: c.unperturbed}, dst); err != nil {
+			t.Fatal(err)
+		}
+		if u.calls.Load() != c.calls || u.seen.Load() != int64(len(dst)) {
+			t.Errorf("%d rows: %d calls of %d inputs; want %d calls", len(dst), u.calls.Load(), u.seen.Load(), c.calls)
+		}
+	}
+}
