@@ -57,10 +57,8 @@ type DrawSampler interface {
 }
 
 // ServedModel is a served draw as a client computes with it: an nn.Model
-// whose computations the model service of its reference does. nn.Model's
-// methods return no errors, so a failed call of the service panics;
-// Call turns that panic back into an error, and the host calls the model
-// only through Call.
+// whose computations the model service of its reference does. The host
+// calls the model only through Call, whose error names the reference.
 type ServedModel struct {
 	ref   ModelRef
 	conns serviceConns
@@ -92,22 +90,18 @@ func (s *ServedModel) InputLen() int { return s.m.InputLen() }
 // Classes is the number of class probabilities of the draw.
 func (s *ServedModel) Classes() int { return s.m.Classes() }
 
-// Call calls f with the draw's model, whose service calls ctx and the
-// model's CallLimit bound; a service call that fails within f makes f's
-// call end and is Call's error, naming the reference (a
-// *CallTimeoutError past the limit). Another panic of f is not
-// recovered.
-func (s *ServedModel) Call(ctx context.Context, f func(m nn.Model) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			sf, ok := r.(serviceFailure)
-			if !ok {
-				panic(r)
-			}
-			err = &refError{s.ref, sf.err}
-		}
-	}()
-	return f(s.m.withContext(ctx))
+// Call calls f with the draw's model, whose requests the model's
+// CallLimit bounds (and each call's own ctx), unless ctx has ended; f's
+// error, such as a failed request of the service (a *CallTimeoutError
+// past the limit), or ctx's, is Call's, naming the reference.
+func (s *ServedModel) Call(ctx context.Context, f func(m nn.Model) error) error {
+	if err := ctx.Err(); err != nil {
+		return &refError{s.ref, err}
+	}
+	if err := f(s.m); err != nil {
+		return &refError{s.ref, err}
+	}
+	return nil
 }
 
 // refError is a failed call of a served draw, named by its reference

@@ -290,18 +290,7 @@ func (s *explainerServer) Explain(ctx context.Context, r *pb.ExplainRequest) (_ 
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if rm, ok := m.(*serviceModel); ok {
-		m = rm.withCall(ctx)
-		defer func() {
-			// A failed model-service call is the Explain's error, not a
-			// panic of the explainer.
-			if r := recover(); r != nil {
-				f, ok := r.(serviceFailure)
-				if !ok {
-					panic(r)
-				}
-				err = serviceStatus(f.err)
-			}
-		}()
+		m = rm.withCall(ctx) // its requests bounded by the limit of the Explain's metadata
 	}
 	maps, err := s.impl.Explain(ctx, m, req)
 	if err != nil {

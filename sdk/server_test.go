@@ -823,7 +823,9 @@ func tinyExplainer(info Info) *fakeExplainer {
 	f.explain = func(_ context.Context, m nn.Model, req ExplainRequest) ([][]float64, error) {
 		n, k := m.InputLen(), m.Classes()
 		probs := make([]float32, len(req.Targets)*k)
-		m.Probs(probs, req.X)
+		if err := m.Probs(context.Background(), probs, req.X); err != nil {
+			return nil, err
+		}
 		out := make([][]float64, len(req.Targets))
 		for b, tg := range req.Targets {
 			out[b] = make([]float64, n)

@@ -29,10 +29,10 @@ import (
 // the same values as a local nn.Inference, because the host computes with
 // sdk/nn too.
 
-// serviceModel is one draw in the host's model service. Its methods have
-// no error results (they are nn.Model's): a failed call panics with a
-// serviceFailure, which the explainer server turns into the Explain's
-// error. ctx bounds every call; withContext gives a copy for one Explain.
+// serviceModel is one draw in the host's model service. A failed request
+// is the error of the call that made it ("model service: <Method>: ..."),
+// and each call's ctx bounds its requests; withCall gives a copy whose
+// requests have the CallLimit of one Explain.
 //
 // A draw that is not an sdk/nn network (a PyTorch module served by the
 // Python kit's uaxai_plugin.torchmodel) is described by its shape only:
@@ -43,13 +43,11 @@ import (
 // SpanProbs run on such a model as on any other; what needs the layers'
 // kinds (Grad-CAM's receptive-field alignment) must refuse it.
 type serviceModel struct {
-	ctx      context.Context
 	rpc      pb.ModelClient
 	handle   uint64
 	arch     nn.Arch
 	inputLen int
 	classes  int
-	pooled   int          // the host's nn.Inference.PooledLen
 	layers   []namedShape // Describe's layers, in its order; none for an sdk/nn network
 	limit    CallLimit    // each request's deadline
 }
@@ -126,17 +124,23 @@ func callLimitOf(ctx context.Context) CallLimit {
 	return l
 }
 
-// request runs one request of the service under the model's context and
-// its limit; the error is "model service: <method>: <why>", or, past the
-// limit, a *CallTimeoutError of the request (what it carried: inputs(),
-// windows ...).
-func request[R any](m *serviceModel, method string, what func() string, call func(ctx context.Context) (R, error)) (R, error) {
-	ctx, cancel := m.ctx, context.CancelFunc(func() {})
+// request runs one request of the service under the caller's ctx and the
+// model's limit; the error is "model service: <method>: <why>" (the
+// caller's ctx.Err() wrapped when it ended), or, past the limit, a
+// *CallTimeoutError of the request (what it carried: inputs(), windows
+// ...).
+func request[R any](ctx context.Context, m *serviceModel, method string, what func() string, call func(ctx context.Context) (R, error)) (R, error) {
+	if err := ctx.Err(); err != nil {
+		var zero R
+		return zero, fmt.Errorf("model service: %s: %w", method, err)
+	}
+	parent := ctx
+	cancel := context.CancelFunc(func() {})
 	limited := false // the request's deadline is the limit's, not the caller's
 	if m.limit.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(m.ctx, m.limit.Timeout)
+		ctx, cancel = context.WithTimeout(parent, m.limit.Timeout)
 		dl, _ := ctx.Deadline()
-		pdl, ok := m.ctx.Deadline()
+		pdl, ok := parent.Deadline()
 		limited = !ok || pdl.After(dl)
 	}
 	defer cancel()
@@ -144,9 +148,12 @@ func request[R any](m *serviceModel, method string, what func() string, call fun
 	if err == nil {
 		return r, nil
 	}
+	if perr := parent.Err(); perr != nil {
+		return r, fmt.Errorf("model service: %s: %w (%s)", method, perr, status.Code(err))
+	}
 	// The server's own timer of the request's deadline may end it a
 	// moment before the client's: its DeadlineExceeded is the limit's too.
-	if limited && m.ctx.Err() == nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
+	if limited && (errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
 		return r, fmt.Errorf("model service: %w", &CallTimeoutError{Method: method, What: what(), Limit: m.limit})
 	}
 	if st, ok := status.FromError(err); ok {
@@ -170,11 +177,6 @@ type namedShape struct {
 	name  string
 	shape nn.Shape
 }
-
-// serviceFailure is the panic value of a serviceModel call that failed.
-type serviceFailure struct{ err error }
-
-func (f serviceFailure) Error() string { return f.err.Error() }
 
 // serviceConns dials each model-service address once per process.
 type serviceConns struct {
@@ -211,8 +213,8 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 		return nil, err
 	}
 	rpc := pb.NewModelClient(cc)
-	m := &serviceModel{ctx: ctx, rpc: rpc, handle: s.GetHandle(), limit: limit}
-	info, err := request(m, "Describe", func() string { return fmt.Sprintf("handle %d", s.GetHandle()) }, func(ctx context.Context) (*pb.ModelInfo, error) {
+	m := &serviceModel{rpc: rpc, handle: s.GetHandle(), limit: limit}
+	info, err := request(ctx, m, "Describe", func() string { return fmt.Sprintf("handle %d", s.GetHandle()) }, func(ctx context.Context) (*pb.ModelInfo, error) {
 		return rpc.Describe(ctx, &pb.ModelRef{Handle: s.GetHandle()})
 	})
 	if err != nil {
@@ -233,7 +235,7 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 	if err != nil {
 		return nil, fmt.Errorf("model service: Describe: %w", err)
 	}
-	m.arch, m.inputLen, m.classes, m.pooled, m.layers = arch, int(n), int(k), int(pl), layers
+	m.arch, m.inputLen, m.classes, m.layers = arch, int(n), int(k), layers
 	return m, nil
 }
 
@@ -263,10 +265,9 @@ func describedLayers(ls []*pb.LayerInfo) ([]namedShape, error) {
 // at address and describes its draw handle: the nn.Model a Go explainer
 // that sets Info.WantsModel is handed in Explain, for a tool or a test
 // that holds a service's address (any server of service Model: the
-// host's, or the Python kit's uaxai_plugin.torchmodel). Every call runs
-// under ctx. The model's methods have no error results (they are
-// nn.Model's): a failed call panics with an error value, which ModelCall
-// turns back into an error. close closes the connection.
+// host's, or the Python kit's uaxai_plugin.torchmodel). ctx bounds the
+// Describe; each call of the model runs under its own ctx, and a failed
+// request is its error. close closes the connection.
 func DialModel(ctx context.Context, address string, handle uint64) (m nn.Model, close func() error, err error) {
 	var conns serviceConns
 	sm, err := newServiceModel(ctx, &conns, &pb.ModelService{Address: address, Handle: handle}, CallLimit{})
@@ -279,70 +280,36 @@ func DialModel(ctx context.Context, address string, handle uint64) (m nn.Model, 
 	return sm, conns.conns[address].Close, nil
 }
 
-// ModelCall runs f, which calls a model of DialModel, and returns the
-// error of the model-service call that failed in it ("model service:
-// <Method>: ..."), or nil. Any other panic goes on.
-func ModelCall(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			sf, ok := r.(serviceFailure)
-			if !ok {
-				panic(r)
-			}
-			err = sf.err
-		}
-	}()
-	f()
-	return nil
-}
-
-// withContext is m bounded by ctx.
-func (m *serviceModel) withContext(ctx context.Context) *serviceModel {
-	c := *m
-	c.ctx = ctx
-	return &c
-}
-
 // withCall is m for one Explain call: bounded by its ctx, each request by
 // the CallLimit of its metadata.
 func (m *serviceModel) withCall(ctx context.Context) *serviceModel {
-	c := m.withContext(ctx)
+	c := *m
 	c.limit = callLimitOf(ctx)
-	return c
+	return &c
 }
 
-// fail panics with the failure of a call.
-func fail(method string, err error) {
-	if st, ok := status.FromError(err); ok {
-		err = fmt.Errorf("%s (%s)", st.Message(), st.Code())
-	}
-	panic(serviceFailure{fmt.Errorf("model service: %s: %w", method, err)})
-}
-
-// failed panics with the error of a request (request's).
-func failed(err error) { panic(serviceFailure{err}) }
-
-// into decodes little-endian float32 bytes into dst, which must take them
-// exactly.
-func into(method, what string, dst []float32, b []byte) {
+// into decodes little-endian float32 bytes of an answer to method into
+// dst, which must take them exactly.
+func into(method, what string, dst []float32, b []byte) error {
 	v, err := wire.Float32s(b)
 	if err == nil && len(v) != len(dst) {
 		err = fmt.Errorf("%s has %d values, want %d", what, len(v), len(dst))
 	}
 	if err != nil {
-		fail(method, err)
+		return fmt.Errorf("model service: %s: %w", method, err)
 	}
 	copy(dst, v)
+	return nil
 }
 
 func (m *serviceModel) Arch() nn.Arch { return m.arch }
 func (m *serviceModel) InputLen() int { return m.inputLen }
 func (m *serviceModel) Classes() int  { return m.classes }
-func (m *serviceModel) batch(x []float32) int {
+func (m *serviceModel) batch(method string, x []float32) (int, error) {
 	if len(x)%m.inputLen != 0 {
-		panic(fmt.Sprintf("sdk: service model: %d input values are not whole inputs of %d", len(x), m.inputLen))
+		return 0, fmt.Errorf("model service: %s: %d input values are not whole inputs of %d", method, len(x), m.inputLen)
 	}
-	return len(x) / m.inputLen
+	return len(x) / m.inputLen, nil
 }
 
 // requestBounds are the bounds of the host's service (sdk/internal/proto's)
@@ -360,62 +327,90 @@ var serviceBounds = requestBounds{
 // an input besides the probabilities: the service's bounds
 // (proto.MaxServiceBatch, proto.MaxServiceValues). An input too long for
 // any request fails.
-func (m *serviceModel) perRequest(method string, per int) int {
+func (m *serviceModel) perRequest(method string, per int) (int, error) {
 	b := serviceBounds
 	most := min(b.inputs, b.values/m.inputLen, b.values/m.classes)
 	if per > 0 {
 		most = min(most, b.values/per)
 	}
 	if most < 1 {
-		fail(method, fmt.Errorf("an input of %d values (answers of %d) is more than one request may carry (%d values)", m.inputLen, max(per, m.classes), b.values))
+		return 0, fmt.Errorf("model service: %s: an input of %d values (answers of %d) is more than one request may carry (%d values)", method, m.inputLen, max(per, m.classes), b.values)
 	}
-	return most
+	return most, nil
 }
 
 // split calls f on the inputs [lo, hi) of a batch of b, at most per at a
-// time.
-func split(b, per int, f func(lo, hi int)) {
+// time, and stops at f's first error.
+func split(b, per int, f func(lo, hi int) error) error {
 	for lo := 0; lo < b; lo += per {
-		f(lo, min(lo+per, b))
+		if err := f(lo, min(lo+per, b)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // Probs writes the softmax probabilities of a batch, as nn.Model.Probs,
 // in as many requests as the service's bounds take.
-func (m *serviceModel) Probs(dst, x []float32) {
-	b, n, k := m.batch(x), m.inputLen, m.classes
-	split(b, m.perRequest("Probs", 0), func(lo, hi int) {
-		r, err := request(m, "Probs", inputs(hi-lo), func(ctx context.Context) (*pb.ProbsResponse, error) {
+func (m *serviceModel) Probs(ctx context.Context, dst, x []float32) error {
+	b, err := m.batch("Probs", x)
+	if err != nil {
+		return err
+	}
+	n, k := m.inputLen, m.classes
+	if len(dst) != b*k {
+		return fmt.Errorf("model service: Probs: %d values for the probabilities of %d inputs; want %d", len(dst), b, b*k)
+	}
+	per, err := m.perRequest("Probs", 0)
+	if err != nil {
+		return err
+	}
+	return split(b, per, func(lo, hi int) error {
+		r, err := request(ctx, m, "Probs", inputs(hi-lo), func(ctx context.Context) (*pb.ProbsResponse, error) {
 			return m.rpc.Probs(ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n])})
 		})
 		if err != nil {
-			failed(err)
+			return err
 		}
-		into("Probs", "probs", dst[lo*k:hi*k], r.GetProbs())
+		return into("Probs", "probs", dst[lo*k:hi*k], r.GetProbs())
 	})
 }
 
 // InputGrad writes d p_target / d x and, if probs is not nil, the
 // probabilities, as nn.Model.InputGrad.
-func (m *serviceModel) InputGrad(dst, probs, x []float32, target []int) {
-	b, n, k := m.batch(x), m.inputLen, m.classes
-	split(b, m.perRequest("InputGrad", n), func(lo, hi int) {
-		r, err := request(m, "InputGrad", inputs(hi-lo), func(ctx context.Context) (*pb.InputGradResponse, error) {
+func (m *serviceModel) InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error {
+	b, err := m.batch("InputGrad", x)
+	if err != nil {
+		return err
+	}
+	n, k := m.inputLen, m.classes
+	if len(target) != b || len(dst) != len(x) || probs != nil && len(probs) != b*k {
+		return fmt.Errorf("model service: InputGrad: %d targets, %d gradient values and %d probabilities for %d inputs; want %d, %d and %d (or no probabilities)", len(target), len(dst), len(probs), b, b, len(x), b*k)
+	}
+	per, err := m.perRequest("InputGrad", n)
+	if err != nil {
+		return err
+	}
+	return split(b, per, func(lo, hi int) error {
+		r, err := request(ctx, m, "InputGrad", inputs(hi-lo), func(ctx context.Context) (*pb.InputGradResponse, error) {
 			return m.rpc.InputGrad(ctx, &pb.ModelBatch{Handle: m.handle, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
 		})
 		if err != nil {
-			failed(err)
+			return err
 		}
-		into("InputGrad", "grad", dst[lo*n:hi*n], r.GetGrad())
+		if err := into("InputGrad", "grad", dst[lo*n:hi*n], r.GetGrad()); err != nil {
+			return err
+		}
 		if probs != nil {
-			into("InputGrad", "probs", probs[lo*k:hi*k], r.GetProbs())
+			return into("InputGrad", "probs", probs[lo*k:hi*k], r.GetProbs())
 		}
+		return nil
 	})
 }
 
 // LayerShape asks the service for a layer's per-input shape; a model
 // that Describe gave layers answers from them.
-func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
+func (m *serviceModel) LayerShape(ctx context.Context, layer string) (nn.Shape, error) {
 	if len(m.layers) > 0 {
 		for _, l := range m.layers {
 			if l.name == layer {
@@ -428,7 +423,7 @@ func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
 		}
 		return nn.Shape{}, fmt.Errorf("model %q has no layer %q (accepted: %s)", m.arch.Name, layer, strings.Join(names, ", "))
 	}
-	r, err := request(m, "Layer", func() string { return fmt.Sprintf("layer %q's shape", layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
+	r, err := request(ctx, m, "Layer", func() string { return fmt.Sprintf("layer %q's shape", layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
 		return m.rpc.Layer(ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer})
 	})
 	if err != nil {
@@ -442,12 +437,16 @@ func (m *serviceModel) LayerShape(layer string) (nn.Shape, error) {
 
 // LayerGrad writes a layer's output and d p_target / d output, as
 // nn.Model.LayerGrad, in as many requests as the service's bounds take.
-func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
-	b, n := m.batch(x), m.inputLen
+func (m *serviceModel) LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error {
+	b, err := m.batch("Layer", x)
+	if err != nil {
+		return err
+	}
 	if b == 0 {
 		return nil
 	}
-	sh, err := m.LayerShape(layer)
+	n := m.inputLen
+	sh, err := m.LayerShape(ctx, layer)
 	if err != nil {
 		return err
 	}
@@ -458,109 +457,94 @@ func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer str
 	if len(target) != b {
 		return fmt.Errorf("layer %q: %d targets for %d inputs; want one an input", layer, len(target), b)
 	}
-	split(b, m.perRequest("Layer", sz), func(lo, hi int) {
-		if err != nil {
-			return
-		}
-		var r *pb.LayerResponse
-		r, err = request(m, "Layer", func() string { return fmt.Sprintf("%s at layer %q", inputs(hi-lo)(), layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
+	per, err := m.perRequest("Layer", sz)
+	if err != nil {
+		return err
+	}
+	return split(b, per, func(lo, hi int) error {
+		r, err := request(ctx, m, "Layer", func() string { return fmt.Sprintf("%s at layer %q", inputs(hi-lo)(), layer) }, func(ctx context.Context) (*pb.LayerResponse, error) {
 			return m.rpc.Layer(ctx, &pb.LayerRequest{Handle: m.handle, Layer: layer, X: wire.Float32Bytes(x[lo*n : hi*n]), Targets: wire.Int64s(target[lo:hi])})
 		})
 		if err != nil {
-			return
+			return err
 		}
 		if r.GetChannels() != int64(sh.C) || r.GetLength() != int64(sh.T) {
-			err = fmt.Errorf("model service: Layer %q: shape %d x %d, then %d x %d", layer, sh.C, sh.T, r.GetChannels(), r.GetLength())
-			return
+			return fmt.Errorf("model service: Layer %q: shape %d x %d, then %d x %d", layer, sh.C, sh.T, r.GetChannels(), r.GetLength())
 		}
-		into("Layer", "act", act[lo*sz:hi*sz], r.GetAct())
-		into("Layer", "grad", grad[lo*sz:hi*sz], r.GetGrad())
+		if err := into("Layer", "act", act[lo*sz:hi*sz], r.GetAct()); err != nil {
+			return err
+		}
+		return into("Layer", "grad", grad[lo*sz:hi*sz], r.GetGrad())
 	})
-	return err
 }
 
-// WindowProbs writes the probabilities of occluded copies of x (see
-// nn.Inference.WindowProbs), computed by the service's fast path.
-func (m *serviceModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
-	m.windows(dst, x, nil, starts, width, baseline, class)
-}
-
-// WindowProbsSignal is WindowProbs with a baseline signal z (see
-// nn.Inference.WindowProbsSignal).
-func (m *serviceModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
-	m.windows(dst, x, z, starts, width, 0, class)
-}
-
-// PooledLen is the host network's nn.Inference.PooledLen.
-func (m *serviceModel) PooledLen() int { return m.pooled }
-
-// WindowProbsCached is nn.Inference.WindowProbsCached computed by the
-// host, which gives the same bytes with or without a trunk cache; c, a
-// cache of this process, is not used.
-func (m *serviceModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, _ *nn.TrunkCache) float32 {
-	return m.windows(dst, x, nil, starts, width, baseline, class)
-}
-
-// WindowProbsCachedSignal is WindowProbsCached with a baseline signal z.
-func (m *serviceModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, _ *nn.TrunkCache) float32 {
-	return m.windows(dst, x, z, starts, width, 0, class)
-}
-
-// windows asks the service for the window probabilities of one input and
-// returns the unperturbed input's probability by the same computation.
-func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) float32 {
-	if len(x) != m.inputLen || len(dst) < len(starts) {
-		panic("sdk: service model: WindowProbs needs one input and a dst per window")
+// PerturbedProbs computes a Perturbation (see nn.Perturbed) by the
+// service: windows by Windows (the channel and the baseline signal sent
+// as they are; the unperturbed probability the service's, by the same
+// computation), spans of a constant baseline by Spans. The service
+// computes with a trunk cache of its own or none, which gives the same
+// bytes, so req.Cache, of this process, is not sent. Spans with a
+// baseline signal or with the unperturbed probability, which the
+// protocol does not carry, are left to nn.Perturbed's forward passes.
+func (m *serviceModel) PerturbedProbs(ctx context.Context, req nn.Perturbation, dst []float32) (bool, error) {
+	N := req.Copies()
+	switch {
+	case N == 0:
+		return false, nil // the service wants a window or a perturbation
+	case req.Spans != nil && (req.Signal != nil || req.Unperturbed):
+		return false, nil
+	case req.Spans != nil:
+		return true, m.spans(ctx, dst, req)
 	}
-	if len(starts) == 0 { // the service wants a window
-		probs := make([]float32, m.classes)
-		m.Probs(probs, x)
-		return probs[class]
+	var channel *int64
+	if req.Channel != nn.AllChannels {
+		c := int64(req.Channel)
+		channel = &c
 	}
-	var p0 float32
-	split(len(starts), serviceBounds.starts, func(lo, hi int) {
-		r, err := request(m, "Windows", func() string { return fmt.Sprintf("1 input, %d windows", hi-lo) }, func(ctx context.Context) (*pb.WindowsResponse, error) {
+	return true, split(N, serviceBounds.starts, func(lo, hi int) error {
+		r, err := request(ctx, m, "Windows", func() string { return fmt.Sprintf("1 input, %d windows", hi-lo) }, func(ctx context.Context) (*pb.WindowsResponse, error) {
 			return m.rpc.Windows(ctx, &pb.WindowsRequest{
-				Handle: m.handle, X: wire.Float32Bytes(x), Targets: []int64{int64(class)},
-				Starts: wire.Int64s(starts[lo:hi]), Width: int64(width), Baseline: baseline, BaselineX: wire.Float32Bytes(z),
+				Handle: m.handle, X: wire.Float32Bytes(req.X), Targets: []int64{int64(req.Class)},
+				Starts: wire.Int64s(req.Starts[lo:hi]), Width: int64(req.Width), Baseline: req.Baseline, BaselineX: wire.Float32Bytes(req.Signal), Channel: channel,
 			})
 		})
 		if err != nil {
-			failed(err)
+			return err
 		}
-		into("Windows", "probs", dst[lo:hi], r.GetProbs())
+		if err := into("Windows", "probs", dst[lo:hi], r.GetProbs()); err != nil {
+			return err
+		}
 		var u [1]float32
-		into("Windows", "unperturbed", u[:], r.GetUnperturbed())
-		if lo == 0 {
-			p0 = u[0]
+		if err := into("Windows", "unperturbed", u[:], r.GetUnperturbed()); err != nil {
+			return err
 		}
+		if lo == 0 && req.Unperturbed {
+			dst[N] = u[0]
+		}
+		return nil
 	})
-	return p0
 }
 
-// SpanProbs writes the probabilities of copies of x with sets of spans set
-// to a baseline (see nn.Inference.SpanProbs), computed by the service.
-func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
-	spanRequests(m, "SpanProbs", dst, x, spans, baseline, class, false, func(s nn.Span) (int, int, int) { return s.Lo, s.Hi, nn.AllChannels })
-}
-
-// ChannelSpanProbs writes the probabilities of copies of x with spans of
-// single channels set to a baseline (see nn.Inference.ChannelSpanProbs),
-// computed by the service (the channels of SpansRequest).
-func (m *serviceModel) ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int) {
-	spanRequests(m, "ChannelSpanProbs", dst, x, spans, baseline, class, true, func(s nn.ChannelSpan) (int, int, int) { return s.Lo, s.Hi, s.Ch })
-}
-
-// spanRequests sends the perturbations spans of x to the service's Spans
-// in as many requests as its bounds take, each span as enc's (lo, hi,
-// channel), the channels only when withChannels.
-func spanRequests[S any](m *serviceModel, method string, dst, x []float32, spans [][]S, baseline float32, class int, withChannels bool, enc func(S) (lo, hi, ch int)) {
-	if len(x) != m.inputLen || len(dst) < len(spans) {
-		panic("sdk: service model: " + method + " needs one input and a dst per perturbed input")
+// spans sends the sets of spans of req to the service's Spans in as many
+// requests as its bounds take. The spans go with their channels unless
+// every span covers every channel and a copy's spans are in order (the
+// request without channels); empty spans, which change nothing, are not
+// sent.
+func (m *serviceModel) spans(ctx context.Context, dst []float32, req nn.Perturbation) error {
+	withChannels := false
+	for _, sp := range req.Spans {
+		hi := 0
+		for _, s := range sp {
+			if s.Lo == s.Hi {
+				continue
+			}
+			if s.Ch != nn.AllChannels || s.Lo < hi {
+				withChannels = true
+			}
+			hi = s.Hi
+		}
 	}
-	if len(spans) == 0 {
-		return
-	}
+	spans := req.Spans
 	for lo := 0; lo < len(spans); {
 		// As many perturbations as the service's bounds let one request
 		// carry, and at least one.
@@ -569,22 +553,29 @@ func spanRequests[S any](m *serviceModel, method string, dst, x []float32, spans
 		for hi < len(spans) && len(ends) < serviceBounds.perturbations &&
 			(hi == lo || len(bounds)/2+len(spans[hi]) <= serviceBounds.pairs) {
 			for _, s := range spans[hi] {
-				a, b, c := enc(s)
-				bounds = append(bounds, int64(a), int64(b))
+				if s.Lo == s.Hi {
+					continue
+				}
+				bounds = append(bounds, int64(s.Lo), int64(s.Hi))
 				if withChannels {
-					channels = append(channels, int64(c))
+					channels = append(channels, int64(s.Ch))
 				}
 			}
 			ends = append(ends, int64(len(bounds)/2))
 			hi++
 		}
-		r, err := request(m, "Spans", func() string { return fmt.Sprintf("1 input, %d perturbations", len(ends)) }, func(ctx context.Context) (*pb.SpansResponse, error) {
-			return m.rpc.Spans(ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(x), Target: int64(class), Bounds: bounds, Ends: ends, Baseline: baseline, Channels: channels})
+		r, err := request(ctx, m, "Spans", func() string { return fmt.Sprintf("1 input, %d perturbations", len(ends)) }, func(ctx context.Context) (*pb.SpansResponse, error) {
+			return m.rpc.Spans(ctx, &pb.SpansRequest{Handle: m.handle, X: wire.Float32Bytes(req.X), Target: int64(req.Class), Bounds: bounds, Ends: ends, Baseline: req.Baseline, Channels: channels})
 		})
 		if err != nil {
-			failed(err)
+			return err
 		}
-		into("Spans", "probs", dst[lo:hi], r.GetProbs())
+		if err := into("Spans", "probs", dst[lo:hi], r.GetProbs()); err != nil {
+			return err
+		}
 		lo = hi
 	}
+	return nil
 }
+
+var _ nn.Perturber = (*serviceModel)(nil)

@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -60,25 +61,6 @@ func paramsOf(t *testing.T, a nn.Arch) nn.Params {
 	return p
 }
 
-// The fast-path interfaces of explainer.occlusion and explainer.lime.
-type (
-	windowProber interface {
-		WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
-		WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
-	}
-	cachedProber interface {
-		PooledLen() int
-		WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-		WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
-	}
-	spanProber interface {
-		SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
-	}
-	channelSpanProber interface {
-		ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
-	}
-)
-
 // probe checks the model it is given against local, the same network in
 // process: Config "fail" makes it call the service after the test closed
 // it (svc), "layer" asks for an unknown layer.
@@ -99,11 +81,13 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	}
 	if _, ok := req.Config["fail"]; ok {
 		p.svc.Close()
-		m.Probs(make([]float32, len(req.Targets)*m.Classes()), req.X)
+		if err := m.Probs(ctx, make([]float32, len(req.Targets)*m.Classes()), req.X); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("Probs returned after the service closed")
 	}
 	if _, ok := req.Config["layer"]; ok {
-		if _, err := m.LayerShape("conv9"); err != nil {
+		if _, err := m.LayerShape(ctx, "conv9"); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("LayerShape of an unknown layer succeeded")
@@ -120,101 +104,115 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	B, n, k := len(req.Targets), l.InputLen(), l.Classes()
 	x, tg := req.X, req.Targets
 	a, b := make([]float32, B*k), make([]float32, B*k)
-	m.Probs(a, x)
-	l.Probs(b, x)
+	for _, err := range []error{m.Probs(ctx, a, x), l.Probs(ctx, b, x)} {
+		if err != nil {
+			return nil, err
+		}
+	}
 	same("Probs", a, b)
 	ga, gb, pa, pb := make([]float32, B*n), make([]float32, B*n), make([]float32, B*k), make([]float32, B*k)
-	m.InputGrad(ga, pa, x, tg)
-	l.InputGrad(gb, pb, x, tg)
+	for _, err := range []error{m.InputGrad(ctx, ga, pa, x, tg), l.InputGrad(ctx, gb, pb, x, tg)} {
+		if err != nil {
+			return nil, err
+		}
+	}
 	same("InputGrad", ga, gb)
 	same("InputGrad probs", pa, pb)
-	m.InputGrad(ga, nil, x, tg)
+	if err := m.InputGrad(ctx, ga, nil, x, tg); err != nil {
+		return nil, err
+	}
 	same("InputGrad without probs", ga, gb)
 	for _, name := range []string{"fc", "conv1"} {
-		sh, err := m.LayerShape(name)
-		if lsh, _ := l.LayerShape(name); err != nil || sh != lsh {
+		sh, err := m.LayerShape(ctx, name)
+		if lsh, _ := l.LayerShape(ctx, name); err != nil || sh != lsh {
 			diffs = append(diffs, fmt.Sprintf("LayerShape %s %v %v", name, sh, err))
 		}
 	}
-	sh, _ := l.LayerShape("conv1")
+	sh, _ := l.LayerShape(ctx, "conv1")
 	aa, ab, da, db := make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size()), make([]float32, B*sh.Size())
-	if err := m.LayerGrad(aa, da, x, tg, "conv1"); err != nil {
+	if err := m.LayerGrad(ctx, aa, da, x, tg, "conv1"); err != nil {
 		diffs = append(diffs, "LayerGrad: "+err.Error())
 	}
-	if err := l.LayerGrad(ab, db, x, tg, "conv1"); err != nil {
+	if err := l.LayerGrad(ctx, ab, db, x, tg, "conv1"); err != nil {
 		return nil, err
 	}
 	same("LayerGrad act", aa, ab)
 	same("LayerGrad grad", da, db)
-	if err := m.LayerGrad(aa, da, x, tg, "conv9"); err == nil || !strings.Contains(err.Error(), "conv9") {
+	if err := m.LayerGrad(ctx, aa, da, x, tg, "conv9"); err == nil || !strings.Contains(err.Error(), "conv9") {
 		diffs = append(diffs, fmt.Sprintf("LayerGrad of an unknown layer: %v", err))
 	}
-	if err := m.LayerGrad(aa[:1], da, x, tg, "conv1"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want act and grad of %d values, got 1 and %d", len(aa), len(da))) {
+	if err := m.LayerGrad(ctx, aa[:1], da, x, tg, "conv1"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want act and grad of %d values, got 1 and %d", len(aa), len(da))) {
 		diffs = append(diffs, fmt.Sprintf("LayerGrad into a short act: %v", err))
 	}
-	if err := m.LayerGrad(aa, da[:len(da)-1], x, tg, "conv1"); err == nil {
+	if err := m.LayerGrad(ctx, aa, da[:len(da)-1], x, tg, "conv1"); err == nil {
 		diffs = append(diffs, "LayerGrad into a short grad succeeded")
 	}
-	// The fast paths, input 0.
+	// The perturbed copies (nn.Perturbed), input 0: the service's own
+	// path (the model is an nn.Perturber) against the local network's.
+	if _, ok := m.(nn.Perturber); !ok {
+		return nil, fmt.Errorf("the service model has no path of its own to perturbed copies")
+	}
 	x0, z := x[:n], make([]float32, n)
 	for i := range z {
 		z[i] = float32(i%5) - 2
 	}
 	starts := []int{0, 4, 13}
-	wp, ok1 := m.(windowProber)
-	cp, ok2 := m.(cachedProber)
-	sp, ok3 := m.(spanProber)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("the service model lacks a fast path: windows %v cached %v spans %v", ok1, ok2, ok3)
+	perturbed := func(what string, r nn.Perturbation) float32 {
+		r.X, r.Class = x0, tg[0]
+		wa, wb := make([]float32, r.Copies()+1), make([]float32, r.Copies()+1)
+		if !r.Unperturbed {
+			wa, wb = wa[:r.Copies()], wb[:r.Copies()]
+		}
+		if err := nn.Perturbed(ctx, m, r, wa); err != nil {
+			diffs = append(diffs, what+": "+err.Error())
+		}
+		lr, lw := r, make([]float32, len(wb))
+		if r.Spans == nil {
+			// The service computes windows by the cached path (the
+			// unperturbed probability with them), whose windows are
+			// the same computation.
+			lr.Unperturbed, lw = true, make([]float32, r.Copies()+1)
+		}
+		if err := nn.Perturbed(ctx, l, lr, lw); err != nil {
+			diffs = append(diffs, what+" (local): "+err.Error())
+		}
+		copy(wb, lw)
+		same(what, wa, wb)
+		if r.Unperturbed {
+			return wa[r.Copies()]
+		}
+		return 0
 	}
-	if cp.PooledLen() != l.PooledLen() {
-		diffs = append(diffs, "PooledLen")
-	}
-	wa, wb := make([]float32, len(starts)), make([]float32, len(starts))
+	// Four window calls: a constant baseline and a signal, every channel
+	// and one.
+	p0 := perturbed("windows", nn.Perturbation{Starts: starts, Width: 7, Baseline: 0.5, Channel: nn.AllChannels, Unperturbed: true})
+	perturbed("windows of a signal", nn.Perturbation{Starts: starts, Width: 7, Signal: z, Channel: nn.AllChannels, Unperturbed: true})
+	perturbed("windows of channel 1", nn.Perturbation{Starts: starts, Width: 7, Baseline: 0.5, Channel: 1})
+	perturbed("windows of a signal in channel 0", nn.Perturbation{Starts: starts, Width: 7, Signal: z, Channel: 0, Unperturbed: true})
 	if l.PooledLen() == 0 { // no incremental path: forward passes, and Probs's p(x)
-		p0 := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
-		l.WindowProbs(wb, x0, starts, 7, 0.5, tg[0])
-		same("WindowProbsCached without a pool", wa, wb)
-		same("WindowProbsCached p0 without a pool", []float32{p0}, b[tg[0]:tg[0]+1])
-		wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
-		l.WindowProbsSignal(wb, x0, z, starts, 7, tg[0])
-		same("WindowProbsSignal without a pool", wa, wb)
+		same("p0 without a pool", []float32{p0}, b[tg[0]:tg[0]+1])
 		return p.answer(B, n, diffs)
 	}
-	p0a := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
-	p0b := l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
-	same("WindowProbsCached", wa, wb)
-	same("WindowProbsCached p0", []float32{p0a}, []float32{p0b})
-	p0a = cp.WindowProbsCachedSignal(wa, x0, z, starts, 7, tg[0], nil)
-	p0b = l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
-	same("WindowProbsCachedSignal", wa, wb)
-	same("WindowProbsCachedSignal p0", []float32{p0a}, []float32{p0b})
-	// WindowProbs is the same computation as the cached path's windows.
-	wp.WindowProbs(wa, x0, starts, 7, 0.5, tg[0])
-	l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
-	same("WindowProbs", wa, wb)
-	wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
-	l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
-	same("WindowProbsSignal", wa, wb)
-	if got := cp.WindowProbsCached(nil, x0, nil, 7, 0.5, tg[0], nil); got != b[tg[0]] {
-		diffs = append(diffs, fmt.Sprintf("no windows: p0 %v, Probs %v", got, b[tg[0]]))
+	u := make([]float32, 1)
+	if err := nn.Perturbed(ctx, m, nn.Perturbation{X: x0, Class: tg[0], Channel: nn.AllChannels, Unperturbed: true}, u); err != nil || u[0] != b[tg[0]] {
+		diffs = append(diffs, fmt.Sprintf("no windows: p0 %v (%v), Probs %v", u[0], err, b[tg[0]]))
 	}
-	spans := [][]nn.Span{{}, {{Lo: 2, Hi: 6}}, {{Lo: 0, Hi: 3}, {Lo: 10, Hi: 20}}, {{Lo: 1, Hi: 2}, {Lo: 4, Hi: 5}, {Lo: 7, Hi: 9}}}
-	sa, sb := make([]float32, len(spans)), make([]float32, len(spans))
-	sp.SpanProbs(sa, x0, spans, -1, tg[0])
-	l.SpanProbs(sb, x0, spans, -1, tg[0])
-	same("SpanProbs", sa, sb)
-	sp.SpanProbs(sa, x0, nil, -1, tg[0]) // no perturbation: no call, no panic
-	csp, ok := m.(channelSpanProber)
-	if !ok {
-		return nil, fmt.Errorf("the service model lacks ChannelSpanProbs")
+	all := func(sp ...[2]int) []nn.ChannelSpan {
+		out := []nn.ChannelSpan{}
+		for _, s := range sp {
+			out = append(out, nn.ChannelSpan{Ch: nn.AllChannels, Lo: s[0], Hi: s[1]})
+		}
+		return out
 	}
-	cspans := [][]nn.ChannelSpan{{}, {{Ch: 0, Lo: 2, Hi: 6}}, {{Ch: nn.AllChannels, Lo: 10, Hi: 20}, {Ch: l.Arch().InChannels - 1, Lo: 0, Hi: 3}}}
-	ca, cb := make([]float32, len(cspans)), make([]float32, len(cspans))
-	csp.ChannelSpanProbs(ca, x0, cspans, -1, tg[0])
-	l.ChannelSpanProbs(cb, x0, cspans, -1, tg[0])
-	same("ChannelSpanProbs", ca, cb)
-	m.Probs(nil, x[:0]) // no input: no call
+	perturbed("spans", nn.Perturbation{Spans: [][]nn.ChannelSpan{all(), all([2]int{2, 6}), all([2]int{0, 3}, [2]int{10, 20}), all([2]int{1, 2}, [2]int{4, 5}, [2]int{7, 9})}, Baseline: -1, Channel: nn.AllChannels})
+	// no perturbation: no call, no panic
+	if err := nn.Perturbed(ctx, m, nn.Perturbation{X: x0, Class: tg[0], Spans: [][]nn.ChannelSpan{}, Channel: nn.AllChannels}, nil); err != nil {
+		diffs = append(diffs, "no perturbation: "+err.Error())
+	}
+	perturbed("channel spans", nn.Perturbation{Spans: [][]nn.ChannelSpan{{}, {{Ch: 0, Lo: 2, Hi: 6}}, {{Ch: nn.AllChannels, Lo: 10, Hi: 20}, {Ch: l.Arch().InChannels - 1, Lo: 0, Hi: 3}}}, Baseline: -1, Channel: nn.AllChannels})
+	if err := m.Probs(ctx, nil, x[:0]); err != nil { // no input: no call
+		diffs = append(diffs, "no input: "+err.Error())
+	}
 	return p.answer(B, n, diffs)
 }
 
@@ -479,12 +477,14 @@ func (liarExplainer) Info() sdk.Info {
 	return sdk.Info{ID: "explainer.liar", Version: "1", Needs: sdk.NeedsProbs, WantsModel: true}
 }
 func (liarExplainer) Check(cfg sdk.Config) error { return nil }
-func (liarExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+func (liarExplainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	if _, ok := req.Config["layer"]; ok {
-		_, err := m.LayerShape("conv1")
+		_, err := m.LayerShape(ctx, "conv1")
 		return nil, err
 	}
-	m.Probs(make([]float32, len(req.Targets)*m.Classes()), req.X)
+	if err := m.Probs(ctx, make([]float32, len(req.Targets)*m.Classes()), req.X); err != nil {
+		return nil, err
+	}
 	return nil, fmt.Errorf("Probs accepted a short answer")
 }
 
@@ -537,5 +537,100 @@ func TestServiceModelDistrustsTheService(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "panic") {
 			t.Errorf("%s: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// cancelling is a model service that passes Probs on and cancels a
+// context once it has answered `after` requests.
+type cancelling struct {
+	pb.UnimplementedModelServer
+	to     pb.ModelClient
+	after  int
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	probs  int
+}
+
+func (c *cancelling) Describe(ctx context.Context, q *pb.ModelRef) (*pb.ModelInfo, error) {
+	return c.to.Describe(ctx, q)
+}
+func (c *cancelling) Probs(ctx context.Context, q *pb.ModelBatch) (*pb.ProbsResponse, error) {
+	r, err := c.to.Probs(ctx, q)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.probs++; c.probs == c.after {
+		c.cancel()
+	}
+	return r, err
+}
+
+// TestServiceModelCancelled: a Probs split into many requests (2 inputs a
+// request, 20 inputs) whose ctx ends while the third is answered sends no
+// request after it and returns an error wrapping context.Canceled, naming
+// the request; the probabilities of the first two requests are the local
+// network's, those after the third untouched. A ctx that ended before the
+// call sends nothing.
+func TestServiceModelCancelled(t *testing.T) {
+	defer sdk.SetServiceBounds(100, 1000, 2, 3, 3)()
+	params := probeParams(t)
+	local, err := nn.NewModel(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := driver.NewModelService()
+	defer svc.Close()
+	addr, h, err := svc.Add(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proxy := &cancelling{to: pb.NewModelClient(cc), after: 3, cancel: cancel}
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterModelServer(srv, proxy)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	m, closeModel, err := sdk.DialModel(context.Background(), sock, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeModel()
+	n, k, B := local.InputLen(), local.Classes(), 20
+	x := make([]float32, B*n)
+	for i := range x {
+		x[i] = float32(i%9) - 4
+	}
+	got, want := make([]float32, B*k), make([]float32, B*k)
+	for i := range got {
+		got[i] = -1
+	}
+	if err := local.Probs(context.Background(), want, x); err != nil {
+		t.Fatal(err)
+	}
+	err = m.Probs(ctx, got, x)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "model service: Probs: ") {
+		t.Errorf("Probs cancelled during its third request: %v; want context.Canceled, naming Probs", err)
+	}
+	if proxy.probs != 3 {
+		t.Errorf("the service saw %d Probs requests; want 3 (2 inputs each), none after the cancellation", proxy.probs)
+	}
+	// The third answer comes after the cancellation: taken or not, as the
+	// transport sees the two.
+	third := slices.Equal(got[4*k:6*k], want[4*k:6*k]) || !slices.ContainsFunc(got[4*k:6*k], func(v float32) bool { return v != -1 })
+	if !slices.Equal(got[:4*k], want[:4*k]) || !third || slices.ContainsFunc(got[6*k:], func(v float32) bool { return v != -1 }) {
+		t.Errorf("probabilities %v; want the first 4 inputs' %v (and the next 2's or none) and the rest untouched", got, want[:6*k])
+	}
+	if err := m.Probs(ctx, got, x); !errors.Is(err, context.Canceled) || proxy.probs != 3 {
+		t.Errorf("Probs under an ended ctx: %v, %d requests; want context.Canceled and no request", err, proxy.probs)
 	}
 }

@@ -125,7 +125,9 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 		}
 	}
 	probs := make([]float32, ArchBatch*m.Classes())
-	m.Probs(probs, x)
+	if err := m.Probs(context.Background(), probs, x); err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", name, err)
+	}
 	targets := make([]int, ArchMaps)
 	for b := range targets {
 		row := probs[b*m.Classes() : (b+1)*m.Classes()]
@@ -156,8 +158,7 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 		{Net: name, Case: "forward64", Units: ArchBatch, FLOPs: ArchBatch * fwd,
 			Run: func(ctx context.Context, workers int) error {
 				return split(ArchBatch, workers, func(lo, hi int) error {
-					m.Probs(probs[lo*m.Classes():hi*m.Classes()], x[lo*n:hi*n])
-					return nil
+					return m.Probs(ctx, probs[lo*m.Classes():hi*m.Classes()], x[lo*n:hi*n])
 				})
 			}},
 		{Net: name, Case: "occlusion", Units: ArchMaps, FLOPs: ArchMaps * rows * fwd,

@@ -79,7 +79,9 @@ func drawProbs(s int) []float64 {
 func whichDraw(m nn.Model, maxDraws int) (int, error) {
 	x := make([]float32, m.InputLen())
 	pr := make([]float32, m.Classes())
-	m.Probs(pr, x)
+	if err := m.Probs(context.Background(), pr, x); err != nil {
+		return 0, err
+	}
 	for s := range maxDraws {
 		want := drawProbs(s)
 		ok := true

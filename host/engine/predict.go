@@ -14,23 +14,30 @@ import (
 //
 //	dst[i] = argmax_c (1/S) sum_s p(c | x_i, theta_s)
 //
-// ties going to the lower class.
-func PredictMean(dst []int, models []nn.Model, x []float32, classes int) {
+// ties going to the lower class. A failed call of a draw is the error,
+// naming the draw.
+func PredictMean(ctx context.Context, dst []int, models []nn.Model, x []float32, classes int) error {
 	sum := make([]float64, len(dst)*classes)
-	sumProbs(sum, models, x)
+	if err := sumProbs(ctx, sum, models, x); err != nil {
+		return err
+	}
 	argmaxRows(dst, sum, classes)
+	return nil
 }
 
 // sumProbs writes into dst the sum over the draws of p(c | x_i, theta_s).
-func sumProbs(dst []float64, models []nn.Model, x []float32) {
+func sumProbs(ctx context.Context, dst []float64, models []nn.Model, x []float32) error {
 	clear(dst)
 	pr := make([]float32, len(dst))
-	for _, m := range models {
-		m.Probs(pr, x)
+	for s, m := range models {
+		if err := m.Probs(ctx, pr, x); err != nil {
+			return fmt.Errorf("draw %d: %w", s, err)
+		}
 		for j, v := range pr {
 			dst[j] += float64(v)
 		}
 	}
+	return nil
 }
 
 // Prediction is a posterior's predictions on every split (index split,
@@ -98,10 +105,7 @@ func sumDrawProbs(ctx context.Context, dst []float64, models []*driver.DrawModel
 // naming the draw.
 func eachDrawProbs(ctx context.Context, models []*driver.DrawModel, x, pr []float32, f func(s int)) error {
 	for s, m := range models {
-		err := m.Call(ctx, func(nm nn.Model) error {
-			nm.Probs(pr, x)
-			return nil
-		})
+		err := m.Call(ctx, func(nm nn.Model) error { return nm.Probs(ctx, pr, x) })
 		if err != nil {
 			return fmt.Errorf("draw %d: %w", s, err)
 		}

@@ -197,7 +197,9 @@ func checkGradInput(t *testing.T, req sdk.ExplainRequest, maps [][]float64) {
 	}
 	n := mod.InputLen()
 	grad := make([]float32, len(req.X))
-	mod.InputGrad(grad, nil, req.X, req.Targets)
+	if err := mod.InputGrad(context.Background(), grad, nil, req.X, req.Targets); err != nil {
+		t.Fatal(err)
+	}
 	if len(maps) != len(req.Targets) {
 		t.Fatalf("%d maps for %d inputs", len(maps), len(req.Targets))
 	}

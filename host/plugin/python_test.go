@@ -449,7 +449,7 @@ func TestPythonCaptumBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for b, d := range gradOff(inf, maps, x, targets) {
+	for b, d := range gradOff(t, inf, maps, x, targets) {
 		worst, scale := d[0], d[1]
 		// torch and sdk/nn are both float32: the golden README's input
 		// gradients agree to 1.6e-7 (values up to 0.39).
@@ -497,7 +497,7 @@ func TestPythonCaptumBridge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", spec.Name, err)
 		}
-		for b, d := range gradOff(gm, maps, x, targets) {
+		for b, d := range gradOff(t, gm, maps, x, targets) {
 			worst, scale := d[0], d[1]
 			if scale < 1e-6 || worst > 1e-4*scale {
 				t.Errorf("%s input %d: the bridge's Saliency is off the graph's input gradient by %g (largest |gradient| %g)", spec.Name, b, worst, scale)
@@ -508,10 +508,12 @@ func TestPythonCaptumBridge(t *testing.T) {
 
 // gradOff is, per input, the largest |difference| between a map and m's
 // input gradient of the target probability, and the largest |gradient|.
-func gradOff(m nn.Model, maps [][]float64, x []float32, targets []int) [][2]float64 {
+func gradOff(t *testing.T, m nn.Model, maps [][]float64, x []float32, targets []int) [][2]float64 {
 	n := m.InputLen()
 	grad := make([]float32, len(x))
-	m.InputGrad(grad, nil, x, targets)
+	if err := m.InputGrad(context.Background(), grad, nil, x, targets); err != nil {
+		t.Fatal(err)
+	}
 	out := make([][2]float64, len(targets))
 	for b := range targets {
 		for i := range n {

@@ -416,9 +416,11 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 	const batch = forwardBatch
 	out := make([]int, j.nIn)
 	units := (j.nIn + batch - 1) / batch
-	err := engine.Parallel(ctx, units, j.workers, func(_ context.Context, u int) error {
+	err := engine.Parallel(ctx, units, j.workers, func(ctx context.Context, u int) error {
 		b0, b1 := u*batch, min(j.nIn, (u+1)*batch)
-		engine.PredictMean(out[b0:b1], models, j.x[b0*j.n:b1*j.n], classes)
+		if err := engine.PredictMean(ctx, out[b0:b1], models, j.x[b0*j.n:b1*j.n], classes); err != nil {
+			return fmt.Errorf("predictions of inputs %d..%d: %w", b0, b1-1, err)
+		}
 		return nil
 	})
 	return out, err

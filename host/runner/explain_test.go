@@ -275,7 +275,9 @@ func TestExplainTargets(t *testing.T) {
 		}
 		pr := make([]float32, 16)
 		for i := range rows {
-			model.Probs(pr, x[i*640:(i+1)*640])
+			if err := model.Probs(context.Background(), pr, x[i*640:(i+1)*640]); err != nil {
+				t.Fatal(err)
+			}
 			for c, v := range pr {
 				mean[i*16+c] += float64(v)
 			}

@@ -100,8 +100,10 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 		b := min(predictBatch, nIn-b0)
 		x := in.x[b0*n : (b0+b)*n]
 		clear(sum)
-		for _, m := range models {
-			m.Probs(pr[:b*k], x)
+		for s, m := range models {
+			if err := m.Probs(ctx, pr[:b*k], x); err != nil {
+				return nil, fmt.Errorf("weights file %d of %d: inputs %d..%d: %w", s+1, len(models), b0, b0+b-1, err)
+			}
 			for j, v := range pr[:b*k] {
 				sum[j] += float64(v)
 			}

@@ -63,7 +63,9 @@ func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names 
 		err = m.Call(ctx, func(model nn.Model) error {
 			for b0 := 0; b0 < nIn; b0 += servedBatch {
 				b := min(servedBatch, nIn-b0)
-				model.Probs(pr[:b*classes], x[b0*n:(b0+b)*n])
+				if err := model.Probs(ctx, pr[:b*classes], x[b0*n:(b0+b)*n]); err != nil {
+					return err
+				}
 				for j, v := range pr[:b*classes] {
 					if math.IsNaN(float64(v)) {
 						return fmt.Errorf("input %d: a probability is NaN", b0+j/classes)

@@ -100,7 +100,9 @@ func TestTrain(t *testing.T) {
 	var accs []float64
 	for i, s := range ds.Tests {
 		p := make([]float32, s.Data.N*3)
-		m.Probs(p, s.Data.X)
+		if err := m.Probs(context.Background(), p, s.Data.X); err != nil {
+			t.Fatal(err)
+		}
 		var loss float64
 		correct := 0
 		for r := range s.Data.N {

@@ -113,7 +113,9 @@ func TestGoldenExplainers(t *testing.T) {
 				}
 				golden.RowsClose(t, "occlusion by forward passes", occ, unfolded, 0)
 				g := make([]float32, len(x))
-				model.InputGrad(g, nil, x, targets)
+				if err := model.InputGrad(ctx, g, nil, x, targets); err != nil {
+					t.Fatal(err)
+				}
 				n := model.InputLen()
 				rows := make([][]float64, len(targets))
 				for i := range rows {
@@ -157,7 +159,9 @@ func TestModelConcurrent(t *testing.T) {
 	model := fromTOML(t, a)
 	x := golden.Flat(golden.CSV32(t, golden.File(t, "archs", a.Name+"/waveforms.csv")))
 	want := make([]float32, len(x)/model.InputLen()*model.Classes())
-	model.Probs(want, x)
+	if err := model.Probs(context.Background(), want, x); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	got := make([][]float32, 8)
 	for i := range got {
@@ -165,7 +169,9 @@ func TestModelConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			got[i] = make([]float32, len(want))
-			model.Probs(got[i], x)
+			if err := model.Probs(context.Background(), got[i], x); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -180,14 +186,18 @@ func TestModelConcurrent(t *testing.T) {
 // and whose incremental paths are hidden.
 type plainPasses struct{ m *nn.GraphModel }
 
-func (p plainPasses) Arch() nn.Arch          { return p.m.Arch() }
-func (p plainPasses) InputLen() int          { return p.m.InputLen() }
-func (p plainPasses) Classes() int           { return p.m.Classes() }
-func (p plainPasses) Probs(dst, x []float32) { p.m.PlainProbs(dst, x) }
-func (p plainPasses) InputGrad(dst, probs, x []float32, target []int) {
-	p.m.InputGrad(dst, probs, x, target)
+func (p plainPasses) Arch() nn.Arch { return p.m.Arch() }
+func (p plainPasses) InputLen() int { return p.m.InputLen() }
+func (p plainPasses) Classes() int  { return p.m.Classes() }
+func (p plainPasses) Probs(ctx context.Context, dst, x []float32) error {
+	return p.m.PlainProbs(ctx, dst, x)
 }
-func (p plainPasses) LayerShape(layer string) (nn.Shape, error) { return p.m.LayerShape(layer) }
-func (p plainPasses) LayerGrad(act, grad, x []float32, target []int, layer string) error {
-	return p.m.LayerGrad(act, grad, x, target, layer)
+func (p plainPasses) InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error {
+	return p.m.InputGrad(ctx, dst, probs, x, target)
+}
+func (p plainPasses) LayerShape(ctx context.Context, layer string) (nn.Shape, error) {
+	return p.m.LayerShape(ctx, layer)
+}
+func (p plainPasses) LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error {
+	return p.m.LayerGrad(ctx, act, grad, x, target, layer)
 }

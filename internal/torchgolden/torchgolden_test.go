@@ -139,20 +139,18 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 				targets[i] = int(tg[i][0])
 			}
 			req := sdk.ExplainRequest{X: x, Targets: targets}
-			var occ, cam [][]float64
 			grad := make([]float32, len(x))
-			err = sdk.ModelCall(func() {
-				req.Config = sdk.Config{"window": int64(60), "stride": int64(20), "baseline": 0.0, "channels": "each"}
-				if occ, err = occlusion.New().Explain(ctx, m, req); err != nil {
-					return
-				}
-				req.Config = sdk.Config{"layer": a.Layer, "align": "none"}
-				if cam, err = gradcam.New().Explain(ctx, m, req); err != nil {
-					return
-				}
-				m.InputGrad(grad, nil, x, targets)
-			})
+			req.Config = sdk.Config{"window": int64(60), "stride": int64(20), "baseline": 0.0, "channels": "each"}
+			occ, err := occlusion.New().Explain(ctx, m, req)
 			if err != nil {
+				t.Fatal(err)
+			}
+			req.Config = sdk.Config{"layer": a.Layer, "align": "none"}
+			cam, err := gradcam.New().Explain(ctx, m, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.InputGrad(ctx, grad, nil, x, targets); err != nil {
 				t.Fatal(err)
 			}
 			golden.RowsClose(t, "occlusion", occ, readCSV(t, a.Name, "occlusion.csv"), 1e-4)
@@ -173,11 +171,8 @@ func TestGoldenThroughPythonServer(t *testing.T) {
 			if L < 640 {
 				// A shorter layer resampled to the input as PyTorch's
 				// F.interpolate does (testdata/peers/interp_golden.py).
-				var lin [][]float64
-				err := sdk.ModelCall(func() {
-					req.Config = sdk.Config{"layer": a.Layer, "align": "linear"}
-					lin, err = gradcam.New().Explain(ctx, m, req)
-				})
+				req.Config = sdk.Config{"layer": a.Layer, "align": "linear"}
+				lin, err := gradcam.New().Explain(ctx, m, req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -236,9 +231,8 @@ func BenchmarkOcclusionResNet1D(b *testing.B) {
 			for n := range b.N {
 				i := n % len(targets) // one map an op, cycling through the records
 				r := sdk.ExplainRequest{X: req.X[i*640 : (i+1)*640], Targets: req.Targets[i : i+1], Config: req.Config}
-				var eerr error
-				if err := sdk.ModelCall(func() { _, eerr = e.Explain(ctx, m, r) }); err != nil || eerr != nil {
-					b.Fatal(err, eerr)
+				if _, err := e.Explain(ctx, m, r); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

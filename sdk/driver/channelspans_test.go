@@ -54,7 +54,9 @@ func TestModelServiceChannelSpans(t *testing.T) {
 				}
 			}
 		}
-		m.Probs(p, row)
+		if err := m.Probs(context.Background(), p, row); err != nil {
+			t.Fatal(err)
+		}
 		forward[j] = p[2]
 		if d := math.Abs(float64(want[j] - p[2])); d > 1e-6 {
 			t.Errorf("perturbation %d: local %v, forward pass %v", j, want[j], p[2])

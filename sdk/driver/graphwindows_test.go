@@ -73,14 +73,18 @@ func TestModelServiceGraphWindows(t *testing.T) {
 		got, p0 := f32(t, w.GetProbs()), f32(t, w.GetUnperturbed())
 		for b := range 2 {
 			p := make([]float32, k)
-			m.PlainProbs(p, x[b*N:(b+1)*N])
+			if err := m.PlainProbs(context.Background(), p, x[b*N:(b+1)*N]); err != nil {
+				t.Fatal(err)
+			}
 			if p0[b] != p[targets[b]] {
 				t.Errorf("signal %v input %d: unperturbed %v, PlainProbs %v", signal, b, p0[b], p[targets[b]])
 			}
 			if !signal && got[b*len(starts)+2] != p0[b] {
 				t.Errorf("input %d: the window where x is the baseline: %v, unperturbed %v; want equal", b, got[b*len(starts)+2], p0[b])
 			}
-			m.Probs(p, x[b*N:(b+1)*N])
+			if err := m.Probs(context.Background(), p, x[b*N:(b+1)*N]); err != nil {
+				t.Fatal(err)
+			}
 			if d := math.Abs(float64(p0[b] - p[targets[b]])); d > 1e-6 {
 				t.Errorf("signal %v input %d: unperturbed %v, Probs %v", signal, b, p0[b], p[targets[b]])
 			}
@@ -94,7 +98,9 @@ func TestModelServiceGraphWindows(t *testing.T) {
 						}
 					}
 				}
-				m.Probs(p, row)
+				if err := m.Probs(context.Background(), p, row); err != nil {
+					t.Fatal(err)
+				}
 				if d := math.Abs(float64(got[b*len(starts)+j] - p[targets[b]])); d > 1e-6 {
 					t.Errorf("signal %v input %d start %d: %v, forward pass %v", signal, b, s, got[b*len(starts)+j], p[targets[b]])
 				}

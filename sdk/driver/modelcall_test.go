@@ -162,26 +162,21 @@ func TestModelCallLimit(t *testing.T) {
 		method, what string
 		call         func(m nn.Model) error
 	}{
-		{"Probs", "64 inputs", func(m nn.Model) error { m.Probs(make([]float32, 64*hangK), x); return nil }},
+		{"Probs", "64 inputs", func(m nn.Model) error { return m.Probs(context.Background(), make([]float32, 64*hangK), x) }},
 		{"InputGrad", "3 inputs", func(m nn.Model) error {
-			m.InputGrad(make([]float32, 3*hangN), nil, x[:3*hangN], []int{0, 1, 2})
-			return nil
+			return m.InputGrad(context.Background(), make([]float32, 3*hangN), nil, x[:3*hangN], []int{0, 1, 2})
 		}},
 		{"Layer", `2 inputs at layer "conv1"`, func(m nn.Model) error {
 			sz := 2 * hangC * hangT
-			return m.LayerGrad(make([]float32, sz), make([]float32, sz), x[:2*hangN], []int{0, 3}, "conv1")
+			return m.LayerGrad(context.Background(), make([]float32, sz), make([]float32, sz), x[:2*hangN], []int{0, 3}, "conv1")
 		}},
 		{"Windows", "1 input, 5 windows", func(m nn.Model) error {
-			m.(interface {
-				WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int)
-			}).WindowProbs(make([]float32, 5), x[:hangN], []int{0, 2, 4, 6, 8}, 4, 0, 1)
-			return nil
+			return nn.Perturbed(context.Background(), m, nn.Perturbation{X: x[:hangN], Class: 1, Starts: []int{0, 2, 4, 6, 8}, Width: 4, Channel: nn.AllChannels}, make([]float32, 5))
 		}},
 		{"Spans", "1 input, 4 perturbations", func(m nn.Model) error {
-			m.(interface {
-				SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
-			}).SpanProbs(make([]float32, 4), x[:hangN], [][]nn.Span{{{Lo: 0, Hi: 2}}, {{Lo: 3, Hi: 5}}, {}, {{Lo: 1, Hi: 2}, {Lo: 9, Hi: 12}}}, 0, 2)
-			return nil
+			all := nn.AllChannels
+			spans := [][]nn.ChannelSpan{{{Ch: all, Lo: 0, Hi: 2}}, {{Ch: all, Lo: 3, Hi: 5}}, {}, {{Ch: all, Lo: 1, Hi: 2}, {Ch: all, Lo: 9, Hi: 12}}}
+			return nn.Perturbed(context.Background(), m, nn.Perturbation{X: x[:hangN], Class: 2, Spans: spans, Channel: all}, make([]float32, 4))
 		}},
 	}
 	check := func(t *testing.T, h *hangingService, err error, expired int32, method, what string) {
@@ -251,7 +246,10 @@ func TestModelCallLimit(t *testing.T) {
 // errors without a CallTimeoutError, and Expired is not called.
 func TestModelCallLimitOtherErrors(t *testing.T) {
 	x := make([]float32, 2*hangN)
-	probs := func(m nn.Model) error { m.Probs(make([]float32, 2*hangK), x); return nil }
+	probsIn := func(ctx context.Context) func(m nn.Model) error {
+		return func(m nn.Model) error { return m.Probs(ctx, make([]float32, 2*hangK), x) }
+	}
+	probs := probsIn(context.Background())
 	open := func(t *testing.T, h *hangingService, expired *atomic.Int32) *DrawModel {
 		ref := serveHanging(t, h)
 		calls := ModelCalls{Limit: sdk.CallLimit{Timeout: time.Hour, Key: "limits.model_call"}, Expired: func(err error) error {
@@ -275,7 +273,7 @@ func TestModelCallLimitOtherErrors(t *testing.T) {
 	m = open(t, h, &expired)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- m.Call(ctx, probs) }()
+	go func() { done <- m.Call(ctx, probsIn(ctx)) }()
 	<-h.hung
 	cancel()
 	err = <-done
@@ -286,7 +284,7 @@ func TestModelCallLimitOtherErrors(t *testing.T) {
 	m = open(t, h, &expired)
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second) // before the limit's hour
 	defer cancel()
-	err = m.Call(ctx, probs)
+	err = m.Call(ctx, probsIn(ctx))
 	if _, ok := errors.AsType[*sdk.CallTimeoutError](err); ok || err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {
 		t.Errorf("a request past the caller's own deadline: %v; want the caller's deadline, no CallTimeoutError", err)
 	}

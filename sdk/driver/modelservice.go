@@ -388,7 +388,17 @@ func nonFinite(x []float32) int {
 	return -1
 }
 
-func (v *modelServer) Probs(_ context.Context, r *pb.ModelBatch) (*pb.ProbsResponse, error) {
+// computeStatus is the status of a model's computation that failed: the
+// request's context's end, or Internal (the request was checked, so the
+// model failed), naming the method.
+func computeStatus(method string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.Errorf(status.FromContextError(err).Code(), "%s: %v", method, err)
+	}
+	return status.Errorf(codes.Internal, "%s: %v", method, err)
+}
+
+func (v *modelServer) Probs(ctx context.Context, r *pb.ModelBatch) (*pb.ProbsResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
 		return nil, err
@@ -398,11 +408,13 @@ func (v *modelServer) Probs(_ context.Context, r *pb.ModelBatch) (*pb.ProbsRespo
 		return nil, err
 	}
 	p := make([]float32, len(x)/m.InputLen()*m.Classes())
-	m.Probs(p, x)
+	if err := m.Probs(ctx, p, x); err != nil {
+		return nil, computeStatus("Probs", err)
+	}
 	return &pb.ProbsResponse{Probs: wire.Float32Bytes(p)}, nil
 }
 
-func (v *modelServer) InputGrad(_ context.Context, r *pb.ModelBatch) (*pb.InputGradResponse, error) {
+func (v *modelServer) InputGrad(ctx context.Context, r *pb.ModelBatch) (*pb.InputGradResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
 		return nil, err
@@ -413,16 +425,18 @@ func (v *modelServer) InputGrad(_ context.Context, r *pb.ModelBatch) (*pb.InputG
 	}
 	g := make([]float32, len(x))
 	p := make([]float32, len(t)*m.Classes())
-	m.InputGrad(g, p, x, t)
+	if err := m.InputGrad(ctx, g, p, x, t); err != nil {
+		return nil, computeStatus("InputGrad", err)
+	}
 	return &pb.InputGradResponse{Grad: wire.Float32Bytes(g), Probs: wire.Float32Bytes(p)}, nil
 }
 
-func (v *modelServer) Layer(_ context.Context, r *pb.LayerRequest) (*pb.LayerResponse, error) {
+func (v *modelServer) Layer(ctx context.Context, r *pb.LayerRequest) (*pb.LayerResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
 		return nil, err
 	}
-	sh, err := m.LayerShape(r.GetLayer())
+	sh, err := m.LayerShape(ctx, r.GetLayer())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "Layer: %v", err)
 	}
@@ -439,41 +453,26 @@ func (v *modelServer) Layer(_ context.Context, r *pb.LayerRequest) (*pb.LayerRes
 	}
 	act := make([]float32, len(t)*sh.Size())
 	grad := make([]float32, len(act))
-	if err := m.LayerGrad(act, grad, x, t, r.GetLayer()); err != nil {
+	if err := m.LayerGrad(ctx, act, grad, x, t, r.GetLayer()); err != nil {
+		if ctx.Err() != nil {
+			return nil, computeStatus("Layer", err)
+		}
 		return nil, status.Errorf(codes.InvalidArgument, "Layer: %v", err)
 	}
 	out.Act, out.Grad = wire.Float32Bytes(act), wire.Float32Bytes(grad)
 	return out, nil
 }
 
-// The occluded-window probabilities of nn.Inference: WindowProbsCached
-// and WindowProbsCachedSignal (with a nil cache, which gives the same bytes
-// as a cache would) when the network has a global max pool after a local
-// stack, as explainer.occlusion computes in process; else full forward
-// passes.
-type windowsCached interface {
-	PooledLen() int
-	WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
-}
-
-// windowProber is a model's own occluded-window path without a cache
-// (nn.GraphModel's receptive-field recomputation), as
-// explainer.occlusion's WindowProber and SignalWindowProber.
-type windowProber interface {
-	WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int)
-	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
-}
-
-// pooledLen is m's nn.Inference.PooledLen, or 0.
+// pooledLen is the length of the global max pool's output of m's
+// network (nn.Inference.PooledLen), or 0: Describe's pooled_len.
 func pooledLen(m nn.Model) int {
-	if w, ok := m.(windowsCached); ok {
+	if w, ok := m.(interface{ PooledLen() int }); ok {
 		return w.PooledLen()
 	}
 	return 0
 }
 
-func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.WindowsResponse, error) {
+func (v *modelServer) Windows(ctx context.Context, r *pb.WindowsRequest) (*pb.WindowsResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
 		return nil, err
@@ -517,68 +516,32 @@ func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.Wind
 			return nil, status.Errorf(codes.InvalidArgument, "Windows: baseline_x: value %d (input %d, sample %d) is %v; baselines must be finite", i, i/n, i%n, z[i])
 		}
 	}
-	ch := -1 // every channel
-	var zc []float32
+	ch := nn.AllChannels
 	if r.Channel != nil {
 		C := m.Arch().InChannels
 		if v := r.GetChannel(); v < 0 || v >= int64(C) {
 			return nil, status.Errorf(codes.InvalidArgument, "Windows: channel %d; want 0..%d (the input's channels), or none for every channel", v, C-1)
 		}
-		ch, zc = int(r.GetChannel()), make([]float32, n)
+		ch = int(r.GetChannel())
 	}
 	out := make([]float32, len(t)*len(starts))
 	p0 := make([]float32, len(t))
+	dst := make([]float32, len(starts)+1) // the windows', then the input's
 	for b, c := range t {
-		dst, xb := out[b*len(starts):(b+1)*len(starts)], x[b*n:(b+1)*n]
-		var zb []float32
+		req := nn.Perturbation{X: x[b*n : (b+1)*n], Class: c, Baseline: base, Starts: starts, Width: int(width), Channel: ch, Unperturbed: true}
 		if z != nil {
-			zb = z[b*n : (b+1)*n]
+			req.Signal = z[b*n : (b+1)*n]
 		}
-		if ch >= 0 {
-			// one channel: every channel occluded by x with row ch replaced
-			zb = nn.ChannelBaseline(zc, xb, zb, base, T, ch)
+		if err := nn.Perturbed(ctx, m, req, dst); err != nil {
+			return nil, computeStatus(fmt.Sprintf("Windows: input %d", b), err)
 		}
-		p0[b] = windowProbs(m, dst, xb, zb, starts, int(width), base, c)
+		copy(out[b*len(starts):], dst[:len(starts)])
+		p0[b] = dst[len(starts)]
 	}
 	return &pb.WindowsResponse{Probs: wire.Float32Bytes(out), Unperturbed: wire.Float32Bytes(p0)}, nil
 }
 
-// windowProbs writes dst[j] = p_class(x with samples starts[j] ..
-// starts[j]+width-1 of every channel replaced by the baseline: z's samples
-// if z is not nil, else the constant base), and returns p_class(x) by the
-// same computation: the model's incremental path if it has one, else full
-// forward passes.
-func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base float32, class int) float32 {
-	if w, ok := m.(windowsCached); ok && w.PooledLen() > 0 {
-		if z != nil {
-			return w.WindowProbsCachedSignal(dst, x, z, starts, width, class, nil)
-		}
-		return w.WindowProbsCached(dst, x, starts, width, base, class, nil)
-	}
-	switch w, ok := m.(windowProber); {
-	case ok && z != nil:
-		w.WindowProbsSignal(dst, x, z, starts, width, class)
-	case ok:
-		w.WindowProbs(dst, x, starts, width, base, class)
-	default:
-		nn.WindowProbsOf(m, dst, x, z, starts, width, base, class)
-	}
-	probs := make([]float32, m.Classes())
-	nn.PlainProbs(m, probs, x)
-	return probs[class]
-}
-
-// spanProber is nn.Inference's SpanProbs.
-type spanProber interface {
-	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
-}
-
-// channelSpanProber is nn.Inference's ChannelSpanProbs.
-type channelSpanProber interface {
-	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
-}
-
-func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansResponse, error) {
+func (v *modelServer) Spans(ctx context.Context, r *pb.SpansRequest) (*pb.SpansResponse, error) {
 	m, err := v.s.model(r.GetHandle())
 	if err != nil {
 		return nil, err
@@ -591,40 +554,12 @@ func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansRes
 		return nil, err
 	}
 	base := r.GetBaseline()
+	var spans [][]nn.ChannelSpan
 	if len(r.GetChannels()) > 0 {
-		spans, err := decodeChannelSpans(r.GetBounds(), r.GetEnds(), r.GetChannels(), m.Arch().InChannels, m.Arch().InLen)
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "Spans: %v", err)
-		}
-		if base-base != 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "Spans: baseline %v; want a finite number", base)
-		}
-		out := make([]float32, len(spans))
-		if sp, ok := m.(channelSpanProber); ok {
-			sp.ChannelSpanProbs(out, x, spans, base, t[0])
-			return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
-		}
-		n, k, C, T := m.InputLen(), m.Classes(), m.Arch().InChannels, m.Arch().InLen
-		row, p := make([]float32, n), make([]float32, k)
-		for j, sp := range spans {
-			copy(row, x)
-			for _, s := range sp {
-				c0, c1 := s.Ch, s.Ch+1
-				if s.Ch == nn.AllChannels {
-					c0, c1 = 0, C
-				}
-				for c := c0; c < c1; c++ {
-					for i := c*T + s.Lo; i < c*T+s.Hi; i++ {
-						row[i] = base
-					}
-				}
-			}
-			m.Probs(p, row)
-			out[j] = p[t[0]]
-		}
-		return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
+		spans, err = decodeChannelSpans(r.GetBounds(), r.GetEnds(), r.GetChannels(), m.Arch().InChannels, m.Arch().InLen)
+	} else {
+		spans, err = decodeSpans(r.GetBounds(), r.GetEnds(), m.Arch().InLen)
 	}
-	spans, err := decodeSpans(r.GetBounds(), r.GetEnds(), m.Arch().InLen)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "Spans: %v", err)
 	}
@@ -632,23 +567,8 @@ func (v *modelServer) Spans(_ context.Context, r *pb.SpansRequest) (*pb.SpansRes
 		return nil, status.Errorf(codes.InvalidArgument, "Spans: baseline %v; want a finite number", base)
 	}
 	out := make([]float32, len(spans))
-	if sp, ok := m.(spanProber); ok {
-		sp.SpanProbs(out, x, spans, base, t[0])
-		return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
-	}
-	n, k, T := m.InputLen(), m.Classes(), m.Arch().InLen
-	row, p := make([]float32, n), make([]float32, k)
-	for j, sp := range spans {
-		copy(row, x)
-		for _, s := range sp {
-			for c := 0; c < n/T; c++ {
-				for i := c*T + s.Lo; i < c*T+s.Hi; i++ {
-					row[i] = base
-				}
-			}
-		}
-		m.Probs(p, row)
-		out[j] = p[t[0]]
+	if err := nn.Perturbed(ctx, m, nn.Perturbation{X: x, Class: t[0], Baseline: base, Spans: spans, Channel: nn.AllChannels}, out); err != nil {
+		return nil, computeStatus("Spans", err)
 	}
 	return &pb.SpansResponse{Probs: wire.Float32Bytes(out)}, nil
 }
@@ -709,7 +629,7 @@ func checkEnds(ends []int64, pairs int64) error {
 // decodeSpans reads the perturbations of a SpansRequest: (lo, hi) pairs
 // in bounds, perturbation j the pairs ends[j-1] .. ends[j]-1, each span
 // inside [0, T) and after the previous one of its perturbation.
-func decodeSpans(bounds, ends []int64, T int) ([][]nn.Span, error) {
+func decodeSpans(bounds, ends []int64, T int) ([][]nn.ChannelSpan, error) {
 	if len(bounds)%2 != 0 {
 		return nil, fmt.Errorf("%d bounds; want (lo, hi) pairs", len(bounds))
 	}
@@ -723,13 +643,13 @@ func decodeSpans(bounds, ends []int64, T int) ([][]nn.Span, error) {
 	if ends[len(ends)-1] != pairs {
 		return nil, fmt.Errorf("the last end is %d; want the number of (lo, hi) pairs, %d", ends[len(ends)-1], pairs)
 	}
-	out := make([][]nn.Span, len(ends))
+	out := make([][]nn.ChannelSpan, len(ends))
 	prev := int64(0)
 	for j, e := range ends {
 		if e < prev {
 			return nil, fmt.Errorf("ends[%d] = %d is less than ends[%d] = %d; want non-decreasing ends", j, e, j-1, prev)
 		}
-		sp := make([]nn.Span, 0, e-prev)
+		sp := make([]nn.ChannelSpan, 0, e-prev)
 		for i := prev; i < e; i++ {
 			lo, hi := bounds[2*i], bounds[2*i+1]
 			if lo < 0 || hi > int64(T) || lo >= hi {
@@ -738,7 +658,7 @@ func decodeSpans(bounds, ends []int64, T int) ([][]nn.Span, error) {
 			if len(sp) > 0 && lo < int64(sp[len(sp)-1].Hi) {
 				return nil, fmt.Errorf("perturbation %d: span [%d, %d) starts before the previous one ends (%d); want spans in order, not overlapping", j, lo, hi, sp[len(sp)-1].Hi)
 			}
-			sp = append(sp, nn.Span{Lo: int(lo), Hi: int(hi)})
+			sp = append(sp, nn.ChannelSpan{Ch: nn.AllChannels, Lo: int(lo), Hi: int(hi)})
 		}
 		out[j] = sp
 		prev = e

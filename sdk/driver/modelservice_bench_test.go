@@ -54,15 +54,15 @@ func BenchmarkModelService(b *testing.B) {
 		local   func()
 		remote  func() error
 	}{
-		{"probs-1", 1, func() { m.Probs(probs[:k], x[:n]) }, func() error {
+		{"probs-1", 1, func() { m.Probs(ctx, probs[:k], x[:n]) }, func() error {
 			_, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x[:n])})
 			return err
 		}},
-		{"probs-64", 64, func() { m.Probs(probs, x) }, func() error {
+		{"probs-64", 64, func() { m.Probs(ctx, probs, x) }, func() error {
 			_, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x)})
 			return err
 		}},
-		{"inputgrad-64", 64, func() { m.InputGrad(grad, nil, x, targets) }, func() error {
+		{"inputgrad-64", 64, func() { m.InputGrad(ctx, grad, nil, x, targets) }, func() error {
 			_, err := rpc.InputGrad(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets)})
 			return err
 		}},

@@ -113,22 +113,26 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 	}
 
 	wantP := make([]float32, B*k)
-	m.Probs(wantP, x)
+	if err := m.Probs(ctx, wantP, x); err != nil {
+		t.Fatal(err)
+	}
 	r, err := rpc.Probs(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x)})
 	if err != nil || !slices.Equal(f32(t, r.GetProbs()), wantP) {
 		t.Fatalf("Probs: %v\n got %v\nwant %v", err, f32(t, r.GetProbs()), wantP)
 	}
 
 	wantG := make([]float32, B*n)
-	m.InputGrad(wantG, nil, x, targets)
+	if err := m.InputGrad(ctx, wantG, nil, x, targets); err != nil {
+		t.Fatal(err)
+	}
 	g, err := rpc.InputGrad(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets)})
 	if err != nil || !slices.Equal(f32(t, g.GetGrad()), wantG) || !slices.Equal(f32(t, g.GetProbs()), wantP) {
 		t.Fatalf("InputGrad: %v", err)
 	}
 
-	sh, _ := m.LayerShape("conv2")
+	sh, _ := m.LayerShape(ctx, "conv2")
 	act, grad := make([]float32, B*sh.Size()), make([]float32, B*sh.Size())
-	if err := m.LayerGrad(act, grad, x, targets, "conv2"); err != nil {
+	if err := m.LayerGrad(ctx, act, grad, x, targets, "conv2"); err != nil {
 		t.Fatal(err)
 	}
 	l, err := rpc.Layer(ctx, &pb.LayerRequest{Handle: h, Layer: "conv2", X: wire.Float32Bytes(x), Targets: wire.Int64s(targets)})
@@ -200,7 +204,9 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 							}
 						}
 					}
-					m.Probs(p, row)
+					if err := m.Probs(ctx, p, row); err != nil {
+						t.Fatal(err)
+					}
 					if d := math.Abs(float64(got[b*len(starts)+j] - p[targets[b]])); d > 1e-6 {
 						t.Errorf("Windows (channel %d, signal %v): input %d start %d: %v, occluded forward pass %v", channel, signal, b, s, got[b*len(starts)+j], p[targets[b]])
 					}
@@ -245,7 +251,9 @@ func TestModelServiceSpans(t *testing.T) {
 				}
 			}
 		}
-		m.Probs(p, row)
+		if err := m.Probs(context.Background(), p, row); err != nil {
+			t.Fatal(err)
+		}
 		if d := math.Abs(float64(got[j] - p[2])); d > 1e-6 {
 			t.Errorf("perturbation %d: %v, forward pass %v", j, got[j], p[2])
 		}
@@ -271,7 +279,9 @@ func TestModelServicePlainModel(t *testing.T) {
 	forward := func(b int, set func(row []float32)) float32 {
 		row, p := slices.Clone(x[b*n:(b+1)*n]), make([]float32, k)
 		set(row)
-		m.Probs(p, row)
+		if err := m.Probs(ctx, p, row); err != nil {
+			t.Fatal(err)
+		}
 		return p[targets[b]]
 	}
 	for _, signal := range []bool{false, true} {
@@ -352,8 +362,19 @@ func TestModelServiceNoPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, probs := make([]float32, len(starts)), make([]float32, 3)
-	nn.WindowProbsOf(m, want, x, nil, starts, 4, 2, 1)
-	m.Probs(probs, x)
+	for j, s := range starts { // the definition: a forward pass of each occluded copy
+		row := slices.Clone(x)
+		for i := s; i < s+4; i++ {
+			row[i] = 2
+		}
+		if err := m.Probs(context.Background(), probs, row); err != nil {
+			t.Fatal(err)
+		}
+		want[j] = probs[1]
+	}
+	if err := m.Probs(context.Background(), probs, x); err != nil {
+		t.Fatal(err)
+	}
 	if got := f32(t, w.GetProbs()); !slices.Equal(got, want) || f32(t, w.GetUnperturbed())[0] != probs[1] {
 		t.Errorf("Windows %v (p0 %v), forward passes %v (p0 %v)", got, f32(t, w.GetUnperturbed()), want, probs[1])
 	}
@@ -366,7 +387,7 @@ func TestModelServiceNoPool(t *testing.T) {
 // checks let through by mistake.
 type panicky struct{ nn.Model }
 
-func (panicky) Probs(dst, x []float32) { panic("a bug") }
+func (panicky) Probs(context.Context, []float32, []float32) error { panic("a bug") }
 
 // TestModelServiceRecoversPanics: a panic while answering is an Internal
 // status, and the service goes on answering.
@@ -395,7 +416,7 @@ type slow struct {
 	release   chan struct{}
 }
 
-func (m *slow) Probs(dst, x []float32) {
+func (m *slow) Probs(ctx context.Context, dst, x []float32) error {
 	n := m.now.Add(1)
 	for {
 		old := m.most.Load()
@@ -404,8 +425,8 @@ func (m *slow) Probs(dst, x []float32) {
 		}
 	}
 	<-m.release
-	m.Model.Probs(dst, x)
-	m.now.Add(-1)
+	defer m.now.Add(-1)
+	return m.Model.Probs(ctx, dst, x)
 }
 
 // TestModelServiceBoundsConcurrency: however many calls come at once, at
@@ -641,17 +662,21 @@ func (probsExplainer) Info() sdk.Info {
 	return sdk.Info{ID: "explainer.probs", Version: "1", Needs: sdk.NeedsProbs | sdk.NeedsInputGrad, WantsModel: true}
 }
 func (probsExplainer) Check(cfg sdk.Config) error { return cfg.Only("bad") }
-func (probsExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
+func (probsExplainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	if _, local := m.(*nn.Inference); local {
 		return nil, errors.New("got a local model, not the service's")
 	}
 	n, k := m.InputLen(), m.Classes()
 	if _, bad := req.Config["bad"]; bad {
 		g := make([]float32, len(req.X))
-		m.InputGrad(g, nil, req.X, slices.Repeat([]int{k}, len(req.Targets)))
+		if err := m.InputGrad(ctx, g, nil, req.X, slices.Repeat([]int{k}, len(req.Targets))); err != nil {
+			return nil, err
+		}
 	}
 	p := make([]float32, len(req.Targets)*k)
-	m.Probs(p, req.X)
+	if err := m.Probs(ctx, p, req.X); err != nil {
+		return nil, err
+	}
 	maps := make([][]float64, len(req.Targets))
 	for b := range maps {
 		maps[b] = make([]float64, n)
@@ -704,7 +729,9 @@ func TestWantsModelOverTheWire(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := make([]float32, 3*m.Classes())
-		m.Probs(p, x)
+		if err := m.Probs(context.Background(), p, x); err != nil {
+			t.Fatal(err)
+		}
 		for b := range maps {
 			for i, v := range maps[b] {
 				if v != float64(p[b*m.Classes()+i%m.Classes()]) {

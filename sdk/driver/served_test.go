@@ -68,7 +68,9 @@ func (gradExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainReque
 	}
 	n := m.InputLen()
 	g := make([]float32, len(req.X))
-	m.InputGrad(g, nil, req.X, req.Targets)
+	if err := m.InputGrad(context.Background(), g, nil, req.X, req.Targets); err != nil {
+		panic(err)
+	}
 	maps := make([][]float64, len(req.Targets))
 	for b := range maps {
 		maps[b] = make([]float64, n)

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -28,7 +29,7 @@ func TestBatchedEqualsSingles(t *testing.T) {
 	}
 	n, k, B := m.InputLen(), m.Classes(), len(target)
 	const layer = "c2"
-	sh, err := m.LayerShape(layer)
+	sh, err := m.LayerShape(context.Background(), layer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,10 +37,14 @@ func TestBatchedEqualsSingles(t *testing.T) {
 	probs, logits := make([]float32, B*k), make([]float32, B*k)
 	grad, gprobs := make([]float32, B*n), make([]float32, B*k)
 	act, lgrad := make([]float32, B*sz), make([]float32, B*sz)
-	m.Probs(probs, x)
+	if err := m.Probs(context.Background(), probs, x); err != nil {
+		t.Fatal(err)
+	}
 	m.Logits(logits, x)
-	m.InputGrad(grad, gprobs, x, target)
-	if err := m.LayerGrad(act, lgrad, x, target, layer); err != nil {
+	if err := m.InputGrad(context.Background(), grad, gprobs, x, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LayerGrad(context.Background(), act, lgrad, x, target, layer); err != nil {
 		t.Fatal(err)
 	}
 	same := func(what string, b int, got, want []float32) {
@@ -54,10 +59,14 @@ func TestBatchedEqualsSingles(t *testing.T) {
 	a1, lg1 := make([]float32, sz), make([]float32, sz)
 	for b := range B {
 		xb, tb := x[b*n:(b+1)*n], target[b:b+1]
-		m.Probs(p1, xb)
+		if err := m.Probs(context.Background(), p1, xb); err != nil {
+			t.Fatal(err)
+		}
 		m.Logits(l1, xb)
-		m.InputGrad(g1, gp1, xb, tb)
-		if err := m.LayerGrad(a1, lg1, xb, tb, layer); err != nil {
+		if err := m.InputGrad(context.Background(), g1, gp1, xb, tb); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.LayerGrad(context.Background(), a1, lg1, xb, tb, layer); err != nil {
 			t.Fatal(err)
 		}
 		same("probs", b, probs[b*k:(b+1)*k], p1)
@@ -246,13 +255,13 @@ func TestLayerGradShortBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, _ := m.LayerShape("c2")
+	sh, _ := m.LayerShape(context.Background(), "c2")
 	need := 3 * sh.Size()
-	if err := m.LayerGrad(make([]float32, need), make([]float32, need), x, target, "c2"); err != nil {
+	if err := m.LayerGrad(context.Background(), make([]float32, need), make([]float32, need), x, target, "c2"); err != nil {
 		t.Fatalf("exact buffers: %v", err)
 	}
 	for _, c := range []struct{ act, grad, targets int }{{need - 1, need, 3}, {need, need - 1, 3}, {need, need, 2}} {
-		err := m.LayerGrad(make([]float32, c.act), make([]float32, c.grad), x, target[:c.targets], "c2")
+		err := m.LayerGrad(context.Background(), make([]float32, c.act), make([]float32, c.grad), x, target[:c.targets], "c2")
 		if want := fmt.Sprintf("want act and grad of %d values and 3 targets", need); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("act %d, grad %d, %d targets: error %v, want one containing %q", c.act, c.grad, c.targets, err, want)
 		}
@@ -273,16 +282,17 @@ func TestInferenceNoAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	probs, grad := make([]float32, 20*m.Classes()), make([]float32, 20*m.InputLen())
-	if n := testing.AllocsPerRun(5, func() { m.Probs(probs, x) }); n != 0 {
+	if n := testing.AllocsPerRun(5, func() { m.Probs(context.Background(), probs, x) }); n != 0 {
 		t.Errorf("Probs: %v allocations per call", n)
 	}
-	if n := testing.AllocsPerRun(5, func() { m.InputGrad(grad, probs, x, target) }); n != 0 {
+	if n := testing.AllocsPerRun(5, func() { m.InputGrad(context.Background(), grad, probs, x, target) }); n != 0 {
 		t.Errorf("InputGrad: %v allocations per call", n)
 	}
 }
 
-// TestInputGradTargetRange: a target outside 0..k-1 panics with a message
-// naming it, k itself included.
+// TestInputGradTargetRange: a target outside 0..k-1 is an error naming
+// it, k itself included, and nothing is computed (InputGrad and LayerGrad
+// alike).
 func TestInputGradTargetRange(t *testing.T) {
 	a := smallArch()
 	_, p, x, _ := randomSetup(t, a, 1, 6)
@@ -291,16 +301,25 @@ func TestInputGradTargetRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := m.Classes()
+	sh, err := m.LayerShape(context.Background(), "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, y := range []int{k, -1} {
-		func() {
-			defer func() {
-				want := fmt.Sprintf("nn: target %d of input 0 out of range 0..%d", y, k-1)
-				if r := fmt.Sprint(recover()); r != want {
-					t.Errorf("target %d: panic %q, want %q", y, r, want)
-				}
-			}()
-			m.InputGrad(make([]float32, m.InputLen()), nil, x, []int{y})
-		}()
+		want := fmt.Sprintf("target %d of input 0 out of range 0..%d", y, k-1)
+		g := make([]float32, m.InputLen())
+		g[0] = 7
+		err := m.InputGrad(context.Background(), g, nil, x, []int{y})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("InputGrad, target %d: error %v, want one containing %q", y, err, want)
+		}
+		if g[0] != 7 {
+			t.Errorf("InputGrad, target %d: wrote a gradient", y)
+		}
+		act, lg := make([]float32, sh.Size()), make([]float32, sh.Size())
+		if err := m.LayerGrad(context.Background(), act, lg, x, []int{y}, "c2"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LayerGrad, target %d: error %v, want one containing %q", y, err, want)
+		}
 	}
 }
 
@@ -440,7 +459,9 @@ func TestWindowProbsDefinition(t *testing.T) {
 						xo[c*T+tt] = 0.5
 					}
 				}
-				m.Probs(pr, xo)
+				if err := m.Probs(context.Background(), pr, xo); err != nil {
+					t.Fatal(err)
+				}
 				if math.Abs(float64(got[j]-pr[2])) > 1e-6 {
 					t.Fatalf("%s width %d window %d: WindowProbs %v, definition %v", a.Name, width, s, got[j], pr[2])
 				}

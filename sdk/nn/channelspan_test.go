@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -102,7 +103,9 @@ func TestChannelSpanProbsDefinition(t *testing.T) {
 		pr := make([]float32, m.Classes())
 		for j, sp := range spans {
 			xo := channelPerturbedRef(x, a, sp, 0.3)
-			m.Probs(pr, xo)
+			if err := m.Probs(context.Background(), pr, xo); err != nil {
+				t.Fatal(err)
+			}
 			if d := math.Abs(float64(got[j] - pr[1])); d > 1e-6 {
 				t.Fatalf("%s: spans %v: ChannelSpanProbs %v, forward pass %v", a.Name, sp, got[j], pr[1])
 			}
@@ -192,7 +195,9 @@ func TestChannelSpanProbsWithoutPool(t *testing.T) {
 	m.ChannelSpanProbs(got, x, spans, 0.5, 2)
 	pr := make([]float32, 3)
 	for j, sp := range spans {
-		m.Probs(pr, channelPerturbedRef(x, a, sp, 0.5))
+		if err := m.Probs(context.Background(), pr, channelPerturbedRef(x, a, sp, 0.5)); err != nil {
+			t.Fatal(err)
+		}
 		if got[j] != pr[2] {
 			t.Errorf("perturbation %d: %v, forward pass %v", j, got[j], pr[2])
 		}

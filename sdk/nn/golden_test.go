@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -84,7 +85,9 @@ func TestGoldenLogitsAndProbs(t *testing.T) {
 	m.Logits(logits, g.x)
 	within(t, "folded logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 16*16)
-	m.Probs(probs, g.x)
+	if err := m.Probs(context.Background(), probs, g.x); err != nil {
+		t.Fatal(err)
+	}
 	within(t, "folded probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "probs.csv"))), 1e-5)
 
 	// The unfolded network in eval mode computes the same function.
@@ -101,7 +104,9 @@ func TestGoldenInputGrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	grad := make([]float32, len(g.x))
-	m.InputGrad(grad, nil, g.x, g.labels)
+	if err := m.InputGrad(context.Background(), grad, nil, g.x, g.labels); err != nil {
+		t.Fatal(err)
+	}
 	within(t, "input grad", grad, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "input_grad.csv"))), 1e-5)
 }
 
@@ -295,7 +300,9 @@ func TestGoldenMCDropoutFold(t *testing.T) {
 	m.Logits(logits, g.x)
 	within(t, "mc-dropout logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 256)
-	m.Probs(probs, g.x)
+	if err := m.Probs(context.Background(), probs, g.x); err != nil {
+		t.Fatal(err)
+	}
 	within(t, "mc-dropout probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(dir, "probs.csv"))), 1e-5)
 
 	// A train-mode forward of the dropout net with that mask on fc2's input

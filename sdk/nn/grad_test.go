@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -217,11 +218,15 @@ func checkInputGrad(t *testing.T, a Arch, b int, seed uint64) {
 		t.Fatal(err)
 	}
 	g := make([]float32, len(x))
-	m.InputGrad(g, nil, x, y)
+	if err := m.InputGrad(context.Background(), g, nil, x, y); err != nil {
+		t.Fatal(err)
+	}
 	k := m.Classes()
 	prob := func(xx []float32, b int) float64 {
 		pr := make([]float32, len(y)*k)
-		m.Probs(pr, xx)
+		if err := m.Probs(context.Background(), pr, xx); err != nil {
+			t.Fatal(err)
+		}
 		return float64(pr[b*k+y[b]])
 	}
 	n := m.InputLen()
@@ -289,7 +294,7 @@ func TestGoldenGradCAMLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := m.LayerShape("conv4")
+	sh, err := m.LayerShape(context.Background(), "conv4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +304,7 @@ func TestGoldenGradCAMLayer(t *testing.T) {
 	B := len(g.labels)
 	act := make([]float32, B*sh.Size())
 	grad := make([]float32, B*sh.Size())
-	if err := m.LayerGrad(act, grad, g.x, g.labels, "conv4"); err != nil {
+	if err := m.LayerGrad(context.Background(), act, grad, g.x, g.labels, "conv4"); err != nil {
 		t.Fatal(err)
 	}
 	cam := make([]float32, B*sh.T)
@@ -316,7 +321,7 @@ func TestGoldenGradCAMLayer(t *testing.T) {
 		}
 	}
 	within(t, "grad-cam", cam, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "gradcam_raw.csv"))), 1e-5)
-	if _, err := m.LayerShape("nope"); err == nil {
+	if _, err := m.LayerShape(context.Background(), "nope"); err == nil {
 		t.Error("unknown layer accepted")
 	}
 }

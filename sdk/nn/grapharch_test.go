@@ -88,8 +88,12 @@ func TestGraphTrainsAsLayers(t *testing.T) {
 		t.Fatalf("Open of a graph arch gave %T", mg)
 	}
 	pl, pg := make([]float32, val.N*K), make([]float32, val.N*K)
-	ml.Probs(pl, val.X)
-	mg.Probs(pg, val.X)
+	if err := ml.Probs(context.Background(), pl, val.X); err != nil {
+		t.Fatal(err)
+	}
+	if err := mg.Probs(context.Background(), pg, val.X); err != nil {
+		t.Fatal(err)
+	}
 	for i := range pl {
 		if math.Abs(float64(pl[i]-pg[i])) > 1e-4 {
 			t.Fatalf("probability %d: %g with layers, %g as a graph", i, pl[i], pg[i])

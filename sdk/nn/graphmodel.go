@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -19,10 +20,9 @@ import (
 // Probs runs the folded inference pass (graph.Net.FoldEval: a batchnorm
 // folded into the convolution before it, and the ReLU after it into the
 // convolution's kernel call); gradients, layers, the incremental paths
-// and PlainProbs run every node.
-// Model's methods return no errors: a failed computation (a non-finite
-// probability, an unknown target) panics with an error value, which the
-// in-process explainers' driver and the model service recover and report.
+// (PerturbedProbs) and PlainProbs run every node.
+// A failed computation (a non-finite probability, an unknown target) is
+// the call's error.
 type GraphModel struct {
 	spec  graph.Spec
 	theta []float32
@@ -31,7 +31,7 @@ type GraphModel struct {
 	pool  sync.Pool // *graph.Net
 
 	mu   sync.Mutex
-	path graph.Path // the copies of WindowProbs and SpanProbs so far
+	path graph.Path // the copies of PerturbedProbs so far
 }
 
 // NewGraphModel returns net, with its current Theta, as a Model. net
@@ -68,42 +68,63 @@ func (m *GraphModel) InputLen() int { return m.n }
 // Classes is the number of class probabilities.
 func (m *GraphModel) Classes() int { return m.k }
 
-// Probs writes the class probabilities of the batch x (Net.Forward).
-func (m *GraphModel) Probs(dst, x []float32) {
+// graphBatch is the most inputs one pass of a GraphModel's Probs,
+// PlainProbs, InputGrad or LayerGrad computes; a larger batch runs in
+// chunks, ctx checked between them (each input's values are its own, so
+// the bytes do not depend on the chunks).
+const graphBatch = 64
+
+// chunks runs f on the inputs of x in chunks of graphBatch, on a Net of
+// the pool, stopping at ctx's end. dst, if not nil, must hold per values
+// an input.
+func (m *GraphModel) chunks(ctx context.Context, x, dst []float32, per int, f func(n *graph.Net, b0, b1 int) error) error {
+	b, err := wholeInputs(x, m.n)
+	if err != nil {
+		return fmt.Errorf("graph %q: %w", m.spec.Name, err)
+	}
+	if dst != nil && len(dst) != b*per {
+		return fmt.Errorf("graph %q: %d values for the answers of %d inputs; want %d", m.spec.Name, len(dst), b, b*per)
+	}
 	n := m.get()
 	defer m.put(n)
-	if err := n.Forward(dst, x); err != nil {
-		panic(err)
-	}
+	return inChunks(ctx, b, graphBatch, func(b0, b1 int) error { return f(n, b0, b1) })
+}
+
+// Probs writes the class probabilities of the batch x (Net.Forward).
+func (m *GraphModel) Probs(ctx context.Context, dst, x []float32) error {
+	return m.chunks(ctx, x, dst, m.k, func(n *graph.Net, b0, b1 int) error {
+		return n.Forward(dst[b0*m.k:b1*m.k], x[b0*m.n:b1*m.n])
+	})
 }
 
 // PlainProbs writes the class probabilities of the batch x as the
-// incremental paths compute them (Net.ForwardUnfolded): WindowProbs and
-// SpanProbs of a copy equal to x give these bits, which Probs's folded
-// pass does not (it differs by float32 rounding). An explainer that sets
-// perturbed copies' probabilities against the unperturbed input's takes
-// the latter from here, so that a window that changes nothing scores
-// exactly 0.
-func (m *GraphModel) PlainProbs(dst, x []float32) {
-	n := m.get()
-	defer m.put(n)
-	if err := n.ForwardUnfolded(dst, x); err != nil {
-		panic(err)
-	}
+// incremental paths compute them (Net.ForwardUnfolded): the perturbed
+// copies of PerturbedProbs that equal x give these bits, which Probs's
+// folded pass does not (it differs by float32 rounding); PerturbedProbs's
+// unperturbed probability is this one.
+func (m *GraphModel) PlainProbs(ctx context.Context, dst, x []float32) error {
+	return m.chunks(ctx, x, dst, m.k, func(n *graph.Net, b0, b1 int) error {
+		return n.ForwardUnfolded(dst[b0*m.k:b1*m.k], x[b0*m.n:b1*m.n])
+	})
 }
 
 // InputGrad writes d p_target / d x of each input and, if probs is not
 // nil, the probabilities (Net.Grad).
-func (m *GraphModel) InputGrad(dst, probs, x []float32, target []int) {
-	n := m.get()
-	defer m.put(n)
-	if err := n.Grad(x, graph.GradRequest{Targets: target, Probs: probs, Input: dst}); err != nil {
-		panic(err)
+func (m *GraphModel) InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error {
+	if b, err := wholeInputs(x, m.n); err == nil && (len(target) != b || probs != nil && len(probs) != b*m.k) {
+		return fmt.Errorf("graph %q: %d targets and %d probabilities for %d inputs; want one target and %d probabilities an input", m.spec.Name, len(target), len(probs), b, m.k)
 	}
+	return m.chunks(ctx, x, dst, m.n, func(n *graph.Net, b0, b1 int) error {
+		r := graph.GradRequest{Targets: target[b0:b1], Input: dst[b0*m.n : b1*m.n]}
+		if probs != nil {
+			r.Probs = probs[b0*m.k : b1*m.k]
+		}
+		return n.Grad(x[b0*m.n:b1*m.n], r)
+	})
 }
 
 // LayerShape is the output shape of module path layer (Net.Layer).
-func (m *GraphModel) LayerShape(layer string) (Shape, error) {
+func (m *GraphModel) LayerShape(_ context.Context, layer string) (Shape, error) {
 	n := m.get()
 	defer m.put(n)
 	l, err := n.Layer(layer)
@@ -115,14 +136,24 @@ func (m *GraphModel) LayerShape(layer string) (Shape, error) {
 
 // LayerGrad writes the output of module path layer and d p_target / d of
 // it, B x C x T each.
-func (m *GraphModel) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+func (m *GraphModel) LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error {
+	b, err := wholeInputs(x, m.n)
+	if err != nil {
+		return fmt.Errorf("graph %q: %w", m.spec.Name, err)
+	}
 	n := m.get()
-	defer m.put(n)
 	l, err := n.Layer(layer)
+	m.put(n)
 	if err != nil {
 		return err
 	}
-	return n.Grad(x, graph.GradRequest{Targets: target, Layer: &l, Act: act, LayerGrad: grad})
+	sz := l.Shape.Size()
+	if len(act) != b*sz || len(grad) != b*sz || len(target) != b {
+		return fmt.Errorf("graph %q: layer %q: want act and grad of %d values and %d targets, got %d, %d, %d", m.spec.Name, layer, b*sz, b, len(act), len(grad), len(target))
+	}
+	return m.chunks(ctx, x, nil, 0, func(n *graph.Net, b0, b1 int) error {
+		return n.Grad(x[b0*m.n:b1*m.n], graph.GradRequest{Targets: target[b0:b1], Layer: &l, Act: act[b0*sz : b1*sz], LayerGrad: grad[b0*sz : b1*sz]})
+	})
 }
 
 // LayerField is the receptive field of module path layer in input
@@ -140,69 +171,61 @@ func (m *GraphModel) LayerField(layer string) (stride, lo, hi int, err error) {
 	return s.Stride, s.Lo, s.Hi, nil
 }
 
-// WindowProbs writes dst[j] = p_class(x with samples starts[j] ..
-// starts[j]+width-1 of every channel set to baseline) for the one input x,
-// as WindowProbsOf does, by graph.Net.WindowProbs: only the steps whose
-// receptive field reads an occluded sample are recomputed (or forward
-// passes, when that does not pay; Path says which).
-func (m *GraphModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
-	m.run(func(n *graph.Net) (graph.Path, error) {
-		return n.WindowProbs(dst, x, nil, starts, width, baseline, class)
-	})
-}
-
-// WindowProbsSignal is WindowProbs with the occluded samples taken from
-// the baseline signal z of x's layout.
-func (m *GraphModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
-	m.run(func(n *graph.Net) (graph.Path, error) {
-		return n.WindowProbs(dst, x, z, starts, width, 0, class)
-	})
-}
-
-// SpanProbs writes dst[j] = p_class(x with the samples of every span of
-// spans[j] set to baseline in every channel), by graph.Net.SpanProbs.
-func (m *GraphModel) SpanProbs(dst, x []float32, spans [][]Span, baseline float32, class int) {
-	gs := graphSpans(spans, func(s Span) graph.ChannelSpan { return graph.ChannelSpan{Ch: graph.AllChannels, Lo: s.Lo, Hi: s.Hi} })
-	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
-}
-
-// ChannelSpanProbs writes dst[j] = p_class(x with the spans of spans[j]
-// set to baseline, each in its channel or, Ch = AllChannels, in every
-// channel), by graph.Net.SpanProbs.
-func (m *GraphModel) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float32, class int) {
-	gs := graphSpans(spans, func(s ChannelSpan) graph.ChannelSpan { return graph.ChannelSpan{Ch: s.Ch, Lo: s.Lo, Hi: s.Hi} })
-	m.run(func(n *graph.Net) (graph.Path, error) { return n.SpanProbs(dst, x, gs, baseline, class) })
-}
-
-// graphSpans converts each span of spans with to.
-func graphSpans[S any](spans [][]S, to func(S) graph.ChannelSpan) [][]graph.ChannelSpan {
-	gs := make([][]graph.ChannelSpan, len(spans))
-	for j, sp := range spans {
-		gs[j] = make([]graph.ChannelSpan, len(sp))
-		for i, s := range sp {
-			gs[j][i] = to(s)
-		}
+// PerturbedProbs computes a Perturbation (see Perturbed) by
+// graph.Net.WindowProbs (windows) or graph.Net.SpanProbs (spans of a
+// constant baseline): only the steps whose receptive field reads a
+// perturbed sample are recomputed, or forward passes run when that does
+// not pay (Path says which). The unperturbed probability is PlainProbs's.
+// Spans with a baseline signal it leaves to Perturbed's forward passes.
+func (m *GraphModel) PerturbedProbs(ctx context.Context, req Perturbation, dst []float32) (bool, error) {
+	if req.Spans != nil && req.Signal != nil {
+		return false, nil
 	}
-	return gs
-}
-
-// run runs f on a Net of the pool, panicking with its error (as Probs
-// does), and adds its path to Path's.
-func (m *GraphModel) run(f func(n *graph.Net) (graph.Path, error)) {
 	n := m.get()
 	defer m.put(n)
-	p, err := f(n)
+	N := req.Copies()
+	var p graph.Path
+	var err error
+	switch {
+	case N == 0:
+	case req.Spans != nil:
+		gs := make([][]graph.ChannelSpan, len(req.Spans))
+		for j, sp := range req.Spans {
+			gs[j] = make([]graph.ChannelSpan, len(sp))
+			for i, s := range sp {
+				gs[j][i] = graph.ChannelSpan{Ch: s.Ch, Lo: s.Lo, Hi: s.Hi}
+			}
+		}
+		p, err = n.SpanProbs(dst[:N], req.X, gs, req.Baseline, req.Class)
+	default:
+		base := req.Baseline
+		z := req.windowSignal(m.arch.InLen)
+		if z != nil {
+			base = 0
+		}
+		p, err = n.WindowProbs(dst[:N], req.X, z, req.Starts, req.Width, base, req.Class)
+	}
 	if err != nil {
-		panic(err)
+		return false, err
 	}
 	m.mu.Lock()
 	m.path = m.path.Add(p)
 	m.mu.Unlock()
+	if req.Unperturbed {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		probs := make([]float32, m.k)
+		if err := n.ForwardUnfolded(probs, req.X); err != nil {
+			return false, err
+		}
+		dst[N] = probs[req.Class]
+	}
+	return true, nil
 }
 
-// Path is how the perturbed copies of every WindowProbs,
-// WindowProbsSignal, SpanProbs and ChannelSpanProbs call so far were
-// computed: how many, how many incrementally, and the share of their
+// Path is how the perturbed copies of every PerturbedProbs call so far
+// were computed: how many, how many incrementally, and the share of their
 // forward passes' work done.
 func (m *GraphModel) Path() graph.Path {
 	m.mu.Lock()
@@ -210,4 +233,7 @@ func (m *GraphModel) Path() graph.Path {
 	return m.path
 }
 
-var _ Model = (*GraphModel)(nil)
+var (
+	_ Model     = (*GraphModel)(nil)
+	_ Perturber = (*GraphModel)(nil)
+)

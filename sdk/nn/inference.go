@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -115,45 +116,57 @@ func (m *Inference) InputLen() int { return m.net.InputLen() }
 // Classes is the number of classes.
 func (m *Inference) Classes() int { return m.net.Classes() }
 
-func (m *Inference) batches(x []float32, fn func(ws *Workspace, b0, b1 int)) {
-	n := m.InputLen()
-	if len(x)%n != 0 {
-		panic(fmt.Sprintf("nn: input of length %d is not a multiple of %d", len(x), n))
+// batches calls fn on the inputs of x, inferenceBatch at a time, with a
+// workspace of the pool, and stops at ctx's end (wrapped).
+func (m *Inference) batches(ctx context.Context, x []float32, fn func(ws *Workspace, b0, b1 int)) error {
+	B, err := wholeInputs(x, m.InputLen())
+	if err != nil {
+		return fmt.Errorf("arch %q: %w", m.orig.Arch.Name, err)
 	}
-	B := len(x) / n
 	ws := m.pool.Get().(*Workspace)
 	defer m.pool.Put(ws)
-	for b0 := 0; b0 < B; b0 += inferenceBatch {
-		fn(ws, b0, min(b0+inferenceBatch, B))
-	}
+	return inChunks(ctx, B, inferenceBatch, func(b0, b1 int) error {
+		fn(ws, b0, b1)
+		return nil
+	})
 }
 
 // Probs writes the class probabilities of a batch.
-func (m *Inference) Probs(dst, x []float32) {
+func (m *Inference) Probs(ctx context.Context, dst, x []float32) error {
 	n, k := m.InputLen(), m.Classes()
-	m.batches(x, func(ws *Workspace, b0, b1 int) {
+	if len(dst) != len(x)/n*k {
+		return fmt.Errorf("arch %q: %d values for the probabilities of %d inputs; want %d", m.orig.Arch.Name, len(dst), len(x)/n, len(x)/n*k)
+	}
+	return m.batches(ctx, x, func(ws *Workspace, b0, b1 int) {
 		m.net.Forward(ws, m.folded, x[b0*n:b1*n], false, nil)
 		Softmax(dst[b0*k:b1*k], ws.Logits(), k)
 	})
 }
 
+// probs is Probs of inputs known to be whole, for the incremental paths.
+func (m *Inference) probs(dst, x []float32) {
+	if err := m.Probs(context.Background(), dst, x); err != nil {
+		panic(err)
+	}
+}
+
 // Logits writes the logits of a batch.
 func (m *Inference) Logits(dst, x []float32) {
 	n, k := m.InputLen(), m.Classes()
-	m.batches(x, func(ws *Workspace, b0, b1 int) {
+	if err := m.batches(context.Background(), x, func(ws *Workspace, b0, b1 int) {
 		m.net.Forward(ws, m.folded, x[b0*n:b1*n], false, nil)
 		copy(dst[b0*k:b1*k], ws.Logits())
-	})
+	}); err != nil {
+		panic(err)
+	}
 }
 
 // probGrad writes into dz the gradient of p_{target} with respect to the
 // logits, d p_y / d z_j = p_y (δ_jy - p_j), and the probabilities into p.
+// The targets are in range (checkTargets).
 func probGrad(dz, p, z []float32, target []int, k int) {
 	Softmax(p, z, k)
 	for r, y := range target {
-		if y < 0 || y >= k {
-			panic(fmt.Sprintf("nn: target %d of input %d out of range 0..%d", y, r, k-1))
-		}
 		pr, dr := p[r*k:(r+1)*k], dz[r*k:(r+1)*k]
 		py := pr[y]
 		for j := range dr {
@@ -163,12 +176,35 @@ func probGrad(dz, p, z []float32, target []int, k int) {
 	}
 }
 
+// checkTargets checks one target in range an input of x.
+func (m *Inference) checkTargets(x []float32, target []int) error {
+	B, err := wholeInputs(x, m.InputLen())
+	if err != nil {
+		return fmt.Errorf("arch %q: %w", m.orig.Arch.Name, err)
+	}
+	if len(target) != B {
+		return fmt.Errorf("arch %q: %d targets for %d inputs; want one an input", m.orig.Arch.Name, len(target), B)
+	}
+	for r, y := range target {
+		if y < 0 || y >= m.Classes() {
+			return fmt.Errorf("arch %q: target %d of input %d out of range 0..%d", m.orig.Arch.Name, y, r, m.Classes()-1)
+		}
+	}
+	return nil
+}
+
 // InputGrad writes d p_{target[b]} / d x_b, and the probabilities if probs
 // is not nil.
-func (m *Inference) InputGrad(dst, probs, x []float32, target []int) {
+func (m *Inference) InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error {
+	if err := m.checkTargets(x, target); err != nil {
+		return err
+	}
 	n, k := m.InputLen(), m.Classes()
+	if len(dst) != len(x) || probs != nil && len(probs) != len(target)*k {
+		return fmt.Errorf("arch %q: %d gradient values and %d probabilities for %d inputs; want %d and %d", m.orig.Arch.Name, len(dst), len(probs), len(target), len(x), len(target)*k)
+	}
 	var dz, p [inferenceBatch * 64]float32
-	m.batches(x, func(ws *Workspace, b0, b1 int) {
+	return m.batches(ctx, x, func(ws *Workspace, b0, b1 int) {
 		nb := b1 - b0
 		m.net.Forward(ws, m.folded, x[b0*n:b1*n], false, nil)
 		dzb, pb := bufs(dz[:], p[:], nb*k)
@@ -188,7 +224,7 @@ func bufs(a, b []float32, n int) ([]float32, []float32) {
 }
 
 // LayerShape is the per-input output shape of a named layer.
-func (m *Inference) LayerShape(layer string) (Shape, error) {
+func (m *Inference) LayerShape(_ context.Context, layer string) (Shape, error) {
 	i, err := m.net.LayerIndex(layer)
 	if err != nil {
 		return Shape{}, err
@@ -197,7 +233,7 @@ func (m *Inference) LayerShape(layer string) (Shape, error) {
 }
 
 // LayerGrad writes the output of a named layer and d p_{target} / d output.
-func (m *Inference) LayerGrad(act, grad, x []float32, target []int, layer string) error {
+func (m *Inference) LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error {
 	li, err := m.net.LayerIndex(layer)
 	if err != nil {
 		return err
@@ -208,8 +244,11 @@ func (m *Inference) LayerGrad(act, grad, x []float32, target []int, layer string
 	if len(act) < B*sz || len(grad) < B*sz || len(target) != B {
 		return fmt.Errorf("layer %q: want act and grad of %d values and %d targets, got %d, %d, %d", layer, B*sz, B, len(act), len(grad), len(target))
 	}
+	if err := m.checkTargets(x, target); err != nil {
+		return err
+	}
 	var dz, p [inferenceBatch * 64]float32
-	m.batches(x, func(ws *Workspace, b0, b1 int) {
+	return m.batches(ctx, x, func(ws *Workspace, b0, b1 int) {
 		nb := b1 - b0
 		m.net.Forward(ws, m.folded, x[b0*n:b1*n], false, nil)
 		copy(act[b0*sz:b1*sz], ws.Act(li))
@@ -218,7 +257,65 @@ func (m *Inference) LayerGrad(act, grad, x []float32, target []int, layer string
 		g := m.net.backward(ws, m.folded, dzb, nil, li, false)
 		copy(grad[b0*sz:b1*sz], g)
 	})
-	return nil
+}
+
+// PerturbedProbs computes a Perturbation (see Perturbed) by the paths of
+// a local stack before a global max pool (PooledLen() > 0): windows by
+// WindowProbsCached (with req.Cache, and the unperturbed probability by
+// the same head) when req asks for the unperturbed probability or gives a
+// cache, else by WindowProbs; spans of a constant baseline by SpanProbs
+// (every span of every channel, in order) or ChannelSpanProbs.
+// Other networks and requests take Perturbed's forward passes.
+func (m *Inference) PerturbedProbs(_ context.Context, req Perturbation, dst []float32) (bool, error) {
+	N := req.Copies()
+	if m.planWindows() == nil || N == 0 {
+		return false, nil
+	}
+	if req.Spans != nil {
+		if req.Signal != nil || req.Unperturbed {
+			return false, nil
+		}
+		if sp, ok := allChannelSpans(req.Spans); ok {
+			m.SpanProbs(dst, req.X, sp, req.Baseline, req.Class)
+		} else {
+			m.ChannelSpanProbs(dst, req.X, req.Spans, req.Baseline, req.Class)
+		}
+		return true, nil
+	}
+	z := req.windowSignal(m.net.in.T)
+	switch {
+	case (req.Unperturbed || req.Cache != nil) && z != nil:
+		p0 := m.WindowProbsCachedSignal(dst, req.X, z, req.Starts, req.Width, req.Class, req.Cache)
+		if req.Unperturbed {
+			dst[N] = p0
+		}
+	case req.Unperturbed || req.Cache != nil:
+		p0 := m.WindowProbsCached(dst, req.X, req.Starts, req.Width, req.Baseline, req.Class, req.Cache)
+		if req.Unperturbed {
+			dst[N] = p0
+		}
+	case z != nil:
+		m.WindowProbsSignal(dst, req.X, z, req.Starts, req.Width, req.Class)
+	default:
+		m.WindowProbs(dst, req.X, req.Starts, req.Width, req.Baseline, req.Class)
+	}
+	return true, nil
+}
+
+// allChannelSpans is spans as Spans of every channel, when each span
+// covers every channel and a copy's spans are in order, not overlapping.
+func allChannelSpans(spans [][]ChannelSpan) ([][]Span, bool) {
+	out := make([][]Span, len(spans))
+	for j, sp := range spans {
+		out[j] = make([]Span, len(sp))
+		for i, s := range sp {
+			if s.Ch != AllChannels || i > 0 && s.Lo < sp[i-1].Hi {
+				return nil, false
+			}
+			out[j][i] = Span{Lo: s.Lo, Hi: s.Hi}
+		}
+	}
+	return out, true
 }
 
 // FoldBatchNorm returns an architecture and parameters computing the same

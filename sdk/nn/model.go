@@ -1,10 +1,21 @@
 package nn
 
-import "github.com/uaxai/uaxai/sdk/nn/internal/kern"
+import (
+	"context"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
+)
 
 // Model is the eval-mode view of one network that an explainer works
 // against. Batches are flat: x holds B inputs of InputLen() values each.
 // Implementations are safe for concurrent use.
+//
+// The calls that compute take a context first and return an error: a
+// model may be a client of a service (the model service of the protocol)
+// whose requests fail, and a long call (a batch of many inputs, computed
+// in chunks) stops at the first chunk after ctx ends, returning ctx.Err()
+// wrapped. A bad argument (x not whole inputs, a target out of range, an
+// unknown layer) is an error too, never a panic.
 type Model interface {
 	// Arch is the architecture the model was built from.
 	Arch() Arch
@@ -14,34 +25,75 @@ type Model interface {
 	Classes() int
 	// Probs writes the softmax class probabilities of a batch:
 	// dst[b*Classes()+j] = p_j(x_b). len(x) must be a multiple of InputLen().
-	Probs(dst, x []float32)
+	Probs(ctx context.Context, dst, x []float32) error
 	// InputGrad writes dst[b*InputLen()+t] = d p_{target[b]}(x_b) / d x_b[t],
 	// and, if probs is not nil, the class probabilities as Probs does.
-	InputGrad(dst, probs, x []float32, target []int)
+	InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error
 	// LayerShape is the per-input output shape of the named layer.
-	LayerShape(layer string) (Shape, error)
+	LayerShape(ctx context.Context, layer string) (Shape, error)
 	// LayerGrad writes the named layer's output for each input into act and
 	// d p_{target[b]} / d act into grad, both B*C*T values in (B, C, T) order.
-	LayerGrad(act, grad, x []float32, target []int, layer string) error
+	LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error
 }
 
-// PlainProber is a Model whose Probs runs a faster pass than its
-// incremental paths (WindowProbs, SpanProbs) and whose PlainProbs gives
-// the incremental paths' bits for unperturbed inputs (GraphModel).
-type PlainProber interface {
-	PlainProbs(dst, x []float32)
+// Perturbation asks for the class probabilities of perturbed copies of one
+// input X (C channels of T samples, channel-major): copies by windows
+// (Starts, Width, Channel: occlusion) or by sets of spans (Spans: LIME),
+// never both. A perturbed sample at index i takes Signal[i], or Baseline
+// when Signal is nil. Perturbed computes it for any Model.
+type Perturbation struct {
+	// X is the input, InputLen() values.
+	X []float32
+	// Class is the class whose probability each copy gets.
+	Class int
+	// Baseline is what a perturbed sample becomes, unless Signal is set.
+	Baseline float32
+	// Signal, if not nil, is a baseline signal of X's layout (InputLen()
+	// values): a perturbed sample at index i becomes Signal[i], so a
+	// sample is replaced by the same value in every copy.
+	Signal []float32
+	// Starts and Width are windows: copy j has the samples Starts[j] ..
+	// Starts[j]+Width-1 replaced, in channel Channel, or in every channel
+	// when Channel is AllChannels.
+	Starts  []int
+	Width   int
+	Channel int
+	// Spans are sets of spans: copy j has the samples of each span of
+	// Spans[j] replaced, each in its channel (every channel for Ch =
+	// AllChannels); spans may overlap and come in any order. Channel
+	// must then be AllChannels.
+	Spans [][]ChannelSpan
+	// Unperturbed asks for one value more, after the copies': p_Class(X)
+	// by the computation of the copies, so that a copy that changes
+	// nothing scores exactly p_Class(X).
+	Unperturbed bool
+	// Cache, if not nil, is a cache of trunk computations shared between
+	// models (MC dropout's draws share their layers up to the global max
+	// pool; see TrunkCache) that a model's own path may read and fill. The
+	// result is the same bytes with or without it.
+	Cache *TrunkCache
 }
 
-// PlainProbs writes m's class probabilities of the batch x by the
-// computation of m's incremental paths: PlainProbs where m has it, else
-// Probs. Set against the perturbed copies' probabilities of WindowProbs
-// or SpanProbs, a copy that changes nothing then scores exactly 0.
-func PlainProbs(m Model, dst, x []float32) {
-	if p, ok := m.(PlainProber); ok {
-		p.PlainProbs(dst, x)
-		return
+// Copies is the number of perturbed copies of r: its windows or its sets
+// of spans.
+func (r Perturbation) Copies() int {
+	if r.Spans != nil {
+		return len(r.Spans)
 	}
-	m.Probs(dst, x)
+	return len(r.Starts)
+}
+
+// Perturber is a Model with a path of its own to the probabilities of
+// perturbed copies of an input that is faster than forward passes of the
+// copies (a receptive-field recomputation, a service's own computation).
+// It is optional; an explainer calls Perturbed, never the method.
+type Perturber interface {
+	// PerturbedProbs writes what Perturbed writes for req, whose fields
+	// Perturbed has checked against the model, and reports true; or
+	// reports false, having written nothing, for a request the model has
+	// no path for, which Perturbed then computes by forward passes. The
+	// copies' values equal forward passes' up to float32 rounding.
+	PerturbedProbs(ctx context.Context, req Perturbation, dst []float32) (bool, error)
 }
 
 // Accelerated reports whether the AVX2+FMA kernels are in use (see package

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -75,7 +76,9 @@ func TestWindowProbsSignalDefinition(t *testing.T) {
 				m.WindowProbsSignal(got, x, z, starts, width, 1)
 				pr := make([]float32, k)
 				for j, s := range starts {
-					m.Probs(pr, withSignal(x, z, C, T, s, s+width))
+					if err := m.Probs(context.Background(), pr, withSignal(x, z, C, T, s, s+width)); err != nil {
+						t.Fatal(err)
+					}
 					if d := math.Abs(float64(got[j] - pr[1])); d > 1e-6 {
 						t.Fatalf("%s, %s baseline, width %d, window %d: WindowProbsSignal %v, definition %v", a.Name, name, width, s, got[j], pr[1])
 					}
@@ -121,7 +124,9 @@ func TestSharedTrunkSignal(t *testing.T) {
 				shared := make([]float32, len(starts))
 				p0 := m.WindowProbsCachedSignal(shared, x, z, starts, width, 2, cache)
 				pr := make([]float32, m.Classes())
-				m.Probs(pr, x)
+				if err := m.Probs(context.Background(), pr, x); err != nil {
+					t.Fatal(err)
+				}
 				if d := math.Abs(float64(p0 - pr[2])); d > 1e-6 {
 					t.Fatalf("%s width %d draw %d: p(x) %v, forward pass %v", a.Name, width, s, p0, pr[2])
 				}

@@ -738,7 +738,7 @@ func (m *Inference) ChannelSpanProbs(dst, x []float32, spans [][]ChannelSpan, ba
 			for j := j0; j < j1; j++ {
 				m.channelPerturbed(buf[(j-j0)*n:(j-j0+1)*n], x, spans[j], baseline)
 			}
-			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
+			m.probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
 			for j := j0; j < j1; j++ {
 				dst[j] = probs[(j-j0)*k+class]
 			}

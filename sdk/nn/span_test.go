@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -99,7 +100,9 @@ func TestSpanProbsDefinition(t *testing.T) {
 		pr := make([]float32, k)
 		for j, sp := range spans {
 			xo := perturbed(x, a, sp, 0.3)
-			m.Probs(pr, xo)
+			if err := m.Probs(context.Background(), pr, xo); err != nil {
+				t.Fatal(err)
+			}
 			if d := math.Abs(float64(got[j] - pr[1])); d > 1e-6 {
 				t.Fatalf("%s: spans %v: SpanProbs %v, forward pass %v", a.Name, sp, got[j], pr[1])
 			}
@@ -195,7 +198,9 @@ func TestSharedTrunkMatchesPlain(t *testing.T) {
 					shared := make([]float32, len(starts))
 					p0 := m.WindowProbsCached(shared, x, starts, width, 0, 1, cache)
 					pr := make([]float32, m.Classes())
-					m.Probs(pr, x)
+					if err := m.Probs(context.Background(), pr, x); err != nil {
+						t.Fatal(err)
+					}
 					if d := math.Abs(float64(p0 - pr[1])); d > 1e-6 {
 						t.Fatalf("%s width %d draw %d: p(x) %v, forward pass %v", c.a.Name, width, s, p0, pr[1])
 					}
@@ -573,7 +578,9 @@ func TestSpanProbsWithoutPool(t *testing.T) {
 	m.SpanProbs(got, x, spans, 0.7, 2)
 	pr := make([]float32, 3)
 	for j, sp := range spans {
-		m.Probs(pr, perturbed(x, a, sp, 0.7))
+		if err := m.Probs(context.Background(), pr, perturbed(x, a, sp, 0.7)); err != nil {
+			t.Fatal(err)
+		}
 		if got[j] != pr[2] {
 			t.Fatalf("spans %v: %v, forward pass %v", sp, got[j], pr[2])
 		}

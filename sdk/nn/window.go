@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"math"
 	"sync"
 
@@ -233,7 +234,7 @@ func (m *Inference) SpanProbs(dst, x []float32, spans [][]Span, baseline float32
 					baseFill{v: baseline}.set(row, m.net.in.C, T, s.Lo, s.Hi)
 				}
 			}
-			m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
+			m.probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
 			for j := j0; j < j1; j++ {
 				dst[j] = probs[(j-j0)*k+class]
 			}
@@ -519,37 +520,11 @@ func (m *Inference) localRange(i int, in, out []float32, r span, idx []int32) {
 	m.net.defs[i].localRange(m, i, in, out, r.lo, r.hi, idx)
 }
 
-// windowProbsPlain is WindowProbs by full forward passes.
+// windowProbsPlain is WindowProbs by full forward passes (Perturbed's).
 func (m *Inference) windowProbsPlain(dst, x []float32, starts []int, width int, f baseFill, class int) {
-	WindowProbsOf(m, dst, x, f.z, starts, width, f.v, class)
-}
-
-// WindowProbsOf computes what Inference.WindowProbs (z nil) and
-// WindowProbsSignal (z not nil) do, for any Model, by forward passes of
-// the occluded copies, 64 at a time: dst[j] = p_class(x with samples
-// starts[j] .. starts[j]+width-1 of every channel replaced by baseline,
-// or by z's samples there). x is one input; T = Arch().InLen.
-func WindowProbsOf(m Model, dst, x, z []float32, starts []int, width int, baseline float32, class int) {
-	n, k := m.InputLen(), m.Classes()
-	a := m.Arch()
-	if len(x) != n || len(dst) < len(starts) || (z != nil && len(z) != n) {
-		panic("nn: WindowProbsOf needs one input, a baseline signal of its length or none, and a dst per window")
-	}
-	f := baseFill{v: baseline, z: z}
-	const chunk = inferenceBatch
-	buf := make([]float32, min(chunk, len(starts))*n)
-	probs := make([]float32, min(chunk, len(starts))*k)
-	for j0 := 0; j0 < len(starts); j0 += chunk {
-		j1 := min(j0+chunk, len(starts))
-		for j := j0; j < j1; j++ {
-			row := buf[(j-j0)*n : (j-j0+1)*n]
-			copy(row, x)
-			f.set(row, a.InChannels, a.InLen, starts[j], starts[j]+width)
-		}
-		m.Probs(probs[:(j1-j0)*k], buf[:(j1-j0)*n])
-		for j := j0; j < j1; j++ {
-			dst[j] = probs[(j-j0)*k+class]
-		}
+	req := Perturbation{X: x, Class: class, Baseline: f.v, Signal: f.z, Starts: starts, Width: width, Channel: AllChannels}
+	if err := forwardPerturbed(context.Background(), m, req, dst[:len(starts)]); err != nil {
+		panic(err)
 	}
 }
 
@@ -560,8 +535,8 @@ func WindowProbsOf(m Model, dst, x, z []float32, starts []int, width int, baseli
 //	dst[c*T+t] = x[c*T+t]    for c != ch,
 //	dst[ch*T+t] = z[ch*T+t]  (or baseline, when z is nil).
 //
-// Occluding a window of every channel with dst (WindowProbsSignal,
-// WindowProbsCachedSignal, WindowProbsOf) occludes it in channel ch only,
+// Occluding a window of every channel with dst (a Perturbation's
+// Signal) occludes it in channel ch only,
 // since the other channels are replaced by themselves:
 //
 //	dst[j] = p_class(x with samples starts[j] .. starts[j]+width-1 of channel ch set to the baseline)

@@ -147,7 +147,9 @@ func (g *gradX) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest)
 	}
 	n := m.InputLen()
 	grad := make([]float32, len(req.X))
-	m.InputGrad(grad, nil, req.X, req.Targets)
+	if err := m.InputGrad(ctx, grad, nil, req.X, req.Targets); err != nil {
+		return nil, err
+	}
 	maps := make([][]float64, len(req.Targets))
 	top := 0.0
 	for b := range maps {

@@ -80,7 +80,7 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	if err != nil {
 		return nil, err
 	}
-	sh, err := m.LayerShape(c.layer)
+	sh, err := m.LayerShape(ctx, c.layer)
 	if err != nil {
 		return nil, fmt.Errorf("%s: key %q: %w", ID, "layer", err)
 	}
@@ -108,7 +108,7 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	b := len(req.Targets)
 	act := make([]float32, b*sh.Size())
 	grad := make([]float32, b*sh.Size())
-	if err := m.LayerGrad(act, grad, req.X, req.Targets, c.layer); err != nil {
+	if err := m.LayerGrad(ctx, act, grad, req.X, req.Targets, c.layer); err != nil {
 		return nil, fmt.Errorf("%s: %w", ID, err)
 	}
 	if err := ctx.Err(); err != nil {

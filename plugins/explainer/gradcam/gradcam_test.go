@@ -24,13 +24,13 @@ func TestGoldenRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := golden.CSV32(t, filepath.Join(dir, "gradcam_raw.csv"))
-	sh, err := m.LayerShape(DefaultLayer)
+	sh, err := m.LayerShape(context.Background(), DefaultLayer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	act := make([]float32, len(y)*sh.Size())
 	grad := make([]float32, len(y)*sh.Size())
-	if err := m.LayerGrad(act, grad, x, y, DefaultLayer); err != nil {
+	if err := m.LayerGrad(context.Background(), act, grad, x, y, DefaultLayer); err != nil {
 		t.Fatal(err)
 	}
 	cam := make([]float64, sh.T)

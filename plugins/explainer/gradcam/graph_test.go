@@ -100,7 +100,7 @@ func TestGraphCentreAsLayers(t *testing.T) {
 	}
 	worst := 0.0
 	for _, layer := range []string{"conv1", "conv2", "conv3", "conv4"} {
-		sh, err := lm.LayerShape(layer)
+		sh, err := lm.LayerShape(ctx, layer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestGoldenGraphStrided(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sh, err := m.LayerShape(layer)
+		sh, err := m.LayerShape(context.Background(), layer)
 		if err != nil {
 			t.Fatal(err)
 		}

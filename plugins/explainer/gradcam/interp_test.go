@@ -77,7 +77,7 @@ func TestExplainResampled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := m.LayerShape("conv4")
+	sh, err := m.LayerShape(ctx, "conv4")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,9 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		return nil, fmt.Errorf("x has %d values for %d inputs of %d", len(req.X), b, n)
 	}
 	grad := make([]float32, len(req.X))
-	m.InputGrad(grad, nil, req.X, req.Targets)
+	if err := m.InputGrad(ctx, grad, nil, req.X, req.Targets); err != nil {
+		return nil, fmt.Errorf("input gradients: %w", err)
+	}
 	maps := make([][]float64, b)
 	flat := make([]float64, b*n)
 	for i := range maps {

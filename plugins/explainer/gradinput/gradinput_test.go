@@ -81,7 +81,9 @@ func TestFiniteDifferences(t *testing.T) {
 	const h = 1e-3
 	probs := make([]float32, 4)
 	prob := func(b int, xb []float32) float64 {
-		m.Probs(probs, xb)
+		if err := m.Probs(context.Background(), probs, xb); err != nil {
+			t.Fatal(err)
+		}
 		return float64(probs[y[b]])
 	}
 	worst, scale := 0.0, 0.0

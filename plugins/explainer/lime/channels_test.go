@@ -83,7 +83,9 @@ func TestExplainChannels(t *testing.T) {
 			}
 		}
 		pr := make([]float32, n*16)
-		m.Probs(pr, xs)
+		if err := m.Probs(context.Background(), pr, xs); err != nil {
+			t.Fatal(err)
+		}
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = float64(pr[i*16+5])
@@ -187,9 +189,13 @@ func TestZeroWeightChannel(t *testing.T) {
 	}
 	var c Config
 	c.KernelWidth = 1
-	a, b := newScratch(n, C*T, 16), newScratch(n, C*T, 16)
-	c.outputs(m, x, 2, fs, masks, a)
-	c.outputs(m, x, 2, fs, kept, b)
+	a, b := newScratch(n, C*T), newScratch(n, C*T)
+	if err := c.outputs(context.Background(), m, x, 2, fs, masks, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.outputs(context.Background(), m, x, 2, fs, kept, b); err != nil {
+		t.Fatal(err)
+	}
 	moved := 0
 	for i := range a.out {
 		if d := math.Abs(a.out[i] - b.out[i]); d > 1e-6 {
@@ -243,9 +249,13 @@ func TestPermutedChannels(t *testing.T) {
 		}
 	}
 	c := Config{KernelWidth: 1}
-	a, b := newScratch(n, C*T, 16), newScratch(n, C*T, 16)
-	c.outputs(m, x, 7, fs, masks, a)
-	c.outputs(mp, xp, 7, fs, pm, b)
+	a, b := newScratch(n, C*T), newScratch(n, C*T)
+	if err := c.outputs(context.Background(), m, x, 7, fs, masks, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.outputs(context.Background(), mp, xp, 7, fs, pm, b); err != nil {
+		t.Fatal(err)
+	}
 	for i := range a.out {
 		if math.Abs(a.out[i]-b.out[i]) > 1e-6 || math.Abs(a.w[i]-b.w[i]) > 1e-12 {
 			t.Fatalf("sample %d: output %v weight %v; permuted %v, %v", i, a.out[i], a.w[i], b.out[i], b.w[i])

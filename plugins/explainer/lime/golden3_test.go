@@ -1,6 +1,7 @@
 package lime
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -47,7 +48,9 @@ func TestGoldenThreeChannels(t *testing.T) {
 	fs := Features{C: 3, T: 640, Width: 32, PerChannel: true}
 	for i, x := range xs {
 		pr := make([]float32, 16)
-		m.Probs(pr, x)
+		if err := m.Probs(context.Background(), pr, x); err != nil {
+			t.Fatal(err)
+		}
 		within32(t, "probs of input "+strconv.Itoa(i), pr, probs[i], 1e-5)
 		if len(s[i].masks) == 0 || len(s[i].masks[0]) != fs.Len() {
 			t.Fatalf("input %d: %d samples of %d features, want %d features", i, len(s[i].masks), len(s[i].masks[0]), fs.Len())
@@ -57,9 +60,11 @@ func TestGoldenThreeChannels(t *testing.T) {
 		c, b = Lasso(s[i].masks, s[i].output, s[i].weight, 1e-4)
 		near(t, "input "+strconv.Itoa(i)+" lasso", append(c, b), append(lasso[i], icpt[i][1]), 1e-9)
 		n := len(s[i].masks)
-		sc := newScratch(n, len(x), 16)
+		sc := newScratch(n, len(x))
 		cfg := Config{KernelWidth: 1}
-		cfg.outputs(m, x, y[i], fs, s[i].masks, sc)
+		if err := cfg.outputs(context.Background(), m, x, y[i], fs, s[i].masks, sc); err != nil {
+			t.Fatal(err)
+		}
 		var dw, do float64
 		for k := range n {
 			dw, do = max(dw, abs(sc.w[k]-s[i].weight[k])), max(do, abs(sc.out[k]-s[i].output[k]))

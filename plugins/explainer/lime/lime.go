@@ -162,20 +162,6 @@ func (f Features) ChannelSpans(dst [][]nn.ChannelSpan, masks [][]bool) [][]nn.Ch
 	return dst
 }
 
-// SpanProber is implemented by models that compute the probabilities of
-// copies of an input with time spans set to a baseline faster than a
-// forward pass each (nn.Inference.SpanProbs); their results equal the
-// forward passes' up to float32 rounding.
-type SpanProber interface {
-	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
-}
-
-// ChannelSpanProber is SpanProber for spans of single channels
-// (nn.Inference.ChannelSpanProbs).
-type ChannelSpanProber interface {
-	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
-}
-
 // Spans writes the masked-out features of each sample as time spans
 // (consecutive features merged): spans[i] covers the samples j*feature ..
 // min((j+1)*feature, n)-1 of every feature j with masks[i][j] false. It
@@ -214,43 +200,27 @@ func (c Config) features(m nn.Model) Features {
 type scratch struct {
 	xs, probs []float32
 	out, w    []float64
-	spans     [][]nn.Span
 	cspans    [][]nn.ChannelSpan
 }
 
-func newScratch(samples, n, k int) *scratch {
-	return &scratch{xs: make([]float32, samples*n), probs: make([]float32, samples*k), out: make([]float64, samples), w: make([]float64, samples)}
+func newScratch(samples, n int) *scratch {
+	return &scratch{xs: make([]float32, samples*n), probs: make([]float32, samples), out: make([]float64, samples), w: make([]float64, samples)}
 }
 
 // outputs writes sc.out[i], the target's probability of x with the
-// features masked out by masks[i] set to 0, and sc.w[i], its weight: by
-// the model's span path when it has one (SpanProbs when every feature
-// covers every channel, ChannelSpanProbs otherwise), else by forward
-// passes.
-func (c Config) outputs(m nn.Model, x []float32, target int, fs Features, masks [][]bool, sc *scratch) {
+// features masked out by masks[i] set to 0, and sc.w[i], its weight: the
+// masked features as spans (Features.ChannelSpans) of the model's
+// perturbed copies (nn.Perturbed: its own path, or forward passes).
+func (c Config) outputs(ctx context.Context, m nn.Model, x []float32, target int, fs Features, masks [][]bool, sc *scratch) error {
 	perturb(sc.xs, sc.w, x, masks, fs, c.KernelWidth)
-	sp, _ := m.(SpanProber)
-	csp, _ := m.(ChannelSpanProber)
-	switch {
-	case sp != nil && (fs.C == 1 || !fs.PerChannel):
-		sc.spans = Spans(sc.spans, masks, fs.Width, fs.T)
-		sp.SpanProbs(sc.probs[:len(masks)], x, sc.spans, 0, target)
-		for i := range masks {
-			sc.out[i] = float64(sc.probs[i])
-		}
-	case csp != nil:
-		sc.cspans = fs.ChannelSpans(sc.cspans, masks)
-		csp.ChannelSpanProbs(sc.probs[:len(masks)], x, sc.cspans, 0, target)
-		for i := range masks {
-			sc.out[i] = float64(sc.probs[i])
-		}
-	default:
-		k := m.Classes()
-		m.Probs(sc.probs, sc.xs)
-		for i := range masks {
-			sc.out[i] = float64(sc.probs[i*k+target])
-		}
+	sc.cspans = fs.ChannelSpans(sc.cspans, masks)
+	if err := nn.Perturbed(ctx, m, nn.Perturbation{X: x, Class: target, Spans: sc.cspans, Channel: nn.AllChannels}, sc.probs[:len(masks)]); err != nil {
+		return err
 	}
+	for i := range masks {
+		sc.out[i] = float64(sc.probs[i])
+	}
+	return nil
 }
 
 // fit returns the surrogate's coefficients on masks and sc's outputs and
@@ -277,7 +247,7 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	for i := range masks {
 		masks[i] = make([]bool, fs.Len())
 	}
-	sc := newScratch(c.Samples, n, k)
+	sc := newScratch(c.Samples, n)
 	maps := make([][]float64, len(req.Targets))
 	for b := range maps {
 		if err := ctx.Err(); err != nil {
@@ -288,7 +258,9 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		}
 		x := req.X[b*n : (b+1)*n]
 		Draw(masks, req.Seeds[b])
-		c.outputs(m, x, req.Targets[b], fs, masks, sc)
+		if err := c.outputs(ctx, m, x, req.Targets[b], fs, masks, sc); err != nil {
+			return nil, fmt.Errorf("%s: input %d: %w", ID, b, err)
+		}
 		coef := c.fit(masks, sc)
 		maps[b] = make([]float64, n)
 		for i := range maps[b] {

@@ -123,7 +123,9 @@ func TestGoldenSamples(t *testing.T) {
 			}
 		}
 		pr := make([]float32, len(s[wave].masks)*16)
-		m.Probs(pr, xs)
+		if err := m.Probs(context.Background(), pr, xs); err != nil {
+			t.Fatal(err)
+		}
 		sp := make([]float32, len(s[wave].masks))
 		m.SpanProbs(sp, xw, Spans(nil, s[wave].masks, 16, 640), 0, y[wave])
 		for i := range s[wave].masks {
@@ -274,7 +276,9 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 		// The explainer takes the outputs from SpanProbs on the masked-out
 		// spans, which equal forward passes of xs up to float32 rounding.
 		pr := make([]float32, n*16)
-		m.Probs(pr, xs)
+		if err := m.Probs(context.Background(), pr, xs); err != nil {
+			t.Fatal(err)
+		}
 		sp := make([]float32, n)
 		m.SpanProbs(sp, x[640:1280], Spans(nil, masks, feature, 640), 0, y[1])
 		out := make([]float64, n)

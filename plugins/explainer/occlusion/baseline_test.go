@@ -136,7 +136,7 @@ func TestBaselinesMatchDefinition(t *testing.T) {
 				}
 				for b := range B {
 					xb := x[b*n : (b+1)*n]
-					want := bruteForce(def, xb, targets[b], c.window, c.stride, baselineOf(t, cfg, xb, T), c.channels)
+					want := bruteForce(t, def, xb, targets[b], c.window, c.stride, baselineOf(t, cfg, xb, T), c.channels)
 					for i, w := range want {
 						if math.Abs(maps[b][i]-w) > 1e-6 {
 							t.Fatalf("%v, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v", cfg, name, b, i, i/T, i%T, maps[b][i], w)

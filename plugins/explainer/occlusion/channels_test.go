@@ -269,14 +269,18 @@ func TestEachDefinition(t *testing.T) {
 			}
 		}
 		probs := make([]float32, m.Classes())
-		m.Probs(probs, x)
+		if err := m.Probs(context.Background(), probs, x); err != nil {
+			t.Fatal(err)
+		}
 		p0 := float64(probs[y[0]])
 		for c := 0; c < 3; c++ {
 			sum, cnt := make([]float64, T), make([]float64, T)
 			for s := 0; s+w <= T; s += stride {
 				xo := append([]float32(nil), x...)
 				copy(xo[c*T+s:c*T+s+w], z[c*T+s:c*T+s+w])
-				m.Probs(probs, xo)
+				if err := m.Probs(context.Background(), probs, xo); err != nil {
+					t.Fatal(err)
+				}
 				for u := s; u < s+w; u++ {
 					sum[u] += p0 - float64(probs[y[0]])
 					cnt[u]++

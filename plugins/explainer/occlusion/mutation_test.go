@@ -48,11 +48,11 @@ type strictModel struct {
 	t *testing.T
 }
 
-func (s strictModel) Probs(dst, x []float32) {
+func (s strictModel) Probs(ctx context.Context, dst, x []float32) error {
 	if b := len(x) / s.InputLen(); len(dst) != b*s.Classes() {
 		s.t.Errorf("Probs: len(dst) = %d for %d inputs of %d classes", len(dst), b, s.Classes())
 	}
-	s.Model.Probs(dst, x)
+	return s.Model.Probs(ctx, dst, x)
 }
 
 // bruteForce is the definition in the package comment, one forward pass a
@@ -60,11 +60,13 @@ func (s strictModel) Probs(dst, x []float32) {
 // covering t of p_y(x) - p_y(x with samples s..s+w-1 of every channel
 // taken from the baseline signal z, len(z) = len(x)); with "each", the
 // window of row ch replaces the samples of channel ch alone.
-func bruteForce(m nn.Model, x []float32, y, window, stride int, z []float32, channels string) []float64 {
+func bruteForce(t *testing.T, m nn.Model, x []float32, y, window, stride int, z []float32, channels string) []float64 {
 	T, n, k := m.Arch().InLen, m.InputLen(), m.Classes()
 	C := n / T
 	p := make([]float32, k)
-	m.Probs(p, x)
+	if err := m.Probs(context.Background(), p, x); err != nil {
+		t.Fatal(err)
+	}
 	p0 := float64(p[y])
 	out := make([]float64, n)
 	xo := make([]float32, n)
@@ -87,7 +89,9 @@ func bruteForce(m nn.Model, x []float32, y, window, stride int, z []float32, cha
 					xo[ch*T+t] = z[ch*T+t]
 				}
 			}
-			m.Probs(p, xo)
+			if err := m.Probs(context.Background(), p, xo); err != nil {
+				t.Fatal(err)
+			}
 			for t := s; t < s+window; t++ {
 				sum[t] += p0 - float64(p[y])
 				cnt[t]++
@@ -140,7 +144,7 @@ func TestExplainMatchesDefinition(t *testing.T) {
 					t.Fatalf("window %d stride %d, %s: %v", c.window, c.stride, name, err)
 				}
 				for b := range B {
-					want := bruteForce(m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, constant(n, 0.25), channels)
+					want := bruteForce(t, m, x[b*n:(b+1)*n], targets[b], c.window, c.stride, constant(n, 0.25), channels)
 					for i, w := range want {
 						if math.Abs(maps[b][i]-w) > 1e-6 {
 							t.Fatalf("window %d stride %d channels %s, %s: input %d: map[%d] (channel %d, t %d) = %v, definition %v",

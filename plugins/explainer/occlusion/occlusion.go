@@ -149,35 +149,6 @@ func baselineName(c config) string {
 // the default, or "all").
 func (*Explainer) Check(cfg sdk.Config) error { _, err := parse(cfg); return err }
 
-// WindowProber is implemented by models that compute the probabilities of
-// occluded copies of an input faster than a full forward pass each (see
-// nn.Inference.WindowProbs). Results must equal the plain computation.
-type WindowProber interface {
-	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
-}
-
-// CachedWindowProber computes what WindowProber does, and the class
-// probability of the unperturbed input by the same computation, taking
-// what the layers up to the global max pool give from a cache shared
-// between models (see nn.TrunkCache), when PooledLen() > 0.
-type CachedWindowProber interface {
-	PooledLen() int
-	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-}
-
-// SignalWindowProber is WindowProber for a baseline signal z of the
-// input's layout (see nn.Inference.WindowProbsSignal).
-type SignalWindowProber interface {
-	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
-}
-
-// CachedSignalWindowProber is CachedWindowProber for a baseline signal
-// (see nn.Inference.WindowProbsCachedSignal).
-type CachedSignalWindowProber interface {
-	PooledLen() int
-	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
-}
-
 // Explain computes one occlusion map per input.
 func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	c, err := parse(req.Config)
@@ -208,29 +179,9 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		}
 	}
 	k := m.Classes()
-	fast, _ := m.(WindowProber)
-	cached, _ := m.(CachedWindowProber)
-	sigFast, _ := m.(SignalWindowProber)
-	sigCached, _ := m.(CachedSignalWindowProber)
-	if cached != nil && (cached.PooledLen() == 0 || e.trunks == nil) {
-		cached = nil
-	}
-	if sigCached != nil && (sigCached.PooledLen() == 0 || e.trunks == nil) {
-		sigCached = nil
-	}
 	C := n / T
-	each := !c.all && C > 1 // one channel at a time, by the signal paths
-	var zc []float32        // the baseline signal that occludes one channel
-	if each {
-		zc = make([]float32, n)
-	}
-	useCache := !each && (z == nil && cached != nil || z != nil && sigCached != nil) || each && sigCached != nil
-	var base []float32 // the class probabilities of the inputs, unless the cached path computes them
-	if !useCache {
-		base = make([]float32, B*k)
-		nn.PlainProbs(m, base, req.X) // the windows' own computation (a graph's Probs is folded)
-	}
-	pw := make([]float32, len(starts))
+	each := !c.all && C > 1              // one channel at a time
+	pw := make([]float32, len(starts)+1) // the windows', then x's probability
 	out := make([][]float64, B)
 	for b := 0; b < B; b++ {
 		if err := ctx.Err(); err != nil {
@@ -246,48 +197,36 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 				return nil, fmt.Errorf("%s: input %d: %w", ID, b, err)
 			}
 		}
+		// Every call asks for x's own probability by the windows'
+		// computation, so that a window that changes nothing scores 0.
+		r := nn.Perturbation{X: x, Class: y, Baseline: c.baseline, Signal: z, Starts: starts, Width: c.window, Channel: nn.AllChannels, Unperturbed: true, Cache: e.trunks}
 		out[b] = make([]float64, n)
-		if each {
-			for ch := 0; ch < C; ch++ {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				nn.ChannelBaseline(zc, x, z, c.baseline, T, ch)
-				var p0 float32
-				switch {
-				case useCache:
-					p0 = sigCached.WindowProbsCachedSignal(pw, x, zc, starts, c.window, y, e.trunks)
-				case sigFast != nil:
-					sigFast.WindowProbsSignal(pw, x, zc, starts, c.window, y)
-				default:
-					nn.WindowProbsOf(m, pw, x, zc, starts, c.window, 0, y)
-				}
-				if !useCache {
-					p0 = base[b*k+y]
-				}
-				Accumulate(out[b][ch*T:(ch+1)*T], p0, pw, starts, c.window)
+		if !each {
+			if err := nn.Perturbed(ctx, m, r, pw); err != nil {
+				return nil, fmt.Errorf("%s: input %d: %w", ID, b, err)
+			}
+			row := Accumulate(out[b][:T], pw[len(starts)], pw[:len(starts)], starts, c.window)
+			for ch := 1; ch < C; ch++ {
+				copy(out[b][ch*T:], row)
 			}
 			continue
 		}
+		// x's probability does not depend on the channel: the first
+		// channel's call computes it, the others reuse it.
 		var p0 float32
-		switch {
-		case useCache && z == nil:
-			p0 = cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
-		case useCache:
-			p0 = sigCached.WindowProbsCachedSignal(pw, x, z, starts, c.window, y, e.trunks)
-		case z == nil && fast != nil:
-			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
-		case z != nil && sigFast != nil:
-			sigFast.WindowProbsSignal(pw, x, z, starts, c.window, y)
-		default:
-			nn.WindowProbsOf(m, pw, x, z, starts, c.window, c.baseline, y)
-		}
-		if !useCache {
-			p0 = base[b*k+y]
-		}
-		row := Accumulate(out[b][:T], p0, pw, starts, c.window)
-		for ch := 1; ch < C; ch++ {
-			copy(out[b][ch*T:], row)
+		for ch := 0; ch < C; ch++ {
+			r.Channel, r.Unperturbed = ch, ch == 0
+			dst := pw
+			if ch > 0 {
+				dst = pw[:len(starts)]
+			}
+			if err := nn.Perturbed(ctx, m, r, dst); err != nil {
+				return nil, fmt.Errorf("%s: input %d, channel %d: %w", ID, b, ch, err)
+			}
+			if ch == 0 {
+				p0 = pw[len(starts)]
+			}
+			Accumulate(out[b][ch*T:(ch+1)*T], p0, pw[:len(starts)], starts, c.window)
 		}
 	}
 	return out, nil

@@ -54,7 +54,9 @@ func TestGraphMembers(t *testing.T) {
 		}
 		K := m.Classes()
 		got := make([]float32, len(wf)*K)
-		m.Probs(got, x)
+		if err := m.Probs(context.Background(), got, x); err != nil {
+			t.Fatal(err)
+		}
 		for i, row := range want {
 			for k, p := range row {
 				if math.Abs(float64(got[i*K+k]-p)) > 1e-5 {

@@ -460,7 +460,9 @@ func probs(t *testing.T, p []float32, d sdk.Dataset) []float64 {
 		t.Fatal(err)
 	}
 	out := make([]float32, d.N*3)
-	m.Probs(out, d.X)
+	if err := m.Probs(context.Background(), out, d.X); err != nil {
+		t.Fatal(err)
+	}
 	o := make([]float64, len(out))
 	for i, v := range out {
 		o[i] = float64(v)

@@ -40,7 +40,7 @@ func TestGraphDraws(t *testing.T) {
 	x := req.Val.X
 	B := req.Val.N
 	h := make([]float32, B*6)
-	if err := trained.LayerGrad(h, make([]float32, B*6), x, make([]int, B), DropoutNode); err != nil {
+	if err := trained.LayerGrad(context.Background(), h, make([]float32, B*6), x, make([]int, B), DropoutNode); err != nil {
 		t.Fatal(err)
 	}
 	seeds := []uint64{7, 8}
@@ -59,7 +59,9 @@ func TestGraphDraws(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := make([]float32, B*3)
-		m.Probs(got, x)
+		if err := m.Probs(context.Background(), got, x); err != nil {
+			t.Fatal(err)
+		}
 		mask := Mask(make([]bool, 6), 0.3, seeds[s])
 		for r := range B {
 			z := make([]float64, 3)
