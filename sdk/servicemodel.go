@@ -26,7 +26,7 @@ import (
 // This file is the plugin side of the model service: an nn.Model whose
 // computations the host does (service Model of the protocol). A Go
 // explainer that sets Info.WantsModel gets one in Explain; it computes
-// the same values as a local nn.Inference, because the host computes with
+// the same values as a local nn.GraphModel, because the host computes with
 // sdk/nn too.
 
 // serviceModel is one draw in the host's model service. Its methods have
@@ -49,7 +49,6 @@ type serviceModel struct {
 	arch     nn.Arch
 	inputLen int
 	classes  int
-	pooled   int          // the host's nn.Inference.PooledLen
 	layers   []namedShape // Describe's layers, in its order; none for an sdk/nn network
 	limit    CallLimit    // each request's deadline
 }
@@ -226,14 +225,11 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 	if arch.InChannels < 1 || arch.InLen < 1 || n < 1 || k < 1 || n != int64(arch.InChannels)*int64(arch.InLen) || pl < 0 || pl > 1<<20 {
 		return nil, fmt.Errorf("model service: Describe: input length %d, %d classes and pooled length %d do not fit the architecture (%d x %d inputs)", n, k, pl, arch.InChannels, arch.InLen)
 	}
-	if len(arch.Layers) == 0 && pl != 0 {
-		return nil, fmt.Errorf("model service: Describe: architecture %q has no layers (a model known by its shape) but a pooled length of %d; want 0 (no sdk/nn trunk to cache)", arch.Name, pl)
-	}
 	layers, err := describedLayers(info.GetLayers())
 	if err != nil {
 		return nil, fmt.Errorf("model service: Describe: %w", err)
 	}
-	m.arch, m.inputLen, m.classes, m.pooled, m.layers = arch, int(n), int(k), int(pl), layers
+	m.arch, m.inputLen, m.classes, m.layers = arch, int(n), int(k), layers
 	return m, nil
 }
 
@@ -480,44 +476,25 @@ func (m *serviceModel) LayerGrad(act, grad, x []float32, target []int, layer str
 }
 
 // WindowProbs writes the probabilities of occluded copies of x (see
-// nn.Inference.WindowProbs), computed by the service's fast path.
+// nn.GraphModel.WindowProbs), computed by the service's fast path.
 func (m *serviceModel) WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int) {
 	m.windows(dst, x, nil, starts, width, baseline, class)
 }
 
 // WindowProbsSignal is WindowProbs with a baseline signal z (see
-// nn.Inference.WindowProbsSignal).
+// nn.GraphModel.WindowProbsSignal).
 func (m *serviceModel) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
 	m.windows(dst, x, z, starts, width, 0, class)
 }
 
-// PooledLen is the host network's nn.Inference.PooledLen.
-func (m *serviceModel) PooledLen() int { return m.pooled }
-
-// WindowProbsCached is nn.Inference.WindowProbsCached computed by the
-// host, which gives the same bytes with or without a trunk cache; c, a
-// cache of this process, is not used.
-func (m *serviceModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, _ *nn.TrunkCache) float32 {
-	return m.windows(dst, x, nil, starts, width, baseline, class)
-}
-
-// WindowProbsCachedSignal is WindowProbsCached with a baseline signal z.
-func (m *serviceModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, _ *nn.TrunkCache) float32 {
-	return m.windows(dst, x, z, starts, width, 0, class)
-}
-
-// windows asks the service for the window probabilities of one input and
-// returns the unperturbed input's probability by the same computation.
-func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) float32 {
+// windows asks the service for the window probabilities of one input.
+func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, baseline float32, class int) {
 	if len(x) != m.inputLen || len(dst) < len(starts) {
 		panic("sdk: service model: WindowProbs needs one input and a dst per window")
 	}
 	if len(starts) == 0 { // the service wants a window
-		probs := make([]float32, m.classes)
-		m.Probs(probs, x)
-		return probs[class]
+		return
 	}
-	var p0 float32
 	split(len(starts), serviceBounds.starts, func(lo, hi int) {
 		r, err := request(m, "Windows", func() string { return fmt.Sprintf("1 input, %d windows", hi-lo) }, func(ctx context.Context) (*pb.WindowsResponse, error) {
 			return m.rpc.Windows(ctx, &pb.WindowsRequest{
@@ -529,23 +506,17 @@ func (m *serviceModel) windows(dst, x, z []float32, starts []int, width int, bas
 			failed(err)
 		}
 		into("Windows", "probs", dst[lo:hi], r.GetProbs())
-		var u [1]float32
-		into("Windows", "unperturbed", u[:], r.GetUnperturbed())
-		if lo == 0 {
-			p0 = u[0]
-		}
 	})
-	return p0
 }
 
 // SpanProbs writes the probabilities of copies of x with sets of spans set
-// to a baseline (see nn.Inference.SpanProbs), computed by the service.
+// to a baseline (see nn.GraphModel.SpanProbs), computed by the service.
 func (m *serviceModel) SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int) {
 	spanRequests(m, "SpanProbs", dst, x, spans, baseline, class, false, func(s nn.Span) (int, int, int) { return s.Lo, s.Hi, nn.AllChannels })
 }
 
 // ChannelSpanProbs writes the probabilities of copies of x with spans of
-// single channels set to a baseline (see nn.Inference.ChannelSpanProbs),
+// single channels set to a baseline (see nn.GraphModel.ChannelSpanProbs),
 // computed by the service (the channels of SpansRequest).
 func (m *serviceModel) ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int) {
 	spanRequests(m, "ChannelSpanProbs", dst, x, spans, baseline, class, true, func(s nn.ChannelSpan) (int, int, int) { return s.Lo, s.Hi, s.Ch })

@@ -66,11 +66,6 @@ type (
 		WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
 		WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
 	}
-	cachedProber interface {
-		PooledLen() int
-		WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-		WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
-	}
 	spanProber interface {
 		SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
 	}
@@ -83,7 +78,7 @@ type (
 // process: Config "fail" makes it call the service after the test closed
 // it (svc), "layer" asks for an unknown layer.
 type probe struct {
-	local *nn.Inference
+	local *nn.GraphModel
 	svc   *driver.ModelService
 }
 
@@ -94,7 +89,7 @@ func (probe) Check(cfg sdk.Config) error { return cfg.Only("fail", "layer") }
 
 func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	l := p.local
-	if _, ok := m.(*nn.Inference); ok {
+	if _, ok := m.(*nn.GraphModel); ok {
 		return nil, fmt.Errorf("a local model, not the service's")
 	}
 	if _, ok := req.Config["fail"]; ok {
@@ -162,43 +157,17 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	}
 	starts := []int{0, 4, 13}
 	wp, ok1 := m.(windowProber)
-	cp, ok2 := m.(cachedProber)
 	sp, ok3 := m.(spanProber)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("the service model lacks a fast path: windows %v cached %v spans %v", ok1, ok2, ok3)
-	}
-	if cp.PooledLen() != l.PooledLen() {
-		diffs = append(diffs, "PooledLen")
+	if !ok1 || !ok3 {
+		return nil, fmt.Errorf("the service model lacks a fast path: windows %v spans %v", ok1, ok3)
 	}
 	wa, wb := make([]float32, len(starts)), make([]float32, len(starts))
-	if l.PooledLen() == 0 { // no incremental path: forward passes, and Probs's p(x)
-		p0 := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
-		l.WindowProbs(wb, x0, starts, 7, 0.5, tg[0])
-		same("WindowProbsCached without a pool", wa, wb)
-		same("WindowProbsCached p0 without a pool", []float32{p0}, b[tg[0]:tg[0]+1])
-		wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
-		l.WindowProbsSignal(wb, x0, z, starts, 7, tg[0])
-		same("WindowProbsSignal without a pool", wa, wb)
-		return p.answer(B, n, diffs)
-	}
-	p0a := cp.WindowProbsCached(wa, x0, starts, 7, 0.5, tg[0], nil)
-	p0b := l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
-	same("WindowProbsCached", wa, wb)
-	same("WindowProbsCached p0", []float32{p0a}, []float32{p0b})
-	p0a = cp.WindowProbsCachedSignal(wa, x0, z, starts, 7, tg[0], nil)
-	p0b = l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
-	same("WindowProbsCachedSignal", wa, wb)
-	same("WindowProbsCachedSignal p0", []float32{p0a}, []float32{p0b})
-	// WindowProbs is the same computation as the cached path's windows.
 	wp.WindowProbs(wa, x0, starts, 7, 0.5, tg[0])
-	l.WindowProbsCached(wb, x0, starts, 7, 0.5, tg[0], nil)
+	l.WindowProbs(wb, x0, starts, 7, 0.5, tg[0])
 	same("WindowProbs", wa, wb)
 	wp.WindowProbsSignal(wa, x0, z, starts, 7, tg[0])
-	l.WindowProbsCachedSignal(wb, x0, z, starts, 7, tg[0], nil)
+	l.WindowProbsSignal(wb, x0, z, starts, 7, tg[0])
 	same("WindowProbsSignal", wa, wb)
-	if got := cp.WindowProbsCached(nil, x0, nil, 7, 0.5, tg[0], nil); got != b[tg[0]] {
-		diffs = append(diffs, fmt.Sprintf("no windows: p0 %v, Probs %v", got, b[tg[0]]))
-	}
 	spans := [][]nn.Span{{}, {{Lo: 2, Hi: 6}}, {{Lo: 0, Hi: 3}, {Lo: 10, Hi: 20}}, {{Lo: 1, Hi: 2}, {Lo: 4, Hi: 5}, {Lo: 7, Hi: 9}}}
 	sa, sb := make([]float32, len(spans)), make([]float32, len(spans))
 	sp.SpanProbs(sa, x0, spans, -1, tg[0])
@@ -351,9 +320,9 @@ func TestServiceModelSplitsByTheBounds(t *testing.T) {
 	}
 	// InputGrad: two requests for each of its two calls (with the
 	// probabilities and without); Layer: conv1's 3 inputs one a request;
-	// Windows: two requests for each of the 4 window calls; Spans: two
+	// Windows: two requests for each of the 2 window calls; Spans: two
 	// for SpanProbs, one for ChannelSpanProbs (3 perturbations, 3 pairs).
-	for k, want := range map[string]int{"InputGrad": 2 * 2, "Layer": 3, "Windows": 4 * 2, "Spans": 2 + 1} {
+	for k, want := range map[string]int{"InputGrad": 2 * 2, "Layer": 3, "Windows": 2 * 2, "Spans": 2 + 1} {
 		if got := rec.calls[k]; got != want {
 			t.Errorf("%s: %d requests; want %d", k, got, want)
 		}

@@ -234,7 +234,7 @@ func TestCountBounds(t *testing.T) {
 	logits := head + dense("fc", NumClasses)
 	// The paper network's activations a sample: input and every layer.
 	paper, _ := nn.LookupArch(nn.PaperArchName)
-	shapes, err := paper.Shapes()
+	shapes, err := paper.OutputShapes()
 	if err != nil {
 		t.Fatal(err)
 	}

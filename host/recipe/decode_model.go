@@ -281,7 +281,7 @@ func (d *decoder) checkModel(r *Recipe) error {
 			}
 			return d.errAt(p, "[model] %s: %v", key, err)
 		}
-		return d.checkArchBounds(r, a, nil)
+		return d.checkArchBounds(r, a)
 	}
 	if r.Model.Torch != "" {
 		a, err := r.Arch()
@@ -301,10 +301,6 @@ func (d *decoder) checkModel(r *Recipe) error {
 		return nil
 	}
 	a, err := r.Arch()
-	var shapes []nn.Shape
-	if err == nil {
-		shapes, err = a.Shapes()
-	}
 	if err != nil {
 		path := []string{"model"}
 		if r.Model.Layers == nil {
@@ -315,10 +311,15 @@ func (d *decoder) checkModel(r *Recipe) error {
 				}
 			}
 		} else {
-			// nn names the layer "layer N": point at it.
+			// nn names the layer "layer N", the graph its node N (node N is
+			// layer N): point at it.
 			var n int
-			if _, e := fmt.Sscanf(layerPart(err.Error()), "layer %d", &n); e == nil {
-				path = sub(path, "layers", strconv.Itoa(n))
+			if msg := layerPart(err.Error()); msg != "" {
+				if _, e := fmt.Sscanf(msg, "layer %d", &n); e == nil {
+					path = sub(path, "layers", strconv.Itoa(n))
+				} else if _, e := fmt.Sscanf(msg, "node %d", &n); e == nil {
+					path = sub(path, "layers", strconv.Itoa(n))
+				}
 			}
 		}
 		return d.errAt(path, "[model]: %v", err)
@@ -347,11 +348,16 @@ func (d *decoder) checkModel(r *Recipe) error {
 			return d.errAt(p, "[model]: architecture %q has %d logits, but [data] source %s has %d classes (accepted: a last layer of %d outputs)", a.Name, a.Classes(), sdk.Quote(r.Data.Source), k, k)
 		}
 	}
-	return d.checkArchBounds(r, a, shapes)
+	return d.checkArchBounds(r, a)
 }
 
+// layerPart is msg from its first "layer N" or "node N", "" without one.
 func layerPart(msg string) string {
-	if i := strings.Index(msg, "layer "); i >= 0 {
+	i, j := strings.Index(msg, "layer "), strings.Index(msg, "node ")
+	if i < 0 || j >= 0 && j < i {
+		i = j
+	}
+	if i >= 0 {
 		return msg[i:]
 	}
 	return ""

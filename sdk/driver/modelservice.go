@@ -330,7 +330,7 @@ func (v *modelServer) Describe(_ context.Context, r *pb.ModelRef) (*pb.ModelInfo
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pb.ModelInfo{ArchJson: arch, InputLen: int64(m.InputLen()), Classes: int64(m.Classes()), PooledLen: int64(pooledLen(m))}, nil
+	return &pb.ModelInfo{ArchJson: arch, InputLen: int64(m.InputLen()), Classes: int64(m.Classes())}, nil
 }
 
 // batch decodes and checks the inputs of a request: x holds B whole
@@ -446,31 +446,12 @@ func (v *modelServer) Layer(_ context.Context, r *pb.LayerRequest) (*pb.LayerRes
 	return out, nil
 }
 
-// The occluded-window probabilities of nn.Inference: WindowProbsCached
-// and WindowProbsCachedSignal (with a nil cache, which gives the same bytes
-// as a cache would) when the network has a global max pool after a local
-// stack, as explainer.occlusion computes in process; else full forward
-// passes.
-type windowsCached interface {
-	PooledLen() int
-	WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
-}
-
 // windowProber is a model's own occluded-window path without a cache
 // (nn.GraphModel's receptive-field recomputation), as
 // explainer.occlusion's WindowProber and SignalWindowProber.
 type windowProber interface {
 	WindowProbs(dst, x []float32, starts []int, width int, baseline float32, class int)
 	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
-}
-
-// pooledLen is m's nn.Inference.PooledLen, or 0.
-func pooledLen(m nn.Model) int {
-	if w, ok := m.(windowsCached); ok {
-		return w.PooledLen()
-	}
-	return 0
 }
 
 func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.WindowsResponse, error) {
@@ -549,12 +530,6 @@ func (v *modelServer) Windows(_ context.Context, r *pb.WindowsRequest) (*pb.Wind
 // same computation: the model's incremental path if it has one, else full
 // forward passes.
 func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base float32, class int) float32 {
-	if w, ok := m.(windowsCached); ok && w.PooledLen() > 0 {
-		if z != nil {
-			return w.WindowProbsCachedSignal(dst, x, z, starts, width, class, nil)
-		}
-		return w.WindowProbsCached(dst, x, starts, width, base, class, nil)
-	}
 	switch w, ok := m.(windowProber); {
 	case ok && z != nil:
 		w.WindowProbsSignal(dst, x, z, starts, width, class)
@@ -568,12 +543,12 @@ func windowProbs(m nn.Model, dst, x, z []float32, starts []int, width int, base 
 	return probs[class]
 }
 
-// spanProber is nn.Inference's SpanProbs.
+// spanProber is nn.GraphModel's SpanProbs.
 type spanProber interface {
 	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
 }
 
-// channelSpanProber is nn.Inference's ChannelSpanProbs.
+// channelSpanProber is nn.GraphModel's ChannelSpanProbs.
 type channelSpanProber interface {
 	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
 }

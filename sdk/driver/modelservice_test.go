@@ -39,7 +39,7 @@ func convArch() nn.Arch {
 	}}
 }
 
-func convModel(t testing.TB, seed uint64) (nn.Params, *nn.Inference) {
+func convModel(t testing.TB, seed uint64) (nn.Params, *nn.GraphModel) {
 	t.Helper()
 	lay, err := nn.NewLayout(convArch())
 	if err != nil {
@@ -175,14 +175,17 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 				switch {
 				case channel >= 0:
 					zc := nn.ChannelBaseline(make([]float32, n), xb, zb, 0.25, T, channel)
-					w0 = m.WindowProbsCachedSignal(want, xb, zc, starts, width, targets[b], nil)
+					m.WindowProbsSignal(want, xb, zc, starts, width, targets[b])
 				case signal:
-					w0 = m.WindowProbsCachedSignal(want, xb, zb, starts, width, targets[b], nil)
+					m.WindowProbsSignal(want, xb, zb, starts, width, targets[b])
 				default:
-					w0 = m.WindowProbsCached(want, xb, starts, width, 0.25, targets[b], nil)
+					m.WindowProbs(want, xb, starts, width, 0.25, targets[b])
 				}
+				pr := make([]float32, k)
+				m.PlainProbs(pr, xb)
+				w0 = pr[targets[b]]
 				if !slices.Equal(got[b*len(starts):(b+1)*len(starts)], want) || p0[b] != w0 {
-					t.Errorf("Windows (channel %d, signal %v) input %d: not the in-process WindowProbsCached bytes", channel, signal, b)
+					t.Errorf("Windows (channel %d, signal %v) input %d: not the in-process WindowProbs and PlainProbs bytes", channel, signal, b)
 				}
 			}
 			row, p := make([]float32, n), make([]float32, k)
@@ -326,9 +329,10 @@ func TestModelServicePlainModel(t *testing.T) {
 	}
 }
 
-// TestModelServiceNoPool: an nn.Inference without a global max pool
-// answers Windows by forward passes (its PooledLen is 0), with Probs's
-// p(x).
+// TestModelServiceNoPool: an nn.GraphModel without a global max pool
+// answers Windows by its WindowProbs, which equal forward passes of the
+// occluded copies within float32 rounding, with PlainProbs's p(x); its
+// Describe has no pooled length.
 func TestModelServiceNoPool(t *testing.T) {
 	a := nn.Arch{Name: "flat", InChannels: 1, InLen: 16, Layers: []nn.Layer{
 		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3}, {Kind: nn.KindReLU},
@@ -351,11 +355,18 @@ func TestModelServiceNoPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, probs := make([]float32, len(starts)), make([]float32, 3)
-	nn.WindowProbsOf(m, want, x, nil, starts, 4, 2, 1)
-	m.Probs(probs, x)
-	if got := f32(t, w.GetProbs()); !slices.Equal(got, want) || f32(t, w.GetUnperturbed())[0] != probs[1] {
-		t.Errorf("Windows %v (p0 %v), forward passes %v (p0 %v)", got, f32(t, w.GetUnperturbed()), want, probs[1])
+	want, plain, probs := make([]float32, len(starts)), make([]float32, len(starts)), make([]float32, 3)
+	m.WindowProbs(want, x, starts, 4, 2, 1)
+	nn.WindowProbsOf(m, plain, x, nil, starts, 4, 2, 1)
+	m.PlainProbs(probs, x)
+	got := f32(t, w.GetProbs())
+	if !slices.Equal(got, want) || f32(t, w.GetUnperturbed())[0] != probs[1] {
+		t.Errorf("Windows %v (p0 %v), WindowProbs %v (p0 %v)", got, f32(t, w.GetUnperturbed()), want, probs[1])
+	}
+	for j := range plain {
+		if d := math.Abs(float64(got[j] - plain[j])); d > 1e-6 {
+			t.Errorf("window %d: %v, forward passes %v", j, got[j], plain[j])
+		}
 	}
 	if info, err := rpc.Describe(context.Background(), &pb.ModelRef{Handle: h}); err != nil || info.GetPooledLen() != 0 {
 		t.Errorf("Describe: pooled length %d, %v; want 0", info.GetPooledLen(), err)
@@ -642,7 +653,7 @@ func (probsExplainer) Info() sdk.Info {
 }
 func (probsExplainer) Check(cfg sdk.Config) error { return cfg.Only("bad") }
 func (probsExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
-	if _, local := m.(*nn.Inference); local {
+	if _, local := m.(*nn.GraphModel); local {
 		return nil, errors.New("got a local model, not the service's")
 	}
 	n, k := m.InputLen(), m.Classes()

@@ -7,12 +7,13 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
-// GraphModel is a compiled graph network (sdk/nn/graph) with its
-// parameters as a Model, so that every explainer computes with it (and
-// the model service serves it to explainers in other processes). Its Arch
-// is the graph architecture (Arch.Graph): it has no Layers, a layer is a
-// module path (graph.Net.Layer), and LayerField gives a layer's receptive
-// field in input samples (for Grad-CAM's align = "centre").
+// GraphModel is a compiled network (sdk/nn/graph) with its parameters as
+// a Model, the one Model of sdk/nn, so that every explainer computes with
+// it (and the model service serves it to explainers in other processes).
+// Its Arch is the one it was opened with (NewModel; GraphArch of the spec
+// for NewGraphModel); a layer is a module path (graph.Net.Layer: a
+// layer's name, for a network of Layers), and LayerField gives a layer's
+// receptive field in input samples (for Grad-CAM's align = "centre").
 //
 // A GraphModel is safe for concurrent use: each call takes a Net of its
 // own from a pool (compiled from the same spec, with the same Theta).
@@ -68,13 +69,42 @@ func (m *GraphModel) InputLen() int { return m.n }
 // Classes is the number of class probabilities.
 func (m *GraphModel) Classes() int { return m.k }
 
-// Probs writes the class probabilities of the batch x (Net.Forward).
-func (m *GraphModel) Probs(dst, x []float32) {
+// modelBatch is the most inputs one pass of a GraphModel computes: a
+// larger batch runs in parts of modelBatch inputs, so that a Net's buffers
+// (kept in the pool) hold modelBatch inputs' values whatever the batch a
+// caller (the model service's client) asks for.
+const modelBatch = 64
+
+// parts runs f on a Net of the pool for the inputs [b0, b1) of the batch
+// x, modelBatch at a time; a batch that is not whole inputs, or whose
+// other buffers (want values an input, 0: none) do not fit, runs whole,
+// for the Net to report. It panics with f's error.
+func (m *GraphModel) parts(x []float32, bufs [][2]int, f func(n *graph.Net, b0, b1 int) error) {
 	n := m.get()
 	defer m.put(n)
-	if err := n.Forward(dst, x); err != nil {
-		panic(err)
+	B := len(x) / m.n
+	whole := len(x)%m.n != 0 || B <= modelBatch
+	for _, b := range bufs { // {length, values an input}
+		whole = whole || b[0] != B*b[1]
 	}
+	if whole {
+		if err := f(n, 0, B); err != nil {
+			panic(err)
+		}
+		return
+	}
+	for b0 := 0; b0 < B; b0 += modelBatch {
+		if err := f(n, b0, min(b0+modelBatch, B)); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Probs writes the class probabilities of the batch x (Net.Forward).
+func (m *GraphModel) Probs(dst, x []float32) {
+	m.parts(x, [][2]int{{len(dst), m.k}}, func(n *graph.Net, b0, b1 int) error {
+		return n.Forward(dst[b0*m.k:b1*m.k], x[b0*m.n:b1*m.n])
+	})
 }
 
 // PlainProbs writes the class probabilities of the batch x as the
@@ -85,21 +115,25 @@ func (m *GraphModel) Probs(dst, x []float32) {
 // the latter from here, so that a window that changes nothing scores
 // exactly 0.
 func (m *GraphModel) PlainProbs(dst, x []float32) {
-	n := m.get()
-	defer m.put(n)
-	if err := n.ForwardUnfolded(dst, x); err != nil {
-		panic(err)
-	}
+	m.parts(x, [][2]int{{len(dst), m.k}}, func(n *graph.Net, b0, b1 int) error {
+		return n.ForwardUnfolded(dst[b0*m.k:b1*m.k], x[b0*m.n:b1*m.n])
+	})
 }
 
 // InputGrad writes d p_target / d x of each input and, if probs is not
 // nil, the probabilities (Net.Grad).
 func (m *GraphModel) InputGrad(dst, probs, x []float32, target []int) {
-	n := m.get()
-	defer m.put(n)
-	if err := n.Grad(x, graph.GradRequest{Targets: target, Probs: probs, Input: dst}); err != nil {
-		panic(err)
+	bufs, nb := [...][2]int{{len(dst), m.n}, {len(target), 1}, {len(probs), m.k}}, 3
+	if probs == nil {
+		nb = 2
 	}
+	m.parts(x, bufs[:nb], func(n *graph.Net, b0, b1 int) error {
+		r := graph.GradRequest{Targets: target[b0:b1], Input: dst[b0*m.n : b1*m.n]}
+		if probs != nil {
+			r.Probs = probs[b0*m.k : b1*m.k]
+		}
+		return n.Grad(x[b0*m.n:b1*m.n], r)
+	})
 }
 
 // LayerShape is the output shape of module path layer (Net.Layer).
@@ -122,7 +156,20 @@ func (m *GraphModel) LayerGrad(act, grad, x []float32, target []int, layer strin
 	if err != nil {
 		return err
 	}
-	return n.Grad(x, graph.GradRequest{Targets: target, Layer: &l, Act: act, LayerGrad: grad})
+	B, sz := len(x)/m.n, l.Shape.Size()
+	if len(act) < B*sz || len(grad) < B*sz || len(target) != B {
+		return fmt.Errorf("layer %q: want act and grad of %d values and %d targets, got %d, %d, %d", layer, B*sz, B, len(act), len(grad), len(target))
+	}
+	if len(x)%m.n != 0 {
+		return n.Grad(x, graph.GradRequest{Targets: target, Layer: &l, Act: act, LayerGrad: grad})
+	}
+	for b0 := 0; b0 < B; b0 += modelBatch {
+		b1 := min(b0+modelBatch, B)
+		if err := n.Grad(x[b0*m.n:b1*m.n], graph.GradRequest{Targets: target[b0:b1], Layer: &l, Act: act[b0*sz : b1*sz], LayerGrad: grad[b0*sz : b1*sz]}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LayerField is the receptive field of module path layer in input

@@ -201,14 +201,14 @@ func (f Features) ChannelSpans(dst [][]nn.ChannelSpan, masks [][]bool) [][]nn.Ch
 
 // SpanProber is implemented by models that compute the probabilities of
 // copies of an input with time spans set to a baseline faster than a
-// forward pass each (nn.Inference.SpanProbs); their results equal the
+// forward pass each (nn.GraphModel.SpanProbs); their results equal the
 // forward passes' up to float32 rounding.
 type SpanProber interface {
 	SpanProbs(dst, x []float32, spans [][]nn.Span, baseline float32, class int)
 }
 
 // ChannelSpanProber is SpanProber for spans of single channels
-// (nn.Inference.ChannelSpanProbs).
+// (nn.GraphModel.ChannelSpanProbs).
 type ChannelSpanProber interface {
 	ChannelSpanProbs(dst, x []float32, spans [][]nn.ChannelSpan, baseline float32, class int)
 }

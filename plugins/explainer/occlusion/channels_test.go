@@ -12,12 +12,12 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// signalOnly offers the uncached signal path of nn.Inference and nothing
+// signalOnly offers the uncached signal path of nn.GraphModel and nothing
 // else, so Explain takes the WindowProbsSignal branch.
 type signalOnly struct{ plainModel }
 
 func (s signalOnly) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
-	s.Model.(*nn.Inference).WindowProbsSignal(dst, x, z, starts, width, class)
+	s.Model.(*nn.GraphModel).WindowProbsSignal(dst, x, z, starts, width, class)
 }
 
 // relWorst returns the largest |got - want| of each record's map over

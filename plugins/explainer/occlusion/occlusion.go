@@ -48,8 +48,7 @@
 //     sine record of period P is its own baseline and gets a zero map.
 //
 // The mean, noise and fundamental baselines depend only on the record (and
-// seed), never on the model, so the trunk cache shares them between the
-// draws of MC dropout as it shares a constant baseline.
+// seed), never on the model.
 package occlusion
 
 import (
@@ -68,23 +67,11 @@ import (
 // ID is the plugin's ID.
 const ID = "explainer.occlusion"
 
-// Explainer is the occlusion operator. It keeps the pooled vectors of the
-// inputs it explained (nn.TrunkCache, at most CacheBytes), so that the
-// next draw of a posterior whose draws share the layers up to the global
-// max pool (MC dropout) runs only the layers after it. The maps are the
-// same bytes with or without the cache.
-type Explainer struct {
-	trunks *nn.TrunkCache
-}
-
-// CacheBytes bounds the memory of an Explainer's trunk cache: 64 MiB,
-// about 1,500 inputs of the paper's network at window 60, stride 1 (the
-// engine explains a batch under every draw before the next batch, so a
-// worker needs one batch of entries at a time).
-const CacheBytes = 64 << 20
+// Explainer is the occlusion operator.
+type Explainer struct{}
 
 // New returns the occlusion explainer.
-func New() *Explainer { return &Explainer{trunks: nn.NewTrunkCache(CacheBytes)} }
+func New() *Explainer { return &Explainer{} }
 
 // Info describes the plugin.
 func (*Explainer) Info() sdk.Info {
@@ -203,31 +190,15 @@ func (*Explainer) Check(cfg sdk.Config) error { _, err := parse(cfg); return err
 
 // WindowProber is implemented by models that compute the probabilities of
 // occluded copies of an input faster than a full forward pass each (see
-// nn.Inference.WindowProbs). Results must equal the plain computation.
+// nn.GraphModel.WindowProbs). Results must equal the plain computation.
 type WindowProber interface {
 	WindowProbs(dst []float32, x []float32, starts []int, width int, baseline float32, class int)
 }
 
-// CachedWindowProber computes what WindowProber does, and the class
-// probability of the unperturbed input by the same computation, taking
-// what the layers up to the global max pool give from a cache shared
-// between models (see nn.TrunkCache), when PooledLen() > 0.
-type CachedWindowProber interface {
-	PooledLen() int
-	WindowProbsCached(dst []float32, x []float32, starts []int, width int, baseline float32, class int, c *nn.TrunkCache) float32
-}
-
 // SignalWindowProber is WindowProber for a baseline signal z of the
-// input's layout (see nn.Inference.WindowProbsSignal).
+// input's layout (see nn.GraphModel.WindowProbsSignal).
 type SignalWindowProber interface {
 	WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int)
-}
-
-// CachedSignalWindowProber is CachedWindowProber for a baseline signal
-// (see nn.Inference.WindowProbsCachedSignal).
-type CachedSignalWindowProber interface {
-	PooledLen() int
-	WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *nn.TrunkCache) float32
 }
 
 // Explain computes one occlusion map per input.
@@ -261,27 +232,24 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 	}
 	k := m.Classes()
 	fast, _ := m.(WindowProber)
-	cached, _ := m.(CachedWindowProber)
 	sigFast, _ := m.(SignalWindowProber)
-	sigCached, _ := m.(CachedSignalWindowProber)
-	if cached != nil && (cached.PooledLen() == 0 || e.trunks == nil) {
-		cached = nil
-	}
-	if sigCached != nil && (sigCached.PooledLen() == 0 || e.trunks == nil) {
-		sigCached = nil
-	}
 	C := n / T
 	each := !c.all && C > 1 // one channel at a time, by the signal paths
 	var zc []float32        // the baseline signal that occludes one channel
 	if each {
 		zc = make([]float32, n)
 	}
-	useCache := !each && (z == nil && cached != nil || z != nil && sigCached != nil) || each && sigCached != nil
-	var base []float32 // the class probabilities of the inputs, unless the cached path computes them
-	if !useCache {
-		base = make([]float32, B*k)
-		nn.PlainProbs(m, base, req.X) // the windows' own computation (a graph's Probs is folded)
+	for i, v := range req.X {
+		if v-v != 0 { // NaN or ±Inf: the model has no probabilities for it
+			b, j := i/n, i%n
+			if c.kind != "" {
+				return nil, fmt.Errorf("%s: input %d: sample %d (channel %d, t %d) is %v, so the record has no %s baseline", ID, b, j, j/T, j%T, v, c.kind)
+			}
+			return nil, fmt.Errorf("%s: input %d: sample %d (channel %d, t %d) is %v (accepted: finite samples)", ID, b, j, j/T, j%T, v)
+		}
 	}
+	base := make([]float32, B*k)  // the class probabilities of the inputs
+	nn.PlainProbs(m, base, req.X) // the windows' own computation (a graph's Probs is folded)
 	pw := make([]float32, len(starts))
 	out := make([][]float64, B)
 	for b := 0; b < B; b++ {
@@ -305,28 +273,16 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 					return nil, err
 				}
 				nn.ChannelBaseline(zc, x, z, c.baseline, T, ch)
-				var p0 float32
-				switch {
-				case useCache:
-					p0 = sigCached.WindowProbsCachedSignal(pw, x, zc, starts, c.window, y, e.trunks)
-				case sigFast != nil:
+				if sigFast != nil {
 					sigFast.WindowProbsSignal(pw, x, zc, starts, c.window, y)
-				default:
+				} else {
 					nn.WindowProbsOf(m, pw, x, zc, starts, c.window, 0, y)
 				}
-				if !useCache {
-					p0 = base[b*k+y]
-				}
-				Accumulate(out[b][ch*T:(ch+1)*T], p0, pw, starts, c.window)
+				Accumulate(out[b][ch*T:(ch+1)*T], base[b*k+y], pw, starts, c.window)
 			}
 			continue
 		}
-		var p0 float32
 		switch {
-		case useCache && z == nil:
-			p0 = cached.WindowProbsCached(pw, x, starts, c.window, c.baseline, y, e.trunks)
-		case useCache:
-			p0 = sigCached.WindowProbsCachedSignal(pw, x, z, starts, c.window, y, e.trunks)
 		case z == nil && fast != nil:
 			fast.WindowProbs(pw, x, starts, c.window, c.baseline, y)
 		case z != nil && sigFast != nil:
@@ -334,10 +290,7 @@ func (e *Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequ
 		default:
 			nn.WindowProbsOf(m, pw, x, z, starts, c.window, c.baseline, y)
 		}
-		if !useCache {
-			p0 = base[b*k+y]
-		}
-		row := Accumulate(out[b][:T], p0, pw, starts, c.window)
+		row := Accumulate(out[b][:T], base[b*k+y], pw, starts, c.window)
 		for ch := 1; ch < C; ch++ {
 			copy(out[b][ch*T:], row)
 		}
