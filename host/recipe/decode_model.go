@@ -314,11 +314,10 @@ func (d *decoder) checkModel(r *Recipe) error {
 			// nn names the layer "layer N", the graph its node N (node N is
 			// layer N): point at it.
 			var n int
-			if msg := layerPart(err.Error()); msg != "" {
-				if _, e := fmt.Sscanf(msg, "layer %d", &n); e == nil {
-					path = sub(path, "layers", strconv.Itoa(n))
-				} else if _, e := fmt.Sscanf(msg, "node %d", &n); e == nil {
-					path = sub(path, "layers", strconv.Itoa(n))
+			if _, e := fmt.Sscanf(layerPart(err.Error()), "layer %d", &n); e == nil {
+				path = sub(path, "layers", strconv.Itoa(n))
+				if strings.Contains(err.Error(), "graph.MaxParams") { // the parameters up to layer n: its out makes them
+					return d.keyErr(sub(path, "out"), "%v", err)
 				}
 			}
 		}
@@ -351,13 +350,8 @@ func (d *decoder) checkModel(r *Recipe) error {
 	return d.checkArchBounds(r, a)
 }
 
-// layerPart is msg from its first "layer N" or "node N", "" without one.
 func layerPart(msg string) string {
-	i, j := strings.Index(msg, "layer "), strings.Index(msg, "node ")
-	if i < 0 || j >= 0 && j < i {
-		i = j
-	}
-	if i >= 0 {
+	if i := strings.Index(msg, "layer "); i >= 0 {
 		return msg[i:]
 	}
 	return ""

@@ -12,6 +12,7 @@ package nn
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -137,6 +138,11 @@ func (a Arch) compileGraph() (*graph.Net, error) {
 		return nil, err
 	}
 	net, err := graph.Compile(s)
+	var ne *graph.NodeError
+	if err != nil && a.Graph == nil && errors.As(err, &ne) && ne.Index < len(a.Layers) {
+		// node i is layer i: name it as the recipe writes it
+		return nil, fmt.Errorf("arch %q layer %d (%s): %w", a.Name, ne.Index, a.Layers[ne.Index].Kind, ne.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("arch %q: %w", a.Name, err)
 	}
