@@ -220,7 +220,7 @@ func (s *explainerServer) Check(_ context.Context, r *pb.CheckRequest) (*pb.Chec
 // Load builds a draw's model once; batches then name it by its handle.
 // A request with a model service (the host's answer to Info.WantsModel,
 // or a host that serves every explainer so) gives a model that the host
-// computes; one with parameters, a local nn.Inference.
+// computes; one with parameters, a local nn.GraphModel.
 func (s *explainerServer) Load(ctx context.Context, r *pb.LoadRequest) (_ *pb.LoadResponse, err error) {
 	defer guard(s.log, s.info.ID, "Load", &err)
 	var m nn.Model

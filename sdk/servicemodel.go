@@ -26,7 +26,7 @@ import (
 // This file is the plugin side of the model service: an nn.Model whose
 // computations the host does (service Model of the protocol). A Go
 // explainer that sets Info.WantsModel gets one in Explain; it computes
-// the same values as a local nn.Inference, because the host computes with
+// the same values as a local nn.GraphModel, because the host computes with
 // sdk/nn too.
 
 // serviceModel is one draw in the host's model service. A failed request
@@ -227,9 +227,6 @@ func newServiceModel(ctx context.Context, conns *serviceConns, s *pb.ModelServic
 	n, k, pl := info.GetInputLen(), info.GetClasses(), info.GetPooledLen()
 	if arch.InChannels < 1 || arch.InLen < 1 || n < 1 || k < 1 || n != int64(arch.InChannels)*int64(arch.InLen) || pl < 0 || pl > 1<<20 {
 		return nil, fmt.Errorf("model service: Describe: input length %d, %d classes and pooled length %d do not fit the architecture (%d x %d inputs)", n, k, pl, arch.InChannels, arch.InLen)
-	}
-	if len(arch.Layers) == 0 && pl != 0 {
-		return nil, fmt.Errorf("model service: Describe: architecture %q has no layers (a model known by its shape) but a pooled length of %d; want 0 (no sdk/nn trunk to cache)", arch.Name, pl)
 	}
 	layers, err := describedLayers(info.GetLayers())
 	if err != nil {

@@ -65,7 +65,7 @@ func paramsOf(t *testing.T, a nn.Arch) nn.Params {
 // process: Config "fail" makes it call the service after the test closed
 // it (svc), "layer" asks for an unknown layer.
 type probe struct {
-	local *nn.Inference
+	local *nn.GraphModel
 	svc   *driver.ModelService
 }
 
@@ -76,7 +76,7 @@ func (probe) Check(cfg sdk.Config) error { return cfg.Only("fail", "layer") }
 
 func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
 	l := p.local
-	if _, ok := m.(*nn.Inference); ok {
+	if _, ok := m.(*nn.GraphModel); ok {
 		return nil, fmt.Errorf("a local model, not the service's")
 	}
 	if _, ok := req.Config["fail"]; ok {
@@ -189,7 +189,7 @@ func (p probe) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) 
 	perturbed("windows of a signal", nn.Perturbation{Starts: starts, Width: 7, Signal: z, Channel: nn.AllChannels, Unperturbed: true})
 	perturbed("windows of channel 1", nn.Perturbation{Starts: starts, Width: 7, Baseline: 0.5, Channel: 1})
 	perturbed("windows of a signal in channel 0", nn.Perturbation{Starts: starts, Width: 7, Signal: z, Channel: 0, Unperturbed: true})
-	if l.PooledLen() == 0 { // no incremental path: forward passes, and Probs's p(x)
+	if _, fast := any(l).(nn.Perturber); !fast { // no incremental path: forward passes, and Probs's p(x)
 		same("p0 without a pool", []float32{p0}, b[tg[0]:tg[0]+1])
 		return p.answer(B, n, diffs)
 	}

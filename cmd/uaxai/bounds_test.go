@@ -194,7 +194,7 @@ func TestBoundFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size, _, err := recipe.ArchSize(a, nil, math.MaxInt)
+	size, err := recipe.ArchSize(a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ const Draws = 20
 
 // Setup is the networks and inputs every case runs on.
 type Setup struct {
-	Draws   []*nn.Inference // MC-dropout draws of one trained network; Draws[0] is the single-draw network
-	X       []float32       // Batch inputs of 640 samples
+	Draws   []*nn.GraphModel // MC-dropout draws of one trained network; Draws[0] is the single-draw network
+	X       []float32        // Batch inputs of 640 samples
 	Targets []int
 	Seeds   []uint64 // LIME's seeds, one an input
 
@@ -114,16 +114,14 @@ type Case struct {
 
 // Cases returns the four measurements on s. Every run of a case starts
 // from a new explainer value, so that nothing one run caches serves the
-// next: the MC-dropout case shares the trunk between the 20 draws of one
-// run, as a run of the engine does within a batch, and the single-draw
-// case computes every map.
+// next.
 func (s *Setup) Cases() []Case {
 	m := s.Draws[0]
 	occCfg := sdk.Config{"window": int64(60), "stride": int64(1), "baseline": 0.0}
 	req := func(cfg sdk.Config, seeds []uint64) sdk.ExplainRequest {
 		return sdk.ExplainRequest{X: s.X, Targets: s.Targets, Seeds: seeds, Config: cfg}
 	}
-	run := func(newExplainer func() sdk.Explainer, models []*nn.Inference, r sdk.ExplainRequest) func(context.Context) error {
+	run := func(newExplainer func() sdk.Explainer, models []*nn.GraphModel, r sdk.ExplainRequest) func(context.Context) error {
 		return func(ctx context.Context) error {
 			e := newExplainer()
 			for _, m := range models {
@@ -139,25 +137,27 @@ func (s *Setup) Cases() []Case {
 	windows := float64(640 - 60 + 1)
 	return []Case{
 		{Name: "occlusion, w60 s1", Key: "occlusion", Goal: 2, Maps: Batch, FLOPs: (windows + 1) * fwd,
-			Run: run(occ, []*nn.Inference{m}, req(occCfg, nil))},
+			Run: run(occ, []*nn.GraphModel{m}, req(occCfg, nil))},
 		{Name: fmt.Sprintf("occlusion, %d MC-dropout draws (a map: all draws)", Draws), Key: "occlusion_mc", Goal: 4, Maps: Batch, FLOPs: Draws * (windows + 1) * fwd,
 			Run: run(occ, s.Draws, req(occCfg, nil))},
 		{Name: "Grad-CAM, conv4", Key: "gradcam", Goal: 0.2, Maps: Batch, FLOPs: 0,
-			Run: run(s.gradcam, []*nn.Inference{m}, req(sdk.Config{}, nil))},
+			Run: run(s.gradcam, []*nn.GraphModel{m}, req(sdk.Config{}, nil))},
 		{Name: "LIME, 128 samples", Key: "lime", Goal: 5, Maps: Batch, FLOPs: 128 * fwd,
-			Run: run(s.lime, []*nn.Inference{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
+			Run: run(s.lime, []*nn.GraphModel{m}, req(sdk.Config{"samples": int64(128)}, s.Seeds))},
 	}
 }
 
 // forwardFLOPs counts 2 x the multiply-adds of one input's forward pass
-// through the layers of a (nn.LayerMACs: the conv and dense layers').
+// through the conv and linear nodes of a (ArchFLOPs); 0 for an arch that
+// does not compile.
 func forwardFLOPs(a nn.Arch) float64 {
-	shapes, _ := a.Shapes()
-	in := nn.Shape{C: a.InChannels, T: a.InLen}
-	var f float64
-	for i, l := range a.Layers {
-		f += 2 * float64(nn.LayerMACs(l, in, shapes[i]))
-		in = shapes[i]
+	net, err := a.GraphNet()
+	if err != nil {
+		return 0
+	}
+	f, err := ArchFLOPs(net)
+	if err != nil {
+		return 0
 	}
 	return f
 }

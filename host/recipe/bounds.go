@@ -374,43 +374,16 @@ type NetSize struct {
 	Values int
 }
 
-// ArchSize measures a network: a graph architecture compiled
-// (GraphSize), a list of layers through its layers' output shapes
-// (shapes, nil: a.Shapes()). over is the first layer after which the
-// parameters so far are above maxParams (-1: none, or a graph). An error
-// is the architecture's own, or a count beyond int.
-func ArchSize(a nn.Arch, shapes []nn.Shape, maxParams int) (s NetSize, over int, err error) {
-	over = -1
-	if a.Graph != nil {
-		net, err := a.GraphNet()
-		if err != nil {
-			return NetSize{}, over, err
-		}
-		s, err = GraphSize(net)
-		return s, over, err
+// ArchSize measures a network: its graph compiled (GraphSize). An error
+// is the architecture's own (Compile bounds the parameters by
+// graph.MaxParams and a sample's values by graph.MaxValues before it
+// allocates).
+func ArchSize(a nn.Arch) (NetSize, error) {
+	net, err := a.GraphNet()
+	if err != nil {
+		return NetSize{}, err
 	}
-	if shapes == nil {
-		if shapes, err = a.Shapes(); err != nil {
-			return NetSize{}, over, err
-		}
-	}
-	in := nn.Shape{C: a.InChannels, T: a.InLen}
-	s.Values = in.Size()
-	ok := true
-	for i, l := range a.Layers {
-		for _, t := range nn.LayerParams(l, in) {
-			s.Params, ok = addOK(s.Params, t.Size(), ok)
-		}
-		in = shapes[i]
-		s.Values, ok = addOK(s.Values, in.Size(), ok)
-		if over < 0 && s.Params > maxParams {
-			over = i
-		}
-	}
-	if !ok {
-		return NetSize{}, over, fmt.Errorf("arch %q: its parameters or a sample's values are more than %d", a.Name, math.MaxInt)
-	}
-	return s, over, nil
+	return GraphSize(net)
 }
 
 // GraphSize measures a compiled graph network: its parameters, and the
@@ -442,28 +415,17 @@ func (s NetSize) BatchValues(batch int) (int, bool) {
 }
 
 // checkArchBounds bounds the network's size: its parameters, and a
-// training batch's activations. Shapes has validated the architecture and
-// the per-key bounds keep every product below 2^63.
-func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch, shapes []nn.Shape) error {
-	size, over, err := ArchSize(a, shapes, MaxParams)
+// training batch's activations. Validate has compiled the architecture
+// and the per-key bounds keep every product below 2^63.
+func (d *decoder) checkArchBounds(r *Recipe, a nn.Arch) error {
+	size, err := ArchSize(a)
 	if err != nil {
 		return d.errAt([]string{"model", r.Model.graphKey()}, "[model]: %v", err)
 	}
-	if over >= 0 {
-		p := []string{"model", "layers", strconv.Itoa(over), "out"}
-		if r.Model.Layers == nil {
-			p = []string{"model", "arch"}
-		}
-		params, _, _ := ArchSize(nn.Arch{Name: a.Name, InChannels: a.InChannels, InLen: a.InLen, Layers: a.Layers[:over+1]}, shapes[:over+1], MaxParams)
-		return d.keyErr(p, "the network has %d parameters up to this layer, above the bound %d (%d MiB as float32); make the layers narrower", params.Params, MaxParams, MaxParams*4>>20)
+	if size.Params > MaxParams {
+		return d.keyErr([]string{"model", r.Model.graphKey()}, "the network has %d parameters, above the bound %d (%d MiB as float32)", size.Params, MaxParams, MaxParams*4>>20)
 	}
-	what := "a sample's activations are"
-	if a.Graph != nil {
-		if size.Params > MaxParams {
-			return d.keyErr([]string{"model", r.Model.graphKey()}, "the network has %d parameters, above the bound %d (%d MiB as float32)", size.Params, MaxParams, MaxParams*4>>20)
-		}
-		what = "a sample's values at every node are"
-	}
+	what := "a sample's values at every node are"
 	if v, ok := size.BatchValues(r.Train.Batch); !ok || v > MaxBatchValues {
 		return d.above([]string{"train", "batch"}, int64(r.Train.Batch), int64(MaxBatchValues/size.Values),
 			fmt.Sprintf("%s %d values, and batch times them must be at most %d (%d GiB as float64)", what, size.Values, MaxBatchValues, MaxBatchValues*8>>30))

@@ -234,7 +234,7 @@ func TestCountBounds(t *testing.T) {
 	logits := head + dense("fc", NumClasses)
 	// The paper network's activations a sample: input and every layer.
 	paper, _ := nn.LookupArch(nn.PaperArchName)
-	shapes, err := paper.Shapes()
+	shapes, err := paper.OutputShapes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestCountBounds(t *testing.T) {
 		}, ""},
 		{"out", maxParamsN, func(n int) string { // the parameters' bound
 			return minimal + inline(1, 640, head+dense("a", wide)+dense("b", n)+dense("fc", NumClasses))
-		}, fmt.Sprintf("%d parameters up to this layer, above the bound %d", 2*wide+(maxParamsN+1)*(wide+1), MaxParams)},
+		}, fmt.Sprintf("layer 2 (dense): the network has %d parameters up to b.bias of shape [%d], above the bound of %d", 2*wide+(maxParamsN+1)*(wide+1), maxParamsN+1, MaxParams)},
 		{"batch", MaxBatch, func(n int) string { return minimal + fmt.Sprintf("[train]\nbatch = %d\n", n) + inline(1, 640, logits) }, ""},
 		{"batch", min(MaxBatch, MaxBatchValues/acts), func(n int) string { return minimal + fmt.Sprintf("[train]\nbatch = %d\n", n) }, ""},
 		{"build", MaxDraws / 2, func(n int) string { return minimal + fmt.Sprintf("[calibration]\nbuild = %d\n", n) }, ""},

@@ -281,7 +281,7 @@ func (d *decoder) checkModel(r *Recipe) error {
 			}
 			return d.errAt(p, "[model] %s: %v", key, err)
 		}
-		return d.checkArchBounds(r, a, nil)
+		return d.checkArchBounds(r, a)
 	}
 	if r.Model.Torch != "" {
 		a, err := r.Arch()
@@ -301,10 +301,6 @@ func (d *decoder) checkModel(r *Recipe) error {
 		return nil
 	}
 	a, err := r.Arch()
-	var shapes []nn.Shape
-	if err == nil {
-		shapes, err = a.Shapes()
-	}
 	if err != nil {
 		path := []string{"model"}
 		if r.Model.Layers == nil {
@@ -315,10 +311,14 @@ func (d *decoder) checkModel(r *Recipe) error {
 				}
 			}
 		} else {
-			// nn names the layer "layer N": point at it.
+			// nn names the layer "layer N", the graph its node N (node N is
+			// layer N): point at it.
 			var n int
 			if _, e := fmt.Sscanf(layerPart(err.Error()), "layer %d", &n); e == nil {
 				path = sub(path, "layers", strconv.Itoa(n))
+				if strings.Contains(err.Error(), "graph.MaxParams") { // the parameters up to layer n: its out makes them
+					return d.keyErr(sub(path, "out"), "%v", err)
+				}
 			}
 		}
 		return d.errAt(path, "[model]: %v", err)
@@ -347,7 +347,7 @@ func (d *decoder) checkModel(r *Recipe) error {
 			return d.errAt(p, "[model]: architecture %q has %d logits, but [data] source %s has %d classes (accepted: a last layer of %d outputs)", a.Name, a.Classes(), sdk.Quote(r.Data.Source), k, k)
 		}
 	}
-	return d.checkArchBounds(r, a, shapes)
+	return d.checkArchBounds(r, a)
 }
 
 func layerPart(msg string) string {

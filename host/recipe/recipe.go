@@ -180,16 +180,20 @@ type Model struct {
 	GraphInline bool
 }
 
-// graphKey is the [model] key of a graph architecture: "graph", "onnx"
-// or "nodes".
+// graphKey is the [model] key of the architecture: "graph", "onnx" or
+// "nodes" for a graph, "layers" for [[model.layers]], else "arch".
 func (m Model) graphKey() string {
 	switch {
 	case m.ONNXFile != "":
 		return "onnx"
 	case m.GraphInline:
 		return "nodes"
+	case m.GraphSpec != nil:
+		return "graph"
+	case m.Layers != nil:
+		return "layers"
 	}
-	return "graph"
+	return "arch"
 }
 
 // TorchPosterior is the posterior that serves [model] torch's module.

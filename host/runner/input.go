@@ -127,8 +127,16 @@ func inputArch(name string, in inputs, input string, weights []string) (nn.Arch,
 		return nn.Arch{}, err
 	}
 	k := a.Classes()
-	last := a.Layers[len(a.Layers)-1]
-	if last.Kind == nn.KindDense && len(weights) > 0 {
+	net, err := a.GraphNet()
+	if err != nil {
+		return nn.Arch{}, err
+	}
+	spec := net.Spec()
+	o, err := spec.OutputIndex()
+	if err != nil {
+		return nn.Arch{}, err
+	}
+	if last := spec.Nodes[o]; last.Op == "linear" && len(weights) > 0 {
 		f, err := safetensors.ReadFile(weights[0])
 		if err != nil {
 			return nn.Arch{}, fmt.Errorf("weights file 1 of %d: %w", len(weights), err)
@@ -145,7 +153,7 @@ func inputArch(name string, in inputs, input string, weights []string) (nn.Arch,
 			return nn.Arch{}, fmt.Errorf("%s: waveforms of %d channel(s) x %d samples (line 1, record 0), which architecture %q with %d classes cannot take: %w (accepted: as many samples as its layers need, e.g. %d)", input, c, t, name, k, err, a.InLen)
 		}
 	}
-	size, _, err := recipe.ArchSize(b, nil, in.bounds.Params)
+	size, err := recipe.ArchSize(b)
 	if err == nil {
 		err = checkNetSize(fmt.Sprintf("architecture %q on waveforms of %d channel(s) x %d samples (%s)", name, c, t, input), size, in.bounds)
 	}

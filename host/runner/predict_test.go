@@ -73,7 +73,7 @@ func TestPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := pred.Probs
-	net, err := nn.NewNet(params.Arch)
+	net, err := nn.NewPass(params.Arch, len(s.Records), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +84,8 @@ func TestPredict(t *testing.T) {
 			x = append(x, float32(v))
 		}
 	}
-	ws := net.NewWorkspace(len(s.Records))
-	net.Forward(ws, params.Data, x, false, nil)
 	want := make([]float32, len(s.Records)*k)
-	nn.Softmax(want, ws.Logits(), k)
+	nn.Softmax(want, net.Forward(params.Data, x, false, nil), k)
 	if len(got) != len(s.Records) {
 		t.Fatalf("%d rows for %d waveforms", len(got), len(s.Records))
 	}

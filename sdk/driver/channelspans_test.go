@@ -40,7 +40,9 @@ func TestModelServiceChannelSpans(t *testing.T) {
 	spans := [][]nn.ChannelSpan{{}, {{Ch: 1, Lo: 0, Hi: 8}}, {{Ch: 0, Lo: 10, Hi: 24}, {Ch: 1, Lo: 2, Hi: 5}, {Ch: 1, Lo: 4, Hi: 12}},
 		{{Ch: nn.AllChannels, Lo: 0, Hi: 24}}, {{Ch: 0, Lo: 0, Hi: 12}, {Ch: 1, Lo: 12, Hi: 24}}}
 	want := make([]float32, len(spans))
-	m.ChannelSpanProbs(want, x, spans, -0.5, 2)
+	if err := nn.Perturbed(context.Background(), m, nn.Perturbation{X: x, Class: 2, Baseline: -0.5, Spans: spans, Channel: nn.AllChannels}, want); err != nil {
+		t.Fatal(err)
+	}
 	row, p := make([]float32, n), make([]float32, k)
 	forward := make([]float32, len(spans))
 	for j, sp := range spans {

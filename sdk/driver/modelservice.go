@@ -330,7 +330,7 @@ func (v *modelServer) Describe(_ context.Context, r *pb.ModelRef) (*pb.ModelInfo
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pb.ModelInfo{ArchJson: arch, InputLen: int64(m.InputLen()), Classes: int64(m.Classes()), PooledLen: int64(pooledLen(m))}, nil
+	return &pb.ModelInfo{ArchJson: arch, InputLen: int64(m.InputLen()), Classes: int64(m.Classes())}, nil
 }
 
 // batch decodes and checks the inputs of a request: x holds B whole

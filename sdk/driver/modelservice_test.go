@@ -39,7 +39,7 @@ func convArch() nn.Arch {
 	}}
 }
 
-func convModel(t testing.TB, seed uint64) (nn.Params, *nn.Inference) {
+func convModel(t testing.TB, seed uint64) (nn.Params, *nn.GraphModel) {
 	t.Helper()
 	lay, err := nn.NewLayout(convArch())
 	if err != nil {
@@ -176,17 +176,19 @@ func TestModelServiceAnswersAsTheModel(t *testing.T) {
 				if signal {
 					zb = z[b*n : (b+1)*n]
 				}
-				switch {
-				case channel >= 0:
-					zc := nn.ChannelBaseline(make([]float32, n), xb, zb, 0.25, T, channel)
-					w0 = m.WindowProbsCachedSignal(want, xb, zc, starts, width, targets[b], nil)
-				case signal:
-					w0 = m.WindowProbsCachedSignal(want, xb, zb, starts, width, targets[b], nil)
-				default:
-					w0 = m.WindowProbsCached(want, xb, starts, width, 0.25, targets[b], nil)
+				ch := nn.AllChannels
+				if channel >= 0 {
+					ch = channel
 				}
+				req := nn.Perturbation{X: xb, Class: targets[b], Baseline: 0.25, Signal: zb, Starts: starts, Width: width, Channel: ch, Unperturbed: true}
+				want = make([]float32, len(starts)+1)
+				if err := nn.Perturbed(context.Background(), m, req, want); err != nil {
+					t.Fatal(err)
+				}
+				w0 = want[len(starts)]
+				want = want[:len(starts)]
 				if !slices.Equal(got[b*len(starts):(b+1)*len(starts)], want) || p0[b] != w0 {
-					t.Errorf("Windows (channel %d, signal %v) input %d: not the in-process WindowProbsCached bytes", channel, signal, b)
+					t.Errorf("Windows (channel %d, signal %v) input %d: not the in-process nn.Perturbed bytes", channel, signal, b)
 				}
 			}
 			row, p := make([]float32, n), make([]float32, k)
@@ -237,9 +239,17 @@ func TestModelServiceSpans(t *testing.T) {
 	}
 	got := f32(t, r.GetProbs())
 	want := make([]float32, len(spans))
-	m.SpanProbs(want, x, spans, -0.5, 2)
+	cs := make([][]nn.ChannelSpan, len(spans))
+	for j, sp := range spans {
+		for _, s := range sp {
+			cs[j] = append(cs[j], nn.ChannelSpan{Ch: nn.AllChannels, Lo: s.Lo, Hi: s.Hi})
+		}
+	}
+	if err := nn.Perturbed(context.Background(), m, nn.Perturbation{X: x, Class: 2, Baseline: -0.5, Spans: cs, Channel: nn.AllChannels}, want); err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("Spans %v, local SpanProbs %v", got, want)
+		t.Fatalf("Spans %v, local nn.Perturbed %v", got, want)
 	}
 	row, p := make([]float32, n), make([]float32, k)
 	for j, sp := range spans {
@@ -336,9 +346,10 @@ func TestModelServicePlainModel(t *testing.T) {
 	}
 }
 
-// TestModelServiceNoPool: an nn.Inference without a global max pool
-// answers Windows by forward passes (its PooledLen is 0), with Probs's
-// p(x).
+// TestModelServiceNoPool: an nn.GraphModel without a global max pool
+// answers Windows by its WindowProbs, which equal forward passes of the
+// occluded copies within float32 rounding, with PlainProbs's p(x); its
+// Describe has no pooled length.
 func TestModelServiceNoPool(t *testing.T) {
 	a := nn.Arch{Name: "flat", InChannels: 1, InLen: 16, Layers: []nn.Layer{
 		{Kind: nn.KindConv1D, Name: "conv1", Out: 2, Kernel: 3}, {Kind: nn.KindReLU},
@@ -663,7 +674,7 @@ func (probsExplainer) Info() sdk.Info {
 }
 func (probsExplainer) Check(cfg sdk.Config) error { return cfg.Only("bad") }
 func (probsExplainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
-	if _, local := m.(*nn.Inference); local {
+	if _, local := m.(*nn.GraphModel); local {
 		return nil, errors.New("got a local model, not the service's")
 	}
 	n, k := m.InputLen(), m.Classes()

@@ -213,7 +213,7 @@ func (d *drawModel) close() error {
 }
 
 // DrawModel is a draw as the host computes with it (its predictions): an
-// nn.Inference of its parameters, or a client of the model service that
+// nn.GraphModel of its parameters, or a client of the model service that
 // serves it.
 type DrawModel struct{ d *drawModel }
 

@@ -63,7 +63,7 @@ func (gradExplainer) Info() sdk.Info {
 }
 func (gradExplainer) Check(sdk.Config) error { return nil }
 func (gradExplainer) Explain(_ context.Context, m nn.Model, req sdk.ExplainRequest) ([][]float64, error) {
-	if _, local := m.(*nn.Inference); local != (req.Config["want"] == "local") {
+	if _, local := m.(*nn.GraphModel); local != (req.Config["want"] == "local") {
 		return nil, errors.New("the model is not where the draw is")
 	}
 	n := m.InputLen()

@@ -1,68 +1,40 @@
 package nn
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
-// LayerKind names one layer type of an architecture spec.
-type LayerKind string
-
-// The layer kinds an architecture may use.
-const (
-	KindConv1D        LayerKind = "conv1d"        // valid cross-correlation, stride 1
-	KindReLU          LayerKind = "relu"          // max(u, 0)
-	KindMaxPool1D     LayerKind = "maxpool1d"     // window Kernel, stride 1
-	KindGlobalMaxPool LayerKind = "globalmaxpool" // max over all time steps: (C, T) -> (C, 1)
-	KindBatchNorm1D   LayerKind = "batchnorm1d"   // per channel, eps 1e-5, momentum 0.1
-	KindFlatten       LayerKind = "flatten"       // (C, T) -> (C*T, 1)
-	KindDense         LayerKind = "dense"         // y = W x + b
-	KindDropout       LayerKind = "dropout"       // inverted dropout with probability P
-)
-
-// Layer is one entry of an architecture spec. A recipe writes it as
-//
-//	[[model.layers]]
-//	kind = "conv1d"
-//	name = "conv1"
-//	out = 8
-//	kernel = 3
-//
-// Name is required for layers with parameters (conv1d, batchnorm1d, dense):
-// it is the prefix of their state_dict names ("conv1.weight").
-type Layer struct {
-	Kind   LayerKind `toml:"kind" json:"kind"`
-	Name   string    `toml:"name" json:"name,omitempty"`
-	Out    int       `toml:"out" json:"out,omitempty"`       // conv1d: output channels; dense: units
-	Kernel int       `toml:"kernel" json:"kernel,omitempty"` // conv1d, maxpool1d: window length
-	P      float64   `toml:"p" json:"p,omitempty"`           // dropout probability
-}
-
 // Arch is a network architecture: an input of InChannels x InLen samples
-// followed by Layers. The last layer's output is the logit vector; softmax
-// is applied on top by the Model and the loss.
+// and a graph of ops (sdk/nn/graph) computing its logits or class
+// probabilities.
 //
-// An Arch with a Graph is a network written as a graph of ops
-// (sdk/nn/graph: residual additions, concatenations, padding, strides,
-// the op table's kinds) instead of Layers; see GraphArch. Its graph's own
-// in_channels and in_len are ignored: the Arch's are the input's.
+// The graph is Graph, or, when Graph is nil, the graph that Layers
+// compile to (LayerSpec): a recipe's [[model.layers]] and the paper's
+// network (PaperArch) are written so. Layers are kept beside the graph as
+// the form the architecture was written in: the recipe's canonical TOML
+// and its hash show them (Graph has no TOML form), and the JSON form
+// carries both (MarshalJSON fills in Graph). A graph's own in_channels
+// and in_len are ignored: the Arch's are the input's.
 //
 // An Arch without Layers or Graph describes a model known by its shape only: a
 // network computed elsewhere (a PyTorch module served by the model
 // service) that takes InChannels x InLen inputs and gives Outputs class
-// probabilities. Such an Arch builds no network (Validate and Shapes
-// refuse it); Classes is its Outputs. Outputs is ignored when Layers are
-// given.
+// probabilities. Such an Arch builds no network (Validate refuses it unless
+// its shape is complete, and OutputShapes refuses it); Classes is its
+// Outputs. Outputs is ignored for a network.
 type Arch struct {
 	Name       string  `toml:"name" json:"name"`
 	InChannels int     `toml:"in_channels" json:"in_channels"`
 	InLen      int     `toml:"in_len" json:"in_len"`
-	Layers     []Layer `toml:"layers" json:"layers"`
+	Layers     []Layer `toml:"layers" json:"layers,omitempty"`
 	Outputs    int     `toml:"outputs,omitempty" json:"outputs,omitempty"`
-	// Graph, if not nil, is the network as a graph of ops (then Layers
-	// is empty).
+	// Graph, if not nil, is the network as a graph of ops; with Layers,
+	// the graph they compile to.
 	Graph *graph.Spec `toml:"-" json:"graph,omitempty"`
 }
 
@@ -75,7 +47,7 @@ const PaperArchName = "paper-1dcnn"
 
 // PaperArch returns the paper's 1-D CNN: 640 -> conv 638 -> conv 636 ->
 // maxpool 634 -> bn -> conv 632 -> conv 630 -> global max -> bn -> dense 64
-// -> bn -> dense 16.
+// -> bn -> dense 16, written as layers (its graph is LayerSpec's).
 func PaperArch() Arch {
 	return Arch{
 		Name: PaperArchName, InChannels: 1, InLen: 640,
@@ -122,24 +94,92 @@ func LookupArch(name string) (Arch, error) {
 	return Arch{}, fmt.Errorf("unknown architecture %q (known: %s)", name, PaperArchName)
 }
 
+// graphSpec is a's network as a graph on a's input: Graph, or the graph
+// of its Layers.
+func (a Arch) graphSpec() (graph.Spec, error) {
+	var s graph.Spec
+	switch {
+	case a.Graph != nil:
+		s = *a.Graph
+	case len(a.Layers) > 0:
+		var err error
+		if s, err = LayerSpec(a.Name, a.Layers); err != nil {
+			return graph.Spec{}, err
+		}
+	case a.Outputs != 0:
+		return graph.Spec{}, fmt.Errorf("arch %q: no layers: a model known by its shape only (%d x %d -> %d), computed elsewhere, not a network sdk/nn builds", a.Name, a.InChannels, a.InLen, a.Outputs)
+	default:
+		return graph.Spec{}, fmt.Errorf("arch %q: no layers and no graph", a.Name)
+	}
+	s.InChannels, s.InLen = a.InChannels, a.InLen
+	if s.Name == "" {
+		s.Name = a.Name
+	}
+	return s, nil
+}
+
+// GraphNet compiles a's network on a's input (a fresh Net, its
+// parameters zero).
+func (a Arch) GraphNet() (*graph.Net, error) { return a.compileGraph() }
+
+// compileGraph compiles a's network on a's input.
+func (a Arch) compileGraph() (*graph.Net, error) {
+	s, err := a.graphSpec()
+	if err != nil {
+		return nil, err
+	}
+	net, err := graph.Compile(s)
+	var ne *graph.NodeError
+	if err != nil && a.Graph == nil && errors.As(err, &ne) && ne.Index < len(a.Layers) {
+		// node i is layer i: name it as the recipe writes it
+		return nil, fmt.Errorf("arch %q layer %d (%s): %w", a.Name, ne.Index, a.Layers[ne.Index].Kind, ne.Err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("arch %q: %w", a.Name, err)
+	}
+	return net, nil
+}
+
 // Reshaped returns a with an input of c channels of t samples and, when k
-// > 0, k logits: the last layer, which must then be dense, gets Out = k.
-// The layers are otherwise a's, so a built-in architecture (the paper's)
+// > 0, k classes: the output node (or the input of an output softmax),
+// which must then be a linear node (a dense layer), gets out = k. The
+// network is otherwise a's, so a built-in architecture (the paper's)
 // serves data of any channels, length and classes; the result is
 // validated. Reshaped(a.InChannels, a.InLen, 0) is a.
 func (a Arch) Reshaped(c, t, k int) (Arch, error) {
-	if a.Graph != nil {
-		return a.reshapedGraph(c, t, k)
-	}
 	b := a
 	b.InChannels, b.InLen = c, t
 	if k > 0 && k != a.Classes() {
-		n := len(a.Layers)
-		if n == 0 || a.Layers[n-1].Kind != KindDense {
-			return Arch{}, fmt.Errorf("arch %q: its last layer is not dense, so its %d logits cannot become %d classes", a.Name, a.Classes(), k)
+		s, err := a.graphSpec()
+		if err != nil {
+			return Arch{}, err
 		}
-		b.Layers = append([]Layer(nil), a.Layers...)
-		b.Layers[n-1].Out = k
+		i, err := s.OutputIndex()
+		if err != nil {
+			return Arch{}, fmt.Errorf("arch %q: %w", a.Name, err)
+		}
+		if s.Nodes[i].Op == "softmax" {
+			if i, err = s.InputIndex(i, 0); err != nil {
+				return Arch{}, fmt.Errorf("arch %q: %w", a.Name, err)
+			}
+		}
+		if i < 0 || s.Nodes[i].Op != "linear" {
+			return Arch{}, fmt.Errorf("arch %q: its output is not a linear node (dense layer), so its %d logits cannot become %d classes", a.Name, a.Classes(), k)
+		}
+		if len(a.Layers) > 0 { // the graph of Layers: node i is layer i
+			b.Layers = append([]Layer(nil), a.Layers...)
+			b.Layers[i].Out = k
+			b.Graph = nil // compiled again from b.Layers
+		} else {
+			s.Nodes = append([]graph.Node(nil), s.Nodes...)
+			attrs := map[string]any{}
+			for key, v := range s.Nodes[i].Attrs {
+				attrs[key] = v
+			}
+			attrs["out"] = int64(k)
+			s.Nodes[i].Attrs = attrs
+			b.Graph, b.Layers = &s, nil
+		}
 	}
 	if err := b.Validate(); err != nil {
 		return Arch{}, fmt.Errorf("arch %q on %d channel(s) x %d samples: %w", a.Name, c, t, err)
@@ -147,128 +187,58 @@ func (a Arch) Reshaped(c, t, k int) (Arch, error) {
 	return b, nil
 }
 
-// Shape is the (channels, length) shape of one sample's activation.
-type Shape struct{ C, T int }
+// Shape is the (channels, length) shape of one sample's activation: the
+// graph's.
+type Shape = graph.Shape
 
-// Size is C*T.
-func (s Shape) Size() int { return s.C * s.T }
-
-// Shapes validates the architecture and returns the output shape of every
-// layer (index i is the output of Layers[i]); the input shape is
-// Shape{InChannels, InLen}.
-func (a Arch) Shapes() ([]Shape, error) {
-	if a.Graph != nil {
-		return nil, fmt.Errorf("arch %q is a graph of ops (sdk/nn/graph), not a list of layers", a.Name)
-	}
-	if a.InChannels < 1 || a.InLen < 1 {
-		return nil, fmt.Errorf("arch %q: in_channels and in_len must be >= 1, got %d and %d", a.Name, a.InChannels, a.InLen)
-	}
-	if len(a.Layers) == 0 {
-		if a.Outputs != 0 {
-			return nil, fmt.Errorf("arch %q: no layers: a model known by its shape only (%d x %d -> %d), computed elsewhere, not a network sdk/nn builds", a.Name, a.InChannels, a.InLen, a.Outputs)
-		}
-		return nil, fmt.Errorf("arch %q: no layers", a.Name)
-	}
-	cur := Shape{a.InChannels, a.InLen}
-	out := make([]Shape, len(a.Layers))
-	names := map[string]bool{}
-	for i, l := range a.Layers {
-		where := fmt.Sprintf("arch %q layer %d (%s)", a.Name, i, l.Kind)
-		d := kindOf(l.Kind)
-		if d == nil {
-			return nil, fmt.Errorf("%s: unknown kind %q (accepted: %s)", where, l.Kind, acceptedKinds())
-		}
-		if d.params != nil {
-			if l.Name == "" {
-				return nil, fmt.Errorf("%s: name is required for a layer with parameters", where)
-			}
-			if strings.ContainsAny(l.Name, ". ") {
-				return nil, fmt.Errorf("%s: name %q must not contain '.' or spaces", where, l.Name)
-			}
-			if names[l.Name] {
-				return nil, fmt.Errorf("%s: duplicate layer name %q", where, l.Name)
-			}
-			names[l.Name] = true
-		}
-		next, err := d.out(l, cur)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		cur = next
-		out[i] = cur
-	}
-	if cur.T != 1 {
-		return nil, fmt.Errorf("arch %q: the last layer must give a flat logit vector, got %d x %d", a.Name, cur.C, cur.T)
-	}
-	return out, nil
-}
-
-// NamedShape is the output shape of one layer or graph node and its name.
+// NamedShape is the output shape of one graph node (a layer of Layers)
+// and its name.
 type NamedShape struct {
 	Name string
 	Shape
 }
 
 // OutputShapes validates the architecture and returns the output shape of
-// every layer with its name (entry i is Layers[i]'s, as Shapes gives
-// it, named Layers[i].Name, "" for a layer without one) or, for a graph
-// architecture, of every node up to its output node (entry i is node
-// i's, graph.Net.NodeShape, named by the node). The last entry is the
-// logits, Classes x 1. The host sends them with a draw's parameters
-// (the protocol's Params.layers), so that no plugin needs shape rules
-// of its own. A model known by its shape only has none: an error.
+// every node up to its output node (entry i is node i's,
+// graph.Net.NodeShape, named by the node; for Layers, node i is layer i,
+// named as LayerSpec names it). The last entry is the logits, Classes x
+// 1. The host sends them with a draw's parameters (the protocol's
+// Params.layers), so that no plugin needs shape rules of its own. A model
+// known by its shape only has none: an error.
 func (a Arch) OutputShapes() ([]NamedShape, error) {
-	if a.Graph != nil {
-		net, err := a.compileGraph()
-		if err != nil {
-			return nil, err
-		}
-		spec := net.Spec()
-		last, err := spec.OutputIndex()
-		if err != nil {
-			return nil, fmt.Errorf("arch %q: %w", a.Name, err)
-		}
-		out := make([]NamedShape, last+1)
-		for i := range out {
-			s := net.NodeShape(i)
-			out[i] = NamedShape{Name: spec.Nodes[i].Name, Shape: Shape{s.C, s.T}}
-		}
-		return out, nil
-	}
-	s, err := a.Shapes()
+	net, err := a.compileGraph()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]NamedShape, len(s))
-	for i, sh := range s {
-		out[i] = NamedShape{Name: a.Layers[i].Name, Shape: sh}
+	spec := net.Spec()
+	last, err := spec.OutputIndex()
+	if err != nil {
+		return nil, fmt.Errorf("arch %q: %w", a.Name, err)
+	}
+	out := make([]NamedShape, last+1)
+	for i := range out {
+		out[i] = NamedShape{Name: spec.Nodes[i].Name, Shape: net.NodeShape(i)}
 	}
 	return out, nil
 }
 
-// Classes is the number of logits, the output width of the last layer;
-// for a model known by its shape only, Outputs.
+// Classes is the number of logits, the output width of the network; for
+// a model known by its shape only, Outputs; 0 for a network that does not
+// compile.
 func (a Arch) Classes() int {
 	if a.ShapeOnly() {
 		return a.Outputs
 	}
-	if a.Graph != nil {
-		net, err := a.compileGraph()
-		if err != nil {
-			return 0
-		}
-		return net.Classes()
-	}
-	s, err := a.Shapes()
+	net, err := a.compileGraph()
 	if err != nil {
 		return 0
 	}
-	return s[len(s)-1].C
+	return net.Classes()
 }
 
 // Validate reports whether the architecture is well formed: a network
-// whose layers fit together (Shapes), or a model known by its shape only
-// with InChannels, InLen and Outputs >= 1.
+// that compiles, or a model known by its shape only with InChannels,
+// InLen and Outputs >= 1.
 func (a Arch) Validate() error {
 	if a.ShapeOnly() && a.Outputs != 0 {
 		if a.InChannels < 1 || a.InLen < 1 || a.Outputs < 1 {
@@ -276,10 +246,70 @@ func (a Arch) Validate() error {
 		}
 		return nil
 	}
-	if a.Graph != nil {
-		_, err := a.compileGraph()
+	if a.InChannels < 1 || a.InLen < 1 {
+		return fmt.Errorf("arch %q: in_channels and in_len must be >= 1, got %d and %d", a.Name, a.InChannels, a.InLen)
+	}
+	_, err := a.compileGraph()
+	return err
+}
+
+// MarshalJSON encodes a with its graph: for an Arch of Layers alone, the
+// canonical graph they compile to (graph.Net.Spec), so that a plugin
+// reads every network from "graph". An Arch whose Layers do not compile
+// is encoded without one.
+func (a Arch) MarshalJSON() ([]byte, error) {
+	type plain Arch
+	if a.Graph == nil && len(a.Layers) > 0 {
+		if net, err := a.compileGraph(); err == nil {
+			s := net.Spec()
+			a.Graph = &s
+		}
+	}
+	return json.Marshal(plain(a))
+}
+
+// UnmarshalJSON decodes a as MarshalJSON encodes it, refusing unknown
+// fields. An Arch of Layers keeps its Layers alone (Graph nil, compiled
+// from them again when needed), so that it decodes to the value that was
+// encoded; a graph sent with them must be the one they compile to.
+func (a *Arch) UnmarshalJSON(b []byte) error {
+	type plain Arch
+	var v plain
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&v); err != nil {
 		return err
 	}
-	_, err := a.Shapes()
-	return err
+	x := Arch(v)
+	if len(x.Layers) > 0 && x.Graph != nil {
+		sent, err := json.Marshal(x.Graph)
+		if err != nil {
+			return err
+		}
+		x.Graph = nil
+		y, err := x.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		var back struct {
+			Graph json.RawMessage `json:"graph"`
+		}
+		if err := json.Unmarshal(y, &back); err != nil {
+			return err
+		}
+		if !bytes.Equal(sent, back.Graph) {
+			return fmt.Errorf("arch %q: its graph is not the one its layers compile to (accepted: the layers' graph, or none)", x.Name)
+		}
+	}
+	*a = x
+	return nil
+}
+
+// Same reports whether a and b are the same architecture: equal JSON
+// forms (the wire's), so that a graph's attributes compare by value
+// whatever their Go types (an int and the int64 it decodes to).
+func (a Arch) Same(b Arch) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

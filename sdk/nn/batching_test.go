@@ -12,17 +12,17 @@ import (
 )
 
 // These tests close gaps that mutation testing (scripts/mutation) found
-// in inference.go, dropout.go and arch.go: no test gave an Inference more
-// inputs than one internal batch of 64, FoldDropout was only checked before
-// a dense layer (kernel 1), and no architecture sat at the edge of what
-// Shapes accepts.
+// in the model, dropout.go and arch.go: no test gave a model more inputs
+// than one internal batch of 64, FoldDropout was only checked before a
+// dense layer (kernel 1), and no architecture sat at the edge of what
+// Validate accepts.
 
 // TestBatchedEqualsSingles: a batch of B inputs, here more than two
 // internal batches of 64 and a partial third, gives for every input what
 // that input gives alone (the network acts on each input independently).
 func TestBatchedEqualsSingles(t *testing.T) {
 	a := smallArch()
-	_, p, x, target := randomSetup(t, a, 2*inferenceBatch+5, 21)
+	_, p, x, target := randomSetup(t, a, 2*64+5, 21)
 	m, err := NewModel(Params{Arch: a, Data: p})
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +34,12 @@ func TestBatchedEqualsSingles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sz := sh.Size()
-	probs, logits := make([]float32, B*k), make([]float32, B*k)
+	probs := make([]float32, B*k)
 	grad, gprobs := make([]float32, B*n), make([]float32, B*k)
 	act, lgrad := make([]float32, B*sz), make([]float32, B*sz)
 	if err := m.Probs(context.Background(), probs, x); err != nil {
 		t.Fatal(err)
 	}
-	m.Logits(logits, x)
 	if err := m.InputGrad(context.Background(), grad, gprobs, x, target); err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +54,13 @@ func TestBatchedEqualsSingles(t *testing.T) {
 			}
 		}
 	}
-	p1, l1, g1, gp1 := make([]float32, k), make([]float32, k), make([]float32, n), make([]float32, k)
+	p1, g1, gp1 := make([]float32, k), make([]float32, n), make([]float32, k)
 	a1, lg1 := make([]float32, sz), make([]float32, sz)
 	for b := range B {
 		xb, tb := x[b*n:(b+1)*n], target[b:b+1]
 		if err := m.Probs(context.Background(), p1, xb); err != nil {
 			t.Fatal(err)
 		}
-		m.Logits(l1, xb)
 		if err := m.InputGrad(context.Background(), g1, gp1, xb, tb); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +68,6 @@ func TestBatchedEqualsSingles(t *testing.T) {
 			t.Fatal(err)
 		}
 		same("probs", b, probs[b*k:(b+1)*k], p1)
-		same("logits", b, logits[b*k:(b+1)*k], l1)
 		same("input grad", b, grad[b*n:(b+1)*n], g1)
 		same("InputGrad probs", b, gprobs[b*k:(b+1)*k], gp1)
 		same("layer act", b, act[b*sz:(b+1)*sz], a1)
@@ -103,8 +100,8 @@ func TestFoldDropoutBeforeConv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fa.Layers) != len(a.Layers)-1 || fa.Layers[0].Kind != KindConv1D {
-		t.Fatalf("folded layers %v, want the dropout removed", fa.Layers)
+	if fa.Graph == nil || len(fa.Layers) != 0 || len(fa.Graph.Nodes) != len(a.Layers)-1 || fa.Graph.Nodes[0].Op != "conv1d" {
+		t.Fatalf("folded arch %+v, want a graph without the dropout", fa)
 	}
 	folded, err := NewModel(Params{Arch: fa, Data: fp})
 	if err != nil {
@@ -128,8 +125,12 @@ func TestFoldDropoutBeforeConv(t *testing.T) {
 		}
 	}
 	got, want := make([]float32, 12), make([]float32, 12)
-	folded.Logits(got, x)
-	plain.Logits(want, xm)
+	if err := folded.PlainProbs(context.Background(), got, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.PlainProbs(context.Background(), want, xm); err != nil {
+		t.Fatal(err)
+	}
 	for i := range want {
 		if math.Abs(float64(got[i]-want[i])) > 1e-5 {
 			t.Fatalf("logit %d: folded %v, masked input %v", i, got[i], want[i])
@@ -154,11 +155,11 @@ func TestFoldDropoutBeforeConv(t *testing.T) {
 		masks [][]bool
 		want  string
 	}{
-		{"one mask for two layers", two, [][]bool{{true}}, "1 dropout masks given, layer 3 is dropout number 2"},
-		{"three masks for two layers", two, [][]bool{{true}, make([]bool, 6), {true}}, "3 dropout masks given for 2 dropout layers"},
+		{"one mask for two layers", two, [][]bool{{true}}, `dropout node "_3": 1 dropout masks given, it is dropout number 2`},
+		{"three masks for two layers", two, [][]bool{{true}, make([]bool, 6), {true}}, "3 dropout masks given for 2 dropout nodes"},
 		{"mask length", two, [][]bool{{true}, make([]bool, 5)}, "needs a mask of 6 units, got 5"},
-		{"dropout last", last, [][]bool{{true, true}}, "dropout layer 2 must be followed by a dense or conv1d layer"},
-		{"dropout before relu", relu, [][]bool{{true}}, "dropout layer 0 must be followed by a dense or conv1d layer"},
+		{"dropout last", last, [][]bool{{true, true}}, `dropout node "_2": read by 0 nodes; to be folded it must be read by one linear or conv1d node`},
+		{"dropout before relu", relu, [][]bool{{true}}, `dropout node "_0": read by relu node "_1"`},
 	} {
 		var err error
 		func() {
@@ -178,36 +179,38 @@ func TestFoldDropoutBeforeConv(t *testing.T) {
 	}
 }
 
-// TestShapesEdges: the smallest valid value of every size is accepted, and
-// the next one down (or up, for p) refused.
-func TestShapesEdges(t *testing.T) {
+// TestValidateEdges: the smallest valid value of every size is accepted,
+// and the next one down (or up, for p) refused, by the front end of
+// layers or the graph's op table, with an error naming the layer.
+func TestValidateEdges(t *testing.T) {
 	arch := func(inC, inLen int, layers ...Layer) Arch {
 		return Arch{Name: "edge", InChannels: inC, InLen: inLen, Layers: layers}
 	}
-	flat := []Layer{{Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 1}}
+	flat := []Layer{{Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 2}}
 	for _, c := range []struct {
 		name string
 		a    Arch
 		want string // "" valid
 	}{
-		{"in_len 1, one channel, dense out 1", arch(1, 1, flat...), ""},
+		{"in_len 1, one channel, dense out 2", arch(1, 1, flat...), ""},
 		{"in_len 0", arch(1, 0, flat...), "in_len must be >= 1"},
 		{"in_channels 0", arch(0, 1, flat...), "in_channels"},
 		{"conv out 1 kernel = length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 3}}, flat...)...), ""},
 		{"conv kernel 1", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 2, Kernel: 1}}, flat...)...), ""},
-		{"conv kernel > length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 4}}, flat...)...), "shorter than kernel 4"},
-		{"conv out 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 0, Kernel: 1}}, flat...)...), "out and kernel must be >= 1"},
-		{"conv kernel 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 0}}, flat...)...), "out and kernel must be >= 1"},
+		{"conv kernel > length", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 4}}, flat...)...), `layer 0 (conv1d): conv1d on input 1 x 3: conv1d: padded input length 3 (T 3 + padding 0 + 0) is shorter than the dilated kernel 4`},
+		{"conv out 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 0, Kernel: 1}}, flat...)...), `layer 0 (conv1d): attribute out of op conv1d = 0 (int); accepted: an integer 1 <= out`},
+		{"conv kernel 0", arch(1, 3, append([]Layer{{Kind: KindConv1D, Name: "c", Out: 1, Kernel: 0}}, flat...)...), `layer 0 (conv1d): attribute kernel of op conv1d = 0 (int); accepted: an integer 1 <= kernel`},
 		{"maxpool kernel 1", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 1}}, flat...)...), ""},
 		{"maxpool kernel = length", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 3}}, flat...)...), ""},
-		{"maxpool kernel 0", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 0}}, flat...)...), "kernel must be in [1, 3]"},
-		{"maxpool kernel > length", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 4}}, flat...)...), "kernel must be in [1, 3]"},
+		{"maxpool kernel 0", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 0}}, flat...)...), `layer 0 (maxpool1d): attribute kernel of op maxpool1d = 0`},
+		{"maxpool kernel > length", arch(1, 3, append([]Layer{{Kind: KindMaxPool1D, Kernel: 4}}, flat...)...), "is shorter than the kernel 4"},
 		{"dropout p 0", arch(1, 1, append([]Layer{{Kind: KindDropout, P: 0}}, flat...)...), ""},
-		{"dropout p 1", arch(1, 1, append([]Layer{{Kind: KindDropout, P: 1}}, flat...)...), "p must be in [0, 1)"},
-		{"dropout p < 0", arch(1, 1, append([]Layer{{Kind: KindDropout, P: -1e-300}}, flat...)...), "p must be in [0, 1)"},
-		{"dense out 0", arch(1, 1, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 0}), "out must be >= 1"},
+		{"dropout p 1", arch(1, 1, append([]Layer{{Kind: KindDropout, P: 1}}, flat...)...), `layer 0 (dropout): attribute p of op dropout = 1 (float64); accepted: a number 0 <= p < 1`},
+		{"dropout p < 0", arch(1, 1, append([]Layer{{Kind: KindDropout, P: -1e-300}}, flat...)...), "attribute p of op dropout = -1e-300"},
+		{"dense out 0", arch(1, 1, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 0}), `layer 1 (dense): attribute out of op linear = 0`},
+		{"dense out 1", arch(1, 1, Layer{Kind: KindFlatten}, Layer{Kind: KindDense, Name: "d", Out: 1}), "need K x 1 with K >= 2 classes"},
 	} {
-		_, err := c.a.Shapes()
+		err := c.a.Validate()
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
@@ -219,9 +222,7 @@ func TestShapesEdges(t *testing.T) {
 
 // TestFoldBatchNormThroughFlatten: a batchnorm in front of flatten acts per
 // channel on C x T values (T > 1 here), and folding it into the dense
-// layer after the flatten must give the unfolded eval-mode network. Every
-// batchnorm of the paper's network is followed by a conv1d or dense layer
-// (through flatten), so its folded architecture has none left.
+// layer after the flatten must give the unfolded eval-mode network.
 func TestFoldBatchNormThroughFlatten(t *testing.T) {
 	a := Arch{Name: "bn-flatten", InChannels: 2, InLen: 7, Layers: []Layer{
 		{Kind: KindConv1D, Name: "c", Out: 3, Kernel: 3},
@@ -232,18 +233,6 @@ func TestFoldBatchNormThroughFlatten(t *testing.T) {
 	}}
 	foldedMatches(t, a, 8, "folded through flatten vs unfolded", 1e-5)
 
-	for _, arch := range []Arch{a, PaperArch()} {
-		lay, _ := NewLayout(arch)
-		fa, _, err := FoldBatchNorm(arch, make([]float32, lay.Size))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range fa.Layers {
-			if l.Kind == KindBatchNorm1D {
-				t.Errorf("%s: batchnorm %q left after folding", arch.Name, l.Name)
-			}
-		}
-	}
 }
 
 // TestLayerGradShortBuffers: act and grad must hold B times the layer's
@@ -306,7 +295,7 @@ func TestInputGradTargetRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, y := range []int{k, -1} {
-		want := fmt.Sprintf("target %d of input 0 out of range 0..%d", y, k-1)
+		want := fmt.Sprintf("graph \"small\": sample 0: target class %d; need 0 <= target < %d", y, k)
 		g := make([]float32, m.InputLen())
 		g[0] = 7
 		err := m.InputGrad(context.Background(), g, nil, x, []int{y})
@@ -365,35 +354,31 @@ func TestFoldBatchNormKept(t *testing.T) {
 // mean b and biased batch variance g^2 v/(v+eps), v the variance of its
 // input (the batch statistics are those of the batch itself).
 func TestLastLayerBatchNorm(t *testing.T) {
+	const eps = 1e-5 // the batchnorm's, graph's default
 	body := []Layer{{Kind: KindConv1D, Name: "c", Out: 2, Kernel: 3}, {Kind: KindReLU}, {Kind: KindFlatten}, {Kind: KindDense, Name: "d", Out: 3}}
 	a := Arch{Name: "bn-last", InChannels: 1, InLen: 6, Layers: append(slices.Clone(body), Layer{Kind: KindBatchNorm1D, Name: "bn"})}
 	a0 := Arch{Name: "bn-last-body", InChannels: 1, InLen: 6, Layers: body}
 	const B = 7
 	net, p, x, _ := randomSetup(t, a, B, 12)
-	net0, err := NewNet(a0)
+	lay0, err := NewLayout(a0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p0 := p[:net0.Layout().Size] // the body's tensors come first, in the same order
-	ws0 := net0.NewWorkspace(B)
-	net0.Forward(ws0, p0, x, false, nil)
-	z0 := slices.Clone(ws0.Logits())
+	p0 := p[:lay0.Size] // the body's tensors come first, in the same order
+	z0 := evalLogits(t, a0, p0, x)
 	lay := net.Layout()
 	g, b := lay.View(p, "bn.weight"), lay.View(p, "bn.bias")
 	rm, rv := lay.View(p, "bn.running_mean"), lay.View(p, "bn.running_var")
 
-	ws := net.NewWorkspace(B)
-	net.Forward(ws, p, x, false, nil)
-	for i, z := range ws.Logits() {
+	for i, z := range net.Forward(p, x, false, nil) {
 		c := i % 3
-		want := float64(g[c])*(float64(z0[i])-float64(rm[c]))/math.Sqrt(float64(rv[c])+BNEps) + float64(b[c])
+		want := float64(g[c])*(float64(z0[i])-float64(rm[c]))/math.Sqrt(float64(rv[c])+eps) + float64(b[c])
 		if math.Abs(float64(z)-want) > 1e-5*(1+math.Abs(want)) {
 			t.Fatalf("eval logit %d = %v, want %v", i, z, want)
 		}
 	}
 
-	net.Forward(ws, p, x, true, nil)
-	z := ws.Logits()
+	z := net.Forward(p, x, true, nil)
 	for c := range 3 {
 		var m0, v0, m, v float64
 		for s := range B {
@@ -404,7 +389,7 @@ func TestLastLayerBatchNorm(t *testing.T) {
 			v0 += (float64(z0[s*3+c]) - m0) * (float64(z0[s*3+c]) - m0) / B
 			v += (float64(z[s*3+c]) - m) * (float64(z[s*3+c]) - m) / B
 		}
-		wantV := float64(g[c]) * float64(g[c]) * v0 / (v0 + BNEps)
+		wantV := float64(g[c]) * float64(g[c]) * v0 / (v0 + eps)
 		if math.Abs(m-float64(b[c])) > 1e-5 || math.Abs(v-wantV) > 1e-4*wantV {
 			t.Errorf("train channel %d: batch mean %v, variance %v; want %v, %v", c, m, v, b[c], wantV)
 		}
@@ -450,7 +435,7 @@ func TestWindowProbsDefinition(t *testing.T) {
 				starts = append(starts, s)
 			}
 			got := make([]float32, len(starts))
-			m.WindowProbs(got, x, starts, width, 0.5, 2)
+			windowProbs(t, m, got, x, nil, starts, width, 0.5, 2)
 			xo, pr := make([]float32, n), make([]float32, k)
 			for j, s := range starts {
 				copy(xo, x)
@@ -459,7 +444,7 @@ func TestWindowProbsDefinition(t *testing.T) {
 						xo[c*T+tt] = 0.5
 					}
 				}
-				if err := m.Probs(context.Background(), pr, xo); err != nil {
+				if err := m.PlainProbs(context.Background(), pr, xo); err != nil {
 					t.Fatal(err)
 				}
 				if math.Abs(float64(got[j]-pr[2])) > 1e-6 {
@@ -470,19 +455,21 @@ func TestWindowProbsDefinition(t *testing.T) {
 	}
 }
 
-// foldedMatches checks that the folded inference model of a random
-// network of arch a gives the eval-mode logits of the unfolded one on
-// three random inputs, within tol.
+// foldedMatches checks that the folded inference model (Probs) of a
+// random network of arch a gives the probabilities of the unfolded one's
+// eval-mode logits on three random inputs, within tol.
 func foldedMatches(t *testing.T, a Arch, seed uint64, what string, tol float64) {
 	t.Helper()
 	net, p, x, _ := randomSetup(t, a, 3, seed)
-	ws := net.NewWorkspace(3)
-	net.Forward(ws, p, x, false, nil)
+	want := make([]float32, 3*net.Classes())
+	Softmax(want, net.Forward(p, x, false, nil), net.Classes())
 	m, err := NewModel(Params{Arch: a, Data: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, 3*net.Classes())
-	m.Logits(got, x)
-	within(t, what, got, ws.Logits(), tol)
+	if err := m.Probs(context.Background(), got, x); err != nil {
+		t.Fatal(err)
+	}
+	within(t, what, got, want, tol)
 }

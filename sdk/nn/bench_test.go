@@ -6,21 +6,11 @@ import (
 	"testing"
 )
 
-// flopsForward counts the multiply-adds (x2) of one record's forward pass:
-// nn.LayerMACs, the conv and dense layers'.
-func flopsForward(a Arch) float64 {
-	shapes, _ := a.Shapes()
-	in := Shape{a.InChannels, a.InLen}
-	var f float64
-	for i, l := range a.Layers {
-		f += 2 * float64(LayerMACs(l, in, shapes[i]))
-		in = shapes[i]
+func benchSetup(b *testing.B, batch int) (Pass, []float32, []float32, []int) {
+	net, err := NewPass(PaperArch(), 64, 0)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return f
-}
-
-func benchSetup(b *testing.B, batch int) (*Net, []float32, []float32, []int) {
-	net, _ := NewNet(PaperArch())
 	r := rand.New(rand.NewPCG(1, 2))
 	p := make([]float32, net.Layout().Size)
 	Init(net.Layout(), p, r)
@@ -35,37 +25,37 @@ func benchSetup(b *testing.B, batch int) (*Net, []float32, []float32, []int) {
 	return net, p, x, y
 }
 
-// BenchmarkForward: eval-mode forward of batches of 64 records.
+// BenchmarkForward: the model's (folded) probabilities of batches of 64
+// records.
 func BenchmarkForward(b *testing.B) {
-	net, p, x, _ := benchSetup(b, 64)
-	ws := net.NewWorkspace(64)
+	_, p, x, _ := benchSetup(b, 64)
+	m, err := NewModel(Params{Arch: PaperArch(), Data: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	probs := make([]float32, 64*16)
 	b.ResetTimer()
 	for b.Loop() {
-		net.Forward(ws, p, x, false, nil)
+		if err := m.Probs(context.Background(), probs, x); err != nil {
+			b.Fatal(err)
+		}
 	}
-	rec := float64(b.N) * 64 / b.Elapsed().Seconds()
-	b.ReportMetric(rec, "records/s")
-	b.ReportMetric(rec*flopsForward(net.Arch())/1e9, "GFLOP/s")
+	b.ReportMetric(float64(b.N)*64/b.Elapsed().Seconds(), "records/s")
 }
 
 // BenchmarkForwardBackward: a train-mode forward, loss and full backward
-// of a batch of 64 (the backward costs about twice the forward: input and
-// weight gradients, so 3x the forward FLOPs are counted).
+// of a batch of 64.
 func BenchmarkForwardBackward(b *testing.B) {
 	net, p, x, y := benchSetup(b, 64)
-	ws := net.NewWorkspace(64)
 	dz := make([]float32, 64*16)
 	g := make([]float32, len(p))
 	b.ResetTimer()
 	for b.Loop() {
-		net.Forward(ws, p, x, true, nil)
-		CrossEntropy(dz, ws.Logits(), y, 16)
+		CrossEntropy(dz, net.Forward(p, x, true, nil), y, 16)
 		clear(g)
-		net.Backward(ws, p, dz, g, nil)
+		net.Backward(p, dz, g)
 	}
-	rec := float64(b.N) * 64 / b.Elapsed().Seconds()
-	b.ReportMetric(rec, "records/s")
-	b.ReportMetric(rec*3*flopsForward(net.Arch())/1e9, "GFLOP/s")
+	b.ReportMetric(float64(b.N)*64/b.Elapsed().Seconds(), "records/s")
 }
 
 // BenchmarkTrainEpoch: one epoch of 12,960 records, batch 64, Adam, without
@@ -84,7 +74,6 @@ func BenchmarkTrainEpoch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/epoch")
-	b.ReportMetric(3*flopsForward(PaperArch())*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkOcclusionMap: the 581 window probabilities of one occlusion map
@@ -92,8 +81,8 @@ func BenchmarkTrainEpoch(b *testing.B) {
 // (WindowProbs; WindowProbsSignal with a baseline signal) and by full
 // forward passes of the occluded inputs.
 func BenchmarkOcclusionMap(b *testing.B) {
-	net, p, x, _ := benchSetup(b, 1)
-	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
+	_, p, x, _ := benchSetup(b, 1)
+	m, err := NewModel(Params{Arch: PaperArch(), Data: p})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,9 +96,9 @@ func BenchmarkOcclusionMap(b *testing.B) {
 		name string
 		fn   func()
 	}{
-		{"incremental", func() { m.WindowProbs(dst, x, starts, 60, 0, 3) }},
-		{"incremental-signal", func() { m.WindowProbsSignal(dst, x, z, starts, 60, 3) }},
-		{"full", func() { m.windowProbsPlain(dst, x, starts, 60, baseFill{}, 3) }},
+		{"incremental", func() { windowProbs(b, m, dst, x, nil, starts, 60, 0, 3) }},
+		{"incremental-signal", func() { windowProbs(b, m, dst, x, z, starts, 60, 0, 3) }},
+		{"full", func() { windowProbs(b, plainModel{m}, dst, x, nil, starts, 60, 0, 3) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
@@ -118,25 +107,4 @@ func BenchmarkOcclusionMap(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/map")
 		})
 	}
-}
-
-// BenchmarkHeadProbs: the layers after the global max pool of the paper's
-// network on the 581 pooled vectors of one occlusion map.
-func BenchmarkHeadProbs(b *testing.B) {
-	net, p, x, _ := benchSetup(b, 1)
-	m, err := NewModel(Params{Arch: net.Arch(), Data: p})
-	if err != nil {
-		b.Fatal(err)
-	}
-	starts := make([]int, 581)
-	for i := range starts {
-		starts[i] = i
-	}
-	pooled := make([]float32, len(starts)*m.PooledLen())
-	m.WindowPooled(pooled, x, starts, 60, 0)
-	dst := make([]float32, len(starts))
-	for b.Loop() {
-		m.HeadProbs(dst, pooled, 3)
-	}
-	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/map")
 }

@@ -81,20 +81,29 @@ func TestGoldenLogitsAndProbs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logits := make([]float32, 16*16)
-	m.Logits(logits, g.x)
-	within(t, "folded logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 16*16)
 	if err := m.Probs(context.Background(), probs, g.x); err != nil {
 		t.Fatal(err)
 	}
 	within(t, "folded probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "probs.csv"))), 1e-5)
+	if err := m.PlainProbs(context.Background(), probs, g.x); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "unfolded probs", probs, golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "probs.csv"))), 1e-5)
 
-	// The unfolded network in eval mode computes the same function.
-	net, _ := NewNet(PaperArch())
-	ws := net.NewWorkspace(16)
-	net.Forward(ws, g.params.Data, g.x, false, nil)
-	within(t, "unfolded logits", ws.Logits(), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+	// The unfolded network in eval mode computes the same logits.
+	within(t, "unfolded logits", evalLogits(t, PaperArch(), g.params.Data, g.x), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+}
+
+// evalLogits are the eval-mode logits of the batch x under (a, p), by a
+// Pass.
+func evalLogits(t testing.TB, a Arch, p, x []float32) []float32 {
+	t.Helper()
+	pass, err := NewPass(a, len(x)/(a.InChannels*a.InLen), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), pass.Forward(p, x, false, nil)...)
 }
 
 func TestGoldenInputGrad(t *testing.T) {
@@ -140,19 +149,28 @@ func lossRow(t testing.TB, dir, mode string) float64 {
 
 // paramGrads runs one forward/backward of the mean cross-entropy and returns
 // the loss and the gradient. Train mode updates the running statistics in p.
-func paramGrads(net *Net, p, x []float32, y []int, train bool) (float64, []float32) {
-	ws := net.NewWorkspace(len(y))
-	net.Forward(ws, p, x, train, nil)
+func paramGrads(net Pass, p, x []float32, y []int, train bool) (float64, []float32) {
+	z := net.Forward(p, x, train, nil)
 	dz := make([]float32, len(y)*net.Classes())
-	loss := CrossEntropy(dz, ws.Logits(), y, net.Classes())
+	loss := CrossEntropy(dz, z, y, net.Classes())
 	g := make([]float32, net.Layout().Size)
-	net.Backward(ws, p, dz, g, nil)
+	net.Backward(p, dz, g)
 	return loss, g
+}
+
+// paperPass is a Pass of the paper's network for batches of 16.
+func paperPass(t testing.TB) Pass {
+	t.Helper()
+	net, err := NewPass(PaperArch(), 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
 }
 
 func TestGoldenParamGrads(t *testing.T) {
 	g := loadGolden(t)
-	net, _ := NewNet(PaperArch())
+	net := paperPass(t)
 	lay := net.Layout()
 	for _, tc := range []struct {
 		mode, file, zero string
@@ -201,7 +219,7 @@ func TestGoldenParamGrads(t *testing.T) {
 
 func TestGoldenBNRunningStats(t *testing.T) {
 	g := loadGolden(t)
-	net, _ := NewNet(PaperArch())
+	net := paperPass(t)
 	p := append([]float32(nil), g.params.Data...)
 	paramGrads(net, p, g.x, g.labels, true)
 	ref := readTensors(t, filepath.Join(g.dir, "bn_running_after_step.safetensors"))
@@ -217,7 +235,7 @@ func TestGoldenBNRunningStats(t *testing.T) {
 // 2), and one full float32 train step of ours outside the zero masks.
 func TestGoldenAdam(t *testing.T) {
 	g := loadGolden(t)
-	net, _ := NewNet(PaperArch())
+	net := paperPass(t)
 	lay := net.Layout()
 	vec := func(f *safetensors.File) []float32 {
 		v := make([]float32, lay.Size)
@@ -296,9 +314,7 @@ func TestGoldenMCDropoutFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logits := make([]float32, 256)
-	m.Logits(logits, g.x)
-	within(t, "mc-dropout logits", logits, golden.Flat(golden.CSV32(t, filepath.Join(dir, "logits.csv"))), 1e-5)
+	within(t, "mc-dropout logits", evalLogits(t, fa, fp, g.x), golden.Flat(golden.CSV32(t, filepath.Join(dir, "logits.csv"))), 1e-5)
 	probs := make([]float32, 256)
 	if err := m.Probs(context.Background(), probs, g.x); err != nil {
 		t.Fatal(err)
@@ -308,8 +324,5 @@ func TestGoldenMCDropoutFold(t *testing.T) {
 	// A train-mode forward of the dropout net with that mask on fc2's input
 	// is the folded network (eval-mode batchnorm elsewhere is what the
 	// folded model computes; here we check the eval-mode dropout identity).
-	net, _ := NewNet(da)
-	ws := net.NewWorkspace(16)
-	net.Forward(ws, p.Data, g.x, false, nil)
-	within(t, "eval-mode dropout is the identity", ws.Logits(), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
+	within(t, "eval-mode dropout is the identity", evalLogits(t, da, p.Data, g.x), golden.Flat(golden.CSV32(t, filepath.Join(g.dir, "logits.csv"))), 1e-5)
 }

@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,99 +23,26 @@ func GraphArch(spec graph.Spec) Arch {
 	return Arch{Name: spec.Name, InChannels: spec.InChannels, InLen: spec.InLen, Graph: &s}
 }
 
-// graphSpec is a's graph on a's input.
-func (a Arch) graphSpec() graph.Spec {
-	s := *a.Graph
-	s.InChannels, s.InLen = a.InChannels, a.InLen
-	if s.Name == "" {
-		s.Name = a.Name
-	}
-	return s
-}
+// Open returns the Model of p (NewModel).
+func Open(p Params) (Model, error) { return NewModel(p) }
 
-// GraphNet compiles a graph architecture on a's input (a fresh Net, its
-// parameters zero).
-func (a Arch) GraphNet() (*graph.Net, error) {
-	if a.Graph == nil {
-		return nil, fmt.Errorf("arch %q is not a graph", a.Name)
-	}
-	return a.compileGraph()
-}
-
-// compileGraph compiles a's graph on a's input.
-func (a Arch) compileGraph() (*graph.Net, error) {
-	net, err := graph.Compile(a.graphSpec())
-	if err != nil {
-		return nil, fmt.Errorf("arch %q: %w", a.Name, err)
-	}
-	return net, nil
-}
-
-// reshapedGraph is Reshaped of a graph architecture: the graph on c
-// channels of t samples and, when k > 0, with k classes: its output node,
-// or the input of an output softmax, must then be a linear node, whose
-// out becomes k.
-func (a Arch) reshapedGraph(c, t, k int) (Arch, error) {
-	b := a
-	b.InChannels, b.InLen = c, t
-	s := b.graphSpec()
-	s.Nodes = append([]graph.Node(nil), s.Nodes...)
-	b.Graph = &s
-	if k > 0 && k != a.Classes() {
-		i, err := s.OutputIndex()
-		if err != nil {
-			return Arch{}, fmt.Errorf("arch %q: %w", a.Name, err)
-		}
-		if s.Nodes[i].Op == "softmax" {
-			i, err = s.InputIndex(i, 0)
-			if err != nil {
-				return Arch{}, fmt.Errorf("arch %q: %w", a.Name, err)
-			}
-		}
-		if i < 0 || s.Nodes[i].Op != "linear" {
-			return Arch{}, fmt.Errorf("arch %q: its output is not a linear node, so its %d logits cannot become %d classes", a.Name, a.Classes(), k)
-		}
-		attrs := map[string]any{}
-		for key, v := range s.Nodes[i].Attrs {
-			attrs[key] = v
-		}
-		attrs["out"] = int64(k)
-		s.Nodes[i].Attrs = attrs
-	}
-	if err := b.Validate(); err != nil {
-		return Arch{}, fmt.Errorf("arch %q on %d channel(s) x %d samples: %w", a.Name, c, t, err)
-	}
-	return b, nil
-}
-
-// graphLayout is NewLayout of a graph architecture: its parameters in
-// node order, named "<node>.<suffix>".
-func graphLayout(a Arch) (*Layout, error) {
-	net, err := a.compileGraph()
-	if err != nil {
-		return nil, err
-	}
-	l := &Layout{index: map[string]int{}}
-	for _, p := range net.Params() {
-		l.index[p.Name] = len(l.Tensors)
-		l.Tensors = append(l.Tensors, TensorInfo{Name: p.Name, Shape: p.Shape, Offset: p.Offset, Size: p.Len, Trainable: p.Trainable})
-		l.Size += p.Len
-	}
-	return l, nil
-}
-
-// Open returns the Model of p: an Inference for a network of Layers
-// (NewModel), a GraphModel for a graph architecture.
-func Open(p Params) (Model, error) {
-	if p.Arch.Graph == nil {
-		return NewModel(p)
-	}
+// NewModel compiles p's network with its parameters, which must be
+// finite: a GraphModel, for a graph architecture and a list of layers
+// alike.
+func NewModel(p Params) (*GraphModel, error) {
 	net, err := p.Arch.compileGraph()
 	if err != nil {
 		return nil, err
 	}
 	if len(p.Data) != net.NumParams() {
 		return nil, fmt.Errorf("arch %q: %d parameters, the graph has %d", p.Arch.Name, len(p.Data), net.NumParams())
+	}
+	for _, t := range net.Params() {
+		for j, v := range p.Data[t.Offset : t.Offset+t.Len] {
+			if v-v != 0 { // NaN or ±Inf
+				return nil, fmt.Errorf("arch %q: tensor %s element %d is %v (want a finite number)", p.Arch.Name, t.Name, j, v)
+			}
+		}
 	}
 	copy(net.Theta, p.Data)
 	m := NewGraphModel(net)
@@ -144,26 +69,26 @@ func newGraphTrainNet(a Arch, workers int) (*graphTrainNet, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	net.Workers = workers
-	lay, err := graphLayout(a)
-	if err != nil {
-		return nil, err
-	}
 	s := net.Spec()
 	i, err := s.OutputIndex()
 	if err != nil {
 		return nil, err
 	}
-	return &graphTrainNet{net: net, lay: lay, probs: s.Nodes[i].Op == "softmax"}, nil
+	return &graphTrainNet{net: net, lay: netLayout(net), probs: s.Nodes[i].Op == "softmax"}, nil
 }
 
 func (t *graphTrainNet) InputLen() int   { return t.net.InShape().Size() }
 func (t *graphTrainNet) Classes() int    { return t.net.Classes() }
 func (t *graphTrainNet) Layout() *Layout { return t.lay }
 
-// Forward runs the graph (graph.Net.Run); an output softmax's
+// Forward runs the graph (graph.Net.Run; in training mode with rnd nil,
+// dropout draws from a source of seed 0); an output softmax's
 // probabilities p become the logits log p, whose softmax is p.
 func (t *graphTrainNet) Forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
 	t.net.Theta = p
+	if train && rnd == nil {
+		rnd = rand.New(rand.NewPCG(0, 0)) // a network without dropout draws nothing
+	}
 	out, err := t.net.Run(x, train, rnd)
 	if err != nil {
 		panic(err) // Train checked the data's shape
@@ -205,10 +130,7 @@ func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, err
 	if len(p) != net.NumParams() {
 		return Arch{}, nil, fmt.Errorf("arch %q: parameter vector has %d values, want %d", a.Name, len(p), net.NumParams())
 	}
-	lay, err := graphLayout(a)
-	if err != nil {
-		return Arch{}, nil, err
-	}
+	lay := netLayout(net)
 	spec := net.Spec() // canonical: attributes with defaults
 	q := append([]float32(nil), p...)
 	source := func(i int) string { // the value node i reads first
@@ -287,15 +209,6 @@ func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, err
 	}
 	spec.Nodes = keep
 	out := a
-	out.Graph = &spec
+	out.Graph, out.Layers = &spec, nil
 	return out, q, nil
-}
-
-// Same reports whether a and b are the same architecture: equal JSON
-// forms (the wire's), so that a graph's attributes compare by value
-// whatever their Go types (an int and the int64 it decodes to).
-func (a Arch) Same(b Arch) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
-// GraphModel is a compiled graph network (sdk/nn/graph) with its
-// parameters as a Model, so that every explainer computes with it (and
-// the model service serves it to explainers in other processes). Its Arch
-// is the graph architecture (Arch.Graph): it has no Layers, a layer is a
-// module path (graph.Net.Layer), and LayerField gives a layer's receptive
-// field in input samples (for Grad-CAM's align = "centre").
+// GraphModel is a compiled network (sdk/nn/graph) with its parameters as
+// a Model, the one Model of sdk/nn, so that every explainer computes with
+// it (and the model service serves it to explainers in other processes).
+// Its Arch is the one it was opened with (NewModel; GraphArch of the spec
+// for NewGraphModel); a layer is a module path (graph.Net.Layer: a
+// layer's name, for a network of Layers), and LayerField gives a layer's
+// receptive field in input samples (for Grad-CAM's align = "centre").
 //
 // A GraphModel is safe for concurrent use: each call takes a Net of its
 // own from a pool (compiled from the same spec, with the same Theta).

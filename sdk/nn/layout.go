@@ -1,6 +1,10 @@
 package nn
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+)
 
 // TensorInfo places one named tensor in the flat parameter vector.
 type TensorInfo struct {
@@ -13,41 +17,34 @@ type TensorInfo struct {
 
 // Layout is the order and placement of every tensor of an architecture in
 // one flat float32 vector. The order is PyTorch's state_dict order: per
-// layer, weight and bias, then for batchnorm running_mean and running_var
-// (a graph's: its nodes' parameters in node order, graph.Net.Params).
+// node (layer), weight and bias, then for batchnorm running_mean and
+// running_var (graph.Net.Params).
 type Layout struct {
 	Tensors []TensorInfo
 	Size    int
 	index   map[string]int
 }
 
-// NewLayout builds the layout of an architecture.
+// NewLayout builds the layout of an architecture: its graph's parameters
+// in node order (graph.Net.Params), named "<node>.<suffix>" (for Layers,
+// "<layer name>.<suffix>").
 func NewLayout(a Arch) (*Layout, error) {
-	if a.Graph != nil {
-		return graphLayout(a)
-	}
-	shapes, err := a.Shapes()
+	net, err := a.compileGraph()
 	if err != nil {
 		return nil, err
 	}
+	return netLayout(net), nil
+}
+
+// netLayout is the layout of a compiled graph's Theta.
+func netLayout(net *graph.Net) *Layout {
 	l := &Layout{index: map[string]int{}}
-	add := func(name string, train bool, shape ...int) {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		l.index[name] = len(l.Tensors)
-		l.Tensors = append(l.Tensors, TensorInfo{Name: name, Shape: shape, Offset: l.Size, Size: n, Trainable: train})
-		l.Size += n
+	for _, p := range net.Params() {
+		l.index[p.Name] = len(l.Tensors)
+		l.Tensors = append(l.Tensors, TensorInfo{Name: p.Name, Shape: p.Shape, Offset: p.Offset, Size: p.Len, Trainable: p.Trainable})
+		l.Size += p.Len
 	}
-	in := Shape{a.InChannels, a.InLen}
-	for i, ly := range a.Layers {
-		for _, t := range LayerParams(ly, in) {
-			add(ly.Name+"."+t.Suffix, t.Trainable, t.Shape...)
-		}
-		in = shapes[i]
-	}
-	return l, nil
+	return l
 }
 
 // Lookup returns the tensor called name.

@@ -67,11 +67,6 @@ type Perturbation struct {
 	// by the computation of the copies, so that a copy that changes
 	// nothing scores exactly p_Class(X).
 	Unperturbed bool
-	// Cache, if not nil, is a cache of trunk computations shared between
-	// models (MC dropout's draws share their layers up to the global max
-	// pool; see TrunkCache) that a model's own path may read and fill. The
-	// result is the same bytes with or without it.
-	Cache *TrunkCache
 }
 
 // Copies is the number of perturbed copies of r: its windows or its sets

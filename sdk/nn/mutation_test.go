@@ -48,9 +48,9 @@ func plainCfg() TrainConfig {
 	return TrainConfig{Epochs: 1, Batch: 4, LR: 0.01, WeightDecay: 1e-3, StepEvery: 1, StepGamma: 0.5, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
 }
 
-func initParams(t *testing.T, a Arch, seed uint64) (*Net, []float32) {
+func initParams(t *testing.T, a Arch, seed uint64) (Pass, []float32) {
 	t.Helper()
-	net, err := NewNet(a)
+	net, err := NewPass(a, 64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,19 +61,18 @@ func initParams(t *testing.T, a Arch, seed uint64) (*Net, []float32) {
 
 // lossGrad is the mean cross-entropy of rows of d (in the given order) at
 // p, and its gradient: the quantity one training step descends.
-func lossGrad(net *Net, p []float32, d Data, rows []int) (float64, []float32) {
-	ws := net.NewWorkspace(len(rows))
+func lossGrad(net Pass, p []float32, d Data, rows []int) (float64, []float32) {
 	x := make([]float32, 0, len(rows)*d.Len)
 	y := make([]int, 0, len(rows))
 	for _, r := range rows {
 		x = append(x, d.X[r*d.Len:(r+1)*d.Len]...)
 		y = append(y, d.Y[r])
 	}
-	net.Forward(ws, p, x, true, nil)
+	z := net.Forward(p, x, true, nil)
 	dz := make([]float32, len(rows)*net.Classes())
-	loss := CrossEntropy(dz, ws.Logits(), y, net.Classes())
+	loss := CrossEntropy(dz, z, y, net.Classes())
 	g := make([]float32, len(p))
-	net.Backward(ws, p, dz, g, nil)
+	net.Backward(p, dz, g)
 	return loss, g
 }
 
@@ -190,8 +189,8 @@ func TestTrainCheckpoint(t *testing.T) {
 	if res.BestEpoch != bestAt {
 		t.Errorf("BestEpoch = %d, lowest validation loss at epoch %d", res.BestEpoch, bestAt)
 	}
-	net, _ := NewNet(a)
-	if l, acc := Evaluate(net, net.NewWorkspace(cfg.Batch), res.Params.Data, val); math.Abs(l-best) > 1e-9*best || acc != res.History[bestAt-1].ValAcc {
+	net, _ := NewPass(a, cfg.Batch, 1)
+	if l, acc := EvaluatePass(net, cfg.Batch, res.Params.Data, val); math.Abs(l-best) > 1e-9*best || acc != res.History[bestAt-1].ValAcc {
 		t.Errorf("Evaluate(checkpoint) = %v, %v; want the best epoch's %v, %v", l, acc, best, res.History[bestAt-1].ValAcc)
 	}
 	if res.BestEpoch == cfg.Epochs {
@@ -320,7 +319,7 @@ func TestTrainCheckpointTie(t *testing.T) {
 	}
 }
 
-// TestEvaluate: Evaluate walks d in chunks of the workspace's capacity
+// TestEvaluate: EvaluatePass walks d in chunks of its batch
 // (4, 4 and 2 rows; 5 and 5; ...); its loss is the mean cross-entropy over all rows
 // at once and its accuracy the fraction of rows whose largest logit is the
 // label.
@@ -330,9 +329,7 @@ func TestEvaluate(t *testing.T) {
 	d := plainData(10, 3, false)
 	rows := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	want, _ := lossGrad(net, p, d, rows)
-	ws := net.NewWorkspace(10)
-	net.Forward(ws, p, d.X, false, nil)
-	z, k := ws.Logits(), net.Classes()
+	z, k := slices.Clone(net.Forward(p, d.X, false, nil)), net.Classes()
 	correct := 0
 	for r := range rows {
 		zr := z[r*k : (r+1)*k]
@@ -341,7 +338,7 @@ func TestEvaluate(t *testing.T) {
 		}
 	}
 	for _, c := range []int{4, 5, 10, 16} { // partial last chunk, whole chunks, one, more than N
-		loss, acc := Evaluate(net, net.NewWorkspace(c), p, d)
+		loss, acc := EvaluatePass(net, c, p, d)
 		if !(math.Abs(loss-want) <= 1e-6*want) || acc != float64(correct)/10 {
 			t.Errorf("capacity %d: Evaluate = %v, %v; want %v, %v", c, loss, acc, want, float64(correct)/10)
 		}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,11 +11,10 @@ import (
 
 // TestOutputShapesPaper: the paper's network of layers and the same
 // network written as a graph (graphtest.PaperGraph, one node a layer)
-// give the same output shapes, by two independent shape rules (the kind
-// table's and the op table's), and they are the sizes of the paper's
+// give the same output shapes, and they are the sizes of the paper's
 // Table 4 (valid convolutions and pooling of kernel 3, each 2 samples
 // shorter: 640 -> 638 -> 636 -> 634 -> 632 -> 630, then global pooling
-// to 1); the layers' names are carried, "" for an unnamed layer.
+// to 1); the layers' names are carried, "_<index>" for an unnamed layer.
 func TestOutputShapesPaper(t *testing.T) {
 	layers, err := PaperArch().OutputShapes()
 	if err != nil {
@@ -41,11 +41,15 @@ func TestOutputShapesPaper(t *testing.T) {
 		if layers[i].Shape != nodes[i].Shape {
 			t.Errorf("layer %d (%s): %v as a layer, %v as graph node %q", i, l.Kind, layers[i].Shape, nodes[i].Shape, nodes[i].Name)
 		}
-		if layers[i].Name != l.Name || nodes[i].Name != graphtest.PaperGraph().Nodes[i].Name {
-			t.Errorf("entry %d named %q and %q, want %q and %q", i, layers[i].Name, nodes[i].Name, l.Name, graphtest.PaperGraph().Nodes[i].Name)
+		want := l.Name
+		if want == "" {
+			want = "_" + strconv.Itoa(i)
+		}
+		if layers[i].Name != want || nodes[i].Name != graphtest.PaperGraph().Nodes[i].Name {
+			t.Errorf("entry %d named %q and %q, want %q and %q", i, layers[i].Name, nodes[i].Name, want, graphtest.PaperGraph().Nodes[i].Name)
 		}
 	}
-	if last := layers[len(layers)-1].Shape; last != (Shape{PaperArch().Classes(), 1}) {
+	if last := layers[len(layers)-1].Shape; last != (Shape{C: PaperArch().Classes(), T: 1}) {
 		t.Errorf("last shape %v, want the %d logits x 1", last, PaperArch().Classes())
 	}
 }
@@ -59,7 +63,7 @@ func TestOutputShapesGraphOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []NamedShape{{"conv", Shape{2, 10}}, {"add", Shape{2, 10}}, {"gap", Shape{2, 1}}, {"flat", Shape{2, 1}}, {"fc", Shape{3, 1}}}
+	want := []NamedShape{{"conv", Shape{C: 2, T: 10}}, {"add", Shape{C: 2, T: 10}}, {"gap", Shape{C: 2, T: 1}}, {"flat", Shape{C: 2, T: 1}}, {"fc", Shape{C: 3, T: 1}}}
 	if len(s) != len(want) {
 		t.Fatalf("%d shapes %v, want %d (up to the output node fc)", len(s), s, len(want))
 	}

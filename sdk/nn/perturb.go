@@ -4,7 +4,21 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
+
+// Span is the half-open range [Lo, Hi) of time positions, in every input
+// channel.
+type Span struct{ Lo, Hi int }
+
+// ChannelSpan is the half-open range [Lo, Hi) of time positions of input
+// channel Ch, or of every channel when Ch is AllChannels.
+type ChannelSpan = graph.ChannelSpan
+
+// AllChannels is the channel of a ChannelSpan that covers every input
+// channel.
+const AllChannels = graph.AllChannels
 
 // perturbedBatch is how many perturbed copies one forward pass of
 // Perturbed's fallback carries.
@@ -192,4 +206,44 @@ func wholeInputs(x []float32, n int) (int, error) {
 		return 0, fmt.Errorf("input of %d values is not whole inputs of %d", len(x), n)
 	}
 	return len(x) / n, nil
+}
+
+// ChannelBaseline writes to dst the baseline signal that occludes channel
+// ch of x alone, and returns dst: for the input x of C = len(x)/T channels
+// of T samples,
+//
+//	dst[c*T+t] = x[c*T+t]    for c != ch,
+//	dst[ch*T+t] = z[ch*T+t]  (or baseline, when z is nil).
+//
+// Occluding a window of every channel with dst (WindowProbsSignal,
+// WindowProbsOf) occludes it in channel ch only, since the other channels
+// are replaced by themselves:
+//
+//	dst[j] = p_class(x with samples starts[j] .. starts[j]+width-1 of channel ch set to the baseline)
+//
+// as Captum's Occlusion computes with sliding_window_shapes = (1, width).
+// The incremental paths stay incremental: the copies differ from x in
+// channel ch only.
+func ChannelBaseline(dst, x, z []float32, baseline float32, T, ch int) []float32 {
+	if T < 1 || len(x)%T != 0 || len(dst) != len(x) || (z != nil && len(z) != len(x)) || ch < 0 || ch >= len(x)/T {
+		panic("nn: ChannelBaseline needs an input of whole channels, a dst (and z) of its length and a channel in range")
+	}
+	copy(dst, x)
+	row := dst[ch*T : (ch+1)*T]
+	if z != nil {
+		copy(row, z[ch*T:(ch+1)*T])
+		return dst
+	}
+	for t := range row {
+		row[t] = baseline
+	}
+	return dst
+}
+
+// grow returns b resliced to n values, or a new slice if b is too short.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
 }

@@ -344,7 +344,8 @@ func (c *cancelAfter) Err() error {
 
 // TestCancelledStopsBetweenChunks: a ctx that ends during a long call
 // stops it at the next chunk: Probs, InputGrad and LayerGrad of a batch
-// of 10 chunks (GraphModel and Inference) and Perturbed's forward passes
+// of 10 chunks (a graph, and a list of layers compiled to one) and
+// Perturbed's forward passes
 // of 10 chunks of copies return an error wrapping context.Canceled, with
 // the chunks after the end not computed (their outputs keep the values
 // they had). A ctx ended before the call computes nothing.
@@ -363,7 +364,7 @@ func TestCancelledStopsBetweenChunks(t *testing.T) {
 		name string
 		m    Model
 		per  int
-	}{{"graph", gm, graphBatch}, {"layers", inf, inferenceBatch}} {
+	}{{"graph", gm, graphBatch}, {"layers", inf, graphBatch}} {
 		m := c.m
 		n, k := m.InputLen(), m.Classes()
 		B := chunks * c.per

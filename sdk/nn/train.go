@@ -171,12 +171,8 @@ func Train(ctx context.Context, a Arch, train, val Data, cfg TrainConfig, seed u
 	return res, nil
 }
 
-// Evaluate returns the eval-mode mean cross-entropy and accuracy of p on d.
-func Evaluate(net *Net, ws *Workspace, p []float32, d Data) (loss, acc float64) {
-	return evaluate(&layerTrainNet{net: net, ws: ws}, ws.Cap(), p, d)
-}
-
-// EvaluatePass is Evaluate on any network's Pass, in batches of batch
+// EvaluatePass returns the eval-mode mean cross-entropy and accuracy of
+// p on d, computed by a Pass, in batches of batch
 // (at most the batch the Pass was made for).
 func EvaluatePass(net Pass, batch int, p []float32, d Data) (loss, acc float64) {
 	return evaluate(net, batch, p, d)
@@ -233,9 +229,8 @@ func checkTrainConfig(c TrainConfig) error {
 
 // Pass computes a network's logits and parameter gradients under a
 // parameter vector given with each call, in batches of up to the batch
-// it was made for: what Train, Evaluate and a posterior's own passes
-// (Laplace's Fisher) compute with, for a network of Layers or a graph
-// alike. A Pass is not safe for concurrent use: make one a goroutine.
+// it was made for: what Train, EvaluatePass and a posterior's own passes
+// (Laplace's Fisher) compute with. A Pass is not safe for concurrent use: make one a goroutine.
 type Pass interface {
 	InputLen() int
 	Classes() int
@@ -250,35 +245,9 @@ type Pass interface {
 	Backward(p, dz, grad []float32)
 }
 
-// NewPass returns a Pass of a for batches of up to batch inputs; workers
-// is a network of Layers' goroutines (Net.Workers), which results do not
-// depend on.
+// NewPass returns a Pass of a (a compiled graph) for batches of up to
+// batch inputs; workers is the graph's goroutines (graph.Net.Workers),
+// which results do not depend on.
 func NewPass(a Arch, batch, workers int) (Pass, error) {
-	if a.Graph != nil {
-		return newGraphTrainNet(a, workers)
-	}
-	net, err := NewNet(a)
-	if err != nil {
-		return nil, err
-	}
-	net.Workers = workers
-	if batch < 1 {
-		batch = 1
-	}
-	return &layerTrainNet{net: net, ws: net.NewWorkspace(batch)}, nil
+	return newGraphTrainNet(a, workers)
 }
-
-// layerTrainNet is the Pass of a Net: the Net with a workspace.
-type layerTrainNet struct {
-	net *Net
-	ws  *Workspace
-}
-
-func (t *layerTrainNet) InputLen() int   { return t.net.InputLen() }
-func (t *layerTrainNet) Classes() int    { return t.net.Classes() }
-func (t *layerTrainNet) Layout() *Layout { return t.net.Layout() }
-func (t *layerTrainNet) Forward(p, x []float32, train bool, rnd *rand.Rand) []float32 {
-	t.net.Forward(t.ws, p, x, train, rnd)
-	return t.ws.Logits()
-}
-func (t *layerTrainNet) Backward(p, dz, grad []float32) { t.net.Backward(t.ws, p, dz, grad, nil) }

@@ -312,6 +312,11 @@ func checkMembers(h *harness, draws []nn.Params, sample func([]uint64) ([]nn.Par
 func cloneArtifact(a sdk.Artifact) sdk.Artifact {
 	out := sdk.Artifact{Arch: a.Arch, Tensors: map[string][]float32{}, Meta: maps.Clone(a.Meta)}
 	out.Arch.Layers = slices.Clone(a.Arch.Layers)
+	if g := a.Arch.Graph; g != nil {
+		c := *g
+		c.Nodes = slices.Clone(g.Nodes)
+		out.Arch.Graph = &c
+	}
 	for k, v := range a.Tensors {
 		out.Tensors[k] = slices.Clone(v)
 	}

@@ -110,7 +110,7 @@ type gradX struct {
 	strictInt      bool          // reads "scale" as int64 only: works in process only
 	ignoreSeedsToo bool          // stochastic but ignores the seeds
 	wantsModel     bool          // asks for the model service
-	localOnly      bool          // doubles its maps unless the model is an *nn.Inference
+	localOnly      bool          // doubles its maps unless the model is an *nn.GraphModel
 }
 
 func (g *gradX) Info() sdk.Info {
@@ -142,7 +142,7 @@ func (g *gradX) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest)
 			scale = 1
 		}
 	}
-	if _, local := m.(*nn.Inference); g.localOnly && !local {
+	if _, local := m.(*nn.GraphModel); g.localOnly && !local {
 		scale *= 2
 	}
 	n := m.InputLen()

@@ -21,8 +21,8 @@ func Model(t testing.TB) (p nn.Params, x []float32, y []int, dir string) {
 	return p, x, y, dir
 }
 
-// Inference is Model's network built for inference.
-func Inference(t testing.TB) (m *nn.Inference, x []float32, y []int, dir string) {
+// Inference is Model's network built for inference (nn.NewModel).
+func Inference(t testing.TB) (m *nn.GraphModel, x []float32, y []int, dir string) {
 	t.Helper()
 	p, x, y, dir := Model(t)
 	m, err := nn.NewModel(p)

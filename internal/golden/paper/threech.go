@@ -38,7 +38,7 @@ func ThreeChannelParams(t testing.TB) nn.Params {
 // classes, and the tensors of maps.safetensors by name (flat, record
 // major: waveforms, input_grad, gradcam_raw, occlusion_each_w60, ...; see
 // the folder's README).
-func ThreeChannel(t testing.TB) (m *nn.Inference, x []float32, y []int, maps map[string][]float32) {
+func ThreeChannel(t testing.TB) (m *nn.GraphModel, x []float32, y []int, maps map[string][]float32) {
 	t.Helper()
 	dir := golden.Dir(t, ThreeChannelSet)
 	m, err := nn.NewModel(ThreeChannelParams(t))

@@ -28,7 +28,7 @@
 //     cam(min(max(floor((2u - a - b + S) / (2S)), 0), T-1))
 //     (CentreSpan): the position of the nearest centre, the later of two
 //     equally near, the first position before the first centre and the
-//     last after the last. On the paper's sdk/nn networks (Arch.Layers)
+//     last after the last. On the paper's network (valid convolutions)
 //     S = 1, a = 0 and b = R-1, R = 1 + sum of (kernel - 1) over the
 //     convolutions and max pools up to the layer (T = N - R + 1): sample
 //     u takes cam(u - floor((R-1)/2)), position t written at the centre

@@ -87,23 +87,13 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	n := m.InputLen()
 	a := m.Arch()
 	var sp span // the layer's receptive field, for "centre"
-	if len(a.Layers) == 0 {
-		// A graph network, or a model known by its shape only (a PyTorch
-		// draw of the model service).
-		if c.align == AlignCentre {
-			if sp, err = graphField(m, a, c.layer); err != nil {
-				return nil, err
-			}
+	if c.align == AlignCentre {
+		if sp, err = graphField(m, a, c.layer); err != nil {
+			return nil, err
 		}
-		if c.align == AlignNone && sh.T > a.InLen {
-			return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
-		}
-	} else if c.align != AlignLinear && c.align != AlignNearest {
-		r, err := Field(a, c.layer)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ID, err)
-		}
-		sp = span{stride: 1, lo: 0, hi: r - 1}
+	}
+	if c.align == AlignNone && sh.T > a.InLen {
+		return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
 	}
 	b := len(req.Targets)
 	act := make([]float32, b*sh.Size())
@@ -147,16 +137,16 @@ type LayerFielder interface {
 // [l*stride + lo, l*stride + hi].
 type span struct{ stride, lo, hi int }
 
-// graphField is the receptive field of a layer of m, whose Arch has no
-// Layers: from m's LayerField, or from its Arch's graph (a graph network
-// served by the model service); a model known by its shape only has none.
+// graphField is the receptive field of a layer of m: from m's
+// LayerField, or from its Arch's graph (a network served by the model
+// service); a model known by its shape only has none.
 func graphField(m nn.Model, a nn.Arch, layer string) (span, error) {
 	var s span
 	var err error
 	switch f, ok := m.(LayerFielder); {
 	case ok:
 		s.stride, s.lo, s.hi, err = f.LayerField(layer)
-	case a.Graph != nil:
+	case !a.ShapeOnly():
 		var net *graph.Net
 		if net, err = a.GraphNet(); err == nil {
 			var g graph.Span
@@ -164,7 +154,7 @@ func graphField(m nn.Model, a nn.Arch, layer string) (span, error) {
 			s = span{g.Stride, g.Lo, g.Hi}
 		}
 	default:
-		return span{}, fmt.Errorf("%s: key %q: %q needs receptive fields, of an sdk/nn network of layers or of a graph network, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", AlignCentre, a.Name, AlignNone, AlignLinear, AlignNearest)
+		return span{}, fmt.Errorf("%s: key %q: %q needs receptive fields, of an sdk/nn network, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", AlignCentre, a.Name, AlignNone, AlignLinear, AlignNearest)
 	}
 	if err != nil {
 		return span{}, fmt.Errorf("%s: key %q: %q on layer %q: %w; or align = %q, %q or %q, which need no receptive field", ID, "align", AlignCentre, layer, err, AlignNone, AlignLinear, AlignNearest)
@@ -274,22 +264,23 @@ func Nearest(dst, cam []float64) []float64 {
 }
 
 // Field returns the receptive field R of the named layer's positions in
-// the input: 1 + the sum of (kernel - 1) over the convolutions and max
-// pools up to and including it. It refuses a dense layer and any layer
-// behind a global max pool or flatten: their positions have no place in
-// time.
+// the input, for a layer of stride 1 whose position t reads the input
+// samples t .. t+R-1 (graph.Net.LayerSpan): on a network of valid
+// convolutions and max pools of stride 1 (the paper's), 1 + the sum of
+// (kernel - 1) over them up to and including the layer. It refuses a
+// layer behind a global pool, flatten or linear node (their positions
+// have no place in time) and one of another field.
 func Field(a nn.Arch, layer string) (int, error) {
-	at := slices.IndexFunc(a.Layers, func(l nn.Layer) bool { return l.Name == layer })
-	if layer == "" || at < 0 {
-		return 0, fmt.Errorf("arch %q has no layer %q", a.Name, layer)
+	net, err := a.GraphNet()
+	if err != nil {
+		return 0, err
 	}
-	r := 1
-	for _, l := range a.Layers[:at+1] {
-		k := nn.LayerWindow(l)
-		if k == 0 {
-			return 0, fmt.Errorf("layer %q comes after a %s layer: its positions have no place in time (accepted: a layer before the global max pool)", layer, l.Kind)
-		}
-		r += k - 1
+	s, err := net.LayerSpan(layer)
+	if err != nil {
+		return 0, err
 	}
-	return r, nil
+	if s.Stride != 1 || s.Lo != 0 {
+		return 0, fmt.Errorf("arch %q layer %q: position t reads the input samples t*%d%+d .. t*%d%+d, not t .. t+R-1 (accepted: a layer of stride 1 after valid convolutions and pools)", a.Name, layer, s.Stride, s.Lo, s.Stride, s.Hi)
+	}
+	return s.Hi + 1, nil
 }

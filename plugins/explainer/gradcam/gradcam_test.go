@@ -87,10 +87,10 @@ func TestField(t *testing.T) {
 		want  string
 	}{
 		{"conv1", 3, ""}, {"conv2", 5, ""}, {"bn1", 7, ""}, {"conv3", 9, ""}, {"conv4", 11, ""},
-		{"bn2", 0, "after a globalmaxpool layer"},
-		{"fc1", 0, "after a globalmaxpool layer"},
-		{"", 0, `has no layer ""`},
-		{"nope", 0, `has no layer "nope"`},
+		{"bn2", 0, `node "_10" (op globalmaxpool) reads every step of its input`},
+		{"fc1", 0, `node "_10" (op globalmaxpool) reads every step of its input`},
+		{"", 0, `no layer ""`},
+		{"nope", 0, `no layer "nope"`},
 	} {
 		r, err := Field(a, c.layer)
 		if c.want == "" && (err != nil || r != c.r) || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
@@ -174,7 +174,7 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{sdk.Config{"layer": "conv9"}, `key "layer"`},
-		{sdk.Config{"layer": "fc1"}, "no place in time"},
+		{sdk.Config{"layer": "fc1"}, "has no receptive field in time"},
 	} {
 		_, err := e.Explain(context.Background(), m, sdk.ExplainRequest{X: x[:640], Targets: y[:1], Config: c.cfg})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -13,7 +13,7 @@ import (
 
 // net3 is the paper's network on C channels of T samples, randomly
 // initialised; edit changes its parameters before the model is built.
-func net3(t *testing.T, C, T int, seed uint64, edit func(lay *nn.Layout, p []float32)) (*nn.Inference, []float32) {
+func net3(t *testing.T, C, T int, seed uint64, edit func(lay *nn.Layout, p []float32)) (*nn.GraphModel, []float32) {
 	t.Helper()
 	a := nn.PaperArch()
 	a.Name, a.InChannels, a.InLen = "paper-multi", C, T

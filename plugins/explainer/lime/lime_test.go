@@ -127,7 +127,10 @@ func TestGoldenSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		sp := make([]float32, len(s[wave].masks))
-		m.SpanProbs(sp, xw, Spans(nil, s[wave].masks, 16, 640), 0, y[wave])
+		cs := Features{C: 1, T: 640, Width: 16}.ChannelSpans(nil, s[wave].masks)
+		if err := nn.Perturbed(context.Background(), m, nn.Perturbation{X: xw, Class: y[wave], Spans: cs, Channel: nn.AllChannels}, sp); err != nil {
+			t.Fatal(err)
+		}
 		for i := range s[wave].masks {
 			if got := float64(pr[i*16+y[wave]]); math.Abs(got-s[wave].output[i]) > 1e-5 {
 				t.Fatalf("wave %d sample %d: output %v, Captum %v", wave, i, got, s[wave].output[i])
@@ -280,7 +283,10 @@ func TestExplainIsTheSurrogateOfItsSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		sp := make([]float32, n)
-		m.SpanProbs(sp, x[640:1280], Spans(nil, masks, feature, 640), 0, y[1])
+		cs := Features{C: 1, T: 640, Width: feature}.ChannelSpans(nil, masks)
+		if err := nn.Perturbed(context.Background(), m, nn.Perturbation{X: x[640:1280], Class: y[1], Spans: cs, Channel: nn.AllChannels}, sp); err != nil {
+			t.Fatal(err)
+		}
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = float64(sp[i])

@@ -19,7 +19,7 @@ import (
 // local stack ends in a global max pool (receptive field R = 6), so that
 // Explain takes the trunk cache, the boundary-maxima path (windows of 5
 // samples or more) and the narrow path (fewer).
-func pooledModel(t *testing.T, T int) *nn.Inference {
+func pooledModel(t *testing.T, T int) *nn.GraphModel {
 	t.Helper()
 	a := nn.Arch{Name: "two-channel-gmp", InChannels: 2, InLen: T, Layers: []nn.Layer{
 		{Kind: nn.KindConv1D, Name: "c1", Out: 4, Kernel: 3},
@@ -313,8 +313,8 @@ func TestNoiseDeterministic(t *testing.T) {
 }
 
 // TestBaselineErrors: a record with a non-finite sample has no mean,
-// noise or fundamental baseline: an error naming the input and the
-// sample, not a NaN map.
+// noise or fundamental baseline, nor probabilities: an error naming the
+// input and the sample, not a NaN map.
 func TestBaselineErrors(t *testing.T) {
 	m := twoChannelModel(t, 10)
 	n := m.InputLen()
@@ -326,9 +326,10 @@ func TestBaselineErrors(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming input 1, sample 13", b, err)
 		}
 	}
-	// A number baseline does not read the record's statistics.
-	if _, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x, Targets: []int{0, 1}, Config: sdk.Config{"window": int64(2)}}); err != nil {
-		t.Errorf("number baseline: %v", err)
+	// A number baseline has no statistics to miss, but the model has no
+	// probabilities of the record: an error too, not a NaN map.
+	if _, err := New().Explain(context.Background(), m, sdk.ExplainRequest{X: x, Targets: []int{0, 1}, Config: sdk.Config{"window": int64(2)}}); err == nil || !strings.Contains(err.Error(), "input 1: sample 13 (channel 1, t 3) is NaN (accepted: finite samples)") {
+		t.Errorf("number baseline: %v, want an error naming input 1, sample 13", err)
 	}
 	// A huge record overflows its noise baseline in float32.
 	big := make([]float32, n)

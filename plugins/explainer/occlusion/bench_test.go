@@ -12,8 +12,8 @@ import (
 
 // BenchmarkOcclusionBaselines: one map of the golden paper network
 // (window 60, stride 1) under each baseline, by a new Explainer each time
-// (the trunk cache misses: the cost of an ensemble member or a
-// deterministic network), in ms a map.
+// (the cost of an ensemble member or a deterministic network), in ms a
+// map.
 func BenchmarkOcclusionBaselines(b *testing.B) {
 	m, x, y, _ := paper.Inference(b)
 	for _, baseline := range []any{0.0, Mean, Noise, Fundamental} {
@@ -32,7 +32,7 @@ func BenchmarkOcclusionBaselines(b *testing.B) {
 // BenchmarkOcclusionChannels: one map (window 60, stride 1, baseline 0)
 // of the golden paper network (C = 1) and of its three-channel golden
 // twin (C = 3) under channels "each" and "all", by a new Explainer each
-// time (the trunk cache misses), in ms a map. "each" on C = 3 should cost
+// time, in ms a map. "each" on C = 3 should cost
 // about three one-channel maps of a signal baseline.
 func BenchmarkOcclusionChannels(b *testing.B) {
 	m1, x1, y1, _ := paper.Inference(b)

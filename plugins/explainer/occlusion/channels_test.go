@@ -12,12 +12,11 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
-// signalOnly offers the uncached signal path of nn.Inference and nothing
-// else, so Explain takes the WindowProbsSignal branch.
+// signalOnly offers the uncached path of nn.GraphModel and nothing else.
 type signalOnly struct{ plainModel }
 
-func (s signalOnly) WindowProbsSignal(dst, x, z []float32, starts []int, width int, class int) {
-	s.Model.(*nn.Inference).WindowProbsSignal(dst, x, z, starts, width, class)
+func (s signalOnly) PerturbedProbs(ctx context.Context, req nn.Perturbation, dst []float32) (bool, error) {
+	return s.Model.(*nn.GraphModel).PerturbedProbs(ctx, req, dst)
 }
 
 // relWorst returns the largest |got - want| of each record's map over

@@ -20,7 +20,7 @@ import (
 // twoChannelModel is a small randomly initialised network with two input
 // channels, so that the channel offsets of the occluded copies and of the
 // map rows matter.
-func twoChannelModel(t *testing.T, T int) *nn.Inference {
+func twoChannelModel(t *testing.T, T int) *nn.GraphModel {
 	t.Helper()
 	a := nn.Arch{Name: "two-channel", InChannels: 2, InLen: T, Layers: []nn.Layer{
 		{Kind: nn.KindConv1D, Name: "conv", Out: 3, Kernel: 3},

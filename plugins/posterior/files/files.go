@@ -143,9 +143,6 @@ func onnxWeights(b []byte, path string, a nn.Arch) (*safetensors.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if a.Graph == nil {
-		return nil, fmt.Errorf("%s: an ONNX model, and the run's architecture %q is not a graph (accepted: [model] onnx = \"file.onnx\" or [model] graph = \"spec.toml\" with the ONNX model's graph)", path, a.Name)
-	}
 	if spec.InChannels != a.InChannels || spec.InLen != a.InLen {
 		return nil, fmt.Errorf("%s: the model takes %d channel(s) x %d samples, the run's architecture %d x %d (accepted: the same input)", path, spec.InChannels, spec.InLen, a.InChannels, a.InLen)
 	}
@@ -166,9 +163,14 @@ func onnxWeights(b []byte, path string, a nn.Arch) (*safetensors.File, error) {
 }
 
 // sameGraph reports, as an error naming the first difference, whether
-// the graph of file (an ONNX model's, on its input) differs from arch a's.
+// the graph of file (an ONNX model's, on its input) differs from arch a's
+// (compiled: its canonical spec).
 func sameGraph(file, a nn.Arch) error {
-	fs, as := file.Graph, a.Graph
+	net, err := a.GraphNet()
+	if err != nil {
+		return err
+	}
+	fs, as := file.Graph, net.Spec()
 	for i := range min(len(fs.Nodes), len(as.Nodes)) {
 		x, _ := json.Marshal(fs.Nodes[i])
 		y, _ := json.Marshal(as.Nodes[i])

@@ -116,9 +116,8 @@ func fitRequest(cfg sdk.Config) sdk.FitRequest {
 
 // logLik is log p(y | x, theta) of one record in float64 from the
 // float32 eval-mode logits.
-func logLik(net *nn.Net, ws *nn.Workspace, theta, x []float32, y int) float64 {
-	net.Forward(ws, theta, x, false, nil)
-	return -nn.CrossEntropy(nil, ws.Logits(), []int{y}, net.Classes())
+func logLik(net nn.Pass, theta, x []float32, y int) float64 {
+	return -nn.CrossEntropy(nil, net.Forward(theta, x, false, nil), []int{y}, net.Classes())
 }
 
 // TestFisherFiniteDifferences: F_i is the sum over records of the square
@@ -133,11 +132,10 @@ func TestFisherFiniteDifferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := nn.NewNet(a)
+	net, err := nn.NewPass(a, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := net.NewWorkspace(1)
 	lay := net.Layout()
 	mask := lay.TrainableMask()
 	// float32 logits carry ~1e-7 relative error; with h = 1e-2 the
@@ -157,9 +155,9 @@ func TestFisherFiniteDifferences(t *testing.T) {
 		var want float64
 		for r := range d.N {
 			p[i] = theta[i] + h
-			up := logLik(net, ws, p, d.Row(r), d.Y[r])
+			up := logLik(net, p, d.Row(r), d.Y[r])
 			p[i] = theta[i] - h
-			down := logLik(net, ws, p, d.Row(r), d.Y[r])
+			down := logLik(net, p, d.Row(r), d.Y[r])
 			p[i] = theta[i]
 			g := (up - down) / (2 * h)
 			want += g * g

@@ -71,26 +71,50 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 	return nil
 }
 
-// WithDropout returns a with a dropout layer of probability p inserted
-// before its last layer, which must be dense (the paper's fc2). A graph
-// architecture's output node must be linear; a dropout node named
-// DropoutNode is inserted before it, reading its input.
+// WithDropout returns a with a dropout node of probability p, named
+// DropoutNode, inserted before its output node, which must be linear (the
+// paper's fc2, a dense layer) and then reads the dropout; the result is
+// a graph (its Layers nil).
 func WithDropout(a nn.Arch, p float64) (nn.Arch, error) {
-	if a.Graph != nil {
-		return withGraphDropout(a, p)
+	net, err := a.GraphNet()
+	if err != nil {
+		return nn.Arch{}, err
 	}
-	n := len(a.Layers)
-	if n == 0 || a.Layers[n-1].Kind != nn.KindDense {
-		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a dense last layer, whose input the dropout masks", a.Name)
+	spec := net.Spec()
+	out, err := spec.OutputIndex()
+	if err != nil {
+		return nn.Arch{}, err
 	}
-	for _, l := range a.Layers {
-		if l.Kind == nn.KindDropout {
-			return nn.Arch{}, fmt.Errorf("arch %q already has a dropout layer (accepted: an arch without one; the posterior adds it)", a.Name)
+	last := spec.Nodes[out]
+	if last.Op != "linear" {
+		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a linear output node (a dense last layer), whose input the dropout masks; the output %q is %s", a.Name, last.Name, last.Op)
+	}
+	for _, nd := range spec.Nodes {
+		if nd.Op == "dropout" || nd.Name == DropoutNode {
+			return nn.Arch{}, fmt.Errorf("arch %q already has a dropout node %q (accepted: an arch without one; the posterior adds %q)", a.Name, nd.Name, DropoutNode)
 		}
 	}
-	out := a
-	out.Layers = append(append(append([]nn.Layer(nil), a.Layers[:n-1]...), nn.Layer{Kind: nn.KindDropout, P: p}), a.Layers[n-1])
-	return out, nil
+	src, err := spec.InputIndex(out, 0)
+	if err != nil {
+		return nn.Arch{}, err
+	}
+	from := graph.Input
+	if src >= 0 {
+		from = spec.Nodes[src].Name
+	}
+	drop := graph.Node{Name: DropoutNode, Op: "dropout", Inputs: []string{from}, Attrs: map[string]any{"p": p}}
+	last.Inputs = []string{DropoutNode}
+	nodes := append([]graph.Node(nil), spec.Nodes[:out]...)
+	nodes = append(nodes, drop, last)
+	nodes = append(nodes, spec.Nodes[out+1:]...)
+	spec.Nodes = nodes
+	spec.Output = last.Name
+	b := a
+	b.Graph, b.Layers = &spec, nil
+	if err := b.Validate(); err != nil {
+		return nn.Arch{}, err
+	}
+	return b, nil
 }
 
 // Fit trains the network with dropout. The artifact holds its parameters
@@ -164,45 +188,5 @@ func Mask(dst []bool, p float64, seed uint64) []bool {
 	return dst
 }
 
-// DropoutNode is the name of the dropout node WithDropout inserts in a
-// graph architecture.
+// DropoutNode is the name of the dropout node WithDropout inserts.
 const DropoutNode = "mc_dropout"
-
-// withGraphDropout is WithDropout of a graph architecture.
-func withGraphDropout(a nn.Arch, p float64) (nn.Arch, error) {
-	spec := *a.Graph
-	out, err := spec.OutputIndex()
-	if err != nil {
-		return nn.Arch{}, err
-	}
-	last := spec.Nodes[out]
-	if last.Op != "linear" {
-		return nn.Arch{}, fmt.Errorf("arch %q: MC dropout needs a linear output node, whose input the dropout masks; the output %q is %s", a.Name, last.Name, last.Op)
-	}
-	for _, nd := range spec.Nodes {
-		if nd.Op == "dropout" || nd.Name == DropoutNode {
-			return nn.Arch{}, fmt.Errorf("arch %q already has a dropout node %q (accepted: a graph without one; the posterior adds %q)", a.Name, nd.Name, DropoutNode)
-		}
-	}
-	src, err := spec.InputIndex(out, 0)
-	if err != nil {
-		return nn.Arch{}, err
-	}
-	from := graph.Input
-	if src >= 0 {
-		from = spec.Nodes[src].Name
-	}
-	drop := graph.Node{Name: DropoutNode, Op: "dropout", Inputs: []string{from}, Attrs: map[string]any{"p": p}}
-	last.Inputs = []string{DropoutNode}
-	nodes := append([]graph.Node(nil), spec.Nodes[:out]...)
-	nodes = append(nodes, drop, last)
-	nodes = append(nodes, spec.Nodes[out+1:]...)
-	spec.Nodes = nodes
-	spec.Output = last.Name
-	b := a
-	b.Graph = &spec
-	if err := b.Validate(); err != nil {
-		return nn.Arch{}, err
-	}
-	return b, nil
-}

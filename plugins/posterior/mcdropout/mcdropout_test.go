@@ -45,20 +45,51 @@ func fitRequest(cfg sdk.Config) sdk.FitRequest {
 	}
 }
 
+// TestWithDropout: the paper's network with MC dropout is the paper's
+// dropout architecture (nn.PaperArchDropout) but for the dropout node's
+// name: the same layout, the same dropout (64 units, p), and a draw's
+// folded parameters are the same for the same mask. A second dropout and
+// an output that is not linear are refused.
 func TestWithDropout(t *testing.T) {
 	a, err := WithDropout(nn.PaperArch(), 0.2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := nn.PaperArchDropout(0.2)
-	if !reflect.DeepEqual(a.Layers, want.Layers) {
-		t.Errorf("layers %+v, want the paper's dropout arch %+v", a.Layers, want.Layers)
+	la, err := nn.NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := WithDropout(want, 0.2); err == nil || !strings.Contains(err.Error(), "already has a dropout layer") {
+	lw, _ := nn.NewLayout(want)
+	if !reflect.DeepEqual(la.Tensors, lw.Tensors) {
+		t.Errorf("layout %+v, want the paper's dropout arch's %+v", la.Tensors, lw.Tensors)
+	}
+	ua, pa, err := nn.DropoutInputs(a)
+	if err != nil || len(ua) != 1 || ua[0] != 64 || pa[0] != 0.2 {
+		t.Errorf("dropout inputs %v %v %v, want 64 units of p 0.2", ua, pa, err)
+	}
+	if n := a.Graph.Nodes[len(a.Graph.Nodes)-2]; n.Name != DropoutNode || n.Op != "dropout" {
+		t.Errorf("the node before the output is %s %q, want the dropout %q", n.Op, n.Name, DropoutNode)
+	}
+	theta := make([]float32, la.Size)
+	nn.Init(la, theta, rng.New(3))
+	mask := Mask(make([]bool, 64), 0.2, 7)
+	_, fa, err := nn.FoldDropout(a, theta, [][]bool{mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fw, err := nn.FoldDropout(want, theta, [][]bool{mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fa, fw) {
+		t.Error("a draw's folded parameters differ from the paper's dropout arch's")
+	}
+	if _, err := WithDropout(want, 0.2); err == nil || !strings.Contains(err.Error(), `already has a dropout node "_16"`) {
 		t.Errorf("dropout twice: %v", err)
 	}
-	noDense := nn.Arch{Name: "x", InChannels: 1, InLen: 4, Layers: []nn.Layer{{Kind: nn.KindConv1D, Name: "c", Out: 1, Kernel: 1}}}
-	if _, err := WithDropout(noDense, 0.2); err == nil || !strings.Contains(err.Error(), "needs a dense last layer") {
+	noDense := nn.Arch{Name: "x", InChannels: 1, InLen: 4, Layers: []nn.Layer{{Kind: nn.KindConv1D, Name: "c", Out: 3, Kernel: 1}, {Kind: nn.KindGlobalMaxPool}, {Kind: nn.KindFlatten}}}
+	if _, err := WithDropout(noDense, 0.2); err == nil || !strings.Contains(err.Error(), `needs a linear output node (a dense last layer), whose input the dropout masks; the output "_2" is flatten`) {
 		t.Errorf("no dense layer: %v", err)
 	}
 }
@@ -95,8 +126,8 @@ func TestDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if art.Meta["p"] != "0.3" || art.Meta["seed"] != "5" || art.Arch.Layers[len(art.Arch.Layers)-2].Kind != nn.KindDropout {
-		t.Fatalf("artifact meta %v, arch %+v", art.Meta, art.Arch.Layers)
+	if art.Meta["p"] != "0.3" || art.Meta["seed"] != "5" || art.Arch.Graph == nil || art.Arch.Graph.Nodes[len(art.Arch.Graph.Nodes)-2].Op != "dropout" {
+		t.Fatalf("artifact meta %v, arch %+v", art.Meta, art.Arch)
 	}
 	lay, err := nn.NewLayout(tinyArch())
 	if err != nil {
@@ -114,9 +145,17 @@ func TestDraws(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped, columns := 0, 0
+	plain, err := tinyArch().GraphNet()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for s, d := range draws {
-		if !reflect.DeepEqual(d.Arch.Layers, tinyArch().Layers) {
-			t.Fatalf("draw %d arch %+v, want the arch without dropout", s, d.Arch.Layers)
+		net, err := d.Arch.GraphNet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(net.Spec().Nodes, plain.Spec().Nodes) {
+			t.Fatalf("draw %d arch %+v, want the arch without dropout %+v", s, net.Spec().Nodes, plain.Spec().Nodes)
 		}
 		for i, v := range d.Data {
 			if i < fc2.Offset || i >= fc2.Offset+fc2.Size {

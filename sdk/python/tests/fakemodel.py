@@ -44,7 +44,8 @@ class Net:
 
     def arch(self):
         return {"name": "fake-linear", "in_channels": self.c, "in_len": self.t,
-                "layers": [{"kind": "flatten"}, {"kind": "dense", "name": "logits", "out": self.k}]}
+                "graph": {"name": "fake-linear", "in_channels": self.c, "in_len": self.t, "nodes": [
+                    {"name": "flat", "op": "flatten"}, {"name": "logits", "op": "linear", "attrs": {"out": self.k}}]}}
 
     def logits(self, x):
         return np.asarray(x, dtype=np.float64) @ self.w.T + self.b

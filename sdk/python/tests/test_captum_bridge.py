@@ -308,23 +308,22 @@ class TestRebuildGraph(unittest.TestCase):
 @unittest.skipIf(torch is None, NO_TORCH)
 class TestRebuild(unittest.TestCase):
     def test_layout_is_state_dict_order(self):
-        # The bridge's layout is the README's order, the torch network's
-        # state_dict names are the same (less BN's num_batches_tracked),
-        # and every tensor holds the golden file's values.
-        self.assertEqual([n for n, _ in bridge.layout(PAPER)], PAPER_TENSORS)
+        # The bridge's layout is the README's order, each tensor is its
+        # node's (the node named as the tensor's module) and holds the
+        # golden file's values.
+        self.assertEqual([n for n, _ in layout(PAPER)], PAPER_TENSORS)
         model, tensors = golden_model()
-        net = bridge.build(model.arch, model.params)
-        sd = {k: v for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
-        self.assertEqual(list(sd), PAPER_TENSORS)
-        for name in PAPER_TENSORS:
-            np.testing.assert_array_equal(sd[name].numpy(), tensors[name], err_msg=name)
+        net = bridge.build_graph(model.arch, model.params)
+        for i, suffix, name, _ in bridge.graph_layout(PAPER):
+            self.assertEqual(net.names[i] + "." + suffix, name)
+            np.testing.assert_array_equal(getattr(net.nodes[i], suffix).detach().numpy(), tensors[name], err_msg=name)
         self.assertFalse(net.training)
 
     def test_golden_probabilities(self):
         # (a) The rebuilt network's probabilities equal the golden ones
         # (sdk/nn's reference, probs.csv) within 1e-5, one batch of 16.
         model, _ = golden_model()
-        net = bridge.build(model.arch, model.params)
+        net = bridge.build_graph(model.arch, model.params)
         x = csv("waveforms.csv")
         want = csv("probs.csv", np.float64)
         with torch.no_grad():
@@ -338,7 +337,7 @@ class TestRebuild(unittest.TestCase):
         t["bn3.weight"], t["bn3.bias"] = t["bn3.bias"], t["bn3.weight"]
         p = np.concatenate([t[n].reshape(-1) for n in PAPER_TENSORS])
         with torch.no_grad():
-            off = bridge.build(PAPER, p)(torch.from_numpy(x.reshape(16, 1, 640))).numpy()
+            off = bridge.build_graph(PAPER, p)(torch.from_numpy(x.reshape(16, 1, 640))).numpy()
         self.assertGreater(np.abs(off - want).max(), 1e-3)
 
     def test_every_kind(self):
@@ -350,8 +349,8 @@ class TestRebuild(unittest.TestCase):
         # dense d (4), relu r, globalmaxpool, dense out (3), on 2 x 9.
         arch = archs.arch("kinds")
         rng = np.random.default_rng(3)
-        p = random_params(bridge.layout(arch), rng)
-        t = unpack(bridge.layout(arch), p)
+        p = random_params(layout(arch), rng)
+        t = unpack(layout(arch), p)
         x = rng.normal(size=(5, 2, 9))
 
         def ref(x):
@@ -367,25 +366,22 @@ class TestRebuild(unittest.TestCase):
             e = np.exp(z - z.max())
             return e / e.sum()
 
-        net = bridge.build(arch, p)
+        net = bridge.build_graph(arch, p)
         with torch.no_grad():
             got = net(torch.from_numpy(x.astype(np.float32))).numpy()
         for b in range(5):
             np.testing.assert_allclose(got[b], ref(x[b]), rtol=1e-5, atol=1e-6)
-        self.assertIn("r", net.named)
-        self.assertEqual(len(set(net.order)), len(arch["layers"]))
+        self.assertIn("r", net.names)  # a node a layer, the unnamed ones "_<index>"
+        self.assertEqual(net.names, [ly.get("name") or "_%d" % i for i, ly in enumerate(arch["layers"])])
 
     def test_bad_parameters(self):
         model, _ = golden_model()
         with self.assertRaisesRegex(kit.Error, r"arch 'paper-1dcnn': parameter vector has 5 values, want \d+"):
-            bridge.build(PAPER, np.zeros(5, np.float32))
+            bridge.build_graph(PAPER, np.zeros(5, np.float32))
         p = np.array(model.params)
         p[3] = np.nan
         with self.assertRaisesRegex(kit.Error, r"tensor conv1.weight element 3 is nan \(want a finite number\)"):
-            bridge.build(PAPER, p)
-        arch = dict(PAPER, layers=[dict(PAPER["layers"][0], name="")] + PAPER["layers"][1:])
-        with self.assertRaisesRegex(kit.Error, r"layer 0 \(conv1d\): name is required"):
-            bridge.layout(arch)
+            bridge.build_graph(PAPER, p)
 
     def test_cache_per_model(self):
         model, _ = golden_model()
@@ -398,6 +394,12 @@ class TestRebuild(unittest.TestCase):
         import gc
         gc.collect()
         self.assertEqual(len(bridge._nets), n - 1, "a released model's network is kept")
+
+
+def layout(arch):
+    """The tensors of an architecture's flat parameter vector, in order,
+    as [(name, shape)] (the bridge's graph_layout)."""
+    return [(name, shape) for _, _, name, shape in bridge.graph_layout(arch)]
 
 
 def random_params(lay, rng):
@@ -430,7 +432,7 @@ def tiny_model(seed=3):
     # maxpool1d 2, batchnorm1d bn, conv1d conv2 (4, kernel 3), relu,
     # flatten, dropout 0.3, dense fc (3).
     arch = archs.arch("tiny2")
-    return kit.Model(arch, random_params(bridge.layout(arch), np.random.default_rng(seed)))
+    return kit.Model(arch, random_params(layout(arch), np.random.default_rng(seed)))
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
@@ -457,7 +459,7 @@ class TestMachinery(unittest.TestCase):
         x = rng.normal(size=(3, 24)).astype(np.float32)
         targets = [0, 2, 1]
         maps = self.explain(model, x, targets, {"method": "Saliency"})
-        net64 = bridge.build(model.arch, model.params).double()
+        net64 = bridge.build_graph(model.arch, model.params).double()
         h = 1e-6
         for b in range(3):
             self.assertEqual(maps[b].dtype, np.float64)
@@ -574,11 +576,11 @@ class TestMachinery(unittest.TestCase):
         model = tiny_model()
         x = np.random.default_rng(4).normal(size=(1, 24)).astype(np.float32)
         m = self.explain(model, x, [1], {"method": "LayerActivation", "layer": "conv2", "align": "none"})[0]
-        net = bridge.build(model.arch, model.params)
+        net = bridge.build_graph(model.arch, model.params)
         with torch.no_grad():
             h = torch.from_numpy(x.reshape(1, 2, 12))
-            for name in net.order[:net.order.index("conv2") + 1]:
-                h = getattr(net, name)(h)
+            for mod in net.nodes[:net.names.index("conv2") + 1]:
+                h = mod(h)
         act = h.numpy()[0].sum(axis=0).astype(np.float64)
         self.assertEqual(act.shape, (7,))
         np.testing.assert_allclose(m[:7], act, rtol=1e-6)
@@ -649,7 +651,7 @@ class TestMachinery(unittest.TestCase):
         # A layer the architecture does not have is found at Explain.
         model = tiny_model()
         with self.assertRaisesRegex(kit.Error, r"^key \"layer\": arch 'tiny2' has no layer 'conv4' "
-                                               r"\(its named layers: conv1, bn, conv2, fc\)$"):
+                                               r"\(its top-level modules: conv1, _1, _2, bn, conv2, _5, _6, _7, fc \(or a node's module path, e.g. 'conv1'\)\)$"):
             self.explain(model, np.zeros((1, 24)), [0], {"method": "LayerGradCam", "layer": "conv4"})
         # Captum's own refusal reaches the host as an Error with its text.
         with self.assertRaisesRegex(kit.Error, r"^input 0: captum.attr.NoisySaliency.attribute\(stdevs='x', "

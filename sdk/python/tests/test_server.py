@@ -58,7 +58,8 @@ class TestModel(unittest.TestCase):
         # -> bn -> dense 16.
         m = kit.Model.from_wire(archs.params("paper-1dcnn-dropout"))
         s = kit.shapes(m.arch)
-        self.assertEqual(len(s), len(m.arch["layers"]))
+        self.assertEqual(len(s), len(m.arch["layers"]))  # a graph node a layer
+        self.assertEqual([nd["name"] for nd in m.arch["graph"]["nodes"][:3]], ["conv1", "_1", "conv2"])
         self.assertEqual([t for _, t in s[:10:2]], [638, 636, 634, 632, 630])
         self.assertEqual(s[-1], (16, 1))
         self.assertEqual(m.classes, 16)
@@ -80,7 +81,7 @@ class TestModel(unittest.TestCase):
 
     def test_bad_shapes(self):
         g = archs.arch("res-output")
-        no_graph = {k: v for k, v in TINY.items() if k != "layers"}
+        no_graph = {k: v for k, v in TINY.items() if k != "graph"}
         for arch, msg in [
             ([1, 2], r"arch is a list, want the architecture dict of a Model"),
             (dict(TINY, in_len=0), "in_len is 0, want an integer >= 1"),
@@ -95,12 +96,12 @@ class TestModel(unittest.TestCase):
             (dict(TINY, shapes=[[2, 6], [True, 1], [2, 1], [3, 1]]), r"shapes\[1\] is \[True, 1\]"),
             (dict(TINY, shapes=[[2, 6], [2, 1], [2, 1], [3, 2]]),
              r"the last shape \(the logits\) is 3 x 2, want classes x 1"),
-            (dict(TINY, shapes=[[2, 1], [2, 1], [3, 1]]), r"arch 'tiny': 3 shapes, want 4, one a layer$"),
+            (dict(TINY, shapes=[[2, 1], [2, 1], [3, 1]]), r"arch 'tiny': 3 shapes, want 4, one a node up to the output node 'fc'$"),
             (dict(g, shapes=g["shapes"] + [[3, 1]]),
              r"arch 'res-output': 6 shapes, want 5, one a node up to the output node 'fc'"),
             (dict(g, graph=dict(g["graph"], output="nope")), r"the graph's output 'nope' is not one of its nodes"),
             (dict(g, graph={"nodes": []}), r"graph has no nodes"),
-            (no_graph, r"has neither layers nor a graph: a model known by its shape only has no layer shapes"),
+            (no_graph, r"has no graph: a model known by its shape only has no layer shapes"),
         ]:
             with self.assertRaisesRegex(kit.ArchError, msg):
                 kit.shapes(arch)
@@ -126,7 +127,7 @@ class TestModel(unittest.TestCase):
         # The shapes must be the architecture's layers', named as they are.
         p = archs.params("tiny")
         p.layers[0].name = "conv2"
-        with self.assertRaisesRegex(wire.WireError, r"Params.layers\[0\] is named 'conv2', the architecture's layer 0 "
+        with self.assertRaisesRegex(wire.WireError, r"Params.layers\[0\] is named 'conv2', the architecture's node 0 "
                                                     r"'conv1'"):
             kit.Model.from_wire(p)
         p = archs.params("resnet1d")

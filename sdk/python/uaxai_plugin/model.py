@@ -66,9 +66,9 @@ def shapes(arch):
 
     arch is such a dict (a params-mode Model's arch). The shapes are
     checked, not recomputed: a non-empty list of [channels, length]
-    pairs of integers >= 1, the last flat (length 1), one a layer (for
-    "layers") or one a node up to the output node (for a "graph", whose
-    output is the node named "output" or its last); an ArchError says
+    pairs of integers >= 1, the last flat (length 1), one a node of the
+    "graph" up to its output node (the node named "output" or its last;
+    a list of layers comes as its graph, node i layer i); an ArchError says
     what is wrong and what is accepted. A service-mode Model's arch has
     none (ask the service: Model.layer_shape)."""
     if not isinstance(arch, dict):
@@ -94,25 +94,20 @@ def shapes(arch):
     if out[-1][1] != 1:
         raise ArchError("arch %r: the last shape (the logits) is %d x %d, want classes x 1"
                         % (name, out[-1][0], out[-1][1]))
-    graph, layers = arch.get("graph"), arch.get("layers")
-    if graph is not None:
-        nodes = graph.get("nodes") if isinstance(graph, dict) else None
-        if not isinstance(nodes, list) or not nodes:
-            raise ArchError("arch %r: graph has no nodes, want a graph dict with a list of nodes" % name)
-        want, what = len(nodes), "node"
-        output = graph.get("output") or ""
-        if output:
-            idx = [j for j, nd in enumerate(nodes) if isinstance(nd, dict) and nd.get("name") == output]
-            if not idx:
-                raise ArchError("arch %r: the graph's output %r is not one of its nodes" % (name, output))
-            want, what = idx[0] + 1, "node up to the output node %r" % output
-    elif layers:
-        if not isinstance(layers, list):
-            raise ArchError("arch %r: layers is a %s, want a list" % (name, type(layers).__name__))
-        want, what = len(layers), "layer"
-    else:
-        raise ArchError("arch %r has neither layers nor a graph: a model known by its shape only has no layer shapes"
-                        % name)
+    graph = arch.get("graph")
+    if graph is None:
+        raise ArchError("arch %r has no graph: a model known by its shape only has no layer shapes (the host sends "
+                        "every sdk/nn network as a graph, a list of layers too)" % name)
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list) or not nodes:
+        raise ArchError("arch %r: graph has no nodes, want a graph dict with a list of nodes" % name)
+    want, what = len(nodes), "node"
+    output = graph.get("output") or ""
+    if output:
+        idx = [j for j, nd in enumerate(nodes) if isinstance(nd, dict) and nd.get("name") == output]
+        if not idx:
+            raise ArchError("arch %r: the graph's output %r is not one of its nodes" % (name, output))
+        want, what = idx[0] + 1, "node up to the output node %r" % output
     if len(out) != want:
         raise ArchError("arch %r: %d shapes, want %d, one a %s" % (name, len(out), want, what))
     return out
@@ -158,7 +153,7 @@ class Model:
 
     Attributes:
       arch: the architecture (nn.Arch as a dict: name, in_channels,
-        in_len, layers or graph), and in params mode the host's output
+        in_len, graph), and in params mode the host's output
         shape of each layer, "shapes" (see shapes).
       params: the flat parameter vector (float32, read-only), in PyTorch
         state_dict order, as sdk/nn lays it out; None in service mode.
@@ -190,7 +185,7 @@ class Model:
         """Builds a params-mode Model from a protocol Params message (a
         LoadRequest's model): its arch is the decoded architecture with
         the host's layer shapes (m.layers) under "shapes" (see shapes),
-        whose names must be the layers' (or the graph's nodes')."""
+        whose names must be the graph's nodes'."""
         if m is None or not m.arch_json:
             raise wire.WireError("missing model parameters")
         arch = wire.decode_arch(m.arch_json)
@@ -207,13 +202,12 @@ class Model:
         except wire.WireError as e:
             raise wire.WireError("parameters: %s" % e) from None
         model = cls(arch, params)  # checks the shapes (see shapes)
-        graph = arch.get("graph")
-        what, items = ("node", graph["nodes"]) if graph is not None else ("layer", arch["layers"])
+        items = arch["graph"]["nodes"]
         for i, ly in enumerate(m.layers):
             want = items[i].get("name", "") if isinstance(items[i], dict) else None
             if ly.name != want:
-                raise wire.WireError("Params.layers[%d] is named %r, the architecture's %s %d %r"
-                                     % (i, ly.name, what, i, want))
+                raise wire.WireError("Params.layers[%d] is named %r, the architecture's node %d %r"
+                                     % (i, ly.name, i, want))
         return model
 
     @classmethod
