@@ -66,7 +66,9 @@ func BenchmarkModelService(b *testing.B) {
 			_, err := rpc.InputGrad(ctx, &pb.ModelBatch{Handle: h, X: wire.Float32Bytes(x), Targets: wire.Int64s(targets)})
 			return err
 		}},
-		{"windows-581", 1, func() { nn.Perturbed(ctx, m, nn.Perturbation{X: x[:n], Class: 3, Starts: istarts, Width: 60, Channel: nn.AllChannels}, win) }, func() error {
+		{"windows-581", 1, func() {
+			nn.Perturbed(ctx, m, nn.Perturbation{X: x[:n], Class: 3, Starts: istarts, Width: 60, Channel: nn.AllChannels}, win)
+		}, func() error {
 			_, err := rpc.Windows(ctx, &pb.WindowsRequest{Handle: h, X: wire.Float32Bytes(x[:n]), Targets: []int64{3}, Starts: starts, Width: 60})
 			return err
 		}},
