@@ -206,6 +206,16 @@ type Op struct {
 	// op's own when Call.Fused is set outside a training pass (a ReLU
 	// after a convolution whose batchnorm was folded into it).
 	EvalFuses string
+
+	// MaxOverTime says that the op's output is C x 1, y[c] the first
+	// maximum over time of its one input's row c (NaN winning), as
+	// ops.GlobalMaxPool computes it: the maximum of a row is that of
+	// its parts, so the incremental paths combine an unperturbed
+	// input's prefix and suffix maxima with a copy's recomputed steps
+	// (maxpool.go), and a network whose output reads its input only
+	// through such a node after a stack of Local nodes has the boundary
+	// and trunk plans (edges.go, trunk.go).
+	MaxOverTime bool
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -601,7 +611,7 @@ func opList() []*Op {
 			},
 		},
 		{
-			Kind: "globalmaxpool", Inputs: 1,
+			Kind: "globalmaxpool", Inputs: 1, MaxOverTime: true,
 			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, 1}, nil },
 			Field:   notLocal,
 			Indices: func(_ Attrs, in []Shape, _ Shape) int { return in[0].C },

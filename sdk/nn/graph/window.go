@@ -131,6 +131,9 @@ type winWS struct {
 	// stored whole.
 	w             []int
 	slo, clo, chi [][]int
+	// pre and suf, per node whose op has MaxOverTime, are the prefix and
+	// suffix maxima of its unperturbed input (maxpool.go).
+	pre, suf [][]float32
 }
 
 // window returns the workspace of the incremental path, built on first
@@ -179,6 +182,7 @@ func (n *Net) window() *winWS {
 	w.idx = make([]int32, winBatch*idx)
 	w.probs = make([]float32, winBatch*n.Classes())
 	w.w = make([]int, nv)
+	w.pre, w.suf = make([][]float32, len(n.nodes)), make([][]float32, len(n.nodes))
 	for range nv {
 		w.slo = append(w.slo, make([]int, winBatch))
 		w.clo = append(w.clo, make([]int, winBatch))
@@ -463,7 +467,11 @@ func (n *Net) winRanges(B, j0 int, rng func(j int) (int, int), plain bool) (floa
 			W = To
 		}
 		n.place(v, B, W)
-		work += float64(B*w.w[v]) * wn.step
+		if u := nd.inputs[0]; W > 0 && n.maxShortcut(i) {
+			work += float64(B * nd.in[0].C * (w.w[u] + 2)) // maxWindows
+		} else {
+			work += float64(B*w.w[v]) * wn.step
+		}
 		if w.w[v] == To && W > 0 && first < 0 {
 			first = i
 		}
@@ -522,6 +530,9 @@ func (n *Net) winBase(x []float32) {
 		c.Y = w.base[i+1]
 		c.Idx = w.idx[:nd.idx]
 		nd.op.Forward(c)
+		if nd.op.MaxOverTime {
+			n.maxBase(i)
+		}
 	}
 }
 
@@ -567,6 +578,10 @@ func (n *Net) winNode(B, i int) {
 	nd, wn := &n.nodes[i], &w.nodes[i]
 	W := w.w[i+1]
 	if W == 0 {
+		return
+	}
+	if W == nd.out.T && n.maxShortcut(i) {
+		n.maxWindows(B, i)
 		return
 	}
 	if W == nd.out.T {
