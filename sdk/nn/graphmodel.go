@@ -2,7 +2,9 @@ package nn
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
+	"weak"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
@@ -198,6 +200,66 @@ func (m *GraphModel) run(f func(n *graph.Net) (graph.Path, error)) {
 	m.mu.Lock()
 	m.path = m.path.Add(p)
 	m.mu.Unlock()
+}
+
+// PooledLen is graph.Net.PooledLen: the length of the pooled vector of
+// the graph's trunk plan, 0 when it has none.
+func (m *GraphModel) PooledLen() int {
+	n := m.get()
+	defer m.put(n)
+	return n.PooledLen()
+}
+
+// WindowProbsCached is WindowProbs, returning the unperturbed input's
+// probability with PlainProbs's bits, by graph.Net.WindowProbsCached with
+// the graph cache that c stands for: graph models with the same trunk
+// (the draws of MC dropout) share the pooled vectors there.
+func (m *GraphModel) WindowProbsCached(dst, x []float32, starts []int, width int, baseline float32, class int, c *TrunkCache) float32 {
+	var p0 float32
+	m.run(func(n *graph.Net) (p graph.Path, err error) {
+		p0, p, err = n.WindowProbsCached(dst, x, nil, starts, width, baseline, class, graphTrunk(c))
+		return p, err
+	})
+	return p0
+}
+
+// WindowProbsCachedSignal is WindowProbsCached with the occluded samples
+// taken from the baseline signal z of x's layout.
+func (m *GraphModel) WindowProbsCachedSignal(dst, x, z []float32, starts []int, width int, class int, c *TrunkCache) float32 {
+	var p0 float32
+	m.run(func(n *graph.Net) (p graph.Path, err error) {
+		p0, p, err = n.WindowProbsCached(dst, x, z, starts, width, 0, class, graphTrunk(c))
+		return p, err
+	})
+	return p0
+}
+
+// graphTrunks maps a TrunkCache to the graph cache its graph models
+// share, held while the TrunkCache lives.
+var graphTrunks = struct {
+	sync.Mutex
+	m map[weak.Pointer[TrunkCache]]*graph.TrunkCache
+}{m: map[weak.Pointer[TrunkCache]]*graph.TrunkCache{}}
+
+// graphTrunk is c's graph cache, of c's size limit (nil for nil).
+func graphTrunk(c *TrunkCache) *graph.TrunkCache {
+	if c == nil {
+		return nil
+	}
+	k := weak.Make(c)
+	graphTrunks.Lock()
+	defer graphTrunks.Unlock()
+	g, ok := graphTrunks.m[k]
+	if !ok {
+		g = graph.NewTrunkCache(c.limit)
+		graphTrunks.m[k] = g
+		runtime.AddCleanup(c, func(k weak.Pointer[TrunkCache]) {
+			graphTrunks.Lock()
+			delete(graphTrunks.m, k)
+			graphTrunks.Unlock()
+		}, k)
+	}
+	return g
 }
 
 // Path is how the perturbed copies of every WindowProbs,

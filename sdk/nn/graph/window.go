@@ -376,8 +376,19 @@ func (n *Net) checkCopies(x, z []float32, baseline float32, class int) error {
 // writes its values there into row (C rows of W steps from step slo,
 // holding x), for the steps of [lo, hi) inside [slo, slo+W).
 func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int)) (Path, error) {
+	return n.copiesThrough(len(dst), x, rng, fill, n.output, func(j0, B int) error {
+		if err := n.winProbs(dst[j0:j0+B], class); err != nil {
+			return fmt.Errorf("perturbed copy %d..%d: %w", j0, j0+B-1, err)
+		}
+		return nil
+	})
+}
+
+// copiesThrough computes the N copies of copies, winBatch at a time,
+// through the nodes up to last, and calls sink(j0, B) after each batch of
+// copies j0..j0+B-1 (their values then in the stored windows).
+func (n *Net) copiesThrough(N int, x []float32, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int), last int, sink func(j0, B int) error) (Path, error) {
 	w := n.window()
-	N := len(dst)
 	p := Path{Copies: N, Dense: float64(N) * w.dense}
 	if N == 0 {
 		return p, nil
@@ -402,13 +413,13 @@ func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fi
 			p.Full = n.nodes[full].name
 		}
 		n.winInput(B, j0, x, fill)
-		for i := 0; i <= n.output; i++ {
+		for i := 0; i <= last; i++ {
 			if n.anc[i] {
 				n.winNode(B, i)
 			}
 		}
-		if err := n.winProbs(dst[j0:j0+B], class); err != nil {
-			return Path{}, fmt.Errorf("perturbed copy %d..%d: %w", j0, j0+B-1, err)
+		if err := sink(j0, B); err != nil {
+			return Path{}, err
 		}
 	}
 	return p, nil

@@ -157,6 +157,20 @@ func Axpy(dst, x []float32, a float32) {
 	axpyGeneric(dst, x, a)
 }
 
+// MulAdd adds a times x to dst as a loop of float32 dst[i] += a*x[i]
+// without fused multiply-adds computes it: the product rounded to float32,
+// then the sum (Axpy fuses them). len(x) must be at least len(dst).
+func MulAdd(dst, x []float32, a float32) {
+	if len(x) < len(dst) {
+		shortPanic("MulAdd x", len(x), len(dst))
+	}
+	if useAVX2 && len(dst) >= minVec {
+		mulAddAVX2(dst, x, a)
+		return
+	}
+	mulAddGeneric(dst, x, a)
+}
+
 // Scale multiplies x by a in place: x[i] *= a.
 func Scale(x []float32, a float32) {
 	if useAVX2 && len(x) >= minVec {

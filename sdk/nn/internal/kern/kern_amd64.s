@@ -1832,3 +1832,63 @@ exloop:
 exdone:
 	VZEROUPPER
 	RET
+
+// func mulAddAVX2(dst, x []float32, a float32)
+// dst[i] += a*x[i], the product rounded before the sum (no FMA).
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	VBROADCASTSS a+48(FP), Y15
+	MOVQ         CX, DX
+	ANDQ         $7, DX
+	SHRQ         $3, CX
+	CMPQ         CX, $4
+	JLT          maloop8
+
+maloop32:
+	VMULPS  (SI), Y15, Y4
+	VMULPS  32(SI), Y15, Y5
+	VMULPS  64(SI), Y15, Y6
+	VMULPS  96(SI), Y15, Y7
+	VADDPS  (DI), Y4, Y0
+	VADDPS  32(DI), Y5, Y1
+	VADDPS  64(DI), Y6, Y2
+	VADDPS  96(DI), Y7, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	SUBQ    $4, CX
+	CMPQ    CX, $4
+	JGE     maloop32
+
+maloop8:
+	TESTQ CX, CX
+	JZ    matail
+
+maloop8b:
+	VMULPS  (SI), Y15, Y4
+	VADDPS  (DI), Y4, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     maloop8b
+
+matail:
+	TESTQ      DX, DX
+	JZ         madone
+	LEAQ       -32(DI)(DX*4), DI
+	LEAQ       -32(SI)(DX*4), SI
+	LEAQ       tailmask<>(SB), AX
+	VMOVUPS    (AX)(DX*4), Y12
+	VMULPS     (SI), Y15, Y4
+	VADDPS     (DI), Y4, Y0
+	VMASKMOVPS Y0, Y12, (DI)
+
+madone:
+	VZEROUPPER
+	RET

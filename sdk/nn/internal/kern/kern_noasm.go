@@ -13,6 +13,7 @@ func dotAVX2(x, y []float32) float32                 { panic("kern: no asm") }
 func sumAVX2(x []float32) float32                    { panic("kern: no asm") }
 func axpyAVX2(dst, x []float32, a float32)           { panic("kern: no asm") }
 func scaleAVX2(x []float32, a float32)               { panic("kern: no asm") }
+func mulAddAVX2(dst, x []float32, a float32)         { panic("kern: no asm") }
 func addConstAVX2(x []float32, c float32)            { panic("kern: no asm") }
 func reluAVX2(x []float32)                           { panic("kern: no asm") }
 
