@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/graphtest"
@@ -75,12 +76,19 @@ func BenchmarkEngines(b *testing.B) {
 			c := engineCases(s, e.models)[i]
 			b.Run(c.Key+"/"+e.name, func(b *testing.B) {
 				ctx := context.Background()
+				runtime.LockOSThread() // the thread's CPU time is the case's
+				defer runtime.UnlockOSThread()
+				c0, ok0 := threadCPU()
 				for b.Loop() {
 					if err := c.Run(ctx); err != nil {
 						b.Fatal(err)
 					}
 				}
+				c1, ok1 := threadCPU()
 				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N*c.Maps), "ms/map")
+				if ok0 && ok1 {
+					b.ReportMetric(float64(c1-c0)/1e6/float64(b.N*c.Maps), "cpu-ms/map")
+				}
 				b.ReportMetric(0, "ns/op")
 			})
 		}

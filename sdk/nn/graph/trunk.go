@@ -298,6 +298,9 @@ func (n *Net) headCost() float64 {
 func (n *Net) windowPooled(pooled, x, z []float32, starts []int, width int, baseline float32) (Path, error) {
 	p := n.trunk()
 	N := len(starts)
+	if cps := n.windowCuts(starts, width); width >= p.reach()-1 && n.edgeOK(cps) {
+		return n.edgePooled(pooled, x, n.baselineInput(z, baseline), cps), nil
+	}
 	in := n.shapes[0]
 	rng := func(j int) (int, int) { return starts[j], starts[j] + width }
 	fill := func(j int, row []float32, slo, W int) {

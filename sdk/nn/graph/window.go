@@ -134,6 +134,12 @@ type winWS struct {
 	// pre and suf, per node whose op has MaxOverTime, are the prefix and
 	// suffix maxima of its unperturbed input (maxpool.go).
 	pre, suf [][]float32
+	// side, while the boundary plan runs (edges.go), is each copy's
+	// boundary direction, and ubase the all-baseline input's values
+	// (per value of the trunk); nil otherwise.
+	side  []int8
+	ubase [][]float32
+	edge  *edgeWS
 }
 
 // window returns the workspace of the incremental path, built on first
@@ -277,6 +283,11 @@ func (n *Net) WindowProbs(dst, x, z []float32, starts []int, width int, baseline
 			return Path{}, fmt.Errorf("graph %q: window %d starts at %d; need 0 <= start <= %d (a window of %d steps inside the input's %d)", n.spec.Name, j, s, in.T-width, width, in.T)
 		}
 	}
+	if p := n.trunk(); p != nil && width >= p.reach()-1 {
+		if path, ok, err := n.edgeProbs(dst, x, z, baseline, class, n.windowCuts(starts, width)); ok {
+			return path, err
+		}
+	}
 	rng := func(j int) (int, int) { return starts[j], starts[j] + width }
 	fill := func(j int, row []float32, slo, W int) {
 		lo, hi := max(starts[j], slo), min(starts[j]+width, slo+W)
@@ -314,6 +325,11 @@ func (n *Net) SpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float3
 			if s.Ch != AllChannels && (s.Ch < 0 || s.Ch >= in.C) || s.Lo < 0 || s.Lo > s.Hi || s.Hi > in.T {
 				return Path{}, fmt.Errorf("graph %q: perturbation %d: span %+v; need channel %d (every channel) or 0..%d and 0 <= Lo <= Hi <= %d", n.spec.Name, j, s, AllChannels, in.C-1, in.T)
 			}
+		}
+	}
+	if cps, ok := n.spanCuts(spans); ok {
+		if path, ok, err := n.edgeProbs(dst, x, nil, baseline, class, cps); ok {
+			return path, err
 		}
 	}
 	rng := func(j int) (int, int) {
@@ -656,6 +672,15 @@ func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int
 		a, b := max(t0, 0), min(t0+G, s.T) // inside the value
 		ws, we := w.slo[u][j], w.slo[u][j]+W
 		ws, we = min(max(ws, a), b), max(min(we, b), a) // the stored part, clipped
+		left, right := base, base
+		if w.side != nil { // a boundary copy (edges.go): the baseline's values on one side
+			switch w.side[j] {
+			case fall:
+				right = w.ubase[u]
+			case rise:
+				left = w.ubase[u]
+			}
+		}
 		for c := 0; c < s.C; c++ {
 			dst := g[(j*s.C+c)*G : (j*s.C+c+1)*G]
 			for t := range dst[:a-t0] {
@@ -664,9 +689,8 @@ func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int
 			for t := b - t0; t < G; t++ {
 				dst[t] = pad
 			}
-			brow := base[c*s.T : (c+1)*s.T]
-			copy(dst[a-t0:ws-t0], brow[a:ws])
-			copy(dst[we-t0:b-t0], brow[we:b])
+			copy(dst[a-t0:ws-t0], left[c*s.T+a:c*s.T+ws])
+			copy(dst[we-t0:b-t0], right[c*s.T+we:c*s.T+b])
 			if ws < we {
 				srow := stored[(j*s.C+c)*W : (j*s.C+c+1)*W]
 				off := w.slo[u][j]

@@ -1,0 +1,402 @@
+package graph
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// This file is the boundary plan of a network with a trunk plan
+// (trunk.go) for copies of x perturbed on spans of every channel: x with
+// the baseline input u (a constant, or a baseline signal z) on some
+// spans, as occlusion's wide windows and LIME's masked segments are. A
+// step t of the pool's input value reads input samples
+// [t*S + Lo, t*S + Hi] (the trunk's span), so at a boundary b of a copy,
+// where x gives way to u (a fall) or u to x (a rise), only the steps that
+// read both b-1 and b see both sides: the boundary's dirty steps D(b).
+// The others read x alone, and equal the unperturbed input's values, or u
+// alone, and equal the all-baseline input's. When the boundaries of a
+// copy are at least Hi-Lo samples apart no step reads two of them, and a
+// dirty step's value depends only on its boundary and direction. So:
+//
+//   - each boundary (position and direction) of the call is computed
+//     once, by the incremental path's nodes on the dirty steps alone, the
+//     values left and right of them taken from the x pass or the u pass
+//     (Net.gather's sides), and reduced to its maximum per channel;
+//   - a copy's pooled vector is the first maximum, in time order, of its
+//     regions' range maxima (over the x pass's or the u pass's values)
+//     and its boundaries' maxima.
+//
+// Every value is the op's own arithmetic at that step, so the pooled
+// vectors equal full forward passes' up to float32 rounding, and the head
+// runs on them as on any pooled vector (trunk.go).
+
+// The directions of a boundary.
+const (
+	fall int8 = 1 // x before the boundary, u from it on
+	rise int8 = 2 // u before the boundary, x from it on
+)
+
+// edgeWS is the boundary plan's workspace.
+type edgeWS struct {
+	u    []float32 // the all-baseline input
+	emax [2][]float32
+	at   [2][]int // per direction and position: 1 + the boundary's index in the work list, 0 none
+	dlo  []int    // per position: D(b) = [dlo, dhi) of the pool's input
+	dhi  []int
+	sp   [2][][]float32 // sparse tables of the x pass's and the u pass's pool input (edgeMax)
+	list []edgeAt
+	side []int8 // a batch's directions
+}
+
+type edgeAt struct {
+	b   int
+	dir int8
+}
+
+// cutCopy is one copy for the boundary plan: its boundaries in order,
+// 0 < b < T, and whether the first region is u.
+type cutCopy struct {
+	bnd    []int
+	firstU bool
+}
+
+// edgeOK reports whether the boundary plan computes the copies: a trunk
+// plan, and the boundaries of each copy in order and at least reach-1
+// samples apart.
+func (n *Net) edgeOK(cps []cutCopy) bool {
+	p := n.trunk()
+	if p == nil {
+		return false
+	}
+	T, gap := n.shapes[0].T, p.reach()-1
+	seen := map[edgeAt]bool{}
+	for _, c := range cps {
+		u := c.firstU
+		for k, b := range c.bnd {
+			if b <= 0 || b >= T || (k > 0 && b-c.bnd[k-1] < gap) {
+				return false
+			}
+			d := fall
+			if u {
+				d = rise
+			}
+			seen[edgeAt{b, d}] = true
+			u = !u
+		}
+	}
+	// It pays when the x and u passes, the boundaries and the head cost
+	// less than the copies' forward passes.
+	w := n.window()
+	work := 2*w.dense + float64(len(seen))*n.boundaryCost() + float64(len(cps)+1)*n.headCost()
+	return work < float64(len(cps))*w.dense
+}
+
+// boundaryCost is the work of one boundary in the middle of the input:
+// each trunk node's dirty steps times its work a step.
+func (n *Net) boundaryCost() float64 {
+	p, w := n.tplan, n.win
+	lo, hi := make([]int, len(n.shapes)), make([]int, len(n.shapes))
+	lo[0], hi[0] = n.shapes[0].T/2, n.shapes[0].T/2
+	var work float64
+	for _, i := range p.trunk {
+		nd, f := &n.nodes[i], w.nodes[i].f
+		a, c := lo[nd.inputs[0]], hi[nd.inputs[0]]
+		for _, u := range nd.inputs[1:] {
+			a, c = min(a, lo[u]), max(c, hi[u])
+		}
+		To := nd.out.T
+		lo[i+1] = min(max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0), To)
+		hi[i+1] = max(min(floorDiv(c-1+f.PadLeft, f.Stride)+1, To), lo[i+1])
+		work += float64(hi[i+1]-lo[i+1]) * w.nodes[i].step
+	}
+	return work
+}
+
+// edgeProbs writes dst[j] = p_class of copy cps[j] of x, u being the
+// constant baseline or, when z is not nil, z, by the boundary plan, and
+// reports whether it could (edgeOK).
+func (n *Net) edgeProbs(dst, x, z []float32, baseline float32, class int, cps []cutCopy) (Path, bool, error) {
+	if !n.edgeOK(cps) {
+		return Path{}, false, nil
+	}
+	pooled := make([]float32, (len(cps)+1)*n.tplan.P)
+	path := n.edgePooled(pooled, x, n.baselineInput(z, baseline), cps)
+	if err := n.headProbs(dst[:len(cps)], pooled, class); err != nil {
+		return Path{}, true, err
+	}
+	return path, true, nil
+}
+
+// baselineInput is z, or the input of the constant baseline everywhere.
+func (n *Net) baselineInput(z []float32, baseline float32) []float32 {
+	if z != nil {
+		return z
+	}
+	u := make([]float32, n.shapes[0].Size())
+	for i := range u {
+		u[i] = baseline
+	}
+	return u
+}
+
+// windowCuts are the boundary plan's copies of windows of width at the
+// starts.
+func (n *Net) windowCuts(starts []int, width int) []cutCopy {
+	T := n.shapes[0].T
+	cps := make([]cutCopy, len(starts))
+	bnd := make([]int, 0, 2*len(starts))
+	for j, s := range starts {
+		k := len(bnd)
+		if s > 0 {
+			bnd = append(bnd, s)
+		}
+		if s+width < T {
+			bnd = append(bnd, s+width)
+		}
+		cps[j] = cutCopy{bnd: bnd[k:len(bnd):len(bnd)], firstU: s == 0}
+	}
+	return cps
+}
+
+// spanCuts are the boundary plan's copies of the spans, or false when a
+// span covers one channel only.
+func (n *Net) spanCuts(spans [][]ChannelSpan) ([]cutCopy, bool) {
+	T := n.shapes[0].T
+	cps := make([]cutCopy, len(spans))
+	var sorted []ChannelSpan
+	for j, sp := range spans {
+		sorted = append(sorted[:0], sp...)
+		for _, s := range sorted {
+			if s.Ch != AllChannels {
+				return nil, false
+			}
+		}
+		slices.SortFunc(sorted, func(a, b ChannelSpan) int { return a.Lo - b.Lo })
+		var bnd []int
+		end := -1 // the end of the u region so far (-1: none)
+		for _, s := range sorted {
+			if s.Lo >= s.Hi {
+				continue
+			}
+			switch {
+			case end >= s.Lo: // overlapping or adjacent: one region
+				end = max(end, s.Hi)
+				continue
+			case end >= 0:
+				bnd = append(bnd, end)
+			}
+			if s.Lo > 0 {
+				bnd = append(bnd, s.Lo)
+			} else {
+				cps[j].firstU = true
+			}
+			end = s.Hi
+		}
+		if end >= 0 && end < T {
+			bnd = append(bnd, end)
+		}
+		cps[j].bnd = bnd
+	}
+	return cps, true
+}
+
+// edgePooled writes the pooled vectors of the copies cps of x (edgeOK),
+// with u the all-baseline input, then x's own: (len(cps)+1)*P values.
+func (n *Net) edgePooled(pooled, x, u []float32, cps []cutCopy) Path {
+	p, w := n.trunk(), n.window()
+	if w.edge == nil {
+		T, P := n.shapes[0].T, p.P
+		w.edge = &edgeWS{dlo: make([]int, T+1), dhi: make([]int, T+1), u: make([]float32, n.shapes[0].Size()), side: make([]int8, winBatch)}
+		for d := range 2 {
+			w.edge.emax[d] = make([]float32, (T+1)*P)
+			w.edge.at[d] = make([]int, T+1)
+		}
+		w.ubase = make([][]float32, len(n.shapes))
+		for _, i := range p.trunk {
+			w.ubase[i+1] = make([]float32, n.shapes[i+1].Size())
+		}
+	}
+	e := w.edge
+	N := len(cps)
+	path := Path{Copies: N, Incremental: N, Dense: float64(N) * w.dense, Done: 2 * w.dense}
+	n.winBase(x)
+	w.ubase[0] = u
+	for _, i := range p.trunk {
+		nd := &n.nodes[i]
+		c := n.winCall(i, 1, nd.attrs, nd.out)
+		for j, v := range nd.inputs {
+			c.X[j], c.In[j] = w.ubase[v], nd.in[j]
+		}
+		c.Y = w.ubase[i+1]
+		c.Idx = w.idx[:nd.idx]
+		nd.op.Forward(c)
+	}
+	// The boundaries the copies have.
+	clear(e.at[0])
+	clear(e.at[1])
+	e.list = e.list[:0]
+	for _, c := range cps {
+		u := c.firstU
+		for _, b := range c.bnd {
+			d := fall
+			if u {
+				d = rise
+			}
+			if e.at[d-1][b] == 0 {
+				e.list = append(e.list, edgeAt{b, d})
+				e.at[d-1][b] = len(e.list)
+			}
+			u = !u
+		}
+	}
+	for e0 := 0; e0 < len(e.list); e0 += winBatch {
+		path.Done += n.edgeBatch(e.list[e0:min(e0+winBatch, len(e.list))])
+	}
+	n.edgeCombine(pooled, cps)
+	copy(pooled[N*p.P:], w.base[p.g+1])
+	path.Done += float64(N+1) * n.headCost()
+	return path
+}
+
+// edgeBatch computes the dirty steps of the boundaries eb (at most
+// winBatch) through the trunk, keeps each one's maximum per channel and
+// its D(b), and returns the work done.
+func (n *Net) edgeBatch(eb []edgeAt) float64 {
+	p, w := n.tplan, n.win
+	e := w.edge
+	B := len(eb)
+	w.side = e.side[:B]
+	for j, x := range eb {
+		w.clo[0][j], w.chi[0][j], w.slo[0][j] = x.b, x.b, x.b
+		w.side[j] = x.dir
+	}
+	defer func() { w.side = nil }()
+	w.w[0] = 0
+	var work float64
+	for _, i := range p.trunk {
+		nd, wn := &n.nodes[i], &w.nodes[i]
+		f, v, To := wn.f, i+1, nd.out.T
+		W := 0
+		for j := 0; j < B; j++ {
+			a, c := w.clo[nd.inputs[0]][j], w.chi[nd.inputs[0]][j]
+			for _, u := range nd.inputs[1:] {
+				a, c = min(a, w.clo[u][j]), max(c, w.chi[u][j])
+			}
+			lo := min(max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0), To)
+			hi := max(min(floorDiv(c-1+f.PadLeft, f.Stride)+1, To), lo)
+			w.clo[v][j], w.chi[v][j] = lo, hi
+			W = max(W, hi-lo)
+		}
+		w.w[v] = W
+		for j := 0; j < B; j++ {
+			w.slo[v][j] = min(w.clo[v][j], To-W)
+		}
+		work += float64(B*W) * wn.step
+		n.winNode(B, i)
+	}
+	s := n.shapes[p.in]
+	W := w.w[p.in]
+	var stored []float32
+	if W > 0 {
+		stored = n.winVal(p.in, B)
+	}
+	for j, x := range eb {
+		lo, hi, off := w.clo[p.in][j], w.chi[p.in][j], w.slo[p.in][j]
+		e.dlo[x.b], e.dhi[x.b] = lo, hi
+		m := e.emax[x.dir-1][x.b*p.P : (x.b+1)*p.P]
+		for c := 0; c < s.C && lo < hi; c++ {
+			row := stored[(j*s.C+c)*W : (j*s.C+c+1)*W]
+			v := row[lo-off]
+			for _, y := range row[lo-off+1 : hi-off] {
+				v = firstMax(v, y)
+			}
+			m[c] = v
+		}
+	}
+	return work
+}
+
+// edgeCombine writes each copy's pooled vector: the first maximum, in
+// time order, of its regions' range maxima and its boundaries' maxima.
+func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
+	p, w := n.tplan, n.win
+	e := w.edge
+	s := n.shapes[p.in]
+	longest := 0
+	for _, c := range cps {
+		t := 0
+		for _, b := range c.bnd {
+			longest = max(longest, e.dlo[b]-t)
+			t = e.dhi[b]
+		}
+		longest = max(longest, s.T-t)
+	}
+	e.sp[0] = sparseMax(e.sp[0], w.base[p.in], s.C, s.T, longest)
+	e.sp[1] = sparseMax(e.sp[1], w.ubase[p.in], s.C, s.T, longest)
+	for j, cp := range cps {
+		out := pooled[j*p.P : (j+1)*p.P]
+		for c := 0; c < s.C; c++ {
+			var v float32
+			first := true
+			take := func(x float32) {
+				if first {
+					v, first = x, false
+					return
+				}
+				v = firstMax(v, x)
+			}
+			t, side := 0, 0
+			if cp.firstU {
+				side = 1
+			}
+			for _, b := range cp.bnd {
+				if t < e.dlo[b] {
+					take(rangeMax(e.sp[side], c, s.T, t, e.dlo[b]))
+				}
+				d := fall
+				if side == 1 {
+					d = rise
+				}
+				if e.dlo[b] < e.dhi[b] {
+					take(e.emax[d-1][b*p.P+c])
+				}
+				t, side = e.dhi[b], 1-side
+			}
+			if t < s.T {
+				take(rangeMax(e.sp[side], c, s.T, t, s.T))
+			}
+			out[c] = v
+		}
+	}
+}
+
+// sparseMax returns st, the sparse table of the C rows of T steps of a:
+// st[q][c*T+t] is the first maximum of a's row c over [t, t+2^q), for
+// 2^q <= min(T, most), reusing st's buffers.
+func sparseMax(st [][]float32, a []float32, C, T, most int) [][]float32 {
+	levels := bits.Len(uint(max(min(T, most), 1)))
+	if len(st) == 0 {
+		st = append(st, nil)
+	}
+	st[0] = a
+	for q := 1; q < levels; q++ {
+		if len(st) <= q {
+			st = append(st, make([]float32, C*T))
+		}
+		h := 1 << (q - 1)
+		prev, cur := st[q-1], st[q]
+		for c := 0; c < C; c++ {
+			for t := 0; t+2*h <= T; t++ {
+				cur[c*T+t] = firstMax(prev[c*T+t], prev[c*T+t+h])
+			}
+		}
+	}
+	return st[:levels]
+}
+
+// rangeMax is the first maximum of row c over [a, b), a < b, by the
+// sparse table st: that of its two overlapping halves, the earlier first.
+func rangeMax(st [][]float32, c, T, a, b int) float32 {
+	q := bits.Len(uint(b-a)) - 1
+	return firstMax(st[q][c*T+a], st[q][c*T+b-(1<<q)])
+}
