@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -30,7 +31,8 @@ type GraphModel struct {
 	theta []float32
 	arch  Arch
 	n, k  int
-	pool  sync.Pool // *graph.Net
+	pool  sync.Pool                 // *graph.Net
+	warm  atomic.Pointer[graph.Net] // one Net kept across garbage collections, with its workspaces
 
 	mu   sync.Mutex
 	path graph.Path // the copies of WindowProbs and SpanProbs so far
@@ -54,9 +56,21 @@ func NewGraphModel(net *graph.Net) *GraphModel {
 	return m
 }
 
-// get takes a Net of the pool; put gives it back.
-func (m *GraphModel) get() *graph.Net  { return m.pool.Get().(*graph.Net) }
-func (m *GraphModel) put(n *graph.Net) { m.pool.Put(n) }
+// get takes the warm Net, or one of the pool; put gives it back, to the
+// warm place when that is free (a pool drops its Nets at every garbage
+// collection, and with them the workspaces of the incremental paths).
+func (m *GraphModel) get() *graph.Net {
+	if n := m.warm.Swap(nil); n != nil {
+		return n
+	}
+	return m.pool.Get().(*graph.Net)
+}
+
+func (m *GraphModel) put(n *graph.Net) {
+	if !m.warm.CompareAndSwap(nil, n) {
+		m.pool.Put(n)
+	}
+}
 
 // Arch is the graph architecture (GraphArch of the net's spec).
 func (m *GraphModel) Arch() Arch { return m.arch }

@@ -203,7 +203,7 @@ func (n *Net) spanCuts(spans [][]ChannelSpan) ([]cutCopy, bool) {
 // edgePooled writes the pooled vectors of the copies cps of x (edgeOK),
 // with u the all-baseline input, then x's own: (len(cps)+1)*P values.
 func (n *Net) edgePooled(pooled, x, u []float32, cps []cutCopy) Path {
-	p, w := n.trunk(), n.window()
+	p, w := n.trunk(), n.winBuffers()
 	if w.edge == nil {
 		T, P := n.shapes[0].T, p.P
 		w.edge = &edgeWS{dlo: make([]int, T+1), dhi: make([]int, T+1), u: make([]float32, n.shapes[0].Size()), side: make([]int8, winBatch)}

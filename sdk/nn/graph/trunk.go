@@ -349,10 +349,11 @@ func (n *Net) keepPooled(dst []float32, B int) {
 // has Columns, else winBatch vectors a pass of the incremental path's
 // nodes.
 func (n *Net) headProbs(dst, pooled []float32, class int) error {
-	p, w := n.trunk(), n.window()
+	p := n.trunk()
 	if p.columns {
 		return n.headColumns(dst, pooled, class)
 	}
+	w := n.winBuffers()
 	for j0 := 0; j0 < len(dst); j0 += winBatch {
 		B := min(winBatch, len(dst)-j0)
 		clear(w.w)

@@ -143,12 +143,49 @@ type winWS struct {
 }
 
 // window returns the workspace of the incremental path, built on first
-// use.
+// use, without its value buffers (winBuffers).
 func (n *Net) window() *winWS {
 	if n.win != nil {
 		return n.win
 	}
 	w := &winWS{nodes: make([]winNode, len(n.nodes))}
+	nv := len(n.shapes)
+	w.calls = make([]Call, len(n.nodes))
+	for i := range n.nodes {
+		nd := &n.nodes[i]
+		wn := &w.nodes[i]
+		wn.f = nd.op.Field(nd.attrs)
+		wn.attrs, wn.pad, wn.local = unpadded(nd)
+		wn.step = n.stepCost(i)
+		if n.anc[i] {
+			w.dense += wn.step * float64(nd.out.T)
+		}
+		c := &w.calls[i]
+		c.X = make([][]float32, len(nd.inputs))
+		c.In = make([]Shape, len(nd.inputs))
+		c.P = make([][]float32, len(nd.params))
+	}
+	w.probs = make([]float32, winBatch*n.Classes())
+	w.w = make([]int, nv)
+	w.pre, w.suf = make([][]float32, len(n.nodes)), make([][]float32, len(n.nodes))
+	for range nv {
+		w.slo = append(w.slo, make([]int, winBatch))
+		w.clo = append(w.clo, make([]int, winBatch))
+		w.chi = append(w.chi, make([]int, winBatch))
+	}
+	n.win = w
+	return w
+}
+
+// winBuffers returns the workspace with its value buffers, made on first
+// use: the base values, and winBatch copies of the input, of the
+// inference plan's slots and of each input position's gathered input (a
+// network whose trunk cache hits runs its head without them).
+func (n *Net) winBuffers() *winWS {
+	w := n.window()
+	if w.base != nil {
+		return w
+	}
 	nv := len(n.shapes)
 	w.base = make([][]float32, nv)
 	for v := 1; v < nv; v++ {
@@ -160,41 +197,21 @@ func (n *Net) window() *winWS {
 	}
 	gat := []int{}
 	idx := 0
-	w.calls = make([]Call, len(n.nodes))
 	for i := range n.nodes {
 		nd := &n.nodes[i]
-		wn := &w.nodes[i]
-		wn.f = nd.op.Field(nd.attrs)
-		wn.attrs, wn.pad, wn.local = unpadded(nd)
-		wn.step = n.stepCost(i)
-		if n.anc[i] {
-			w.dense += wn.step * float64(nd.out.T)
-		}
+		f := w.nodes[i].f
 		for j, s := range nd.in {
 			if j == len(gat) {
 				gat = append(gat, 0)
 			}
-			gat[j] = max(gat[j], s.C*(s.T+wn.f.PadLeft+wn.f.PadRight))
+			gat[j] = max(gat[j], s.C*(s.T+f.PadLeft+f.PadRight))
 		}
 		idx = max(idx, nd.idx)
-		c := &w.calls[i]
-		c.X = make([][]float32, len(nd.inputs))
-		c.In = make([]Shape, len(nd.inputs))
-		c.P = make([][]float32, len(nd.params))
 	}
 	for _, g := range gat {
 		w.gat = append(w.gat, make([]float32, winBatch*g))
 	}
 	w.idx = make([]int32, winBatch*idx)
-	w.probs = make([]float32, winBatch*n.Classes())
-	w.w = make([]int, nv)
-	w.pre, w.suf = make([][]float32, len(n.nodes)), make([][]float32, len(n.nodes))
-	for range nv {
-		w.slo = append(w.slo, make([]int, winBatch))
-		w.clo = append(w.clo, make([]int, winBatch))
-		w.chi = append(w.chi, make([]int, winBatch))
-	}
-	n.win = w
 	return w
 }
 
@@ -404,7 +421,7 @@ func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fi
 // through the nodes up to last, and calls sink(j0, B) after each batch of
 // copies j0..j0+B-1 (their values then in the stored windows).
 func (n *Net) copiesThrough(N int, x []float32, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int), last int, sink func(j0, B int) error) (Path, error) {
-	w := n.window()
+	w := n.winBuffers()
 	p := Path{Copies: N, Dense: float64(N) * w.dense}
 	if N == 0 {
 		return p, nil
@@ -543,7 +560,7 @@ func (n *Net) winVal(v, B int) []float32 {
 
 // winBase runs x forward keeping every value in the base values.
 func (n *Net) winBase(x []float32) {
-	w := n.win
+	w := n.winBuffers()
 	w.base[0] = x
 	for i := 0; i <= n.output; i++ {
 		if !n.anc[i] {

@@ -180,9 +180,8 @@ func bnBackward[F Float](n BatchNorm1D, dx, dgamma, dbeta, dy, x, gamma, mean, v
 // ForwardColumns is Forward on n inputs laid out as the columns of x (In
 // x n, input j in column j), writing the outputs as the columns of dst
 // (Out x n), with the bits of Forward: each output is summed in dot's
-// order (four partial sums by index mod 4, combined as (s0+s1)+(s2+s3)),
-// for blocks of columns at a time instead of one input at a time, each
-// product rounded before its sum as in dot (kern.MulAdd).
+// order (kern.DotCols), many columns at a time instead of one input at a
+// time, then the bias added.
 func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
 	positive("linear In", l.In)
 	positive("linear Out", l.Out)
@@ -190,34 +189,12 @@ func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
 	need("linear dst", len(dst), l.Out*n)
 	need("linear w", len(w), l.Out*l.In)
 	needOptF("linear bias", bias, l.Out)
-	const blk = 64
-	var acc [4][blk]float32
-	n4 := l.In &^ 3
-	for j0 := 0; j0 < n; j0 += blk {
-		m := min(blk, n-j0)
-		for o := 0; o < l.Out; o++ {
-			wr := w[o*l.In : (o+1)*l.In]
-			s0, s1, s2, s3 := acc[0][:m], acc[1][:m], acc[2][:m], acc[3][:m]
-			clear(s0)
-			clear(s1)
-			clear(s2)
-			clear(s3)
-			for i := 0; i < n4; i += 4 {
-				kern.MulAdd(s0, x[i*n+j0:i*n+j0+m], wr[i])
-				kern.MulAdd(s1, x[(i+1)*n+j0:(i+1)*n+j0+m], wr[i+1])
-				kern.MulAdd(s2, x[(i+2)*n+j0:(i+2)*n+j0+m], wr[i+2])
-				kern.MulAdd(s3, x[(i+3)*n+j0:(i+3)*n+j0+m], wr[i+3])
-			}
-			for i := n4; i < l.In; i++ {
-				kern.MulAdd(s0, x[i*n+j0:i*n+j0+m], wr[i])
-			}
-			y := dst[o*n+j0 : o*n+j0+m]
+	for o := 0; o < l.Out; o++ {
+		y := dst[o*n : (o+1)*n]
+		kern.DotCols(y, x, n, w[o*l.In:(o+1)*l.In])
+		if bias != nil {
 			for j := range y {
-				v := (s0[j] + s1[j]) + (s2[j] + s3[j])
-				if bias != nil {
-					v += bias[o]
-				}
-				y[j] = v
+				y[j] += bias[o]
 			}
 		}
 	}

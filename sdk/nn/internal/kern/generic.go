@@ -85,13 +85,6 @@ func axpyGeneric(dst, x []float32, a float32) {
 	}
 }
 
-func mulAddGeneric(dst, x []float32, a float32) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += float32(a * x[i]) // the conversion rounds the product: no fused multiply-add
-	}
-}
-
 func scaleGeneric(x []float32, a float32) {
 	for i := range x {
 		x[i] *= a

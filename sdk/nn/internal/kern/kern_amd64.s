@@ -1833,62 +1833,83 @@ exdone:
 	VZEROUPPER
 	RET
 
-// func mulAddAVX2(dst, x []float32, a float32)
-// dst[i] += a*x[i], the product rounded before the sum (no FMA).
-TEXT ·mulAddAVX2(SB), NOSPLIT, $0-52
-	MOVQ         dst_base+0(FP), DI
-	MOVQ         dst_len+8(FP), CX
-	MOVQ         x_base+24(FP), SI
-	VBROADCASTSS a+48(FP), Y15
-	MOVQ         CX, DX
-	ANDQ         $7, DX
-	SHRQ         $3, CX
-	CMPQ         CX, $4
-	JLT          maloop8
+// func dotCols16AVX2(y *float32, x *float32, xStride int, w *float32, in int)
+// y[j] = dot(w[0:in], column j of x), j < 16, column j the values
+// x[i*xStride+j]: four partial sums by i mod 4 (the tail into the first),
+// each product rounded before its sum, combined as (s0+s1)+(s2+s3).
+TEXT ·dotCols16AVX2(SB), NOSPLIT, $0-40
+	MOVQ   y+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   xStride+16(FP), BX
+	SHLQ   $2, BX
+	MOVQ   w+24(FP), DX
+	MOVQ   in+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   CX, R8
+	SHRQ   $2, R8
+	ANDQ   $3, CX
+	TESTQ  R8, R8
+	JZ     dctail
 
-maloop32:
-	VMULPS  (SI), Y15, Y4
-	VMULPS  32(SI), Y15, Y5
-	VMULPS  64(SI), Y15, Y6
-	VMULPS  96(SI), Y15, Y7
-	VADDPS  (DI), Y4, Y0
-	VADDPS  32(DI), Y5, Y1
-	VADDPS  64(DI), Y6, Y2
-	VADDPS  96(DI), Y7, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ    $128, DI
-	ADDQ    $128, SI
-	SUBQ    $4, CX
-	CMPQ    CX, $4
-	JGE     maloop32
+dcloop:
+	VBROADCASTSS (DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y6, Y8, Y8
+	ADDQ         BX, SI
+	VBROADCASTSS 4(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y9, Y9
+	ADDQ         BX, SI
+	VBROADCASTSS 8(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y10, Y10
+	ADDQ         BX, SI
+	VBROADCASTSS 12(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y3, Y3
+	VADDPS       Y6, Y11, Y11
+	ADDQ         BX, SI
+	ADDQ         $16, DX
+	DECQ         R8
+	JNZ          dcloop
 
-maloop8:
+dctail:
 	TESTQ CX, CX
-	JZ    matail
+	JZ    dcdone
 
-maloop8b:
-	VMULPS  (SI), Y15, Y4
-	VADDPS  (DI), Y4, Y0
+dctl:
+	VBROADCASTSS (DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y6, Y8, Y8
+	ADDQ         BX, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          dctl
+
+dcdone:
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
 	VMOVUPS Y0, (DI)
-	ADDQ    $32, DI
-	ADDQ    $32, SI
-	DECQ    CX
-	JNZ     maloop8b
-
-matail:
-	TESTQ      DX, DX
-	JZ         madone
-	LEAQ       -32(DI)(DX*4), DI
-	LEAQ       -32(SI)(DX*4), SI
-	LEAQ       tailmask<>(SB), AX
-	VMOVUPS    (AX)(DX*4), Y12
-	VMULPS     (SI), Y15, Y4
-	VADDPS     (DI), Y4, Y0
-	VMASKMOVPS Y0, Y12, (DI)
-
-madone:
+	VMOVUPS Y8, 32(DI)
 	VZEROUPPER
 	RET
