@@ -351,7 +351,18 @@ func (n *Net) keepPooled(dst []float32, B int) {
 func (n *Net) headProbs(dst, pooled []float32, class int) error {
 	p := n.trunk()
 	if p.columns {
-		return n.headColumns(dst, pooled, class)
+		// A vector equal to the one before it (a window that moves no
+		// channel's maximum) takes that one's probability: the head on
+		// the distinct vectors alone, the same bits.
+		uniq, of := dedupe(pooled, len(dst), p.P)
+		probs := make([]float32, len(uniq)/p.P)
+		if err := n.headColumns(probs, uniq, class); err != nil {
+			return err
+		}
+		for j := range dst {
+			dst[j] = probs[of[j]]
+		}
+		return nil
 	}
 	w := n.winBuffers()
 	for j0 := 0; j0 < len(dst); j0 += winBatch {
@@ -436,4 +447,22 @@ func columnSoftmax(y []float32, K, m, j, class int) float32 {
 		}
 	}
 	return float32(e / s)
+}
+
+// dedupe returns the N vectors of P values of pooled without those equal
+// (bit for bit) to the vector before them, and of[j], the index of vector
+// j's among them.
+func dedupe(pooled []float32, N, P int) ([]float32, []int) {
+	uniq := make([]float32, 0, N*P)
+	of := make([]int, N)
+	for j := 0; j < N; j++ {
+		v := pooled[j*P : (j+1)*P]
+		if j > 0 && sameBits(v, pooled[(j-1)*P:j*P]) {
+			of[j] = of[j-1]
+			continue
+		}
+		uniq = append(uniq, v...)
+		of[j] = len(uniq)/P - 1
+	}
+	return uniq, of
 }
