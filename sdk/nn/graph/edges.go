@@ -91,6 +91,15 @@ func (n *Net) edgeOK(cps []cutCopy) bool {
 	return work < float64(len(cps))*w.dense
 }
 
+// dirtyRange is the range of output steps, of To, of a node of field f
+// that read a step of its input's dirty range [a, c), or both a-1 and a
+// when it is empty (a boundary between steps): [lo, hi), empty at lo
+// when no step does.
+func dirtyRange(f Field, a, c, To int) (int, int) {
+	lo := min(max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0), To)
+	return lo, max(min(floorDiv(c-1+f.PadLeft, f.Stride)+1, To), lo)
+}
+
 // boundaryCost is the work of one boundary in the middle of the input:
 // each trunk node's dirty steps times its work a step.
 func (n *Net) boundaryCost() float64 {
@@ -104,9 +113,7 @@ func (n *Net) boundaryCost() float64 {
 		for _, u := range nd.inputs[1:] {
 			a, c = min(a, lo[u]), max(c, hi[u])
 		}
-		To := nd.out.T
-		lo[i+1] = min(max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0), To)
-		hi[i+1] = max(min(floorDiv(c-1+f.PadLeft, f.Stride)+1, To), lo[i+1])
+		lo[i+1], hi[i+1] = dirtyRange(f, a, c, nd.out.T)
 		work += float64(hi[i+1]-lo[i+1]) * w.nodes[i].step
 	}
 	return work
@@ -282,8 +289,7 @@ func (n *Net) edgeBatch(eb []edgeAt) float64 {
 			for _, u := range nd.inputs[1:] {
 				a, c = min(a, w.clo[u][j]), max(c, w.chi[u][j])
 			}
-			lo := min(max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0), To)
-			hi := max(min(floorDiv(c-1+f.PadLeft, f.Stride)+1, To), lo)
+			lo, hi := dirtyRange(f, a, c, To)
 			w.clo[v][j], w.chi[v][j] = lo, hi
 			W = max(W, hi-lo)
 		}

@@ -268,3 +268,66 @@ func TestHeadColumnsBits(t *testing.T) {
 		}
 	}
 }
+
+// TestTrunkPlanWhere: the plan is found where the output reads the input
+// only through a global max pool after local nodes of one stride, and
+// nowhere else; a pool on the input itself (an empty trunk) computes
+// like the rest.
+func TestTrunkPlanWhere(t *testing.T) {
+	conv := func(name string, in []string, k, s int) Node {
+		return wnode(name, "conv1d", in, map[string]any{"out": 2, "kernel": k, "stride": s})
+	}
+	for _, c := range []struct {
+		spec  Spec
+		plan  bool
+		reach int
+	}{
+		{Spec{Name: "gap", InChannels: 1, InLen: 20, Nodes: []Node{conv("c", nil, 3, 1), wnode("g", "globalavgpool", nil, nil), wnode("fc", "linear", nil, map[string]any{"out": 2})}}, false, 0},
+		{Spec{Name: "skip-around", InChannels: 1, InLen: 20, Nodes: []Node{conv("c", nil, 3, 1), wnode("m", "globalmaxpool", nil, nil),
+			wnode("a", "globalavgpool", []string{"c"}, nil), wnode("s", "add", []string{"m", "a"}, nil), wnode("fc", "linear", nil, map[string]any{"out": 2})}}, false, 0},
+		{Spec{Name: "strides", InChannels: 1, InLen: 20, Nodes: []Node{conv("a", []string{"input"}, 1, 1), conv("b", []string{"input"}, 2, 2),
+			conv("a2", []string{"a"}, 2, 2), wnode("cat", "concat", []string{"a2", "b"}, nil), wnode("m", "globalmaxpool", nil, nil), wnode("fc", "linear", nil, map[string]any{"out": 2})}}, true, 2},
+		{Spec{Name: "mixed-strides", InChannels: 1, InLen: 20, Nodes: []Node{conv("a", []string{"input"}, 2, 2), conv("b", []string{"input"}, 1, 1),
+			conv("b2", []string{"b"}, 11, 1), wnode("cat", "concat", []string{"a", "b2"}, nil), wnode("m", "globalmaxpool", nil, nil), wnode("fc", "linear", nil, map[string]any{"out": 2})}}, false, 0},
+		{Spec{Name: "odd-join", InChannels: 1, InLen: 20, Nodes: []Node{conv("a", []string{"input"}, 3, 1), conv("b", []string{"input"}, 2, 2),
+			wnode("pa", "maxpool1d", []string{"a"}, map[string]any{"kernel": 2, "stride": 1}), conv("b2", []string{"b"}, 1, 1),
+			wnode("m1", "globalmaxpool", []string{"pa"}, nil), wnode("m2", "globalmaxpool", []string{"b2"}, nil), wnode("s", "add", []string{"m1", "m2"}, nil), wnode("fc", "linear", nil, map[string]any{"out": 2})}}, false, 0},
+		{Spec{Name: "pool-first", InChannels: 2, InLen: 20, Nodes: []Node{wnode("m", "globalmaxpool", nil, nil), wnode("fc", "linear", nil, map[string]any{"out": 3})}}, true, 1},
+	} {
+		n := randomNet(t, c.spec, 4)
+		p := n.trunk()
+		if (p != nil) != c.plan {
+			t.Errorf("%s: plan %v, want %v", c.spec.Name, p != nil, c.plan)
+			continue
+		}
+		if p == nil {
+			if n.PooledLen() != 0 {
+				t.Errorf("%s: PooledLen %d without a plan", c.spec.Name, n.PooledLen())
+			}
+			if _, err := n.TrunkDigest(); err == nil {
+				t.Errorf("%s: a digest without a trunk", c.spec.Name)
+			}
+			continue
+		}
+		if p.reach() != c.reach {
+			t.Errorf("%s: reach %d, want %d", c.spec.Name, p.reach(), c.reach)
+		}
+		in := n.InShape()
+		rng := rand.New(rand.NewPCG(4, 5))
+		x := randVec(rng, in.Size())
+		for _, width := range []int{1, 5} {
+			var starts []int
+			for s := 0; s+width <= in.T; s++ {
+				starts = append(starts, s)
+			}
+			got := make([]float32, len(starts))
+			if _, _, err := n.WindowProbsCached(got, x, nil, starts, width, 0.5, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := refProbs(t, n, windowCopies(x, nil, in.C, in.T, starts, width, 0.5), 1)
+			if d, ok := closeTo(got, want, 2e-6); !ok {
+				t.Errorf("%s width %d: differs from forward passes by %.3g", c.spec.Name, width, d)
+			}
+		}
+	}
+}
