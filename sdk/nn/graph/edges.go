@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -46,6 +47,10 @@ type edgeWS struct {
 	sp   [2][][]float32 // sparse tables of the x pass's and the u pass's pool input (edgeMax)
 	list []edgeAt
 	side []int8 // a batch's directions
+	// row holds per input position a batch's gathered inputs as one
+	// row (edgeNode), and out the node's output on it.
+	row [][]float32
+	out []float32
 }
 
 type edgeAt struct {
@@ -128,7 +133,7 @@ func (n *Net) edgeProbs(dst, x, z []float32, baseline float32, class int, cps []
 	}
 	pooled := make([]float32, (len(cps)+1)*n.tplan.P)
 	path := n.edgePooled(pooled, x, n.baselineInput(z, baseline), cps)
-	if err := n.headProbs(dst[:len(cps)], pooled, class); err != nil {
+	if err := n.headProbs(dst[:len(cps)], pooled, pooled[len(cps)*n.tplan.P:], class); err != nil {
 		return Path{}, true, err
 	}
 	return path, true, nil
@@ -298,7 +303,11 @@ func (n *Net) edgeBatch(eb []edgeAt) float64 {
 			w.slo[v][j] = min(w.clo[v][j], To-W)
 		}
 		work += float64(B*W) * wn.step
-		n.winNode(B, i)
+		if f.Kernel == 1 && f.Stride == 1 && f.PadLeft == 0 || W == 0 || W == To {
+			n.winNode(B, i)
+		} else {
+			n.edgeNode(B, i)
+		}
 	}
 	s := n.shapes[p.in]
 	W := w.w[p.in]
@@ -405,4 +414,65 @@ func sparseMax(st [][]float32, a []float32, C, T, most int) [][]float32 {
 func rangeMax(st [][]float32, c, T, a, b int) float32 {
 	q := bits.Len(uint(b-a)) - 1
 	return firstMax(st[q][c*T+a], st[q][c*T+b-(1<<q)])
+}
+
+// edgeNode computes node i's stored windows of W < T steps for the B
+// boundary copies of a batch as one sample: copy j's gathered input is
+// the segment [j*Gp, j*Gp+G) of one row of B*Gp steps (Gp, G rounded up
+// to the node's stride, padded), so the op runs once on a long row
+// instead of B times on short ones, and copy j's W steps are its output's
+// steps from j*Gp/stride (they read only their own segment; the steps
+// between read two and are dropped). The op's Shape gives the row's
+// output length.
+func (n *Net) edgeNode(B, i int) {
+	w := n.win
+	e := w.edge
+	nd, wn := &n.nodes[i], &w.nodes[i]
+	f, W := wn.f, w.w[i+1]
+	G := (W-1)*f.Stride + (f.Kernel-1)*f.Dilation + 1
+	Gp := (G + f.Stride - 1) / f.Stride * f.Stride
+	L := B * Gp
+	c := n.winCall(i, 1, wn.attrs, Shape{})
+	for len(e.row) < len(nd.inputs) {
+		e.row = append(e.row, nil)
+	}
+	for j, u := range nd.inputs {
+		C := nd.in[j].C
+		if len(e.row[j]) < C*L {
+			e.row[j] = make([]float32, C*L)
+		}
+		g := e.row[j][:C*L]
+		n.gatherAt(g, Gp, L, u, B, w.slo[i+1], f.Stride, G, f.PadLeft, wn.pad)
+		for b := 0; b < B && Gp > G; b++ { // the segments' tails, read by dropped steps only
+			for ch := 0; ch < C; ch++ {
+				clear(g[ch*L+b*Gp+G : ch*L+(b+1)*Gp])
+			}
+		}
+		c.In[j], c.X[j] = Shape{C, L}, g
+	}
+	out, err := nd.op.Shape(wn.attrs, c.In)
+	if err != nil || out.T < (B-1)*Gp/f.Stride+W {
+		panic(fmt.Sprintf("graph: node %q on a row of %d boundary windows: %v, %v", nd.name, B, out, err)) // the row holds every window
+	}
+	c.Out = out
+	if len(e.out) < out.Size() {
+		e.out = make([]float32, out.Size())
+	}
+	c.Y = e.out[:out.Size()]
+	ni := 0
+	if nd.op.Indices != nil {
+		ni = nd.op.Indices(wn.attrs, c.In, out)
+	}
+	if len(w.idx) < ni {
+		w.idx = make([]int32, ni)
+	}
+	c.Idx = w.idx[:ni]
+	nd.op.Forward(c)
+	st := n.winVal(i+1, B)
+	for b := 0; b < B; b++ {
+		o := b * Gp / f.Stride
+		for ch := 0; ch < out.C; ch++ {
+			copy(st[(b*out.C+ch)*W:(b*out.C+ch+1)*W], c.Y[ch*out.T+o:ch*out.T+o+W])
+		}
+	}
 }

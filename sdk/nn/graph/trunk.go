@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // This file is the trunk plan: a network whose output reads its input
@@ -34,6 +36,7 @@ type trunkPlan struct {
 	columns bool
 	cols    [][]float32
 	calls   []Call
+	sm      softmaxScratch
 	// span is value in's receptive field in input samples: step t reads
 	// samples [t*span.Stride + span.Lo, t*span.Stride + span.Hi].
 	span Span
@@ -275,7 +278,7 @@ func (n *Net) WindowProbsCached(dst, x, z []float32, starts []int, width int, ba
 		}
 	}
 	probs := make([]float32, N+1)
-	if err := n.headProbs(probs, pooled, class); err != nil {
+	if err := n.headProbs(probs, pooled, pooled[N*p.P:], class); err != nil {
 		return 0, Path{}, err
 	}
 	copy(dst, probs[:N])
@@ -347,8 +350,12 @@ func (n *Net) keepPooled(dst []float32, B int) {
 // headProbs writes dst[j] = p_class of the head on the pooled vector
 // pooled[j*P:(j+1)*P], for j < len(dst): in columns when every head op
 // has Columns, else winBatch vectors a pass of the incremental path's
-// nodes.
-func (n *Net) headProbs(dst, pooled []float32, class int) error {
+// nodes. In columns, a vector equal to ref (the unperturbed input's, or
+// nil) gets ForwardUnfolded's bits, so that a copy whose pooled vector is
+// the input's (a window that moves no channel's maximum) has exactly the
+// input's probability; the others the float32 exponential's softmax
+// (softmaxColumns), equal up to float32 rounding.
+func (n *Net) headProbs(dst, pooled, ref []float32, class int) error {
 	p := n.trunk()
 	if p.columns {
 		// A vector equal to the one before it (a window that moves no
@@ -356,7 +363,11 @@ func (n *Net) headProbs(dst, pooled []float32, class int) error {
 		// the distinct vectors alone, the same bits.
 		uniq, of := dedupe(pooled, len(dst), p.P)
 		probs := make([]float32, len(uniq)/p.P)
-		if err := n.headColumns(probs, uniq, class); err != nil {
+		exact := make([]bool, len(probs))
+		for k := range exact {
+			exact[k] = ref != nil && sameBits(uniq[k*p.P:(k+1)*p.P], ref)
+		}
+		if err := n.headColumns(probs, uniq, class, exact); err != nil {
 			return err
 		}
 		for j := range dst {
@@ -387,7 +398,7 @@ func (n *Net) headProbs(dst, pooled []float32, class int) error {
 // vectors are laid out as the steps of one P x headBatch value, and each
 // head node's Columns computes them in one call, with the bits of Forward
 // on each vector; the probability of class is Softmax's of its column.
-func (n *Net) headColumns(dst, pooled []float32, class int) error {
+func (n *Net) headColumns(dst, pooled []float32, class int, exact []bool) error {
 	p := n.tplan
 	K := n.Classes()
 	for j0 := 0; j0 < len(dst); j0 += headBatch {
@@ -414,11 +425,15 @@ func (n *Net) headColumns(dst, pooled []float32, class int) error {
 		}
 		y := p.cols[n.output+1][:K*m]
 		soft := n.nodes[n.output].op.Kind == "softmax"
+		if !soft {
+			softmaxColumns(dst[j0:j0+m], y, K, m, class, &p.sm)
+		}
 		for j := 0; j < m; j++ {
-			var pr float32
-			if soft {
+			pr := dst[j0+j]
+			switch {
+			case soft:
 				pr = y[class*m+j]
-			} else {
+			case exact[j0+j]:
 				pr = columnSoftmax(y, K, m, j, class)
 			}
 			if math.IsNaN(float64(pr)) || math.IsInf(float64(pr), 0) {
@@ -465,4 +480,44 @@ func dedupe(pooled []float32, N, P int) ([]float32, []int) {
 		of[j] = len(uniq)/P - 1
 	}
 	return uniq, of
+}
+
+// softmaxScratch is softmaxColumns's buffers.
+type softmaxScratch struct {
+	mx, e, ec []float32
+	s         []float64
+}
+
+// softmaxColumns writes dst[j] = softmax(column j of the K x m block
+// z)[class], as ops.Softmax computes it (the maximum subtracted, the sum
+// in float64 in class order) but with the float32 exponential kern.Exp
+// over a row of columns at a time (a relative difference of a few float32
+// ulps).
+func softmaxColumns(dst, z []float32, K, m, class int, sc *softmaxScratch) {
+	if len(sc.mx) < m {
+		sc.mx, sc.e, sc.ec, sc.s = make([]float32, m), make([]float32, m), make([]float32, m), make([]float64, m)
+	}
+	mx, e, ec, s := sc.mx[:m], sc.e[:m], sc.ec[:m], sc.s[:m]
+	copy(mx, z[:m])
+	for r := 1; r < K; r++ {
+		for j, v := range z[r*m : (r+1)*m] {
+			mx[j] = max(mx[j], v)
+		}
+	}
+	clear(s)
+	for r := 0; r < K; r++ {
+		for j, v := range z[r*m : (r+1)*m] {
+			e[j] = v - mx[j]
+		}
+		kern.Exp(e, e)
+		if r == class {
+			copy(ec, e)
+		}
+		for j, v := range e {
+			s[j] += float64(v)
+		}
+	}
+	for j := range dst[:m] {
+		dst[j] = float32(float64(ec[j]) / s[j])
+	}
 }

@@ -677,6 +677,12 @@ func (n *Net) winNode(B, i int) {
 // copy's stored values inside its window, the base values elsewhere in
 // the value, pad outside it.
 func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int, pad float32) {
+	C := n.shapes[u].C
+	n.gatherAt(g, C*G, G, u, B, ostart, stride, G, padLeft, pad)
+}
+
+// gatherAt is gather writing copy j's channel c to g[j*js+c*cs:][:G].
+func (n *Net) gatherAt(g []float32, js, cs, u, B int, ostart []int, stride, G, padLeft int, pad float32) {
 	w := n.win
 	s := n.shapes[u]
 	W, base := w.w[u], w.base[u]
@@ -699,7 +705,7 @@ func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int
 			}
 		}
 		for c := 0; c < s.C; c++ {
-			dst := g[(j*s.C+c)*G : (j*s.C+c+1)*G]
+			dst := g[j*js+c*cs : j*js+c*cs+G]
 			for t := range dst[:a-t0] {
 				dst[t] = pad
 			}
