@@ -348,37 +348,43 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 	}
 	e.sp[0] = sparseMax(e.sp[0], w.base[p.in], s.C, s.T, longest)
 	e.sp[1] = sparseMax(e.sp[1], w.ubase[p.in], s.C, s.T, longest)
+	type part struct {
+		side, a, b int // a region's range of side 0 (x) or 1 (u); b < 0: the maxima at emax[side][a:]
+	}
+	var parts []part
 	for j, cp := range cps {
+		parts = parts[:0]
+		t, side := 0, 0
+		if cp.firstU {
+			side = 1
+		}
+		for _, b := range cp.bnd {
+			if t < e.dlo[b] {
+				parts = append(parts, part{side, t, e.dlo[b]})
+			}
+			if e.dlo[b] < e.dhi[b] { // the boundary's maxima: a fall after x, a rise after u
+				parts = append(parts, part{side, b * p.P, -1})
+			}
+			t, side = e.dhi[b], 1-side
+		}
+		if t < s.T {
+			parts = append(parts, part{side, t, s.T})
+		}
 		out := pooled[j*p.P : (j+1)*p.P]
-		for c := 0; c < s.C; c++ {
+		for c := range out {
 			var v float32
-			first := true
-			take := func(x float32) {
-				if first {
-					v, first = x, false
-					return
+			for k, q := range parts {
+				var x float32
+				if q.b < 0 {
+					x = e.emax[q.side][q.a+c]
+				} else {
+					x = rangeMax(e.sp[q.side], c, s.T, q.a, q.b)
 				}
-				v = firstMax(v, x)
-			}
-			t, side := 0, 0
-			if cp.firstU {
-				side = 1
-			}
-			for _, b := range cp.bnd {
-				if t < e.dlo[b] {
-					take(rangeMax(e.sp[side], c, s.T, t, e.dlo[b]))
+				if k == 0 {
+					v = x
+				} else {
+					v = firstMax(v, x)
 				}
-				d := fall
-				if side == 1 {
-					d = rise
-				}
-				if e.dlo[b] < e.dhi[b] {
-					take(e.emax[d-1][b*p.P+c])
-				}
-				t, side = e.dhi[b], 1-side
-			}
-			if t < s.T {
-				take(rangeMax(e.sp[side], c, s.T, t, s.T))
 			}
 			out[c] = v
 		}

@@ -194,6 +194,15 @@ func TestTrunkCacheSharedOnlyBySameTrunk(t *testing.T) {
 		want, wp0 := run(k.n, k.x, k.width, k.baseline, nil)
 		same(k.what, append(got, p0), append(want, wp0))
 	}
+	h0, _ := c.Stats() // the same network after its trunk changed in place
+	w2 := param(head, "conv1.weight")
+	w2[0] = math.Nextafter32(w2[0], float32(math.Inf(-1)))
+	got, p0 = run(head, x, width, 0, c)
+	if h, _ := c.Stats(); h != h0 {
+		t.Error("a network whose trunk changed in place read its old entry")
+	}
+	want, wp0 = run(head, x, width, 0, nil)
+	same("a trunk changed in place", append(got, p0), append(want, wp0))
 	if _, _, err := randomNet(t, windowSpecs()[1], 1).WindowProbsCached(make([]float32, 1), make([]float32, 50), nil, []int{0}, 3, 0, 0, c); err == nil {
 		t.Error("a network without a global max pool took WindowProbsCached")
 	}
