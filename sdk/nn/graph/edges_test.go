@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -133,6 +134,102 @@ func TestEdgesSpansMatchForward(t *testing.T) {
 			if (kind == "segments" || kind == "overlapping") != (used > 0) {
 				t.Errorf("%s: boundary plan ran for %d boundaries", what, used)
 			}
+		}
+	}
+}
+
+// TestEdgesOnlyWhenTheyPay: the boundary plan runs when its two passes,
+// boundaries and head cost less than the copies' forward passes (it is
+// refused for two windows, taken for many), and its path's work is the
+// two passes', the boundaries' and the head's: between those of two
+// passes and of the copies' passes; copies whose boundaries come closer
+// than the reach, or lie outside the input, are refused.
+func TestEdgesOnlyWhenTheyPay(t *testing.T) {
+	n := randomNet(t, trunkSpecs()[1], 8)
+	in := n.InShape()
+	R := n.trunk().reach()
+	x := randVec(rand.New(rand.NewPCG(8, 9)), in.Size())
+	width := R + 2
+	var all []int
+	for s := 0; s+width <= in.T; s++ {
+		all = append(all, s)
+	}
+	for _, c := range []struct {
+		starts []int
+		edges  bool
+	}{{all[:2], false}, {all, true}} {
+		got := make([]float32, len(c.starts))
+		p, err := n.WindowProbs(got, x, nil, c.starts, width, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := edgesUsed(n) > 0; used != c.edges {
+			t.Errorf("%d windows: boundary plan %v, want %v (%v)", len(c.starts), used, c.edges, p)
+		}
+		if c.edges && !(p.Done > 2*n.Cost() && p.Done < p.Dense && p.Dense == float64(len(c.starts))*n.Cost()) {
+			t.Errorf("%d windows: work %g of %g (a pass %g)", len(c.starts), p.Done, p.Dense, n.Cost())
+		}
+	}
+	many := func(cut cutCopy) []cutCopy {
+		cps := make([]cutCopy, 2*in.T)
+		for i := range cps {
+			cps[i] = cut
+		}
+		return cps
+	}
+	for _, c := range []struct {
+		cut cutCopy
+		ok  bool
+	}{
+		{cutCopy{bnd: []int{3, 3 + R - 1}}, true},
+		{cutCopy{bnd: []int{3, 3 + R - 2}}, false},
+		{cutCopy{bnd: []int{0}}, false},
+		{cutCopy{bnd: []int{in.T}}, false},
+		{cutCopy{bnd: []int{1}}, true},
+		{cutCopy{bnd: []int{in.T - 1}}, true},
+	} {
+		if ok := n.edgeOK(many(c.cut)); ok != c.ok {
+			t.Errorf("boundaries %v (reach %d): edgeOK %v, want %v", c.cut.bnd, R, ok, c.ok)
+		}
+	}
+}
+
+// TestSpanCuts: spans become the boundaries of their union in order:
+// overlapping and adjacent spans merge, empty ones vanish, a span from 0
+// makes the first region the baseline's, one to T has no boundary there;
+// a span of one channel is refused.
+func TestSpanCuts(t *testing.T) {
+	n := randomNet(t, trunkSpecs()[1], 1)
+	T := n.InShape().T
+	A := AllChannels
+	for _, c := range []struct {
+		spans  []ChannelSpan
+		bnd    []int
+		firstU bool
+	}{
+		{nil, nil, false},
+		{[]ChannelSpan{{A, 5, 5}}, nil, false},
+		{[]ChannelSpan{{A, 5, 9}}, []int{5, 9}, false},
+		{[]ChannelSpan{{A, 12, 20}, {A, 5, 9}}, []int{5, 9, 12, 20}, false},
+		{[]ChannelSpan{{A, 5, 9}, {A, 9, 12}}, []int{5, 12}, false},
+		{[]ChannelSpan{{A, 5, 10}, {A, 7, 9}}, []int{5, 10}, false},
+		{[]ChannelSpan{{A, 5, 10}, {A, 7, 15}}, []int{5, 15}, false},
+		{[]ChannelSpan{{A, 0, 4}, {A, 20, T}}, []int{4, 20}, true},
+		{[]ChannelSpan{{A, 0, T}}, nil, true},
+	} {
+		cps, ok := n.spanCuts([][]ChannelSpan{c.spans})
+		if !ok || !slices.Equal(cps[0].bnd, c.bnd) || cps[0].firstU != c.firstU {
+			t.Errorf("%v: %v %+v, want boundaries %v, first the baseline %v", c.spans, ok, cps, c.bnd, c.firstU)
+		}
+	}
+	if _, ok := n.spanCuts([][]ChannelSpan{{{A, 1, 3}}, {{0, 1, 3}}}); ok {
+		t.Error("a span of one channel was cut for the boundary plan")
+	}
+	cps := n.windowCuts([]int{0, 4, T - 6}, 6)
+	want := []cutCopy{{[]int{6}, true}, {[]int{4, 10}, false}, {[]int{T - 6}, false}}
+	for j := range want {
+		if !slices.Equal(cps[j].bnd, want[j].bnd) || cps[j].firstU != want[j].firstU {
+			t.Errorf("window %d: %+v, want %+v", j, cps[j], want[j])
 		}
 	}
 }
