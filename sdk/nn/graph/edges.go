@@ -44,7 +44,9 @@ type edgeWS struct {
 	at   [2][]int // per direction and position: 1 + the boundary's index in the work list, 0 none
 	dlo  []int    // per position: D(b) = [dlo, dhi) of the pool's input
 	dhi  []int
-	sp   [2][][]float32 // sparse tables of the x pass's and the u pass's pool input (edgeMax)
+	sp   [2][][]float32 // sparse tables of the x pass's and the u pass's pool input (edgeCombine)
+	pre  [2][]float32   // their prefix maxima
+	suf  [2][]float32   // and suffix maxima
 	list []edgeAt
 	side []int8 // a batch's directions
 	// row holds per input position a batch's gathered inputs as one
@@ -337,17 +339,19 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 	p, w := n.tplan, n.win
 	e := w.edge
 	s := n.shapes[p.in]
-	longest := 0
+	longest := 0 // of the regions between two boundaries: the others are a prefix or a suffix
 	for _, c := range cps {
-		t := 0
-		for _, b := range c.bnd {
-			longest = max(longest, e.dlo[b]-t)
-			t = e.dhi[b]
+		for k := 1; k < len(c.bnd); k++ {
+			longest = max(longest, e.dlo[c.bnd[k]]-e.dhi[c.bnd[k-1]])
 		}
-		longest = max(longest, s.T-t)
 	}
-	e.sp[0] = sparseMax(e.sp[0], w.base[p.in], s.C, s.T, longest)
-	e.sp[1] = sparseMax(e.sp[1], w.ubase[p.in], s.C, s.T, longest)
+	for d, v := range [2][]float32{w.base[p.in], w.ubase[p.in]} {
+		e.sp[d] = sparseMax(e.sp[d], v, s.C, s.T, longest)
+		if len(e.pre[d]) < s.Size() {
+			e.pre[d], e.suf[d] = make([]float32, s.Size()), make([]float32, s.Size())
+		}
+		prefixSuffixMax(e.pre[d], e.suf[d], v, s.T)
+	}
 	type part struct {
 		side, a, b int // a region's range of side 0 (x) or 1 (u); b < 0: the maxima at emax[side][a:]
 	}
@@ -375,9 +379,14 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 			var v float32
 			for k, q := range parts {
 				var x float32
-				if q.b < 0 {
+				switch {
+				case q.b < 0:
 					x = e.emax[q.side][q.a+c]
-				} else {
+				case q.a == 0:
+					x = e.pre[q.side][c*s.T+q.b-1]
+				case q.b == s.T:
+					x = e.suf[q.side][c*s.T+q.a]
+				default:
 					x = rangeMax(e.sp[q.side], c, s.T, q.a, q.b)
 				}
 				if k == 0 {
