@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
@@ -29,7 +30,8 @@ type GraphModel struct {
 	theta []float32
 	arch  Arch
 	n, k  int
-	pool  sync.Pool // *graph.Net
+	pool  sync.Pool                 // *graph.Net
+	warm  atomic.Pointer[graph.Net] // one Net kept across garbage collections, with its workspaces
 
 	mu   sync.Mutex
 	path graph.Path // the copies of PerturbedProbs so far
@@ -53,9 +55,21 @@ func NewGraphModel(net *graph.Net) *GraphModel {
 	return m
 }
 
-// get takes a Net of the pool; put gives it back.
-func (m *GraphModel) get() *graph.Net  { return m.pool.Get().(*graph.Net) }
-func (m *GraphModel) put(n *graph.Net) { m.pool.Put(n) }
+// get takes the warm Net, or one of the pool; put gives it back, to the
+// warm place when that is free (a pool drops its Nets at every garbage
+// collection, and with them the workspaces of the incremental paths).
+func (m *GraphModel) get() *graph.Net {
+	if n := m.warm.Swap(nil); n != nil {
+		return n
+	}
+	return m.pool.Get().(*graph.Net)
+}
+
+func (m *GraphModel) put(n *graph.Net) {
+	if !m.warm.CompareAndSwap(nil, n) {
+		m.pool.Put(n)
+	}
+}
 
 // Arch is the graph architecture (GraphArch of the net's spec).
 func (m *GraphModel) Arch() Arch { return m.arch }
@@ -187,6 +201,7 @@ func (m *GraphModel) PerturbedProbs(ctx context.Context, req Perturbation, dst [
 	N := req.Copies()
 	var p graph.Path
 	var err error
+	unperturbed := req.Unperturbed // still to compute
 	switch {
 	case N == 0:
 	case req.Spans != nil:
@@ -204,7 +219,19 @@ func (m *GraphModel) PerturbedProbs(ctx context.Context, req Perturbation, dst [
 		if z != nil {
 			base = 0
 		}
-		p, err = n.WindowProbs(dst[:N], req.X, z, req.Starts, req.Width, base, req.Class)
+		if n.PooledLen() == 0 {
+			p, err = n.WindowProbs(dst[:N], req.X, z, req.Starts, req.Width, base, req.Class)
+			break
+		}
+		// The trunk plan: the pooled vectors through req.Cache, shared
+		// by the nets of one trunk (MC dropout's draws), and x's own
+		// probability with ForwardUnfolded's bits.
+		var p0 float32
+		p0, p, err = n.WindowProbsCached(dst[:N], req.X, z, req.Starts, req.Width, base, req.Class, req.Cache)
+		if err == nil && req.Unperturbed {
+			dst[N] = p0
+			unperturbed = false
+		}
 	}
 	if err != nil {
 		return false, err
@@ -212,7 +239,7 @@ func (m *GraphModel) PerturbedProbs(ctx context.Context, req Perturbation, dst [
 	m.mu.Lock()
 	m.path = m.path.Add(p)
 	m.mu.Unlock()
-	if req.Unperturbed {
+	if unperturbed {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}

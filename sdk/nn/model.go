@@ -3,6 +3,8 @@ package nn
 import (
 	"context"
 
+	"github.com/uaxai/uaxai/sdk/nn/graph"
+
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
@@ -67,7 +69,20 @@ type Perturbation struct {
 	// by the computation of the copies, so that a copy that changes
 	// nothing scores exactly p_Class(X).
 	Unperturbed bool
+	// Cache, if not nil, is a cache of trunk computations shared between
+	// models (MC dropout's draws share their layers up to the global max
+	// pool; see graph.TrunkCache) that a model's own path may read and
+	// fill. The result is the same bytes with or without it.
+	Cache *TrunkCache
 }
+
+// TrunkCache is the graph's cache of pooled vectors of perturbed copies
+// (graph.TrunkCache), keyed by the trunk's digest: the nets of one trunk
+// share it, and no other net can read an entry.
+type TrunkCache = graph.TrunkCache
+
+// NewTrunkCache returns a TrunkCache of at most limit bytes of entries.
+func NewTrunkCache(limit int64) *TrunkCache { return graph.NewTrunkCache(limit) }
 
 // Copies is the number of perturbed copies of r: its windows or its sets
 // of spans.

@@ -118,8 +118,8 @@ func randomRequest(r *rand.Rand, kind string, x []float32, C, T, K int) Perturba
 // TestPerturbedFastPathIsForwardPasses: on graph networks, Perturbed by
 // the model's own path (GraphModel's receptive-field recomputation)
 // gives the bits of Perturbed's forward passes of explicitly perturbed
-// copies through the same (unfolded) computation (bit for bit on a local
-// stack; see nearly), for random windows of
+// copies through the same (unfolded) computation (within rounding, the
+// unperturbed probability bit for bit; see nearly), for random windows of
 // a value baseline, of a baseline signal and of one channel, and random
 // sets of spans of any channels; the unperturbed probability too.
 func TestPerturbedFastPathIsForwardPasses(t *testing.T) {
@@ -155,7 +155,7 @@ func TestPerturbedFastPathIsForwardPasses(t *testing.T) {
 				if err := Perturbed(ctx, u, req, plain); err != nil {
 					t.Fatal(err)
 				}
-				if !nearly(m, fast, plain) {
+				if !nearly(fast, plain, req.Unperturbed) {
 					t.Fatalf("%s %s trial %d (%d copies): own path %v, forward passes %v", m.Arch().Name, kind, trial, req.Copies(), fast, plain)
 				}
 				if u.most.Load() > perturbedBatch || u.calls.Load() != int64((n+perturbedBatch-1)/perturbedBatch) || u.seen.Load() != int64(n) {
@@ -166,12 +166,14 @@ func TestPerturbedFastPathIsForwardPasses(t *testing.T) {
 	}
 }
 
-// nearly is bit equality on the local graph; on EveryOp (every op kind),
-// whose incremental path is not always the forward pass's bits (1 ulp
-// seen), within 1e-6.
-func nearly(m *GraphModel, a, b []float32) bool {
-	if m.Arch().Name == "local" {
-		return slices.Equal(a, b)
+// nearly is equality within 1e-6: the trunk plan's head (the local
+// graph's global max pool) scores its copies with the float32
+// exponential, and EveryOp's incremental path is not always the forward
+// pass's bits (1 ulp seen). The unperturbed probability, when asked for
+// (unperturbed), is the forward pass's bit for bit on every path.
+func nearly(a, b []float32, unperturbed bool) bool {
+	if unperturbed && math.Float32bits(a[len(a)-1]) != math.Float32bits(b[len(b)-1]) {
+		return false
 	}
 	for i := range a {
 		if math.Abs(float64(a[i]-b[i])) > 1e-6 {

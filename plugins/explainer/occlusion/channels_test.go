@@ -16,6 +16,7 @@ import (
 type signalOnly struct{ plainModel }
 
 func (s signalOnly) PerturbedProbs(ctx context.Context, req nn.Perturbation, dst []float32) (bool, error) {
+	req.Cache = nil
 	return s.Model.(*nn.GraphModel).PerturbedProbs(ctx, req, dst)
 }
 

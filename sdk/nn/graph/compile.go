@@ -96,8 +96,10 @@ type Net struct {
 	// backwardHook, for tests, sees each node's Call after its Backward.
 	backwardHook func(i int, c *Call)
 	ws           *workspace
-	win          *winWS  // the incremental path's (window.go)
-	last         lastRun // the last Run, for Backprop
+	win          *winWS     // the incremental path's (window.go)
+	trunkOnce    bool       // tplan was looked for (trunk.go)
+	tplan        *trunkPlan // nil: no trunk and head split
+	last         lastRun    // the last Run, for Backprop
 }
 
 // Compile validates spec and builds its Net: node names unique module

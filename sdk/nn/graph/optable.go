@@ -206,6 +206,24 @@ type Op struct {
 	// op's own when Call.Fused is set outside a training pass (a ReLU
 	// after a convolution whose batchnorm was folded into it).
 	EvalFuses string
+
+	// MaxOverTime says that the op's output is C x 1, y[c] the first
+	// maximum over time of its one input's row c (NaN winning), as
+	// ops.GlobalMaxPool computes it: the maximum of a row is that of
+	// its parts, so the incremental paths combine an unperturbed
+	// input's prefix and suffix maxima with a copy's recomputed steps
+	// (maxpool.go), and a network whose output reads its input only
+	// through such a node after a stack of Local nodes has the boundary
+	// and trunk plans (edges.go, trunk.go).
+	MaxOverTime bool
+	// Columns, where set, computes the op outside a training pass on
+	// copies of C x 1 inputs laid out as the steps of one C x n value
+	// (Call.B = 1, In and Out of n steps, copy j in step j), with the
+	// bits Forward gives each copy: the trunk plan's head runs so, a
+	// layer's kernel called once for n copies (trunk.go). An op whose
+	// step t reads only its inputs' step t, with the same arithmetic at
+	// every step, sets it to its Forward.
+	Columns func(c *Call)
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -387,6 +405,18 @@ func boolAttr(name string, def bool) AttrSpec {
 	return AttrSpec{Name: name, Kind: AttrBool, Default: def, Accepts: "true or false"}
 }
 
+// bnForward is batchnorm1d's Forward (eval mode: running statistics).
+func bnForward(c *Call) {
+	ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Forward(c.Y, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T)
+}
+
+func leakyForward(c *Call) { ops.LeakyReLU(c.Y, c.X[0], float32(c.A.Float("slope"))) }
+
+func softmaxForward(c *Call) { ops.Softmax(c.Y, c.X[0], c.In[0].C, c.In[0].T) }
+
+// copyForward is the Forward of an op that passes its input on.
+func copyForward(c *Call) { copy(c.Y, c.X[0]) }
+
 // fail is the Shape error of an op whose input does not fit.
 func fail(kind string, in []Shape, format string, args ...any) (Shape, error) {
 	return Shape{}, fmt.Errorf("%s on input %s: %s", kind, in[0], fmt.Sprintf(format, args...))
@@ -429,9 +459,10 @@ func vectorIn(kind string, in []Shape) error {
 
 // pointwiseOp is an activation y = f(x) with its derivative's backward.
 func pointwiseOp(kind string, f func(dst, x []float32), g func(dx, dy, x []float32)) *Op {
+	fwd := func(c *Call) { f(c.Y, c.X[0]) }
 	return &Op{
 		Kind: kind, Inputs: 1, Pointwise: true, Shape: sameShape, Field: func(Attrs) Field { return identityField },
-		Forward: func(c *Call) { f(c.Y, c.X[0]) },
+		Forward: fwd, Columns: fwd,
 		Backward: func(c *Call) {
 			if c.DX[0] != nil {
 				g(c.DX[0], c.DY, c.X[0])
@@ -601,7 +632,7 @@ func opList() []*Op {
 			},
 		},
 		{
-			Kind: "globalmaxpool", Inputs: 1,
+			Kind: "globalmaxpool", Inputs: 1, MaxOverTime: true,
 			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, 1}, nil },
 			Field:   notLocal,
 			Indices: func(_ Attrs, in []Shape, _ Shape) int { return in[0].C },
@@ -623,11 +654,10 @@ func opList() []*Op {
 				c := []int{in[0].C}
 				return []ParamSpec{{"weight", c, true}, {"bias", c, true}, {"running_mean", c, false}, {"running_var", c, false}}
 			},
-			Shape: sameShape,
-			Field: func(Attrs) Field { return identityField },
-			Forward: func(c *Call) {
-				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Forward(c.Y, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T)
-			},
+			Shape:   sameShape,
+			Field:   func(Attrs) Field { return identityField },
+			Forward: bnForward,
+			Columns: bnForward,
 			Backward: func(c *Call) {
 				ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Backward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], c.P[0], c.P[2], c.P[3], c.In[0].T)
 			},
@@ -690,6 +720,13 @@ func opList() []*Op {
 				}
 				ops.Linear{In: c.In[0].C, Out: c.Out.C}.Forward(c.Y, c.X[0], c.P[0], b)
 			},
+			Columns: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				ops.Linear{In: c.In[0].C, Out: c.Out.C}.ForwardColumns(c.Y, c.X[0], c.P[0], b, c.Out.T)
+			},
 			Backward: func(c *Call) {
 				var db []float32
 				if len(c.P) > 1 {
@@ -709,7 +746,8 @@ func opList() []*Op {
 				return Shape{c, 1}, nil
 			},
 			Field:   notLocal,
-			Forward: func(c *Call) { copy(c.Y, c.X[0]) },
+			Forward: copyForward,
+			Columns: copyForward, // C x 1 copies: flatten is the identity
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
 					copy(c.DX[0], c.DY)
@@ -728,7 +766,8 @@ func opList() []*Op {
 			Pointwise: true,
 			Shape:     sameShape,
 			Field:     func(Attrs) Field { return identityField },
-			Forward:   func(c *Call) { ops.LeakyReLU(c.Y, c.X[0], float32(c.A.Float("slope"))) },
+			Forward:   leakyForward,
+			Columns:   leakyForward,
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
 					ops.LeakyReLUBackward(c.DX[0], c.DY, c.X[0], float32(c.A.Float("slope")))
@@ -739,7 +778,8 @@ func opList() []*Op {
 			Kind: "softmax", Inputs: 1,
 			Shape:   sameShape,
 			Field:   func(Attrs) Field { return identityField },
-			Forward: func(c *Call) { ops.Softmax(c.Y, c.X[0], c.In[0].C, c.In[0].T) },
+			Forward: softmaxForward,
+			Columns: softmaxForward, // over the channels of each step
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
 					ops.SoftmaxBackward(c.DX[0], c.DY, c.Y, c.In[0].C, c.In[0].T)
@@ -754,7 +794,8 @@ func opList() []*Op {
 			Pointwise: true,
 			Shape:     sameShape,
 			Field:     func(Attrs) Field { return identityField },
-			Forward:   func(c *Call) { copy(c.Y, c.X[0]) },
+			Forward:   copyForward,
+			Columns:   copyForward,
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
 					copy(c.DX[0], c.DY)
@@ -792,6 +833,7 @@ func opList() []*Op {
 					ops.ReLU(y, y)
 				}
 			},
+			Columns:   func(c *Call) { ops.Add(c.Y, c.X[0], c.X[1]) },
 			Backward:  func(c *Call) { ops.AddBackward(c.DX[0], c.DX[1], c.DY) },
 			EvalFuses: "relu",
 		},
@@ -812,6 +854,7 @@ func opList() []*Op {
 			},
 			Field:   func(Attrs) Field { return identityField },
 			Forward: func(c *Call) { ops.Concat(c.Y, c.X, chans(c), c.Out.T) },
+			Columns: func(c *Call) { ops.Concat(c.Y, c.X, chans(c), c.Out.T) }, // the channels of each step
 			Backward: func(c *Call) {
 				ops.ConcatBackward(c.DX, c.DY, chans(c), c.Out.T)
 			},

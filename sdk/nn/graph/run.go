@@ -376,6 +376,9 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		}
 		if layer != nil && layer.Node == i && layerGrad != nil {
 			copy(layerGrad, c.DY)
+			if dx == nil && dTheta == nil {
+				return // nothing below the layer is asked for (Grad-CAM)
+			}
 		}
 		for j, v := range nd.inputs {
 			c.DX[j] = nil

@@ -131,15 +131,61 @@ type winWS struct {
 	// stored whole.
 	w             []int
 	slo, clo, chi [][]int
+	// pre and suf, per node whose op has MaxOverTime, are the prefix and
+	// suffix maxima of its unperturbed input (maxpool.go).
+	pre, suf [][]float32
+	// side, while the boundary plan runs (edges.go), is each copy's
+	// boundary direction, and ubase the all-baseline input's values
+	// (per value of the trunk); nil otherwise.
+	side  []int8
+	ubase [][]float32
+	edge  *edgeWS
 }
 
 // window returns the workspace of the incremental path, built on first
-// use.
+// use, without its value buffers (winBuffers).
 func (n *Net) window() *winWS {
 	if n.win != nil {
 		return n.win
 	}
 	w := &winWS{nodes: make([]winNode, len(n.nodes))}
+	nv := len(n.shapes)
+	w.calls = make([]Call, len(n.nodes))
+	for i := range n.nodes {
+		nd := &n.nodes[i]
+		wn := &w.nodes[i]
+		wn.f = nd.op.Field(nd.attrs)
+		wn.attrs, wn.pad, wn.local = unpadded(nd)
+		wn.step = n.stepCost(i)
+		if n.anc[i] {
+			w.dense += wn.step * float64(nd.out.T)
+		}
+		c := &w.calls[i]
+		c.X = make([][]float32, len(nd.inputs))
+		c.In = make([]Shape, len(nd.inputs))
+		c.P = make([][]float32, len(nd.params))
+	}
+	w.probs = make([]float32, winBatch*n.Classes())
+	w.w = make([]int, nv)
+	w.pre, w.suf = make([][]float32, len(n.nodes)), make([][]float32, len(n.nodes))
+	for range nv {
+		w.slo = append(w.slo, make([]int, winBatch))
+		w.clo = append(w.clo, make([]int, winBatch))
+		w.chi = append(w.chi, make([]int, winBatch))
+	}
+	n.win = w
+	return w
+}
+
+// winBuffers returns the workspace with its value buffers, made on first
+// use: the base values, and winBatch copies of the input, of the
+// inference plan's slots and of each input position's gathered input (a
+// network whose trunk cache hits runs its head without them).
+func (n *Net) winBuffers() *winWS {
+	w := n.window()
+	if w.base != nil {
+		return w
+	}
 	nv := len(n.shapes)
 	w.base = make([][]float32, nv)
 	for v := 1; v < nv; v++ {
@@ -151,40 +197,21 @@ func (n *Net) window() *winWS {
 	}
 	gat := []int{}
 	idx := 0
-	w.calls = make([]Call, len(n.nodes))
 	for i := range n.nodes {
 		nd := &n.nodes[i]
-		wn := &w.nodes[i]
-		wn.f = nd.op.Field(nd.attrs)
-		wn.attrs, wn.pad, wn.local = unpadded(nd)
-		wn.step = n.stepCost(i)
-		if n.anc[i] {
-			w.dense += wn.step * float64(nd.out.T)
-		}
+		f := w.nodes[i].f
 		for j, s := range nd.in {
 			if j == len(gat) {
 				gat = append(gat, 0)
 			}
-			gat[j] = max(gat[j], s.C*(s.T+wn.f.PadLeft+wn.f.PadRight))
+			gat[j] = max(gat[j], s.C*(s.T+f.PadLeft+f.PadRight))
 		}
 		idx = max(idx, nd.idx)
-		c := &w.calls[i]
-		c.X = make([][]float32, len(nd.inputs))
-		c.In = make([]Shape, len(nd.inputs))
-		c.P = make([][]float32, len(nd.params))
 	}
 	for _, g := range gat {
 		w.gat = append(w.gat, make([]float32, winBatch*g))
 	}
 	w.idx = make([]int32, winBatch*idx)
-	w.probs = make([]float32, winBatch*n.Classes())
-	w.w = make([]int, nv)
-	for range nv {
-		w.slo = append(w.slo, make([]int, winBatch))
-		w.clo = append(w.clo, make([]int, winBatch))
-		w.chi = append(w.chi, make([]int, winBatch))
-	}
-	n.win = w
 	return w
 }
 
@@ -273,6 +300,11 @@ func (n *Net) WindowProbs(dst, x, z []float32, starts []int, width int, baseline
 			return Path{}, fmt.Errorf("graph %q: window %d starts at %d; need 0 <= start <= %d (a window of %d steps inside the input's %d)", n.spec.Name, j, s, in.T-width, width, in.T)
 		}
 	}
+	if p := n.trunk(); p != nil && width >= p.reach()-1 {
+		if path, ok, err := n.edgeProbs(dst, x, z, baseline, class, n.windowCuts(starts, width)); ok {
+			return path, err
+		}
+	}
 	rng := func(j int) (int, int) { return starts[j], starts[j] + width }
 	fill := func(j int, row []float32, slo, W int) {
 		lo, hi := max(starts[j], slo), min(starts[j]+width, slo+W)
@@ -310,6 +342,11 @@ func (n *Net) SpanProbs(dst, x []float32, spans [][]ChannelSpan, baseline float3
 			if s.Ch != AllChannels && (s.Ch < 0 || s.Ch >= in.C) || s.Lo < 0 || s.Lo > s.Hi || s.Hi > in.T {
 				return Path{}, fmt.Errorf("graph %q: perturbation %d: span %+v; need channel %d (every channel) or 0..%d and 0 <= Lo <= Hi <= %d", n.spec.Name, j, s, AllChannels, in.C-1, in.T)
 			}
+		}
+	}
+	if cps, ok := n.spanCuts(spans); ok {
+		if path, ok, err := n.edgeProbs(dst, x, nil, baseline, class, cps); ok {
+			return path, err
 		}
 	}
 	rng := func(j int) (int, int) {
@@ -372,8 +409,19 @@ func (n *Net) checkCopies(x, z []float32, baseline float32, class int) error {
 // writes its values there into row (C rows of W steps from step slo,
 // holding x), for the steps of [lo, hi) inside [slo, slo+W).
 func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int)) (Path, error) {
-	w := n.window()
-	N := len(dst)
+	return n.copiesThrough(len(dst), x, rng, fill, n.output, func(j0, B int) error {
+		if err := n.winProbs(dst[j0:j0+B], class); err != nil {
+			return fmt.Errorf("perturbed copy %d..%d: %w", j0, j0+B-1, err)
+		}
+		return nil
+	})
+}
+
+// copiesThrough computes the N copies of copies, winBatch at a time,
+// through the nodes up to last, and calls sink(j0, B) after each batch of
+// copies j0..j0+B-1 (their values then in the stored windows).
+func (n *Net) copiesThrough(N int, x []float32, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int), last int, sink func(j0, B int) error) (Path, error) {
+	w := n.winBuffers()
 	p := Path{Copies: N, Dense: float64(N) * w.dense}
 	if N == 0 {
 		return p, nil
@@ -398,13 +446,13 @@ func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fi
 			p.Full = n.nodes[full].name
 		}
 		n.winInput(B, j0, x, fill)
-		for i := 0; i <= n.output; i++ {
+		for i := 0; i <= last; i++ {
 			if n.anc[i] {
 				n.winNode(B, i)
 			}
 		}
-		if err := n.winProbs(dst[j0:j0+B], class); err != nil {
-			return Path{}, fmt.Errorf("perturbed copy %d..%d: %w", j0, j0+B-1, err)
+		if err := sink(j0, B); err != nil {
+			return Path{}, err
 		}
 	}
 	return p, nil
@@ -463,7 +511,11 @@ func (n *Net) winRanges(B, j0 int, rng func(j int) (int, int), plain bool) (floa
 			W = To
 		}
 		n.place(v, B, W)
-		work += float64(B*w.w[v]) * wn.step
+		if u := nd.inputs[0]; W > 0 && n.maxShortcut(i) {
+			work += float64(B * nd.in[0].C * (w.w[u] + 2)) // maxWindows
+		} else {
+			work += float64(B*w.w[v]) * wn.step
+		}
 		if w.w[v] == To && W > 0 && first < 0 {
 			first = i
 		}
@@ -508,7 +560,7 @@ func (n *Net) winVal(v, B int) []float32 {
 
 // winBase runs x forward keeping every value in the base values.
 func (n *Net) winBase(x []float32) {
-	w := n.win
+	w := n.winBuffers()
 	w.base[0] = x
 	for i := 0; i <= n.output; i++ {
 		if !n.anc[i] {
@@ -522,6 +574,9 @@ func (n *Net) winBase(x []float32) {
 		c.Y = w.base[i+1]
 		c.Idx = w.idx[:nd.idx]
 		nd.op.Forward(c)
+		if nd.op.MaxOverTime {
+			n.maxBase(i)
+		}
 	}
 }
 
@@ -567,6 +622,10 @@ func (n *Net) winNode(B, i int) {
 	nd, wn := &n.nodes[i], &w.nodes[i]
 	W := w.w[i+1]
 	if W == 0 {
+		return
+	}
+	if W == nd.out.T && n.maxShortcut(i) {
+		n.maxWindows(B, i)
 		return
 	}
 	if W == nd.out.T {
@@ -618,6 +677,12 @@ func (n *Net) winNode(B, i int) {
 // copy's stored values inside its window, the base values elsewhere in
 // the value, pad outside it.
 func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int, pad float32) {
+	C := n.shapes[u].C
+	n.gatherAt(g, C*G, G, u, B, ostart, stride, G, padLeft, pad)
+}
+
+// gatherAt is gather writing copy j's channel c to g[j*js+c*cs:][:G].
+func (n *Net) gatherAt(g []float32, js, cs, u, B int, ostart []int, stride, G, padLeft int, pad float32) {
 	w := n.win
 	s := n.shapes[u]
 	W, base := w.w[u], w.base[u]
@@ -630,17 +695,25 @@ func (n *Net) gather(g []float32, u, B int, ostart []int, stride, G, padLeft int
 		a, b := max(t0, 0), min(t0+G, s.T) // inside the value
 		ws, we := w.slo[u][j], w.slo[u][j]+W
 		ws, we = min(max(ws, a), b), max(min(we, b), a) // the stored part, clipped
+		left, right := base, base
+		if w.side != nil { // a boundary copy (edges.go): the baseline's values on one side
+			switch w.side[j] {
+			case fall:
+				right = w.ubase[u]
+			case rise:
+				left = w.ubase[u]
+			}
+		}
 		for c := 0; c < s.C; c++ {
-			dst := g[(j*s.C+c)*G : (j*s.C+c+1)*G]
+			dst := g[j*js+c*cs : j*js+c*cs+G]
 			for t := range dst[:a-t0] {
 				dst[t] = pad
 			}
 			for t := b - t0; t < G; t++ {
 				dst[t] = pad
 			}
-			brow := base[c*s.T : (c+1)*s.T]
-			copy(dst[a-t0:ws-t0], brow[a:ws])
-			copy(dst[we-t0:b-t0], brow[we:b])
+			copy(dst[a-t0:ws-t0], left[c*s.T+a:c*s.T+ws])
+			copy(dst[we-t0:b-t0], right[c*s.T+we:c*s.T+b])
 			if ws < we {
 				srow := stored[(j*s.C+c)*W : (j*s.C+c+1)*W]
 				off := w.slo[u][j]

@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 	"math"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // Linear is a dense layer (PyTorch's nn.Linear on (B, In)) with weights
@@ -171,6 +173,29 @@ func bnBackward[F Float](n BatchNorm1D, dx, dgamma, dbeta, dy, x, gamma, mean, v
 		}
 		if dbeta != nil {
 			dbeta[c] += F(sb)
+		}
+	}
+}
+
+// ForwardColumns is Forward on n inputs laid out as the columns of x (In
+// x n, input j in column j), writing the outputs as the columns of dst
+// (Out x n), with the bits of Forward: each output is summed in dot's
+// order (kern.DotCols), many columns at a time instead of one input at a
+// time, then the bias added.
+func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
+	positive("linear In", l.In)
+	positive("linear Out", l.Out)
+	need("linear x", len(x), l.In*n)
+	need("linear dst", len(dst), l.Out*n)
+	need("linear w", len(w), l.Out*l.In)
+	needOptF("linear bias", bias, l.Out)
+	for o := 0; o < l.Out; o++ {
+		y := dst[o*n : (o+1)*n]
+		kern.DotCols(y, x, n, w[o*l.In:(o+1)*l.In])
+		if bias != nil {
+			for j := range y {
+				y[j] += bias[o]
+			}
 		}
 	}
 }

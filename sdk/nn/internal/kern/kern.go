@@ -138,6 +138,42 @@ func Axpy(dst, x []float32, a float32) {
 	axpyGeneric(dst, x, a)
 }
 
+// DotCols writes y[j] = the dot product of w (len(w) values) and column j
+// of x, x[i*xStride+j] for i < len(w), for j < len(y), with the bits of a
+// Go loop of four partial sums by i mod 4 (the tail into the first), each
+// product rounded before its sum, combined as (s0+s1)+(s2+s3): sdk/nn/ops's
+// dot, for many columns at a time.
+func DotCols(y, x []float32, xStride int, w []float32) {
+	n, in := len(y), len(w)
+	if in == 0 {
+		clear(y)
+		return
+	}
+	if need := (in-1)*xStride + n; len(x) < need || xStride < n {
+		shortPanic("DotCols x", len(x), need)
+	}
+	j := 0
+	if useAVX2 {
+		for ; j+16 <= n; j += 16 {
+			dotCols16AVX2(&y[j], &x[j], xStride, &w[0], in)
+		}
+	}
+	for ; j < n; j++ {
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+4 <= in; i += 4 {
+			s0 += float32(w[i] * x[i*xStride+j])
+			s1 += float32(w[i+1] * x[(i+1)*xStride+j])
+			s2 += float32(w[i+2] * x[(i+2)*xStride+j])
+			s3 += float32(w[i+3] * x[(i+3)*xStride+j])
+		}
+		for ; i < in; i++ {
+			s0 += float32(w[i] * x[i*xStride+j])
+		}
+		y[j] = (s0 + s1) + (s2 + s3)
+	}
+}
+
 // Scale multiplies x by a in place: x[i] *= a.
 func Scale(x []float32, a float32) {
 	if useAVX2 && len(x) >= minVec {

@@ -34,6 +34,9 @@ func axpyAVX2(dst, x []float32, a float32)
 func scaleAVX2(x []float32, a float32)
 
 //go:noescape
+func dotCols16AVX2(y *float32, x *float32, xStride int, w *float32, in int)
+
+//go:noescape
 func addConstAVX2(x []float32, c float32)
 
 //go:noescape

@@ -1832,3 +1832,84 @@ exloop:
 exdone:
 	VZEROUPPER
 	RET
+
+// func dotCols16AVX2(y *float32, x *float32, xStride int, w *float32, in int)
+// y[j] = dot(w[0:in], column j of x), j < 16, column j the values
+// x[i*xStride+j]: four partial sums by i mod 4 (the tail into the first),
+// each product rounded before its sum, combined as (s0+s1)+(s2+s3).
+TEXT ·dotCols16AVX2(SB), NOSPLIT, $0-40
+	MOVQ   y+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   xStride+16(FP), BX
+	SHLQ   $2, BX
+	MOVQ   w+24(FP), DX
+	MOVQ   in+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   CX, R8
+	SHRQ   $2, R8
+	ANDQ   $3, CX
+	TESTQ  R8, R8
+	JZ     dctail
+
+dcloop:
+	VBROADCASTSS (DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y6, Y8, Y8
+	ADDQ         BX, SI
+	VBROADCASTSS 4(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y9, Y9
+	ADDQ         BX, SI
+	VBROADCASTSS 8(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y10, Y10
+	ADDQ         BX, SI
+	VBROADCASTSS 12(DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y3, Y3
+	VADDPS       Y6, Y11, Y11
+	ADDQ         BX, SI
+	ADDQ         $16, DX
+	DECQ         R8
+	JNZ          dcloop
+
+dctail:
+	TESTQ CX, CX
+	JZ    dcdone
+
+dctl:
+	VBROADCASTSS (DX), Y4
+	VMULPS       (SI), Y4, Y5
+	VMULPS       32(SI), Y4, Y6
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y6, Y8, Y8
+	ADDQ         BX, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          dctl
+
+dcdone:
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y9, Y8, Y8
+	VADDPS  Y11, Y10, Y10
+	VADDPS  Y10, Y8, Y8
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y8, 32(DI)
+	VZEROUPPER
+	RET

@@ -13,8 +13,10 @@ func dotAVX2(x, y []float32) float32                 { panic("kern: no asm") }
 func sumAVX2(x []float32) float32                    { panic("kern: no asm") }
 func axpyAVX2(dst, x []float32, a float32)           { panic("kern: no asm") }
 func scaleAVX2(x []float32, a float32)               { panic("kern: no asm") }
-func addConstAVX2(x []float32, c float32)            { panic("kern: no asm") }
-func reluAVX2(x []float32)                           { panic("kern: no asm") }
+
+func dotCols16AVX2(y *float32, x *float32, xStride int, w *float32, in int) { panic("kern: no asm") }
+func addConstAVX2(x []float32, c float32)                                   { panic("kern: no asm") }
+func reluAVX2(x []float32)                                                  { panic("kern: no asm") }
 
 func convx4AVX2(dst *float32, dstStride int, x *float32, xStride int, wp *float32, bias, rel *float32, C, K, T int) {
 	panic("kern: no asm")
