@@ -44,7 +44,8 @@ type edgeWS struct {
 	at   [2][]int // per direction and position: 1 + the boundary's index in the work list, 0 none
 	dlo  []int    // per position: D(b) = [dlo, dhi) of the pool's input
 	dhi  []int
-	sp   [2][][]float32 // sparse tables of the x pass's and the u pass's pool input (edgeCombine)
+	tm   [2][]float32   // the x pass's and the u pass's pool input, time major (edgeCombine)
+	sp   [2][][]float32 // their sparse tables
 	pre  [2][]float32   // their prefix maxima
 	suf  [2][]float32   // and suffix maxima
 	list []edgeAt
@@ -335,22 +336,39 @@ func (n *Net) edgeBatch(eb []edgeAt) float64 {
 
 // edgeCombine writes each copy's pooled vector: the first maximum, in
 // time order, of its regions' range maxima and its boundaries' maxima.
+// The tables of the x pass's and the u pass's pool input are kept time
+// major (step t's channels at [t*C, (t+1)*C)), as the boundaries' maxima
+// are, so every part of a copy is one contiguous vector of C values and a
+// copy reads a few cache lines instead of C strided ones.
 func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 	p, w := n.tplan, n.win
 	e := w.edge
 	s := n.shapes[p.in]
-	longest := 0 // of the regions between two boundaries: the others are a prefix or a suffix
+	C, T := s.C, s.T
+	var longest [2]int // per side, of the regions between two boundaries: the others are a prefix or a suffix
 	for _, c := range cps {
+		side := 0
+		if c.firstU {
+			side = 1
+		}
 		for k := 1; k < len(c.bnd); k++ {
-			longest = max(longest, e.dlo[c.bnd[k]]-e.dhi[c.bnd[k-1]])
+			side = 1 - side
+			longest[side] = max(longest[side], e.dlo[c.bnd[k]]-e.dhi[c.bnd[k-1]])
 		}
 	}
 	for d, v := range [2][]float32{w.base[p.in], w.ubase[p.in]} {
-		e.sp[d] = sparseMax(e.sp[d], v, s.C, s.T, longest)
-		if len(e.pre[d]) < s.Size() {
+		if len(e.tm[d]) < s.Size() {
+			e.tm[d] = make([]float32, s.Size())
 			e.pre[d], e.suf[d] = make([]float32, s.Size()), make([]float32, s.Size())
 		}
-		prefixSuffixMax(e.pre[d], e.suf[d], v, s.T)
+		tm := e.tm[d][:s.Size()]
+		for c := 0; c < C; c++ {
+			for t, y := range v[c*T : (c+1)*T] {
+				tm[t*C+c] = y
+			}
+		}
+		e.sp[d] = sparseMaxT(e.sp[d], tm, C, T, longest[d])
+		prefixSuffixMaxT(e.pre[d], e.suf[d], tm, C)
 	}
 	type part struct {
 		side, a, b int // a region's range of side 0 (x) or 1 (u); b < 0: the maxima at emax[side][a:]
@@ -371,39 +389,48 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 			}
 			t, side = e.dhi[b], 1-side
 		}
-		if t < s.T {
-			parts = append(parts, part{side, t, s.T})
+		if t < T {
+			parts = append(parts, part{side, t, T})
 		}
-		out := pooled[j*p.P : (j+1)*p.P]
-		for c := range out {
-			var v float32
-			for k, q := range parts {
-				var x float32
-				switch {
-				case q.b < 0:
-					x = e.emax[q.side][q.a+c]
-				case q.a == 0:
-					x = e.pre[q.side][c*s.T+q.b-1]
-				case q.b == s.T:
-					x = e.suf[q.side][c*s.T+q.a]
-				default:
-					x = rangeMax(e.sp[q.side], c, s.T, q.a, q.b)
+		out := pooled[j*p.P : j*p.P+C]
+		for k, q := range parts {
+			var x, y []float32 // the part's maxima: x's, or the first maxima of x's and y's
+			switch {
+			case q.b < 0:
+				x = e.emax[q.side][q.a : q.a+C]
+			case q.a == 0:
+				x = e.pre[q.side][(q.b-1)*C : q.b*C]
+			case q.b == T:
+				x = e.suf[q.side][q.a*C : (q.a+1)*C]
+			default:
+				l := bits.Len(uint(q.b-q.a)) - 1
+				x = e.sp[q.side][l][q.a*C : (q.a+1)*C]
+				y = e.sp[q.side][l][(q.b-1<<l)*C : (q.b-1<<l+1)*C]
+			}
+			switch {
+			case k == 0 && y == nil:
+				copy(out, x)
+			case k == 0:
+				for c, a := range x {
+					out[c] = firstMax(a, y[c])
 				}
-				if k == 0 {
-					v = x
-				} else {
-					v = firstMax(v, x)
+			case y == nil:
+				for c, a := range x {
+					out[c] = firstMax(out[c], a)
+				}
+			default:
+				for c, a := range x {
+					out[c] = firstMax(out[c], firstMax(a, y[c]))
 				}
 			}
-			out[c] = v
 		}
 	}
 }
 
-// sparseMax returns st, the sparse table of the C rows of T steps of a:
-// st[q][c*T+t] is the first maximum of a's row c over [t, t+2^q), for
-// 2^q <= min(T, most), reusing st's buffers.
-func sparseMax(st [][]float32, a []float32, C, T, most int) [][]float32 {
+// sparseMaxT returns st, the sparse table of the T steps of C channels of
+// a, time major: st[q][t*C+c] is the first maximum of channel c over
+// [t, t+2^q), for 2^q <= min(T, most), reusing st's buffers.
+func sparseMaxT(st [][]float32, a []float32, C, T, most int) [][]float32 {
 	levels := bits.Len(uint(max(min(T, most), 1)))
 	if len(st) == 0 {
 		st = append(st, nil)
@@ -413,22 +440,28 @@ func sparseMax(st [][]float32, a []float32, C, T, most int) [][]float32 {
 		if len(st) <= q {
 			st = append(st, make([]float32, C*T))
 		}
-		h := 1 << (q - 1)
-		prev, cur := st[q-1], st[q]
-		for c := 0; c < C; c++ {
-			for t := 0; t+2*h <= T; t++ {
-				cur[c*T+t] = firstMax(prev[c*T+t], prev[c*T+t+h])
-			}
+		h := (1 << (q - 1)) * C
+		prev, cur := st[q-1], st[q][:(T-2<<(q-1)+1)*C]
+		for i := range cur {
+			cur[i] = firstMax(prev[i], prev[i+h])
 		}
 	}
 	return st[:levels]
 }
 
-// rangeMax is the first maximum of row c over [a, b), a < b, by the
-// sparse table st: that of its two overlapping halves, the earlier first.
-func rangeMax(st [][]float32, c, T, a, b int) float32 {
-	q := bits.Len(uint(b-a)) - 1
-	return firstMax(st[q][c*T+a], st[q][c*T+b-(1<<q)])
+// prefixSuffixMaxT is prefixSuffixMax on time-major values of C
+// channels: pre[t*C+c] is the first maximum of channel c over steps 0..t,
+// suf[t*C+c] over steps t..T-1.
+func prefixSuffixMaxT(pre, suf, x []float32, C int) {
+	n := len(x)
+	copy(pre[:C], x[:C])
+	for i := C; i < n; i++ {
+		pre[i] = firstMax(pre[i-C], x[i])
+	}
+	copy(suf[n-C:n], x[n-C:])
+	for i := n - C - 1; i >= 0; i-- {
+		suf[i] = firstMax(x[i], suf[i+C])
+	}
 }
 
 // edgeNode computes node i's stored windows of W < T steps for the B
