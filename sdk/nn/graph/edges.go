@@ -520,7 +520,7 @@ func (n *Net) edgeNode(B, i int) {
 	for b := 0; b < B; b++ {
 		o := b * Gp / f.Stride
 		for ch := 0; ch < out.C; ch++ {
-			copy(st[(b*out.C+ch)*W:(b*out.C+ch+1)*W], c.Y[ch*out.T+o:ch*out.T+o+W])
+			copyShort(st[(b*out.C+ch)*W:(b*out.C+ch+1)*W], c.Y[ch*out.T+o:ch*out.T+o+W])
 		}
 	}
 }

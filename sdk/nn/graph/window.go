@@ -712,14 +712,27 @@ func (n *Net) gatherAt(g []float32, js, cs, u, B int, ostart []int, stride, G, p
 			for t := b - t0; t < G; t++ {
 				dst[t] = pad
 			}
-			copy(dst[a-t0:ws-t0], left[c*s.T+a:c*s.T+ws])
-			copy(dst[we-t0:b-t0], right[c*s.T+we:c*s.T+b])
+			copyShort(dst[a-t0:ws-t0], left[c*s.T+a:c*s.T+ws])
+			copyShort(dst[we-t0:b-t0], right[c*s.T+we:c*s.T+b])
 			if ws < we {
 				srow := stored[(j*s.C+c)*W : (j*s.C+c+1)*W]
 				off := w.slo[u][j]
-				copy(dst[ws-t0:we-t0], srow[ws-off:we-off])
+				copyShort(dst[ws-t0:we-t0], srow[ws-off:we-off])
 			}
 		}
+	}
+}
+
+// copyShort is copy(dst, src), len(dst) == len(src), for the few steps a
+// window's pieces hold: a loop there costs less than memmove's call.
+func copyShort(dst, src []float32) {
+	if len(dst) > 32 {
+		copy(dst, src)
+		return
+	}
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = v
 	}
 }
 
