@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 // This file is the boundary plan of a network with a trunk plan
@@ -44,6 +46,7 @@ type edgeWS struct {
 	at   [2][]int // per direction and position: 1 + the boundary's index in the work list, 0 none
 	dlo  []int    // per position: D(b) = [dlo, dhi) of the pool's input
 	dhi  []int
+	rng  []float32      // a range's maxima (edgeCombine)
 	tm   [2][]float32   // the x pass's and the u pass's pool input, time major (edgeCombine)
 	sp   [2][][]float32 // their sparse tables
 	pre  [2][]float32   // their prefix maxima
@@ -356,6 +359,9 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 			longest[side] = max(longest[side], e.dlo[c.bnd[k]]-e.dhi[c.bnd[k-1]])
 		}
 	}
+	if len(e.rng) < C {
+		e.rng = make([]float32, C)
+	}
 	for d, v := range [2][]float32{w.base[p.in], w.ubase[p.in]} {
 		if len(e.tm[d]) < s.Size() {
 			e.tm[d] = make([]float32, s.Size())
@@ -411,17 +417,12 @@ func (n *Net) edgeCombine(pooled []float32, cps []cutCopy) {
 			case k == 0 && y == nil:
 				copy(out, x)
 			case k == 0:
-				for c, a := range x {
-					out[c] = firstMax(a, y[c])
-				}
+				kern.FirstMax(out, x, y)
 			case y == nil:
-				for c, a := range x {
-					out[c] = firstMax(out[c], a)
-				}
+				kern.FirstMax(out, out, x)
 			default:
-				for c, a := range x {
-					out[c] = firstMax(out[c], firstMax(a, y[c]))
-				}
+				kern.FirstMax(e.rng, x, y)
+				kern.FirstMax(out, out, e.rng)
 			}
 		}
 	}
@@ -442,9 +443,7 @@ func sparseMaxT(st [][]float32, a []float32, C, T, most int) [][]float32 {
 		}
 		h := (1 << (q - 1)) * C
 		prev, cur := st[q-1], st[q][:(T-2<<(q-1)+1)*C]
-		for i := range cur {
-			cur[i] = firstMax(prev[i], prev[i+h])
-		}
+		kern.FirstMax(cur, prev, prev[h:])
 	}
 	return st[:levels]
 }
@@ -455,12 +454,12 @@ func sparseMaxT(st [][]float32, a []float32, C, T, most int) [][]float32 {
 func prefixSuffixMaxT(pre, suf, x []float32, C int) {
 	n := len(x)
 	copy(pre[:C], x[:C])
-	for i := C; i < n; i++ {
-		pre[i] = firstMax(pre[i-C], x[i])
+	for i := C; i < n; i += C {
+		kern.FirstMax(pre[i:i+C], pre[i-C:i], x[i:i+C])
 	}
 	copy(suf[n-C:n], x[n-C:])
-	for i := n - C - 1; i >= 0; i-- {
-		suf[i] = firstMax(x[i], suf[i+C])
+	for i := n - 2*C; i >= 0; i -= C {
+		kern.FirstMax(suf[i:i+C], x[i:i+C], suf[i+C:i+2*C])
 	}
 }
 
