@@ -80,7 +80,8 @@ func (n *Net) edgeOK(cps []cutCopy) bool {
 		return false
 	}
 	T, gap := n.shapes[0].T, p.reach()-1
-	seen := map[edgeAt]bool{}
+	seen := make([]int8, T+1) // per position, the directions of its boundaries
+	nb := 0                   // the distinct boundaries
 	for _, c := range cps {
 		u := c.firstU
 		for k, b := range c.bnd {
@@ -91,14 +92,17 @@ func (n *Net) edgeOK(cps []cutCopy) bool {
 			if u {
 				d = rise
 			}
-			seen[edgeAt{b, d}] = true
+			if seen[b]&d == 0 {
+				seen[b] |= d
+				nb++
+			}
 			u = !u
 		}
 	}
 	// It pays when the x and u passes, the boundaries and the head cost
 	// less than the copies' forward passes.
 	w := n.window()
-	work := 2*w.dense + float64(len(seen))*n.boundaryCost() + float64(len(cps)+1)*n.headCost()
+	work := 2*w.dense + float64(nb)*n.boundaryCost() + float64(len(cps)+1)*n.headCost()
 	return work < float64(len(cps))*w.dense
 }
 
