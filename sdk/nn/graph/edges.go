@@ -79,14 +79,28 @@ func (n *Net) edgeOK(cps []cutCopy) bool {
 	if p == nil {
 		return false
 	}
-	T, gap := n.shapes[0].T, p.reach()-1
+	nb, ok := cutBoundaries(cps, n.shapes[0].T, p.reach()-1)
+	if !ok {
+		return false
+	}
+	// It pays when the x and u passes, the boundaries and the head cost
+	// less than the copies' forward passes.
+	w := n.window()
+	work := 2*w.dense + float64(nb)*n.boundaryCost() + float64(len(cps)+1)*n.headCost()
+	return work < float64(len(cps))*w.dense
+}
+
+// cutBoundaries returns the number of distinct boundaries (position and
+// direction) of the copies cps of an input of T steps, and whether each
+// copy's boundaries are in order, inside (0, T) and at least gap apart.
+func cutBoundaries(cps []cutCopy, T, gap int) (int, bool) {
 	seen := make([]int8, T+1) // per position, the directions of its boundaries
-	nb := 0                   // the distinct boundaries
+	nb := 0
 	for _, c := range cps {
 		u := c.firstU
 		for k, b := range c.bnd {
 			if b <= 0 || b >= T || (k > 0 && b-c.bnd[k-1] < gap) {
-				return false
+				return 0, false
 			}
 			d := fall
 			if u {
@@ -99,11 +113,7 @@ func (n *Net) edgeOK(cps []cutCopy) bool {
 			u = !u
 		}
 	}
-	// It pays when the x and u passes, the boundaries and the head cost
-	// less than the copies' forward passes.
-	w := n.window()
-	work := 2*w.dense + float64(nb)*n.boundaryCost() + float64(len(cps)+1)*n.headCost()
-	return work < float64(len(cps))*w.dense
+	return nb, true
 }
 
 // dirtyRange is the range of output steps, of To, of a node of field f

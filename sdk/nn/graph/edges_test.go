@@ -233,3 +233,47 @@ func TestSpanCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestCutBoundaries: the count of distinct boundaries equals a count by
+// a set of (position, direction) pairs, the direction of a copy's k-th
+// boundary being a rise exactly when the region before it is u (firstU
+// for even k); copies out of order, too close or outside (0, T) are
+// refused.
+func TestCutBoundaries(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	const T, gap = 200, 7
+	for trial := 0; trial < 200; trial++ {
+		cps := make([]cutCopy, 1+r.IntN(20))
+		want := map[[2]int]bool{}
+		for j := range cps {
+			b := 1 + r.IntN(30)
+			for b < T && r.IntN(4) > 0 {
+				cps[j].bnd = append(cps[j].bnd, b)
+				b += gap + r.IntN(40)
+			}
+			cps[j].firstU = r.IntN(2) == 0
+			for k, b := range cps[j].bnd {
+				want[[2]int{b, boolInt(cps[j].firstU == (k%2 == 0))}] = true
+			}
+		}
+		nb, ok := cutBoundaries(cps, T, gap)
+		if !ok || nb != len(want) {
+			t.Fatalf("trial %d: cutBoundaries = %d, %v; want %d distinct boundaries, true", trial, nb, ok, len(want))
+		}
+	}
+	for _, bad := range [][]int{{0}, {T}, {-3}, {10, 10 + gap - 1}, {50, 20}} {
+		if _, ok := cutBoundaries([]cutCopy{{bnd: []int{5, 5 + gap}}, {bnd: bad}}, T, gap); ok {
+			t.Errorf("boundaries %v of an input of %d steps, gap %d: accepted", bad, T, gap)
+		}
+	}
+	if nb, ok := cutBoundaries([]cutCopy{{bnd: []int{10, 10 + gap}}}, T, gap); !ok || nb != 2 {
+		t.Errorf("boundaries exactly %d apart: %d, %v; want 2, true", gap, nb, ok)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
