@@ -149,3 +149,74 @@ func TestGradFiniteDifferences(t *testing.T) {
 		check("params", gp, net.Theta, func(j int) bool { return !trainable[j] })
 	}
 }
+
+// TestLayerGradSparseThroughMaxPool: Grad-CAM's request (a layer's
+// gradient alone) of a layer that a global max pool reads directly or
+// through pointwise ops gives the bits of the dense backward pass (the
+// same request with the input's gradient, which runs every node), is
+// zero but at one step a row, and runs no node's Backward below the pool
+// (counted); a layer read otherwise (through a max pool, an addition)
+// takes the dense pass and gives its bits too.
+func TestLayerGradSparseThroughMaxPool(t *testing.T) {
+	specs := trunkSpecs()
+	cases := []struct {
+		spec   Spec
+		layer  string
+		sparse bool
+	}{
+		{specs[1], "conv3", true}, {specs[1], "relu3", true}, {specs[1], "conv2", false}, {specs[1], "bn1", false},
+		{specs[2], "d", true}, {specs[2], "ar", false}, {specs[2], "a", false},
+	}
+	for ci, tc := range cases {
+		n := randomNet(t, tc.spec, uint64(40+ci))
+		l, err := n.Layer(tc.layer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gmp, err := n.Layer("gmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const B = 3
+		rng := rand.New(rand.NewPCG(uint64(ci), 5))
+		in := n.shapes[0]
+		x := randVec(rng, B*in.C*in.T)
+		targets := []int{0, 1, 2}
+		sz := B * l.Shape.Size()
+		sparse, dense := randVec(rng, sz), make([]float32, sz) // stale values: every one must be written
+		below := 0
+		n.backwardHook = func(i int, _ *Call) {
+			if i < gmp.Node {
+				below++
+			}
+		}
+		if err := n.Grad(x, GradRequest{Targets: targets, Layer: &l, LayerGrad: sparse}); err != nil {
+			t.Fatal(err)
+		}
+		n.backwardHook = nil
+		if err := n.Grad(x, GradRequest{Targets: targets, Layer: &l, LayerGrad: dense, Input: make([]float32, len(x))}); err != nil {
+			t.Fatal(err)
+		}
+		what := tc.spec.Name + " " + tc.layer
+		for k := range sparse {
+			if math.Float32bits(sparse[k]) != math.Float32bits(dense[k]) {
+				t.Fatalf("%s: gradient %d: %v alone, %v in the dense pass", what, k, sparse[k], dense[k])
+			}
+		}
+		if tc.sparse != (below == 0) {
+			t.Errorf("%s: %d backward calls below the pool; want the sparse pass %v", what, below, tc.sparse)
+		}
+		if !tc.sparse {
+			continue
+		}
+		nz := 0
+		for _, v := range sparse {
+			if v != 0 {
+				nz++
+			}
+		}
+		if nz == 0 || nz > B*l.Shape.C {
+			t.Errorf("%s: %d nonzero gradients; want 1..%d (one step a row at most)", what, nz, B*l.Shape.C)
+		}
+	}
+}

@@ -224,6 +224,11 @@ type Op struct {
 	// step t reads only its inputs' step t, with the same arithmetic at
 	// every step, sets it to its Forward.
 	Columns func(c *Call)
+	// FastColumns, where set, is Columns up to float32 rounding (fused
+	// multiply-adds, another order of sums): the trunk plan's head runs
+	// so on the copies whose pooled vector is not the unperturbed
+	// input's, and Columns on the input's own (trunk.go).
+	FastColumns func(c *Call)
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -726,6 +731,13 @@ func opList() []*Op {
 					b = c.P[1]
 				}
 				ops.Linear{In: c.In[0].C, Out: c.Out.C}.ForwardColumns(c.Y, c.X[0], c.P[0], b, c.Out.T)
+			},
+			FastColumns: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				ops.Linear{In: c.In[0].C, Out: c.Out.C}.ForwardColumnsFMA(c.Y, c.X[0], c.P[0], b, c.Out.T)
 			},
 			Backward: func(c *Call) {
 				var db []float32

@@ -374,6 +374,12 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		if f := n.fuse[i]; train && f >= 0 {
 			c.Y, c.DY, c.Fused = val(f+1), grad(f+1), true
 		}
+		if layer != nil && layerGrad != nil && dx == nil && dTheta == nil && !train && nd.op.MaxOverTime {
+			if chain, ok := n.sparseChain(i, layer.Node); ok {
+				n.sparseLayerGrad(w, B, x, c, chain, layer.Node, layerGrad)
+				return
+			}
+		}
 		if layer != nil && layer.Node == i && layerGrad != nil {
 			copy(layerGrad, c.DY)
 			if dx == nil && dTheta == nil {
@@ -424,5 +430,63 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 	}
 	if dx != nil && !w.init[0] {
 		clear(dx) // the output does not depend on the input
+	}
+}
+
+// sparseChain returns, for node g (MaxOverTime) and an earlier node l,
+// the nodes between them when g reads l's value through a chain of
+// one-input Pointwise nodes without parameters, each value of which
+// (l's included) has one reader: the chain from g's reader's side down,
+// empty when g reads l itself. Then the gradient of l's value is zero but
+// at the maximum of each row g pools (sparseLayerGrad).
+func (n *Net) sparseChain(g, l int) ([]int, bool) {
+	var chain []int
+	v := n.nodes[g].inputs[0]
+	for {
+		if len(n.readers[v]) != 1 {
+			return nil, false
+		}
+		a := v - 1
+		if a == l {
+			return chain, true
+		}
+		nd := &n.nodes[a]
+		if a < l || !nd.op.Pointwise || len(nd.inputs) != 1 || len(nd.params) != 0 {
+			return nil, false
+		}
+		chain = append(chain, a)
+		v = nd.inputs[0]
+	}
+}
+
+// sparseLayerGrad writes to layerGrad the gradient of value l+1, which
+// the MaxOverTime node of call c reads through chain (sparseChain): for
+// each sample and channel, the pool's gradient at the row's maximum (the
+// step in c.Idx, the one GlobalMaxPoolBackward scatters it to) passed
+// back through the chain's Backward on that one value, and zero at every
+// other step: what the dense pass computes, without its passes over the
+// B x C x T values.
+func (n *Net) sparseLayerGrad(w *workspace, B int, x []float32, c *Call, chain []int, l int, layerGrad []float32) {
+	clear(layerGrad)
+	C, T := c.In[0].C, c.In[0].T
+	var one [3][1]float32 // the value's input, dy and dx of a chain node
+	var pc Call
+	pc.In, pc.X, pc.DX = []Shape{{1, 1}}, [][]float32{nil}, [][]float32{nil}
+	pc.Out, pc.B = Shape{1, 1}, 1
+	for b := 0; b < B; b++ {
+		for ch := 0; ch < C; ch++ {
+			t := int(c.Idx[b*C+ch])
+			at := (b*C+ch)*T + t
+			d := c.DY[b*C+ch]
+			for _, a := range chain {
+				nd := &n.nodes[a]
+				one[0][0] = n.kept(w, B, x, nd.inputs[0])[at]
+				one[1][0] = d
+				pc.A, pc.X[0], pc.Y, pc.DY, pc.DX[0] = nd.attrs, one[0][:], n.kept(w, B, x, a+1)[at:at+1], one[1][:], one[2][:]
+				nd.op.Backward(&pc)
+				d = one[2][0]
+			}
+			layerGrad[at] = d
+		}
 	}
 }

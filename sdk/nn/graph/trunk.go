@@ -39,6 +39,11 @@ type trunkPlan struct {
 	cols    [][]float32
 	calls   []Call
 	sm      softmaxScratch
+	// uniq, of and probs are headProbs's scratch, pooled and dst
+	// WindowProbsCached's.
+	pooled, dst []float32
+	probs       []float32
+	uniq, of    []int
 	// digest is TrunkDigest's last result, for the trunk parameters
 	// dparams; tparams is scratch.
 	digest           [sha256.Size]byte
@@ -275,7 +280,8 @@ func (n *Net) WindowProbsCached(dst, x, z []float32, starts []int, width int, ba
 		return 0, Path{}, n.noTrunk()
 	}
 	N := len(starts)
-	pooled := make([]float32, (N+1)*p.P)
+	p.pooled = slices.Grow(p.pooled[:0], (N+1)*p.P)[:(N+1)*p.P]
+	pooled := p.pooled
 	var key trunkKey
 	hit := false
 	if c != nil {
@@ -298,7 +304,8 @@ func (n *Net) WindowProbsCached(dst, x, z []float32, starts []int, width int, ba
 			c.put(pooled, key)
 		}
 	}
-	probs := make([]float32, N+1)
+	p.dst = slices.Grow(p.dst[:0], N+1)[:N+1]
+	probs := p.dst
 	if err := n.headProbs(probs, pooled, pooled[N*p.P:], class); err != nil {
 		return 0, Path{}, err
 	}
@@ -372,24 +379,40 @@ func (n *Net) keepPooled(dst []float32, B int) {
 // pooled[j*P:(j+1)*P], for j < len(dst): in columns when every head op
 // has Columns, else winBatch vectors a pass of the incremental path's
 // nodes. In columns, a vector equal to ref (the unperturbed input's, or
-// nil) gets ForwardUnfolded's bits, so that a copy whose pooled vector is
-// the input's (a window that moves no channel's maximum) has exactly the
-// input's probability; the others the float32 exponential's softmax
-// (softmaxColumns), equal up to float32 rounding.
+// nil) gets ForwardUnfolded's bits (Columns and Softmax's arithmetic on
+// ref alone), so that a copy whose pooled vector is the input's (a window
+// that moves no channel's maximum) has exactly the input's probability;
+// the others are computed with FastColumns where an op has it and the
+// float32 exponential's softmax (softmaxColumns), equal up to float32
+// rounding.
 func (n *Net) headProbs(dst, pooled, ref []float32, class int) error {
 	p := n.trunk()
 	if p.columns {
 		// A vector equal to the one before it (a window that moves no
 		// channel's maximum) takes that one's probability: the head on
 		// the distinct vectors alone, the same bits.
-		uniq, of := dedupe(pooled, len(dst), p.P)
-		probs := make([]float32, len(uniq)/p.P)
-		exact := make([]bool, len(probs))
-		for k := range exact {
-			exact[k] = ref != nil && sameBits(uniq[k*p.P:(k+1)*p.P], ref)
-		}
-		if err := n.headColumns(probs, uniq, class, exact); err != nil {
+		uniq, of := p.dedupe(pooled, len(dst))
+		m := len(uniq)
+		p.probs = slices.Grow(p.probs[:0], m)[:m]
+		probs := p.probs
+		if err := n.headColumns(probs, pooled, uniq, class, true); err != nil {
 			return err
+		}
+		if ref != nil {
+			var pref [1]float32
+			done := false
+			for k := range probs {
+				if !sameBits(pooled[uniq[k]*p.P:(uniq[k]+1)*p.P], ref) {
+					continue
+				}
+				if !done {
+					if err := n.headColumns(pref[:], ref, firstOnly, class, false); err != nil {
+						return err
+					}
+					done = true
+				}
+				probs[k] = pref[0]
+			}
 		}
 		for j := range dst {
 			dst[j] = probs[of[j]]
@@ -415,18 +438,25 @@ func (n *Net) headProbs(dst, pooled, ref []float32, class int) error {
 	return nil
 }
 
+// firstOnly is headColumns's idx of one vector, the first.
+var firstOnly = []int{0}
+
 // headColumns is headProbs with the head in columns: headBatch pooled
 // vectors are laid out as the steps of one P x headBatch value, and each
-// head node's Columns computes them in one call, with the bits of Forward
-// on each vector; the probability of class is Softmax's of its column.
-func (n *Net) headColumns(dst, pooled []float32, class int, exact []bool) error {
+// head node computes them in one call (vector k is pooled[idx[k]*P:],
+// for k < len(dst)), the probability of class taken
+// from the last one's column. With fast, by the op's FastColumns where
+// it has one and softmaxColumns: equal up to float32 rounding; else by
+// Columns, with the bits of Forward on each vector, and Softmax's
+// arithmetic (columnSoftmax): ForwardUnfolded's bits.
+func (n *Net) headColumns(dst, pooled []float32, idx []int, class int, fast bool) error {
 	p := n.tplan
 	K := n.Classes()
 	for j0 := 0; j0 < len(dst); j0 += headBatch {
 		m := min(headBatch, len(dst)-j0)
 		x := p.cols[p.g+1][:p.P*m]
 		for j := 0; j < m; j++ {
-			for c, v := range pooled[(j0+j)*p.P : (j0+j+1)*p.P] {
+			for c, v := range pooled[idx[j0+j]*p.P : (idx[j0+j]+1)*p.P] {
 				x[c*m+j] = v
 			}
 		}
@@ -442,11 +472,15 @@ func (n *Net) headColumns(dst, pooled []float32, class int, exact []bool) error 
 			for k, q := range nd.params {
 				c.P[k] = n.Theta[n.params[q].Offset : n.params[q].Offset+n.params[q].Len]
 			}
-			nd.op.Columns(c)
+			if fast && nd.op.FastColumns != nil {
+				nd.op.FastColumns(c)
+			} else {
+				nd.op.Columns(c)
+			}
 		}
 		y := p.cols[n.output+1][:K*m]
 		soft := n.nodes[n.output].op.Kind == "softmax"
-		if !soft {
+		if !soft && fast {
 			softmaxColumns(dst[j0:j0+m], y, K, m, class, &p.sm)
 		}
 		for j := 0; j < m; j++ {
@@ -454,7 +488,7 @@ func (n *Net) headColumns(dst, pooled []float32, class int, exact []bool) error 
 			switch {
 			case soft:
 				pr = y[class*m+j]
-			case exact[j0+j]:
+			case !fast:
 				pr = columnSoftmax(y, K, m, j, class)
 			}
 			if math.IsNaN(float64(pr)) || math.IsInf(float64(pr), 0) {
@@ -485,21 +519,23 @@ func columnSoftmax(y []float32, K, m, j, class int) float32 {
 	return float32(e / s)
 }
 
-// dedupe returns the N vectors of P values of pooled without those equal
-// (bit for bit) to the vector before them, and of[j], the index of vector
-// j's among them.
-func dedupe(pooled []float32, N, P int) ([]float32, []int) {
-	uniq := make([]float32, 0, N*P)
-	of := make([]int, N)
+// dedupe returns the indices of the N vectors of P values of pooled that
+// differ (in some bit) from the vector before them, and of[j], the place
+// of vector j's among them (both in p's scratch, valid until the next
+// call).
+func (p *trunkPlan) dedupe(pooled []float32, N int) (uniq, of []int) {
+	P := p.P
+	uniq = p.uniq[:0]
+	of = slices.Grow(p.of[:0], N)[:N]
 	for j := 0; j < N; j++ {
-		v := pooled[j*P : (j+1)*P]
-		if j > 0 && sameBits(v, pooled[(j-1)*P:j*P]) {
+		if j > 0 && sameBits(pooled[j*P:(j+1)*P], pooled[(j-1)*P:j*P]) {
 			of[j] = of[j-1]
 			continue
 		}
-		uniq = append(uniq, v...)
-		of[j] = len(uniq)/P - 1
+		uniq = append(uniq, j)
+		of[j] = len(uniq) - 1
 	}
+	p.uniq, p.of = uniq, of
 	return uniq, of
 }
 

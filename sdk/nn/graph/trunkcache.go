@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/binary"
-	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
@@ -58,25 +57,27 @@ func (c *TrunkCache) Stats() (hits, misses int64) {
 	return c.hits, c.misses
 }
 
+// hash is FNV-1a over the key's 32- and 64-bit words (a word at a time,
+// not a byte: the input's bits are hashed on every lookup); equal keys
+// have equal hashes, and equal checks the rest.
 func (k *trunkKey) hash() uint64 {
-	h := fnv.New64a()
-	h.Write(k.digest[:])
-	var b [8]byte
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) { h = (h ^ v) * prime }
+	for i := 0; i < len(k.digest); i += 8 {
+		mix(binary.LittleEndian.Uint64(k.digest[i:]))
+	}
 	for _, s := range [][]float32{k.x, k.z} {
-		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
-		h.Write(b[:])
+		mix(uint64(len(s)))
 		for _, v := range s {
-			binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
-			h.Write(b[:4])
+			h = (h ^ uint64(math.Float32bits(v))) * prime
 		}
 	}
 	for _, s := range k.starts {
-		binary.LittleEndian.PutUint64(b[:], uint64(s))
-		h.Write(b[:])
+		mix(uint64(s))
 	}
-	binary.LittleEndian.PutUint64(b[:], uint64(k.width)<<32|uint64(k.baseline))
-	h.Write(b[:])
-	return h.Sum64()
+	mix(uint64(k.width)<<32 | uint64(k.baseline))
+	return h
 }
 
 func (k *trunkKey) equal(o *trunkKey) bool {

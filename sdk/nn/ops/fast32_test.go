@@ -121,3 +121,28 @@ func TestFastNormMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestFastGlobalMaxPoolMatchesReference: GlobalMaxPool (the vector
+// kernels, the loop for a row whose sum is NaN) gives the loop's maxima
+// and positions bit for bit, with ties (the first), NaNs (the first wins),
+// infinities of both signs and signed zeros, and rows of every length
+// around the kernels' vector width.
+func TestFastGlobalMaxPoolMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := 0; trial < 400; trial++ {
+		T, R := 1+r.IntN(90), 1+r.IntN(5)
+		x := randn32(r, R*T)
+		if trial%2 == 0 {
+			specials(r, x)
+		}
+		got, want := make([]float32, R), make([]float32, R)
+		gi, wi := make([]int32, R), make([]int32, R)
+		GlobalMaxPool(got, gi, x, T)
+		globalMaxForward(want, wi, x, T)
+		for k := range got {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) || gi[k] != wi[k] {
+				t.Fatalf("trial %d T %d row %d: %v at %d, loop %v at %d (row %v)", trial, T, k, got[k], gi[k], want[k], wi[k], x[k*T:(k+1)*T])
+			}
+		}
+	}
+}

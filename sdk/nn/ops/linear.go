@@ -199,3 +199,26 @@ func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
 		}
 	}
 }
+
+// ForwardColumnsFMA is ForwardColumns up to float32 rounding: the
+// outputs of many columns at a time by the convolution kernel of one tap
+// (kern.ConvMultiBias, fused multiply-adds in its order, the bias
+// first), not in dot's order. Callers that need Forward's bits use
+// ForwardColumns.
+func (l Linear) ForwardColumnsFMA(dst, x, w, bias []float32, n int) {
+	positive("linear In", l.In)
+	positive("linear Out", l.Out)
+	need("linear x", len(x), l.In*n)
+	need("linear dst", len(dst), l.Out*n)
+	need("linear w", len(w), l.Out*l.In)
+	needOptF("linear bias", bias, l.Out)
+	if n == 0 {
+		return
+	}
+	if bias == nil {
+		clear(dst[:l.Out*n])
+		kern.ConvMulti(dst, n, x, n, w, l.Out, l.In, 1, n)
+		return
+	}
+	kern.ConvMultiBias(dst, nil, n, x, n, w, nil, bias, l.Out, l.In, 1, n)
+}

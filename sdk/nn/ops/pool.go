@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/uaxai/uaxai/sdk/nn/internal/kern"
+
 // MaxPool1D is PyTorch's MaxPool1d(Kernel, Stride, Pad) with ceil_mode=False
 // and dilation 1: the input is padded with -Inf at both ends and
 //
@@ -170,8 +172,23 @@ func globalAvgBackward[F Float](dx, dy []F, T int) {
 // wins):
 //
 //	y[b,c] = max_t x[b,c,t].
+//
+// A row is scanned by the vector kernels (kern.ArgMax, then kern.Sum to
+// see that it holds no NaN, which must win), and by the loop only when
+// its sum is NaN: the loop's values and positions either way.
 func GlobalMaxPool(dst []float32, idx []int32, x []float32, T int) {
-	globalMaxForward(dst, idx, x, T)
+	positive("global pool T", T)
+	need("global pool x", len(x), len(dst)*T)
+	need("global pool idx", len(idx), len(dst))
+	for r := range dst {
+		xr := x[r*T : (r+1)*T]
+		best, at := kern.ArgMax(xr)
+		if s := kern.Sum(xr); s != s {
+			globalMaxForward(dst[r:r+1], idx[r:r+1], xr, T)
+			continue
+		}
+		dst[r], idx[r] = best, int32(at)
+	}
 }
 
 // GlobalMaxPoolBackward writes dx[b,c,t] = dy[b,c] if t = idx[b,c], else 0.
