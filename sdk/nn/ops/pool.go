@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/uaxai/uaxai/sdk/nn/internal/kern"
+
 // MaxPool1D is PyTorch's MaxPool1d(Kernel, Stride, Pad) with ceil_mode=False
 // and dilation 1: the input is padded with -Inf at both ends and
 //
@@ -171,7 +173,21 @@ func globalAvgBackward[F Float](dx, dy []F, T int) {
 //
 //	y[b,c] = max_t x[b,c,t].
 func GlobalMaxPool(dst []float32, idx []int32, x []float32, T int) {
-	globalMaxForward(dst, idx, x, T)
+	positive("global pool T", T)
+	need("global pool x", len(x), len(dst)*T)
+	need("global pool idx", len(idx), len(dst))
+	for r := range dst {
+		xr := x[r*T : (r+1)*T]
+		// kern.ArgMax is the scan's first strict maximum, NaN aside (it
+		// skips a NaN past x[0]); a row whose sum is not NaN holds no NaN
+		// (a NaN sum without one, +Inf and -Inf, takes the scan too).
+		if s := kern.Sum(xr); s == s {
+			best, at := kern.ArgMax(xr)
+			dst[r], idx[r] = best, int32(at)
+			continue
+		}
+		globalMaxForward(dst[r:r+1], idx[r:r+1], xr, T)
+	}
 }
 
 // GlobalMaxPoolBackward writes dx[b,c,t] = dy[b,c] if t = idx[b,c], else 0.
