@@ -250,13 +250,13 @@ func compile(spec Spec, table *Table) (*Net, error) {
 
 // planFusion folds into node j, for training passes, the node i that is
 // the only reader of j's value when i's op is the kind j's op fuses
-// (Op.Fuses; only a training pass's TrainForward and TrainBackward fold):
+// (Op.Fuses; only a training pass folds):
 // j then writes i's value and takes i's gradient.
 func (n *Net) planFusion() {
 	n.fuse, n.folded = make([]int, len(n.nodes)), make([]bool, len(n.nodes))
 	for j, nd := range n.nodes {
 		n.fuse[j] = -1
-		if r := n.readers[j+1]; nd.op.Fuses != "" && nd.op.TrainForward != nil && nd.op.TrainBackward != nil && j != n.output && len(r) == 1 {
+		if r := n.readers[j+1]; nd.op.Fuses != "" && j != n.output && len(r) == 1 {
 			if i := r[0]; n.nodes[i].op.Kind == nd.op.Fuses && len(n.nodes[i].inputs) == 1 {
 				n.fuse[j], n.folded[i] = i, true
 			}

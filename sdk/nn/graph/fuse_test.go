@@ -8,7 +8,7 @@ import (
 	"github.com/uaxai/uaxai/internal/golden"
 )
 
-// fuseSpec has batchnorm -> relu pairs that fold (a chain; a pair with a
+// fuseSpec has batchnorm -> relu and conv1d -> relu pairs that fold (a chain; a pair with a
 // node of another branch between the two, so that the relu's gradient
 // must outlive its own step; a pair before a residual addition) and ones
 // that do not (a batchnorm read by two nodes; one before an addition).
@@ -30,6 +30,8 @@ func fuseSpec() Spec {
 		n("r3", "relu", nil, nil),             // not folded: bn3 is read twice
 		n("t3", "tanh", []string{"bn3"}, nil), // the second reader
 		n("add2", "add", []string{"r3", "t3"}, nil),
+		n("c5", "conv1d", nil, map[string]any{"out": 3, "kernel": 3}),
+		n("r5", "relu", nil, nil), // folds into c5
 		n("gap", "globalavgpool", nil, nil),
 		n("fc", "linear", nil, map[string]any{"out": 3}),
 	}}
@@ -43,7 +45,7 @@ func (n *Net) unfuse() {
 	}
 }
 
-// TestFusionPlan: batchnorm folds the relu that is its only reader, also
+// TestFusionPlan: batchnorm and conv1d fold the relu that is their only reader, also
 // with nodes of another branch between them, and not a relu that shares
 // its input.
 func TestFusionPlan(t *testing.T) {
@@ -57,7 +59,7 @@ func TestFusionPlan(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"bn1>r1", "bn2>r2"}; !slices.Equal(got, want) {
+	if want := []string{"bn1>r1", "bn2>r2", "c5>r5"}; !slices.Equal(got, want) {
 		t.Errorf("folded pairs %v, want %v", got, want)
 	}
 }

@@ -121,9 +121,10 @@ type Call struct {
 	Rand  *rand.Rand
 	State []float32
 	// Fused is set when the op also applies the op of the node that
-	// reads it: in a training pass Op.Fuses (a ReLU after batchnorm), Y
-	// then holds that node's values and DY is the gradient with respect
-	// to them; in a folded inference pass (Net.FoldEval) Op.EvalFuses.
+	// reads it: in a training pass Op.Fuses (a ReLU after batchnorm or a
+	// convolution), Y then holds that node's values and DY is the
+	// gradient with respect to them (the op may overwrite it); in a
+	// folded inference pass (Net.FoldEval) Op.EvalFuses.
 	Fused bool
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
@@ -183,11 +184,12 @@ type Op struct {
 	TrainForward  func(c *Call)
 	TrainBackward func(c *Call)
 	State         func(a Attrs, in []Shape, B int) int
-	// Fuses names a one-input op kind that TrainForward and TrainBackward
-	// can apply after this op's own (Call.Fused): in a training pass a
-	// node of that kind that is the only reader of this op's node is
-	// folded into it ("relu" after batchnorm: one pass over the
-	// activations fewer each way, the same bits).
+	// Fuses names a one-input op kind that a training pass's forward and
+	// backward calls (TrainForward and TrainBackward where set, else
+	// Forward and Backward) apply after this op's own under Call.Fused:
+	// in a training pass a node of that kind that is the only reader of
+	// this op's node is folded into it ("relu" after batchnorm or a
+	// convolution: one pass over the activations fewer, the same bits).
 	Fuses string
 
 	// Affine, where set, says that outside a training pass the op is a
@@ -545,10 +547,16 @@ func opList() []*Op {
 			},
 			Absorb:    absorbAffine,
 			EvalFuses: "relu",
+			Fuses:     "relu",
 			Backward: func(c *Call) {
 				var db []float32
 				if len(c.P) > 1 {
 					db = c.dp(1)
+				}
+				if c.Fused {
+					// DY is the ReLU's output gradient, read by this
+					// call only: masked in place (ReLU's Backward).
+					ops.ReLUBackward(c.DY, c.DY, c.Y)
 				}
 				conv(c.A, c.In[0]).Backward(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0], c.In[0].T)
 			},

@@ -327,11 +327,11 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 		c := n.call(w, i, B, val)
 		op := n.nodes[i].op
 		c.Train, c.Rand, c.Workers = train, rnd, n.Workers
+		if f := n.fuse[i]; train && f >= 0 {
+			c.Y, c.Fused = val(f+1), true
+		}
 		if train && op.TrainForward != nil {
 			c.State = n.state(w, i, B)
-			if f := n.fuse[i]; f >= 0 {
-				c.Y, c.Fused = val(f+1), true
-			}
 			op.TrainForward(c)
 			continue
 		}

@@ -35,7 +35,10 @@ import (
 // direct reports whether the convolution takes the direct path.
 func (c Conv1D) direct() bool { return c.Stride == 1 && c.Dilation == 1 && c.Groups == 1 }
 
-type convScratch struct{ buf []float32 }
+type convScratch struct {
+	buf   []float32
+	steps []int32 // sparseSteps' list
+}
 
 var convPool = sync.Pool{New: func() any { return new(convScratch) }}
 
@@ -240,6 +243,14 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 		for b := 0; b < B; b++ {
 			dyb := dy[b*c.Cout*L : (b+1)*c.Cout*L]
 			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
+			if steps, ok := sc.sparseSteps(dyb); ok {
+				var dxb []float32
+				if dx != nil {
+					dxb = dx[b*c.Cin*T : (b+1)*c.Cin*T]
+				}
+				convBackwardSparse(c, dxb, dw, dyb, xb, w, T, L, steps)
+				continue
+			}
 			if dw != nil {
 				if pad {
 					padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)

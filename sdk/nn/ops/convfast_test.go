@@ -57,11 +57,14 @@ func randConv(r *rand.Rand) (Conv1D, int) {
 // bound is the classic one for a float32 sum of n products, n u
 // sum |terms| (u = 2^-24), with n = Cin/Groups*Kernel + 1 (the bias) and
 // the same n for every gradient, computed by running the reference on the
-// absolute values. Backward must add to dw and db and overwrite dx.
+// absolute values. Backward must add to dw and db and overwrite dx. Half
+// the trials give most samples a gradient of one step a channel (the
+// sparse backward, convBackwardSparse).
 func TestConvFastMatchesReference(t *testing.T) {
+	const sparsePath = "sparse"
 	r := rand.New(rand.NewPCG(7, 24))
 	const u = 1.0 / (1 << 24)
-	paths := map[bool]int{}
+	paths := map[any]int{}
 	for trial := 0; trial < 400; trial++ {
 		c, T := randConv(r)
 		paths[c.direct()]++
@@ -102,6 +105,28 @@ func TestConvFastMatchesReference(t *testing.T) {
 		check("y", y, want, bound, nil)
 
 		dy := randn32(r, len(y))
+		if trial%2 == 1 {
+			// The gradient behind a global max pool: one step of each
+			// channel, in every sample but the last (dense); the direct
+			// convolution's sparse path takes such samples.
+			for b := 0; b < B-1 || B == 1; b++ {
+				for o := 0; o < c.Cout; o++ {
+					row := dy[(b*c.Cout+o)*L : (b*c.Cout+o+1)*L]
+					keep := r.IntN(L)
+					for t := range row {
+						if t != keep {
+							row[t] = 0
+						}
+					}
+				}
+				if _, ok := new(convScratch).sparseSteps(dy[b*c.Cout*L : (b+1)*c.Cout*L]); c.direct() && ok {
+					paths[sparsePath]++
+				}
+				if B == 1 {
+					break
+				}
+			}
+		}
 		dx := randn32(r, len(x)) // overwritten
 		dw0, db0 := randn32(r, len(w)), randn32(r, c.Cout)
 		dw, db := append([]float32(nil), dw0...), append([]float32(nil), db0...)
@@ -133,8 +158,8 @@ func TestConvFastMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	if paths[true] < 50 || paths[false] < 50 {
-		t.Fatalf("paths drawn: direct %d, im2col %d; want both often", paths[true], paths[false])
+	if paths[true] < 50 || paths[false] < 50 || paths[sparsePath] < 10 {
+		t.Fatalf("paths drawn: direct %d, im2col %d, sparse-gradient samples %d; want each often", paths[true], paths[false], paths[sparsePath])
 	}
 }
 

@@ -182,12 +182,15 @@ func GlobalMaxPool(dst []float32, idx []int32, x []float32, T int) {
 	need("global pool idx", len(idx), len(dst))
 	for r := range dst {
 		xr := x[r*T : (r+1)*T]
-		best, at := kern.ArgMax(xr)
-		if s := kern.Sum(xr); s != s {
-			globalMaxForward(dst[r:r+1], idx[r:r+1], xr, T)
+		// kern.ArgMax is the scan's first strict maximum, NaN aside (it
+		// skips a NaN past x[0]); a row whose sum is not NaN holds no NaN
+		// (a NaN sum without one, +Inf and -Inf, takes the scan too).
+		if s := kern.Sum(xr); s == s {
+			best, at := kern.ArgMax(xr)
+			dst[r], idx[r] = best, int32(at)
 			continue
 		}
-		dst[r], idx[r] = best, int32(at)
+		globalMaxForward(dst[r:r+1], idx[r:r+1], xr, T)
 	}
 }
 
