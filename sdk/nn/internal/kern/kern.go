@@ -32,6 +32,17 @@ func Corr3(dst, x []float32, w0, w1, w2 float32) {
 		corr3AVX2(dst, x, w0, w1, w2)
 		return
 	}
+	if useAVX2 && n > 0 {
+		// The vector kernel on a padded copy: a step's bits do not
+		// depend on how many steps the call has.
+		var d [minVec]float32
+		var xb [minVec + 2]float32
+		copy(d[:], dst)
+		copy(xb[:], x[:n+2])
+		corr3AVX2(d[:], xb[:], w0, w1, w2)
+		copy(dst, d[:n])
+		return
+	}
 	corr3Generic(dst, x, w0, w1, w2)
 }
 
@@ -54,6 +65,17 @@ func CorrK(dst, x, w []float32) {
 	}
 	if useAVX2 && n >= minVec {
 		corrKAVX2(dst, x, w)
+		return
+	}
+	if useAVX2 {
+		// The vector kernel on a padded copy, as Corr3.
+		var st [padStack]float32
+		buf := padBuf(st[:], minVec+minVec+k-1)
+		d, xb := buf[:minVec], buf[minVec:]
+		copy(d, dst)
+		copy(xb, x[:n+k-1])
+		corrKAVX2(d, xb, w)
+		copy(dst, d[:n])
 		return
 	}
 	corrKGeneric(dst, x, w)
@@ -265,11 +287,48 @@ func ConvMulti(dst []float32, dstStride int, x []float32, xStride int, w []float
 	}
 	checkRows("ConvMulti", "x", x, C, xStride, T+K-1)
 	checkW("ConvMulti", w, O, C, K)
-	if !useAVX2 || T < minVec || 4*K > packMax {
+	if useAVX2 && T < minVec && 4*K <= packMax {
+		convPadded(dst, dstStride, x, xStride, w, O, C, K, T)
+		return
+	}
+	if !useAVX2 || 4*K > packMax {
 		convMultiGeneric(dst, dstStride, x, xStride, w, O, C, K, T)
 		return
 	}
 	convMulti(dst, nil, dstStride, x, xStride, w, nil, nil, O, C, K, T)
+}
+
+// padStack is the size of the stack buffer of the padded calls.
+const padStack = 512
+
+// padBuf is st[:n] when it is long enough, else a new buffer of n.
+func padBuf(st []float32, n int) []float32 {
+	if n <= len(st) {
+		return st[:n]
+	}
+	return make([]float32, n)
+}
+
+// convPadded is ConvMulti's AVX2 path for T < minVec: the vector kernel
+// on copies padded to minVec steps, so that a step's bits are the same
+// whatever the number of steps of the call (the incremental path of the
+// perturbed copies computes a copy's changed steps in windows whose
+// width depends on the other copies of its batch).
+func convPadded(dst []float32, dstStride int, x []float32, xStride int, w []float32, O, C, K, T int) {
+	xs := minVec + K - 1
+	var st [padStack]float32
+	buf := padBuf(st[:], O*minVec+C*xs)
+	d, xb := buf[:O*minVec], buf[O*minVec:]
+	for o := 0; o < O; o++ {
+		copy(d[o*minVec:o*minVec+T], dst[o*dstStride:o*dstStride+T])
+	}
+	for c := 0; c < C; c++ {
+		copy(xb[c*xs:c*xs+T+K-1], x[c*xStride:c*xStride+T+K-1])
+	}
+	convMulti(d, nil, minVec, xb, xs, w, nil, nil, O, C, K, minVec)
+	for o := 0; o < O; o++ {
+		copy(dst[o*dstStride:o*dstStride+T], d[o*minVec:o*minVec+T])
+	}
 }
 
 // PackedLen is the length of the packed weights of a convolution with O

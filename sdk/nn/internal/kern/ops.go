@@ -325,5 +325,14 @@ func Exp(dst, x []float32) {
 		expAVX2(dst, x, &expConsts)
 		n = len(dst) &^ 7
 	}
+	if useAVX2 && n < len(dst) {
+		// The tail by the vector kernel on a padded copy: a value's bits
+		// do not depend on its place in dst nor on len(dst).
+		var t [minVec]float32
+		copy(t[:], x[n:len(dst)])
+		expAVX2(t[:], t[:], &expConsts)
+		copy(dst[n:], t[:])
+		return
+	}
 	expGeneric(dst[n:], x[n:len(dst)])
 }
