@@ -408,7 +408,31 @@ func (n *Net) checkCopies(x, z []float32, baseline float32, class int) error {
 // the input steps rng(j) = [lo, hi) (empty when lo >= hi) at most: fill
 // writes its values there into row (C rows of W steps from step slo,
 // holding x), for the steps of [lo, hi) inside [slo, slo+W).
+//
+// A network whose head runs in columns computes the copies' pooled
+// vectors and runs the head on them by headProbs, as the boundary plan
+// does (edgeProbs), so that a copy gets the same bits whichever of the
+// two the call takes: the choice depends on the other copies of the call.
 func (n *Net) copies(dst, x []float32, class int, rng func(j int) (int, int), fill func(j int, row []float32, slo, W int)) (Path, error) {
+	if p := n.trunk(); p != nil && p.columns {
+		N := len(dst)
+		pooled := make([]float32, (N+1)*p.P)
+		path, err := n.copiesThrough(N, x, rng, fill, p.g, func(j0, B int) error {
+			n.keepPooled(pooled[j0*p.P:(j0+B)*p.P], B)
+			return nil
+		})
+		if err != nil {
+			return Path{}, err
+		}
+		if path.Incremental == 0 {
+			n.winBase(x) // x's own pooled vector (forward passes did not keep it)
+		}
+		copy(pooled[N*p.P:], n.win.base[p.g+1])
+		if err := n.headProbs(dst, pooled, pooled[N*p.P:], class); err != nil {
+			return Path{}, err
+		}
+		return path, nil
+	}
 	return n.copiesThrough(len(dst), x, rng, fill, n.output, func(j0, B int) error {
 		if err := n.winProbs(dst[j0:j0+B], class); err != nil {
 			return fmt.Errorf("perturbed copy %d..%d: %w", j0, j0+B-1, err)
