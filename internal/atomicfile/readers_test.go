@@ -47,7 +47,7 @@ var allowed = map[string]string{
 	"host/plugin/memlimit_linux.go newCgroup os.ReadFile":        "the host cgroup's cgroup.subtree_control",
 	"host/plugin/memlimit_linux.go newCgroup unix.Open":          "the plugin's cgroup directory, for CLONE_INTO_CGROUP",
 	"host/plugin/memlimit_linux.go cgroup.oomKilled os.ReadFile": "a plugin cgroup's memory.events",
-	"host/runner/paper.go Machine os.ReadFile":                   "/proc/cpuinfo and /proc/meminfo",
+	"host/paperreport/report.go Machine os.ReadFile":             "/proc/cpuinfo and /proc/meminfo",
 	"host/bench/run.go loadAvg os.ReadFile":                      "/proc/loadavg",
 	// Test helpers (not _test files, so that tests of several packages
 	// share them): golden files of the repository.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/sdktest"
 )
 
 // broken is a network whose every forward pass fails.
@@ -26,26 +26,16 @@ func (broken) Probs(context.Context, []float32, []float32) error {
 func TestServiceFailureIsTheError(t *testing.T) {
 	m, x, y, _ := paper.Inference(t)
 	ctx := context.Background()
-	svc := driver.NewModelService()
-	defer svc.Close()
-	addr, h, err := svc.Add(broken{m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, closeModel, err := sdk.DialModel(ctx, addr, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeModel()
+	dm, stop := sdktest.ServedModel(t, broken{m})
 	n := m.InputLen()
 	req := sdk.ExplainRequest{X: x[:2*n], Targets: y[:2], Seeds: []uint64{1, 2}, Config: sdk.Config{"window": int64(60), "stride": int64(20)}}
-	_, err = New().Explain(ctx, dm, req)
+	_, err := New().Explain(ctx, dm, req)
 	for _, want := range []string{"explainer.occlusion: input 0: model service: Windows: ", "the network is broken", "(Internal)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("a broken served network: %v; want an error containing %q", err, want)
 		}
 	}
-	svc.Close()
+	stop()
 	_, err = New().Explain(ctx, dm, req)
 	if err == nil || !strings.Contains(err.Error(), "explainer.occlusion: input 0: model service: Windows: ") {
 		t.Errorf("the service closed: %v; want the Windows request's error", err)
