@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
@@ -32,4 +33,15 @@ func ServedModel(t testing.TB, m nn.Model) (served nn.Model, stop func()) {
 		svc.Close()
 	})
 	return dm, func() { svc.Close() }
+}
+
+// BrokenModel is m with a Probs that always fails with the error "the
+// network is broken": served (ServedModel), it is a model service whose
+// computation fails, as a served network's may.
+func BrokenModel(m nn.Model) nn.Model { return broken{m} }
+
+type broken struct{ nn.Model }
+
+func (broken) Probs(context.Context, []float32, []float32) error {
+	return errors.New("the network is broken")
 }

@@ -2,22 +2,13 @@ package lime
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
-
-// broken is a network whose every forward pass fails.
-type broken struct{ nn.Model }
-
-func (broken) Probs(context.Context, []float32, []float32) error {
-	return errors.New("the network is broken")
-}
 
 // TestServiceFailureIsTheError: a model-service request that fails (the
 // served network's computation, or the service gone) is Explain's error,
@@ -26,7 +17,7 @@ func (broken) Probs(context.Context, []float32, []float32) error {
 func TestServiceFailureIsTheError(t *testing.T) {
 	m, x, y, _ := paper.Inference(t)
 	ctx := context.Background()
-	dm, stop := sdktest.ServedModel(t, broken{m})
+	dm, stop := sdktest.ServedModel(t, sdktest.BrokenModel(m))
 	n := m.InputLen()
 	req := sdk.ExplainRequest{X: x[:2*n], Targets: y[:2], Seeds: []uint64{1, 2}, Config: sdk.Config{"samples": int64(16)}}
 	_, err := New().Explain(ctx, dm, req)
