@@ -1,8 +1,6 @@
 package lime
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden/paper"
@@ -16,19 +14,7 @@ import (
 // panic.
 func TestServiceFailureIsTheError(t *testing.T) {
 	m, x, y, _ := paper.Inference(t)
-	ctx := context.Background()
-	dm, stop := sdktest.ServedModel(t, sdktest.BrokenModel(m))
 	n := m.InputLen()
 	req := sdk.ExplainRequest{X: x[:2*n], Targets: y[:2], Seeds: []uint64{1, 2}, Config: sdk.Config{"samples": int64(16)}}
-	_, err := New().Explain(ctx, dm, req)
-	for _, want := range []string{"explainer.lime: input 0: model service: Spans: ", "the network is broken", "(Internal)"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("a broken served network: %v; want an error containing %q", err, want)
-		}
-	}
-	stop()
-	_, err = New().Explain(ctx, dm, req)
-	if err == nil || !strings.Contains(err.Error(), "explainer.lime: input 0: model service: Spans: ") {
-		t.Errorf("the service closed: %v; want the Spans request's error", err)
-	}
+	sdktest.ServiceFailure(t, func() sdk.Explainer { return New() }, m, req, "explainer.lime: input 0: model service: Spans: ")
 }
