@@ -292,22 +292,7 @@ func (r *recorder) Spans(ctx context.Context, q *pb.SpansRequest) (*pb.SpansResp
 // request, 3 perturbations) go {0, 1, 2} + {3}.
 func TestServiceModelSplitsByTheBounds(t *testing.T) {
 	defer sdk.SetServiceBounds(100, 1000, 2, 3, 3)()
-	params := probeParams(t)
-	local, err := nn.NewModel(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := driver.NewModelService()
-	defer svc.Close()
-	addr, h, err := svc.Add(local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	local, svc, h, cc := probeService(t)
 	rec := &recorder{to: pb.NewModelClient(cc), n: local.InputLen(), calls: map[string]int{}, most: map[string]int{}}
 	proxy := filepath.Join(t.TempDir(), "proxy.sock")
 	lis, err := net.Listen("unix", proxy)
@@ -572,22 +557,7 @@ func (c *cancelling) Probs(ctx context.Context, q *pb.ModelBatch) (*pb.ProbsResp
 // call sends nothing.
 func TestServiceModelCancelled(t *testing.T) {
 	defer sdk.SetServiceBounds(100, 1000, 2, 3, 3)()
-	params := probeParams(t)
-	local, err := nn.NewModel(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := driver.NewModelService()
-	defer svc.Close()
-	addr, h, err := svc.Add(local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	local, _, h, cc := probeService(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	proxy := &cancelling{to: pb.NewModelClient(cc), after: 3, cancel: cancel}
@@ -633,4 +603,27 @@ func TestServiceModelCancelled(t *testing.T) {
 	if err := m.Probs(ctx, got, x); !errors.Is(err, context.Canceled) || proxy.probs != 3 {
 		t.Errorf("Probs under an ended ctx: %v, %d requests; want context.Canceled and no request", err, proxy.probs)
 	}
+}
+
+// probeService serves the probe network (probeParams) by a model service
+// of this process and dials it: the network, the service, its handle and
+// a connection, closed at the test's end.
+func probeService(t *testing.T) (*nn.GraphModel, *driver.ModelService, uint64, *grpc.ClientConn) {
+	t.Helper()
+	local, err := nn.NewModel(probeParams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := driver.NewModelService()
+	t.Cleanup(func() { svc.Close() })
+	addr, h, err := svc.Add(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("unix:"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return local, svc, h, cc
 }

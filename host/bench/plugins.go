@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/uaxai/uaxai/host/builtin"
+	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/sdk"
 )
 
@@ -16,15 +17,24 @@ const (
 	limeID      = "explainer.lime"
 )
 
-// explainer returns a constructor of the built-in explainer id.
-func explainer(id string) (func() sdk.Explainer, error) {
+// lookup returns the built-in plugin id.
+func lookup(id string) (plugin.Builtin, error) {
 	r, err := builtin.Registry()
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return plugin.Builtin{}, fmt.Errorf("bench: %w", err)
 	}
 	b, err := r.Lookup(id)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return plugin.Builtin{}, fmt.Errorf("bench: %w", err)
+	}
+	return b, nil
+}
+
+// explainer returns a constructor of the built-in explainer id.
+func explainer(id string) (func() sdk.Explainer, error) {
+	b, err := lookup(id)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := b.New().(sdk.Explainer); !ok {
 		return nil, fmt.Errorf("bench: built-in %s is of kind %s, not an explainer", id, b.Kind)
@@ -34,13 +44,9 @@ func explainer(id string) (func() sdk.Explainer, error) {
 
 // posterior returns a new value of the built-in posterior id.
 func posterior(id string) (sdk.Posterior, error) {
-	r, err := builtin.Registry()
+	b, err := lookup(id)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	b, err := r.Lookup(id)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
 	p, ok := b.New().(sdk.Posterior)
 	if !ok {

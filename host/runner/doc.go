@@ -22,16 +22,12 @@
 // results; the engine's Sink) with html.go (report.html's content, its
 // writing time in manifest.json's timings_s); Train, Predict (the mean of
 // the S weights files' probabilities and its argmax) and Explain for uaxai
-// train / predict / explain; torch.go (--model: StartTorchServer runs the
-// Python kit's model server, python3 -m uaxai_plugin.torchmodel, over a
-// user's torch.nn.Module and its state_dicts, in a process group of its
-// own killed by Close or the context's end, its start-up stderr quoted in
-// errors; ExplainOptions/PredictOptions .Model start one for the call,
-// .Served use one already started; their draws are served sdk.Draws, so
-// every explainer's model calls go to it); graphmodel.go (--model
-// file.onnx or spec.toml with --weights: native graph networks, sdk/onnx
-// and sdk/nn/graph, served by a driver.ModelService of the host's own
-// process as nn.GraphModels, no Python).
+// train / predict / explain; modelsource.go (--model as a ModelSource:
+// TorchModule, ONNXFile or GraphSpec, each case serving its own draws: a
+// PyTorch module through host/torchserver's model-server process, a graph
+// or ONNX network with --weights as nn.GraphModels served by a
+// driver.ModelService of the host's own process, no Python) with
+// served.go (the served draws' shapes and mean probabilities).
 //
 // # Recordings
 //
@@ -48,7 +44,7 @@
 // # uaxai paper
 //
 // uaxai paper: every recipe of a folder in the paper's order, one shared
-// cache, REPORT.md rewritten after each part.
+// cache, REPORT.md (host/paperreport) rewritten after each part.
 //
 // # Posterior files
 //

@@ -126,3 +126,22 @@ func RandomNet(t testing.TB, spec graph.Spec, seed uint64) *graph.Net {
 	}
 	return net
 }
+
+// Local is a network of local ops on 2 channels of 96 samples (a padded
+// stem, a residual block, a concatenation of a conv and a stride-1 max
+// pool, a stride-2 conv) ending in the global pool op pool
+// ("globalmaxpool" or "globalavgpool") and a linear of 3 logits.
+func Local(name, pool string) graph.Spec {
+	return graph.Spec{Name: name, InChannels: 2, InLen: 96, Nodes: []graph.Node{
+		node("stem", "conv1d", nil, map[string]any{"out": 4, "kernel": 5, "padding": []int64{1, 3}}),
+		node("b.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 1}}),
+		node("b.add", "add", []string{"stem", "b.conv"}, nil),
+		node("b.relu", "relu", nil, nil),
+		node("k5", "conv1d", []string{"b.relu"}, map[string]any{"out": 3, "kernel": 5, "padding": []int64{2, 2}}),
+		node("pool", "maxpool1d", []string{"b.relu"}, map[string]any{"kernel": 3, "stride": 1, "padding": 1}),
+		node("cat", "concat", []string{"k5", "pool"}, nil),
+		node("down", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "stride": 2}),
+		node("gap", pool, nil, nil),
+		node("fc", "linear", nil, map[string]any{"out": 3}),
+	}}
+}

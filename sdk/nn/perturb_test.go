@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/graphtest"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // unfolded is a GraphModel with its own paths hidden (no Perturber) and
@@ -53,31 +52,10 @@ func (u *unfolded) LayerGrad(ctx context.Context, act, grad, x []float32, target
 	return u.m.LayerGrad(ctx, act, grad, x, target, layer)
 }
 
-// localGraph is a two-channel graph of local ops before a global pool
-// (padding, stride, a residual addition, concatenated branches, max
-// pooling), on which the receptive-field recomputation pays.
-func localGraph() graph.Spec {
-	n := func(name, op string, in []string, attrs map[string]any) graph.Node {
-		return graph.Node{Name: name, Op: op, Inputs: in, Attrs: attrs}
-	}
-	return graph.Spec{Name: "local", InChannels: 2, InLen: 96, Nodes: []graph.Node{
-		n("stem", "conv1d", nil, map[string]any{"out": 4, "kernel": 5, "padding": []int64{1, 3}}),
-		n("b.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 1}}),
-		n("b.add", "add", []string{"stem", "b.conv"}, nil),
-		n("b.relu", "relu", nil, nil),
-		n("k5", "conv1d", []string{"b.relu"}, map[string]any{"out": 3, "kernel": 5, "padding": []int64{2, 2}}),
-		n("pool", "maxpool1d", []string{"b.relu"}, map[string]any{"kernel": 3, "stride": 1, "padding": 1}),
-		n("cat", "concat", []string{"k5", "pool"}, nil),
-		n("down", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "stride": 2}),
-		n("gap", "globalmaxpool", nil, nil),
-		n("fc", "linear", nil, map[string]any{"out": 3}),
-	}}
-}
-
 func graphModels(t *testing.T) []*GraphModel {
 	every := graphtest.RandomNet(t, graphtest.EveryOp(), 11)
 	graphtest.PositiveVar(every)
-	return []*GraphModel{NewGraphModel(graphtest.RandomNet(t, localGraph(), 3)), NewGraphModel(every)}
+	return []*GraphModel{NewGraphModel(graphtest.RandomNet(t, graphtest.Local("local", "globalmaxpool"), 3)), NewGraphModel(every)}
 }
 
 // randomRequest is a random Perturbation of kind ("windows", "signal",

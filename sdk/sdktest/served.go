@@ -2,6 +2,8 @@ package sdktest
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/sdk"
@@ -32,4 +34,38 @@ func ServedModel(t testing.TB, m nn.Model) (served nn.Model, stop func()) {
 		svc.Close()
 	})
 	return dm, func() { svc.Close() }
+}
+
+// BrokenModel is m with a Probs that always fails with the error "the
+// network is broken": served (ServedModel), it is a model service whose
+// computation fails, as a served network's may.
+func BrokenModel(m nn.Model) nn.Model { return broken{m} }
+
+type broken struct{ nn.Model }
+
+func (broken) Probs(context.Context, []float32, []float32) error {
+	return errors.New("the network is broken")
+}
+
+// ServiceFailure checks that an explainer's model-service failures are
+// Explain's errors, never panics: with m served broken (BrokenModel), the
+// error of Explain(req) contains prefix (the explainer, the input and
+// the request, e.g. "explainer.lime: input 0: model service: Spans: "),
+// "the network is broken" and "(Internal)"; with the service closed, it
+// still contains prefix. newExplainer makes each explainer.
+func ServiceFailure(t testing.TB, newExplainer func() sdk.Explainer, m nn.Model, req sdk.ExplainRequest, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	dm, stop := ServedModel(t, BrokenModel(m))
+	_, err := newExplainer().Explain(ctx, dm, req)
+	for _, want := range []string{prefix, "the network is broken", "(Internal)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a broken served network: %v; want an error containing %q", err, want)
+		}
+	}
+	stop()
+	_, err = newExplainer().Explain(ctx, dm, req)
+	if err == nil || !strings.Contains(err.Error(), prefix) {
+		t.Errorf("the service closed: %v; want an error containing %q", err, prefix)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/uaxai/uaxai/internal/graphtest"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // TestGraphModelSpans: LIME on a graph network (two channels: padding,
@@ -20,21 +19,7 @@ import (
 // perturbed inputs (the model with its span paths hidden), for narrow
 // features and wide ones.
 func TestGraphModelSpans(t *testing.T) {
-	n := func(name, op string, in []string, attrs map[string]any) graph.Node {
-		return graph.Node{Name: name, Op: op, Inputs: in, Attrs: attrs}
-	}
-	spec := graph.Spec{Name: "lime", InChannels: 2, InLen: 96, Nodes: []graph.Node{
-		n("stem", "conv1d", nil, map[string]any{"out": 4, "kernel": 5, "padding": []int64{1, 3}}),
-		n("b.conv", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "padding": []int64{1, 1}}),
-		n("b.add", "add", []string{"stem", "b.conv"}, nil),
-		n("b.relu", "relu", nil, nil),
-		n("k5", "conv1d", []string{"b.relu"}, map[string]any{"out": 3, "kernel": 5, "padding": []int64{2, 2}}),
-		n("pool", "maxpool1d", []string{"b.relu"}, map[string]any{"kernel": 3, "stride": 1, "padding": 1}),
-		n("cat", "concat", []string{"k5", "pool"}, nil),
-		n("down", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "stride": 2}),
-		n("gap", "globalavgpool", nil, nil),
-		n("fc", "linear", nil, map[string]any{"out": 3}),
-	}}
+	spec := graphtest.Local("lime", "globalavgpool")
 	net := graphtest.RandomNet(t, spec, 3)
 	m := nn.NewGraphModel(net)
 	r := rand.New(rand.NewPCG(3, 4))

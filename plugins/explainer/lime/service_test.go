@@ -1,23 +1,12 @@
 package lime
 
 import (
-	"context"
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden/paper"
 	"github.com/uaxai/uaxai/sdk"
-	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/sdktest"
 )
-
-// broken is a network whose every forward pass fails.
-type broken struct{ nn.Model }
-
-func (broken) Probs(context.Context, []float32, []float32) error {
-	return errors.New("the network is broken")
-}
 
 // TestServiceFailureIsTheError: a model-service request that fails (the
 // served network's computation, or the service gone) is Explain's error,
@@ -25,19 +14,7 @@ func (broken) Probs(context.Context, []float32, []float32) error {
 // panic.
 func TestServiceFailureIsTheError(t *testing.T) {
 	m, x, y, _ := paper.Inference(t)
-	ctx := context.Background()
-	dm, stop := sdktest.ServedModel(t, broken{m})
 	n := m.InputLen()
 	req := sdk.ExplainRequest{X: x[:2*n], Targets: y[:2], Seeds: []uint64{1, 2}, Config: sdk.Config{"samples": int64(16)}}
-	_, err := New().Explain(ctx, dm, req)
-	for _, want := range []string{"explainer.lime: input 0: model service: Spans: ", "the network is broken", "(Internal)"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("a broken served network: %v; want an error containing %q", err, want)
-		}
-	}
-	stop()
-	_, err = New().Explain(ctx, dm, req)
-	if err == nil || !strings.Contains(err.Error(), "explainer.lime: input 0: model service: Spans: ") {
-		t.Errorf("the service closed: %v; want the Spans request's error", err)
-	}
+	sdktest.ServiceFailure(t, func() sdk.Explainer { return New() }, m, req, "explainer.lime: input 0: model service: Spans: ")
 }
