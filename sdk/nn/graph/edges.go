@@ -57,6 +57,10 @@ type edgeWS struct {
 	// row (edgeNode), and out the node's output on it.
 	row [][]float32
 	out []float32
+	// pl is the planes path's workspace (planes.go), nil when the trunk
+	// does not run on planes; plOnce: it was looked for.
+	pl     *planeWS
+	plOnce bool
 }
 
 type edgeAt struct {
@@ -281,8 +285,12 @@ func (n *Net) edgePooled(pooled, x, u []float32, cps []cutCopy) Path {
 			u = !u
 		}
 	}
-	for e0 := 0; e0 < len(e.list); e0 += winBatch {
-		path.Done += n.edgeBatch(e.list[e0:min(e0+winBatch, len(e.list))])
+	if pl := n.planes(); pl != nil {
+		path.Done += n.planeBatches(pl, e.list)
+	} else {
+		for e0 := 0; e0 < len(e.list); e0 += winBatch {
+			path.Done += n.edgeBatch(e.list[e0:min(e0+winBatch, len(e.list))])
+		}
 	}
 	n.edgeCombine(pooled, cps)
 	copy(pooled[N*p.P:], w.base[p.g+1])

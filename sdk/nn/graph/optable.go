@@ -231,6 +231,16 @@ type Op struct {
 	// so on the copies whose pooled vector is not the unperturbed
 	// input's, and Columns on the input's own (trunk.go).
 	FastColumns func(c *Call)
+	// Taps, where set, computes the op outside a training pass on n
+	// output steps given by their taps, for a Local field of stride 1
+	// and one input: X[0] is In[0].C*K rows of n values (K the field's
+	// Kernel), row c*K+k holding for each step the value of channel c
+	// that its tap k reads (input step t - PadLeft + k*Dilation of
+	// output step t, the padding written out); Y is Out.C rows of n.
+	// In is Shape{C, n} and Out Shape{Out.C, n}. A column's value does
+	// not depend on the other columns, and equals Forward's up to
+	// float32 rounding. The boundary plan runs so (planes.go).
+	Taps func(c *Call)
 }
 
 // Table is the set of op kinds, looked up by Kind.
@@ -545,6 +555,13 @@ func opList() []*Op {
 				}
 				conv(c.A, c.In[0]).Forward(c.Y, c.X[0], c.P[0], b, c.In[0].T)
 			},
+			Taps: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				conv(c.A, c.In[0]).ForwardTaps(c.Y, c.X[0], c.P[0], b, c.In[0].T)
+			},
 			Absorb:    absorbAffine,
 			EvalFuses: "relu",
 			Fuses:     "relu",
@@ -603,6 +620,10 @@ func opList() []*Op {
 			Forward: func(c *Call) {
 				k, s, p := pool(c.A)
 				ops.MaxPool1D{Kernel: k, Stride: s, Pad: p}.Forward(c.Y, c.Idx, c.X[0], c.In[0].T)
+			},
+			Taps: func(c *Call) {
+				k, s, p := pool(c.A)
+				ops.MaxPool1D{Kernel: k, Stride: s, Pad: p}.ForwardTaps(c.Y, c.X[0], c.In[0].C, c.In[0].T)
 			},
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {

@@ -41,7 +41,21 @@ func trunkSpecs() []Spec {
 		wnode("fc2", "linear", nil, map[string]any{"out": 3}),
 		wnode("probs", "softmax", nil, nil),
 	}}
-	return []Spec{windowSpecs()[0], paper, res}
+	// Every trunk node of stride 1 (the boundary plan on planes): a
+	// residual join of a shortcut whose steps are never dirty, asymmetric
+	// padding, a padded max pool, dilation.
+	res1 := Spec{Name: "res-s1", InChannels: 2, InLen: 36, Nodes: []Node{
+		wnode("a", "conv1d", nil, map[string]any{"out": 3, "kernel": 3, "padding": []int64{2, 0}}),
+		wnode("ar", "relu", nil, nil),
+		wnode("s", "conv1d", []string{"input"}, map[string]any{"out": 3, "kernel": 1}),
+		wnode("add", "add", []string{"ar", "s"}, nil),
+		wnode("mp", "maxpool1d", nil, map[string]any{"kernel": 3, "stride": 1, "padding": 1}),
+		wnode("d", "conv1d", nil, map[string]any{"out": 4, "kernel": 3, "dilation": 2, "padding": []int64{2, 2}}),
+		wnode("g", "gelu", nil, nil),
+		wnode("gmp", "globalmaxpool", nil, nil),
+		wnode("fc", "linear", nil, map[string]any{"out": 3}),
+	}}
+	return []Spec{windowSpecs()[0], paper, res, res1}
 }
 
 // plainProb is p_class(x) by ForwardUnfolded.

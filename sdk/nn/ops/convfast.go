@@ -292,3 +292,37 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 		}
 	}
 }
+
+// ForwardTaps computes n output steps of the convolution from their
+// taps, the steps' im2col columns:
+//
+//	dst[o, j] = bias[o] + sum_{i<ci, k<Kernel} w[o,i,k] taps[(g(o)*ci+i)*Kernel+k, j]
+//
+// for o < Cout and j < n, ci = Cin/Groups and g(o) the group of output
+// channel o: row c*Kernel+k of taps (Cin*Kernel rows of n) holds, for
+// each step, the value of input channel c that its tap k reads (the
+// stride, dilation and padding are the caller's). dst is Cout rows of n;
+// bias may be nil. It is the im2col path's product (kern.ConvMultiBias
+// with one tap), so a column's value does not depend on n or on the
+// other columns.
+func (c Conv1D) ForwardTaps(dst, taps, w, bias []float32, n int) {
+	K := c.Kernel
+	need("conv1d taps", len(taps), c.Cin*K*n)
+	need("conv1d dst", len(dst), c.Cout*n)
+	need("conv1d w", len(w), c.WeightLen())
+	needOpt("conv1d bias", bias, c.Cout)
+	if n == 0 {
+		return
+	}
+	ci, co := c.Cin/c.Groups, c.Cout/c.Groups
+	sc := convPool.Get().(*convScratch)
+	defer convPool.Put(sc)
+	if bias == nil {
+		bias = sc.take(c.Cout)
+		clear(bias)
+	}
+	for g := 0; g < c.Groups; g++ {
+		kern.ConvMultiBias(dst[g*co*n:(g+1)*co*n], nil, n, taps[g*ci*K*n:(g+1)*ci*K*n], n,
+			w[g*co*ci*K:(g+1)*co*ci*K], nil, bias[g*co:(g+1)*co], co, ci*K, 1, n)
+	}
+}

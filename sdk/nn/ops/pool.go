@@ -218,3 +218,21 @@ func globalMaxForward[F Float](dst []F, idx []int32, x []F, T int) {
 		dst[r], idx[r] = best, int32(at)
 	}
 }
+
+// ForwardTaps computes n output steps of C channels from their taps:
+// dst[c, j] is the first maximum (a NaN winning, as Forward's scan) over
+// k < Kernel of taps[c*Kernel+k, j], row c*Kernel+k (of n values) holding
+// the value of channel c that each step's tap k reads, the -Inf padding
+// written out by the caller. Forward's values, without the argmax.
+func (m MaxPool1D) ForwardTaps(dst, taps []float32, C, n int) {
+	K := m.Kernel
+	need("maxpool taps", len(taps), C*K*n)
+	need("maxpool dst", len(dst), C*n)
+	for c := 0; c < C; c++ {
+		y, t := dst[c*n:(c+1)*n], taps[c*K*n:(c+1)*K*n]
+		copy(y, t[:n])
+		for k := 1; k < K; k++ {
+			kern.FirstMax(y, y, t[k*n:(k+1)*n])
+		}
+	}
+}
