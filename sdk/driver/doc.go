@@ -20,7 +20,7 @@
 // host computes its network. driver.ModelService (one per plugin.Manager,
 // closed with it) listens on a unix socket in a private 0700 temp
 // directory from the first such Load. The explainer client's Load builds
-// the draw's nn.Inference in the host, registers it under a random 64-bit
+// the draw's nn.GraphModel in the host, registers it under a random 64-bit
 // handle and sends LoadRequest{service: {address, handle}}; every
 // ExplainRequest carries the same ModelService; Close releases the
 // plugin's handle and then unregisters the draw. service Model of the
@@ -33,8 +33,8 @@
 // (LIME/KernelSHAP's: copies with sets of spans set to a baseline; a span
 // covers every channel, or, with channels, one input channel each:
 // ChannelSpanProbs). Windows and Spans take the model's incremental paths
-// (nn.Inference's, or a graph network's receptive-field recomputation:
-// nn.GraphModel's WindowProbs/SpanProbs), so a plugin in another language
+// (nn.Perturbed: the graph's receptive-field recomputation, trunk and
+// boundary plans), so a plugin in another language
 // is not held to a forward pass a window. An explainer that does not want
 // the service gets the draw's parameters, for a graph network as for one
 // of layers, with each node's output shape (wire.LoadParams): a Go plugin

@@ -464,7 +464,7 @@ func (v *modelServer) Layer(ctx context.Context, r *pb.LayerRequest) (*pb.LayerR
 }
 
 // pooledLen is the length of the global max pool's output of m's
-// network (nn.Inference.PooledLen), or 0: Describe's pooled_len.
+// network (the trunk plan's pooled vector), or 0: Describe's pooled_len.
 func pooledLen(m nn.Model) int {
 	if w, ok := m.(interface{ PooledLen() int }); ok {
 		return w.PooledLen()

@@ -1,17 +1,18 @@
 // Package nn is the network library of uaxai and its plugins: the
 // architectures, the parameters, the Model an explainer computes with,
-// and training. Two engines compute networks today: the layer-list
-// engine of this package (Net, Inference: the paper's network and a
-// recipe's [[model.layers]], with the explainers' fast paths: occlusion's
-// boundary and trunk-cache paths, LIME's span paths, sparse backward
-// passes) and the graph executor of sdk/nn/graph (every graph and ONNX
-// network). Issue 35 makes the graph the one engine; its branch lands when
-// the graph is as fast on the paper's network.
+// and training. One engine computes every network: the graph executor of
+// sdk/nn/graph, with the explainers' fast paths as its plans (the trunk
+// plan and its cache for MC dropout, the boundary plan on planes for
+// occlusion's windows and LIME's spans, sparse backward passes through a
+// global max pool).
 //
 // An Arch names an architecture: the built-in paper-1dcnn (LookupArch), a
 // recipe's [model] in_channels, in_len and [[model.layers]], or a graph of
 // ops (Arch.Graph: a recipe's [model] graph or onnx, --model, the ONNX
-// members of posterior.files). Arch.Reshaped puts an
+// members of posterior.files). The first two are a small front end
+// (layers.go): they compile to a graph.Spec, a node a layer, so a network
+// of layers and a graph are computed, trained and explained by the same
+// code. Arch.Reshaped puts an
 // architecture on C channels of T samples with K classes (the output
 // linear's out); Arch.OutputShapes gives each node's named output shape up
 // to the output, which the host sends with a Load's parameters. A graph
@@ -21,8 +22,8 @@
 //
 // Parameters are one flat float32 vector with PyTorch's state_dict names
 // (safetensors I/O in sdk/nn/safetensors). Open(params) is the one way to
-// a Model: an Inference (layers) or a compiled graph (GraphModel, a pool
-// of nets), both safe for concurrent use, or, for a served draw, the
+// a Model: a compiled graph (GraphModel, a pool of nets, safe for
+// concurrent use), or, for a served draw, the
 // sdk's client of its model service. A Model's calls take a context and
 // return errors; perturbed copies of an input are one Perturbation,
 // computed by Perturbed: the model's own path (Perturber) or forward

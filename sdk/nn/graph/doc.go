@@ -135,6 +135,39 @@
 //     14.7%, ResNet1D 17.2%, InceptionTime 23.1% of the forward passes'
 //     FLOPs.
 //
+// # Plans of a network with a global max pool
+//
+// A network whose output reads its input only through a global max pool
+// (Op.MaxOverTime) after Local nodes, the paper's among them, has more
+// plans, each exact in the sense above (the op's arithmetic at every
+// step, up to float32 rounding, a copy's bits independent of the other
+// copies of its call, batchfree_test.go):
+//
+//   - maxpool.go: the global-max shortcut: a copy's pooled value combines
+//     the unperturbed input's prefix and suffix maxima with its
+//     recomputed steps, instead of scanning the row;
+//   - trunk.go, trunkcache.go: the trunk plan: the nodes up to the pool
+//     (the trunk) give each copy's pooled vector, the nodes after it (the
+//     head) run on pooled vectors laid out as columns (Op.Columns,
+//     Op.FastColumns), and TrunkCache, keyed by the trunk's digest of
+//     ops, attributes, wiring and parameter bits, keeps the pooled vectors
+//     of a call, so that MC dropout's draws (dropout in the head) compute
+//     the trunk once;
+//   - edges.go: the boundary plan: copies perturbed on spans of every
+//     channel whose boundaries are at least the trunk's reach apart
+//     (occlusion's wide windows, LIME's segments): each boundary's dirty
+//     steps are computed once per call and a copy's pooled vector is the
+//     first maximum of its regions' range maxima and its boundaries'
+//     maxima;
+//   - planes.go: where every trunk node has stride 1, the boundary plan
+//     computes a batch of boundaries as columns: plane d of a value holds
+//     step b+d of each boundary b, and a node computes all its planes by
+//     one call (Op.Taps: a convolution as one product of its weights with
+//     the im2col taps, a max pool as the first maximum of its taps;
+//     per-step ops by Columns);
+//   - run.go (sparseChain): a layer's gradient alone (Grad-CAM) read through a global
+//     max pool is computed at each row's maximum only.
+//
 // # Tests
 //
 //   - sdk/nn/graph/window_test.go: the receptive-field path against one
