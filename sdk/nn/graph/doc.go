@@ -165,8 +165,8 @@
 //     one call (Op.Taps: a convolution as one product of its weights with
 //     the im2col taps, a max pool as the first maximum of its taps;
 //     per-step ops by Columns);
-//   - run.go (sparseChain): a layer's gradient alone (Grad-CAM) read through a global
-//     max pool is computed at each row's maximum only.
+//   - run.go (sparseChain): a layer's gradient alone (Grad-CAM) read
+//     through a global max pool is computed at each row's maximum only.
 //
 // # Tests
 //
