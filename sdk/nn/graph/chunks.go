@@ -9,6 +9,12 @@ import "sync"
 // batch only, so the bytes do not depend on the number of workers.
 const Chunks = 4
 
+// GradChunk is the number of samples of a chunk of a call that adds to
+// parameter gradients: each chunk's sum in a buffer of its own, the
+// buffers added to the gradient in chunk order (the layer-list engine's
+// order of sums, so that training the paper's network gives its bytes).
+const GradChunk = 8
+
 // chunked runs fn, an op's Forward or Backward on the call c, on the
 // chunks of c's samples. whole runs it on the whole batch instead (an
 // op whose samples are coupled: batchnorm on batch statistics, dropout
@@ -19,6 +25,9 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 		grads = grads || d != nil
 	}
 	nc := min(c.B, Chunks)
+	if grads {
+		nc = (c.B + GradChunk - 1) / GradChunk
+	}
 	if whole || nc < 2 || (n.Workers <= 1 && !grads) {
 		fn(c) // the same bytes as chunks: each sample's values are its own
 		return
@@ -28,6 +37,9 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 		// Even shares: ceil(B/nc)-sized chunks would leave the last
 		// ones empty or past the batch (B = 5: 2, 2, 2 and -1).
 		b0, b1 := k*c.B/nc, (k+1)*c.B/nc
+		if grads {
+			b0, b1 = k*GradChunk, min((k+1)*GradChunk, c.B)
+		}
 		cc := &calls[k]
 		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
 		cc.B = b1 - b0
@@ -109,7 +121,7 @@ func (w *workspace) chunkCalls(i int, c *Call, nc int) []Call {
 		w.chunks = make([][]Call, len(w.calls))
 	}
 	if len(w.chunks[i]) < nc {
-		w.chunks[i] = make([]Call, Chunks)
+		w.chunks[i] = make([]Call, nc)
 		for k := range w.chunks[i] {
 			w.chunks[i][k] = Call{X: make([][]float32, len(c.X)), DX: make([][]float32, len(c.DX)), DP: make([][]float32, len(c.DP))}
 		}
@@ -122,8 +134,8 @@ func (w *workspace) chunkGrad(i, k, j, n int) []float32 {
 	if w.chunkDP == nil {
 		w.chunkDP = make([][][][]float32, len(w.calls))
 	}
-	if w.chunkDP[i] == nil {
-		w.chunkDP[i] = make([][][]float32, Chunks)
+	if len(w.chunkDP[i]) <= k {
+		w.chunkDP[i] = append(w.chunkDP[i], make([][][]float32, k+1-len(w.chunkDP[i]))...)
 	}
 	if len(w.chunkDP[i][k]) <= j {
 		w.chunkDP[i][k] = append(w.chunkDP[i][k], make([][]float32, j+1-len(w.chunkDP[i][k]))...)

@@ -697,7 +697,7 @@ func opList() []*Op {
 			},
 			// State: the batch mean and 1/sqrt(var + eps) per channel
 			// (the backward pass recomputes xh from the input).
-			State: func(_ Attrs, in []Shape, B int) int { return 2 * in[0].C },
+			State: func(_ Attrs, in []Shape, B int) int { return ops.BatchNorm1D{C: in[0].C}.StatsLen() },
 			// Channels are independent: their ranges run on the call's
 			// workers (the same bytes for any number).
 			TrainForward: func(c *Call) {
@@ -767,6 +767,13 @@ func opList() []*Op {
 					b = c.P[1]
 				}
 				ops.Linear{In: c.In[0].C, Out: c.Out.C}.ForwardColumnsFMA(c.Y, c.X[0], c.P[0], b, c.Out.T)
+			},
+			TrainForward: func(c *Call) {
+				var b []float32
+				if len(c.P) > 1 {
+					b = c.P[1]
+				}
+				ops.Linear{In: c.In[0].C, Out: c.Out.C}.ForwardDot(c.Y, c.X[0], c.P[0], b)
 			},
 			Backward: func(c *Call) {
 				var db []float32

@@ -52,7 +52,7 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	x, dy, gamma, beta := randn32(r, B*C*T), randn32(r, B*C*T), randn32(r, C), randn32(r, C)
 	bn := BatchNorm1D{C: C, Eps: 1e-5}
-	z, st, dx := make([]float32, len(x)), make([]float32, 2*C), make([]float32, len(x))
+	z, st, dx := make([]float32, len(x)), make([]float32, 4*C), make([]float32, len(x))
 	rm, rv := make([]float32, C), make([]float32, C)
 	b.Run("forward", func(b *testing.B) {
 		for b.Loop() {

@@ -37,7 +37,8 @@ func (c Conv1D) direct() bool { return c.Stride == 1 && c.Dilation == 1 && c.Gro
 
 type convScratch struct {
 	buf   []float32
-	steps []int32 // sparseSteps' list
+	steps []int32  // sparseSteps' and supportSteps' list
+	mark  []uint32 // supportSteps' marks
 }
 
 var convPool = sync.Pool{New: func() any { return new(convScratch) }}
@@ -202,14 +203,14 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 	needOpt("conv1d dx", dx, len(x))
 	needOpt("conv1d dw", dw, c.WeightLen())
 	needOpt("conv1d db", db, c.Cout)
-	if db != nil {
+	if db != nil && !c.direct() {
 		for b := 0; b < B; b++ {
 			for o := 0; o < c.Cout; o++ {
 				db[o] += kern.Sum(dy[(b*c.Cout+o)*L : (b*c.Cout+o+1)*L])
 			}
 		}
 	}
-	if B == 0 || (dx == nil && dw == nil) {
+	if B == 0 || (dx == nil && dw == nil && (db == nil || !c.direct())) {
 		if dx != nil {
 			clear(dx)
 		}
@@ -243,13 +244,33 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 		for b := 0; b < B; b++ {
 			dyb := dy[b*c.Cout*L : (b+1)*c.Cout*L]
 			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
-			if steps, ok := sc.sparseSteps(dyb); ok {
-				var dxb []float32
-				if dx != nil {
-					dxb = dx[b*c.Cin*T : (b+1)*c.Cin*T]
+			var dxb []float32
+			if dx != nil {
+				dxb = dx[b*c.Cin*T : (b+1)*c.Cin*T]
+			}
+			// A sample's gradient one step a channel (behind a global
+			// max pool), or on a few steps (a layer further down): the
+			// layer-list engine's sparse and support passes, whose sums'
+			// order the paper's network keeps.
+			if steps, ok := sc.sparseSteps(dyb); ok && oneAChannel(steps, L) {
+				if db != nil {
+					for _, s := range steps {
+						db[int(s)/L] += dyb[s]
+					}
 				}
 				convBackwardSparse(c, dxb, dw, dyb, xb, w, T, L, steps)
 				continue
+			}
+			if !pad {
+				if steps, ok := sc.supportSteps(dyb, c.Cout, L); ok {
+					convBackwardSupport(c, sc, dxb, dw, db, dyb, xb, w, T, L, steps)
+					continue
+				}
+			}
+			if db != nil {
+				for o := 0; o < c.Cout; o++ {
+					db[o] += kern.Sum(dyb[o*L : (o+1)*L])
+				}
 			}
 			if dw != nil {
 				if pad {
@@ -259,6 +280,11 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 				kern.ConvMultiGradW(dw, dyb, L, xb, Tp, c.Cout, c.Cin, K, L)
 			}
 			if dx == nil {
+				continue
+			}
+			if !pad {
+				clear(dxb)
+				kern.ConvMultiGradX(dxb, T, dyb, L, w, c.Cout, c.Cin, K, L)
 				continue
 			}
 			// dx[i,u] = sum_o sum_j wt[i,o,j] dyq[o, PadLeft+u+j] with dyq
@@ -325,4 +351,15 @@ func (c Conv1D) ForwardTaps(dst, taps, w, bias []float32, n int) {
 		kern.ConvMultiBias(dst[g*co*n:(g+1)*co*n], nil, n, taps[g*ci*K*n:(g+1)*ci*K*n], n,
 			w[g*co*ci*K:(g+1)*co*ci*K], nil, bias[g*co:(g+1)*co], co, ci*K, 1, n)
 	}
+}
+
+// oneAChannel reports whether the steps (o*L + t, increasing) hold at
+// most one step of each output channel o.
+func oneAChannel(steps []int32, L int) bool {
+	for k := 1; k < len(steps); k++ {
+		if int(steps[k])/L == int(steps[k-1])/L {
+			return false
+		}
+	}
+	return true
 }

@@ -17,7 +17,8 @@ import (
 //
 // it writes y to dst, or with relu set max(y, 0) (a ReLU that follows
 // it, fused: the same bits as ReLU of y, one pass over memory fewer), and
-// keeps mu (rounded to float32) in stats[:C] and r in stats[C:2C] for
+// keeps mu (rounded to float32) in stats[:C], r rounded in stats[C:2C]
+// and r's float64 bits in stats[2C:4C] (StatsLen: 4C values) for
 // TrainBackward, which recomputes xh from x rather than keeping B*C*T
 // values. It updates the running statistics in place with momentum m:
 //
@@ -38,7 +39,7 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, stats, x, gamma, beta
 		panic("ops: batchnorm channel range out of [0, C]")
 	}
 	need("batchnorm dst", len(dst), len(x))
-	need("batchnorm stats", len(stats), 2*n.C)
+	need("batchnorm stats", len(stats), n.StatsLen())
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
 	sc := rowPool.Get().(*rowScratch)
@@ -60,6 +61,8 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, stats, x, gamma, beta
 		v := q / N
 		r := 1 / math.Sqrt(v+n.Eps)
 		stats[c], stats[n.C+c] = float32(mu), float32(r)
+		rb := math.Float64bits(r)
+		stats[2*n.C+c], stats[3*n.C+c] = math.Float32frombits(uint32(rb>>32)), math.Float32frombits(uint32(rb))
 		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
@@ -93,6 +96,9 @@ func (n BatchNorm1D) TrainBackward(dx, dgamma, dbeta, dy, x, z, gamma, stats []f
 	n.TrainBackwardChannels(0, n.C, dx, dgamma, dbeta, dy, x, z, gamma, stats, T)
 }
 
+// StatsLen is the length of TrainForward's stats: 4C values.
+func (n BatchNorm1D) StatsLen() int { return 4 * n.C }
+
 // TrainBackwardChannels is TrainBackward of channels c0..c1-1 only.
 func (n BatchNorm1D) TrainBackwardChannels(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamma, stats []float32, T int) {
 	n.trainBackward(c0, c1, dx, dgamma, dbeta, dy, x, z, gamma, stats, T, bnKeepMax)
@@ -116,7 +122,7 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 	positive("batchnorm T", T)
 	B := len(x) / (n.C * T)
 	need("batchnorm x", len(x), B*n.C*T)
-	need("batchnorm stats", len(stats), 2*n.C)
+	need("batchnorm stats", len(stats), n.StatsLen())
 	need("batchnorm dy", len(dy), len(x))
 	needOpt("batchnorm z", z, len(x))
 	needOpt("batchnorm dx", dx, len(x))
@@ -178,7 +184,8 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 		if gamma != nil {
 			g = float64(gamma[c])
 		}
-		k, md, mdx := float32(g*float64(r)), float32(sd/N), float32(sdx/N)
+		r64 := math.Float64frombits(uint64(math.Float32bits(stats[2*n.C+c]))<<32 | uint64(math.Float32bits(stats[3*n.C+c])))
+		k, md, mdx := float32(g*r64), float32(sd/N), float32(sdx/N)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
 			var d, xh []float32

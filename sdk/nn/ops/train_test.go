@@ -64,7 +64,7 @@ func TestBatchNormTrainForward(t *testing.T) {
 	}
 	wantY, mu, v := bnTrainRef(x, gamma, beta, B, C, T, eps)
 	bn := BatchNorm1D{C: C, Eps: eps}
-	y, st := make([]float32, len(x)), make([]float32, 2*C)
+	y, st := make([]float32, len(x)), make([]float32, 4*C)
 	rm, rv := to32(rm0), to32(rv0)
 	bn.TrainForward(y, st, to32(x), to32(gamma), to32(beta), rm, rv, T, m, false)
 	close := func(what string, got float32, want float64) {
@@ -85,11 +85,11 @@ func TestBatchNormTrainForward(t *testing.T) {
 	}
 	relu, want := make([]float32, len(x)), make([]float32, len(x))
 	ReLU(want, y)
-	bn.TrainForward(relu, make([]float32, 2*C), to32(x), to32(gamma), to32(beta), to32(rm0), to32(rv0), T, m, true)
+	bn.TrainForward(relu, make([]float32, 4*C), to32(x), to32(gamma), to32(beta), to32(rm0), to32(rv0), T, m, true)
 	if !slices.Equal(relu, want) || !slices.Contains(want, 0) {
 		t.Error("with relu: not the bits of ReLU of the output (or the test has no negative output)")
 	}
-	y2, st2 := make([]float32, len(x)), make([]float32, 2*C)
+	y2, st2 := make([]float32, len(x)), make([]float32, 4*C)
 	rm2, rv2 := to32(rm0), to32(rv0)
 	bn.TrainForwardChannels(2, 2, y2, st2, to32(x), to32(gamma), to32(beta), rm2, rv2, T, m, false)
 	if slices.ContainsFunc(y2, func(v float32) bool { return v != 0 }) || !slices.Equal(rm2, to32(rm0)) {
@@ -121,7 +121,7 @@ func TestBatchNormTrainForward(t *testing.T) {
 	bn.TrainBackwardChannels(1, 1, y2, nil, nil, y2, to32(x), nil, nil, st2, T) // empty: no panic
 	one := BatchNorm1D{C: 1, Eps: eps}
 	rvOne := []float32{0.7}
-	one.TrainForward(make([]float32, 1), make([]float32, 2), []float32{3}, nil, nil, []float32{0}, rvOne, 1, m, false)
+	one.TrainForward(make([]float32, 1), make([]float32, one.StatsLen()), []float32{3}, nil, nil, []float32{0}, rvOne, 1, m, false)
 	if rvOne[0] != 0.7 {
 		t.Errorf("N = 1: running variance %g, want it unchanged (0.7)", rvOne[0])
 	}
@@ -155,7 +155,7 @@ func TestBatchNormTrainBackward(t *testing.T) {
 		return g
 	}
 	bn := BatchNorm1D{C: C, Eps: eps}
-	st := make([]float32, 2*C)
+	st := make([]float32, 4*C)
 	bn.TrainForward(make([]float32, len(x)), st, to32(x), to32(gamma), to32(beta), make([]float32, C), make([]float32, C), T, 0.1, false)
 	dx := make([]float32, len(x))
 	for i := range dx {
@@ -202,7 +202,7 @@ func TestBatchNormTrainBackwardKept(t *testing.T) {
 	const B, C, T = 3, 4, 37
 	x, gamma, beta, dy := to32(randn(r, B*C*T)), to32(randn(r, C)), to32(randn(r, C)), to32(randn(r, B*C*T))
 	bn := BatchNorm1D{C: C, Eps: 1e-5}
-	st := make([]float32, 2*C)
+	st := make([]float32, 4*C)
 	z := make([]float32, len(x))
 	bn.TrainForward(z, st, x, gamma, beta, make([]float32, C), make([]float32, C), T, 0.1, true)
 	for _, zz := range [][]float32{nil, z} {
