@@ -75,7 +75,10 @@
 // (planFusion, Call.Fused: one pass over the activations fewer each way,
 // the same bits, fuse_test.go), and training batchnorm keeps its mean and
 // 1/sqrt(var+eps), recomputing the normalised input in the backward pass;
-// a call's samples run in 4 even chunks), Net.FoldEval (the folded
+// a call's samples run in 4 even chunks, in chunks of GradChunk = 8 where
+// parameter gradients are summed: the layer-list engine's order, so that
+// the paper's network trains to its bytes, sdk/nn/testdata/layerlist),
+// Net.FoldEval (the folded
 // inference pass of Net.Forward, evalfold.go: a batchnorm (Op.Affine) that
 // is the only reader of a conv1d or linear node (Op.Absorb) folded into
 // that node's weights and bias, and the ReLU after it into the

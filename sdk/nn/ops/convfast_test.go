@@ -59,14 +59,19 @@ func randConv(r *rand.Rand) (Conv1D, int) {
 // the same n for every gradient, computed by running the reference on the
 // absolute values. Backward must add to dw and db and overwrite dx. Half
 // the trials give most samples a gradient of one step a channel (the
-// sparse backward, convBackwardSparse).
+// sparse backward, convBackwardSparse), a quarter direct unpadded
+// convolutions a gradient on a few steps (the support backward,
+// convBackwardSupport).
 func TestConvFastMatchesReference(t *testing.T) {
-	const sparsePath = "sparse"
+	const sparsePath, supportPath = "sparse", "support"
 	r := rand.New(rand.NewPCG(7, 24))
 	const u = 1.0 / (1 << 24)
 	paths := map[any]int{}
-	for trial := 0; trial < 400; trial++ {
+	for trial := 0; trial < 800; trial++ {
 		c, T := randConv(r)
+		for trial%4 == 2 && !(c.direct() && c.PadLeft+c.PadRight == 0) {
+			c, T = randConv(r) // the support path's convolutions
+		}
 		paths[c.direct()]++
 		L, _ := c.OutLen(T)
 		B := 1 + r.IntN(3)
@@ -127,6 +132,31 @@ func TestConvFastMatchesReference(t *testing.T) {
 				}
 			}
 		}
+		if trial%4 == 2 {
+			// The gradient one layer further down: nonzero at a few steps
+			// (at most L/4), shared by the channels; the direct unpadded
+			// convolution's support path takes such samples.
+			for b := 0; b < B; b++ {
+				keep := map[int]bool{}
+				for range 1 + r.IntN(max(L/4, 1)) {
+					keep[r.IntN(L)] = true
+				}
+				for o := 0; o < c.Cout; o++ {
+					row := dy[(b*c.Cout+o)*L : (b*c.Cout+o+1)*L]
+					for t := range row {
+						if !keep[t] {
+							row[t] = 0
+						}
+					}
+				}
+				sc := new(convScratch)
+				steps, sparse := sc.sparseSteps(dy[b*c.Cout*L : (b+1)*c.Cout*L])
+				sparse = sparse && oneAChannel(steps, L)
+				if _, ok := sc.supportSteps(dy[b*c.Cout*L:(b+1)*c.Cout*L], c.Cout, L); c.direct() && c.PadLeft+c.PadRight == 0 && ok && !sparse {
+					paths[supportPath]++
+				}
+			}
+		}
 		dx := randn32(r, len(x)) // overwritten
 		dw0, db0 := randn32(r, len(w)), randn32(r, c.Cout)
 		dw, db := append([]float32(nil), dw0...), append([]float32(nil), db0...)
@@ -158,8 +188,8 @@ func TestConvFastMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	if paths[true] < 50 || paths[false] < 50 || paths[sparsePath] < 10 {
-		t.Fatalf("paths drawn: direct %d, im2col %d, sparse-gradient samples %d; want each often", paths[true], paths[false], paths[sparsePath])
+	if paths[true] < 50 || paths[false] < 50 || paths[sparsePath] < 10 || paths[supportPath] < 10 {
+		t.Fatalf("paths drawn: direct %d, im2col %d, sparse-gradient samples %d, support-gradient samples %d; want each often", paths[true], paths[false], paths[sparsePath], paths[supportPath])
 	}
 }
 
