@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"sync"
 
 	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
@@ -36,9 +37,10 @@ import (
 func (c Conv1D) direct() bool { return c.Stride == 1 && c.Dilation == 1 && c.Groups == 1 }
 
 type convScratch struct {
-	buf   []float32
-	steps []int32  // sparseSteps' and supportSteps' list
-	mark  []uint32 // supportSteps' marks
+	buf    []float32
+	steps  []int32  // sparseSteps' and supportSteps' list
+	mark   []uint32 // supportSteps' marks
+	csteps []int32  // channelSteps' list
 }
 
 var convPool = sync.Pool{New: func() any { return new(convScratch) }}
@@ -252,7 +254,8 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 			// max pool), or on a few steps (a layer further down): the
 			// layer-list engine's sparse and support passes, whose sums'
 			// order the paper's network keeps.
-			if steps, ok := sc.sparseSteps(dyb); ok && oneAChannel(steps, L) {
+			if P, one, ok := sc.supportSteps(dyb, c.Cout, L); ok && one {
+				steps := sc.channelSteps(dyb, c.Cout, L, P)
 				if db != nil {
 					for _, s := range steps {
 						db[int(s)/L] += dyb[s]
@@ -260,12 +263,9 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 				}
 				convBackwardSparse(c, dxb, dw, dyb, xb, w, T, L, steps)
 				continue
-			}
-			if !pad {
-				if steps, ok := sc.supportSteps(dyb, c.Cout, L); ok {
-					convBackwardSupport(c, sc, dxb, dw, db, dyb, xb, w, T, L, steps)
-					continue
-				}
+			} else if ok && !pad {
+				convBackwardSupport(c, sc, dxb, dw, db, dyb, xb, w, T, L, P)
+				continue
 			}
 			if db != nil {
 				for o := 0; o < c.Cout; o++ {
@@ -353,13 +353,20 @@ func (c Conv1D) ForwardTaps(dst, taps, w, bias []float32, n int) {
 	}
 }
 
-// oneAChannel reports whether the steps (o*L + t, increasing) hold at
-// most one step of each output channel o.
-func oneAChannel(steps []int32, L int) bool {
-	for k := 1; k < len(steps); k++ {
-		if int(steps[k])/L == int(steps[k-1])/L {
-			return false
+// channelSteps returns the nonzero values' positions o*L + t of dy
+// (Cout rows of L) that is zero outside the steps P (supportSteps),
+// increasing, in a buffer of the scratch's.
+func (s *convScratch) channelSteps(dy []float32, Cout, L int, P []int32) []int32 {
+	if cap(s.csteps) < len(P)*Cout {
+		s.csteps = make([]int32, len(P)*Cout)
+	}
+	list := s.csteps[:0]
+	for o := 0; o < Cout; o++ {
+		for _, t := range P {
+			if math.Float32bits(dy[o*L+int(t)])<<1 != 0 {
+				list = append(list, int32(o*L)+t)
+			}
 		}
 	}
-	return true
+	return list
 }

@@ -1,58 +1,5 @@
 package ops
 
-import "math"
-
-// sparseShare: a sample's output gradient with at most one nonzero in
-// sparseShare values takes convBackwardSparse. Behind a global max pool
-// (through ReLUs) a channel's gradient is one step of its L; where more
-// is nonzero (behind a max pool, a ReLU's half) the dense kernels are
-// faster.
-const sparseShare = 64
-
-// sparseBlock is how many values sparseSteps scans between checks of
-// its budget.
-const sparseBlock = 64
-
-// sparseSlack is how many nonzero values more than their share the
-// first blocks may hold.
-const sparseSlack = 4
-
-// sparseSteps returns the positions of the nonzero values of dy, one
-// sample's output gradient (a NaN counts as nonzero; -0 does not), and
-// true if there are at most len(dy)/sparseShare of them. It gives up
-// (false) as soon as the blocks scanned hold more than their share plus
-// sparseSlack, so a dense gradient costs a block or a few. A block
-// whose values are all ±0 is passed over after an OR of its bits; the
-// others are listed without a data-dependent branch. The list is the
-// scratch's, valid until the next call.
-func (s *convScratch) sparseSteps(dy []float32) ([]int32, bool) {
-	budget := len(dy) / sparseShare
-	if cap(s.steps) < budget+sparseBlock {
-		s.steps = make([]int32, budget+sparseBlock)
-	}
-	list := s.steps[:budget+sparseBlock]
-	n := 0
-	for b0 := 0; b0 < len(dy); b0 += sparseBlock {
-		blk := dy[b0:min(b0+sparseBlock, len(dy))]
-		var or uint32
-		for _, v := range blk {
-			or |= math.Float32bits(v)
-		}
-		if or<<1 == 0 {
-			continue // ±0 only
-		}
-		for t, v := range blk {
-			u := math.Float32bits(v) << 1 // the sign bit dropped
-			list[n] = int32(b0 + t)
-			n += int((u | -u) >> 31) // 1 unless v is ±0
-		}
-		if n > budget || n*sparseShare > b0+len(blk)+sparseSlack*sparseShare {
-			return nil, false
-		}
-	}
-	return list[:n], true
-}
-
 // convBackwardSparse is the direct convolution's (stride, dilation and
 // groups 1) backward pass of one sample whose output gradient dy (Cout x
 // L) is nonzero at the positions steps (o*L + t, increasing) only: every

@@ -15,29 +15,53 @@ const supportShare = 4
 // supportSteps returns the steps t < L at which some channel of dy (Cout
 // rows of L) is nonzero (a NaN counts, ±0 does not), increasing, in the
 // scratch's buffer (valid until the next call), and whether there are at
-// most L/supportShare of them.
-func (s *convScratch) supportSteps(dy []float32, Cout, L int) ([]int32, bool) {
+// most L/supportShare of them: it scans the steps a block at a time and
+// gives up (false, the list cut short) as soon as the blocks scanned
+// hold more, so a dense gradient costs a few blocks. one reports whether
+// every channel is nonzero at one step at most (the gradient behind a
+// global max pool), when ok.
+func (s *convScratch) supportSteps(dy []float32, Cout, L int) (list []int32, one, ok bool) {
 	if cap(s.steps) < L {
 		s.steps = make([]int32, L)
 	}
 	if cap(s.mark) < L {
 		s.mark = make([]uint32, L)
 	}
-	mark := s.mark[:L]
-	clear(mark)
-	for o := 0; o < Cout; o++ {
-		for t, v := range dy[o*L : (o+1)*L] {
-			mark[t] |= math.Float32bits(v) << 1
+	most := L / supportShare
+	list = s.steps[:0]
+	for t0 := 0; t0 < L; t0 += supportBlock {
+		mark := s.mark[t0:min(t0+supportBlock, L)]
+		clear(mark)
+		for o := 0; o < Cout; o++ {
+			for t, v := range dy[o*L+t0 : o*L+t0+len(mark)] {
+				mark[t] |= math.Float32bits(v) << 1
+			}
+		}
+		for t, m := range mark {
+			if m != 0 {
+				list = append(list, int32(t0+t))
+			}
+		}
+		if len(list) > most {
+			return list, false, false
 		}
 	}
-	list := s.steps[:0]
-	for t, m := range mark {
-		if m != 0 {
-			list = append(list, int32(t))
+	one = true
+	for o := 0; o < Cout && one; o++ {
+		n := 0
+		for _, t := range list {
+			if math.Float32bits(dy[o*L+int(t)])<<1 != 0 {
+				n++
+			}
 		}
+		one = n <= 1
 	}
-	return list, len(list)*supportShare <= L
+	return list, one, true
 }
+
+// supportBlock is how many steps supportSteps scans between checks of
+// its bound.
+const supportBlock = 64
 
 // convBackwardSupport is the direct, unpadded convolution's backward
 // pass of one sample whose output gradient dy (Cout x L) is zero outside
