@@ -49,6 +49,17 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 		if c.DY != nil {
 			cc.DY = c.DY[b0*osz : b1*osz]
 		}
+		cc.HotAt, cc.HotDY, cc.Steps, cc.DXSteps = nil, nil, nil, nil
+		if c.HotAt != nil {
+			per := len(c.HotAt) / c.B
+			cc.HotAt, cc.HotDY = c.HotAt[b0*per:b1*per], c.HotDY[b0*per:b1*per]
+		}
+		if c.Steps != nil {
+			cc.Steps = c.Steps[b0:b1]
+		}
+		if c.DXSteps != nil {
+			cc.DXSteps = c.DXSteps[b0:b1]
+		}
 		if per := len(c.Idx) / c.B; per > 0 {
 			cc.Idx = c.Idx[b0*per : b1*per]
 		} else {

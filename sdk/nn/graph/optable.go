@@ -129,6 +129,18 @@ type Call struct {
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
 	Workers int
+	// A sparse output gradient (a training pass's Op.SparseBackward):
+	// with HotAt set, DY is not formed: the output gradient is zero but
+	// at step HotAt[r] of row r = b*Out.C+o, where it is HotDY[r] (a
+	// MaxOverTime node's input gradient, handed on); with Steps set, DY
+	// of sample b is written at the steps Steps[b] only (increasing, for
+	// every channel) and zero elsewhere, a nil list standing for every
+	// step. DXSteps (one list a sample, each of capacity In[0].T)
+	// receives the steps of DX[0] when the op writes it so.
+	HotAt   []int32
+	HotDY   []float32
+	Steps   [][]int32
+	DXSteps [][]int32
 
 	chans []int // the inputs' channels, for concat
 }
@@ -157,6 +169,21 @@ func (c *Call) dp(j int) []float32 {
 	}
 	return c.DP[j]
 }
+
+// GradForm is the form in which a training pass's backward hands a
+// value's gradient on (Call.HotAt, Call.Steps).
+type GradForm int
+
+const (
+	// DenseGrad: every value written.
+	DenseGrad GradForm = iota
+	// HotGrad: one value a row, HotDY[r] at step HotAt[r], zero
+	// elsewhere, not formed.
+	HotGrad
+	// StepsGrad: per sample, written at the steps of its list only and
+	// zero elsewhere.
+	StepsGrad
+)
 
 // Op is one op kind: everything the graph knows about it.
 type Op struct {
@@ -192,6 +219,18 @@ type Op struct {
 	// convolution: one pass over the activations fewer, the same bits).
 	Fuses string
 
+	// SparseGrad, where set, says which sparse output gradients the op's
+	// SparseBackward takes in a training pass: for the output gradient's
+	// form dy, the form in which it writes the gradient of its one input
+	// (HotGrad: the values to HotDY in place, HotAt unchanged; StepsGrad:
+	// DX[0] at the steps it sets in DXSteps), or false when it does not
+	// take dy (the gradient is then formed and TrainBackward or Backward
+	// runs). SparseBackward computes what Backward does up to rounding
+	// (the sums skip the exact zeros), Fused as for Backward; the
+	// samples are independent (it runs on chunks of them).
+	SparseGrad     func(a Attrs, in []Shape, dy GradForm) (GradForm, bool)
+	SparseBackward func(c *Call)
+
 	// Affine, where set, says that outside a training pass the op is a
 	// per-channel affine map of its one input, y[c,t] = s[c] x[c,t] +
 	// t[c], and writes s and t (C values each) from its parameters p
@@ -216,7 +255,10 @@ type Op struct {
 	// input's prefix and suffix maxima with a copy's recomputed steps
 	// (maxpool.go), and a network whose output reads its input only
 	// through such a node after a stack of Local nodes has the boundary
-	// and trunk plans (edges.go, trunk.go).
+	// and trunk plans (edges.go, trunk.go). Call.Idx holds the maxima's
+	// steps (C values a sample), so that its input's gradient is DY at
+	// them and zero elsewhere: a training pass hands it on unformed, as
+	// HotGrad, to a producer whose SparseGrad takes it (sparsegrad.go).
 	MaxOverTime bool
 	// Columns, where set, computes the op outside a training pass on
 	// copies of C x 1 inputs laid out as the steps of one C x n value
@@ -499,6 +541,52 @@ func absorbAffine(_ Attrs, _ []Shape, p [][]float32, s, t []float64, fp [][]floa
 	}
 }
 
+// reluOp is pointwiseOp's relu with a sparse backward: the mask applied
+// to a sparse gradient at its values only, the form kept.
+func reluOp() *Op {
+	op := pointwiseOp("relu", ops.ReLU, ops.ReLUBackward)
+	op.SparseGrad = func(_ Attrs, _ []Shape, dy GradForm) (GradForm, bool) { return dy, true }
+	op.SparseBackward = func(c *Call) {
+		if c.DX[0] == nil {
+			return
+		}
+		if c.HotAt != nil {
+			ops.ReLUBackwardHot(c.HotDY, c.HotAt, c.X[0], c.In[0].T)
+			return
+		}
+		ops.ReLUBackwardSteps(c.DX[0], c.DY, c.X[0], c.In[0].C, c.In[0].T, c.Steps)
+		for b, s := range c.Steps {
+			if s == nil {
+				c.DXSteps[b] = nil
+				continue
+			}
+			c.DXSteps[b] = append(c.DXSteps[b][:0], s...)
+		}
+	}
+	return op
+}
+
+// convSparseBackward is conv1d's SparseBackward: ReLU's mask first when
+// fused, then ops.Conv1D.BackwardHot or BackwardSteps.
+func convSparseBackward(c *Call) {
+	var db []float32
+	if len(c.P) > 1 {
+		db = c.dp(1)
+	}
+	cv, L := conv(c.A, c.In[0]), c.Out.T
+	if c.HotAt != nil {
+		if c.Fused {
+			ops.ReLUBackwardHot(c.HotDY, c.HotAt, c.Y, L)
+		}
+		cv.BackwardHot(c.DX[0], c.dp(0), db, c.HotDY, c.HotAt, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
+		return
+	}
+	if c.Fused {
+		ops.ReLUBackwardSteps(c.DY, c.DY, c.Y, c.Out.C, L, c.Steps)
+	}
+	cv.BackwardSteps(c.DX[0], c.dp(0), db, c.DY, c.Steps, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
+}
+
 func opList() []*Op {
 	return []*Op{
 		{
@@ -548,6 +636,12 @@ func opList() []*Op {
 			Absorb:    absorbAffine,
 			EvalFuses: "relu",
 			Fuses:     "relu",
+			// A direct convolution takes a hot or steps gradient and
+			// writes steps (ops.Conv1D.BackwardHot, BackwardSteps).
+			SparseGrad: func(a Attrs, in []Shape, dy GradForm) (GradForm, bool) {
+				return StepsGrad, dy != DenseGrad && conv(a, in[0]).SparseBackward()
+			},
+			SparseBackward: convSparseBackward,
 			Backward: func(c *Call) {
 				var db []float32
 				if len(c.P) > 1 {
@@ -774,7 +868,7 @@ func opList() []*Op {
 				}
 			},
 		},
-		pointwiseOp("relu", ops.ReLU, ops.ReLUBackward),
+		reluOp(),
 		pointwiseOp("gelu", ops.GELU, ops.GELUBackward),
 		pointwiseOp("silu", ops.SiLU, ops.SiLUBackward),
 		pointwiseOp("sigmoid", ops.Sigmoid, ops.SigmoidBackward),

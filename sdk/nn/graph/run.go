@@ -27,6 +27,12 @@ type workspace struct {
 	state   [][]float32     // per node: training scratch (Op.State)
 	chunks  [][]Call        // per node: its chunk calls (chunks.go)
 	chunkDP [][][][]float32 // per node, chunk, parameter: gradient buffers
+	// per value: the form of its gradient in a training backward pass,
+	// and its hot values and steps (sparsegrad.go)
+	form  []GradForm
+	hotDY [][]float32
+	hotAt [][]int32
+	sup   [][][]int32
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -66,6 +72,10 @@ func (n *Net) workspace(B int) *workspace {
 	w.seed = make([]float32, B*K)
 	w.init = make([]bool, len(n.shapes))
 	w.state = make([][]float32, len(n.nodes))
+	w.form = make([]GradForm, len(n.shapes))
+	w.hotDY = make([][]float32, len(n.shapes))
+	w.hotAt = make([][]int32, len(n.shapes))
+	w.sup = make([][][]int32, len(n.shapes))
 	n.ws = w
 	return w
 }
@@ -94,6 +104,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 	c.Fused = false
 	c.P = n.theta(c.P[:0], i)
 	c.Idx = w.idx[i][:B*nd.idx]
+	c.HotAt, c.HotDY, c.Steps, c.DXSteps = nil, nil, nil, nil
 	return c
 }
 
@@ -363,6 +374,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	grad := func(v int) []float32 { return n.gradBuf(w, B, dx, v) }
 	clear(w.init)
+	clear(w.form)
 	w.init[n.output+1] = true
 	for i := n.output; i >= 0; i-- {
 		if !n.anc[i] || (train && n.folded[i]) {
@@ -371,8 +383,26 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
 		c.DY = grad(i + 1)
+		ov := i + 1 // the value whose gradient c.DY is
 		if f := n.fuse[i]; train && f >= 0 {
 			c.Y, c.DY, c.Fused = val(f+1), grad(f+1), true
+			ov = f + 1
+		}
+		// A sparse gradient (training only; sparsegrad.go): handed on
+		// hot by a MaxOverTime node, taken by the op, or formed.
+		sparse, to := false, DenseGrad
+		if train {
+			if w.form[ov] == DenseGrad && n.handsOnHot(i) {
+				v := nd.inputs[0]
+				copy(w.hotBuf(n, v, B), c.DY)
+				w.hotAt[v], w.form[v], w.init[v] = c.Idx, HotGrad, true
+				continue
+			}
+			if w.form[ov] != DenseGrad {
+				if to, sparse = n.sparseInput(i, w.form[ov]); !sparse {
+					n.densify(w, B, ov, c.DY)
+				}
+			}
 		}
 		if layer != nil && layerGrad != nil && dx == nil && dTheta == nil && !train && nd.op.MaxOverTime {
 			if chain, ok := n.sparseChain(i, layer.Node); ok {
@@ -403,11 +433,22 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 				c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
 			}
 		}
-		if train && nd.op.TrainBackward != nil {
+		switch {
+		case sparse:
+			if w.form[ov] == HotGrad {
+				c.HotAt, c.HotDY = w.hotAt[ov], w.hotDY[ov][:B*n.shapes[ov].C]
+			} else {
+				c.Steps = w.sup[ov][:B]
+			}
+			if v := nd.inputs[0]; c.DX[0] != nil && to == StepsGrad {
+				c.DXSteps = w.steps(n, v, B)
+			}
+			n.chunked(w, i, c, nd.op.SparseBackward, false)
+		case train && nd.op.TrainBackward != nil:
 			c.State = n.state(w, i, B)
 			c.Workers = n.Workers
 			nd.op.TrainBackward(c)
-		} else {
+		default:
 			n.chunked(w, i, c, nd.op.Backward, false)
 		}
 		if n.backwardHook != nil {
@@ -423,7 +464,16 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 				}
 			}
 			w.init[v] = true
+			if sparse {
+				w.form[v] = to
+				if to == HotGrad {
+					w.hotDY[v], w.hotAt[v] = c.HotDY, c.HotAt
+				}
+			}
 		}
+	}
+	if dx != nil && w.form[0] != DenseGrad {
+		n.densify(w, B, 0, dx)
 	}
 	if layer != nil && layerGrad != nil && !n.anc[layer.Node] {
 		clear(layerGrad) // the output does not depend on the layer
