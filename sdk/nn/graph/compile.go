@@ -92,7 +92,8 @@ type Net struct {
 	evP            [][][]float32
 	evalOn         bool
 
-	unplanned bool // tests: every value its own buffer in inference too
+	unplanned  bool // tests: every value its own buffer in inference too
+	denseGrads bool // tests: a training pass forms every gradient (no sparsegrad.go)
 	// backwardHook, for tests, sees each node's Call after its Backward.
 	backwardHook func(i int, c *Call)
 	ws           *workspace

@@ -581,10 +581,11 @@ func convSparseBackward(c *Call) {
 		cv.BackwardHot(c.DX[0], c.dp(0), db, c.HotDY, c.HotAt, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
 		return
 	}
+	var relu []float32
 	if c.Fused {
-		ops.ReLUBackwardSteps(c.DY, c.DY, c.Y, c.Out.C, L, c.Steps)
+		relu = c.Y // the mask applied as the columns are gathered
 	}
-	cv.BackwardSteps(c.DX[0], c.dp(0), db, c.DY, c.Steps, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
+	cv.BackwardSteps(c.DX[0], c.dp(0), db, c.DY, relu, c.Steps, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
 }
 
 func opList() []*Op {
@@ -776,6 +777,10 @@ func opList() []*Op {
 			TrainForward: func(c *Call) {
 				C := c.In[0].C
 				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
+				if c.Workers <= 1 { // no closure made: a step allocates nothing
+					bn.TrainForward(c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
+					return
+				}
 				c.channels(C, func(c0, c1 int) {
 					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
 				})
@@ -786,6 +791,10 @@ func opList() []*Op {
 				var z []float32
 				if c.Fused {
 					z = c.Y
+				}
+				if c.Workers <= 1 {
+					bn.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
+					return
 				}
 				c.channels(C, func(c0, c1 int) {
 					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)

@@ -391,7 +391,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		// A sparse gradient (training only; sparsegrad.go): handed on
 		// hot by a MaxOverTime node, taken by the op, or formed.
 		sparse, to := false, DenseGrad
-		if train {
+		if train && !n.denseGrads {
 			if w.form[ov] == DenseGrad && n.handsOnHot(i) {
 				v := nd.inputs[0]
 				copy(w.hotBuf(n, v, B), c.DY)

@@ -320,9 +320,12 @@ func (c Conv1D) BackwardHot(dx, dw, db, v []float32, at []int32, x, w []float32,
 // rank-1 update of dw and a product with the weights per step), and its
 // dx is written on the steps dxSteps[b] (the distinct u+k in 0..T-1;
 // capacity at least T) only. Any other sample is densified in dy (Densify)
-// and goes by the dense kernels, its dxSteps[b] set to nil. dw and db are
-// added to; dx, dw, db may be nil.
-func (c Conv1D) BackwardSteps(dx, dw, db, dy []float32, steps [][]int32, x, w []float32, T int, dxSteps [][]int32) {
+// and goes by the dense kernels, its dxSteps[b] set to nil. With relu not
+// nil (the output of a ReLU after the convolution, B*Cout*L values) dy is
+// first masked by it as ReLUBackward masks (in the gathered columns only,
+// or in dy for a dense sample). dw and db are added to; dx, dw, db may be
+// nil.
+func (c Conv1D) BackwardSteps(dx, dw, db, dy, relu []float32, steps [][]int32, x, w []float32, T int, dxSteps [][]int32) {
 	if !c.direct() {
 		panic("ops: conv1d BackwardSteps needs stride, dilation and groups 1")
 	}
@@ -335,6 +338,7 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy []float32, steps [][]int32, x, w []
 	needOpt("conv1d dx", dx, len(x))
 	needOpt("conv1d dw", dw, c.WeightLen())
 	needOpt("conv1d db", db, O)
+	needOpt("conv1d relu", relu, len(dy))
 	if dx != nil {
 		need("conv1d dxSteps", len(dxSteps), B)
 	}
@@ -350,6 +354,9 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy []float32, steps [][]int32, x, w []
 			if P != nil {
 				Densify(dyb, O, L, steps[b:b+1])
 			}
+			if relu != nil {
+				kern.ReluGrad(dyb, dyb, relu[b*m:(b+1)*m])
+			}
 			convBackward32(c, dxb, dw, db, dyb, xb, w, T)
 			if dx != nil {
 				dxSteps[b] = nil
@@ -362,8 +369,15 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy []float32, steps [][]int32, x, w []
 		DY, XW, DX := buf[:np*O], buf[np*O:np*(O+ck)], buf[np*(O+ck):]
 		for o := 0; o < O; o++ {
 			row := dyb[o*L : (o+1)*L]
+			if relu == nil {
+				for j, t := range P {
+					DY[j*O+o] = row[t]
+				}
+				continue
+			}
+			yr := relu[b*m+o*L : b*m+(o+1)*L]
 			for j, t := range P {
-				DY[j*O+o] = row[t]
+				DY[j*O+o] = math.Float32frombits(math.Float32bits(row[t]) & reluPass(yr[t]))
 			}
 		}
 		if db != nil {
