@@ -1,7 +1,5 @@
 package graph
 
-import "sync"
-
 // Chunks is the number of sample chunks a node's call is split into
 // (fewer for a smaller batch): the chunks run on up to Net.Workers
 // goroutines, and a chunk's parameter gradients are summed in a buffer of
@@ -27,44 +25,8 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 	for k := range calls {
 		// Even shares: ceil(B/nc)-sized chunks would leave the last
 		// ones empty or past the batch (B = 5: 2, 2, 2 and -1).
-		b0, b1 := k*c.B/nc, (k+1)*c.B/nc
 		cc := &calls[k]
-		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
-		cc.B = b1 - b0
-		cut := func(dst [][]float32, src [][]float32, size func(j int) int) {
-			for j, s := range src {
-				if s == nil {
-					dst[j] = nil
-					continue
-				}
-				sz := size(j)
-				dst[j] = s[b0*sz : b1*sz]
-			}
-		}
-		cut(cc.X, c.X, func(j int) int { return c.In[j].Size() })
-		cut(cc.DX, c.DX, func(j int) int { return c.In[j].Size() })
-		osz := c.Out.Size()
-		cc.Y = c.Y[b0*osz : b1*osz]
-		cc.DY = nil
-		if c.DY != nil {
-			cc.DY = c.DY[b0*osz : b1*osz]
-		}
-		cc.HotAt, cc.HotDY, cc.Steps, cc.DXSteps = nil, nil, nil, nil
-		if c.HotAt != nil {
-			per := len(c.HotAt) / c.B
-			cc.HotAt, cc.HotDY = c.HotAt[b0*per:b1*per], c.HotDY[b0*per:b1*per]
-		}
-		if c.Steps != nil {
-			cc.Steps = c.Steps[b0:b1]
-		}
-		if c.DXSteps != nil {
-			cc.DXSteps = c.DXSteps[b0:b1]
-		}
-		if per := len(c.Idx) / c.B; per > 0 {
-			cc.Idx = c.Idx[b0*per : b1*per]
-		} else {
-			cc.Idx = nil
-		}
+		cutCall(cc, c, k*c.B/nc, (k+1)*c.B/nc)
 		cc.DP = cc.DP[:len(c.DP)]
 		for j, d := range c.DP {
 			if d == nil {
@@ -75,33 +37,9 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 			clear(cc.DP[j])
 		}
 	}
-	workers := min(max(n.Workers, 1), nc)
-	if workers == 1 {
-		for k := range calls {
-			fn(&calls[k])
-		}
-	} else {
-		var next int
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					mu.Lock()
-					k := next
-					next++
-					mu.Unlock()
-					if k >= len(calls) {
-						return
-					}
-					fn(&calls[k])
-				}
-			}()
-		}
-		wg.Wait()
-	}
+	w.cw = callsWork{calls: calls, fn: fn}
+	runStage(&w.st, &w.cw, nc, n.Workers)
+	w.cw = callsWork{}
 	for j, d := range c.DP {
 		if d == nil {
 			continue
@@ -111,6 +49,48 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 				d[x] += v
 			}
 		}
+	}
+}
+
+// cutCall makes cc the call c on its samples b0..b1-1 (all but DP).
+func cutCall(cc, c *Call, b0, b1 int) {
+	cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
+	cc.B = b1 - b0
+	for j, s := range c.X {
+		cc.X[j] = nil
+		if s != nil {
+			sz := c.In[j].Size()
+			cc.X[j] = s[b0*sz : b1*sz]
+		}
+	}
+	for j, s := range c.DX {
+		cc.DX[j] = nil
+		if s != nil {
+			sz := c.In[j].Size()
+			cc.DX[j] = s[b0*sz : b1*sz]
+		}
+	}
+	osz := c.Out.Size()
+	cc.Y = c.Y[b0*osz : b1*osz]
+	cc.DY = nil
+	if c.DY != nil {
+		cc.DY = c.DY[b0*osz : b1*osz]
+	}
+	cc.HotAt, cc.HotDY, cc.Steps, cc.DXSteps = nil, nil, nil, nil
+	if c.HotAt != nil {
+		per := len(c.HotAt) / c.B
+		cc.HotAt, cc.HotDY = c.HotAt[b0*per:b1*per], c.HotDY[b0*per:b1*per]
+	}
+	if c.Steps != nil {
+		cc.Steps = c.Steps[b0:b1]
+	}
+	if c.DXSteps != nil {
+		cc.DXSteps = c.DXSteps[b0:b1]
+	}
+	if per := len(c.Idx) / c.B; per > 0 {
+		cc.Idx = c.Idx[b0*per : b1*per]
+	} else {
+		cc.Idx = nil
 	}
 }
 

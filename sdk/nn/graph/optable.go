@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
@@ -142,26 +141,35 @@ type Call struct {
 	Steps   [][]int32
 	DXSteps [][]int32
 
-	chans []int // the inputs' channels, for concat
+	chans []int         // the inputs' channels, for concat
+	chw   *channelsWork // channels' stage
 }
 
-// channels runs f on ranges of C channels, on up to c.Workers goroutines.
-func (c *Call) channels(C int, f func(c0, c1 int)) {
+// channels runs f(c, c0, c1) on ranges of C channels, on up to c.Workers
+// goroutines (a stage of the helpers', stage.go: nothing allocated).
+func (c *Call) channels(C int, f func(c *Call, c0, c1 int)) {
 	w := min(max(c.Workers, 1), C)
 	if w == 1 {
-		f(0, C)
+		f(c, 0, C)
 		return
 	}
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(k*C/w, (k+1)*C/w)
-		}()
+	if c.chw == nil {
+		c.chw = new(channelsWork)
 	}
-	wg.Wait()
+	*c.chw = channelsWork{c: c, f: f, C: C, w: w}
+	runStage(&c.chw.st, c.chw, w, w)
+	c.chw.c, c.chw.f = nil, nil
 }
+
+// channelsWork is Call.channels' stage: range k of w.
+type channelsWork struct {
+	st   stage
+	c    *Call
+	f    func(c *Call, c0, c1 int)
+	C, w int
+}
+
+func (h *channelsWork) chunk(k int) { h.f(h.c, k*h.C/h.w, (k+1)*h.C/h.w) }
 
 func (c *Call) dp(j int) []float32 {
 	if c.DP == nil {
@@ -452,6 +460,23 @@ func extentAttr(name string, lo int64, def any, accepts string) AttrSpec {
 
 func boolAttr(name string, def bool) AttrSpec {
 	return AttrSpec{Name: name, Kind: AttrBool, Default: def, Accepts: "true or false"}
+}
+
+// bnTrainForward is batchnorm1d's TrainForward of channels c0..c1-1.
+func bnTrainForward(c *Call, c0, c1 int) {
+	bn := ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}
+	bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
+}
+
+// bnTrainBackward is batchnorm1d's TrainBackward of channels c0..c1-1
+// (with Fused, ReLU's mask from its output c.Y).
+func bnTrainBackward(c *Call, c0, c1 int) {
+	bn := ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}
+	var z []float32
+	if c.Fused {
+		z = c.Y
+	}
+	bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
 }
 
 // bnForward is batchnorm1d's Forward (eval mode: running statistics).
@@ -774,33 +799,9 @@ func opList() []*Op {
 			State: func(_ Attrs, in []Shape, B int) int { return 2 * in[0].C },
 			// Channels are independent: their ranges run on the call's
 			// workers (the same bytes for any number).
-			TrainForward: func(c *Call) {
-				C := c.In[0].C
-				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
-				if c.Workers <= 1 { // no closure made: a step allocates nothing
-					bn.TrainForward(c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
-					return
-				}
-				c.channels(C, func(c0, c1 int) {
-					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
-				})
-			},
-			TrainBackward: func(c *Call) {
-				C := c.In[0].C
-				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
-				var z []float32
-				if c.Fused {
-					z = c.Y
-				}
-				if c.Workers <= 1 {
-					bn.TrainBackward(c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
-					return
-				}
-				c.channels(C, func(c0, c1 int) {
-					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
-				})
-			},
-			Fuses: "relu",
+			TrainForward:  func(c *Call) { c.channels(c.In[0].C, bnTrainForward) },
+			TrainBackward: func(c *Call) { c.channels(c.In[0].C, bnTrainBackward) },
+			Fuses:         "relu",
 			// Eval mode: s = weight / sqrt(running_var + eps), t = bias -
 			// running_mean s.
 			Affine: func(a Attrs, p [][]float32, s, t []float64) {

@@ -33,6 +33,10 @@ type workspace struct {
 	hotDY [][]float32
 	hotAt [][]int32
 	sup   [][][]int32
+	seg   []int // forwardKeep's run of nodes (samples.go)
+	st    stage // the parallel step (stage.go) and its work
+	cw    callsWork
+	sw    samplesWork
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -76,6 +80,7 @@ func (n *Net) workspace(B int) *workspace {
 	w.hotDY = make([][]float32, len(n.shapes))
 	w.hotAt = make([][]int32, len(n.shapes))
 	w.sup = make([][][]int32, len(n.shapes))
+	w.seg = make([]int, 0, len(n.nodes))
 	n.ws = w
 	return w
 }
@@ -331,6 +336,7 @@ func (n *Net) gradBuf(w *workspace, B int, dx []float32, v int) []float32 {
 func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []float32 {
 	w := n.workspace(B)
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
+	seg := w.seg[:0] // training: the nodes since the last TrainForward (samples.go)
 	for i := 0; i <= n.output; i++ {
 		if train && n.folded[i] {
 			continue // computed by the node it reads (planFusion)
@@ -342,12 +348,19 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 			c.Y, c.Fused = val(f+1), true
 		}
 		if train && op.TrainForward != nil {
+			n.forwardSamples(w, seg, B)
+			seg = seg[:0]
 			c.State = n.state(w, i, B)
 			op.TrainForward(c)
 			continue
 		}
+		if train {
+			seg = append(seg, i)
+			continue
+		}
 		n.chunked(w, i, c, op.Forward, false)
 	}
+	n.forwardSamples(w, seg, B)
 	return val(n.output + 1)
 }
 

@@ -142,11 +142,11 @@ func TestSparseTrainingSameBits(t *testing.T) {
 	}
 }
 
-// TestTrainStepAllocs: a training step (Run and Backprop) on one worker
-// allocates nothing once its buffers exist, sparse gradients included
-// (on more, the goroutines of each call's chunks are started anew).
+// TestTrainStepAllocs: a training step (Run and Backprop) allocates
+// nothing once its buffers exist, sparse gradients included, on 1 and 2
+// workers (the helpers of stage.go are started by the first step).
 func TestTrainStepAllocs(t *testing.T) {
-	for _, workers := range []int{1} {
+	for _, workers := range []int{1, 2} {
 		net := randomNet(t, sparseSpec("relu", false), 2)
 		net.Workers = workers
 		const B = 8
