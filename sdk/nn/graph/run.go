@@ -37,6 +37,12 @@ type workspace struct {
 	st    stage // the parallel step (stage.go) and its work
 	cw    callsWork
 	sw    samplesWork
+	bw    backWork
+	// backpropTrain's run (samples.go): the planned steps, and per
+	// gradient buffer the value that holds it in the run (-1: none)
+	bsteps   []bstep
+	slotVal  []int
+	slotUsed []int
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -383,11 +389,14 @@ func (n *Net) state(w *workspace, i, B int) []float32 {
 // nodes sums their gradients. It adds parameter gradients to dTheta,
 // writes dx, and copies layer's gradient to layerGrad (each if not nil).
 func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, layer *Layer, layerGrad []float32) {
+	if train {
+		n.backpropTrain(B, x, dTheta, dx) // samples.go
+		return
+	}
 	w := n.ws
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	grad := func(v int) []float32 { return n.gradBuf(w, B, dx, v) }
 	clear(w.init)
-	clear(w.form)
 	w.init[n.output+1] = true
 	for i := n.output; i >= 0; i-- {
 		if !n.anc[i] || (train && n.folded[i]) {
@@ -396,26 +405,8 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
 		c.DY = grad(i + 1)
-		ov := i + 1 // the value whose gradient c.DY is
 		if f := n.fuse[i]; train && f >= 0 {
 			c.Y, c.DY, c.Fused = val(f+1), grad(f+1), true
-			ov = f + 1
-		}
-		// A sparse gradient (training only; sparsegrad.go): handed on
-		// hot by a MaxOverTime node, taken by the op, or formed.
-		sparse, to := false, DenseGrad
-		if train && !n.denseGrads {
-			if w.form[ov] == DenseGrad && n.handsOnHot(i) {
-				v := nd.inputs[0]
-				copy(w.hotBuf(n, v, B), c.DY)
-				w.hotAt[v], w.form[v], w.init[v] = c.Idx, HotGrad, true
-				continue
-			}
-			if w.form[ov] != DenseGrad {
-				if to, sparse = n.sparseInput(i, w.form[ov]); !sparse {
-					n.densify(w, B, ov, c.DY)
-				}
-			}
 		}
 		if layer != nil && layerGrad != nil && dx == nil && dTheta == nil && !train && nd.op.MaxOverTime {
 			if chain, ok := n.sparseChain(i, layer.Node); ok {
@@ -446,22 +437,11 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 				c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
 			}
 		}
-		switch {
-		case sparse:
-			if w.form[ov] == HotGrad {
-				c.HotAt, c.HotDY = w.hotAt[ov], w.hotDY[ov][:B*n.shapes[ov].C]
-			} else {
-				c.Steps = w.sup[ov][:B]
-			}
-			if v := nd.inputs[0]; c.DX[0] != nil && to == StepsGrad {
-				c.DXSteps = w.steps(n, v, B)
-			}
-			n.chunked(w, i, c, nd.op.SparseBackward, false)
-		case train && nd.op.TrainBackward != nil:
+		if train && nd.op.TrainBackward != nil {
 			c.State = n.state(w, i, B)
 			c.Workers = n.Workers
 			nd.op.TrainBackward(c)
-		default:
+		} else {
 			n.chunked(w, i, c, nd.op.Backward, false)
 		}
 		if n.backwardHook != nil {
@@ -477,16 +457,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 				}
 			}
 			w.init[v] = true
-			if sparse {
-				w.form[v] = to
-				if to == HotGrad {
-					w.hotDY[v], w.hotAt[v] = c.HotDY, c.HotAt
-				}
-			}
 		}
-	}
-	if dx != nil && w.form[0] != DenseGrad {
-		n.densify(w, B, 0, dx)
 	}
 	if layer != nil && layerGrad != nil && !n.anc[layer.Node] {
 		clear(layerGrad) // the output does not depend on the layer
