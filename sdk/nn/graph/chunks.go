@@ -7,6 +7,15 @@ package graph
 // batch only, so the bytes do not depend on the number of workers.
 const Chunks = 4
 
+// TrainChunks is the number of sample chunks of a training pass's runs
+// of nodes (samples.go): finer than Chunks, so that the helpers that
+// join a run late still find work (the split depends on the batch
+// only, as Chunks').
+const TrainChunks = 8
+
+// maxChunks is the larger of Chunks and TrainChunks.
+const maxChunks = max(Chunks, TrainChunks)
+
 // chunked runs fn, an op's Forward or Backward on the call c, on the
 // chunks of c's samples. whole runs it on the whole batch instead (an
 // op whose samples are coupled: batchnorm on batch statistics, dropout
@@ -100,7 +109,7 @@ func (w *workspace) chunkCalls(i int, c *Call, nc int) []Call {
 		w.chunks = make([][]Call, len(w.calls))
 	}
 	if len(w.chunks[i]) < nc {
-		w.chunks[i] = make([]Call, Chunks)
+		w.chunks[i] = make([]Call, maxChunks)
 		for k := range w.chunks[i] {
 			w.chunks[i][k] = Call{X: make([][]float32, len(c.X)), DX: make([][]float32, len(c.DX)), DP: make([][]float32, len(c.DP))}
 		}
@@ -114,7 +123,7 @@ func (w *workspace) chunkGrad(i, k, j, n int) []float32 {
 		w.chunkDP = make([][][][]float32, len(w.calls))
 	}
 	if w.chunkDP[i] == nil {
-		w.chunkDP[i] = make([][][]float32, Chunks)
+		w.chunkDP[i] = make([][][]float32, maxChunks)
 	}
 	if len(w.chunkDP[i][k]) <= j {
 		w.chunkDP[i][k] = append(w.chunkDP[i][k], make([][]float32, j+1-len(w.chunkDP[i][k]))...)

@@ -21,7 +21,7 @@ func (n *Net) forwardSamples(w *workspace, nodes []int, B int) {
 	if len(nodes) == 0 {
 		return
 	}
-	nc := min(B, Chunks)
+	nc := min(B, TrainChunks)
 	for _, i := range nodes {
 		w.chunkCalls(i, &w.calls[i], nc)
 	}
@@ -289,7 +289,7 @@ func (n *Net) backwardSamples(w *workspace, steps []bstep, B int, dx []float32) 
 	if len(steps) == 0 {
 		return
 	}
-	nc := min(B, Chunks)
+	nc := min(B, TrainChunks)
 	for _, st := range steps {
 		c := &w.calls[st.i]
 		calls := w.chunkCalls(st.i, c, nc)
