@@ -94,7 +94,8 @@ type Net struct {
 
 	unplanned  bool // tests: every value its own buffer in inference too
 	denseGrads bool // tests: a training pass forms every gradient (no sparsegrad.go)
-	// backwardHook, for tests, sees each node's Call after its Backward.
+	// backwardHook, for tests, sees each node's Call after its Backward
+	// (in a training pass: as planned, before its run, samples.go).
 	backwardHook func(i int, c *Call)
 	ws           *workspace
 	win          *winWS     // the incremental path's (window.go)
