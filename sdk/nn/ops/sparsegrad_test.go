@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -77,11 +78,11 @@ func TestConvBackwardHot(t *testing.T) {
 			v, at := make([]float32, rows), make([]int32, rows)
 			for i := range v {
 				at[i] = int32(r.IntN(s.L))
-				if i%4 != 1 {
+				if i%4 != 2 {
 					v[i] = float32(r.NormFloat64())
 				}
 			}
-			at[0], at[1] = 0, int32(s.L-1) // the edges, the padding's taps left out
+			at[0], at[1] = 0, int32(s.L-1) // the edges (rows with values), the padding's taps left out
 			dy := make([]float32, rows*s.L)
 			DensifyHot(dy, v, at, s.L)
 			wantDX, wantDW, wantDB := s.dense(dy, masked)
@@ -122,8 +123,26 @@ func TestConvBackwardHot(t *testing.T) {
 			checkClose(t, "dx", dx, wantDX, abs64(wantDX))
 			checkClose(t, "dw", dw, wantDW, abs64(wantDW))
 			checkClose(t, "db", db, wantDB, abs64(wantDB))
+			// Without dx (no steps asked for): the same dw and db.
+			dw2, db2 := make([]float32, len(s.w)), make([]float32, s.c.Cout)
+			s.c.BackwardHot(nil, dw2, db2, v, at, s.x, s.w, s.T, nil)
+			if !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
+				t.Fatalf("pad %v: dw, db without dx differ from those with it", pad)
+			}
 		}
 	}
+	// A hot step past the output is refused.
+	s := newSparseCase(r, 0, 0)
+	at := make([]int32, s.B*s.c.Cout)
+	at[3] = int32(s.L)
+	v := make([]float32, len(at))
+	v[3] = 1
+	defer func() {
+		if recover() == nil {
+			t.Error("a hot step at L was taken")
+		}
+	}()
+	s.c.BackwardHot(make([]float32, len(s.x)), nil, nil, v, at, s.x, s.w, s.T, make([][]int32, s.B))
 }
 
 // TestConvBackwardSteps: BackwardSteps equals the dense backward of the
@@ -189,6 +208,12 @@ func TestConvBackwardSteps(t *testing.T) {
 			checkClose(t, "dx", dx, wantDX, abs64(wantDX))
 			checkClose(t, "dw", dw, wantDW, abs64(wantDW))
 			checkClose(t, "db", db, wantDB, abs64(wantDB))
+			// Without dx (no steps asked for): the same dw and db.
+			dw2, db2 := make([]float32, len(s.w)), make([]float32, s.c.Cout)
+			s.c.BackwardSteps(nil, dw2, db2, append([]float32(nil), dy...), relu, steps, s.x, s.w, s.T, nil)
+			if !slices.Equal(dw2, dw) || !slices.Equal(db2, db) {
+				t.Fatalf("pad %v: dw, db without dx differ from those with it", pad)
+			}
 		}
 	}
 }
