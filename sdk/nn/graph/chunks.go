@@ -1,13 +1,20 @@
 package graph
 
-import "sync"
-
 // Chunks is the number of sample chunks a node's call is split into
 // (fewer for a smaller batch): the chunks run on up to Net.Workers
 // goroutines, and a chunk's parameter gradients are summed in a buffer of
 // its own, added to the result in chunk order. The split depends on the
 // batch only, so the bytes do not depend on the number of workers.
 const Chunks = 4
+
+// TrainChunks is the number of sample chunks of a training pass's runs
+// of nodes (samples.go): finer than Chunks, so that the helpers that
+// join a run late still find work (the split depends on the batch
+// only, as Chunks').
+const TrainChunks = 8
+
+// maxChunks is the larger of Chunks and TrainChunks.
+const maxChunks = max(Chunks, TrainChunks)
 
 // GradChunk is the number of samples of a chunk of a call that adds to
 // parameter gradients: each chunk's sum in a buffer of its own, the
@@ -36,36 +43,12 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 	for k := range calls {
 		// Even shares: ceil(B/nc)-sized chunks would leave the last
 		// ones empty or past the batch (B = 5: 2, 2, 2 and -1).
+		cc := &calls[k]
 		b0, b1 := k*c.B/nc, (k+1)*c.B/nc
 		if grads {
 			b0, b1 = k*GradChunk, min((k+1)*GradChunk, c.B)
 		}
-		cc := &calls[k]
-		cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
-		cc.B = b1 - b0
-		cut := func(dst [][]float32, src [][]float32, size func(j int) int) {
-			for j, s := range src {
-				if s == nil {
-					dst[j] = nil
-					continue
-				}
-				sz := size(j)
-				dst[j] = s[b0*sz : b1*sz]
-			}
-		}
-		cut(cc.X, c.X, func(j int) int { return c.In[j].Size() })
-		cut(cc.DX, c.DX, func(j int) int { return c.In[j].Size() })
-		osz := c.Out.Size()
-		cc.Y = c.Y[b0*osz : b1*osz]
-		cc.DY = nil
-		if c.DY != nil {
-			cc.DY = c.DY[b0*osz : b1*osz]
-		}
-		if per := len(c.Idx) / c.B; per > 0 {
-			cc.Idx = c.Idx[b0*per : b1*per]
-		} else {
-			cc.Idx = nil
-		}
+		cutCall(cc, c, b0, b1)
 		cc.DP = cc.DP[:len(c.DP)]
 		for j, d := range c.DP {
 			if d == nil {
@@ -76,33 +59,9 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 			clear(cc.DP[j])
 		}
 	}
-	workers := min(max(n.Workers, 1), nc)
-	if workers == 1 {
-		for k := range calls {
-			fn(&calls[k])
-		}
-	} else {
-		var next int
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					mu.Lock()
-					k := next
-					next++
-					mu.Unlock()
-					if k >= len(calls) {
-						return
-					}
-					fn(&calls[k])
-				}
-			}()
-		}
-		wg.Wait()
-	}
+	w.cw = callsWork{calls: calls, fn: fn}
+	runStage(&w.st, &w.cw, nc, n.Workers)
+	w.cw = callsWork{}
 	for j, d := range c.DP {
 		if d == nil {
 			continue
@@ -115,13 +74,55 @@ func (n *Net) chunked(w *workspace, i int, c *Call, fn func(*Call), whole bool) 
 	}
 }
 
+// cutCall makes cc the call c on its samples b0..b1-1 (all but DP).
+func cutCall(cc, c *Call, b0, b1 int) {
+	cc.A, cc.In, cc.Out, cc.P, cc.Train, cc.Rand, cc.Fused = c.A, c.In, c.Out, c.P, c.Train, c.Rand, c.Fused
+	cc.B = b1 - b0
+	for j, s := range c.X {
+		cc.X[j] = nil
+		if s != nil {
+			sz := c.In[j].Size()
+			cc.X[j] = s[b0*sz : b1*sz]
+		}
+	}
+	for j, s := range c.DX {
+		cc.DX[j] = nil
+		if s != nil {
+			sz := c.In[j].Size()
+			cc.DX[j] = s[b0*sz : b1*sz]
+		}
+	}
+	osz := c.Out.Size()
+	cc.Y = c.Y[b0*osz : b1*osz]
+	cc.DY = nil
+	if c.DY != nil {
+		cc.DY = c.DY[b0*osz : b1*osz]
+	}
+	cc.HotAt, cc.HotDY, cc.Steps, cc.DXSteps = nil, nil, nil, nil
+	if c.HotAt != nil {
+		per := len(c.HotAt) / c.B
+		cc.HotAt, cc.HotDY = c.HotAt[b0*per:b1*per], c.HotDY[b0*per:b1*per]
+	}
+	if c.Steps != nil {
+		cc.Steps = c.Steps[b0:b1]
+	}
+	if c.DXSteps != nil {
+		cc.DXSteps = c.DXSteps[b0:b1]
+	}
+	if per := len(c.Idx) / c.B; per > 0 {
+		cc.Idx = c.Idx[b0*per : b1*per]
+	} else {
+		cc.Idx = nil
+	}
+}
+
 // chunkCalls are node i's chunk calls (nc of them), made once.
 func (w *workspace) chunkCalls(i int, c *Call, nc int) []Call {
 	if w.chunks == nil {
 		w.chunks = make([][]Call, len(w.calls))
 	}
 	if len(w.chunks[i]) < nc {
-		w.chunks[i] = make([]Call, nc)
+		w.chunks[i] = make([]Call, max(nc, maxChunks))
 		for k := range w.chunks[i] {
 			w.chunks[i][k] = Call{X: make([][]float32, len(c.X)), DX: make([][]float32, len(c.DX)), DP: make([][]float32, len(c.DP))}
 		}
@@ -135,7 +136,7 @@ func (w *workspace) chunkGrad(i, k, j, n int) []float32 {
 		w.chunkDP = make([][][][]float32, len(w.calls))
 	}
 	if len(w.chunkDP[i]) <= k {
-		w.chunkDP[i] = append(w.chunkDP[i], make([][][]float32, k+1-len(w.chunkDP[i]))...)
+		w.chunkDP[i] = append(w.chunkDP[i], make([][][]float32, max(k+1, maxChunks)-len(w.chunkDP[i]))...)
 	}
 	if len(w.chunkDP[i][k]) <= j {
 		w.chunkDP[i][k] = append(w.chunkDP[i][k], make([][]float32, j+1-len(w.chunkDP[i][k]))...)

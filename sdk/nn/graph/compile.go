@@ -92,8 +92,10 @@ type Net struct {
 	evP            [][][]float32
 	evalOn         bool
 
-	unplanned bool // tests: every value its own buffer in inference too
-	// backwardHook, for tests, sees each node's Call after its Backward.
+	unplanned  bool // tests: every value its own buffer in inference too
+	denseGrads bool // tests: a training pass forms every gradient (no sparsegrad.go)
+	// backwardHook, for tests, sees each node's Call after its Backward
+	// (in a training pass: as planned, before its run, samples.go).
 	backwardHook func(i int, c *Call)
 	ws           *workspace
 	win          *winWS     // the incremental path's (window.go)

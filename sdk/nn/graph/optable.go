@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk/nn/ops"
@@ -129,27 +128,48 @@ type Call struct {
 	// Workers bounds the goroutines an op may use within the call
 	// (Net.Workers; channels).
 	Workers int
+	// A sparse output gradient (a training pass's Op.SparseBackward):
+	// with HotAt set, DY is not formed: the output gradient is zero but
+	// at step HotAt[r] of row r = b*Out.C+o, where it is HotDY[r] (a
+	// MaxOverTime node's input gradient, handed on); with Steps set, DY
+	// of sample b is written at the steps Steps[b] only (increasing, for
+	// every channel) and zero elsewhere, a nil list standing for every
+	// step. DXSteps (one list a sample, each of capacity In[0].T)
+	// receives the steps of DX[0] when the op writes it so.
+	HotAt   []int32
+	HotDY   []float32
+	Steps   [][]int32
+	DXSteps [][]int32
 
-	chans []int // the inputs' channels, for concat
+	chans []int         // the inputs' channels, for concat
+	chw   *channelsWork // channels' stage
 }
 
-// channels runs f on ranges of C channels, on up to c.Workers goroutines.
-func (c *Call) channels(C int, f func(c0, c1 int)) {
+// channels runs f(c, c0, c1) on ranges of C channels, on up to c.Workers
+// goroutines (a stage of the helpers', stage.go: nothing allocated).
+func (c *Call) channels(C int, f func(c *Call, c0, c1 int)) {
 	w := min(max(c.Workers, 1), C)
 	if w == 1 {
-		f(0, C)
+		f(c, 0, C)
 		return
 	}
-	var wg sync.WaitGroup
-	for k := range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(k*C/w, (k+1)*C/w)
-		}()
+	if c.chw == nil {
+		c.chw = new(channelsWork)
 	}
-	wg.Wait()
+	*c.chw = channelsWork{c: c, f: f, C: C, w: w}
+	runStage(&c.chw.st, c.chw, w, w)
+	c.chw.c, c.chw.f = nil, nil
 }
+
+// channelsWork is Call.channels' stage: range k of w.
+type channelsWork struct {
+	st   stage
+	c    *Call
+	f    func(c *Call, c0, c1 int)
+	C, w int
+}
+
+func (h *channelsWork) chunk(k int) { h.f(h.c, k*h.C/h.w, (k+1)*h.C/h.w) }
 
 func (c *Call) dp(j int) []float32 {
 	if c.DP == nil {
@@ -157,6 +177,21 @@ func (c *Call) dp(j int) []float32 {
 	}
 	return c.DP[j]
 }
+
+// GradForm is the form in which a training pass's backward hands a
+// value's gradient on (Call.HotAt, Call.Steps).
+type GradForm int
+
+const (
+	// DenseGrad: every value written.
+	DenseGrad GradForm = iota
+	// HotGrad: one value a row, HotDY[r] at step HotAt[r], zero
+	// elsewhere, not formed.
+	HotGrad
+	// StepsGrad: per sample, written at the steps of its list only and
+	// zero elsewhere.
+	StepsGrad
+)
 
 // Op is one op kind: everything the graph knows about it.
 type Op struct {
@@ -192,6 +227,18 @@ type Op struct {
 	// convolution: one pass over the activations fewer, the same bits).
 	Fuses string
 
+	// SparseGrad, where set, says which sparse output gradients the op's
+	// SparseBackward takes in a training pass: for the output gradient's
+	// form dy, the form in which it writes the gradient of its one input
+	// (HotGrad: the values to HotDY in place, HotAt unchanged; StepsGrad:
+	// DX[0] at the steps it sets in DXSteps), or false when it does not
+	// take dy (the gradient is then formed and TrainBackward or Backward
+	// runs). SparseBackward computes what Backward does up to rounding
+	// (the sums skip the exact zeros), Fused as for Backward; the
+	// samples are independent (it runs on chunks of them).
+	SparseGrad     func(a Attrs, in []Shape, dy GradForm) (GradForm, bool)
+	SparseBackward func(c *Call)
+
 	// Affine, where set, says that outside a training pass the op is a
 	// per-channel affine map of its one input, y[c,t] = s[c] x[c,t] +
 	// t[c], and writes s and t (C values each) from its parameters p
@@ -216,7 +263,10 @@ type Op struct {
 	// input's prefix and suffix maxima with a copy's recomputed steps
 	// (maxpool.go), and a network whose output reads its input only
 	// through such a node after a stack of Local nodes has the boundary
-	// and trunk plans (edges.go, trunk.go).
+	// and trunk plans (edges.go, trunk.go). Call.Idx holds the maxima's
+	// steps (C values a sample), so that its input's gradient is DY at
+	// them and zero elsewhere: a training pass hands it on unformed, as
+	// HotGrad, to a producer whose SparseGrad takes it (sparsegrad.go).
 	MaxOverTime bool
 	// Columns, where set, computes the op outside a training pass on
 	// copies of C x 1 inputs laid out as the steps of one C x n value
@@ -422,6 +472,23 @@ func boolAttr(name string, def bool) AttrSpec {
 	return AttrSpec{Name: name, Kind: AttrBool, Default: def, Accepts: "true or false"}
 }
 
+// bnTrainForward is batchnorm1d's TrainForward of channels c0..c1-1.
+func bnTrainForward(c *Call, c0, c1 int) {
+	bn := ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}
+	bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
+}
+
+// bnTrainBackward is batchnorm1d's TrainBackward of channels c0..c1-1
+// (with Fused, ReLU's mask from its output c.Y).
+func bnTrainBackward(c *Call, c0, c1 int) {
+	bn := ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}
+	var z []float32
+	if c.Fused {
+		z = c.Y
+	}
+	bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
+}
+
 // bnForward is batchnorm1d's Forward (eval mode: running statistics).
 func bnForward(c *Call) {
 	ops.BatchNorm1D{C: c.In[0].C, Eps: c.A.Float("eps")}.Forward(c.Y, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T)
@@ -509,6 +576,53 @@ func absorbAffine(_ Attrs, _ []Shape, p [][]float32, s, t []float64, fp [][]floa
 	}
 }
 
+// reluOp is pointwiseOp's relu with a sparse backward: the mask applied
+// to a sparse gradient at its values only, the form kept.
+func reluOp() *Op {
+	op := pointwiseOp("relu", ops.ReLU, ops.ReLUBackward)
+	op.SparseGrad = func(_ Attrs, _ []Shape, dy GradForm) (GradForm, bool) { return dy, true }
+	op.SparseBackward = func(c *Call) {
+		if c.DX[0] == nil {
+			return
+		}
+		if c.HotAt != nil {
+			ops.ReLUBackwardHot(c.HotDY, c.HotAt, c.X[0], c.In[0].T)
+			return
+		}
+		ops.ReLUBackwardSteps(c.DX[0], c.DY, c.X[0], c.In[0].C, c.In[0].T, c.Steps)
+		for b, s := range c.Steps {
+			if s == nil {
+				c.DXSteps[b] = nil
+				continue
+			}
+			c.DXSteps[b] = append(c.DXSteps[b][:0], s...)
+		}
+	}
+	return op
+}
+
+// convSparseBackward is conv1d's SparseBackward: ReLU's mask first when
+// fused, then ops.Conv1D.BackwardHot or BackwardSteps.
+func convSparseBackward(c *Call) {
+	var db []float32
+	if len(c.P) > 1 {
+		db = c.dp(1)
+	}
+	cv, L := conv(c.A, c.In[0]), c.Out.T
+	if c.HotAt != nil {
+		if c.Fused {
+			ops.ReLUBackwardHot(c.HotDY, c.HotAt, c.Y, L)
+		}
+		cv.BackwardHot(c.DX[0], c.dp(0), db, c.HotDY, c.HotAt, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
+		return
+	}
+	var relu []float32
+	if c.Fused {
+		relu = c.Y // the mask applied as the columns are gathered
+	}
+	cv.BackwardSteps(c.DX[0], c.dp(0), db, c.DY, relu, c.Steps, c.X[0], c.P[0], c.In[0].T, c.DXSteps)
+}
+
 func opList() []*Op {
 	return []*Op{
 		{
@@ -565,6 +679,12 @@ func opList() []*Op {
 			Absorb:    absorbAffine,
 			EvalFuses: "relu",
 			Fuses:     "relu",
+			// A direct convolution takes a hot or steps gradient and
+			// writes steps (ops.Conv1D.BackwardHot, BackwardSteps).
+			SparseGrad: func(a Attrs, in []Shape, dy GradForm) (GradForm, bool) {
+				return StepsGrad, dy != DenseGrad && conv(a, in[0]).SparseBackward()
+			},
+			SparseBackward: convSparseBackward,
 			Backward: func(c *Call) {
 				var db []float32
 				if len(c.P) > 1 {
@@ -700,25 +820,9 @@ func opList() []*Op {
 			State: func(_ Attrs, in []Shape, B int) int { return ops.BatchNorm1D{C: in[0].C}.StatsLen() },
 			// Channels are independent: their ranges run on the call's
 			// workers (the same bytes for any number).
-			TrainForward: func(c *Call) {
-				C := c.In[0].C
-				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
-				c.channels(C, func(c0, c1 int) {
-					bn.TrainForwardChannels(c0, c1, c.Y, c.State, c.X[0], c.P[0], c.P[1], c.P[2], c.P[3], c.In[0].T, c.A.Float("momentum"), c.Fused)
-				})
-			},
-			TrainBackward: func(c *Call) {
-				C := c.In[0].C
-				bn := ops.BatchNorm1D{C: C, Eps: c.A.Float("eps")}
-				var z []float32
-				if c.Fused {
-					z = c.Y
-				}
-				c.channels(C, func(c0, c1 int) {
-					bn.TrainBackwardChannels(c0, c1, c.DX[0], c.dp(0), c.dp(1), c.DY, c.X[0], z, c.P[0], c.State, c.In[0].T)
-				})
-			},
-			Fuses: "relu",
+			TrainForward:  func(c *Call) { c.channels(c.In[0].C, bnTrainForward) },
+			TrainBackward: func(c *Call) { c.channels(c.In[0].C, bnTrainBackward) },
+			Fuses:         "relu",
 			// Eval mode: s = weight / sqrt(running_var + eps), t = bias -
 			// running_mean s.
 			Affine: func(a Attrs, p [][]float32, s, t []float64) {
@@ -802,7 +906,7 @@ func opList() []*Op {
 				}
 			},
 		},
-		pointwiseOp("relu", ops.ReLU, ops.ReLUBackward),
+		reluOp(),
 		pointwiseOp("gelu", ops.GELU, ops.GELUBackward),
 		pointwiseOp("silu", ops.SiLU, ops.SiLUBackward),
 		pointwiseOp("sigmoid", ops.Sigmoid, ops.SigmoidBackward),

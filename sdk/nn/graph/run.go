@@ -27,6 +27,22 @@ type workspace struct {
 	state   [][]float32     // per node: training scratch (Op.State)
 	chunks  [][]Call        // per node: its chunk calls (chunks.go)
 	chunkDP [][][][]float32 // per node, chunk, parameter: gradient buffers
+	// per value: the form of its gradient in a training backward pass,
+	// and its hot values and steps (sparsegrad.go)
+	form  []GradForm
+	hotDY [][]float32
+	hotAt [][]int32
+	sup   [][][]int32
+	seg   []int // forwardKeep's run of nodes (samples.go)
+	st    stage // the parallel step (stage.go) and its work
+	cw    callsWork
+	sw    samplesWork
+	bw    backWork
+	// backpropTrain's run (samples.go): the planned steps, and per
+	// gradient buffer the value that holds it in the run (-1: none)
+	bsteps   []bstep
+	slotVal  []int
+	slotUsed []int
 }
 
 func (n *Net) workspace(B int) *workspace {
@@ -66,6 +82,11 @@ func (n *Net) workspace(B int) *workspace {
 	w.seed = make([]float32, B*K)
 	w.init = make([]bool, len(n.shapes))
 	w.state = make([][]float32, len(n.nodes))
+	w.form = make([]GradForm, len(n.shapes))
+	w.hotDY = make([][]float32, len(n.shapes))
+	w.hotAt = make([][]int32, len(n.shapes))
+	w.sup = make([][][]int32, len(n.shapes))
+	w.seg = make([]int, 0, len(n.nodes))
 	n.ws = w
 	return w
 }
@@ -94,6 +115,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 	c.Fused = false
 	c.P = n.theta(c.P[:0], i)
 	c.Idx = w.idx[i][:B*nd.idx]
+	c.HotAt, c.HotDY, c.Steps, c.DXSteps = nil, nil, nil, nil
 	return c
 }
 
@@ -320,6 +342,7 @@ func (n *Net) gradBuf(w *workspace, B int, dx []float32, v int) []float32 {
 func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []float32 {
 	w := n.workspace(B)
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
+	seg := w.seg[:0] // training: the nodes since the last TrainForward (samples.go)
 	for i := 0; i <= n.output; i++ {
 		if train && n.folded[i] {
 			continue // computed by the node it reads (planFusion)
@@ -331,12 +354,19 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 			c.Y, c.Fused = val(f+1), true
 		}
 		if train && op.TrainForward != nil {
+			n.forwardSamples(w, seg, B)
+			seg = seg[:0]
 			c.State = n.state(w, i, B)
 			op.TrainForward(c)
 			continue
 		}
+		if train {
+			seg = append(seg, i)
+			continue
+		}
 		n.chunked(w, i, c, op.Forward, false)
 	}
+	n.forwardSamples(w, seg, B)
 	return val(n.output + 1)
 }
 
@@ -359,6 +389,10 @@ func (n *Net) state(w *workspace, i, B int) []float32 {
 // nodes sums their gradients. It adds parameter gradients to dTheta,
 // writes dx, and copies layer's gradient to layerGrad (each if not nil).
 func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, layer *Layer, layerGrad []float32) {
+	if train {
+		n.backpropTrain(B, x, dTheta, dx) // samples.go
+		return
+	}
 	w := n.ws
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	grad := func(v int) []float32 { return n.gradBuf(w, B, dx, v) }

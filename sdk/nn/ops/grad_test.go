@@ -257,3 +257,47 @@ func TestJoinDenseNormGrad(t *testing.T) {
 	fdCheck(t, "batchnorm dgamma", bl, g, addG())
 	fdCheck(t, "batchnorm dbeta", bl, be, addBe())
 }
+
+// TestMaxPoolBackwardStride1Bits: the stride-1 unpadded max pool's
+// backward (kern.MaxPoolGrad row by row) gives the bits of the scatter it
+// replaces (sums in increasing t from +0), with ties, zeros of both
+// signs, a NaN gradient and rows of one window.
+func TestMaxPoolBackwardStride1Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for _, k := range []int{1, 2, 3, 5} {
+		for _, T := range []int{k, k + 1, 40} {
+			m := MaxPool1D{Kernel: k, Stride: 1}
+			L := T - k + 1
+			const rows = 6
+			x := make([]float32, rows*T)
+			for i := range x {
+				x[i] = float32(r.IntN(4)) // ties
+			}
+			y, idx := make([]float32, rows*L), make([]int32, rows*L)
+			m.Forward(y, idx, x, T)
+			dy := make([]float32, rows*L)
+			for i := range dy {
+				switch r.IntN(5) {
+				case 0:
+					dy[i] = float32(math.Copysign(0, -1))
+				case 1:
+					dy[i] = 0
+				default:
+					dy[i] = float32(r.NormFloat64())
+				}
+			}
+			dy[len(dy)/2] = float32(math.NaN())
+			got, want := make([]float32, rows*T), make([]float32, rows*T)
+			for i := range got {
+				got[i] = 7 // stale: every value must be written
+			}
+			m.Backward(got, dy, idx, T)
+			scatter(want, dy, idx, T, L)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("k %d T %d: dx[%d] = %v, the scatter gives %v", k, T, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

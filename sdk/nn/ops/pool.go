@@ -24,7 +24,19 @@ func (m MaxPool1D) Forward(dst []float32, idx []int32, x []float32, T int) {
 // idx of Forward.
 func (m MaxPool1D) Backward(dx, dy []float32, idx []int32, T int) {
 	L := mustPool(m.Kernel, m.Stride, m.Pad, T)
-	scatter(dx, dy, idx, T, L)
+	if m.Stride != 1 || m.Pad != 0 {
+		scatter(dx, dy, idx, T, L)
+		return
+	}
+	// Stride 1 unpadded: kern.MaxPoolGrad per row, the same sums in the
+	// same order (it adds +0 for the steps that are not the maximum).
+	rows := len(dx) / T
+	need("pool dx", len(dx), rows*T)
+	need("pool dy", len(dy), rows*L)
+	need("pool idx", len(idx), rows*L)
+	for r := 0; r < rows; r++ {
+		kern.MaxPoolGrad(dx[r*T:(r+1)*T], dy[r*L:(r+1)*L], idx[r*L:(r+1)*L], m.Kernel)
+	}
 }
 
 func mustPool(K, s, p, T int) int {
