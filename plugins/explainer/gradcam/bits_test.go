@@ -30,9 +30,12 @@ func rawPlain(dst []float64, act, grad []float32, c int) []float64 {
 	return dst
 }
 
+// sameBits is the first index where a and b differ in their bits, a NaN
+// equal to any NaN (which operand's payload an addition of two NaNs keeps
+// is the compiler's choice of operand order), or -1.
 func sameBits(a, b []float64) int {
 	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
 			return i
 		}
 	}
