@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -218,5 +219,65 @@ func TestLayerGradSparseThroughMaxPool(t *testing.T) {
 		if nz == 0 || nz > B*l.Shape.C {
 			t.Errorf("%s: %d nonzero gradients; want 1..%d (one step a row at most)", what, nz, B*l.Shape.C)
 		}
+	}
+}
+
+// TestLayerGradFoldsBelowLayer: a request for a layer's gradient alone
+// folds the ReLUs below the layer into the convolutions they read (the
+// op's Forward applies it: Op.EvalFuses) and not into a batchnorm (whose
+// Forward does not), and gives the bits, the activations' included, of
+// the request that also asks for the input's gradient, which folds none;
+// on fuseSpec (conv and batchnorm pairs, a residual addition) for every
+// layer, and on the paper's trunk for its layers. Each request also runs
+// twice on one Net, after the other (no pass reads a value the other
+// left).
+func TestLayerGradFoldsBelowLayer(t *testing.T) {
+	for si, spec := range []Spec{fuseSpec(), trunkSpecs()[1]} {
+		for li, nd := range spec.Nodes {
+			n := randomNet(t, spec, uint64(60+si))
+			l, err := n.Layer(nd.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const B = 3
+			rng := rand.New(rand.NewPCG(uint64(si), uint64(li)))
+			in := n.shapes[0]
+			x := randVec(rng, B*in.C*in.T)
+			targets := []int{0, 2, 1}
+			sz := B * l.Shape.Size()
+			req := func(input bool) (act, lg []float32) {
+				act, lg = randVec(rng, sz), randVec(rng, sz)
+				r := GradRequest{Targets: targets, Layer: &l, Act: act, LayerGrad: lg}
+				if input {
+					r.Input = make([]float32, len(x))
+				}
+				if err := n.Grad(x, r); err != nil {
+					t.Fatal(err)
+				}
+				return act, lg
+			}
+			for range 2 {
+				a0, g0 := req(false)
+				a1, g1 := req(true)
+				for k := range a0 {
+					if math.Float32bits(a0[k]) != math.Float32bits(a1[k]) || math.Float32bits(g0[k]) != math.Float32bits(g1[k]) {
+						t.Fatalf("%s %s: value %d: activation %v and gradient %v alone, %v and %v with the input's gradient", spec.Name, nd.Name, k, a0[k], g0[k], a1[k], g1[k])
+					}
+				}
+			}
+		}
+	}
+	// The plan folds a ReLU below the layer exactly when its producer's
+	// Forward applies it.
+	n := randomNet(t, fuseSpec(), 1)
+	var got []string
+	below := len(n.nodes)
+	for i := range n.nodes {
+		if n.folded[i] && n.keepFuses(n.nodes[i].inputs[0]-1, false, below) {
+			got = append(got, n.nodes[i].name)
+		}
+	}
+	if want := []string{"r5"}; !slices.Equal(got, want) {
+		t.Errorf("an inference pass folds %v, want %v (c5's; not bn1's or bn2's)", got, want)
 	}
 }

@@ -224,7 +224,15 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		check("Act", r.Act, B*r.Layer.Shape.Size())
 		check("LayerGrad", r.LayerGrad, B*r.Layer.Shape.Size())
 	}
-	out := n.forwardKeep(x, B, false, nil)
+	// Asked for a layer's gradient alone, the backward pass stops at the
+	// layer (backprop), so below it no node's Backward reads a value:
+	// there a node folds the ReLU that is its only reader (Op.Fuses), as
+	// in training, with the bits of the two run one after the other.
+	below := -1
+	if r.Layer != nil && r.Input == nil && r.Params == nil && n.anc[r.Layer.Node] {
+		below = r.Layer.Node
+	}
+	out := n.forwardKeep(x, B, false, nil, below)
 	w := n.ws
 	probs := w.probs[:B*K]
 	if err := n.finish(probs, out); err != nil {
@@ -267,7 +275,7 @@ func (n *Net) Run(x []float32, train bool, rnd *rand.Rand) ([]float32, error) {
 		panic("graph: a training pass needs a random source")
 	}
 	n.last = lastRun{x: x, B: B, train: train}
-	return n.forwardKeep(x, B, train, rnd), nil
+	return n.forwardKeep(x, B, train, rnd, -1), nil
 }
 
 // Backprop propagates dOut (B x K), the gradient of a loss with respect
@@ -316,18 +324,23 @@ func (n *Net) gradBuf(w *workspace, B int, dx []float32, v int) []float32 {
 }
 
 // forwardKeep runs every node up to the output keeping its value, and
-// returns the output node's values.
-func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []float32 {
+// returns the output node's values. A training pass folds each planned
+// pair (planFusion: the folded node's value is then written by the node
+// it reads, whose own value is not); an inference pass folds the pairs
+// whose folded node comes before node below (no pair for below < 0) and
+// whose Forward applies the folded op (Op.EvalFuses): nothing reads
+// their first node's value afterwards.
+func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand, below int) []float32 {
 	w := n.workspace(B)
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	for i := 0; i <= n.output; i++ {
-		if train && n.folded[i] {
+		if n.folded[i] && n.keepFuses(n.nodes[i].inputs[0]-1, train, below) {
 			continue // computed by the node it reads (planFusion)
 		}
 		c := n.call(w, i, B, val)
 		op := n.nodes[i].op
 		c.Train, c.Rand, c.Workers = train, rnd, n.Workers
-		if f := n.fuse[i]; train && f >= 0 {
+		if f := n.fuse[i]; n.keepFuses(i, train, below) {
 			c.Y, c.Fused = val(f+1), true
 		}
 		if train && op.TrainForward != nil {
@@ -338,6 +351,13 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 		n.chunked(w, i, c, op.Forward, false)
 	}
 	return val(n.output + 1)
+}
+
+// keepFuses says whether node j of forwardKeep's pass computes the node
+// it folds (planFusion) as well.
+func (n *Net) keepFuses(j int, train bool, below int) bool {
+	f := n.fuse[j]
+	return f >= 0 && (train || f < below && n.nodes[j].op.EvalFuses == n.nodes[f].op.Kind)
 }
 
 // state is node i's training scratch for a batch of B.
