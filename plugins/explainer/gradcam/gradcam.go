@@ -285,13 +285,21 @@ func CentreSpan(dst, cam []float64, stride, lo, hi int) []float64 {
 	if len(cam) == 0 || stride < 1 || lo > hi {
 		panic(fmt.Sprintf("gradcam: CentreSpan: %d positions of stride %d over [%d, %d]", len(cam), stride, lo, hi))
 	}
+	// t = floor(num / den) with num = 2u - lo - hi + stride, den =
+	// 2 stride, kept as t and the remainder r = num - t den in [0, den)
+	// from one sample to the next (num grows by 2 <= den): no division
+	// a sample.
+	num, den := -lo-hi+stride, 2*stride
+	t, r := num/den, num%den
+	if r < 0 {
+		t, r = t-1, r+den // floor, not truncation
+	}
+	last := len(cam) - 1
 	for u := range dst {
-		num, den := 2*u-lo-hi+stride, 2*stride
-		t := num / den
-		if num%den != 0 && num < 0 {
-			t-- // floor, not truncation
+		dst[u] = cam[min(max(t, 0), last)]
+		if r += 2; r >= den {
+			t, r = t+1, r-den
 		}
-		dst[u] = cam[min(max(t, 0), len(cam)-1)]
 	}
 	return dst
 }
