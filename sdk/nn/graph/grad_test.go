@@ -230,7 +230,7 @@ func TestLayerGradSparseThroughMaxPool(t *testing.T) {
 // on fuseSpec (conv and batchnorm pairs, a residual addition) for every
 // layer, and on the paper's trunk for its layers. Each request also runs
 // twice on one Net, after the other (no pass reads a value the other
-// left).
+// left); the activations are Run's, and later passes leave them alone.
 func TestLayerGradFoldsBelowLayer(t *testing.T) {
 	for si, spec := range []Spec{fuseSpec(), trunkSpecs()[1]} {
 		for li, nd := range spec.Nodes {
@@ -263,6 +263,23 @@ func TestLayerGradFoldsBelowLayer(t *testing.T) {
 					if math.Float32bits(a0[k]) != math.Float32bits(a1[k]) || math.Float32bits(g0[k]) != math.Float32bits(g1[k]) {
 						t.Fatalf("%s %s: value %d: activation %v and gradient %v alone, %v and %v with the input's gradient", spec.Name, nd.Name, k, a0[k], g0[k], a1[k], g1[k])
 					}
+				}
+				// The activations are the layer's value of a pass that
+				// runs and keeps every node (Run), and a later pass on
+				// other inputs leaves them as they are (Grad wrote them
+				// in place, then gave the Net its own buffer back).
+				keep := slices.Clone(a0)
+				if _, err := n.Run(x, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				if kept := n.kept(n.ws, B, x, l.Node+1); !slices.Equal(kept, a0) {
+					t.Fatalf("%s %s: Grad's activations differ from Run's", spec.Name, nd.Name)
+				}
+				if _, err := n.Run(randVec(rng, len(x)), false, nil); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(a0, keep) || !slices.Equal(a1, keep) {
+					t.Fatalf("%s %s: a later pass changed Grad's activations", spec.Name, nd.Name)
 				}
 			}
 		}

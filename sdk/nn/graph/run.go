@@ -232,8 +232,16 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	if r.Layer != nil && r.Input == nil && r.Params == nil && n.anc[r.Layer.Node] {
 		below = r.Layer.Node
 	}
+	w := n.workspace(B)
+	inAct := r.Layer != nil && r.Act != nil && r.Layer.Node <= n.output
+	if inAct {
+		// The pass keeps the layer's value in Act itself: no copy.
+		v := r.Layer.Node + 1
+		own := w.acts[v]
+		w.acts[v] = r.Act
+		defer func() { w.acts[v] = own }()
+	}
 	out := n.forwardKeep(x, B, false, nil, below)
-	w := n.ws
 	probs := w.probs[:B*K]
 	if err := n.finish(probs, out); err != nil {
 		return err
@@ -241,7 +249,7 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	if r.Probs != nil {
 		copy(r.Probs, probs)
 	}
-	if r.Layer != nil && r.Act != nil {
+	if r.Layer != nil && r.Act != nil && !inAct {
 		copy(r.Act, n.kept(w, B, x, r.Layer.Node+1))
 	}
 	// Seed: d p_target / d (output node's values).
