@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden/paper"
@@ -140,5 +141,42 @@ func TestExplainBitsDense(t *testing.T) {
 				t.Fatalf("wave %d target %d: sample %d is %v, the dense pass gives %v", b, targets[b], i, maps[b][i], want[i])
 			}
 		}
+	}
+}
+
+// TestExplainReusesBuffers: Explain takes its activations and gradients
+// (B x C x T each) from a pool, so that over repeated calls on one batch
+// the bytes allocated a call (the maps and small things) stay under half
+// of those two buffers; a call that allocated them anew, as each did
+// before, would be above.
+func TestExplainReusesBuffers(t *testing.T) {
+	p, x, y, _ := paper.Model(t)
+	m, err := nn.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sh, err := m.LayerShape(ctx, DefaultLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	B := min(len(y), 8)
+	req := sdk.ExplainRequest{X: x[:B*m.InputLen()], Targets: y[:B]}
+	e := New()
+	if _, err := e.Explain(ctx, m, req); err != nil {
+		t.Fatal(err)
+	}
+	const calls = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range calls {
+		if _, err := e.Explain(ctx, m, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	bufs := uint64(2 * B * sh.Size() * 4)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per >= bufs/2 {
+		t.Errorf("%d bytes allocated a call; want under half of the %d bytes of the activations and gradients", per, bufs)
 	}
 }
