@@ -226,10 +226,11 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	}
 	// Asked for a layer's gradient alone, the backward pass stops at the
 	// layer (backprop), so below it no node's Backward reads a value:
-	// there a node folds the ReLU that is its only reader (Op.Fuses), as
-	// in training, with the bits of the two run one after the other.
+	// there a node folds the ReLU that is its only reader where its
+	// Forward applies it (planFusion, Op.EvalFuses: a convolution), with
+	// the bits of the two run one after the other.
 	below := -1
-	if r.Layer != nil && r.Input == nil && r.Params == nil && n.anc[r.Layer.Node] {
+	if r.Layer != nil && r.LayerGrad != nil && r.Input == nil && r.Params == nil && n.anc[r.Layer.Node] {
 		below = r.Layer.Node
 	}
 	w := n.workspace(B)
