@@ -231,6 +231,8 @@ func TestLayerGradSparseThroughMaxPool(t *testing.T) {
 // layer, and on the paper's trunk for its layers. Each request also runs
 // twice on one Net, after the other (no pass reads a value the other
 // left); the activations are Run's, and later passes leave them alone.
+// The folded nodes' own values and the Net's buffer of the layer's are
+// left unwritten (NaN-filled buffers read back). A layer after the output node is an error.
 func TestLayerGradFoldsBelowLayer(t *testing.T) {
 	for si, spec := range []Spec{fuseSpec(), trunkSpecs()[1]} {
 		for li, nd := range spec.Nodes {
@@ -255,6 +257,28 @@ func TestLayerGradFoldsBelowLayer(t *testing.T) {
 					t.Fatal(err)
 				}
 				return act, lg
+			}
+			// The request alone leaves unwritten the value of a node
+			// whose ReLU is folded below the layer (it is never
+			// computed) and the Net's buffer of the layer's value (the
+			// pass keeps it in Act), and writes every other value up to
+			// the output: the buffers, filled with NaN, are read back.
+			req(false)
+			for _, a := range n.ws.acts {
+				for k := range a {
+					a[k] = float32(math.NaN())
+				}
+			}
+			req(false)
+			for j := 0; j <= n.output; j++ {
+				unwritten := n.keepFuses(j, false, l.Node) || j == l.Node
+				nan := true
+				for _, v := range n.ws.acts[j+1] {
+					nan = nan && v != v
+				}
+				if nan != unwritten {
+					t.Errorf("%s %s: node %s's value left unwritten %v; want %v", spec.Name, nd.Name, n.nodes[j].name, nan, unwritten)
+				}
 			}
 			for range 2 {
 				a0, g0 := req(false)
@@ -283,6 +307,21 @@ func TestLayerGradFoldsBelowLayer(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A layer after the output node is refused: no pass computes it.
+	after := trunkSpecs()[1]
+	after.Output = "fc2"
+	after.Nodes = append(after.Nodes, wnode("late", "relu", []string{"fc2"}, nil))
+	na := randomNet(t, after, 5)
+	late, err := na.Layer("late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := na.shapes[0]
+	sz := 2 * late.Shape.Size()
+	err = na.Grad(make([]float32, 2*in.Size()), GradRequest{Targets: []int{0, 1}, Layer: &late, Act: make([]float32, sz), LayerGrad: make([]float32, sz)})
+	if want := `layer "late" (node "late") comes after the output node "fc2"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a layer after the output: error %v, want one containing %q", err, want)
 	}
 	// The plan folds a ReLU below the layer exactly when its producer's
 	// Forward applies it.

@@ -223,6 +223,9 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	if r.Layer != nil {
 		check("Act", r.Act, B*r.Layer.Shape.Size())
 		check("LayerGrad", r.LayerGrad, B*r.Layer.Shape.Size())
+		if r.Layer.Node > n.output {
+			return fmt.Errorf("graph %q: layer %q (node %q) comes after the output node %q, so no pass computes it; need a layer at or before the output (spec key \"output\")", n.spec.Name, r.Layer.Path, r.Layer.Name, n.nodes[n.output].name)
+		}
 	}
 	// Asked for a layer's gradient alone, the backward pass stops at the
 	// layer (backprop), so below it no node's Backward reads a value:
@@ -234,8 +237,7 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 		below = r.Layer.Node
 	}
 	w := n.workspace(B)
-	inAct := r.Layer != nil && r.Act != nil && r.Layer.Node <= n.output
-	if inAct {
+	if r.Layer != nil && r.Act != nil {
 		// The pass keeps the layer's value in Act itself: no copy.
 		v := r.Layer.Node + 1
 		own := w.acts[v]
@@ -249,9 +251,6 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	}
 	if r.Probs != nil {
 		copy(r.Probs, probs)
-	}
-	if r.Layer != nil && r.Act != nil && !inAct {
-		copy(r.Act, n.kept(w, B, x, r.Layer.Node+1))
 	}
 	// Seed: d p_target / d (output node's values).
 	seed := w.seed[:B*K]
