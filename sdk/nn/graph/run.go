@@ -188,8 +188,12 @@ type GradRequest struct {
 	// Params has d p_target / d Theta, summed over the batch, ADDED to it
 	// (NumParams values; running statistics get none).
 	Params []float32
-	// Layer, if non-nil, names a layer whose output A (B x C x T of its
-	// Shape) goes to Act and d p_target / d A to LayerGrad.
+	// Layer, if non-nil, names a layer at or before the output node whose
+	// output A (B x C x T of its Shape) goes to Act (written during the
+	// forward pass, which keeps A there) and d p_target / d A to
+	// LayerGrad. Asked for LayerGrad alone (no Input, no Params), the
+	// pass folds the ReLUs below the layer into the convolutions they
+	// read, with the same bits.
 	Layer          *Layer
 	Act, LayerGrad []float32
 }
