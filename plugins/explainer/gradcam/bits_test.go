@@ -146,9 +146,11 @@ func TestExplainBitsDense(t *testing.T) {
 
 // TestExplainReusesBuffers: Explain takes its activations and gradients
 // (B x C x T each) from a pool, so that over repeated calls on one batch
-// the bytes allocated a call (the maps and small things) stay under half
+// the bytes allocated a call (the maps and small things) stay under 3/4
 // of those two buffers; a call that allocated them anew, as each did
-// before, would be above.
+// before, would be above. (Under the race detector a pool drops a
+// quarter of what it is given, at random: with 40 calls, far fewer
+// than the two thirds that would pass the bound.)
 func TestExplainReusesBuffers(t *testing.T) {
 	p, x, y, _ := paper.Model(t)
 	m, err := nn.NewModel(p)
@@ -166,7 +168,7 @@ func TestExplainReusesBuffers(t *testing.T) {
 	if _, err := e.Explain(ctx, m, req); err != nil {
 		t.Fatal(err)
 	}
-	const calls = 20
+	const calls = 40
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range calls {
@@ -176,7 +178,7 @@ func TestExplainReusesBuffers(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	bufs := uint64(2 * B * sh.Size() * 4)
-	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per >= bufs/2 {
-		t.Errorf("%d bytes allocated a call; want under half of the %d bytes of the activations and gradients", per, bufs)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per >= bufs*3/4 {
+		t.Errorf("%d bytes allocated a call; want under 3/4 of the %d bytes of the activations and gradients", per, bufs)
 	}
 }
