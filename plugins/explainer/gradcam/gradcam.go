@@ -3,8 +3,11 @@ package gradcam
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"sync"
 
+	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
@@ -96,8 +99,13 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
 	}
 	b := len(req.Targets)
-	act := make([]float32, b*sh.Size())
-	grad := make([]float32, b*sh.Size())
+	sz := b * sh.Size()
+	if _, ok := checked.Prod(2, b, sh.C, sh.T); !ok {
+		return nil, fmt.Errorf("%s: layer %q: %d inputs of %d x %d values each overflow an int; want a smaller batch", ID, c.layer, b, sh.C, sh.T)
+	}
+	buf := getScratch(2 * sz)
+	defer scratch.Put(buf)
+	act, grad := (*buf)[:sz:sz], (*buf)[sz:2*sz]
 	if err := m.LayerGrad(ctx, act, grad, req.X, req.Targets, c.layer); err != nil {
 		return nil, fmt.Errorf("%s: %w", ID, err)
 	}
@@ -106,9 +114,10 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	}
 	cam := make([]float64, sh.T)
 	maps := make([][]float64, b)
+	all := make([]float64, b*n)
 	for i := range maps {
 		Raw(cam, act[i*sh.Size():(i+1)*sh.Size()], grad[i*sh.Size():(i+1)*sh.Size()], sh.C)
-		maps[i] = make([]float64, n)
+		maps[i] = all[i*n : (i+1)*n : (i+1)*n]
 		for ch := range a.InChannels {
 			row := maps[i][ch*a.InLen : (ch+1)*a.InLen]
 			switch c.align {
@@ -124,6 +133,23 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 		}
 	}
 	return maps, nil
+}
+
+// scratch holds *[]float32 buffers of Explain's activations and
+// gradients: a batch's are large (16 inputs of conv4: 1.3 MB), and
+// allocating them zeroed each call cost about as much as the layer's
+// gradient pass. LayerGrad writes every value, so a reused buffer's old
+// values are never read.
+var scratch sync.Pool
+
+// getScratch returns a buffer of scratch with at least n values.
+func getScratch(n int) *[]float32 {
+	if b, ok := scratch.Get().(*[]float32); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]float32, n)
+	return &b
 }
 
 // LayerFielder is a model that knows its layers' receptive fields in
@@ -168,24 +194,69 @@ func graphField(m nn.Model, a nn.Arch, layer string) (span, error) {
 // Raw writes the Grad-CAM map of one input, dst[t] = sum_c alpha_c
 // act[c*T+t] with alpha_c = (1/T) sum_t grad[c*T+t], T = len(dst), from a
 // layer's C x T activations and gradients, and returns dst. The sums run
-// in float64.
+// in float64, in the order of the formula: channel after channel, each
+// alpha_c over t in order (the zero gradients, which leave a sum that
+// starts at +0 as it is, skipped: a gradient through a global max pool
+// is zero but at one step a channel); the channels are taken four at a
+// time, dst[t] kept in a register across the four.
 func Raw(dst []float64, act, grad []float32, c int) []float64 {
 	t := len(dst)
 	if len(act) != c*t || len(grad) != c*t {
 		panic(fmt.Sprintf("gradcam: Raw: %d activations and %d gradients for %d channels of %d", len(act), len(grad), c, t))
 	}
 	clear(dst)
-	for ch := range c {
-		var alpha float64
-		for _, g := range grad[ch*t : (ch+1)*t] {
-			alpha += float64(g)
+	if t == 0 {
+		return dst
+	}
+	row := func(ch int) []float32 { return act[ch*t : (ch+1)*t][:len(dst)] }
+	ch := 0
+	for ; ch+4 <= c; ch += 4 {
+		a0, a1, a2, a3 := meanGrad(grad, ch, t), meanGrad(grad, ch+1, t), meanGrad(grad, ch+2, t), meanGrad(grad, ch+3, t)
+		x0, x1, x2, x3 := row(ch), row(ch+1), row(ch+2), row(ch+3)
+		for i, d := range dst {
+			d += a0 * float64(x0[i])
+			d += a1 * float64(x1[i])
+			d += a2 * float64(x2[i])
+			d += a3 * float64(x3[i])
+			dst[i] = d
 		}
-		alpha /= float64(t)
-		for i, v := range act[ch*t : (ch+1)*t] {
-			dst[i] += alpha * float64(v)
+	}
+	for ; ch < c; ch++ {
+		a, x := meanGrad(grad, ch, t), row(ch)
+		for i, v := range x {
+			dst[i] += a * float64(v)
 		}
 	}
 	return dst
+}
+
+// meanGrad is (1/t) sum_i grad[ch*t+i], summed in float64 in order of i
+// without the zero terms: a sum that starts at +0 is never -0 (x + y is
+// -0 only for x = y = -0), and s + (±0) = s for every other s, NaN
+// included, so the bits are the full sum's. Zeros are skipped eight at a
+// time.
+func meanGrad(grad []float32, ch, t int) float64 {
+	g := grad[ch*t : (ch+1)*t]
+	var s float64
+	i := 0
+	for ; i+8 <= len(g); i += 8 {
+		q := g[i : i+8 : i+8]
+		if (math.Float32bits(q[0])|math.Float32bits(q[1])|math.Float32bits(q[2])|math.Float32bits(q[3])|
+			math.Float32bits(q[4])|math.Float32bits(q[5])|math.Float32bits(q[6])|math.Float32bits(q[7]))<<1 == 0 {
+			continue // eight zeros (±0)
+		}
+		for _, v := range q {
+			if v != 0 {
+				s += float64(v)
+			}
+		}
+	}
+	for _, v := range g[i:] {
+		if v != 0 {
+			s += float64(v)
+		}
+	}
+	return s / float64(t)
 }
 
 // Centre writes a layer map cam of T positions at the centres of their
@@ -214,13 +285,21 @@ func CentreSpan(dst, cam []float64, stride, lo, hi int) []float64 {
 	if len(cam) == 0 || stride < 1 || lo > hi {
 		panic(fmt.Sprintf("gradcam: CentreSpan: %d positions of stride %d over [%d, %d]", len(cam), stride, lo, hi))
 	}
+	// t = floor(num / den) with num = 2u - lo - hi + stride, den =
+	// 2 stride, kept as t and the remainder r = num - t den in [0, den)
+	// from one sample to the next (num grows by 2 <= den): no division
+	// a sample.
+	num, den := -lo-hi+stride, 2*stride
+	t, r := num/den, num%den
+	if r < 0 {
+		t, r = t-1, r+den // floor, not truncation
+	}
+	last := len(cam) - 1
 	for u := range dst {
-		num, den := 2*u-lo-hi+stride, 2*stride
-		t := num / den
-		if num%den != 0 && num < 0 {
-			t-- // floor, not truncation
+		dst[u] = cam[min(max(t, 0), last)]
+		if r += 2; r >= den {
+			t, r = t+1, r-den
 		}
-		dst[u] = cam[min(max(t, 0), len(cam)-1)]
 	}
 	return dst
 }

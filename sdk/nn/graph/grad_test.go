@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -218,5 +219,121 @@ func TestLayerGradSparseThroughMaxPool(t *testing.T) {
 		if nz == 0 || nz > B*l.Shape.C {
 			t.Errorf("%s: %d nonzero gradients; want 1..%d (one step a row at most)", what, nz, B*l.Shape.C)
 		}
+	}
+}
+
+// TestLayerGradFoldsBelowLayer: a request for a layer's gradient alone
+// folds the ReLUs below the layer into the convolutions they read (the
+// op's Forward applies it: Op.EvalFuses) and not into a batchnorm (whose
+// Forward does not), and gives the bits, the activations' included, of
+// the request that also asks for the input's gradient, which folds none;
+// on fuseSpec (conv and batchnorm pairs, a residual addition) for every
+// layer, and on the paper's trunk for its layers. Each request also runs
+// twice on one Net, after the other (no pass reads a value the other
+// left); the activations are Run's, and later passes leave them alone.
+// The folded nodes' own values and the Net's buffer of the layer's are
+// left unwritten (NaN-filled buffers read back). A layer after the output node is an error.
+func TestLayerGradFoldsBelowLayer(t *testing.T) {
+	for si, spec := range []Spec{fuseSpec(), trunkSpecs()[1]} {
+		for li, nd := range spec.Nodes {
+			n := randomNet(t, spec, uint64(60+si))
+			l, err := n.Layer(nd.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const B = 3
+			rng := rand.New(rand.NewPCG(uint64(si), uint64(li)))
+			in := n.shapes[0]
+			x := randVec(rng, B*in.C*in.T)
+			targets := []int{0, 2, 1}
+			sz := B * l.Shape.Size()
+			req := func(input bool) (act, lg []float32) {
+				act, lg = randVec(rng, sz), randVec(rng, sz)
+				r := GradRequest{Targets: targets, Layer: &l, Act: act, LayerGrad: lg}
+				if input {
+					r.Input = make([]float32, len(x))
+				}
+				if err := n.Grad(x, r); err != nil {
+					t.Fatal(err)
+				}
+				return act, lg
+			}
+			// The request alone leaves unwritten the value of a node
+			// whose ReLU is folded below the layer (it is never
+			// computed) and the Net's buffer of the layer's value (the
+			// pass keeps it in Act), and writes every other value up to
+			// the output: the buffers, filled with NaN, are read back.
+			req(false)
+			for _, a := range n.ws.acts {
+				for k := range a {
+					a[k] = float32(math.NaN())
+				}
+			}
+			req(false)
+			for j := 0; j <= n.output; j++ {
+				unwritten := n.keepFuses(j, false, l.Node) || j == l.Node
+				nan := true
+				for _, v := range n.ws.acts[j+1] {
+					nan = nan && v != v
+				}
+				if nan != unwritten {
+					t.Errorf("%s %s: node %s's value left unwritten %v; want %v", spec.Name, nd.Name, n.nodes[j].name, nan, unwritten)
+				}
+			}
+			for range 2 {
+				a0, g0 := req(false)
+				a1, g1 := req(true)
+				for k := range a0 {
+					if math.Float32bits(a0[k]) != math.Float32bits(a1[k]) || math.Float32bits(g0[k]) != math.Float32bits(g1[k]) {
+						t.Fatalf("%s %s: value %d: activation %v and gradient %v alone, %v and %v with the input's gradient", spec.Name, nd.Name, k, a0[k], g0[k], a1[k], g1[k])
+					}
+				}
+				// The activations are the layer's value of a pass that
+				// runs and keeps every node (Run), and a later pass on
+				// other inputs leaves them as they are (Grad wrote them
+				// in place, then gave the Net its own buffer back).
+				keep := slices.Clone(a0)
+				if _, err := n.Run(x, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				if kept := n.kept(n.ws, B, x, l.Node+1); !slices.Equal(kept, a0) {
+					t.Fatalf("%s %s: Grad's activations differ from Run's", spec.Name, nd.Name)
+				}
+				if _, err := n.Run(randVec(rng, len(x)), false, nil); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(a0, keep) || !slices.Equal(a1, keep) {
+					t.Fatalf("%s %s: a later pass changed Grad's activations", spec.Name, nd.Name)
+				}
+			}
+		}
+	}
+	// A layer after the output node is refused: no pass computes it.
+	after := trunkSpecs()[1]
+	after.Output = "fc2"
+	after.Nodes = append(after.Nodes, wnode("late", "relu", []string{"fc2"}, nil))
+	na := randomNet(t, after, 5)
+	late, err := na.Layer("late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := na.shapes[0]
+	sz := 2 * late.Shape.Size()
+	err = na.Grad(make([]float32, 2*in.Size()), GradRequest{Targets: []int{0, 1}, Layer: &late, Act: make([]float32, sz), LayerGrad: make([]float32, sz)})
+	if want := `layer "late" (node "late") comes after the output node "fc2"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a layer after the output: error %v, want one containing %q", err, want)
+	}
+	// The plan folds a ReLU below the layer exactly when its producer's
+	// Forward applies it.
+	n := randomNet(t, fuseSpec(), 1)
+	var got []string
+	below := len(n.nodes)
+	for i := range n.nodes {
+		if n.folded[i] && n.keepFuses(n.nodes[i].inputs[0]-1, false, below) {
+			got = append(got, n.nodes[i].name)
+		}
+	}
+	if want := []string{"r5"}; !slices.Equal(got, want) {
+		t.Errorf("an inference pass folds %v, want %v (c5's; not bn1's or bn2's)", got, want)
 	}
 }

@@ -210,8 +210,12 @@ type GradRequest struct {
 	// Params has d p_target / d Theta, summed over the batch, ADDED to it
 	// (NumParams values; running statistics get none).
 	Params []float32
-	// Layer, if non-nil, names a layer whose output A (B x C x T of its
-	// Shape) goes to Act and d p_target / d A to LayerGrad.
+	// Layer, if non-nil, names a layer at or before the output node whose
+	// output A (B x C x T of its Shape) goes to Act (written during the
+	// forward pass, which keeps A there) and d p_target / d A to
+	// LayerGrad. Asked for LayerGrad alone (no Input, no Params), the
+	// pass folds the ReLUs below the layer into the convolutions they
+	// read, with the same bits.
 	Layer          *Layer
 	Act, LayerGrad []float32
 }
@@ -245,18 +249,34 @@ func (n *Net) Grad(x []float32, r GradRequest) error {
 	if r.Layer != nil {
 		check("Act", r.Act, B*r.Layer.Shape.Size())
 		check("LayerGrad", r.LayerGrad, B*r.Layer.Shape.Size())
+		if r.Layer.Node > n.output {
+			return fmt.Errorf("graph %q: layer %q (node %q) comes after the output node %q, so no pass computes it; need a layer at or before the output (spec key \"output\")", n.spec.Name, r.Layer.Path, r.Layer.Name, n.nodes[n.output].name)
+		}
 	}
-	out := n.forwardKeep(x, B, false, nil)
-	w := n.ws
+	// Asked for a layer's gradient alone, the backward pass stops at the
+	// layer (backprop), so below it no node's Backward reads a value:
+	// there a node folds the ReLU that is its only reader where its
+	// Forward applies it (planFusion, Op.EvalFuses: a convolution), with
+	// the bits of the two run one after the other.
+	below := -1
+	if r.Layer != nil && r.LayerGrad != nil && r.Input == nil && r.Params == nil && n.anc[r.Layer.Node] {
+		below = r.Layer.Node
+	}
+	w := n.workspace(B)
+	if r.Layer != nil && r.Act != nil {
+		// The pass keeps the layer's value in Act itself: no copy.
+		v := r.Layer.Node + 1
+		own := w.acts[v]
+		w.acts[v] = r.Act
+		defer func() { w.acts[v] = own }()
+	}
+	out := n.forwardKeep(x, B, false, nil, below)
 	probs := w.probs[:B*K]
 	if err := n.finish(probs, out); err != nil {
 		return err
 	}
 	if r.Probs != nil {
 		copy(r.Probs, probs)
-	}
-	if r.Layer != nil && r.Act != nil {
-		copy(r.Act, n.kept(w, B, x, r.Layer.Node+1))
 	}
 	// Seed: d p_target / d (output node's values).
 	seed := w.seed[:B*K]
@@ -289,7 +309,7 @@ func (n *Net) Run(x []float32, train bool, rnd *rand.Rand) ([]float32, error) {
 		panic("graph: a training pass needs a random source")
 	}
 	n.last = lastRun{x: x, B: B, train: train}
-	return n.forwardKeep(x, B, train, rnd), nil
+	return n.forwardKeep(x, B, train, rnd, -1), nil
 }
 
 // Backprop propagates dOut (B x K), the gradient of a loss with respect
@@ -338,19 +358,24 @@ func (n *Net) gradBuf(w *workspace, B int, dx []float32, v int) []float32 {
 }
 
 // forwardKeep runs every node up to the output keeping its value, and
-// returns the output node's values.
-func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []float32 {
+// returns the output node's values. A training pass folds each planned
+// pair (planFusion: the folded node's value is then written by the node
+// it reads, whose own value is not); an inference pass folds the pairs
+// whose folded node comes before node below (no pair for below < 0) and
+// whose Forward applies the folded op (Op.EvalFuses): nothing reads
+// their first node's value afterwards.
+func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand, below int) []float32 {
 	w := n.workspace(B)
 	val := func(v int) []float32 { return n.kept(w, B, x, v) }
 	seg := w.seg[:0] // training: the nodes since the last TrainForward (samples.go)
 	for i := 0; i <= n.output; i++ {
-		if train && n.folded[i] {
+		if n.folded[i] && n.keepFuses(n.nodes[i].inputs[0]-1, train, below) {
 			continue // computed by the node it reads (planFusion)
 		}
 		c := n.call(w, i, B, val)
 		op := n.nodes[i].op
 		c.Train, c.Rand, c.Workers = train, rnd, n.Workers
-		if f := n.fuse[i]; train && f >= 0 {
+		if f := n.fuse[i]; n.keepFuses(i, train, below) {
 			c.Y, c.Fused = val(f+1), true
 		}
 		if train && op.TrainForward != nil {
@@ -368,6 +393,13 @@ func (n *Net) forwardKeep(x []float32, B int, train bool, rnd *rand.Rand) []floa
 	}
 	n.forwardSamples(w, seg, B)
 	return val(n.output + 1)
+}
+
+// keepFuses says whether node j of forwardKeep's pass computes the node
+// it folds (planFusion) as well.
+func (n *Net) keepFuses(j int, train bool, below int) bool {
+	f := n.fuse[j]
+	return f >= 0 && (train || f < below && n.nodes[j].op.EvalFuses == n.nodes[f].op.Kind)
 }
 
 // state is node i's training scratch for a batch of B.
