@@ -169,7 +169,11 @@
 //     the im2col taps, a max pool as the first maximum of its taps;
 //     per-step ops by Columns);
 //   - run.go (sparseChain): a layer's gradient alone (Grad-CAM) read
-//     through a global max pool is computed at each row's maximum only.
+//     through a global max pool is computed at each row's maximum only;
+//     its forward pass keeps the layer's value in the request's Act and
+//     folds the ReLUs below the layer into their convolutions
+//     (Op.EvalFuses; the same bits), and a layer after the output node
+//     is an error.
 //
 // # Tests
 //
