@@ -133,15 +133,6 @@ func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, err
 	lay := netLayout(net)
 	spec := net.Spec() // canonical: attributes with defaults
 	q := append([]float32(nil), p...)
-	source := func(i int) string { // the value node i reads first
-		if in := spec.Nodes[i].Inputs; len(in) > 0 {
-			return in[0]
-		}
-		if i == 0 {
-			return graph.Input
-		}
-		return spec.Nodes[i-1].Name
-	}
 	var keep []graph.Node
 	redirect := map[int]string{} // reader index -> the dropout's source
 	j := 0
@@ -163,7 +154,7 @@ func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, err
 				}
 			}
 		}
-		if len(readers) != 1 || spec.Output == nd.Name || (spec.Output == "" && i == len(spec.Nodes)-1) {
+		if len(readers) != 1 || spec.Output == nd.Name { // the canonical spec names its output
 			return Arch{}, nil, fmt.Errorf("%s: read by %d nodes; to be folded it must be read by one linear or conv1d node, and not be the output", where, len(readers))
 		}
 		r := spec.Nodes[readers[0]]
@@ -193,7 +184,7 @@ func foldGraphDropout(a Arch, p []float32, masks [][]bool) (Arch, []float32, err
 				}
 			}
 		}
-		redirect[readers[0]] = source(i)
+		redirect[readers[0]] = nd.Inputs[0] // the canonical spec's inputs are explicit, a dropout's one
 	}
 	if j != len(masks) {
 		return Arch{}, nil, fmt.Errorf("arch %q: %d dropout masks given for %d dropout nodes", a.Name, len(masks), j)
