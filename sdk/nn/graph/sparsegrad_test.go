@@ -3,8 +3,11 @@ package graph
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // sparseSpec is the paper network's pattern in small: convolutions with
@@ -176,6 +179,46 @@ func TestTrainStepAllocs(t *testing.T) {
 		step()
 		if a := testing.AllocsPerRun(10, step); a != 0 {
 			t.Errorf("%d workers: %v allocations per training step", workers, a)
+		}
+	}
+}
+
+// ownGradBuffers gives every value's gradient a buffer of its own (no
+// slot shared by liveness): the reference of the training runs' buffer
+// claims (samples.go).
+func (n *Net) ownGradBuffers() {
+	n.bwdSlot, n.bwdSize = make([]int, len(n.shapes)), make([]int, len(n.shapes))
+	for v := 1; v < len(n.shapes); v++ {
+		n.bwdSlot[v], n.bwdSize[v] = v, n.shapes[v].Size()
+	}
+	n.ws = nil
+}
+
+// TestTrainingRunsShareNoBuffer: a training pass on the liveness plan's
+// shared gradient buffers gives the bytes of one whose every gradient
+// has its own (a run that let two values of different sizes share a
+// buffer would mix their samples), on residual and concatenating graphs
+// and the golden networks, on 1 and 2 workers.
+func TestTrainingRunsShareNoBuffer(t *testing.T) {
+	specs := []Spec{fuseSpec(), residualConcatSpec(false), residualConcatSpec(true), sparseSpec("relu", true)}
+	for _, name := range []string{"resnet1d", "inceptiontime"} {
+		spec, err := ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	for _, spec := range specs {
+		for _, workers := range []int{1, 2} {
+			net, own := randomNet(t, spec, 4), randomNet(t, spec, 4)
+			net.Workers, own.Workers = workers, workers
+			own.ownGradBuffers()
+			want, got := passes(t, own, 6, true, true), passes(t, net, 6, true, true)
+			for k := range want {
+				if !slices.Equal(got[k], want[k]) {
+					t.Errorf("%s, %d workers: result %d (pass %d: output, dTheta, dx, Theta) differs with buffers of its own", spec.Name, workers, k, k/4)
+				}
+			}
 		}
 	}
 }
