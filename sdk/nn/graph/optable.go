@@ -695,6 +695,12 @@ func opList() []*Op {
 					// call only: masked in place (ReLU's Backward).
 					ops.ReLUBackward(c.DY, c.DY, c.Y)
 				}
+				if c.Train {
+					// a training pass hands sparse gradients on in their
+					// own forms (SparseGrad): DY is formed dense
+					conv(c.A, c.In[0]).BackwardDense(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0], c.In[0].T)
+					return
+				}
 				conv(c.A, c.In[0]).Backward(c.DX[0], c.dp(0), db, c.DY, c.X[0], c.P[0], c.In[0].T)
 			},
 		},

@@ -112,7 +112,7 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 		c.X[j] = val(v)
 	}
 	c.Y = val(i + 1)
-	c.Fused = false
+	c.Fused, c.Train = false, false
 	c.P = n.theta(c.P[:0], i)
 	c.Idx = w.idx[i][:B*nd.idx]
 	c.HotAt, c.HotDY, c.Steps, c.DXSteps = nil, nil, nil, nil
@@ -436,6 +436,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 		}
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
+		c.Train = train
 		c.DY = grad(i + 1)
 		if f := n.fuse[i]; train && f >= 0 {
 			c.Y, c.DY, c.Fused = val(f+1), grad(f+1), true

@@ -147,6 +147,7 @@ func (n *Net) backpropTrain(B int, x, dTheta, dx []float32) {
 		}
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)
+		c.Train = true
 		c.DY = grad(i + 1)
 		ov := i + 1
 		if f := n.fuse[i]; f >= 0 {

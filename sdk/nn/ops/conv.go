@@ -95,8 +95,20 @@ func (c Conv1D) ForwardReLU(dst, x, w, bias []float32, T int) {
 //
 // and adds dw[o,i,k] += sum_{b,t} dy[b,o,t] x[b, g(o)*ci+i, t*Stride + k*Dilation - PadLeft]
 // and db[o] += sum_{b,t} dy[b,o,t]. Any of dx, dw, db may be nil.
+//
+// A direct convolution's sample whose dy is nonzero at one step of each
+// channel at most (behind a global max pool), or at a few steps (at most
+// one in supportShare), takes the sparse or the support pass; the others
+// take the dense kernels.
 func (c Conv1D) Backward(dx, dw, db, dy, x, w []float32, T int) {
-	convBackward32(c, dx, dw, db, dy, x, w, T)
+	convBackward32(c, dx, dw, db, dy, x, w, T, true)
+}
+
+// BackwardDense is Backward by the dense kernels alone, without looking
+// for zeros in dy: for a gradient known to be formed dense (a training
+// pass hands sparse gradients on in their own forms, Op.SparseGrad).
+func (c Conv1D) BackwardDense(dx, dw, db, dy, x, w []float32, T int) {
+	convBackward32(c, dx, dw, db, dy, x, w, T, false)
 }
 
 func convForward[F Float](c Conv1D, dst, x, w, bias []F, T int) {

@@ -196,7 +196,7 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 }
 
 // convBackward32 is Conv1D.Backward on the kernels of sdk/nn.
-func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
+func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) {
 	L := c.mustOut(T)
 	B := len(x) / (c.Cin * T)
 	need("conv1d x", len(x), B*c.Cin*T)
@@ -254,18 +254,20 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int) {
 			// max pool), or on a few steps (a layer further down): the
 			// layer-list engine's sparse and support passes, whose sums'
 			// order the paper's network keeps.
-			if P, one, ok := sc.supportSteps(dyb, c.Cout, L); ok && one {
-				steps := sc.channelSteps(dyb, c.Cout, L, P)
-				if db != nil {
-					for _, s := range steps {
-						db[int(s)/L] += dyb[s]
+			if scan {
+				if P, one, ok := sc.supportSteps(dyb, c.Cout, L); ok && one {
+					steps := sc.channelSteps(dyb, c.Cout, L, P)
+					if db != nil {
+						for _, s := range steps {
+							db[int(s)/L] += dyb[s]
+						}
 					}
+					convBackwardSparse(c, dxb, dw, dyb, xb, w, T, L, steps)
+					continue
+				} else if ok && !pad {
+					convBackwardSupport(c, sc, dxb, dw, db, dyb, xb, w, T, L, P)
+					continue
 				}
-				convBackwardSparse(c, dxb, dw, dyb, xb, w, T, L, steps)
-				continue
-			} else if ok && !pad {
-				convBackwardSupport(c, sc, dxb, dw, db, dyb, xb, w, T, L, P)
-				continue
 			}
 			if db != nil {
 				for o := 0; o < c.Cout; o++ {

@@ -232,6 +232,23 @@ func (c Conv1D) BackwardHot(dx, dw, db, v []float32, at []int32, x, w []float32,
 			if db != nil {
 				db[o] += val
 			}
+			if K == 3 && k0 == 0 && k1 == 3 && dw != nil && dxb != nil {
+				// the paper's kernel inside the input, unrolled: the
+				// same products and sums
+				for i := 0; i < Cin; i++ {
+					xr := xb[i*T+u0 : i*T+u0+3]
+					gr := dw[(o*Cin+i)*3 : (o*Cin+i)*3+3]
+					gr[0] += val * xr[0]
+					gr[1] += val * xr[1]
+					gr[2] += val * xr[2]
+					dr := dxb[i*T+u0 : i*T+u0+3]
+					wr := w[(o*Cin+i)*3 : (o*Cin+i)*3+3]
+					dr[0] += wr[0] * val
+					dr[1] += wr[1] * val
+					dr[2] += wr[2] * val
+				}
+				continue
+			}
 			for i := 0; i < Cin; i++ {
 				if dw != nil {
 					xr := xb[i*T : (i+1)*T]
@@ -301,7 +318,7 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy, relu []float32, steps [][]int32, x
 			if relu != nil {
 				kern.ReluGrad(dyb, dyb, relu[b*m:(b+1)*m])
 			}
-			convBackward32(c, dxb, dw, db, dyb, xb, w, T)
+			convBackward32(c, dxb, dw, db, dyb, xb, w, T, false)
 			if dx != nil {
 				dxSteps[b] = nil
 			}
@@ -344,6 +361,11 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy, relu []float32, steps [][]int32, x
 				for j, t := range P {
 					u0 := int(t) - c.PadLeft
 					win := XW[j*ck+i*K : j*ck+(i+1)*K]
+					if K == 3 && u0 >= 0 && u0+3 <= T { // the paper's kernel inside the row
+						win, r := win[:3], row[u0:u0+3]
+						win[0], win[1], win[2] = r[0], r[1], r[2]
+						continue
+					}
 					for k := range win {
 						if u := u0 + k; u >= 0 && u < T {
 							win[k] = row[u]
@@ -374,6 +396,13 @@ func (c Conv1D) BackwardSteps(dx, dw, db, dy, relu []float32, steps [][]int32, x
 				}
 				for j, t := range P {
 					u0 := int(t) - c.PadLeft
+					if K == 3 && u0 >= 0 && u0+3 <= T {
+						d, r := DX[j*ck+i*3:j*ck+i*3+3], row[u0:u0+3]
+						r[0] += d[0]
+						r[1] += d[1]
+						r[2] += d[2]
+						continue
+					}
 					for k, v := range DX[j*ck+i*K : j*ck+(i+1)*K] {
 						if u := u0 + k; u >= 0 && u < T {
 							row[u] += v
