@@ -453,23 +453,7 @@ func (n *Net) backprop(B int, x []float32, train bool, dTheta, dx []float32, lay
 				return // nothing below the layer is asked for (Grad-CAM)
 			}
 		}
-		for j, v := range nd.inputs {
-			c.DX[j] = nil
-			if v == 0 && dx == nil {
-				continue
-			}
-			if !w.init[v] && !contains(nd.inputs[:j], v) {
-				c.DX[j] = grad(v)
-			} else {
-				c.DX[j] = w.scratch[j][:B*n.shapes[v].Size()]
-			}
-		}
-		for j, p := range nd.params {
-			c.DP[j] = nil
-			if q := n.params[p]; dTheta != nil && q.Trainable {
-				c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
-			}
-		}
+		n.gradTargets(w, c, i, B, dx, dTheta, grad)
 		if train && nd.op.TrainBackward != nil {
 			c.State = n.state(w, i, B)
 			c.Workers = n.Workers
@@ -554,6 +538,31 @@ func (n *Net) sparseLayerGrad(w *workspace, B int, x []float32, c *Call, chain [
 				d = one[2][0]
 			}
 			layerGrad[at] = d
+		}
+	}
+}
+
+// gradTargets points call c of node i's backward pass at its gradients:
+// DX[j] at input j's gradient buffer where nothing wrote it yet, else at
+// a scratch to be added to it (nil for the input x when dx is), DP at
+// dTheta's slices of its trainable parameters (nil without dTheta).
+func (n *Net) gradTargets(w *workspace, c *Call, i, B int, dx, dTheta []float32, grad func(v int) []float32) {
+	nd := &n.nodes[i]
+	for j, v := range nd.inputs {
+		c.DX[j] = nil
+		if v == 0 && dx == nil {
+			continue
+		}
+		if !w.init[v] && !contains(nd.inputs[:j], v) {
+			c.DX[j] = grad(v)
+		} else {
+			c.DX[j] = w.scratch[j][:B*n.shapes[v].Size()]
+		}
+	}
+	for j, p := range nd.params {
+		c.DP[j] = nil
+		if q := n.params[p]; dTheta != nil && q.Trainable {
+			c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
 		}
 	}
 }

@@ -176,23 +176,7 @@ func (n *Net) backpropTrain(B int, x, dTheta, dx []float32) {
 				w.form[ov] = DenseGrad
 			}
 		}
-		for j, v := range nd.inputs {
-			c.DX[j] = nil
-			if v == 0 && dx == nil {
-				continue
-			}
-			if !w.init[v] && !contains(nd.inputs[:j], v) {
-				c.DX[j] = grad(v)
-			} else {
-				c.DX[j] = w.scratch[j][:B*n.shapes[v].Size()]
-			}
-		}
-		for j, p := range nd.params {
-			c.DP[j] = nil
-			if q := n.params[p]; dTheta != nil && q.Trainable {
-				c.DP[j] = dTheta[q.Offset : q.Offset+q.Len]
-			}
-		}
+		n.gradTargets(w, c, i, B, dx, dTheta, grad)
 		if sparse {
 			if w.form[ov] == HotGrad {
 				c.HotAt, c.HotDY = w.hotAt[ov], w.hotDY[ov][:B*n.shapes[ov].C]

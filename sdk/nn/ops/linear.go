@@ -22,12 +22,7 @@ func (l Linear) Forward(dst, x, w, bias []float32) { linearForward(l, dst, x, w,
 // additions, dw by kern.Ger (fused multiply-adds on AVX2), dx by
 // kern.GemvT (summed in increasing o).
 func (l Linear) Backward(dx, dw, db, dy, x, w []float32) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	B := len(x) / l.In
-	need("linear x", len(x), B*l.In)
-	need("linear dy", len(dy), B*l.Out)
-	need("linear w", len(w), l.Out*l.In)
+	B := l.batch(len(x), len(dy), len(w))
 	needOpt("linear dx", dx, len(x))
 	needOpt("linear dw", dw, len(w))
 	needOpt("linear db", db, l.Out)
@@ -47,6 +42,18 @@ func (l Linear) Backward(dx, dw, db, dy, x, w []float32) {
 	}
 }
 
+// batch checks the sizes of a call on B samples, x of nx values, y (the
+// output or its gradient) of ny, w of nw, and returns B.
+func (l Linear) batch(nx, ny, nw int) int {
+	positive("linear In", l.In)
+	positive("linear Out", l.Out)
+	B := nx / l.In
+	need("linear x", nx, B*l.In)
+	need("linear y", ny, B*l.Out)
+	need("linear w", nw, l.Out*l.In)
+	return B
+}
+
 // ForwardDot is Forward summed as sdk/nn's dot kernel sums,
 //
 //	y[b,o] = bias[o] + kern.Dot(w[o,:], x[b,:])
@@ -54,12 +61,7 @@ func (l Linear) Backward(dx, dw, db, dy, x, w []float32) {
 // (fused multiply-adds in 4 x 8 partial sums on AVX2): a training pass's
 // arithmetic, the layer-list engine's. bias may be nil (0).
 func (l Linear) ForwardDot(dst, x, w, bias []float32) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	B := len(x) / l.In
-	need("linear x", len(x), B*l.In)
-	need("linear dst", len(dst), B*l.Out)
-	need("linear w", len(w), l.Out*l.In)
+	B := l.batch(len(x), len(dst), len(w))
 	needOpt("linear bias", bias, l.Out)
 	for b := 0; b < B; b++ {
 		xb := x[b*l.In : (b+1)*l.In]
@@ -74,12 +76,7 @@ func (l Linear) ForwardDot(dst, x, w, bias []float32) {
 }
 
 func linearForward[F Float](l Linear, dst, x, w, bias []F) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	B := len(x) / l.In
-	need("linear x", len(x), B*l.In)
-	need("linear dst", len(dst), B*l.Out)
-	need("linear w", len(w), l.Out*l.In)
+	B := l.batch(len(x), len(dst), len(w))
 	needOptF("linear bias", bias, l.Out)
 	for b := 0; b < B; b++ {
 		xb := x[b*l.In : (b+1)*l.In]
@@ -94,12 +91,7 @@ func linearForward[F Float](l Linear, dst, x, w, bias []F) {
 }
 
 func linearBackward[F Float](l Linear, dx, dw, db, dy, x, w []F) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	B := len(x) / l.In
-	need("linear x", len(x), B*l.In)
-	need("linear dy", len(dy), B*l.Out)
-	need("linear w", len(w), l.Out*l.In)
+	B := l.batch(len(x), len(dy), len(w))
 	needOptF("linear dx", dx, len(x))
 	needOptF("linear dw", dw, len(w))
 	needOptF("linear db", db, l.Out)
