@@ -21,6 +21,9 @@ import (
 // and so its tables, where they were when the graph became the one
 // engine. A failure names the tensors that moved.
 func TestTrainingKeepsTheLayerListBytes(t *testing.T) {
+	if !Accelerated() {
+		t.Skip("the files hold the bytes of the AVX2+FMA kernels; the portable kernels (purego, or a CPU without them) round otherwise")
+	}
 	for _, c := range []struct {
 		file string
 		a    Arch
