@@ -43,7 +43,7 @@ func TestTrainingKeepsTheLayerListBytes(t *testing.T) {
 		cfg := PaperTrainConfig()
 		cfg.Epochs, cfg.StepEvery = 3, 2
 		for _, workers := range []int{1, 2} {
-			r, err := Train(context.Background(), a, layerListData(192), Data{Len: 640}, cfg, 7, TrainOptions{Workers: workers})
+			r, err := Train(context.Background(), a, layerListData(200), Data{Len: 640}, cfg, 7, TrainOptions{Workers: workers})
 			if err != nil {
 				t.Fatal(err)
 			}

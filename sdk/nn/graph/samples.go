@@ -274,7 +274,7 @@ func (n *Net) backwardSamples(w *workspace, steps []bstep, B int, dx []float32) 
 	if len(steps) == 0 {
 		return
 	}
-	nc := min(B, TrainChunks)
+	nc := (B + GradChunk - 1) / GradChunk // chunks of GradChunk samples: the sums' order (chunks.go)
 	for _, st := range steps {
 		c := &w.calls[st.i]
 		calls := w.chunkCalls(st.i, c, nc)
@@ -311,7 +311,7 @@ func (n *Net) backwardSamples(w *workspace, steps []bstep, B int, dx []float32) 
 // backwardChunk runs chunk k of the steps, SampleRun samples at a time.
 func (n *Net) backwardChunk(b *backWork, k int) {
 	w := b.w
-	b0, b1 := k*b.B/b.nc, (k+1)*b.B/b.nc
+	b0, b1 := k*GradChunk, min((k+1)*GradChunk, b.B)
 	for s := b0; s < b1; s += SampleRun {
 		e := min(s+SampleRun, b1)
 		for q := range b.steps {
