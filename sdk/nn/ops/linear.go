@@ -227,11 +227,7 @@ func bnBackward[F Float](n BatchNorm1D, dx, dgamma, dbeta, dy, x, gamma, mean, v
 // order (kern.DotCols), many columns at a time instead of one input at a
 // time, then the bias added.
 func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	need("linear x", len(x), l.In*n)
-	need("linear dst", len(dst), l.Out*n)
-	need("linear w", len(w), l.Out*l.In)
+	l.columns(len(x), len(dst), len(w), n)
 	needOptF("linear bias", bias, l.Out)
 	for o := 0; o < l.Out; o++ {
 		y := dst[o*n : (o+1)*n]
@@ -244,17 +240,23 @@ func (l Linear) ForwardColumns(dst, x, w, bias []float32, n int) {
 	}
 }
 
+// columns checks the sizes of a call on n columns: x of nx values, dst
+// of nd, w of nw.
+func (l Linear) columns(nx, nd, nw, n int) {
+	positive("linear In", l.In)
+	positive("linear Out", l.Out)
+	need("linear x", nx, l.In*n)
+	need("linear dst", nd, l.Out*n)
+	need("linear w", nw, l.Out*l.In)
+}
+
 // ForwardColumnsFMA is ForwardColumns up to float32 rounding: the
 // outputs of many columns at a time by the convolution kernel of one tap
 // (kern.ConvMultiBias, fused multiply-adds in its order, the bias
 // first), not in dot's order. Callers that need Forward's bits use
 // ForwardColumns.
 func (l Linear) ForwardColumnsFMA(dst, x, w, bias []float32, n int) {
-	positive("linear In", l.In)
-	positive("linear Out", l.Out)
-	need("linear x", len(x), l.In*n)
-	need("linear dst", len(dst), l.Out*n)
-	need("linear w", len(w), l.Out*l.In)
+	l.columns(len(x), len(dst), len(w), n)
 	needOptF("linear bias", bias, l.Out)
 	if n == 0 {
 		return
