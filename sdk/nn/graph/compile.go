@@ -78,6 +78,10 @@ type Net struct {
 
 	// anc[i]: node i is an ancestor of the output (or the output).
 	anc []bool
+	// learns[v]: a training pass needs value v's gradient, for a
+	// trainable parameter of v's node or of a node v is computed from
+	// (false for the input, value 0).
+	learns []bool
 	// In a training pass node j applies node fuse[j]'s op as well
 	// (Op.Fuses; -1: none), and a node with folded set is skipped.
 	fuse   []int
@@ -382,6 +386,15 @@ func (n *Net) plan() {
 					n.anc[v-1] = true
 				}
 			}
+		}
+	}
+	n.learns = make([]bool, nv)
+	for i, nd := range n.nodes {
+		for _, p := range nd.params {
+			n.learns[i+1] = n.learns[i+1] || n.params[p].Trainable
+		}
+		for _, v := range nd.inputs {
+			n.learns[i+1] = n.learns[i+1] || n.learns[v]
 		}
 	}
 	bs, be := make([]int, nv), make([]int, nv)

@@ -550,8 +550,8 @@ func (n *Net) gradTargets(w *workspace, c *Call, i, B int, dx, dTheta []float32,
 	nd := &n.nodes[i]
 	for j, v := range nd.inputs {
 		c.DX[j] = nil
-		if v == 0 && dx == nil {
-			continue
+		if dx == nil && (v == 0 || c.Train && !n.learns[v]) {
+			continue // no one reads this gradient
 		}
 		if !w.init[v] && !contains(nd.inputs[:j], v) {
 			c.DX[j] = grad(v)

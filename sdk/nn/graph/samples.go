@@ -142,8 +142,8 @@ func (n *Net) backpropTrain(B int, x, dTheta, dx []float32) {
 		w.slotUsed = w.slotUsed[:0]
 	}
 	for i := n.output; i >= 0; i-- {
-		if !n.anc[i] || n.folded[i] {
-			continue
+		if !n.anc[i] || n.folded[i] || dx == nil && !n.learns[i+1] {
+			continue // (the last: nothing below i learns, as a pad on the input)
 		}
 		nd := &n.nodes[i]
 		c := n.call(w, i, B, val)

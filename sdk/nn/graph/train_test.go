@@ -278,3 +278,62 @@ func passes(t *testing.T, net *Net, B int, train ...bool) [][]float32 {
 	}
 	return got
 }
+
+// TestTrainingSkipsGradientsNoOneReads: in a training pass without an
+// input gradient, the nodes below every trainable parameter (a pad on the
+// input) are not run and the first convolution is asked for no input
+// gradient; the parameter gradients are those of the pass that computes
+// the input gradient as well, bit for bit.
+func TestTrainingSkipsGradientsNoOneReads(t *testing.T) {
+	n := func(name, op string, inputs []string, attrs map[string]any) Node {
+		return Node{Name: name, Op: op, Inputs: inputs, Attrs: attrs}
+	}
+	spec := Spec{Name: "padfirst", InChannels: 2, InLen: 40, Nodes: []Node{
+		n("pad", "pad", nil, map[string]any{"left": int64(3), "right": int64(4)}),
+		n("c1", "conv1d", nil, map[string]any{"out": 4, "kernel": 8}),
+		n("r1", "relu", nil, nil),
+		n("c2", "conv1d", nil, map[string]any{"out": 5, "kernel": 3, "padding": []int64{1, 1}}),
+		n("gap", "globalavgpool", nil, nil),
+		n("fc", "linear", nil, map[string]any{"out": 3}),
+	}}
+	net := randomNet(t, spec, 3)
+	B := 4
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, B*net.InShape().Size())
+	for j := range x {
+		x[j] = float32(rng.NormFloat64())
+	}
+	dy := make([]float32, B*net.Classes())
+	for j := range dy {
+		dy[j] = float32(rng.NormFloat64())
+	}
+	grads := func(withX bool) (gp []float32, ran map[int]bool, dxAsked map[int]bool) {
+		ran, dxAsked = map[int]bool{}, map[int]bool{}
+		net.backwardHook = func(i int, c *Call) {
+			ran[i] = true
+			dxAsked[i] = c.DX[0] != nil
+		}
+		defer func() { net.backwardHook = nil }()
+		if _, err := net.Run(x, true, rand.New(rand.NewPCG(9, 9))); err != nil {
+			t.Fatal(err)
+		}
+		gp = make([]float32, net.NumParams())
+		var gx []float32
+		if withX {
+			gx = make([]float32, len(x))
+		}
+		net.Backprop(dy, gp, gx)
+		return gp, ran, dxAsked
+	}
+	gp, ran, asked := grads(false)
+	gpx, ranx, askedx := grads(true)
+	if !slices.Equal(gp, gpx) {
+		t.Error("the parameter gradients depend on whether the input gradient is asked for")
+	}
+	if ran[0] || asked[1] {
+		t.Errorf("without an input gradient: pad ran %v, conv c1 asked for its input gradient %v", ran[0], asked[1])
+	}
+	if !ranx[0] || !askedx[1] || !asked[3] {
+		t.Errorf("pad ran %v and c1 asked for dx %v with the input gradient; c2 asked for dx %v", ranx[0], askedx[1], asked[3])
+	}
+}

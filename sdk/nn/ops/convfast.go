@@ -284,9 +284,10 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 			if dx == nil {
 				continue
 			}
-			if !pad && K > 1 {
+			if !pad && K == 3 {
 				// the layer-list engine's kernel (the paper's network's
-				// bytes); a 1x1 convolution is faster by the one below
+				// bytes); other sizes are faster by the one below (its
+				// edges are scalar code for K != 3)
 				clear(dxb)
 				kern.ConvMultiGradX(dxb, T, dyb, L, w, c.Cout, c.Cin, K, L)
 				continue
