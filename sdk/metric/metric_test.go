@@ -1,0 +1,336 @@
+package metric
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// linearModel is a two-class model with logits (0, w . x): p_1(x) =
+// sigmoid(w . x). It counts its calls and the inputs they carried.
+type linearModel struct {
+	nn.Model // Arch, InputGrad, LayerShape, LayerGrad: not called
+	w        []float64
+	calls    int
+	inputs   int
+}
+
+func (m *linearModel) InputLen() int { return len(m.w) }
+func (m *linearModel) Classes() int  { return 2 }
+func (m *linearModel) Probs(_ context.Context, dst, x []float32) error {
+	m.calls++
+	n := len(m.w)
+	for b := range len(x) / n {
+		m.inputs++
+		var z float64
+		for j, v := range x[b*n : (b+1)*n] {
+			z += m.w[j] * float64(v)
+		}
+		p := 1 / (1 + math.Exp(-z))
+		dst[2*b], dst[2*b+1] = float32(1-p), float32(p)
+	}
+	return nil
+}
+
+// linearInput is N records of C x T on a linear model with random
+// weights and inputs; each record's map is its exact contribution
+// w_j x_j to the logit of class 1, its target.
+func linearInput(N, C, T int, seed uint64) *Input {
+	r := rand.New(rand.NewPCG(seed, 1))
+	n := C * T
+	m := &linearModel{w: make([]float64, n)}
+	for j := range m.w {
+		m.w[j] = r.NormFloat64() / math.Sqrt(float64(n))
+	}
+	in := &Input{Model: m, N: N, C: C, T: T, X: make([]float32, N*n), Maps: make([]float64, N*n), Targets: make([]int, N)}
+	for i := range N {
+		in.Targets[i] = 1
+		for j := range n {
+			x := float32(r.NormFloat64())
+			in.X[i*n+j] = x
+			in.Maps[i*n+j] = m.w[j] * float64(x)
+		}
+	}
+	return in
+}
+
+func newMetric(t *testing.T, id string, cfg sdk.Config) Metric {
+	t.Helper()
+	m, err := Builtin().New(id, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func scores(t *testing.T, m Metric, in *Input) []Score {
+	t.Helper()
+	dst := make([]Score, in.N)
+	if err := m.Score(context.Background(), in, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestExactContributionsAreFaithful: on a linear model, the map of exact
+// contributions w_j x_j, removed to the zero baseline, is more faithful
+// than its reverse and than a random map: removing the most relevant
+// regions first drops p_y the most (RegionPerturbation's MoRF area is
+// larger than for the negated map, and than LeRF's), and PixelFlipping's
+// and Selectivity's areas are smaller. And the curves meet their closed
+// forms' relations: Selectivity's curve is p_y(x) minus
+// RegionPerturbation's over all regions; PixelFlipping's one step of
+// all samples is p_y of the baseline, 1/2.
+func TestExactContributionsAreFaithful(t *testing.T) {
+	in := linearInput(6, 2, 100, 3)
+	neg := *in
+	neg.Maps = slices.Clone(in.Maps)
+	for j := range neg.Maps {
+		neg.Maps[j] = -neg.Maps[j]
+	}
+	zero := sdk.Config{"perturb_baseline": BaselineZero}
+	with := func(c sdk.Config, kv ...any) sdk.Config {
+		o := c.Clone()
+		for k := 0; k < len(kv); k += 2 {
+			o[kv[k].(string)] = kv[k+1]
+		}
+		return o
+	}
+	morf := newMetric(t, "metric.region_perturbation", with(zero, "patch_size", int64(10)))
+	lerf := newMetric(t, "metric.region_perturbation", with(zero, "patch_size", int64(10), "order", "lerf"))
+	sel := newMetric(t, "metric.selectivity", with(zero, "patch_size", int64(10)))
+	pf := newMetric(t, "metric.pixel_flipping", with(zero, "features_in_step", int64(10)))
+	pfAll := newMetric(t, "metric.pixel_flipping", with(zero, "features_in_step", int64(200)))
+	good, bad, ler := scores(t, morf, in), scores(t, morf, &neg), scores(t, lerf, in)
+	sg, sb := scores(t, sel, in), scores(t, sel, &neg)
+	pg, pb := scores(t, pf, in), scores(t, pf, &neg)
+	all := scores(t, pfAll, in)
+	m := in.Model.(*linearModel)
+	for i := range in.N {
+		if !(good[i].Value > bad[i].Value && good[i].Value > ler[i].Value) {
+			t.Errorf("record %d: MoRF area %v, of the negated map %v, LeRF %v: want the first the largest", i, good[i].Value, bad[i].Value, ler[i].Value)
+		}
+		if !(sg[i].Value < sb[i].Value && pg[i].Value < pb[i].Value) {
+			t.Errorf("record %d: Selectivity %v vs %v, PixelFlipping %v vs %v: want the exact map's smaller", i, sg[i].Value, sb[i].Value, pg[i].Value, pb[i].Value)
+		}
+		if len(good[i].Curve) != 10 || len(sg[i].Curve) != 10 || len(pg[i].Curve) != 20 {
+			t.Fatalf("curve lengths %d, %d, %d: want 10 regions of 10 steps, 20 steps of 10 samples", len(good[i].Curve), len(sg[i].Curve), len(pg[i].Curve))
+		}
+		var z float64
+		for j, v := range in.X[i*200 : (i+1)*200] {
+			z += m.w[j] * float64(v)
+		}
+		p0 := float32(1 / (1 + math.Exp(-z)))
+		for k, d := range good[i].Curve {
+			if want := float64(p0 - float32(sg[i].Curve[k])); d != want {
+				t.Errorf("record %d step %d: RegionPerturbation %v, p_y(x) - Selectivity = %v", i, k, d, want)
+			}
+		}
+		if len(all[i].Curve) != 1 || all[i].Curve[0] != 0.5 || all[i].Value != 0 {
+			t.Errorf("record %d: PixelFlipping of all samples at once: %+v, want the curve [0.5] of area 0", i, all[i])
+		}
+	}
+	if m.calls > 4*11+4*20+2 {
+		t.Errorf("%d model calls for 6 records: the copies are not batched", m.calls)
+	}
+}
+
+// TestRecordsDoNotDependOnTheBatch: a record's score is the same bytes
+// alone and in a batch, whatever the metric, with normalise by record;
+// with normalise = "batch" (Quantus) a map's scale depends on the others.
+func TestRecordsDoNotDependOnTheBatch(t *testing.T) {
+	in := linearInput(5, 1, 60, 7)
+	in.Masks = make([]bool, len(in.X))
+	for j := range in.Masks {
+		in.Masks[j] = j%60 >= 20 && j%60 < 40
+	}
+	reg := Builtin()
+	for _, id := range reg.IDs() {
+		cfg := sdk.Config{}
+		switch id {
+		case "metric.region_perturbation", "metric.selectivity":
+			cfg["patch_size"] = int64(6)
+		case "metric.top_k_intersection":
+			cfg["k"] = int64(10)
+		}
+		all := scores(t, newMetric(t, id, cfg), in)
+		for i := range in.N {
+			one := *in
+			one.N, one.X, one.Maps, one.Targets, one.Masks = 1, in.X[i*60:(i+1)*60], in.Maps[i*60:(i+1)*60], in.Targets[i:i+1], in.Masks[i*60:(i+1)*60]
+			got := scores(t, newMetric(t, id, cfg), &one)[0]
+			if math.Float64bits(got.Value) != math.Float64bits(all[i].Value) || !slices.Equal(got.Curve, all[i].Curve) {
+				t.Errorf("%s record %d: alone %+v, in the batch %+v", id, i, got, all[i])
+			}
+		}
+	}
+	// Sparseness adds 1e-7 after normalising: the batch's scale shows.
+	b := scores(t, newMetric(t, "metric.sparseness", sdk.Config{"normalise": "batch"}), in)
+	r := scores(t, newMetric(t, "metric.sparseness", nil), in)
+	same := 0
+	for i := range in.N {
+		if b[i].Value == r[i].Value {
+			same++
+		}
+	}
+	if same == in.N {
+		t.Error("normalise = batch gives the per-record scores: the batch's max is not used")
+	}
+}
+
+// TestMapMetricsClosedForms: the complexity and localisation metrics on
+// maps whose scores are known exactly.
+func TestMapMetricsClosedForms(t *testing.T) {
+	const n = 50
+	mask := make([]bool, n)
+	for j := 10; j < 20; j++ {
+		mask[j] = true
+	}
+	flat, hot, inMask, outMask, ramp := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for j := range n {
+		flat[j] = 0.3
+		ramp[j] = float64(j)
+		if mask[j] {
+			inMask[j] = 1 + float64(j)
+		} else {
+			outMask[j] = 1 + float64(j)
+		}
+	}
+	hot[15] = 2
+	score := func(id string, a []float64) Score {
+		t.Helper()
+		in := &Input{N: 1, C: 1, T: n, X: make([]float32, n), Maps: a, Targets: []int{0}, Masks: mask}
+		return scores(t, newMetric(t, id, nil), in)[0]
+	}
+	for _, c := range []struct {
+		id   string
+		a    []float64
+		want float64
+		tol  float64
+	}{
+		{"metric.sparseness", flat, 0, 1e-15},
+		{"metric.sparseness", hot, float64(n-1) / (n * (1 + n*1e-7)), 1e-12}, // v = 1e-7 but one 1+1e-7
+		{"metric.complexity", flat, math.Log(n), 1e-9},
+		{"metric.complexity", hot, 0, 1e-9},
+		{"metric.effective_complexity", hot, 1, 0},
+		{"metric.effective_complexity", inMask, 10, 0},
+		{"metric.relevance_mass_accuracy", inMask, 1, 0},
+		{"metric.relevance_mass_accuracy", outMask, 0, 0},
+		{"metric.relevance_mass_accuracy", flat, 10.0 / n, 1e-15},
+		{"metric.relevance_rank_accuracy", inMask, 1, 0},
+		{"metric.relevance_rank_accuracy", ramp, 0, 0}, // the top 10 are 40..49
+		{"metric.pointing_game", hot, 1, 0},
+		{"metric.pointing_game", ramp, 0, 0},
+		{"metric.auc", inMask, 1, 0},
+		{"metric.auc", outMask, 0, 0},
+		{"metric.auc", flat, 0.5, 0},
+		{"metric.auc", ramp, 10 * 10.0 / (10 * 40), 0}, // each of 10..19 beats the 10 outside samples 0..9 of 40
+		{"metric.attribution_localisation", inMask, 1, 1e-9},
+	} {
+		got := score(c.id, c.a)
+		if got.Undefined != "" || !(math.Abs(got.Value-c.want) <= c.tol) {
+			t.Errorf("%s: %+v, want %v", c.id, got, c.want)
+		}
+	}
+	for _, id := range []string{"metric.relevance_mass_accuracy", "metric.relevance_rank_accuracy", "metric.pointing_game", "metric.auc", "metric.attribution_localisation"} {
+		in := &Input{N: 1, C: 1, T: n, X: make([]float32, n), Maps: ramp, Targets: []int{0}, Masks: make([]bool, n)}
+		if got := scores(t, newMetric(t, id, nil), in)[0]; got.Undefined == "" || !math.IsNaN(got.Value) {
+			t.Errorf("%s on an empty mask: %+v, want undefined", id, got)
+		}
+	}
+	if got := score("metric.complexity", make([]float64, n)); got.Undefined == "" {
+		t.Errorf("complexity of a zero map: %+v, want undefined", got)
+	}
+}
+
+// TestBadInput: every fault of a configuration or a batch is an error
+// naming the key or the record and what would be accepted.
+func TestBadInput(t *testing.T) {
+	reg := Builtin()
+	for _, c := range []struct {
+		id   string
+		cfg  sdk.Config
+		want string
+	}{
+		{"metric.nope", nil, "unknown metric"},
+		{"metric.sparseness", sdk.Config{"patch_size": int64(3)}, `unknown key "patch_size" (accepted: abs, normalise)`},
+		{"metric.sparseness", sdk.Config{"normalise": "max"}, `normalise = "max": want true`},
+		{"metric.region_perturbation", sdk.Config{"perturb_baseline": "grey"}, `perturb_baseline = "grey": want one of`},
+		{"metric.region_perturbation", sdk.Config{"order": "random"}, `order = "random": want "morf"`},
+		{"metric.region_perturbation", sdk.Config{"patch_size": int64(0)}, "patch_size"},
+		{"metric.effective_complexity", sdk.Config{"eps": -1.0}, "eps = -1: want a finite threshold >= 0"},
+	} {
+		if _, err := reg.New(c.id, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: error %v, want one containing %q", c.id, c.cfg, err, c.want)
+		}
+	}
+	good := linearInput(2, 1, 40, 1)
+	for _, c := range []struct {
+		id   string
+		cfg  sdk.Config
+		edit func(in *Input)
+		want string
+	}{
+		{"metric.sparseness", nil, func(in *Input) { in.Maps[45] = math.NaN() }, "record 1: map value 5 (channel 0, step 5) is NaN"},
+		{"metric.sparseness", nil, func(in *Input) { in.X[3] = float32(math.Inf(1)) }, "record 0: input sample 3"},
+		{"metric.sparseness", nil, func(in *Input) { in.Maps = in.Maps[:10] }, "need 80 input values, 80 map values and 2 targets; have 80, 10 and 2"},
+		{"metric.auc", nil, func(in *Input) {}, "scores against a ground-truth mask: the records have none"},
+		{"metric.pixel_flipping", nil, func(in *Input) { in.Model = nil }, "calls the model: no model given"},
+		{"metric.pixel_flipping", nil, func(in *Input) { in.Targets[1] = 2 }, "record 1: target 2 is not a class of the model (0..1)"},
+		{"metric.pixel_flipping", sdk.Config{"features_in_step": int64(7)}, func(in *Input) {}, "features_in_step = 7 does not divide a record's 1 x 40 = 40 samples"},
+		{"metric.region_perturbation", sdk.Config{"patch_size": int64(50)}, func(in *Input) {}, "patch_size = 50 is longer than the records (40 steps)"},
+		{"metric.region_perturbation", sdk.Config{"patch_size": int64(10), "regions_evaluation": int64(5)}, func(in *Input) {}, "regions_evaluation = 5, but a record of 40 steps has 4 regions"},
+		{"metric.region_perturbation", sdk.Config{"perturb_baseline": "fundamental"}, func(in *Input) {}, "no fitted fundamental"},
+		{"metric.top_k_intersection", sdk.Config{"k": int64(41)}, func(in *Input) { in.Masks = make([]bool, 80) }, "k = 41 is more than a record's 1 x 40 = 40 samples"},
+	} {
+		in := *good
+		in.X, in.Maps, in.Targets = slices.Clone(good.X), slices.Clone(good.Maps), slices.Clone(good.Targets)
+		c.edit(&in)
+		err := newMetric(t, c.id, c.cfg).Score(context.Background(), &in, make([]Score, in.N))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.id, err, c.want)
+		}
+	}
+}
+
+// TestRegistry: IDs are checked and unique, and the built-ins each name a
+// Quantus class and list their keys.
+func TestRegistry(t *testing.T) {
+	r := Builtin()
+	e, _ := r.Lookup("metric.sparseness")
+	for _, c := range []struct {
+		id, want string
+	}{
+		{"sparseness", `want "metric." and a snake-case name`},
+		{"metric.Sparse", "snake-case"},
+		{"metric.sparseness", "registered twice"},
+	} {
+		e2 := e
+		e2.Info.ID = c.id
+		if err := r.Add(e2); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Add %q: %v, want %q", c.id, err, c.want)
+		}
+	}
+	e.Info.ID, e.Info.Category = "metric.other", "beauty"
+	if err := r.Add(e); err == nil || !strings.Contains(err.Error(), "category") {
+		t.Errorf("a bad category: %v", err)
+	}
+	for _, id := range r.IDs() {
+		e, _ := r.Lookup(id)
+		if e.Info.Quantus == "" || len(e.Info.Params) == 0 || e.Info.Summary == "" {
+			t.Errorf("%s: Info %+v lacks a Quantus class, keys or a summary", id, e.Info)
+		}
+		m, err := r.New(id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Info().ID != id {
+			t.Errorf("metric %s says it is %s", id, m.Info().ID)
+		}
+	}
+}
