@@ -112,6 +112,13 @@ func (m *GraphModel) Probs(ctx context.Context, dst, x []float32) error {
 	})
 }
 
+// Logits writes the logits of the batch x (Net.ForwardLogits).
+func (m *GraphModel) Logits(ctx context.Context, dst, x []float32) error {
+	return m.chunks(ctx, x, dst, m.k, func(n *graph.Net, b0, b1 int) error {
+		return n.ForwardLogits(dst[b0*m.k:b1*m.k], x[b0*m.n:b1*m.n])
+	})
+}
+
 // PlainProbs writes the class probabilities of the batch x as the
 // incremental paths compute them (Net.ForwardUnfolded): the perturbed
 // copies of PerturbedProbs that equal x give these bits, which Probs's

@@ -38,6 +38,14 @@ type Model interface {
 	LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error
 }
 
+// Logiter is a Model that gives its logits as well: dst[b*Classes()+j]
+// = f_j(x_b), the values its softmax turns into the probabilities. The
+// explanation metrics that read the logit (Quantus's softmax = false)
+// need it.
+type Logiter interface {
+	Logits(ctx context.Context, dst, x []float32) error
+}
+
 // Perturbation asks for the class probabilities of perturbed copies of one
 // input X (C channels of T samples, channel-major): copies by windows
 // (Starts, Width, Channel: occlusion) or by sets of spans (Spans: LIME),

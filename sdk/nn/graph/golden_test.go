@@ -79,6 +79,18 @@ func TestGoldenArchs(t *testing.T) {
 					}
 				}
 			}
+			logits := make([]float32, B*K)
+			if err := net.ForwardLogits(logits, x); err != nil {
+				t.Fatal(err)
+			}
+			wantL := golden.CSV32(t, golden.File(t, "archs", a.Name+"/logits.csv"))
+			for b := range B {
+				for k := range K {
+					if d := math.Abs(float64(logits[b*K+k] - wantL[b][k])); !(d <= 1e-5*max(1, math.Abs(float64(wantL[b][k])))) {
+						t.Errorf("sample %d class %d: logit %.9g, PyTorch %.9g", b, k, logits[b*K+k], wantL[b][k])
+					}
+				}
+			}
 
 			layer, err := net.Layer(a.Layer)
 			if err != nil {

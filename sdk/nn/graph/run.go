@@ -124,15 +124,22 @@ func (n *Net) call(w *workspace, i, B int, val func(v int) []float32) *Call {
 // node's values if its op is softmax, else the softmax of its logits.
 // Inference reuses buffers as planned by liveness. It returns an error if
 // x has the wrong length or a probability is not finite.
-func (n *Net) Forward(probs, x []float32) error { return n.forward(probs, x, n.evalOn) }
+func (n *Net) Forward(probs, x []float32) error { return n.forward(probs, x, n.evalOn, false) }
+
+// ForwardLogits is Forward that writes the logits (B x K) instead: the
+// values the softmax turns into the probabilities, the input of a softmax
+// output node or else the output node's values.
+func (n *Net) ForwardLogits(logits, x []float32) error {
+	return n.forward(logits, x, n.evalOn, true)
+}
 
 // ForwardUnfolded is Forward without the folded pass (FoldEval): every
 // node runs by itself, the arithmetic of the incremental paths
 // (WindowProbs and SpanProbs compute an unperturbed input's probabilities
 // with these bits).
-func (n *Net) ForwardUnfolded(probs, x []float32) error { return n.forward(probs, x, false) }
+func (n *Net) ForwardUnfolded(probs, x []float32) error { return n.forward(probs, x, false, false) }
 
-func (n *Net) forward(probs, x []float32, fold bool) error {
+func (n *Net) forward(probs, x []float32, fold, logits bool) error {
 	B, err := n.batch(x)
 	if err != nil {
 		return err
@@ -179,6 +186,17 @@ func (n *Net) forward(probs, x []float32, fold bool) error {
 		}
 		n.chunked(w, i, c, n.nodes[i].op.Forward, false)
 	}
+	if logits {
+		y := val(n.output + 1)
+		if n.nodes[n.output].op.Kind == "softmax" {
+			y = val(n.nodes[n.output].inputs[0]) // alive: no node runs after the output
+		}
+		if y == nil { // folded into another node's pass
+			return n.forward(probs, x, false, true)
+		}
+		copy(probs, y)
+		return n.finite(probs, "logit")
+	}
 	return n.finish(probs, val(n.output+1))
 }
 
@@ -190,9 +208,15 @@ func (n *Net) finish(probs, y []float32) error {
 	} else {
 		ops.Softmax(probs, y, K, 1)
 	}
-	for j, p := range probs {
+	return n.finite(probs, "probability")
+}
+
+// finite reports the first value of out (B x K) that is not finite.
+func (n *Net) finite(out []float32, what string) error {
+	K := n.Classes()
+	for j, p := range out {
 		if math.IsNaN(float64(p)) || math.IsInf(float64(p), 0) {
-			return fmt.Errorf("graph %q: sample %d class %d: probability %v (the input or the parameters hold non-finite values)", n.spec.Name, j/K, j%K, p)
+			return fmt.Errorf("graph %q: sample %d class %d: %s %v (the input or the parameters hold non-finite values)", n.spec.Name, j/K, j%K, what, p)
 		}
 	}
 	return nil

@@ -337,3 +337,53 @@ func TestTrainingSkipsGradientsNoOneReads(t *testing.T) {
 		t.Errorf("pad ran %v and c1 asked for dx %v with the input gradient; c2 asked for dx %v", ranx[0], askedx[1], asked[3])
 	}
 }
+
+// TestForwardLogits: the logits of a network whose output node is a
+// softmax are the values that softmax reads: the same bits as the
+// network without it, whose probabilities are the softmax of its logits.
+func TestForwardLogits(t *testing.T) {
+	n := func(name, op string, attrs map[string]any) Node { return Node{Name: name, Op: op, Attrs: attrs} }
+	nodes := []Node{
+		n("c1", "conv1d", map[string]any{"out": int64(4), "kernel": int64(3)}),
+		n("r1", "relu", nil),
+		n("gap", "globalavgpool", nil),
+		n("bn", "batchnorm1d", nil),
+		n("fc", "linear", map[string]any{"out": int64(5)}),
+	}
+	plain := randomNet(t, Spec{Name: "plain", InChannels: 2, InLen: 30, Nodes: nodes}, 4)
+	soft, err := Compile(Spec{Name: "soft", InChannels: 2, InLen: 30, Nodes: append(slices.Clone(nodes), n("sm", "softmax", nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(soft.Theta, plain.Theta)
+	rng := rand.New(rand.NewPCG(3, 3))
+	B, K := 3, 5
+	x := make([]float32, B*60)
+	for j := range x {
+		x[j] = float32(rng.NormFloat64())
+	}
+	lp, ls, pp := make([]float32, B*K), make([]float32, B*K), make([]float32, B*K)
+	if err := plain.ForwardLogits(lp, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := soft.ForwardLogits(ls, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Forward(pp, x); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(lp, ls) {
+		t.Errorf("logits with a softmax output %v, without %v", ls, lp)
+	}
+	for b := range B {
+		var z float64
+		for _, v := range lp[b*K : (b+1)*K] {
+			z += math.Exp(float64(v))
+		}
+		for k := range K {
+			if p := math.Exp(float64(lp[b*K+k])) / z; math.Abs(p-float64(pp[b*K+k])) > 1e-6 {
+				t.Errorf("sample %d class %d: softmax of the logits %v, Forward %v", b, k, p, pp[b*K+k])
+			}
+		}
+	}
+}
