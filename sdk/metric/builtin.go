@@ -9,6 +9,10 @@ func Builtin() *Registry {
 		RegionPerturbation(),
 		PixelFlipping(),
 		Selectivity(),
+		FaithfulnessCorrelation(),
+		FaithfulnessEstimate(),
+		MonotonicityCorrelation(),
+		Monotonicity(),
 		// complexity
 		Sparseness(),
 		ComplexityEntropy(),

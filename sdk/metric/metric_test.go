@@ -23,6 +23,18 @@ type linearModel struct {
 
 func (m *linearModel) InputLen() int { return len(m.w) }
 func (m *linearModel) Classes() int  { return 2 }
+func (m *linearModel) Logits(_ context.Context, dst, x []float32) error {
+	n := len(m.w)
+	for b := range len(x) / n {
+		var z float64
+		for j, v := range x[b*n : (b+1)*n] {
+			z += m.w[j] * float64(v)
+		}
+		dst[2*b], dst[2*b+1] = 0, float32(z)
+	}
+	return nil
+}
+
 func (m *linearModel) Probs(_ context.Context, dst, x []float32) error {
 	m.calls++
 	n := len(m.w)
@@ -95,13 +107,6 @@ func TestExactContributionsAreFaithful(t *testing.T) {
 		neg.Maps[j] = -neg.Maps[j]
 	}
 	zero := sdk.Config{"perturb_baseline": BaselineZero}
-	with := func(c sdk.Config, kv ...any) sdk.Config {
-		o := c.Clone()
-		for k := 0; k < len(kv); k += 2 {
-			o[kv[k].(string)] = kv[k+1]
-		}
-		return o
-	}
 	morf := newMetric(t, "metric.region_perturbation", with(zero, "patch_size", int64(10)))
 	lerf := newMetric(t, "metric.region_perturbation", with(zero, "patch_size", int64(10), "order", "lerf"))
 	sel := newMetric(t, "metric.selectivity", with(zero, "patch_size", int64(10)))
@@ -146,6 +151,7 @@ func TestExactContributionsAreFaithful(t *testing.T) {
 // with normalise = "batch" (Quantus) a map's scale depends on the others.
 func TestRecordsDoNotDependOnTheBatch(t *testing.T) {
 	in := linearInput(5, 1, 60, 7)
+	in.Keys = []uint64{11, 12, 13, 14, 15}
 	in.Masks = make([]bool, len(in.X))
 	for j := range in.Masks {
 		in.Masks[j] = j%60 >= 20 && j%60 < 40
@@ -158,11 +164,15 @@ func TestRecordsDoNotDependOnTheBatch(t *testing.T) {
 			cfg["patch_size"] = int64(6)
 		case "metric.top_k_intersection":
 			cfg["k"] = int64(10)
+		case "metric.faithfulness_correlation":
+			cfg["subset_size"], cfg["nr_runs"] = int64(10), int64(20)
+		case "metric.monotonicity_correlation":
+			cfg["nr_samples"], cfg["features_in_step"] = int64(3), int64(6)
 		}
 		all := scores(t, newMetric(t, id, cfg), in)
 		for i := range in.N {
 			one := *in
-			one.N, one.X, one.Maps, one.Targets, one.Masks = 1, in.X[i*60:(i+1)*60], in.Maps[i*60:(i+1)*60], in.Targets[i:i+1], in.Masks[i*60:(i+1)*60]
+			one.N, one.X, one.Maps, one.Targets, one.Masks, one.Keys = 1, in.X[i*60:(i+1)*60], in.Maps[i*60:(i+1)*60], in.Targets[i:i+1], in.Masks[i*60:(i+1)*60], in.Keys[i:i+1]
 			got := scores(t, newMetric(t, id, cfg), &one)[0]
 			if math.Float64bits(got.Value) != math.Float64bits(all[i].Value) || !slices.Equal(got.Curve, all[i].Curve) {
 				t.Errorf("%s record %d: alone %+v, in the batch %+v", id, i, got, all[i])
@@ -333,4 +343,119 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("metric %s says it is %s", id, m.Info().ID)
 		}
 	}
+}
+
+// TestExactContributionsCorrelate: on a linear model, the map of exact
+// contributions w_j x_j predicts every change of the logit when samples
+// go to zero: FaithfulnessCorrelation and FaithfulnessEstimate are 1 (up
+// to the float32 logits' rounding), and the negated map scores -1.
+// Monotonicity is 1 when every contribution is positive (restoring a
+// sample only raises p_y) and 0 when one is negative. MonotonicityCorrelation
+// ranks the exact map above its reverse.
+func TestExactContributionsCorrelate(t *testing.T) {
+	in := linearInput(4, 2, 50, 9)
+	in.Keys = []uint64{1, 2, 3, 4}
+	neg := *in
+	neg.Maps = slices.Clone(in.Maps)
+	for j := range neg.Maps {
+		neg.Maps[j] = -neg.Maps[j]
+	}
+	zero := sdk.Config{"perturb_baseline": BaselineZero}
+	fc := newMetric(t, "metric.faithfulness_correlation", sdk.Config{"perturb_baseline": BaselineZero, "subset_size": int64(20), "nr_runs": int64(30)})
+	fe := newMetric(t, "metric.faithfulness_estimate", sdk.Config{"perturb_baseline": BaselineZero, "features_in_step": int64(5)})
+	for _, m := range []Metric{fc, fe} {
+		for i, s := range scores(t, m, in) {
+			if !(math.Abs(s.Value-1) < 1e-5) {
+				t.Errorf("%s record %d: %+v, want 1", m.Info().ID, i, s)
+			}
+		}
+		for i, s := range scores(t, m, &neg) {
+			if !(math.Abs(s.Value+1) < 1e-5) {
+				t.Errorf("%s record %d, negated map: %+v, want -1", m.Info().ID, i, s)
+			}
+		}
+	}
+	// p_y of the probabilities instead of the logit: no longer exact.
+	if s := scores(t, newMetric(t, "metric.faithfulness_estimate", sdk.Config{"perturb_baseline": BaselineZero, "features_in_step": int64(5), "softmax": true}), in)[0]; s.Value == 1 || s.Value < 0.9 {
+		t.Errorf("FaithfulnessEstimate on p_y: %v, want close to 1 but not 1", s.Value)
+	}
+
+	pos := *in
+	pos.X = slices.Clone(in.X)
+	m := in.Model.(*linearModel)
+	for i := range pos.N {
+		for j := range 100 {
+			x := float32(math.Abs(float64(pos.X[i*100+j])))
+			if m.w[j] < 0 {
+				x = -x
+			}
+			pos.X[i*100+j] = x // w_j x_j > 0: every contribution positive
+			pos.Maps[i*100+j] = m.w[j] * float64(x)
+		}
+	}
+	pos.Maps = slices.Clone(pos.Maps)
+	mono := newMetric(t, "metric.monotonicity", with(zero, "features_in_step", int64(10)))
+	for i, s := range scores(t, mono, &pos) {
+		if s.Value != 1 || len(s.Curve) != 10 {
+			t.Errorf("Monotonicity, positive contributions, record %d: %+v, want 1 over 10 steps", i, s)
+		}
+	}
+	neg2 := pos
+	neg2.X = slices.Clone(pos.X)
+	neg2.X[17] = -50 * neg2.X[17] // one large negative contribution: restoring it lowers p_y
+	neg2.Maps = slices.Clone(pos.Maps)
+	neg2.Maps[17] = m.w[17] * float64(neg2.X[17])
+	if s := scores(t, mono, &neg2)[0]; s.Value != 0 {
+		t.Errorf("Monotonicity with a negative contribution: %+v, want 0", s)
+	}
+
+	mc := newMetric(t, "metric.monotonicity_correlation", sdk.Config{"features_in_step": int64(10), "nr_samples": int64(20)})
+	good, bad := scores(t, mc, in), scores(t, mc, &neg)
+	for i := range good {
+		if good[i].Undefined != "" || bad[i].Undefined != "" {
+			t.Fatalf("record %d: %+v, %+v", i, good[i], bad[i])
+		}
+	}
+	// abs = true: the negated map has the same |a|, so the same score.
+	for i := range good {
+		if good[i].Value != bad[i].Value {
+			t.Errorf("MonotonicityCorrelation record %d: %v for a, %v for -a: want equal with abs", i, good[i].Value, bad[i].Value)
+		}
+	}
+}
+
+// TestDrawsFollowTheKeys: the random metrics' scores are the same bytes
+// for the same keys and change with them.
+func TestDrawsFollowTheKeys(t *testing.T) {
+	in := linearInput(3, 1, 40, 2)
+	for _, c := range []struct {
+		id  string
+		cfg sdk.Config
+	}{
+		{"metric.faithfulness_correlation", sdk.Config{"subset_size": int64(5), "nr_runs": int64(10)}},
+		{"metric.monotonicity_correlation", sdk.Config{"features_in_step": int64(4), "nr_samples": int64(2)}},
+	} {
+		m := newMetric(t, c.id, c.cfg)
+		in.Keys = []uint64{5, 6, 7}
+		a, b := scores(t, m, in), scores(t, m, in)
+		in.Keys = []uint64{8, 9, 10}
+		d := scores(t, m, in)
+		for i := range a {
+			if math.Float64bits(a[i].Value) != math.Float64bits(b[i].Value) {
+				t.Errorf("%s record %d: %v then %v on the same keys", c.id, i, a[i].Value, b[i].Value)
+			}
+		}
+		if a[0].Value == d[0].Value && a[1].Value == d[1].Value && a[2].Value == d[2].Value {
+			t.Errorf("%s: the same scores for other keys", c.id)
+		}
+	}
+}
+
+// with returns c with the keys and values kv set.
+func with(c sdk.Config, kv ...any) sdk.Config {
+	o := c.Clone()
+	for k := 0; k < len(kv); k += 2 {
+		o[kv[k].(string)] = kv[k+1]
+	}
+	return o
 }

@@ -215,6 +215,7 @@ const ForwardBatch = 256
 // probabilities ForwardBatch at a time.
 type forwards struct {
 	m      nn.Model
+	logits nn.Logiter // not nil: the queue asks for logits
 	n      int // values an input
 	xs     []float32
 	target []int
@@ -225,6 +226,26 @@ type forwards struct {
 func newForwards(m nn.Model) *forwards {
 	n := m.InputLen()
 	return &forwards{m: m, n: n, xs: make([]float32, 0, ForwardBatch*n), probs: make([]float32, ForwardBatch*m.Classes())}
+}
+
+// newOutputs is newForwards for the logit f_y when softmax is false
+// (Quantus's softmax key), an error if the model gives probabilities only.
+func newOutputs(m nn.Model, softmax bool) (*forwards, error) {
+	f := newForwards(m)
+	if softmax {
+		return f, nil
+	}
+	l, ok := m.(nn.Logiter)
+	if !ok {
+		return nil, fmt.Errorf("softmax = false reads the logits, and this model (%T) gives probabilities only: set softmax = true to score p_y", m)
+	}
+	f.logits = l
+	return f, nil
+}
+
+// softmaxParam is the softmax key: score p_y (true) or the logit f_y.
+func softmaxParam(def bool) Param {
+	return Param{Name: "softmax", Default: def, Doc: "score the probability p_y (true) or the logit f_y (false: the model must give its logits)"}
 }
 
 // next returns the buffer of the next queued input, whose p_target goes
@@ -248,13 +269,19 @@ func (f *forwards) flush(ctx context.Context) error {
 		return nil
 	}
 	K := f.m.Classes()
-	if err := f.m.Probs(ctx, f.probs[:B*K], f.xs); err != nil {
+	var err error
+	if f.logits != nil {
+		err = f.logits.Logits(ctx, f.probs[:B*K], f.xs)
+	} else {
+		err = f.m.Probs(ctx, f.probs[:B*K], f.xs)
+	}
+	if err != nil {
 		return err
 	}
 	for b, y := range f.target {
 		p := f.probs[b*K+y]
 		if math.IsNaN(float64(p)) || math.IsInf(float64(p), 0) {
-			return fmt.Errorf("the model gave p = %v for class %d of a perturbed input: want a finite probability", p, y)
+			return fmt.Errorf("the model gave %v for class %d of a perturbed input: want a finite value", p, y)
 		}
 		*f.out[b] = float64(p)
 	}

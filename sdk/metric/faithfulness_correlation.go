@@ -1,0 +1,156 @@
+package metric
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// FaithfulnessCorrelation is Quantus's FaithfulnessCorrelation (Bhatt et
+// al. 2020): for nr_runs random subsets S_r of subset_size samples
+// (drawn from the record's key), each removed from the original input,
+//
+//	score = pearson_r( sum_{S_r} â,  f_y(x) - f_y(x with S_r removed) )
+//
+// (higher: the map predicts what removing samples does). Undefined when
+// either side is constant.
+func FaithfulnessCorrelation() Entry {
+	return Entry{
+		Info: Info{
+			ID: "metric.faithfulness_correlation", Quantus: "FaithfulnessCorrelation", Category: Faithfulness,
+			Needs: Needs{Model: true}, Higher: true,
+			Summary: "correlation of a random subset's relevance with the output's drop when it is removed",
+			Params: append([]Param{
+				{Name: "nr_runs", Default: 100, Doc: "random subsets"},
+				{Name: "subset_size", Default: 224, Doc: "samples a subset (at most C*T)"},
+				{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
+				softmaxParam(false),
+			}, prepParamList(true, false)...),
+		},
+		New: func(cfg sdk.Config) (Metric, error) {
+			m := &faithCorr{}
+			var err error
+			if m.prep, err = prepParams(cfg, true, false); err != nil {
+				return nil, err
+			}
+			if m.runs, err = cfg.IntRange("nr_runs", 100, 2, 1<<20); err != nil {
+				return nil, err
+			}
+			if m.size, err = cfg.IntRange("subset_size", 224, 1, 1<<24); err != nil {
+				return nil, err
+			}
+			if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
+				return nil, err
+			}
+			if m.softmax, err = cfg.Bool("softmax", false); err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+	}
+}
+
+type faithCorr struct {
+	prep
+	runs, size int
+	baseline   string
+	softmax    bool
+}
+
+func (m *faithCorr) Info() Info { return FaithfulnessCorrelation().Info }
+
+func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
+	info := m.Info()
+	if err := in.Check(info); err != nil {
+		return err
+	}
+	n := in.Len()
+	if m.size > n {
+		return fmt.Errorf("%s: subset_size = %d is more than a record's %d x %d = %d samples", info.ID, m.size, in.C, in.T, n)
+	}
+	fw, err := newOutputs(in.Model, m.softmax)
+	if err != nil {
+		return fmt.Errorf("%s: %w", info.ID, err)
+	}
+	a := m.maps(in)
+	subsets := make([]int, in.N*m.runs*m.size)
+	out := make([]float64, in.N*(m.runs+1))
+	base := make([]float32, n)
+	for i := range in.N {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sub := subsets[i*m.runs*m.size : (i+1)*m.runs*m.size]
+		drawSubsets(sub, rng.For(in.key(i), info.ID, "", 0, 0), n, m.size)
+		if err := baselineSignal(base, in, i, m.baseline); err != nil {
+			return fmt.Errorf("%s: %w", info.ID, err)
+		}
+		x, _, _ := in.record(i)
+		if err := removeEach(ctx, fw, in.Targets[i], x, base, sub, m.size, out[i*(m.runs+1):(i+1)*(m.runs+1)]); err != nil {
+			return fmt.Errorf("%s: record %d: %w", info.ID, i, err)
+		}
+	}
+	if err := fw.flush(ctx); err != nil {
+		return fmt.Errorf("%s: %w", info.ID, err)
+	}
+	for i := range in.N {
+		dst[i] = setCorrelation(a[i*n:(i+1)*n], subsets[i*m.runs*m.size:(i+1)*m.runs*m.size], m.size, out[i*(m.runs+1):(i+1)*(m.runs+1)], pearson)
+	}
+	return nil
+}
+
+// drawSubsets fills sub with len(sub)/size subsets of size distinct
+// indices below n, each by a partial Fisher-Yates shuffle of r.
+func drawSubsets(sub []int, r *rand.Rand, n, size int) {
+	perm := make([]int, n)
+	for s := 0; s < len(sub); s += size {
+		for j := range perm {
+			perm[j] = j
+		}
+		for j := range size {
+			k := j + r.IntN(n-j)
+			perm[j], perm[k] = perm[k], perm[j]
+		}
+		copy(sub[s:s+size], perm[:size])
+	}
+}
+
+// removeEach queues x's output into out[0] and, for each set of size
+// indices in sets (each from the original x), x with that set replaced by
+// base into out[1+r].
+func removeEach(ctx context.Context, fw *forwards, y int, x, base []float32, sets []int, size int, out []float64) error {
+	q, err := fw.next(ctx, y, &out[0])
+	if err != nil {
+		return err
+	}
+	copy(q, x)
+	for r := 0; r*size < len(sets); r++ {
+		q, err := fw.next(ctx, y, &out[1+r])
+		if err != nil {
+			return err
+		}
+		copy(q, x)
+		for _, j := range sets[r*size : (r+1)*size] {
+			q[j] = base[j]
+		}
+	}
+	return nil
+}
+
+// setCorrelation is corr(A, Δ) over the sets: A_r the sum of a over set
+// r, Δ_r = out[0] - out[1+r] in float32 (the model's outputs' precision).
+func setCorrelation(a []float64, sets []int, size int, out []float64, corr func(a, b []float64) (float64, bool)) Score {
+	R := len(sets) / size
+	A, D := make([]float64, R), make([]float64, R)
+	for r := range R {
+		for _, j := range sets[r*size : (r+1)*size] {
+			A[r] += a[j]
+		}
+		D[r] = float64(float32(out[0]) - float32(out[1+r]))
+	}
+	v, ok := corr(A, D)
+	return correlated(v, ok, "the relevance or the output change")
+}

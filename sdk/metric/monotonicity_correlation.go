@@ -1,0 +1,180 @@
+package metric
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/rng"
+)
+
+// MonotonicityCorrelation is Quantus's MonotonicityCorrelation (Nguyen
+// and Martínez 2020): the samples in order from the least |â| up, in
+// groups G_k of features_in_step; for each group, nr_samples copies of x
+// with G_k set to one value u ~ U(0, 1) each (perturb_baseline
+// "uniform", drawn from the record's key) or to the baseline, and
+//
+//	v_k = mean_s (p_y(x'_{k,s}) - p_y(x))^2 w,  w = 1/p_y(x)^2 (1 if p_y(x) < eps)
+//	score = spearman_rho( sum_{G_k} |â|,  v_k )
+//
+// (higher: the larger a group's relevance, the more its change moves the
+// output). Undefined when either side is constant.
+func MonotonicityCorrelation() Entry {
+	return Entry{
+		Info: Info{
+			ID: "metric.monotonicity_correlation", Quantus: "MonotonicityCorrelation", Category: Faithfulness,
+			Needs: Needs{Model: true}, Higher: true,
+			Summary: "rank correlation of each group's relevance with the output's variance when it is changed",
+			Params: append([]Param{
+				{Name: "features_in_step", Default: 1, Doc: "samples a group; must divide C*T"},
+				{Name: "nr_samples", Default: 100, Doc: "changes of each group"},
+				{Name: "eps", Default: 1e-5, Doc: "below this p_y(x) the weight 1/p_y(x)^2 is 1"},
+				{Name: "perturb_baseline", Default: "uniform", Doc: fmt.Sprintf(`"uniform" (a group takes one value U(0, 1) a change) or one of %v`, baselines)},
+				softmaxParam(true),
+			}, prepParamList(true, true)...),
+		},
+		New: func(cfg sdk.Config) (Metric, error) {
+			m := &monoCorr{}
+			var err error
+			if m.prep, err = prepParams(cfg, true, true); err != nil {
+				return nil, err
+			}
+			if m.step, err = cfg.IntRange("features_in_step", 1, 1, 1<<24); err != nil {
+				return nil, err
+			}
+			if m.samples, err = cfg.IntRange("nr_samples", 100, 1, 1<<20); err != nil {
+				return nil, err
+			}
+			if m.eps, err = cfg.Float("eps", 1e-5); err != nil {
+				return nil, err
+			}
+			if !(m.eps >= 0) || math.IsInf(m.eps, 0) {
+				return nil, fmt.Errorf("eps = %v: want a finite value >= 0", m.eps)
+			}
+			if m.baseline, err = cfg.String("perturb_baseline", "uniform"); err != nil {
+				return nil, err
+			}
+			if m.baseline != "uniform" {
+				if m.baseline, err = baselineParam(cfg, ""); err != nil {
+					return nil, fmt.Errorf(`%w (or "uniform")`, err)
+				}
+			}
+			if m.softmax, err = cfg.Bool("softmax", true); err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+	}
+}
+
+type monoCorr struct {
+	prep
+	step, samples int
+	eps           float64
+	baseline      string
+	softmax       bool
+}
+
+func (m *monoCorr) Info() Info { return MonotonicityCorrelation().Info }
+
+func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
+	info := m.Info()
+	if err := in.Check(info); err != nil {
+		return err
+	}
+	n := in.Len()
+	if n%m.step != 0 {
+		return fmt.Errorf("%s: features_in_step = %d does not divide a record's %d x %d = %d samples", info.ID, m.step, in.C, in.T, n)
+	}
+	fw, err := newOutputs(in.Model, m.softmax)
+	if err != nil {
+		return fmt.Errorf("%s: %w", info.ID, err)
+	}
+	a := m.maps(in)
+	K := n / m.step
+	orders := make([]int, in.N*n)
+	out := make([]float64, in.N*(1+K*m.samples))
+	u := make([]float32, K*m.samples)
+	base := make([]float32, n)
+	for i := range in.N {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		order := orders[i*n : (i+1)*n]
+		orderAsc(order, a[i*n:(i+1)*n])
+		var vals []float32
+		if m.baseline == "uniform" {
+			r := rng.For(in.key(i), info.ID, "", 0, 0)
+			for j := range u {
+				u[j] = float32(r.Float64())
+			}
+			vals = u
+		} else if err := baselineSignal(base, in, i, m.baseline); err != nil {
+			return fmt.Errorf("%s: %w", info.ID, err)
+		}
+		x, _, _ := in.record(i)
+		if err := changeGroups(ctx, fw, in.Targets[i], x, base, vals, order, m.step, m.samples, out[i*(1+K*m.samples):(i+1)*(1+K*m.samples)]); err != nil {
+			return fmt.Errorf("%s: record %d: %w", info.ID, i, err)
+		}
+	}
+	if err := fw.flush(ctx); err != nil {
+		return fmt.Errorf("%s: %w", info.ID, err)
+	}
+	for i := range in.N {
+		dst[i] = monotonicityCorrelation(a[i*n:(i+1)*n], orders[i*n:(i+1)*n], m.step, m.samples, m.eps, out[i*(1+K*m.samples):(i+1)*(1+K*m.samples)])
+	}
+	return nil
+}
+
+// changeGroups queues x's output into out[0] and, for each group k of
+// step indices of order and each change s, x with the group set to
+// vals[k*samples+s] (vals not nil) or to base, into out[1+k*samples+s].
+func changeGroups(ctx context.Context, fw *forwards, y int, x, base, vals []float32, order []int, step, samples int, out []float64) error {
+	q, err := fw.next(ctx, y, &out[0])
+	if err != nil {
+		return err
+	}
+	copy(q, x)
+	for k := 0; k*step < len(order); k++ {
+		for s := range samples {
+			q, err := fw.next(ctx, y, &out[1+k*samples+s])
+			if err != nil {
+				return err
+			}
+			copy(q, x)
+			for _, j := range order[k*step : (k+1)*step] {
+				if vals != nil {
+					q[j] = vals[k*samples+s]
+				} else {
+					q[j] = base[j]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// monotonicityCorrelation is the score from the outputs of changeGroups.
+func monotonicityCorrelation(a []float64, order []int, step, samples int, eps float64, out []float64) Score {
+	K := len(order) / step
+	p0 := float32(out[0])
+	w := float32(1)
+	if math.Abs(float64(p0)) >= eps {
+		w = 1 / (p0 * p0)
+	}
+	A, V := make([]float64, K), make([]float64, K)
+	for k := range K {
+		for _, j := range order[k*step : (k+1)*step] {
+			A[k] += a[j]
+		}
+		var v float32
+		for s := range samples {
+			d := float32(out[1+k*samples+s]) - p0
+			v += d * d * w
+		}
+		V[k] = float64(v / float32(samples))
+	}
+	r, ok := spearman(A, V)
+	return correlated(r, ok, "the relevance or the output's variance")
+}
