@@ -216,7 +216,7 @@ const ForwardBatch = 256
 type forwards struct {
 	m      nn.Model
 	logits nn.Logiter // not nil: the queue asks for logits
-	n      int // values an input
+	n      int        // values an input
 	xs     []float32
 	target []int
 	out    []*float64
