@@ -15,8 +15,7 @@
 // a curve for the curve metrics (the value is its area), or the reason
 // it has none (Undefined) instead of a silent NaN.
 //
-// Where uaxai differs from Quantus on purpose (REFERENCE.md lists every
-// case):
+// Where uaxai differs from Quantus on purpose:
 //   - normalise divides each map by its own max |a| (Quantus: the batch's,
 //     so a record's score depends on the other records); normalise =
 //     "batch" reproduces Quantus.
@@ -26,6 +25,16 @@
 //   - Sorting is stable (ties in index order); numpy's argsort is not.
 //   - TopKIntersection's k defaults to 100 (Quantus's 1000 fails on
 //     records shorter than that).
+//   - Monotonicity restores the record's samples (Quantus 0.6.0 re-writes
+//     the baseline, so its score is always true).
+//   - A region of RegionPerturbation and Selectivity is patch_size steps
+//     of all channels, the last region the remainder (Quantus pads).
+//
+// The golden tests replay Quantus's saved random draws
+// (testdata/golden/quantus) through the same code as the records' own
+// draws, and match its scores: the map metrics within 1e-9, the curves
+// within 1e-6 of the probability scale, the correlations within 1e-5
+// (the networks' float32 outputs against PyTorch's).
 //
 // Every random draw of a metric for record i comes from Input.Keys[i], so
 // scores are the same bytes for any batch, number of workers or shards.
