@@ -13,6 +13,10 @@ func Builtin() *Registry {
 		FaithfulnessEstimate(),
 		MonotonicityCorrelation(),
 		Monotonicity(),
+		// robustness
+		MaxSensitivity(),
+		AvgSensitivity(),
+		LocalLipschitzEstimate(),
 		// complexity
 		Sparseness(),
 		ComplexityEntropy(),

@@ -26,9 +26,20 @@ const (
 
 // Needs lists what a metric reads beyond the maps.
 type Needs struct {
-	Model bool // forward passes of Input.Model
-	Mask  bool // Input.Masks (localisation)
+	Model   bool // forward passes of Input.Model
+	Mask    bool // Input.Masks (localisation)
+	Explain bool // Input.Explain: the maps of other inputs (robustness)
 }
+
+// ExplainFunc writes to dst the maps of the B = len(targets) inputs x (B
+// records of the Input's shape) for the classes targets under model m,
+// as the explainer that made the Input's maps would: the robustness and
+// randomisation metrics ask it for the maps of perturbed inputs and
+// models, ExplainBatch inputs at most a call.
+type ExplainFunc func(ctx context.Context, m nn.Model, x []float32, targets []int, dst []float64) error
+
+// ExplainBatch is the most inputs a metric hands an ExplainFunc a call.
+const ExplainBatch = 64
 
 // Info describes a metric.
 type Info struct {
@@ -104,6 +115,8 @@ type Input struct {
 	// TrainMean, nil when not known, is the training data's mean input,
 	// C*T values (the "train_mean" baseline).
 	TrainMean []float32
+	// Explain, nil when not known, re-explains other inputs.
+	Explain ExplainFunc
 }
 
 // Len is C*T, the length of one record.
@@ -154,6 +167,9 @@ func (in *Input) Check(info Info) error {
 				return fmt.Errorf("%s: record %d: target %d is not a class of the model (0..%d)", info.ID, i, y, in.Model.Classes()-1)
 			}
 		}
+	}
+	if info.Needs.Explain && in.Explain == nil {
+		return fmt.Errorf("%s explains perturbed inputs again: no explainer given", info.ID)
 	}
 	if info.Needs.Mask {
 		if in.Masks == nil {

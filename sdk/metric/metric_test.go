@@ -152,6 +152,12 @@ func TestExactContributionsAreFaithful(t *testing.T) {
 func TestRecordsDoNotDependOnTheBatch(t *testing.T) {
 	in := linearInput(5, 1, 60, 7)
 	in.Keys = []uint64{11, 12, 13, 14, 15}
+	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j, v := range x {
+			dst[j] = float64(v * v)
+		}
+		return nil
+	}
 	in.Masks = make([]bool, len(in.X))
 	for j := range in.Masks {
 		in.Masks[j] = j%60 >= 20 && j%60 < 40
@@ -168,6 +174,8 @@ func TestRecordsDoNotDependOnTheBatch(t *testing.T) {
 			cfg["subset_size"], cfg["nr_runs"] = int64(10), int64(20)
 		case "metric.monotonicity_correlation":
 			cfg["nr_samples"], cfg["features_in_step"] = int64(3), int64(6)
+		case "metric.max_sensitivity", "metric.avg_sensitivity", "metric.local_lipschitz_estimate":
+			cfg["nr_samples"] = int64(4)
 		}
 		all := scores(t, newMetric(t, id, cfg), in)
 		for i := range in.N {
@@ -458,4 +466,60 @@ func with(c sdk.Config, kv ...any) sdk.Config {
 		o[kv[k].(string)] = kv[k+1]
 	}
 	return o
+}
+
+// TestRobustnessClosedForms: an explainer whose map is the input itself
+// changes exactly as the input does: LocalLipschitzEstimate (not
+// normalised) is 1, and MaxSensitivity is max_s ||x - x'_s|| / ||x||,
+// which for uniform noise on [-b, b] lies below b sqrt(n) / ||x||; one
+// whose map ignores the input scores 0 on both; no explainer is an error.
+func TestRobustnessClosedForms(t *testing.T) {
+	in := linearInput(3, 2, 30, 4)
+	in.Keys = []uint64{1, 2, 3}
+	identity := func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j, v := range x {
+			dst[j] = float64(v)
+		}
+		return nil
+	}
+	for j, v := range in.X {
+		in.Maps[j] = float64(v)
+	}
+	in.Explain = identity
+	ll := scores(t, newMetric(t, "metric.local_lipschitz_estimate", sdk.Config{"nr_samples": int64(7), "normalise": false}), in)
+	ms := scores(t, newMetric(t, "metric.max_sensitivity", sdk.Config{"nr_samples": int64(7), "lower_bound": 0.05}), in)
+	as := scores(t, newMetric(t, "metric.avg_sensitivity", sdk.Config{"nr_samples": int64(7), "lower_bound": 0.05}), in)
+	for i := range in.N {
+		if math.Abs(ll[i].Value-1) > 1e-6 {
+			t.Errorf("record %d: Lipschitz estimate of the identity %v, want 1", i, ll[i].Value)
+		}
+		nx := 0.0
+		for _, v := range in.X[i*60 : (i+1)*60] {
+			nx += float64(v) * float64(v)
+		}
+		bound := 0.05 * math.Sqrt(60) / math.Sqrt(nx)
+		if !(ms[i].Value > 0 && ms[i].Value <= bound && as[i].Value <= ms[i].Value) {
+			t.Errorf("record %d: MaxSensitivity %v, AvgSensitivity %v: want 0 < avg <= max <= %v", i, ms[i].Value, as[i].Value, bound)
+		}
+	}
+	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j := range dst {
+			dst[j] = float64(j % 60)
+		}
+		return nil
+	}
+	for j := range in.Maps {
+		in.Maps[j] = float64(j % 60)
+	}
+	for _, id := range []string{"metric.local_lipschitz_estimate", "metric.max_sensitivity", "metric.avg_sensitivity"} {
+		for i, s := range scores(t, newMetric(t, id, sdk.Config{"nr_samples": int64(3)}), in) {
+			if s.Value != 0 {
+				t.Errorf("%s record %d: %v for a map that ignores the input, want 0", id, i, s.Value)
+			}
+		}
+	}
+	in.Explain = nil
+	if err := newMetric(t, "metric.max_sensitivity", nil).Score(context.Background(), in, make([]Score, in.N)); err == nil || !strings.Contains(err.Error(), "no explainer given") {
+		t.Errorf("no explainer: %v", err)
+	}
 }
