@@ -490,7 +490,7 @@ func TestQuantusRobustness(t *testing.T) {
 		dir := filepath.Join(c.dir, c.net, "draws")
 		for _, q := range []struct {
 			quantus, id, file string
-			cfg             sdk.Config
+			cfg               sdk.Config
 		}{
 			{"MaxSensitivity", "metric.max_sensitivity", "robustness_uniform_x_perturbed.npy", nil},
 			{"AvgSensitivity", "metric.avg_sensitivity", "robustness_uniform_x_perturbed.npy", nil},

@@ -18,11 +18,15 @@ import (
 //	r_s = ||a - a'_s||_2 / ||a||_2,   score = max_s r_s
 //
 // (lower: a more robust explanation).
-func MaxSensitivity() Entry { return sensitivityEntry("metric.max_sensitivity", "MaxSensitivity", "max") }
+func MaxSensitivity() Entry {
+	return sensitivityEntry("metric.max_sensitivity", "MaxSensitivity", "max")
+}
 
 // AvgSensitivity is MaxSensitivity with the mean over the copies,
 // score = mean_s r_s (Quantus's AvgSensitivity), on the same copies.
-func AvgSensitivity() Entry { return sensitivityEntry("metric.avg_sensitivity", "AvgSensitivity", "mean") }
+func AvgSensitivity() Entry {
+	return sensitivityEntry("metric.avg_sensitivity", "AvgSensitivity", "mean")
+}
 
 func sensitivityEntry(id, quantus, agg string) Entry {
 	info := Info{
