@@ -16,7 +16,7 @@ import (
 // wantCommands is every command uaxai has, written out here: the table
 // must name each, and no other.
 var wantCommands = []string{"run", "merge", "view", "recipe check", "plugins", "data generate", "data import", "train",
-	"predict", "explain", "paper", "slurm submit", "slurm status", "bench", "help", "plugin serve"}
+	"predict", "explain", "evaluate", "paper", "slurm submit", "slurm status", "bench", "help", "plugin serve"}
 
 // wantUsage is the first Usage line of every command's -h: its
 // positional arguments (and the flags it cannot do without).
@@ -31,6 +31,7 @@ var wantUsage = map[string]string{
 	"train":         "Usage: uaxai train [flags] --per-class N --out W.safetensors",
 	"predict":       "Usage: uaxai predict [flags] --weights W.safetensors",
 	"explain":       "Usage: uaxai explain [flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
+	"evaluate":      "Usage: uaxai evaluate [flags] --weights W[,W2,...] | --model M --input X.csv|X.npy --maps A.csv --target C|predicted|FILE --metric ID [--set key=value ...] [--mask S.csv] [--explainer NAME]",
 	"paper":         "Usage: uaxai paper [flags] [--quick] [--dir DIR] [--out DIR]",
 	"slurm submit":  "Usage: uaxai slurm submit [flags] RECIPE.toml",
 	"slurm status":  "Usage: uaxai slurm status RUN_DIR",

@@ -65,6 +65,9 @@ type ExplainOptions struct {
 	// before either is allocated (readInputs, checkNetSize); zero:
 	// recipe.DefaultSizeBounds, a recipe's.
 	Bounds recipe.SizeBounds
+	// explainerOptional: no Explainer is not an error (Evaluate without
+	// a metric that explains again).
+	explainerOptional bool
 }
 
 // SummarySpec is one summary of Explain: a summary plugin, its config,
@@ -186,6 +189,7 @@ type explainJob struct {
 	id       string
 	info     sdk.Info
 	n, nIn   int // values an input, inputs
+	inC      int // channels an input
 	x        []float32
 	targets  []int
 	draws    []nn.Params       // the draws' networks, or none when served
@@ -281,7 +285,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if err != nil {
 		return nil, err
 	}
-	j.n, j.nIn, j.x = in.c*in.t, in.n, in.x
+	j.n, j.nIn, j.x, j.inC = in.c*in.t, in.n, in.x, in.c
 	var classes int
 	if opt.Served != nil || opt.Model != nil {
 		if j.served, j.names, j.server, j.calls, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in, opt.Limits); err != nil {
@@ -308,6 +312,9 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 		return nil, err
 	}
 	if opt.Explainer == "" {
+		if opt.explainerOptional {
+			return j, nil
+		}
 		return nil, errors.New("no explainer (accepted: a plugin name, e.g. occlusion, gradcam, lime; see uaxai plugins)")
 	}
 	if j.id, err = recipe.NormaliseID(opt.Explainer, sdk.KindExplainer); err != nil {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/uaxai/uaxai/host/progress"
+	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/sdk/metric"
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// evaluateDetails is the text of uaxai evaluate -h after the usage: what
+// it does and every metric with its keys and their defaults.
+func evaluateDetails() string {
+	var b strings.Builder
+	b.WriteString(`Each --metric is scored on every input's map under every weights file
+(one draw each); --set gives a key of the --metric before it, named as
+Quantus's constructor argument. The output CSV has one line an input,
+draw and metric: input,draw,metric,value,undefined,curve.
+
+Metrics and their keys (defaults):`)
+	reg := metric.Builtin()
+	for _, id := range reg.IDs() {
+		e, _ := reg.Lookup(id)
+		fmt.Fprintf(&b, "\n  %s (Quantus %s, %s): %s\n     ", id, e.Info.Quantus, e.Info.Category, e.Info.Summary)
+		for k, p := range e.Info.Params {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s=%v", p.Name, p.Default)
+		}
+	}
+	return b.String()
+}
+
+func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("evaluate", stdout, stderr)
+	var weights listFlag
+	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
+	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values), or a .npy array of shape (N, C, T) or (N, T)")
+	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	maps := fs.String("maps", "", "the maps: a CSV of one a line (C x T values), or uaxai explain's input,draw,v0,... layout for several draws")
+	masks := fs.String("mask", "", "ground-truth masks for the localisation metrics: a CSV of one a line, C x T values 0 or 1")
+	target := fs.String("target", "", "the class each map explains: a class index, predicted, or a file of one class per line")
+	explainer := fs.String("explainer", "", "the explainer that made the maps, for the robustness metrics (they explain noisy copies again)")
+	var metricArgs metricFlag
+	fs.Var(&metricArgs, "metric", "a metric ID (metric.pixel_flipping or pixel_flipping), repeatable")
+	fs.Var(&metricArgs.setFlag, "set", "a setting key=value of the --metric before it (TOML value), repeatable")
+	var esets listFlag
+	fs.Var(&esets, "explainer-set", "a setting key=value of the --explainer, repeatable")
+	out := fs.String("out", "", "output CSV file (default: stdout)")
+	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
+	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of the metrics' random draws (and of a stochastic explainer)")
+	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
+	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
+	mf := addModelFlags(fs)
+	lf := addLimitFlag(fs)
+	bf := addBoundFlags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("evaluate: unexpected argument %q (every input is a flag; see uaxai evaluate -h)", pos[0])
+	}
+	bounds, err := bf.bounds("evaluate")
+	if err != nil {
+		return err
+	}
+	model, err := mf.torchModel("evaluate", fs, stderr)
+	if err != nil {
+		return err
+	}
+	files, err := weightFiles("evaluate", weights)
+	if err != nil {
+		return err
+	}
+	weightsGiven := strings.Join(files, ",")
+	if model != nil && model.Native() {
+		weightsGiven = "-"
+	}
+	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"maps", *maps}, {"target", *target}} {
+		if req.value == "" {
+			return fmt.Errorf("evaluate: --%s is required (usage: uaxai evaluate --weights W.safetensors --input X.csv --maps A.csv --target C|predicted|FILE --metric ID)", req.name)
+		}
+	}
+	if len(metricArgs.specs) == 0 {
+		return fmt.Errorf("evaluate: --metric is required (accepted: %s)", strings.Join(metric.Builtin().IDs(), ", "))
+	}
+	ecfg, err := runner.ParseSettings(esets)
+	if err != nil {
+		return fmt.Errorf("evaluate: --explainer-set: %w", err)
+	}
+	opt := runner.EvaluateOptions{
+		ExplainOptions: runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: ecfg,
+			Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits()},
+		Maps: *maps, Masks: *masks, Metrics: metricArgs.specs,
+	}
+	m, err := newManager(*plugins, stderr)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	m.SetLimits(opt.Limits)
+	f, isFile := stderr.(*os.File)
+	bar := progress.New(stderr, isFile && progress.IsTerminal(f))
+	opt.Plugins, opt.Observer = m, bar
+	if *out != "" {
+		err = runner.EvaluateFile(ctx, opt, *out)
+	} else {
+		err = runner.Evaluate(ctx, opt, stdout)
+	}
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	return nil
+}
+
+// metricFlag collects --metric ID and the --set key=value that follow it.
+type metricFlag struct {
+	specs   []runner.MetricSpec
+	setFlag setAfter
+}
+
+func (m *metricFlag) String() string { return "" }
+
+func (m *metricFlag) Set(v string) error {
+	m.specs = append(m.specs, runner.MetricSpec{ID: strings.TrimSpace(v), Config: map[string]any{}})
+	m.setFlag.owner = m
+	return nil
+}
+
+// setAfter is --set: a setting of the last --metric.
+type setAfter struct{ owner *metricFlag }
+
+func (s *setAfter) String() string { return "" }
+
+func (s *setAfter) Set(kv string) error {
+	if s.owner == nil || len(s.owner.specs) == 0 {
+		return fmt.Errorf("--set %s before any --metric: a setting belongs to the --metric before it", kv)
+	}
+	k, v, err := runner.ParseSetting(kv)
+	if err != nil {
+		return err
+	}
+	cfg := s.owner.specs[len(s.owner.specs)-1].Config
+	if _, dup := cfg[k]; dup {
+		return fmt.Errorf("--set %s: key %q is set twice for --metric %s", kv, k, s.owner.specs[len(s.owner.specs)-1].ID)
+	}
+	cfg[k] = v
+	return nil
+}
