@@ -13,6 +13,10 @@ func Builtin() *Registry {
 		FaithfulnessEstimate(),
 		MonotonicityCorrelation(),
 		Monotonicity(),
+		Infidelity(),
+		ROAD(),
+		// randomisation
+		RandomLogit(),
 		// robustness
 		MaxSensitivity(),
 		AvgSensitivity(),

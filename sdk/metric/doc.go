@@ -27,14 +27,17 @@
 //     records shorter than that).
 //   - Monotonicity restores the record's samples (Quantus 0.6.0 re-writes
 //     the baseline, so its score is always true).
+//   - ROAD imputes each channel by itself; its value is the share of the
+//     percentages that keep the prediction.
 //   - A region of RegionPerturbation and Selectivity is patch_size steps
 //     of all channels, the last region the remainder (Quantus pads).
 //
 // The golden tests replay Quantus's saved random draws
 // (testdata/golden/quantus) through the same code as the records' own
 // draws, and match its scores: the map metrics within 1e-9, the curves
-// within 1e-6 of the probability scale, the correlations within 1e-5
-// (the networks' float32 outputs against PyTorch's).
+// within 1e-6 of the probability scale, the correlations, robustness,
+// SSIM and infidelity scores within 1e-5 (the networks' float32 outputs
+// and gradients against PyTorch's), ROAD's hits exactly.
 //
 // Every random draw of a metric for record i comes from Input.Keys[i], so
 // scores are the same bytes for any batch, number of workers or shards.

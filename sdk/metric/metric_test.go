@@ -523,3 +523,73 @@ func TestRobustnessClosedForms(t *testing.T) {
 		t.Errorf("no explainer: %v", err)
 	}
 }
+
+// TestInfidelityRandomLogitROADClosedForms: Infidelity of a linear
+// model's gradient map w is 0 (each removal's logit change is w . (x -
+// x')) up to float32 logits, and positive for another map; RandomLogit of an explainer blind to the class is 1 (the same map
+// for both classes) under ssim and cosine; ROAD's imputation of a linear
+// ramp with no noise rebuilds the removed interior samples exactly, so a
+// prediction never moves, and a model at a tie predicts class 0 only.
+func TestInfidelityRandomLogitROADClosedForms(t *testing.T) {
+	in := linearInput(3, 2, 20, 6)
+	lm := in.Model.(*linearModel)
+	for j := range in.Maps {
+		in.Maps[j] = lm.w[j%40]
+	}
+	inf := newMetric(t, "metric.infidelity", sdk.Config{"perturb_baseline": BaselineZero, "perturb_patch_sizes": []any{int64(1), int64(3)}})
+	for i, s := range scores(t, inf, in) {
+		if !(s.Value < 1e-9) {
+			t.Errorf("Infidelity of the gradient, record %d: %v, want 0", i, s.Value)
+		}
+	}
+	other := *in
+	other.Maps = make([]float64, len(in.Maps))
+	for j := range other.Maps {
+		other.Maps[j] = in.Maps[len(in.Maps)-1-j]
+	}
+	for i, s := range scores(t, inf, &other) {
+		if !(s.Value > 1e-4) {
+			t.Errorf("Infidelity of a reversed map, record %d: %v, want > 0", i, s.Value)
+		}
+	}
+
+	in.Keys = []uint64{1, 2, 3}
+	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j, v := range x {
+			dst[j] = float64(v) * 2
+		}
+		return nil
+	}
+	for j, v := range in.X {
+		in.Maps[j] = float64(v) * 2
+	}
+	for _, sim := range []string{"ssim", "cosine"} {
+		for i, s := range scores(t, newMetric(t, "metric.random_logit", sdk.Config{"similarity_func": sim}), in) {
+			if math.Abs(s.Value-1) > 1e-12 {
+				t.Errorf("RandomLogit (%s) of a class-blind explainer, record %d: %v, want 1", sim, i, s.Value)
+			}
+		}
+	}
+
+	const T = 30
+	ramp := &Input{N: 1, C: 1, T: T, X: make([]float32, T), Maps: make([]float64, T), Targets: []int{1}, Keys: []uint64{4}}
+	w := make([]float64, T)
+	for t := range T {
+		ramp.X[t] = float32(t) + 1
+		w[t] = 1
+		ramp.Maps[t] = float64(min(t, T-1-t)) // the ends least relevant: interior runs only
+	}
+	ramp.Model = &linearModel{w: w}
+	road := newMetric(t, "metric.road", sdk.Config{"noise": 0.0, "percentages": []any{int64(10), int64(50), int64(90)}})
+	s := scores(t, road, ramp)[0]
+	if !slices.Equal(s.Curve, []float64{1, 1, 1}) || s.Value != 1 {
+		t.Errorf("ROAD on a ramp: %+v, want every prediction kept", s)
+	}
+	ramp.Model = &linearModel{w: make([]float64, T)} // p = (1/2, 1/2): class 0
+	for y, want := range []float64{1, 0} {
+		ramp.Targets[0] = y
+		if s := scores(t, road, ramp)[0]; s.Value != want {
+			t.Errorf("ROAD at a tie, target %d: %v, want %v", y, s.Value, want)
+		}
+	}
+}

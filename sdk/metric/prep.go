@@ -216,6 +216,7 @@ const ForwardBatch = 256
 type forwards struct {
 	m      nn.Model
 	logits nn.Logiter // not nil: the queue asks for logits
+	hits   bool       // the queue answers 1 if the target is the argmax (lowest class on ties), else 0
 	n      int        // values an input
 	xs     []float32
 	target []int
@@ -279,11 +280,24 @@ func (f *forwards) flush(ctx context.Context) error {
 		return err
 	}
 	for b, y := range f.target {
-		p := f.probs[b*K+y]
-		if math.IsNaN(float64(p)) || math.IsInf(float64(p), 0) {
-			return fmt.Errorf("the model gave %v for class %d of a perturbed input: want a finite value", p, y)
+		row := f.probs[b*K : (b+1)*K]
+		best := 0
+		for k, p := range row {
+			if math.IsNaN(float64(p)) || math.IsInf(float64(p), 0) {
+				return fmt.Errorf("the model gave %v for class %d of a perturbed input: want a finite value", p, k)
+			}
+			if p > row[best] {
+				best = k
+			}
 		}
-		*f.out[b] = float64(p)
+		if f.hits {
+			*f.out[b] = 0
+			if best == y {
+				*f.out[b] = 1
+			}
+			continue
+		}
+		*f.out[b] = float64(row[y])
 	}
 	f.xs, f.target, f.out = f.xs[:0], f.target[:0], f.out[:0]
 	return nil

@@ -1,0 +1,153 @@
+package metric
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uaxai/uaxai/sdk"
+)
+
+// Infidelity is Quantus's Infidelity (Yeh et al. 2019) as Quantus 0.6.0
+// computes it on a series: for each patch size p, the record's steps
+// from the left are set to the baseline p at a time, cumulatively, in
+// every channel; with x^t the input after t patches,
+//
+//	Δ_t = f_y(x) - f_y(x^t),   A_t = sum_j a_j (x_j - x^t_j)
+//	score = mean over the patch sizes of mean_t (Δ_t - A_t)^2
+//
+// (lower: the map's linear prediction of the output's change is closer).
+// Quantus's n_perturb_samples repeats the same deterministic computation
+// and is not a key here.
+func Infidelity() Entry {
+	info := Info{
+		ID: "metric.infidelity", Quantus: "Infidelity", Category: Faithfulness,
+		Needs: Needs{Model: true}, Higher: false,
+		Summary: "mean squared error of the map's linear prediction of the output's change as steps are removed",
+		Params: append([]Param{
+			{Name: "perturb_patch_sizes", Default: []any{int64(1)}, Doc: "steps a patch (a list; the score averages them)"},
+			{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
+			softmaxParam(false),
+		}, prepParamList(false, false)...),
+	}
+	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
+		m := &infidelity{info: info, patches: []int{1}}
+		var err error
+		if m.prep, err = prepParams(cfg, false, false); err != nil {
+			return nil, err
+		}
+		if v, ok := cfg["perturb_patch_sizes"]; ok {
+			m.patches = nil
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 {
+				return nil, fmt.Errorf("perturb_patch_sizes = %s: want a list of patch sizes >= 1, e.g. [1, 4]", sdk.Quote(v))
+			}
+			for _, e := range list {
+				p, err := sdk.Config{"p": e}.IntRange("p", 0, 1, 1<<20)
+				if err != nil {
+					return nil, fmt.Errorf("perturb_patch_sizes = %s: want a list of patch sizes >= 1", sdk.Quote(v))
+				}
+				m.patches = append(m.patches, p)
+			}
+		}
+		if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
+			return nil, err
+		}
+		if m.softmax, err = cfg.Bool("softmax", false); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}}
+}
+
+type infidelity struct {
+	prep
+	info     Info
+	patches  []int
+	baseline string
+	softmax  bool
+}
+
+func (m *infidelity) Info() Info { return m.info }
+
+func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
+	if err := in.Check(m.info); err != nil {
+		return err
+	}
+	for _, p := range m.patches {
+		if p > in.T {
+			return fmt.Errorf("%s: a patch of %d steps is longer than the records (%d steps)", m.info.ID, p, in.T)
+		}
+	}
+	fw, err := newOutputs(in.Model, m.softmax)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.info.ID, err)
+	}
+	n := in.Len()
+	a := m.maps(in)
+	per := 1
+	for _, p := range m.patches {
+		per += (in.T + p - 1) / p
+	}
+	out := make([]float64, in.N*per)
+	base, cur := make([]float32, n), make([]float32, n)
+	for i := range in.N {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := baselineSignal(base, in, i, m.baseline); err != nil {
+			return fmt.Errorf("%s: %w", m.info.ID, err)
+		}
+		x, _, _ := in.record(i)
+		o := out[i*per : (i+1)*per]
+		q, err := fw.next(ctx, in.Targets[i], &o[0])
+		if err != nil {
+			return err
+		}
+		copy(q, x)
+		k := 1
+		for _, p := range m.patches {
+			copy(cur, x)
+			for t0 := 0; t0 < in.T; t0 += p {
+				for c := range in.C {
+					copy(cur[c*in.T+t0:c*in.T+min(t0+p, in.T)], base[c*in.T+t0:c*in.T+min(t0+p, in.T)])
+				}
+				q, err := fw.next(ctx, in.Targets[i], &o[k])
+				if err != nil {
+					return err
+				}
+				copy(q, cur)
+				k++
+			}
+		}
+	}
+	if err := fw.flush(ctx); err != nil {
+		return fmt.Errorf("%s: %w", m.info.ID, err)
+	}
+	for i := range in.N {
+		x, _, _ := in.record(i)
+		ai := a[i*n : (i+1)*n]
+		_ = baselineSignal(base, in, i, m.baseline) // its error was returned above
+		o := out[i*per : (i+1)*per]
+		var score float64
+		k := 1
+		for _, p := range m.patches {
+			var A, se float64
+			steps := 0
+			for t0 := 0; t0 < in.T; t0 += p {
+				for c := range in.C {
+					for t := t0; t < min(t0+p, in.T); t++ {
+						j := c*in.T + t
+						A += ai[j] * float64(x[j]-base[j]) // cumulative: every removed sample so far
+					}
+				}
+				d := float64(float32(o[0])-float32(o[k])) - A
+				se += d * d
+				steps++
+				k++
+			}
+			score += se / float64(steps)
+		}
+		dst[i] = Score{Value: score / float64(len(m.patches))}
+	}
+	return nil
+}
