@@ -139,7 +139,9 @@ func TestEvaluateBadInput(t *testing.T) {
 
 // TestEvaluateRobustnessThroughThePlugin: max_sensitivity explains the
 // noisy copies again with the --explainer plugin (occlusion, as the maps
-// were made): finite scores, the same bytes on 1 and 2 workers and for
+// were made), mprt the FCN's 7 re-initialised networks loaded into it,
+// random_logit another class: finite scores (a cosine within [-1, 1],
+// an MPRT curve of 7 layers), the same bytes on 1 and 2 workers and for
 // the same --seed, other bytes for another seed.
 func TestEvaluateRobustnessThroughThePlugin(t *testing.T) {
 	exe := buildUaxai(t)
@@ -166,7 +168,8 @@ func TestEvaluateRobustnessThroughThePlugin(t *testing.T) {
 		cmd := exec.Command(exe, append([]string{"evaluate", "--model", filepath.Join(root, "recipes", "archs", "fcn.toml"),
 			"--weights", filepath.Join(arch, "model.safetensors"), "--input", x, "--maps", maps, "--target", "predicted",
 			"--explainer", "occlusion", "--explainer-set", "window=60", "--explainer-set", "stride=20", "--explainer-set", "baseline=0",
-			"--metric", "max_sensitivity", "--set", "nr_samples=3", "--set", "lower_bound=0.1"}, args...)...)
+			"--metric", "max_sensitivity", "--set", "nr_samples=3", "--set", "lower_bound=0.1",
+			"--metric", "mprt", "--set", "similarity_func=\"cosine\"", "--metric", "random_logit"}, args...)...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -182,13 +185,25 @@ func TestEvaluateRobustnessThroughThePlugin(t *testing.T) {
 		t.Error("the same output for another seed: the noise does not follow --seed")
 	}
 	rows, err := csv.NewReader(strings.NewReader(a)).ReadAll()
-	if err != nil || len(rows) != 4 {
-		t.Fatalf("%d lines (%v): want a header and 3", len(rows), err)
+	if err != nil || len(rows) != 1+3*3 {
+		t.Fatalf("%d lines (%v): want a header and 9", len(rows), err)
 	}
 	for _, r := range rows[1:] {
 		v, err := strconv.ParseFloat(r[3], 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			t.Errorf("line %v: want a positive finite sensitivity", r)
+		switch r[2] {
+		case "metric.max_sensitivity":
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				t.Errorf("line %v: want a positive finite sensitivity", r)
+			}
+		case "metric.mprt", "metric.random_logit":
+			if err != nil || !(v >= -1 && v <= 1) {
+				t.Errorf("line %v: want a similarity in [-1, 1]", r)
+			}
+			if r[2] == "metric.mprt" && len(strings.Fields(r[5])) != 7 {
+				t.Errorf("line %v: want a curve of the FCN's 7 layers", r)
+			}
+		default:
+			t.Errorf("line %v: unknown metric", r)
 		}
 	}
 }

@@ -127,20 +127,18 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 		} else {
 			d.Params = j.draws[s]
 		}
-		dm, err := driver.OpenDraw(ctx, d, j.calls)
-		if err != nil {
-			return fmt.Errorf("draw %d (%s): %w", s, j.names[s], err)
-		}
 		keys := make([]uint64, j.nIn)
 		for i := range keys {
 			keys[i] = rng.Key(j.opt.Seed, evaluatePurpose, "", i, s)
 		}
 		in := metric.Input{N: j.nIn, C: j.inC, T: j.n / j.inC, X: j.x, Maps: maps[s], Targets: j.targets, Masks: masks, Keys: keys}
-		if len(j.step.Models) > 0 {
-			in.Explain = j.reexplain(s)
-		}
-		err = dm.Call(ctx, func(model nn.Model) error {
+		var loaded *loadedModel
+		score := func(model nn.Model) error {
 			in.Model = model
+			if len(j.step.Models) > 0 {
+				loaded = &loadedModel{}
+				in.Explain = j.reexplain(s, model, loaded)
+			}
 			for k, m := range metrics {
 				dst := make([]metric.Score, j.nIn)
 				if err := m.Score(ctx, &in, dst); err != nil {
@@ -150,8 +148,23 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 				j.obs.Advance(s*len(metrics)+k+1, "")
 			}
 			return nil
-		})
-		dm.Close()
+		}
+		var err error
+		if g, ok := j.server.(*graphServer); ok {
+			// a network computed in this process: its own model (its
+			// parameters too, for MPRT), not a client of its service
+			err = score(g.models[s])
+		} else {
+			dm, oerr := driver.OpenDraw(ctx, d, j.calls)
+			if oerr != nil {
+				return fmt.Errorf("draw %d (%s): %w", s, j.names[s], oerr)
+			}
+			err = dm.Call(ctx, score)
+			dm.Close()
+		}
+		if loaded != nil {
+			err = errors.Join(err, loaded.close())
+		}
 		if err != nil {
 			return fmt.Errorf("draw %d (%s): %w", s, j.names[s], err)
 		}
@@ -191,12 +204,50 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 	return bw.Flush()
 }
 
-// reexplain is the metrics' ExplainFunc for draw s: the explainer's maps
-// of perturbed inputs, as records of split "evaluate" numbered on from
-// the inputs (a stochastic explainer's seeds do not repeat the maps').
-func (j *explainJob) reexplain(s int) metric.ExplainFunc {
+// loadedModel is another model than the draw's (MPRT's re-initialised
+// networks) loaded into the explainer, the last one asked for.
+type loadedModel struct {
+	model nn.Model
+	step  engine.Explaining
+}
+
+func (l *loadedModel) close() error {
+	var err error
+	for _, m := range l.step.Models {
+		err = errors.Join(err, m.Close())
+	}
+	l.step.Models = nil
+	return err
+}
+
+// reexplain is the metrics' ExplainFunc for draw s, whose model is own:
+// the explainer's maps of perturbed inputs, as records of split
+// "evaluate" numbered on from the inputs (a stochastic explainer's seeds
+// do not repeat the maps'). Another model (a network uaxai computes, as
+// MPRT's re-initialised ones) is loaded into the explainer for as long
+// as it is asked for.
+func (j *explainJob) reexplain(s int, own nn.Model, other *loadedModel) metric.ExplainFunc {
 	next := j.nIn
-	return func(ctx context.Context, _ nn.Model, x []float32, targets []int, dst []float64) error {
+	return func(ctx context.Context, model nn.Model, x []float32, targets []int, dst []float64) error {
+		step, draw := &j.step, s
+		if model != own {
+			if model != other.model {
+				pm, ok := model.(interface{ Params() nn.Params })
+				if !ok {
+					return fmt.Errorf("a model of type %T cannot be loaded into the explainer %s (accepted: a network uaxai computes)", model, j.id)
+				}
+				if err := other.close(); err != nil {
+					return err
+				}
+				dm, err := j.ex.Load(ctx, sdk.Draw{Params: pm.Params()})
+				if err != nil {
+					return fmt.Errorf("%s: load a re-initialised model: %w", j.id, err)
+				}
+				other.model = model
+				other.step = engine.Explaining{ID: j.id, Config: j.opt.Config, Stochastic: j.info.Stochastic, Seed: j.opt.Seed, Models: []driver.Model{dm}}
+			}
+			step, draw = &other.step, 0
+		}
 		B := len(targets)
 		records := make([]int, B)
 		for b := range records {
@@ -205,14 +256,14 @@ func (j *explainJob) reexplain(s int) metric.ExplainFunc {
 		}
 		out := make([][][]float64, B)
 		for b := range out {
-			out[b] = make([][]float64, len(j.step.Models))
+			out[b] = make([][]float64, len(step.Models))
 		}
 		in := engine.Inputs{Split: "evaluate", Records: records, X: x, Targets: targets, Where: fmt.Sprintf("perturbed copies %d..%d", records[0], records[B-1])}
-		if err := j.step.Explain(ctx, out, in, s); err != nil {
+		if err := step.Explain(ctx, out, in, draw); err != nil {
 			return err
 		}
 		for b := range B {
-			copy(dst[b*j.n:(b+1)*j.n], out[b][s])
+			copy(dst[b*j.n:(b+1)*j.n], out[b][draw])
 		}
 		return nil
 	}

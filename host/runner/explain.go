@@ -198,6 +198,7 @@ type explainJob struct {
 	server   io.Closer         // the server Explain started (a PyTorch model's, or the graph networks' model service), closed with the job
 	names    []string          // the draws' weights files
 	step     engine.Explaining // the explainer with every draw loaded
+	ex       driver.Explainer  // the explainer (Evaluate loads other models into it)
 	sums     []sdk.Summary
 	workers  int
 	obs      engine.Observer
@@ -324,6 +325,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if err != nil {
 		return nil, err
 	}
+	j.ex = ex
 	j.info = ex.Info()
 	if err := ex.Check(opt.Config); err != nil {
 		return nil, fmt.Errorf("explainer config (--set): %w", err)

@@ -17,6 +17,7 @@ func Builtin() *Registry {
 		ROAD(),
 		// randomisation
 		RandomLogit(),
+		MPRT(),
 		// robustness
 		MaxSensitivity(),
 		AvgSensitivity(),

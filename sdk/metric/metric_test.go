@@ -10,6 +10,7 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // linearModel is a two-class model with logits (0, w . x): p_1(x) =
@@ -591,5 +592,86 @@ func TestInfidelityRandomLogitROADClosedForms(t *testing.T) {
 		if s := scores(t, road, ramp)[0]; s.Value != want {
 			t.Errorf("ROAD at a tie, target %d: %v, want %v", y, s.Value, want)
 		}
+	}
+}
+
+// TestMPRTClosedForms: re-initialising a layer draws what PyTorch's
+// reset_parameters draws (uniform weights and biases within 1/sqrt(fan_in),
+// a norm's scale 1 and shift 0, running statistics 0 and 1), the same
+// values for the same seed; an explainer blind to the model scores 1 at
+// every step, and a model that is not a network uaxai computes is refused.
+func TestMPRTClosedForms(t *testing.T) {
+	spec := graph.Spec{Name: "tiny", InChannels: 1, InLen: 12, Nodes: []graph.Node{
+		{Name: "c1", Op: "conv1d", Attrs: map[string]any{"out": int64(3), "kernel": int64(4)}},
+		{Name: "bn", Op: "batchnorm1d"},
+		{Name: "gap", Op: "globalavgpool"},
+		{Name: "fc", Op: "linear", Attrs: map[string]any{"out": int64(2)}},
+	}}
+	a := nn.GraphArch(spec)
+	lay, err := nn.NewLayout(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Layers(lay); !slices.Equal(got, []string{"fc", "bn", "c1"}) {
+		t.Fatalf("layers %v, want fc, bn, c1", got)
+	}
+	data := make([]float32, lay.Size)
+	for j := range data {
+		data[j] = 7
+	}
+	for _, l := range Layers(lay) {
+		Reinitialise(data, lay, l, 42)
+	}
+	again := slices.Clone(data)
+	for _, l := range Layers(lay) {
+		Reinitialise(again, lay, l, 42)
+	}
+	if !slices.Equal(data, again) {
+		t.Error("the same seed draws other values")
+	}
+	for _, tn := range lay.Tensors {
+		v := data[tn.Offset : tn.Offset+tn.Size]
+		bound := map[string]float64{"c1": 1 / math.Sqrt(4), "fc": 1 / math.Sqrt(3)}[tn.Name[:strings.Index(tn.Name, ".")]]
+		for _, x := range v {
+			switch tn.Name {
+			case "bn.weight", "bn.running_var":
+				if x != 1 {
+					t.Errorf("%s = %v, want 1", tn.Name, x)
+				}
+			case "bn.bias", "bn.running_mean":
+				if x != 0 {
+					t.Errorf("%s = %v, want 0", tn.Name, x)
+				}
+			default:
+				if !(math.Abs(float64(x)) <= bound) || x == 7 {
+					t.Errorf("%s = %v, want within ±%v", tn.Name, x, bound)
+				}
+			}
+		}
+	}
+	m, err := nn.Open(nn.Params{Arch: a, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Model: m, N: 2, C: 1, T: 12, X: make([]float32, 24), Maps: make([]float64, 24), Targets: []int{0, 1}}
+	for j := range in.X {
+		in.X[j] = float32(j%12) - 5
+		in.Maps[j] = float64(j%12) + 1
+	}
+	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j := range dst {
+			dst[j] = float64(j%12) + 1
+		}
+		return nil
+	}
+	for i, s := range scores(t, newMetric(t, "metric.mprt", nil), in) {
+		if s.Value != 1 || !slices.Equal(s.Curve, []float64{1, 1, 1}) {
+			t.Errorf("record %d: %+v, want 1 at every layer for a model-blind explainer", i, s)
+		}
+	}
+	in.Model = &linearModel{w: make([]float64, 12)}
+	in.Targets = []int{0, 1}
+	if err := newMetric(t, "metric.mprt", nil).Score(context.Background(), in, make([]Score, 2)); err == nil || !strings.Contains(err.Error(), "does not give its parameters") {
+		t.Errorf("a model without parameters: %v", err)
 	}
 }
