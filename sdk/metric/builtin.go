@@ -14,6 +14,7 @@ func Builtin() *Registry {
 		MonotonicityCorrelation(),
 		Monotonicity(),
 		Infidelity(),
+		SensitivityN(),
 		ROAD(),
 		// randomisation
 		RandomLogit(),

@@ -27,6 +27,8 @@
 //     records shorter than that).
 //   - Monotonicity restores the record's samples (Quantus 0.6.0 re-writes
 //     the baseline, so its score is always true).
+//   - SensitivityN is scored record by record (Ancona et al.'s random
+//     subsets of each size); Quantus correlates across a batch's records.
 //   - ROAD imputes each channel by itself; its value is the share of the
 //     percentages that keep the prediction.
 //   - A region of RegionPerturbation and Selectivity is patch_size steps
