@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
@@ -40,10 +40,8 @@ Metrics and their keys (defaults):`)
 
 func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("evaluate", stdout, stderr)
-	var weights listFlag
-	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
-	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values), or a .npy array of shape (N, C, T) or (N, T)")
-	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	wf := addWaveformFlags(fs)
+	input, channels := wf.input, wf.channels
 	maps := fs.String("maps", "", "the maps: a CSV of one a line (C x T values), or uaxai explain's input,draw,v0,... layout for several draws")
 	masks := fs.String("mask", "", "ground-truth masks for the localisation metrics: a CSV of one a line, C x T values 0 or 1")
 	target := fs.String("target", "", "the class each map explains: a class index, predicted, or a file of one class per line")
@@ -72,17 +70,9 @@ func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	model, err := mf.torchModel("evaluate", fs, stderr)
+	model, files, weightsGiven, err := wf.model("evaluate", fs, mf, stderr)
 	if err != nil {
 		return err
-	}
-	files, err := weightFiles("evaluate", weights)
-	if err != nil {
-		return err
-	}
-	weightsGiven := strings.Join(files, ",")
-	if model != nil && model.Native() {
-		weightsGiven = "-"
 	}
 	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"maps", *maps}, {"target", *target}} {
 		if req.value == "" {
@@ -101,25 +91,13 @@ func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits()},
 		Maps: *maps, Masks: *masks, Metrics: metricArgs.specs,
 	}
-	m, err := newManager(*plugins, stderr)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	m.SetLimits(opt.Limits)
-	f, isFile := stderr.(*os.File)
-	bar := progress.New(stderr, isFile && progress.IsTerminal(f))
-	opt.Plugins, opt.Observer = m, bar
-	if *out != "" {
-		err = runner.EvaluateFile(ctx, opt, *out)
-	} else {
-		err = runner.Evaluate(ctx, opt, stdout)
-	}
-	bar.Finish()
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	return nil
+	return withPlugins("evaluate", *plugins, opt.Limits, stderr, func(m *plugin.Manager, bar *progress.Bar) error {
+		opt.Plugins, opt.Observer = m, bar
+		if *out != "" {
+			return runner.EvaluateFile(ctx, opt, *out)
+		}
+		return runner.Evaluate(ctx, opt, stdout)
+	})
 }
 
 // metricFlag collects --metric ID and the --set key=value that follow it.

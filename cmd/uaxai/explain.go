@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
@@ -59,6 +60,42 @@ func (l *limitFlag) limits() limits.Limits {
 
 // weightFiles splits the values of a --weights flag (comma-separated,
 // repeatable) into files.
+// waveformFlags are the flags of the commands that run a network on a
+// user's waveforms: --weights, --input, --channels.
+type waveformFlags struct {
+	weights  listFlag
+	input    *string
+	channels *int
+}
+
+func addWaveformFlags(fs *flagSet) *waveformFlags {
+	w := &waveformFlags{}
+	fs.Var(&w.weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
+	w.input = fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
+	w.channels = fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	return w
+}
+
+// model returns the --model source, the weights files, and what stands
+// for --weights among the required flags: the files, or "-" for a native
+// graph, which checks its own (an .onnx file holds them, a .toml spec
+// needs them).
+func (w *waveformFlags) model(cmd string, fs *flagSet, mf *modelFlags, stderr io.Writer) (runner.ModelSource, []string, string, error) {
+	model, err := mf.torchModel(cmd, fs, stderr)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	files, err := weightFiles(cmd, w.weights)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	given := strings.Join(files, ",")
+	if model != nil && model.Native() {
+		given = "-"
+	}
+	return model, files, given, nil
+}
+
 func weightFiles(cmd string, weights listFlag) ([]string, error) {
 	var files []string
 	for _, w := range weights {
@@ -163,10 +200,9 @@ allocated; the defaults are a recipe's bounds.`
 
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("explain", stdout, stderr)
-	var weights, sets, summaries listFlag
-	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
-	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
-	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	var sets, summaries listFlag
+	wf := addWaveformFlags(fs)
+	input, channels := wf.input, wf.channels
 	explainer := fs.String("explainer", "", "explainer plugin, e.g. occlusion, gradcam, lime")
 	target := fs.String("target", "", "class explained: a class index, predicted, or a file of one class per line")
 	fs.Var(&sets, "set", "explainer setting key=value (TOML value, else a string), repeatable")
@@ -190,17 +226,9 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) > 0 {
 		return fmt.Errorf("explain: unexpected argument %q (every input is a flag; see uaxai explain -h)", pos[0])
 	}
-	model, err := mf.torchModel("explain", fs, stderr)
+	model, files, weightsGiven, err := wf.model("explain", fs, mf, stderr)
 	if err != nil {
 		return err
-	}
-	files, err := weightFiles("explain", weights)
-	if err != nil {
-		return err
-	}
-	weightsGiven := strings.Join(files, ",")
-	if model != nil && model.Native() {
-		weightsGiven = "-" // the graph's own check: an .onnx file holds them, a .toml spec needs them
 	}
 	for _, req := range []struct{ name, value string }{{"weights", weightsGiven}, {"input", *input}, {"explainer", *explainer}, {"target", *target}} {
 		if req.value == "" {
@@ -220,23 +248,31 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		opt.Summaries = append(opt.Summaries, spec)
 	}
-	m, err := newManager(*plugins, stderr)
+	return withPlugins("explain", *plugins, opt.Limits, stderr, func(m *plugin.Manager, bar *progress.Bar) error {
+		opt.Plugins, opt.Observer = m, bar
+		if *out != "" {
+			return runner.ExplainFile(ctx, opt, *out)
+		}
+		return runner.Explain(ctx, opt, stdout)
+	})
+}
+
+// withPlugins runs f with the plugin manager (of the built-ins and the
+// --plugins directory, under lim) and a progress bar on stderr, closing
+// both after it; an error is the command's.
+func withPlugins(cmd, plugins string, lim limits.Limits, stderr io.Writer, f func(m *plugin.Manager, bar *progress.Bar) error) error {
+	m, err := newManager(plugins, stderr)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	m.SetLimits(opt.Limits)
-	f, isFile := stderr.(*os.File)
-	bar := progress.New(stderr, isFile && progress.IsTerminal(f))
-	opt.Plugins, opt.Observer = m, bar
-	if *out != "" {
-		err = runner.ExplainFile(ctx, opt, *out)
-	} else {
-		err = runner.Explain(ctx, opt, stdout)
-	}
+	m.SetLimits(lim)
+	tty, isFile := stderr.(*os.File)
+	bar := progress.New(stderr, isFile && progress.IsTerminal(tty))
+	err = f(m, bar)
 	bar.Finish()
 	if err != nil {
-		return fmt.Errorf("explain: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	return nil
 }

@@ -29,10 +29,8 @@ more than --max-batch-values values, is refused before it is allocated.`
 
 func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("predict", stdout, stderr)
-	var weights listFlag
-	fs.Var(&weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
-	input := fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
-	channels := fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	wf := addWaveformFlags(fs)
+	input, channels := wf.input, wf.channels
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
 	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
@@ -54,7 +52,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	files, err := weightFiles("predict", weights)
+	files, err := weightFiles("predict", wf.weights)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -93,17 +91,7 @@ func Evaluate(ctx context.Context, opt EvaluateOptions, w io.Writer) error {
 
 // EvaluateFile is Evaluate writing to the file path, atomically.
 func EvaluateFile(ctx context.Context, opt EvaluateOptions, path string) error {
-	dir := filepath.Dir(path)
-	tmp, err := atomicfile.Temp(dir, filepath.Base(path), func(w *bufio.Writer) error { return Evaluate(ctx, opt, w) })
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("output: %w", err)
-	}
-	atomicfile.SyncDir(dir)
-	return nil
+	return writeAtomic(path, func(w *bufio.Writer) error { return Evaluate(ctx, opt, w) })
 }
 
 func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics []metric.Metric, w io.Writer) error {

@@ -247,8 +247,14 @@ func Explain(ctx context.Context, opt ExplainOptions, w io.Writer) error {
 // ExplainFile is Explain writing to the file path, atomically: the file
 // appears complete or not at all.
 func ExplainFile(ctx context.Context, opt ExplainOptions, path string) error {
+	return writeAtomic(path, func(w *bufio.Writer) error { return Explain(ctx, opt, w) })
+}
+
+// writeAtomic writes the file path with write: it appears complete or
+// not at all.
+func writeAtomic(path string, write func(w *bufio.Writer) error) error {
 	dir := filepath.Dir(path)
-	tmp, err := atomicfile.Temp(dir, filepath.Base(path), func(w *bufio.Writer) error { return Explain(ctx, opt, w) })
+	tmp, err := atomicfile.Temp(dir, filepath.Base(path), write)
 	if err != nil {
 		return err
 	}

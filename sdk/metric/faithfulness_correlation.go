@@ -18,64 +18,48 @@ import (
 // (higher: the map predicts what removing samples does). Undefined when
 // either side is constant.
 func FaithfulnessCorrelation() Entry {
-	return Entry{
-		Info: Info{
-			ID: "metric.faithfulness_correlation", Quantus: "FaithfulnessCorrelation", Category: Faithfulness,
-			Needs: Needs{Model: true}, Higher: true,
-			Summary: "correlation of a random subset's relevance with the output's drop when it is removed",
-			Params: append([]Param{
-				{Name: "nr_runs", Default: 100, Doc: "random subsets"},
-				{Name: "subset_size", Default: 224, Doc: "samples a subset (at most C*T)"},
-				{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
-				softmaxParam(false),
-			}, prepParamList(true, false)...),
-		},
-		New: func(cfg sdk.Config) (Metric, error) {
-			m := &faithCorr{}
-			var err error
-			if m.prep, err = prepParams(cfg, true, false); err != nil {
-				return nil, err
-			}
-			if m.runs, err = cfg.IntRange("nr_runs", 100, 2, 1<<20); err != nil {
-				return nil, err
-			}
-			if m.size, err = cfg.IntRange("subset_size", 224, 1, 1<<24); err != nil {
-				return nil, err
-			}
-			if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
-				return nil, err
-			}
-			if m.softmax, err = cfg.Bool("softmax", false); err != nil {
-				return nil, err
-			}
-			return m, nil
-		},
+	info := Info{
+		ID: "metric.faithfulness_correlation", Quantus: "FaithfulnessCorrelation", Category: Faithfulness,
+		Needs: Needs{Model: true}, Higher: true,
+		Summary: "correlation of a random subset's relevance with the output's drop when it is removed",
+		Params: faithCorrKeys.params(
+			Param{Name: "nr_runs", Default: 100, Doc: "random subsets"},
+			Param{Name: "subset_size", Default: 224, Doc: "samples a subset (at most C*T)"}),
 	}
+	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
+		m := &faithCorr{info: info}
+		var err error
+		if m.keys, err = faithCorrKeys.read(cfg); err != nil {
+			return nil, err
+		}
+		if m.runs, err = cfg.IntRange("nr_runs", 100, 2, 1<<20); err != nil {
+			return nil, err
+		}
+		m.size, err = cfg.IntRange("subset_size", 224, 1, 1<<24)
+		return m, err
+	}}
 }
+
+var faithCorrKeys = keySpec{normalise: true, baseline: BaselineBlack, softmax: onLogits}
 
 type faithCorr struct {
-	prep
+	keys
+	info       Info
 	runs, size int
-	baseline   string
-	softmax    bool
 }
 
-func (m *faithCorr) Info() Info { return FaithfulnessCorrelation().Info }
+func (m *faithCorr) Info() Info { return m.info }
 
 func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
-	info := m.Info()
-	if err := in.Check(info); err != nil {
+	info := m.info
+	a, fw, err := m.start(info, in)
+	if err != nil {
 		return err
 	}
 	n := in.Len()
 	if m.size > n {
 		return fmt.Errorf("%s: subset_size = %d is more than a record's %d x %d = %d samples", info.ID, m.size, in.C, in.T, n)
 	}
-	fw, err := newOutputs(in.Model, m.softmax)
-	if err != nil {
-		return fmt.Errorf("%s: %w", info.ID, err)
-	}
-	a := m.maps(in)
 	subsets := make([]int, in.N*m.runs*m.size)
 	out := make([]float64, in.N*(m.runs+1))
 	base := make([]float32, n)
@@ -85,8 +69,8 @@ func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 		}
 		sub := subsets[i*m.runs*m.size : (i+1)*m.runs*m.size]
 		drawSubsets(sub, rng.For(in.key(i), info.ID, "", 0, 0), n, m.size)
-		if err := baselineSignal(base, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", info.ID, err)
+		if err := m.baselineOf(info, base, in, i); err != nil {
+			return err
 		}
 		x, _, _ := in.record(i)
 		if err := removeEach(ctx, fw, in.Targets[i], x, base, sub, m.size, out[i*(m.runs+1):(i+1)*(m.runs+1)]); err != nil {

@@ -397,47 +397,43 @@ func TestQuantusCorrelations(t *testing.T) {
 				if err := baselineSignal(base, in, i, BaselineBlack); err != nil {
 					t.Fatal(err)
 				}
-				var fw *forwards
-				var err error
+				// replay queues a record's copies on the model's outputs
+				// (probabilities if softmax) and runs them.
+				replay := func(softmax bool, queue func(fw *forwards) error) {
+					fw, err := newOutputs(in.Model, softmax)
+					if err == nil {
+						err = queue(fw)
+					}
+					if err == nil {
+						err = fw.flush(ctx)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
 				var got Score
 				switch q {
 				case "FaithfulnessCorrelation":
 					sets := subsets[i*100*224 : (i+1)*100*224]
 					out := make([]float64, 101)
-					if fw, err = newOutputs(in.Model, false); err == nil {
-						err = removeEach(ctx, fw, in.Targets[i], x, base, sets, 224, out)
-					}
-					if err == nil {
-						err = fw.flush(ctx)
-					}
+					replay(false, func(fw *forwards) error { return removeEach(ctx, fw, in.Targets[i], x, base, sets, 224, out) })
 					got = setCorrelation(a, sets, 224, out, pearson)
 				case "FaithfulnessEstimate":
 					order := descOrd[i*n : (i+1)*n]
 					out := make([]float64, K+1)
-					if fw, err = newOutputs(in.Model, false); err == nil {
-						err = removeEach(ctx, fw, in.Targets[i], x, base, order, 20, out)
-					}
-					if err == nil {
-						err = fw.flush(ctx)
-					}
+					replay(false, func(fw *forwards) error { return removeEach(ctx, fw, in.Targets[i], x, base, order, 20, out) })
 					got = setCorrelation(a, order, 20, out, pearson)
 				case "MonotonicityCorrelation":
 					order := ascOrd[i*n : (i+1)*n]
 					out := make([]float64, 1+K*10)
-					if fw, err = newOutputs(in.Model, true); err == nil {
-						err = changeGroups(ctx, fw, in.Targets[i], x, nil, uniform[i*K*10:(i+1)*K*10], order, 20, 10, out)
-					}
-					if err == nil {
-						err = fw.flush(ctx)
-					}
+					replay(true, func(fw *forwards) error {
+						return changeGroups(ctx, fw, in.Targets[i], x, nil, uniform[i*K*10:(i+1)*K*10], order, 20, 10, out)
+					})
 					got = monotonicityCorrelation(abs[i*n:(i+1)*n], order, 20, 10, 1e-5, out)
 					if nearTies(out, 10, 1e-4) {
 						t.Logf("%s/%s %s record %d: variances within 1e-4 of each other: %v, Quantus %v", c.net, c.method, q, i, got.Value, want[i])
 						continue
 					}
-				}
-				if err != nil {
-					t.Fatal(err)
 				}
 				checked++
 				if !relClose(got.Value, want[i], 1e-5, 1) {

@@ -23,16 +23,13 @@ func Infidelity() Entry {
 		ID: "metric.infidelity", Quantus: "Infidelity", Category: Faithfulness,
 		Needs: Needs{Model: true}, Higher: false,
 		Summary: "mean squared error of the map's linear prediction of the output's change as steps are removed",
-		Params: append([]Param{
-			{Name: "perturb_patch_sizes", Default: []any{int64(1)}, Doc: "steps a patch (a list; the score averages them)"},
-			{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
-			softmaxParam(false),
-		}, prepParamList(false, false)...),
+		Params: infidelityKeys.params(
+			Param{Name: "perturb_patch_sizes", Default: []any{int64(1)}, Doc: "steps a patch (a list; the score averages them)"}),
 	}
 	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
 		m := &infidelity{info: info, patches: []int{1}}
 		var err error
-		if m.prep, err = prepParams(cfg, false, false); err != nil {
+		if m.keys, err = infidelityKeys.read(cfg); err != nil {
 			return nil, err
 		}
 		if v, ok := cfg["perturb_patch_sizes"]; ok {
@@ -49,28 +46,23 @@ func Infidelity() Entry {
 				m.patches = append(m.patches, p)
 			}
 		}
-		if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
-			return nil, err
-		}
-		if m.softmax, err = cfg.Bool("softmax", false); err != nil {
-			return nil, err
-		}
 		return m, nil
 	}}
 }
 
+var infidelityKeys = keySpec{baseline: BaselineBlack, softmax: onLogits}
+
 type infidelity struct {
-	prep
-	info     Info
-	patches  []int
-	baseline string
-	softmax  bool
+	keys
+	info    Info
+	patches []int
 }
 
 func (m *infidelity) Info() Info { return m.info }
 
 func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
-	if err := in.Check(m.info); err != nil {
+	a, fw, err := m.start(m.info, in)
+	if err != nil {
 		return err
 	}
 	for _, p := range m.patches {
@@ -78,12 +70,7 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 			return fmt.Errorf("%s: a patch of %d steps is longer than the records (%d steps)", m.info.ID, p, in.T)
 		}
 	}
-	fw, err := newOutputs(in.Model, m.softmax)
-	if err != nil {
-		return fmt.Errorf("%s: %w", m.info.ID, err)
-	}
 	n := in.Len()
-	a := m.maps(in)
 	per := 1
 	for _, p := range m.patches {
 		per += (in.T + p - 1) / p
@@ -94,8 +81,8 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := baselineSignal(base, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", m.info.ID, err)
+		if err := m.baselineOf(m.info, base, in, i); err != nil {
+			return err
 		}
 		x, _, _ := in.record(i)
 		o := out[i*per : (i+1)*per]

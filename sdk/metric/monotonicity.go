@@ -18,60 +18,34 @@ import (
 // 0.6.0 re-writes the baseline instead of the record's values, so its
 // input never changes and its score is always true; this one restores x.
 func Monotonicity() Entry {
-	return Entry{
-		Info: Info{
-			ID: "metric.monotonicity", Quantus: "Monotonicity", Category: Faithfulness,
-			Needs: Needs{Model: true}, Higher: true,
-			Summary: "1 if p_y never falls as samples are restored from the least relevant up",
-			Params: append([]Param{
-				{Name: "features_in_step", Default: 1, Doc: "samples a group; must divide C*T"},
-				{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("where the restoring starts: %v", baselines)},
-				softmaxParam(true),
-			}, prepParamList(true, true)...),
-		},
-		New: func(cfg sdk.Config) (Metric, error) {
-			m := &monotonicity{}
-			var err error
-			if m.prep, err = prepParams(cfg, true, true); err != nil {
-				return nil, err
-			}
-			if m.step, err = cfg.IntRange("features_in_step", 1, 1, 1<<24); err != nil {
-				return nil, err
-			}
-			if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
-				return nil, err
-			}
-			if m.softmax, err = cfg.Bool("softmax", true); err != nil {
-				return nil, err
-			}
-			return m, nil
-		},
+	info := Info{
+		ID: "metric.monotonicity", Quantus: "Monotonicity", Category: Faithfulness,
+		Needs: Needs{Model: true}, Higher: true,
+		Summary: "1 if p_y never falls as samples are restored from the least relevant up (from perturb_baseline)",
+		Params:  monotonicityKeys.params(),
 	}
+	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
+		k, err := monotonicityKeys.read(cfg)
+		return &monotonicity{keys: k, info: info}, err
+	}}
 }
+
+var monotonicityKeys = keySpec{normalise: true, abs: true, step: 1, baseline: BaselineBlack, softmax: onProbs}
 
 type monotonicity struct {
-	prep
-	step     int
-	baseline string
-	softmax  bool
+	keys
+	info Info
 }
 
-func (m *monotonicity) Info() Info { return Monotonicity().Info }
+func (m *monotonicity) Info() Info { return m.info }
 
 func (m *monotonicity) Score(ctx context.Context, in *Input, dst []Score) error {
-	info := m.Info()
-	if err := in.Check(info); err != nil {
+	info := m.info
+	a, fw, err := m.start(info, in)
+	if err != nil {
 		return err
 	}
 	n := in.Len()
-	if n%m.step != 0 {
-		return fmt.Errorf("%s: features_in_step = %d does not divide a record's %d x %d = %d samples", info.ID, m.step, in.C, in.T, n)
-	}
-	fw, err := newOutputs(in.Model, m.softmax)
-	if err != nil {
-		return fmt.Errorf("%s: %w", info.ID, err)
-	}
-	a := m.maps(in)
 	K := n / m.step
 	order := make([]int, n)
 	curves := make([]float64, in.N*K)
@@ -81,8 +55,8 @@ func (m *monotonicity) Score(ctx context.Context, in *Input, dst []Score) error 
 			return err
 		}
 		orderAsc(order, a[i*n:(i+1)*n])
-		if err := baselineSignal(cur, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", info.ID, err)
+		if err := m.baselineOf(info, cur, in, i); err != nil {
+			return err
 		}
 		x, _, _ := in.record(i)
 		// flipSteps from the baseline towards x: the "removed" value of

@@ -21,77 +21,51 @@ import (
 // (higher: the larger a group's relevance, the more its change moves the
 // output). Undefined when either side is constant.
 func MonotonicityCorrelation() Entry {
-	return Entry{
-		Info: Info{
-			ID: "metric.monotonicity_correlation", Quantus: "MonotonicityCorrelation", Category: Faithfulness,
-			Needs: Needs{Model: true}, Higher: true,
-			Summary: "rank correlation of each group's relevance with the output's variance when it is changed",
-			Params: append([]Param{
-				{Name: "features_in_step", Default: 1, Doc: "samples a group; must divide C*T"},
-				{Name: "nr_samples", Default: 100, Doc: "changes of each group"},
-				{Name: "eps", Default: 1e-5, Doc: "below this p_y(x) the weight 1/p_y(x)^2 is 1"},
-				{Name: "perturb_baseline", Default: "uniform", Doc: fmt.Sprintf(`"uniform" (a group takes one value U(0, 1) a change) or one of %v`, baselines)},
-				softmaxParam(true),
-			}, prepParamList(true, true)...),
-		},
-		New: func(cfg sdk.Config) (Metric, error) {
-			m := &monoCorr{}
-			var err error
-			if m.prep, err = prepParams(cfg, true, true); err != nil {
-				return nil, err
-			}
-			if m.step, err = cfg.IntRange("features_in_step", 1, 1, 1<<24); err != nil {
-				return nil, err
-			}
-			if m.samples, err = cfg.IntRange("nr_samples", 100, 1, 1<<20); err != nil {
-				return nil, err
-			}
-			if m.eps, err = cfg.Float("eps", 1e-5); err != nil {
-				return nil, err
-			}
-			if !(m.eps >= 0) || math.IsInf(m.eps, 0) {
-				return nil, fmt.Errorf("eps = %v: want a finite value >= 0", m.eps)
-			}
-			if m.baseline, err = cfg.String("perturb_baseline", "uniform"); err != nil {
-				return nil, err
-			}
-			if m.baseline != "uniform" {
-				if m.baseline, err = baselineParam(cfg, ""); err != nil {
-					return nil, fmt.Errorf(`%w (or "uniform")`, err)
-				}
-			}
-			if m.softmax, err = cfg.Bool("softmax", true); err != nil {
-				return nil, err
-			}
-			return m, nil
-		},
+	info := Info{
+		ID: "metric.monotonicity_correlation", Quantus: "MonotonicityCorrelation", Category: Faithfulness,
+		Needs: Needs{Model: true}, Higher: true,
+		Summary: "rank correlation of each group's relevance with the output's variance when it is changed",
+		Params: monoCorrKeys.params(
+			Param{Name: "nr_samples", Default: 100, Doc: "changes of each group"},
+			Param{Name: "eps", Default: 1e-5, Doc: "below this p_y(x) the weight 1/p_y(x)^2 is 1"}),
 	}
+	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
+		m := &monoCorr{info: info}
+		var err error
+		if m.keys, err = monoCorrKeys.read(cfg); err != nil {
+			return nil, err
+		}
+		if m.samples, err = cfg.IntRange("nr_samples", 100, 1, 1<<20); err != nil {
+			return nil, err
+		}
+		if m.eps, err = cfg.Float("eps", 1e-5); err != nil {
+			return nil, err
+		}
+		if !(m.eps >= 0) || math.IsInf(m.eps, 0) {
+			return nil, fmt.Errorf("eps = %v: want a finite value >= 0", m.eps)
+		}
+		return m, nil
+	}}
 }
+
+var monoCorrKeys = keySpec{normalise: true, abs: true, step: 1, baseline: "uniform", uniform: true, softmax: onProbs}
 
 type monoCorr struct {
-	prep
-	step, samples int
-	eps           float64
-	baseline      string
-	softmax       bool
+	keys
+	info    Info
+	samples int
+	eps     float64
 }
 
-func (m *monoCorr) Info() Info { return MonotonicityCorrelation().Info }
+func (m *monoCorr) Info() Info { return m.info }
 
 func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
-	info := m.Info()
-	if err := in.Check(info); err != nil {
+	info := m.info
+	a, fw, err := m.start(info, in)
+	if err != nil {
 		return err
 	}
 	n := in.Len()
-	if n%m.step != 0 {
-		return fmt.Errorf("%s: features_in_step = %d does not divide a record's %d x %d = %d samples", info.ID, m.step, in.C, in.T, n)
-	}
-	fw, err := newOutputs(in.Model, m.softmax)
-	if err != nil {
-		return fmt.Errorf("%s: %w", info.ID, err)
-	}
-	a := m.maps(in)
 	K := n / m.step
 	orders := make([]int, in.N*n)
 	out := make([]float64, in.N*(1+K*m.samples))
@@ -110,8 +84,8 @@ func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 				u[j] = float32(r.Float64())
 			}
 			vals = u
-		} else if err := baselineSignal(base, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", info.ID, err)
+		} else if err := m.baselineOf(info, base, in, i); err != nil {
+			return err
 		}
 		x, _, _ := in.record(i)
 		if err := changeGroups(ctx, fw, in.Targets[i], x, base, vals, order, m.step, m.samples, out[i*(1+K*m.samples):(i+1)*(1+K*m.samples)]); err != nil {

@@ -141,18 +141,6 @@ const (
 
 var baselines = []string{BaselineBlack, BaselineWhite, BaselineMean, BaselineZero, BaselineFundamental, BaselineTrainMean}
 
-// baselineParam reads perturb_baseline.
-func baselineParam(cfg sdk.Config, def string) (string, error) {
-	b, err := cfg.String("perturb_baseline", def)
-	if err != nil {
-		return "", err
-	}
-	if !slices.Contains(baselines, b) {
-		return "", fmt.Errorf("perturb_baseline = %s: want one of %v", sdk.Quote(b), baselines)
-	}
-	return b, nil
-}
-
 // baselineSignal writes to dst (C*T) what each sample of record i becomes
 // when removed under baseline b; an error if in lacks what b reads.
 func baselineSignal(dst []float32, in *Input, i int, b string) error {
@@ -242,11 +230,6 @@ func newOutputs(m nn.Model, softmax bool) (*forwards, error) {
 	}
 	f.logits = l
 	return f, nil
-}
-
-// softmaxParam is the softmax key: score p_y (true) or the logit f_y.
-func softmaxParam(def bool) Param {
-	return Param{Name: "softmax", Default: def, Doc: "score the probability p_y (true) or the logit f_y (false: the model must give its logits)"}
 }
 
 // next returns the buffer of the next queued input, whose p_target goes

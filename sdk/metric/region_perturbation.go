@@ -24,7 +24,7 @@ func RegionPerturbation() Entry {
 			ID: "metric.region_perturbation", Quantus: "RegionPerturbation", Category: Faithfulness,
 			Needs: Needs{Model: true}, Curve: true, Higher: true,
 			Summary: "drop of p_y as the most relevant regions are removed one after another",
-			Params:  append(regionParamList(20, 100, "morf"), prepParamList(true, false)...),
+			Params:  regionParamList(20, 100, "morf"),
 		},
 		New: func(cfg sdk.Config) (Metric, error) {
 			r, err := regionParams(cfg, 100, "morf")
@@ -46,7 +46,7 @@ func Selectivity() Entry {
 			ID: "metric.selectivity", Quantus: "Selectivity", Category: Faithfulness,
 			Needs: Needs{Model: true}, Curve: true, Higher: false,
 			Summary: "p_y as the most relevant regions are removed one after another (area: lower is better)",
-			Params:  append(regionParamList(20, 0, ""), prepParamList(true, false)...),
+			Params:  regionParamList(20, 0, ""),
 		},
 		New: func(cfg sdk.Config) (Metric, error) {
 			r, err := regionParams(cfg, 0, "")
@@ -60,37 +60,32 @@ func Selectivity() Entry {
 
 // regions are the settings of the region metrics.
 type regions struct {
-	prep
+	keys
 	patch    int
 	evaluate int  // regions removed; 0: all
 	explicit bool // evaluate was set (otherwise it is cut to the regions a record has)
 	lerf     bool
-	baseline string
 }
 
+var regionKeys = keySpec{normalise: true, baseline: BaselineBlack, softmax: onProbs}
+
 func regionParamList(patch, evaluate int, order string) []Param {
-	ps := []Param{
-		{Name: "patch_size", Default: patch, Doc: "steps a region (all channels)"},
-		{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
-	}
+	ps := []Param{{Name: "patch_size", Default: patch, Doc: "steps a region (all channels)"}}
 	if order != "" {
 		ps = append(ps,
 			Param{Name: "regions_evaluation", Default: evaluate, Doc: "regions removed, the curve's length (the default is cut to the regions a record has)"},
 			Param{Name: "order", Default: order, Doc: `"morf" (most relevant first) or "lerf" (least relevant first)`})
 	}
-	return ps
+	return regionKeys.params(ps...)
 }
 
 func regionParams(cfg sdk.Config, evaluate int, order string) (regions, error) {
 	var r regions
 	var err error
-	if r.prep, err = prepParams(cfg, true, false); err != nil {
+	if r.keys, err = regionKeys.read(cfg); err != nil {
 		return r, err
 	}
 	if r.patch, err = cfg.IntRange("patch_size", 20, 1, 1<<20); err != nil {
-		return r, err
-	}
-	if r.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
 		return r, err
 	}
 	if order == "" {
@@ -124,7 +119,8 @@ type regionMetric struct {
 func (m *regionMetric) Info() Info { return m.info }
 
 func (m *regionMetric) Score(ctx context.Context, in *Input, dst []Score) error {
-	if err := in.Check(m.info); err != nil {
+	a, fw, err := m.start(m.info, in)
+	if err != nil {
 		return err
 	}
 	if m.patch > in.T {
@@ -138,12 +134,10 @@ func (m *regionMetric) Score(ctx context.Context, in *Input, dst []Score) error 
 		}
 		K = min(m.evaluate, R)
 	}
-	a := m.maps(in)
 	s := make([]float64, R)
 	order := make([]int, R)
 	p0 := make([]float64, in.N)
 	curves := make([]float64, in.N*K)
-	fw := newForwards(in.Model)
 	base := make([]float32, in.Len())
 	cur := make([]float32, in.Len())
 	n := in.Len()
@@ -158,8 +152,8 @@ func (m *regionMetric) Score(ctx context.Context, in *Input, dst []Score) error 
 		} else {
 			orderDesc(order, s)
 		}
-		if err := baselineSignal(base, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", m.info.ID, err)
+		if err := m.baselineOf(m.info, base, in, i); err != nil {
+			return err
 		}
 		if err := removeRegions(ctx, fw, in.Targets[i], x, base, cur, order[:K], in.C, in.T, m.patch, &p0[i], curves[i*K:(i+1)*K]); err != nil {
 			return fmt.Errorf("%s: record %d: %w", m.info.ID, i, err)

@@ -25,22 +25,15 @@ func SensitivityN() Entry {
 	info := Info{
 		ID: "metric.sensitivity_n", Quantus: "SensitivityN", Category: Faithfulness,
 		Needs: Needs{Model: true}, Curve: true, Higher: true,
-		Summary: "correlation of random subsets' relevance with the output's drop, for each subset size",
-		Params: append([]Param{
-			{Name: "features_in_step", Default: 20, Doc: "the step of the subset sizes (Quantus: 1, across the batch)"},
-			{Name: "n_max_percentage", Default: 0.8, Doc: "the largest subset, a share of the C*T samples"},
-			{Name: "nr_samples", Default: 10, Doc: "random subsets of each size"},
-			{Name: "perturb_baseline", Default: BaselineBlack, Doc: fmt.Sprintf("what a removed sample becomes: %v", baselines)},
-			softmaxParam(true),
-		}, prepParamList(true, false)...),
+		Summary: "correlation of random subsets' relevance with the output's drop, for each subset size (features_in_step apart)",
+		Params: sensitivityNKeys.params(
+			Param{Name: "n_max_percentage", Default: 0.8, Doc: "the largest subset, a share of the C*T samples"},
+			Param{Name: "nr_samples", Default: 10, Doc: "random subsets of each size"}),
 	}
 	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
 		m := &sensitivityN{info: info}
 		var err error
-		if m.prep, err = prepParams(cfg, true, false); err != nil {
-			return nil, err
-		}
-		if m.step, err = cfg.IntRange("features_in_step", 20, 1, 1<<24); err != nil {
+		if m.keys, err = sensitivityNKeys.read(cfg); err != nil {
 			return nil, err
 		}
 		if m.maxShare, err = cfg.Float("n_max_percentage", 0.8); err != nil {
@@ -49,32 +42,25 @@ func SensitivityN() Entry {
 		if !(m.maxShare > 0 && m.maxShare <= 1) {
 			return nil, fmt.Errorf("n_max_percentage = %v: want a share in (0, 1]", m.maxShare)
 		}
-		if m.samples, err = cfg.IntRange("nr_samples", 10, 2, 1<<20); err != nil {
-			return nil, err
-		}
-		if m.baseline, err = baselineParam(cfg, BaselineBlack); err != nil {
-			return nil, err
-		}
-		if m.softmax, err = cfg.Bool("softmax", true); err != nil {
-			return nil, err
-		}
-		return m, nil
+		m.samples, err = cfg.IntRange("nr_samples", 10, 2, 1<<20)
+		return m, err
 	}}
 }
 
+var sensitivityNKeys = keySpec{normalise: true, step: 20, baseline: BaselineBlack, softmax: onProbs}
+
 type sensitivityN struct {
-	prep
-	info          Info
-	step, samples int
-	maxShare      float64
-	baseline      string
-	softmax       bool
+	keys
+	info     Info
+	samples  int
+	maxShare float64
 }
 
 func (m *sensitivityN) Info() Info { return m.info }
 
 func (m *sensitivityN) Score(ctx context.Context, in *Input, dst []Score) error {
-	if err := in.Check(m.info); err != nil {
+	a, fw, err := m.start(m.info, in)
+	if err != nil {
 		return err
 	}
 	n := in.Len()
@@ -82,11 +68,6 @@ func (m *sensitivityN) Score(ctx context.Context, in *Input, dst []Score) error 
 	if K < 1 {
 		return fmt.Errorf("%s: n_max_percentage = %v of %d samples holds no subset of features_in_step = %d", m.info.ID, m.maxShare, n, m.step)
 	}
-	fw, err := newOutputs(in.Model, m.softmax)
-	if err != nil {
-		return fmt.Errorf("%s: %w", m.info.ID, err)
-	}
-	a := m.maps(in)
 	base := make([]float32, n)
 	// per record: out[0] = p(x), then for each size k and sample s one output
 	per := 1 + K*m.samples
@@ -97,8 +78,8 @@ func (m *sensitivityN) Score(ctx context.Context, in *Input, dst []Score) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := baselineSignal(base, in, i, m.baseline); err != nil {
-			return fmt.Errorf("%s: %w", m.info.ID, err)
+		if err := m.baselineOf(m.info, base, in, i); err != nil {
+			return err
 		}
 		r := rng.For(in.key(i), m.info.ID, "", 0, 0)
 		x, _, _ := in.record(i)
