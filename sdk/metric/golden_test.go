@@ -132,33 +132,27 @@ func (q quantusMetric) curves(t *testing.T) [][]float64 {
 
 // npyUint16 reads a little-endian uint16 .npy file's values.
 func npyUint16(t *testing.T, path string) []int {
-	t.Helper()
-	d := npyData(t, path, "'<u2'")
-	out := make([]int, len(d)/2)
-	for j := range out {
-		out[j] = int(binary.LittleEndian.Uint16(d[2*j:]))
-	}
-	return out
+	return npyValues(t, path, "'<u2'", 2, func(b []byte) int { return int(binary.LittleEndian.Uint16(b)) })
 }
 
 // npyFloat32 reads a little-endian float32 .npy file's values.
 func npyFloat32(t *testing.T, path string) []float32 {
-	t.Helper()
-	d := npyData(t, path, "'<f4'")
-	out := make([]float32, len(d)/4)
-	for j := range out {
-		out[j] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*j:]))
-	}
-	return out
+	return npyValues(t, path, "'<f4'", 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
 }
 
 // npyFloat64 reads a little-endian float64 .npy file's values.
 func npyFloat64(t *testing.T, path string) []float64 {
+	return npyValues(t, path, "'<f8'", 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
+}
+
+// npyValues decodes the values of a .npy file of dtype descr, size bytes
+// each.
+func npyValues[T any](t *testing.T, path, descr string, size int, dec func([]byte) T) []T {
 	t.Helper()
-	d := npyData(t, path, "'<f8'")
-	out := make([]float64, len(d)/8)
+	d := npyData(t, path, descr)
+	out := make([]T, len(d)/size)
 	for j := range out {
-		out[j] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*j:]))
+		out[j] = dec(d[size*j:])
 	}
 	return out
 }

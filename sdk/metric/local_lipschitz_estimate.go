@@ -22,20 +22,14 @@ func LocalLipschitzEstimate() Entry {
 		ID: "metric.local_lipschitz_estimate", Quantus: "LocalLipschitzEstimate", Category: Robustness,
 		Needs: Needs{Model: true, Explain: true}, Higher: false,
 		Summary: "the largest change of the map per change of the input under small Gaussian noise",
-		Params: append([]Param{
-			{Name: "nr_samples", Default: 200, Doc: "noisy copies of a record"},
-			{Name: "perturb_mean", Default: 0.0, Doc: "the noise's mean"},
-			{Name: "perturb_std", Default: 0.1, Doc: "the noise's standard deviation"},
-			{Name: "return_nan_when_prediction_changes", Default: false, Doc: "leave out the copies whose predicted class changes (a record left with none has no score)"},
-		}, prepParamList(true, false)...),
+		Params: noiseParams(true,
+			Param{Name: "perturb_mean", Default: 0.0, Doc: "the noise's mean"},
+			Param{Name: "perturb_std", Default: 0.1, Doc: "the noise's standard deviation"}),
 	}
 	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
 		m := &lipschitz{sensitivity: sensitivity{info: info, max: true}}
-		var err error
-		if m.prep, err = prepParams(cfg, true, false); err != nil {
-			return nil, err
-		}
-		if m.samples, err = cfg.IntRange("nr_samples", 200, 1, 1<<20); err != nil {
+		err := m.readNoise(cfg, true)
+		if err != nil {
 			return nil, err
 		}
 		if m.mean, err = cfg.Float("perturb_mean", 0); err != nil {
@@ -46,9 +40,6 @@ func LocalLipschitzEstimate() Entry {
 		}
 		if !(m.std > 0) || math.IsInf(m.std, 0) || math.IsNaN(m.mean) || math.IsInf(m.mean, 0) {
 			return nil, fmt.Errorf("perturb_mean = %v, perturb_std = %v: want a finite mean and a finite std > 0", m.mean, m.std)
-		}
-		if m.dropChanged, err = cfg.Bool("return_nan_when_prediction_changes", false); err != nil {
-			return nil, err
 		}
 		return m, nil
 	}}

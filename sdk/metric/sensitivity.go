@@ -33,20 +33,14 @@ func sensitivityEntry(id, quantus, agg string) Entry {
 		ID: id, Quantus: quantus, Category: Robustness,
 		Needs: Needs{Model: true, Explain: true}, Higher: false,
 		Summary: fmt.Sprintf("the %s relative change of the map under small uniform noise on the input", agg),
-		Params: append([]Param{
-			{Name: "nr_samples", Default: 200, Doc: "noisy copies of a record"},
-			{Name: "lower_bound", Default: 0.2, Doc: "the noise is uniform on [-lower_bound, upper_bound]"},
-			{Name: "upper_bound", Default: nil, Doc: "(default: lower_bound)"},
-			{Name: "return_nan_when_prediction_changes", Default: false, Doc: "leave out the copies whose predicted class changes (a record left with none has no score)"},
-		}, prepParamList(false, false)...),
+		Params: noiseParams(false,
+			Param{Name: "lower_bound", Default: 0.2, Doc: "the noise is uniform on [-lower_bound, upper_bound]"},
+			Param{Name: "upper_bound", Default: nil, Doc: "(default: lower_bound)"}),
 	}
 	return Entry{Info: info, New: func(cfg sdk.Config) (Metric, error) {
 		m := &sensitivity{info: info, max: agg == "max"}
-		var err error
-		if m.prep, err = prepParams(cfg, false, false); err != nil {
-			return nil, err
-		}
-		if m.samples, err = cfg.IntRange("nr_samples", 200, 1, 1<<20); err != nil {
+		err := m.readNoise(cfg, false)
+		if err != nil {
 			return nil, err
 		}
 		if m.lo, err = cfg.Float("lower_bound", 0.2); err != nil {
@@ -58,11 +52,30 @@ func sensitivityEntry(id, quantus, agg string) Entry {
 		if !(m.lo >= 0 && m.hi >= 0 && m.lo+m.hi > 0) || math.IsInf(m.lo+m.hi, 0) {
 			return nil, fmt.Errorf("lower_bound = %v, upper_bound = %v: want finite bounds >= 0, not both 0", m.lo, m.hi)
 		}
-		if m.dropChanged, err = cfg.Bool("return_nan_when_prediction_changes", false); err != nil {
-			return nil, err
-		}
 		return m, nil
 	}}
+}
+
+// noiseParams are the keys of the metrics of noisy copies: extra, then
+// nr_samples, return_nan_when_prediction_changes, normalise and abs.
+func noiseParams(normalise bool, extra ...Param) []Param {
+	return append(append(extra,
+		Param{Name: "nr_samples", Default: 200, Doc: "noisy copies of a record"},
+		Param{Name: "return_nan_when_prediction_changes", Default: false, Doc: "leave out the copies whose predicted class changes (a record left with none has no score)"}),
+		prepParamList(normalise, false)...)
+}
+
+// readNoise reads the keys of noiseParams.
+func (m *sensitivity) readNoise(cfg sdk.Config, normalise bool) error {
+	var err error
+	if m.prep, err = prepParams(cfg, normalise, false); err != nil {
+		return err
+	}
+	if m.samples, err = cfg.IntRange("nr_samples", 200, 1, 1<<20); err != nil {
+		return err
+	}
+	m.dropChanged, err = cfg.Bool("return_nan_when_prediction_changes", false)
+	return err
 }
 
 type sensitivity struct {
