@@ -110,7 +110,9 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 					k++
 					var buf bytes.Buffer
 					if err := figure.Qualitative(&buf, *r.figure); err != nil {
-						return fmt.Errorf("figure of %s record %d under %s / %s: %w", a.s.Tests[si].Name, ri, p.post, p.exp, err)
+						// a figure never costs the run: it becomes a note
+						rep.Notes = append(rep.Notes, fmt.Sprintf("figure of %s record %d under %s / %s not drawn: %v", a.s.Tests[si].Name, ri, p.post, p.exp, err))
+						continue
 					}
 					name := fmt.Sprintf("figures/qual-%02d-%s_%s-%s-%04d.png", pi+1, report.Slug(p.post), report.Slug(p.exp), report.Slug(a.s.Tests[si].Name), ri)
 					rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
@@ -135,7 +137,8 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 			}
 			var buf bytes.Buffer
 			if err := figure.Qualitative(&buf, *panel); err != nil {
-				return fmt.Errorf("qualitative figure of %s under %s / %s: %w", want, p.post, p.exp, err)
+				rep.Notes = append(rep.Notes, fmt.Sprintf("qualitative figure of %s under %s / %s not drawn: %v", want, p.post, p.exp, err))
+				continue
 			}
 			name := fmt.Sprintf("figures/qual-%02d-%s_%s-%s.png", pi+1, report.Slug(p.post), report.Slug(p.exp), report.Slug(want))
 			rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
@@ -148,9 +151,10 @@ func (a *Analyser) figures(rep *Report, res *engine.Results) error {
 		}
 		var buf bytes.Buffer
 		if err := figure.PerClassBars(&buf, bars); err != nil {
-			return fmt.Errorf("per-class bar chart: %w", err)
+			rep.Notes = append(rep.Notes, fmt.Sprintf("per-class bar chart not drawn: %v", err))
+		} else {
+			rep.Files = append(rep.Files, File{Name: "figures/perclass-iou.png", Data: buf.Bytes()})
 		}
-		rep.Files = append(rep.Files, File{Name: "figures/perclass-iou.png", Data: buf.Bytes()})
 	}
 	return nil
 }

@@ -420,3 +420,42 @@ func TestMapsOfChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestFigureFailureIsANote: a qualitative figure that cannot be drawn
+// (here a panel holding NaN) costs the run nothing: Finish succeeds, a
+// note names the figure and why, and the other figures are written.
+func TestFigureFailureIsANote(t *testing.T) {
+	an := recipe.Analysis{Figures: &recipe.Figures{Qualitative: []string{"sag", "Interruption"}}}
+	w := newWorld(t, an, 7, 3, nil)
+	a := New(w.setup)
+	for _, i := range identity(len(w.batches)) {
+		if err := a.Batch(w.batches[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, recs := range a.pairs[pairKey{"P", 0, "E"}].recs {
+		for _, r := range recs {
+			if r != nil && r.figure != nil && r.figure.Labels.Class == "sag" {
+				r.figure.Wave[0] = math.NaN()
+			}
+		}
+	}
+	rep, err := a.Finish(&engine.Results{})
+	if err != nil {
+		t.Fatalf("a figure that cannot be drawn failed the run: %v", err)
+	}
+	names := map[string]bool{}
+	for _, f := range rep.Files {
+		names[f.Name] = true
+	}
+	if names["figures/qual-01-p_e-sag.png"] || !names["figures/qual-01-p_e-interruption.png"] {
+		t.Errorf("files %v: want the interruption figure and no sag figure", names)
+	}
+	found := false
+	for _, n := range rep.Notes {
+		found = found || strings.Contains(n, "qualitative figure of sag under") && strings.Contains(n, "not drawn")
+	}
+	if !found {
+		t.Errorf("notes %q: none says the sag figure was not drawn", rep.Notes)
+	}
+}

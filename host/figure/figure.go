@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -62,8 +63,16 @@ func newLegend() plot.Legend {
 
 // render draws a width x height figure at DPI with fn and writes it to w
 // as PNG.
-func render(w io.Writer, width, height vg.Length, fn func(dc draw.Canvas)) error {
+func render(w io.Writer, width, height vg.Length, fn func(dc draw.Canvas)) (err error) {
 	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(DPI))
+	defer func() {
+		// gonum/plot panics on a layout it cannot draw (labels wider
+		// than the figure leave a plot area of negative size): a figure
+		// that fails is an error, never a crash of the run.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("figure: drawing failed: %v", r)
+		}
+	}()
 	fn(draw.New(img))
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
 		return fmt.Errorf("figure: writing PNG: %w", err)
@@ -248,4 +257,27 @@ func rangeLabels(lo, hi float64) (string, string) {
 		}
 	}
 	return strconv.FormatFloat(lo, 'g', -1, 64), strconv.FormatFloat(hi, 'g', -1, 64)
+}
+
+// MaxLabel is the most characters of a channel name a figure prints; a
+// longer one is cut with "…", after runs of spaces are made one.
+const MaxLabel = 16
+
+// shortLabels returns names as a figure prints them (nil for nil): each
+// trimmed, its runs of white space made one space, and cut to MaxLabel
+// characters with "…" (COMTRADE channel names pad with spaces: "SBUS A
+// V-node").
+func shortLabels(names []string) []string {
+	if names == nil {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		r := []rune(strings.Join(strings.Fields(n), " "))
+		if len(r) > MaxLabel {
+			r = append(r[:MaxLabel-1], '…')
+		}
+		out[i] = string(r)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -67,7 +68,7 @@ type Panel struct {
 func (p *Panel) channels() (int, []string) {
 	C := max(p.Channels, 1)
 	if p.ChannelNames != nil {
-		return C, p.ChannelNames
+		return C, shortLabels(p.ChannelNames)
 	}
 	names := make([]string, C)
 	for c := range names {
@@ -552,6 +553,12 @@ func (f *qualFigure) layout(dc draw.Canvas) (mains, bars []draw.Canvas) {
 		c := inner
 		c.Min.Y, c.Max.Y = top-h, top
 		top -= h
+		// A y label is drawn turned: one longer than most of its row's
+		// height would squeeze the data area to nothing.
+		fitLabel(&r.main.Y.Label.Text, r.main.Y.Label.TextStyle, h*3/4)
+		if r.bar != nil {
+			fitLabel(&r.bar.Y.Label.Text, r.bar.Y.Label.TextStyle, h*3/4)
+		}
 		m := c
 		m.Max.X -= qualSide
 		b := c
@@ -571,6 +578,16 @@ func (f *qualFigure) layout(dc draw.Canvas) (mains, bars []draw.Canvas) {
 		bars[i] = b
 	}
 	return mains, bars
+}
+
+// fitLabel cuts *label, ending it with "…", until it is at most max
+// long as style draws it.
+func fitLabel(label *string, style text.Style, max vg.Length) {
+	r := []rune(*label)
+	for len(r) > 1 && style.Width(*label) > max {
+		r = append(r[:len(r)-2], '…')
+		*label = string(r)
+	}
 }
 
 // draw lays the figure out on dc and draws it.

@@ -685,3 +685,49 @@ func TestQualitativeExtremeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestQualitativeLongChannelNames: a three-phase record whose channel
+// names are as long as COMTRADE's ("SBUS A          V-node") is drawn:
+// every row keeps a data area of positive height, the turned labels are
+// cut to their rows ("…"), and the names' runs of spaces are one.
+func TestQualitativeLongChannelNames(t *testing.T) {
+	for _, names := range [][]string{
+		{"SBUS A          V-node", "SBUS B          V-node", "SBUS C          V-node"},
+		{"Ωμέγα φάση Α ρεύμα γραμμής", "Ωμέγα φάση Β ρεύμα γραμμής", "Ωμέγα φάση Γ ρεύμα γραμμής"},
+	} {
+		p := testPanel(3*200, 3200)
+		p.Channels, p.ChannelNames = 3, names
+		renderQual(t, p)
+		f, mains, bars := qualRows(t, p)
+		cut := 0
+		for i, r := range f.rows {
+			if d := r.main.DataCanvas(mains[i]); !(d.Max.Y > d.Min.Y) {
+				t.Errorf("%q row %d (%s): a data area of height %v", names[0], i, r.main.Y.Label.Text, d.Max.Y-d.Min.Y)
+			}
+			if r.bar != nil {
+				if d := r.bar.DataCanvas(bars[i]); !(d.Max.Y > d.Min.Y) {
+					t.Errorf("%q row %d: a colour bar of height %v", names[0], i, d.Max.Y-d.Min.Y)
+				}
+			}
+			if strings.Contains(r.main.Y.Label.Text, "  ") {
+				t.Errorf("row %d label %q keeps a run of spaces", i, r.main.Y.Label.Text)
+			}
+			if strings.HasSuffix(strings.TrimSuffix(r.main.Y.Label.Text, " (p.u.)"), "…") {
+				cut++
+			}
+		}
+		if cut == 0 {
+			t.Errorf("%q: no label was cut", names[0])
+		}
+	}
+}
+
+// TestRenderRecovers: a drawing that panics (gonum/plot on a layout it
+// cannot draw) is an error, not a crash.
+func TestRenderRecovers(t *testing.T) {
+	var buf bytes.Buffer
+	err := render(&buf, QualitativeWidth, QualitativeHeight, func(draw.Canvas) { panic("negative dimensions") })
+	if err == nil || !strings.Contains(err.Error(), "figure: drawing failed: negative dimensions") {
+		t.Errorf("err %v", err)
+	}
+}

@@ -197,7 +197,7 @@ func newTimelineFigure(t Timeline) (*timelineFigure, error) {
 		return nil, fmt.Errorf("figure: timeline: %w", err)
 	}
 	C := max(t.Channels, 1)
-	names := t.ChannelNames
+	names := shortLabels(t.ChannelNames)
 	if names == nil {
 		for c := range C {
 			names = append(names, fmt.Sprintf("ch%d", c))
