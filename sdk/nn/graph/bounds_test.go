@@ -227,6 +227,12 @@ func TestCountSpec(t *testing.T) {
 		{"# [[nodes]] {a = 1}\n\t[x]\r\nb = 2 # , = {\n", 1, 1},
 		{"a = [\n [1],\n {b = 2},\n]\n", 1, 6},
 		{"a = 1 ]]]] }}}\nb = [1]\n", 0, 3},
+		{"a = 1 # c\n[x]\n", 1, 1},          // a header after a comment line
+		{"a = ['x\\', 'y']\n", 0, 3},        // no escape in a literal string
+		{"a = \"x\\\", y\"\nb = 1\n", 0, 2}, // an escaped quote in a basic one
+		{"a = ''", 0, 1},                    // strings at the end of the text
+		{"a = \"\"", 0, 1},
+		{"a = '''x'''", 0, 1},
 	} {
 		tables, items, err := countSpec([]byte(c.text))
 		if err != nil || tables != c.tables || items != c.items {

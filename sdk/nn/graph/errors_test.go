@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,6 +127,24 @@ func TestStateDictErrors(t *testing.T) {
 	sd["bn.bias"] = Tensor{[]int{2}, []float32{3, 4}}
 	sd["bn.running_var"] = Tensor{[]int{2}, []float32{1, 1}}
 	delete(sd, "head.weight")
+	// One fault at a time, and one missing beside one unexpected: each
+	// error names exactly its own kinds.
+	for _, c := range []struct {
+		edit func(map[string]Tensor)
+		want string
+	}{
+		{func(m map[string]Tensor) { m["extra"] = Tensor{[]int{1}, []float32{0}} }, "unexpected: extra"},
+		{func(m map[string]Tensor) { delete(m, "fc.bias") }, "missing: fc.bias [3]"},
+		{func(m map[string]Tensor) { m["fc.bias"] = Tensor{[]int{2}, []float32{0, 0}} }, "wrong shape: fc.bias is [2] (2 values), want [3]"},
+		{func(m map[string]Tensor) { delete(m, "fc.bias"); m["extra"] = Tensor{[]int{1}, []float32{0}} }, "missing: fc.bias [3]; unexpected: extra"},
+	} {
+		m := maps.Clone(sd)
+		c.edit(m)
+		err := net.LoadStateDict(m)
+		if want := `graph "bad": state_dict does not fit: ` + c.want; err == nil || err.Error() != want {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
 	if err := net.LoadStateDict(sd); err != nil {
 		t.Fatal(err)
 	}
