@@ -119,7 +119,9 @@ func (p *cfgParser) more() bool {
 // the standard does not allow but a reader can take (two-digit years, a
 // missing timemult) becomes a warning in Config.Warnings.
 func ParseConfig(path, text string, first int) (*Config, error) {
-	p := &cfgParser{path: path, lines: splitLines(text), first: first}
+	// A DOS end-of-file mark (a run of 0x1A bytes) may follow the last
+	// line without a line end: it is not part of that line.
+	p := &cfgParser{path: path, lines: splitLines(strings.TrimRight(text, "\x1a")), first: first}
 	c := &Config{TimeMult: 1}
 	warn := func(format string, args ...any) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: line %d: ", path, p.lineNo()-1)+fmt.Sprintf(format, args...))

@@ -114,15 +114,21 @@ func channelList(c *Config) string {
 // with two line ends) are skipped, with one warning naming the first of
 // them and their count (python-comtrade fails on them).
 func parseASCIIDat(path, text string, first int, c *Config, k int, warn func(string, ...any)) (*channelData, error) {
-	lines := splitLines(text)
-	// Trailing blank lines and a DOS end-of-file mark are dropped.
+	// A DOS end-of-file mark (a run of 0x1A bytes) ends the text, on a
+	// line of its own or after the last sample; trailing blank lines are
+	// dropped.
+	lines := splitLines(strings.TrimRight(text, "\x1a"))
 	for len(lines) > 0 && strings.TrimSpace(strings.Trim(lines[len(lines)-1], "\x1a")) == "" {
 		lines = lines[:len(lines)-1]
 	}
 	want := 2 + len(c.Analogs) + len(c.Digitals)
 	d := &channelData{raw: make([]float64, 0, len(lines)), stamps: make([]float64, 0, len(lines)), where: make([]int64, 0, len(lines)), lines: true}
 	blank, firstBlank := 0, 0
+	missing2013, firstMissing := 0, 0
 	defer func() {
+		if missing2013 > 0 {
+			warn("%s: line %d: analog channel %d (%s): %d value(s) of 99999 from this line on read as missing (a 2013 file marks a missing value with an empty field; 99999 is the 1991/1999 marker, and python-comtrade reads it as missing too)", path, firstMissing, k+1, c.Analogs[k].ID, missing2013)
+		}
 		if blank > 0 {
 			warn("%s: line %d: %d empty lines between the samples skipped (this is the first; the samples are the %d non-empty lines)", path, firstBlank, blank, len(d.raw))
 		}
@@ -175,8 +181,14 @@ func parseASCIIDat(path, text string, first int, c *Config, k int, warn func(str
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, lineErr(path, line, "analog channel %d value %q, want a finite number (or empty: missing)", k+1, clip(fk))
 			}
-			if !(c.Rev < 2013 && v == missingASCII) {
+			switch {
+			case v != missingASCII:
 				x = v
+			case c.Rev >= 2013:
+				if missing2013 == 0 {
+					firstMissing = line
+				}
+				missing2013++
 			}
 		}
 		d.raw = append(d.raw, x)

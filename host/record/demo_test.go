@@ -33,6 +33,11 @@ func TestShippedRecordings(t *testing.T) {
 		t.Fatal(err)
 	}
 	maps.Copy(files, three)
+	quirks, err := QuirkFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(files, quirks)
 	dir := recordingsDir(t)
 	names := make([]string, 0, len(files))
 	for name := range files {

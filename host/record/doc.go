@@ -38,7 +38,10 @@
 // BINARY; 0x80000000 in BINARY32; any NaN in FLOAT32 (0xFFFFFFFF is a
 // NaN); an infinite FLOAT32 value is an error. A missing timestamp
 // (0xFFFFFFFF, or empty in ASCII) matters only with nrates = 0, where it
-// is an error. 99999 in a 2013 ASCII file is a value.
+// is an error. 99999 in a 2013 ASCII file is missing too (its marker is
+// the empty field, but devices write 99999 and python-comtrade reads it as
+// missing), with a warning naming the channel, the first line and the
+// count.
 //
 // The standard text is ASCII; real files carry Latin-1, GBK or
 // Windows-1251 names. Text is decoded to UTF-8: given by
@@ -46,7 +49,8 @@
 // byte pairs into a GB2312 code (both bytes 0xA1..0xFE), else
 // Windows-1251 when those bytes are Cyrillic letters that mostly stand in
 // words of them, else Latin-1, with a warning naming the guess. CR LF and LF
-// line ends, a UTF-8 BOM, and a DOS end-of-file mark (0x1A) are accepted.
+// line ends, a UTF-8 BOM, and a DOS end-of-file mark (a run of 0x1A
+// bytes, on a line of its own or right after the last line) are accepted.
 // Taken with a warning: two-digit years (19yy for yy >= 70, else 20yy),
 // day and month swapped when the month would exceed 12, a date that
 // cannot be read (the time is then unknown), channel numbers out of

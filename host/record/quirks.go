@@ -1,0 +1,70 @@
+package record
+
+import (
+	"bytes"
+	"math"
+	"time"
+)
+
+// Device-quirk recordings (testdata/recordings/quirk-*): short COMTRADE
+// files written as field devices write them, each with one departure from
+// the standard that a reader must take. The signal of each: QuirkSamples
+// samples at QuirkRate Hz of a 50 Hz phase voltage of 230 V RMS,
+// v[n] = sqrt(2) * 230 * sin(2 pi 50 n / QuirkRate), no noise, stored as
+// x = v / 0.01 (a = 0.01 V).
+const (
+	QuirkRate    = 3200
+	QuirkSamples = 640
+	// QuirkMissingFrom and QuirkMissingTo bound the samples that
+	// quirk-99999.dat stores as 99999.
+	QuirkMissingFrom, QuirkMissingTo = 100, 105
+)
+
+// QuirkSignal is the quirk recordings' signal at sample n, volts.
+func QuirkSignal(n int) float64 {
+	return math.Sqrt2 * SynthNominal * math.Sin(2*math.Pi*SynthFreq*float64(n)/QuirkRate)
+}
+
+// quirkCOMTRADE is the quirk recordings' signal as a COMTRADE 2013 ASCII
+// value (CR LF).
+func quirkCOMTRADE(station string, x []float64) *COMTRADE {
+	start := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+	return &COMTRADE{Rev: 2013, FileType: ASCII, Station: station, Device: "record.QuirkFiles", LineFreq: SynthFreq,
+		Segments: []Segment{{Start: 0, End: len(x), Rate: QuirkRate}},
+		Start:    start, Trigger: start.Add(50 * time.Millisecond), CRLF: true,
+		Analogs: []Channel{{ID: "VA", Phase: "A", Unit: "V", A: 0.01, Primary: SynthNominal, Secondary: SynthNominal, PS: "P", Samples: x}},
+	}
+}
+
+// QuirkFiles returns the device-quirk recordings by name:
+//
+//   - quirk-eofmark.cfg, .dat: a run of four 0x1A bytes (a DOS
+//     end-of-file mark) right after the last line of each, without a line
+//     end (the cfg's last line is 2013's time-quality and leapsec line);
+//   - quirk-99999.cfg, .dat: samples QuirkMissingFrom..QuirkMissingTo-1
+//     stored as 99999, the 1991/1999 missing-value marker, in a 2013 file
+//     (whose marker is an empty field): read as missing, as
+//     python-comtrade reads them.
+func QuirkFiles() (map[string][]byte, error) {
+	x := make([]float64, QuirkSamples)
+	for n := range x {
+		x[n] = QuirkSignal(n)
+	}
+	files := map[string][]byte{}
+	cfg, dat, err := quirkCOMTRADE("uaxai quirk: EOF mark", x).Encode()
+	if err != nil {
+		return nil, err
+	}
+	mark := bytes.Repeat([]byte{0x1a}, 4)
+	files["quirk-eofmark.cfg"] = append(bytes.TrimRight(cfg, "\r\n"), mark...)
+	files["quirk-eofmark.dat"] = append(bytes.TrimRight(dat, "\r\n"), mark...)
+
+	y := append([]float64(nil), x...)
+	for n := QuirkMissingFrom; n < QuirkMissingTo; n++ {
+		y[n] = 999.99 // x = 99999 at a = 0.01 V
+	}
+	if files["quirk-99999.cfg"], files["quirk-99999.dat"], err = quirkCOMTRADE("uaxai quirk: 99999", y).Encode(); err != nil {
+		return nil, err
+	}
+	return files, nil
+}

@@ -1,0 +1,52 @@
+package record
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuirkEOFMark: a run of 0x1A bytes right after the last line of the
+// cfg (2013's leapsec line) and of the .dat is an end-of-file mark, not
+// part of the line: the file reads, every sample the signal within the
+// quantisation, with no warning.
+func TestQuirkEOFMark(t *testing.T) {
+	rec, err := Read(filepath.Join(recordingsDir(t), "quirk-eofmark.cfg"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Samples) != QuirkSamples || len(rec.Warnings) != 0 {
+		t.Fatalf("%d samples, warnings %q: want %d and none", len(rec.Samples), rec.Warnings, QuirkSamples)
+	}
+	for n, v := range rec.Samples {
+		if math.Abs(v-QuirkSignal(n)) > 0.005+1e-9 {
+			t.Fatalf("sample %d: %v V, want %v", n, v, QuirkSignal(n))
+		}
+	}
+}
+
+// TestQuirk99999: 99999 in a 2013 ASCII .dat is a missing value (as in
+// 1991/1999 and as python-comtrade reads it), with one warning naming
+// the channel, the first line and the count; the other samples are the
+// signal.
+func TestQuirk99999(t *testing.T) {
+	rec, err := Read(filepath.Join(recordingsDir(t), "quirk-99999.cfg"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, v := range rec.Samples {
+		missing := n >= QuirkMissingFrom && n < QuirkMissingTo
+		if missing != math.IsNaN(v) || !missing && math.Abs(v-QuirkSignal(n)) > 0.005+1e-9 {
+			t.Fatalf("sample %d: %v V (missing: %v)", n, v, missing)
+		}
+	}
+	var found bool
+	for _, w := range rec.Warnings {
+		// the .dat's line of sample QuirkMissingFrom is its line QuirkMissingFrom+1
+		found = found || strings.Contains(w, "quirk-99999.dat: line 101: analog channel 1 (VA): 5 value(s) of 99999")
+	}
+	if !found {
+		t.Errorf("warnings %q: none names the channel, the line and the count", rec.Warnings)
+	}
+}
