@@ -46,9 +46,10 @@
 // The standard text is ASCII; real files carry Latin-1, GBK or
 // Windows-1251 names. Text is decoded to UTF-8: given by
 // Options.Encoding, else UTF-8 when valid, else GBK when every non-ASCII
-// byte pairs into a GB2312 code (both bytes 0xA1..0xFE), else
-// Windows-1251 when those bytes are Cyrillic letters that mostly stand in
-// words of them, else Latin-1, with a warning naming the guess. CR LF and LF
+// byte pairs into a GB2312 code (both bytes 0xA1..0xFE) and those bytes
+// do not mostly stand inside ASCII words (Latin-1's "Estação"), else
+// Windows-1251 when those bytes are Cyrillic letters that make up most of
+// the words they stand in, else Latin-1, with a warning naming the guess. CR LF and LF
 // line ends, a UTF-8 BOM, and a DOS end-of-file mark (a run of 0x1A
 // bytes, on a line of its own or right after the last line) are accepted.
 // Taken with a warning: two-digit years (19yy for yy >= 70, else 20yy),

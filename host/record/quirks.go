@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"time"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // Device-quirk recordings (testdata/recordings/quirk-*): short COMTRADE
@@ -19,6 +21,9 @@ const (
 	// quirk-99999.dat stores as 99999.
 	QuirkMissingFrom, QuirkMissingTo = 100, 105
 )
+
+// QuirkLatin1Station is quirk-latin1.cfg's station name.
+const QuirkLatin1Station = "Estação de Medição"
 
 // QuirkSignal is the quirk recordings' signal at sample n, volts.
 func QuirkSignal(n int) float64 {
@@ -44,7 +49,9 @@ func quirkCOMTRADE(station string, x []float64) *COMTRADE {
 //   - quirk-99999.cfg, .dat: samples QuirkMissingFrom..QuirkMissingTo-1
 //     stored as 99999, the 1991/1999 missing-value marker, in a 2013 file
 //     (whose marker is an empty field): read as missing, as
-//     python-comtrade reads them.
+//     python-comtrade reads them;
+//   - quirk-latin1.cfg, .dat: the station name QuirkLatin1Station written
+//     in Latin-1 (ç E7, ã E3: two accented letters side by side).
 func QuirkFiles() (map[string][]byte, error) {
 	x := make([]float64, QuirkSamples)
 	for n := range x {
@@ -66,5 +73,15 @@ func QuirkFiles() (map[string][]byte, error) {
 	if files["quirk-99999.cfg"], files["quirk-99999.dat"], err = quirkCOMTRADE("uaxai quirk: 99999", y).Encode(); err != nil {
 		return nil, err
 	}
+
+	if cfg, dat, err = quirkCOMTRADE(QuirkLatin1Station, x).Encode(); err != nil {
+		return nil, err
+	}
+	latin1, err := charmap.ISO8859_1.NewEncoder().Bytes([]byte(QuirkLatin1Station))
+	if err != nil {
+		return nil, err
+	}
+	files["quirk-latin1.cfg"] = bytes.Replace(cfg, []byte(QuirkLatin1Station), latin1, 1)
+	files["quirk-latin1.dat"] = dat
 	return files, nil
 }

@@ -50,3 +50,23 @@ func TestQuirk99999(t *testing.T) {
 		t.Errorf("warnings %q: none names the channel, the line and the count", rec.Warnings)
 	}
 }
+
+// TestQuirkLatin1: a station name in Latin-1 with two accented letters
+// side by side is read as Latin-1, not Windows-1251 ("Estaзгo"), with
+// the warning naming the guess.
+func TestQuirkLatin1(t *testing.T) {
+	rec, err := Read(filepath.Join(recordingsDir(t), "quirk-latin1.cfg"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Station != QuirkLatin1Station {
+		t.Errorf("station %q, want %q", rec.Station, QuirkLatin1Station)
+	}
+	var found bool
+	for _, w := range rec.Warnings {
+		found = found || strings.Contains(w, "latin1")
+	}
+	if !found {
+		t.Errorf("warnings %q: none names the guessed encoding", rec.Warnings)
+	}
+}

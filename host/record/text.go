@@ -30,7 +30,7 @@ func decodeText(b []byte, enc string) (text, used string, guessed bool, err erro
 			return string(b), "utf-8", false, nil
 		}
 		cyr := looksCyrillic(b)
-		if looksGB2312(b) && !(cyr && highBytes(b) >= 4) {
+		if looksGB2312(b) && !accentsInWords(b) && !(cyr && highBytes(b) >= 4) {
 			s, err := simplifiedchinese.GBK.NewDecoder().Bytes(b)
 			if err == nil {
 				return string(s), "gbk", true, nil
@@ -68,25 +68,68 @@ const encodings = "utf-8, latin1, gbk, cp1251"
 
 // looksCyrillic reports whether b has bytes >= 0x80, all of them letters
 // of Windows-1251's Cyrillic block (0xC0..0xFF, Ё 0xA8, ё 0xB8), and at
-// least half of them beside another such byte: Cyrillic words are made of
-// them, while Latin-1 text has an accented letter here and there inside
-// ASCII words.
+// least half of the words that hold such bytes are mostly made of them
+// (two thirds of their letters or more; a word is a run of ASCII letters
+// and such bytes): Cyrillic words are written wholly in them, while
+// Latin-1 text has accented letters here and there inside ASCII words,
+// even two side by side ("Estação": 2 of 7).
 func looksCyrillic(b []byte) bool {
 	letter := func(c byte) bool { return c >= 0xC0 || c == 0xA8 || c == 0xB8 }
-	n, paired := 0, 0
-	for i, c := range b {
-		if c < 0x80 {
-			continue
-		}
-		if !letter(c) {
+	ascii := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	words, cyrillic := 0, 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= 0x80 && !letter(c) {
 			return false
 		}
-		n++
-		if (i > 0 && letter(b[i-1])) || (i+1 < len(b) && letter(b[i+1])) {
-			paired++
+		if !letter(c) && !ascii(c) {
+			i++
+			continue
+		}
+		high, all := 0, 0
+		for ; i < len(b) && (letter(b[i]) || ascii(b[i])); i++ {
+			all++
+			if b[i] >= 0x80 {
+				high++
+			}
+		}
+		if high > 0 {
+			words++
+			if 3*high >= 2*all {
+				cyrillic++
+			}
 		}
 	}
-	return n > 0 && 2*paired >= n
+	return words > 0 && 2*cyrillic >= words
+}
+
+// accentsInWords reports whether most runs of bytes >= 0x80 in b stand
+// inside ASCII words, an ASCII letter on each side ("Esta\xe7\xe3o"): the
+// accented letters of Latin-1 text. Chinese text in GBK puts its
+// characters in runs of their own, beside digits, punctuation or ASCII on
+// one side at most ("110kV\xb1\xe4\xb5\xe7\xd5\xbe"); a pair of Latin-1
+// accents inside a word is a valid GB2312 code, so looksGB2312 alone
+// cannot tell them apart.
+func accentsInWords(b []byte) bool {
+	ascii := func(i int) bool {
+		return i >= 0 && i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z')
+	}
+	runs, inside := 0, 0
+	for i := 0; i < len(b); i++ {
+		if b[i] < 0x80 {
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= 0x80 {
+			j++
+		}
+		runs++
+		if ascii(i-1) && ascii(j) {
+			inside++
+		}
+		i = j
+	}
+	return runs > 0 && 2*inside > runs
 }
 
 // highBytes counts the bytes >= 0x80 of b.
