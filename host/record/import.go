@@ -223,10 +223,16 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 		}
 		if ch.Nominal == 0 {
 			if r.Nominal == 0 {
-				if len(recs) > 1 {
-					return nil, fmt.Errorf("record: %s: channel %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, one for every channel; for three phases the phase-to-neutral value, e.g. 230)", r.Path, r.Channel, unitOr(r.Unit))
+				// What --nominal auto would take, so that the user can
+				// judge it.
+				auto := ""
+				if v, how, err := PreEventRMS(r, sys); err == nil {
+					auto = fmt.Sprintf(", or --nominal auto (%s: %s here)", how, strings.TrimSpace(fmt.Sprintf("%.6g %s", v, r.Unit)))
 				}
-				return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)", r.Path, unitOr(r.Unit))
+				if len(recs) > 1 {
+					return nil, fmt.Errorf("record: %s: channel %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, one for every channel; for three phases the phase-to-neutral value, e.g. 230)%s", r.Path, r.Channel, unitOr(r.Unit), auto)
+				}
+				return nil, fmt.Errorf("record: %s: the file states no nominal value; give --nominal V (the nominal RMS value in %s, e.g. 230)%s", r.Path, unitOr(r.Unit), auto)
 			}
 			ch.Nominal, ch.NominalSource = r.Nominal, r.NominalSource
 			if rms := medianCycleRMS(r, sys); lineToLine(rms, r.Nominal) {

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -68,5 +70,29 @@ func TestQuirkLatin1(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings %q: none names the guessed encoding", rec.Warnings)
+	}
+}
+
+// TestNoNominalNamesAuto: a file without a nominal value is refused with
+// both ways out: --nominal V, and --nominal auto with the value it would
+// take (the demo WAV's first 5 cycles: its 230 V RMS fundamental with
+// 3 % and 2 % harmonics, sqrt(1 + 0.03^2 + 0.02^2) x 230 V, noise aside).
+func TestNoNominalNamesAuto(t *testing.T) {
+	rec, err := Read(filepath.Join(recordingsDir(t), "demo.wav"), Options{FullScale: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(context.Background(), rec, ImportOptions{})
+	const lead = "or --nominal auto (the median RMS of 5 cycles of the first 5 cycles: "
+	if err == nil || !strings.Contains(err.Error(), "give --nominal V") || !strings.Contains(err.Error(), lead) {
+		t.Fatalf("error %v: want --nominal V and %q", err, lead)
+	}
+	msg := err.Error()
+	var v float64
+	if _, err := fmt.Sscanf(msg[strings.Index(msg, lead)+len(lead):], "%g", &v); err != nil {
+		t.Fatal(err)
+	}
+	if want := 230 * math.Sqrt(1+0.03*0.03+0.02*0.02); math.Abs(v-want) > 0.005*want {
+		t.Errorf("--nominal auto would take %g V, want about %g", v, want)
 	}
 }
