@@ -207,6 +207,9 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 	if !(opt.Rate > 0) || math.IsInf(opt.Rate, 0) || opt.Window < 1 || opt.Hop < 1 || opt.MaxRatio < 1 || opt.Cycles < 1 || opt.Nominal < 0 || math.IsNaN(opt.Nominal) || math.IsInf(opt.Nominal, 0) || (opt.NominalAuto && opt.Nominal != 0) {
 		return nil, fmt.Errorf("record: import: rate %g, window %d, hop %d, cycles %d, nominal %g (auto %v): want rate > 0, window >= 1, hop >= 1, cycles >= 1, nominal >= 0, and no nominal with auto", opt.Rate, opt.Window, opt.Hop, opt.Cycles, opt.Nominal, opt.NominalAuto)
 	}
+	if w := fundamentalWarning(rec, sys, why); w != "" {
+		sysWarn = append(sysWarn, w)
+	}
 	imp := &Imported{Recording: rec, Rate: opt.Rate, SystemFreq: sys, Length: opt.Window, Hop: opt.Hop, Label: opt.Label, Labeled: opt.Labeled}
 	imp.Warnings = append(imp.Warnings, sysWarn...)
 	imp.Channels = make([]ChannelSignal, len(recs))
@@ -246,6 +249,16 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 		}
 	}
 	imp.Nominal, imp.NominalSource = imp.Channels[0].Nominal, imp.Channels[0].NominalSource
+	if !opt.NominalAuto {
+		for _, ch := range imp.Channels {
+			// A level before the event far from the nominal moves every
+			// class (a swell at the nameplate is normal at the level).
+			if pre, how, err := PreEventRMS(ch.Recording, sys); err == nil && math.Abs(pre/ch.Nominal-1) > PreEventTolerance {
+				imp.Warnings = append(imp.Warnings, fmt.Sprintf("channel %s: the level, %s (%s), is %+.1f%% from the nominal %.6g (%s): the classes are read against the nominal; --nominal auto takes the level instead",
+					ch.Recording.Channel, strings.TrimSpace(fmt.Sprintf("%.4g %s", pre, ch.Recording.Unit)), how, 100*(pre/ch.Nominal-1), ch.Nominal, ch.NominalSource))
+			}
+		}
+	}
 	if c := float64(opt.Window) * sys / opt.Rate; math.Abs(c-float64(opt.Cycles)) > 0.01 {
 		imp.Warnings = append(imp.Warnings, fmt.Sprintf("a %g Hz system (%s): a window of %d samples at %g Hz holds %.3g cycles, not %d (the rate was given; leave it out to take %g Hz)", sys, why, opt.Window, opt.Rate, c, opt.Cycles, float64(opt.Window)*sys/float64(opt.Cycles)))
 	}
@@ -444,6 +457,33 @@ func (imp *Imported) resample(ctx context.Context, ch *ChannelSignal, total int,
 	}
 	ch.Gaps = mergeGaps(ch.Gaps)
 	return in, nil
+}
+
+// PreEventTolerance is how far the level before the event (PreEventRMS)
+// may lie from the nominal, relatively, before the import warns.
+const PreEventTolerance = 0.05
+
+// fundamentalWarning says when rec shows no fundamental of a power system
+// (its zero crossings give a frequency more than 5 % from 50 and 60 Hz,
+// or none) or is sampled too slowly to carry one well (fewer than 8
+// samples a cycle of sys): the windows then assume sys Hz (why), and the
+// waveform the network sees is not the device's. "" when neither.
+func fundamentalWarning(rec *Recording, sys float64, why string) string {
+	var parts []string
+	near := func(f float64) bool { return math.Abs(rec.EstFreq-f) <= 0.05*f }
+	switch {
+	case rec.EstFreq == 0:
+		parts = append(parts, "no fundamental found (fewer than 3 zero crossings)")
+	case !near(50) && !near(60):
+		parts = append(parts, fmt.Sprintf("no fundamental of a power system found: the zero crossings give %.4g Hz, near neither 50 nor 60 Hz", rec.EstFreq))
+	}
+	if r := rec.Rate(); r > 0 && r < 8*sys {
+		parts = append(parts, fmt.Sprintf("sampled at %g Hz, %.3g samples a cycle of %g Hz: the waveform between the samples is not in the file, and resampling invents it", r, r/sys, sys))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s; the windows assume a %g Hz system (%s)", strings.Join(parts, "; "), sys, why)
 }
 
 // checkOutput refuses an import whose output would be more than MaxGrowth

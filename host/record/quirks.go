@@ -22,6 +22,13 @@ const (
 	QuirkMissingFrom, QuirkMissingTo = 100, 105
 )
 
+// The off-frequency, low-rate and off-level quirks.
+const (
+	QuirkOffFreq = 64.8 // Hz
+	QuirkLowRate = 100  // Hz
+	QuirkLevel   = 1.065
+)
+
 // QuirkLatin1Station is quirk-latin1.cfg's station name.
 const QuirkLatin1Station = "Estação de Medição"
 
@@ -33,9 +40,14 @@ func QuirkSignal(n int) float64 {
 // quirkCOMTRADE is the quirk recordings' signal as a COMTRADE 2013 ASCII
 // value (CR LF).
 func quirkCOMTRADE(station string, x []float64) *COMTRADE {
+	return quirkAt(station, x, QuirkRate)
+}
+
+// quirkAt is quirkCOMTRADE sampled at rate Hz.
+func quirkAt(station string, x []float64, rate float64) *COMTRADE {
 	start := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 	return &COMTRADE{Rev: 2013, FileType: ASCII, Station: station, Device: "record.QuirkFiles", LineFreq: SynthFreq,
-		Segments: []Segment{{Start: 0, End: len(x), Rate: QuirkRate}},
+		Segments: []Segment{{Start: 0, End: len(x), Rate: rate}},
 		Start:    start, Trigger: start.Add(50 * time.Millisecond), CRLF: true,
 		Analogs: []Channel{{ID: "VA", Phase: "A", Unit: "V", A: 0.01, Primary: SynthNominal, Secondary: SynthNominal, PS: "P", Samples: x}},
 	}
@@ -51,7 +63,13 @@ func quirkCOMTRADE(station string, x []float64) *COMTRADE {
 //     (whose marker is an empty field): read as missing, as
 //     python-comtrade reads them;
 //   - quirk-latin1.cfg, .dat: the station name QuirkLatin1Station written
-//     in Latin-1 (ç E7, ã E3: two accented letters side by side).
+//     in Latin-1 (ç E7, ã E3: two accented letters side by side);
+//   - quirk-offfreq.cfg, .dat: a QuirkOffFreq Hz sine (no power system's)
+//     at QuirkRate Hz;
+//   - quirk-lowrate.cfg, .dat: the 50 Hz signal sampled at QuirkLowRate
+//     Hz (2 samples a cycle), v[n] = sqrt(2) 230 sin(pi n + 0.5);
+//   - quirk-level.cfg, .dat: the 50 Hz signal at QuirkLevel times the
+//     stated nominal (230 V) throughout.
 func QuirkFiles() (map[string][]byte, error) {
 	x := make([]float64, QuirkSamples)
 	for n := range x {
@@ -83,5 +101,28 @@ func QuirkFiles() (map[string][]byte, error) {
 	}
 	files["quirk-latin1.cfg"] = bytes.Replace(cfg, []byte(QuirkLatin1Station), latin1, 1)
 	files["quirk-latin1.dat"] = dat
+
+	sig := func(f func(n int) float64, m int) []float64 {
+		y := make([]float64, m)
+		for n := range y {
+			y[n] = f(n)
+		}
+		return y
+	}
+	for _, q := range []struct {
+		name string
+		x    []float64
+		rate float64
+	}{
+		{"quirk-offfreq", sig(func(n int) float64 {
+			return math.Sqrt2 * SynthNominal * math.Sin(2*math.Pi*QuirkOffFreq*float64(n)/QuirkRate)
+		}, QuirkSamples), QuirkRate},
+		{"quirk-lowrate", sig(func(n int) float64 { return math.Sqrt2 * SynthNominal * math.Sin(math.Pi*float64(n)+0.5) }, 200), QuirkLowRate},
+		{"quirk-level", sig(func(n int) float64 { return QuirkLevel * QuirkSignal(n) }, QuirkSamples), QuirkRate},
+	} {
+		if files[q.name+".cfg"], files[q.name+".dat"], err = quirkAt("uaxai "+q.name, q.x, q.rate).Encode(); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
 }

@@ -96,3 +96,38 @@ func TestNoNominalNamesAuto(t *testing.T) {
 		t.Errorf("--nominal auto would take %g V, want about %g", v, want)
 	}
 }
+
+// TestQuirkWarnings: a recording with no power system's fundamental
+// (64.8 Hz), one sampled at 2 samples a cycle, and one whose level sits
+// 6.5 % above its stated nominal each import with a warning that says so,
+// naming the frequency, the rate, or the level and the nominal; the
+// signal at its nominal imports with none of them.
+func TestQuirkWarnings(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"quirk-offfreq.cfg", []string{"no fundamental of a power system found: the zero crossings give 64.8 Hz", "the windows assume a 50 Hz system"}},
+		{"quirk-lowrate.cfg", []string{"sampled at 100 Hz, 2 samples a cycle of 50 Hz"}},
+		{"quirk-level.cfg", []string{"channel VA: the level, 245 V (the median RMS of 2 cycles before the trigger), is +6.5% from the nominal 230"}},
+		{"quirk-eofmark.cfg", nil},
+	} {
+		rec, err := Read(filepath.Join(recordingsDir(t), c.file), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp, err := Import(context.Background(), rec, ImportOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		all := strings.Join(imp.Warnings, "\n")
+		for _, w := range c.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: warnings %q lack %q", c.file, imp.Warnings, w)
+			}
+		}
+		if c.want == nil && (strings.Contains(all, "fundamental") || strings.Contains(all, "from the nominal") || strings.Contains(all, "samples a cycle")) {
+			t.Errorf("%s: warnings %q for a recording at its nominal", c.file, imp.Warnings)
+		}
+	}
+}
