@@ -11,7 +11,6 @@ import (
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
 	"github.com/uaxai/uaxai/sdk/metric"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // evaluateDetails is the text of uaxai evaluate -h after the usage: what
@@ -52,7 +51,7 @@ func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var esets listFlag
 	fs.Var(&esets, "explainer-set", "a setting key=value of the --explainer, repeatable")
 	out := fs.String("out", "", "output CSV file (default: stdout)")
-	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
+	archName := wf.arch
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of the metrics' random draws (and of a stochastic explainer)")
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")

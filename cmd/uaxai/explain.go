@@ -61,11 +61,12 @@ func (l *limitFlag) limits() limits.Limits {
 // weightFiles splits the values of a --weights flag (comma-separated,
 // repeatable) into files.
 // waveformFlags are the flags of the commands that run a network on a
-// user's waveforms: --weights, --input, --channels.
+// user's waveforms: --weights, --input, --channels, --arch.
 type waveformFlags struct {
 	weights  listFlag
 	input    *string
 	channels *int
+	arch     *string
 }
 
 func addWaveformFlags(fs *flagSet) *waveformFlags {
@@ -73,6 +74,7 @@ func addWaveformFlags(fs *flagSet) *waveformFlags {
 	fs.Var(&w.weights, "weights", "weights files (.safetensors, PyTorch state_dict names), comma-separated or repeated; each file is one draw")
 	w.input = fs.String("input", "", "waveforms: a CSV of one per line (C x T values: channel 0's T samples, then channel 1's, ...), or a .npy array of shape (N, C, T) or (N, T)")
 	w.channels = fs.Int("channels", 0, "channels C of a CSV line (default 1; a .npy file gives its own)")
+	w.arch = fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
 	return w
 }
 
@@ -208,7 +210,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&sets, "set", "explainer setting key=value (TOML value, else a string), repeatable")
 	fs.Var(&summaries, "summary", "summary NAME or NAME:key=value,... (e.g. quantile:alpha=0.05), repeatable")
 	out := fs.String("out", "", "output CSV file (default: stdout)")
-	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
+	archName := wf.arch
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")

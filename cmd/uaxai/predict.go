@@ -12,7 +12,6 @@ import (
 
 	"github.com/uaxai/uaxai/host/runner"
 	"github.com/uaxai/uaxai/internal/atomicfile"
-	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // predictDetails is the text of uaxai predict -h after the usage.
@@ -32,7 +31,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wf := addWaveformFlags(fs)
 	input, channels := wf.input, wf.channels
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
-	archName := fs.String("arch", nn.PaperArchName, "architecture of the weights, on the input's C x T samples with the classes of the weights' last layer")
+	archName := wf.arch
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)

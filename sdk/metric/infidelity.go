@@ -76,11 +76,12 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 		per += (in.T + p - 1) / p
 	}
 	out := make([]float64, in.N*per)
-	base, cur := make([]float32, n), make([]float32, n)
+	bases, cur := make([]float32, in.N*n), make([]float32, n)
 	for i := range in.N {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		base := bases[i*n : (i+1)*n]
 		if err := m.baselineOf(m.info, base, in, i); err != nil {
 			return err
 		}
@@ -113,7 +114,7 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 	for i := range in.N {
 		x, _, _ := in.record(i)
 		ai := a[i*n : (i+1)*n]
-		_ = baselineSignal(base, in, i, m.baseline) // its error was returned above
+		base := bases[i*n : (i+1)*n]
 		o := out[i*per : (i+1)*per]
 		var score float64
 		k := 1
