@@ -10,6 +10,7 @@ import (
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/sdk/metric"
 	"github.com/uaxai/uaxai/sdk/rng"
 	"github.com/uaxai/uaxai/sdk/stat"
 )
@@ -28,6 +29,9 @@ type Setup struct {
 	// for the figures' time axes (a tick a cycle); 0: the case study's
 	// 3200 Hz and 50 Hz.
 	Fs, F0 float64
+	// Metrics are the engine's Plan.Metrics' descriptions, in order: the
+	// scores of engine.Batch.DrawScores and SummaryScores.
+	Metrics []metric.Info
 }
 
 // Analyser accumulates the per-record results of a run. Batch is safe for
@@ -76,6 +80,9 @@ type record struct {
 	maps                [][]float32      // [output] maps: the draws
 	sums                [][]float32      // [output] maps: the map summaries
 	explore             *report.Explored // kept for report.html (explore.go)
+	// drawScores[k][s] and sumScores[k][i]: metric k's score of draw s's
+	// map and of summary i's (metrics.go)
+	drawScores, sumScores [][]metric.Score
 }
 
 type sensResult struct {
@@ -276,6 +283,7 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 		rec.figure = newPanel(b, j, a.absMaps(maps))
 		rec.figure.Fs, rec.figure.F0 = a.rates()
 	}
+	metricScores(b, j, rec)
 	if an.Output.Maps {
 		rec.maps = toF32(maps)
 		for _, sm := range b.Summaries {

@@ -30,6 +30,9 @@ func (a *Analyser) Finish(res *engine.Results) (*Report, error) {
 	a.agreement(rep)
 	a.bound(rep)
 	a.totalVariance(rep)
+	if err := a.metricsReport(rep); err != nil {
+		return nil, err
+	}
 	if err := a.figures(rep, res); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/sdk/metric"
 )
 
 // This file moves an analyser's per-record results in and out of a run's
@@ -31,6 +32,7 @@ type wireRecord struct {
 	Figure                       *figure.Panel
 	Maps, Sums                   [][]float32
 	Explore                      *report.Explored
+	DrawScores, SumScores        [][]metric.Score
 }
 
 type wireSens struct {
@@ -98,7 +100,7 @@ func (a *Analyser) Put(ps, es engine.Step, si int, data []byte) error {
 
 func toWire(i int, r *record) wireRecord {
 	w := wireRecord{Index: i, Label: r.label, Target: r.target, Pred: r.pred, MaskLen: r.maskLen, Correct: r.correct, LOO: r.loo,
-		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums, Explore: r.explore}
+		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums, Explore: r.explore, DrawScores: r.drawScores, SumScores: r.sumScores}
 	for _, s := range r.sens {
 		w.Sens = append(w.Sens, wireSens{Corr: s.corr, Stab: s.stab, W1: s.w1, DIoU: s.dIoU, CorrOK: s.corrOK, StabOK: s.stabOK, IoUOK: s.iouOK})
 	}
@@ -113,7 +115,7 @@ func toWire(i int, r *record) wireRecord {
 
 func fromWire(w wireRecord) *record {
 	r := &record{label: w.Label, target: w.Target, pred: w.Pred, maskLen: w.MaskLen, correct: w.Correct, loo: w.LOO,
-		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums, explore: w.Explore}
+		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums, explore: w.Explore, drawScores: w.DrawScores, sumScores: w.SumScores}
 	for _, s := range w.Sens {
 		r.sens = append(r.sens, sensResult{corr: s.Corr, stab: s.Stab, w1: s.W1, dIoU: s.DIoU, corrOK: s.CorrOK, stabOK: s.StabOK, iouOK: s.IoUOK})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/metric"
 )
 
 // Distortion is an input distortion of the sensitivity experiment
@@ -64,6 +65,11 @@ type Batch struct {
 	// Summaries[i][j] is map summary i's map of record j (nil for a set or
 	// band summary, or one that was not run).
 	Summaries [][][]float64
+	// DrawScores[k][j][s] is Plan.Metrics[k]'s score of record j's map
+	// under draw s, and SummaryScores[k][i][j] its score of summary i's
+	// map of record j (nil for a summary without maps); nil without
+	// metrics.
+	DrawScores, SummaryScores [][][]metric.Score
 }
 
 // extraMaps explains the batch again: under each repeat seed k >= 1 (a
@@ -154,6 +160,11 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 	}
 	if err := b.extraMaps(ctx, ab, x, ts); err != nil {
 		return err
+	}
+	if len(b.p.Metrics) > 0 {
+		if err := b.metricScores(ctx, ab, x, models, ts); err != nil {
+			return err
+		}
 	}
 	if err := b.p.Analysis.Batch(ab); err != nil {
 		return fmt.Errorf("%s / %s, split %s records %d..%d: %w", b.ps.Name(), b.es.Label, ts.Name, idx[0], idx[len(idx)-1], err)

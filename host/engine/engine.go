@@ -9,6 +9,7 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/metric"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
 
@@ -151,6 +152,10 @@ type Plan struct {
 	// maps, and says which distortions and explainer repeats to explain
 	// beside them (see Analysis).
 	Analysis Analysis
+	// Metrics, with an Analysis, score every explained batch's maps: each
+	// draw's and each map summary's (the metric step, metrics.go), into
+	// Batch.DrawScores and Batch.SummaryScores.
+	Metrics []metric.Metric
 }
 
 // Sink is where a run's results go as the merge makes them (host/runner

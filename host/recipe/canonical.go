@@ -172,6 +172,11 @@ type canonEvaluate struct {
 	Eps    float64  `toml:"eps"`
 	Groups []string `toml:"groups"`
 	Abs    bool     `toml:"abs"`
+	// Metrics and Metric: the metrics' IDs and their non-empty
+	// configurations by short name; absent without metrics, so that
+	// older recipes keep their hash.
+	Metrics []string                  `toml:"metrics,omitempty"`
+	Metric  map[string]map[string]any `toml:"metric,omitempty"`
 }
 
 // pathFn maps an absolute path to the form written: itself in Canonical,
@@ -308,6 +313,24 @@ func canonPlugin(p PluginRef, path pathFn, label bool) map[string]any {
 	return t
 }
 
+// canonMetrics sets e's metrics and their tables.
+func canonMetrics(e *canonEvaluate, ms []MetricRef) {
+	for _, m := range ms {
+		e.Metrics = append(e.Metrics, m.ID)
+		if len(m.Config) == 0 {
+			continue
+		}
+		if e.Metric == nil {
+			e.Metric = map[string]map[string]any{}
+		}
+		t := make(map[string]any, len(m.Config))
+		for k, v := range m.Config {
+			t[k] = v
+		}
+		e.Metric[strings.TrimPrefix(m.ID, "metric.")] = t
+	}
+}
+
 func canonPlugins(ps []PluginRef, path pathFn) []map[string]any {
 	out := make([]map[string]any, len(ps))
 	for i, p := range ps {
@@ -329,6 +352,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Slurm:     r.Slurm.canon(),
 		Replicate: r.Replicates.canon(),
 	}
+	canonMetrics(&c.Evaluate, r.Evaluate.Metrics)
 	r.Analysis.canon(&c.canonAnalysis)
 	if r.Recording != nil {
 		rc := r.Recording

@@ -241,6 +241,17 @@ type Evaluate struct {
 	Eps    float64
 	Groups []string
 	Abs    bool
+	// Metrics are the explanation metrics of [evaluate] metrics (package
+	// sdk/metric), each configured by its [evaluate.metric.<name>] table:
+	// every draw's map and every map summary's map is scored by each.
+	Metrics []MetricRef
+}
+
+// MetricRef is one metric of [evaluate] metrics.
+type MetricRef struct {
+	ID     string     // normalised: "metric.sparseness"
+	Config sdk.Config // its [evaluate.metric.<name>] table (empty: the defaults)
+	Line   int        // the line of the metrics key
 }
 
 // PluginRef is one [[posterior]], [[explainer]] or [[summary]] table.

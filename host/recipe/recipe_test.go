@@ -635,6 +635,11 @@ func comparable(r *Recipe) Recipe {
 		}
 		*list = l
 	}
+	ms := append([]MetricRef{}, c.Evaluate.Metrics...)
+	for i := range ms {
+		ms[i].Line = 0
+	}
+	c.Evaluate.Metrics = ms
 	return c
 }
 

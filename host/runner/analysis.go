@@ -7,7 +7,9 @@ import (
 	"github.com/uaxai/uaxai/host/analysis"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/sdk/metric"
 )
 
 // predictive is the predictive quality of each posterior (NLL, ECE with 15
@@ -106,5 +108,24 @@ func newAnalyser(w *runWriter, ds Datasets, groups map[string][]int, abs bool) *
 	for _, p := range r.Summaries {
 		s.Summaries = append(s.Summaries, p.Label)
 	}
+	for _, m := range r.Evaluate.Metrics {
+		e, _ := metric.Builtin().Lookup(m.ID) // checked by the recipe
+		s.Metrics = append(s.Metrics, e.Info)
+	}
 	return analysis.New(s)
+}
+
+// recipeMetrics builds [evaluate] metrics (checked when the recipe was
+// read; an error here names the recipe's line all the same).
+func recipeMetrics(r *recipe.Recipe) ([]metric.Metric, error) {
+	reg := metric.Builtin()
+	var out []metric.Metric
+	for _, m := range r.Evaluate.Metrics {
+		mm, err := reg.New(m.ID, m.Config)
+		if err != nil {
+			return nil, fmt.Errorf("recipe %s line %d: [evaluate] metrics: %w", r.Path, m.Line, err)
+		}
+		out = append(out, mm)
+	}
+	return out, nil
 }

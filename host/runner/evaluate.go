@@ -46,10 +46,6 @@ type MetricSpec struct {
 	Config sdk.Config
 }
 
-// evaluatePurpose keys the metrics' random draws: record i under draw s
-// gets rng.Key(Seed, evaluatePurpose, "", i, s).
-const evaluatePurpose = "metric"
-
 // Evaluate scores the maps of opt.Maps with every metric of opt.Metrics
 // under every draw, and writes CSV to w: a header
 // input,draw,metric,value,undefined,curve and one line an input, draw
@@ -117,15 +113,18 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 		}
 		keys := make([]uint64, j.nIn)
 		for i := range keys {
-			keys[i] = rng.Key(j.opt.Seed, evaluatePurpose, "", i, s)
+			keys[i] = rng.Key(j.opt.Seed, engine.MetricPurpose, "", i, s)
 		}
 		in := metric.Input{N: j.nIn, C: j.inC, T: j.n / j.inC, X: j.x, Maps: maps[s], Targets: j.targets, Masks: masks, Keys: keys}
-		var loaded *loadedModel
+		var re *engine.Reexplainer
 		score := func(model nn.Model) error {
 			in.Model = model
 			if len(j.step.Models) > 0 {
-				loaded = &loadedModel{}
-				in.Explain = j.reexplain(s, model, loaded)
+				// perturbed copies: records of split "evaluate" numbered
+				// on from the inputs (a stochastic explainer's seeds do
+				// not repeat the maps')
+				re = &engine.Reexplainer{Step: &j.step, Explainer: j.ex, ExplainerID: j.id, Split: "evaluate", Next: j.nIn}
+				in.Explain = re.Func(s, model)
 			}
 			for k, m := range metrics {
 				dst := make([]metric.Score, j.nIn)
@@ -150,8 +149,8 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 			err = dm.Call(ctx, score)
 			dm.Close()
 		}
-		if loaded != nil {
-			err = errors.Join(err, loaded.close())
+		if re != nil {
+			err = errors.Join(err, re.Close())
 		}
 		if err != nil {
 			return fmt.Errorf("draw %d (%s): %w", s, j.names[s], err)
@@ -190,71 +189,6 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 		}
 	}
 	return bw.Flush()
-}
-
-// loadedModel is another model than the draw's (MPRT's re-initialised
-// networks) loaded into the explainer, the last one asked for.
-type loadedModel struct {
-	model nn.Model
-	step  engine.Explaining
-}
-
-func (l *loadedModel) close() error {
-	var err error
-	for _, m := range l.step.Models {
-		err = errors.Join(err, m.Close())
-	}
-	l.step.Models = nil
-	return err
-}
-
-// reexplain is the metrics' ExplainFunc for draw s, whose model is own:
-// the explainer's maps of perturbed inputs, as records of split
-// "evaluate" numbered on from the inputs (a stochastic explainer's seeds
-// do not repeat the maps'). Another model (a network uaxai computes, as
-// MPRT's re-initialised ones) is loaded into the explainer for as long
-// as it is asked for.
-func (j *explainJob) reexplain(s int, own nn.Model, other *loadedModel) metric.ExplainFunc {
-	next := j.nIn
-	return func(ctx context.Context, model nn.Model, x []float32, targets []int, dst []float64) error {
-		step, draw := &j.step, s
-		if model != own {
-			if model != other.model {
-				pm, ok := model.(interface{ Params() nn.Params })
-				if !ok {
-					return fmt.Errorf("a model of type %T cannot be loaded into the explainer %s (accepted: a network uaxai computes)", model, j.id)
-				}
-				if err := other.close(); err != nil {
-					return err
-				}
-				dm, err := j.ex.Load(ctx, sdk.Draw{Params: pm.Params()})
-				if err != nil {
-					return fmt.Errorf("%s: load a re-initialised model: %w", j.id, err)
-				}
-				other.model = model
-				other.step = engine.Explaining{ID: j.id, Config: j.opt.Config, Stochastic: j.info.Stochastic, Seed: j.opt.Seed, Models: []driver.Model{dm}}
-			}
-			step, draw = &other.step, 0
-		}
-		B := len(targets)
-		records := make([]int, B)
-		for b := range records {
-			records[b] = next
-			next++
-		}
-		out := make([][][]float64, B)
-		for b := range out {
-			out[b] = make([][]float64, len(step.Models))
-		}
-		in := engine.Inputs{Split: "evaluate", Records: records, X: x, Targets: targets, Where: fmt.Sprintf("perturbed copies %d..%d", records[0], records[B-1])}
-		if err := step.Explain(ctx, out, in, draw); err != nil {
-			return err
-		}
-		for b := range B {
-			copy(dst[b*j.n:(b+1)*j.n], out[b][draw])
-		}
-		return nil
-	}
 }
 
 // readMaps reads the maps file: N lines of n values (one draw), or a

@@ -286,6 +286,9 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		UnitRecords: opt.UnitRecords,
 		Sink:        w,
 	}
+	if plan.Metrics, err = recipeMetrics(r); err != nil {
+		return nil, err
+	}
 	w.an = newAnalyser(w, ds, groups, r.Evaluate.Abs)
 	plan.Analysis = w.an // every run: report.html's records (analysis.Explored)
 	if err := engine.FitParts(ctx, &plan, plugins); err != nil {

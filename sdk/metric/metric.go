@@ -29,6 +29,9 @@ type Needs struct {
 	Model   bool // forward passes of Input.Model
 	Mask    bool // Input.Masks (localisation)
 	Explain bool // Input.Explain: the maps of other inputs (robustness)
+	// Params: the model must give its parameters (nn.GraphModel's
+	// Params), to re-initialise its layers (MPRT).
+	Params bool
 }
 
 // ExplainFunc writes to dst the maps of the B = len(targets) inputs x (B

@@ -30,7 +30,7 @@ import (
 func MPRT() Entry {
 	info := Info{
 		ID: "metric.mprt", Quantus: "MPRT", Category: Randomisation,
-		Needs: Needs{Model: true, Explain: true}, Curve: true, Higher: false,
+		Needs: Needs{Model: true, Explain: true, Params: true}, Curve: true, Higher: false,
 		Summary: "similarity of the map to the maps of models whose layers are re-initialised (lower: the map depends on the learnt parameters)",
 		Params: append([]Param{
 			{Name: "layer_order", Default: "top_down", Doc: `"top_down" (cascading from the output), "bottom_up" or "independent"`},

@@ -1,0 +1,299 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/sdk/metric"
+)
+
+// The explanation metrics of [evaluate] metrics (sdk/metric), as the
+// engine's metric step scored them (engine.Batch.DrawScores,
+// SummaryScores): per metric, one table of every (posterior, explainer)
+// pair, results.json "metrics", and metrics.csv with every record's every
+// score.
+//
+// Per record r, with m_rs the score of draw s's map under draw s's
+// network (defined draws only) and m_ri that of summary i's map under the
+// posterior predictive:
+//
+//	draws mean  d_r = mean_s m_rs     draws sd  sd_r = sd_s m_rs (S >= 2)
+//	summary     m_ri                  gain      m_ri - d_r
+//
+// and the table gives, per group of classes (every record of an
+// unlabelled split), the mean ± sd over the test splits of the class
+// means of d_r, sd_r and m_ri (as every table of the run), and the gain
+// of each summary over the draws, paired over the records, with its 95%
+// Student t interval: is the summary's map more faithful (sparser, more
+// robust) to the posterior than a single draw's is to its network?
+
+// metricScores keeps the batch's scores of record j.
+func metricScores(b *engine.Batch, j int, rec *record) {
+	if b.DrawScores == nil {
+		return
+	}
+	rec.drawScores = make([][]metric.Score, len(b.DrawScores))
+	rec.sumScores = make([][]metric.Score, len(b.DrawScores))
+	for k := range b.DrawScores {
+		rec.drawScores[k] = b.DrawScores[k][j]
+		rec.sumScores[k] = make([]metric.Score, len(b.Summaries))
+		for i := range b.Summaries {
+			if k < len(b.SummaryScores) && i < len(b.SummaryScores[k]) && b.SummaryScores[k][i] != nil {
+				rec.sumScores[k][i] = b.SummaryScores[k][i][j]
+			} else {
+				rec.sumScores[k][i] = metric.Score{Value: math.NaN(), Undefined: "no map"}
+			}
+		}
+	}
+}
+
+// drawStats are a record's d_r and sd_r of metric k (ok false: no draw
+// defined; sdOK false: fewer than two).
+func (r *record) drawStats(k int) (mean, sd float64, ok, sdOK bool) {
+	if k >= len(r.drawScores) {
+		return 0, 0, false, false
+	}
+	var xs []float64
+	for _, s := range r.drawScores[k] {
+		if s.Undefined == "" {
+			xs = append(xs, s.Value)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, 0, false, false
+	}
+	mean, sd = eval.MeanSD(xs)
+	return mean, sd, true, len(xs) >= 2
+}
+
+// sumScore is a record's m_ri of metric k.
+func (r *record) sumScore(k, i int) (float64, bool) {
+	if k >= len(r.sumScores) || i >= len(r.sumScores[k]) {
+		return 0, false
+	}
+	s := r.sumScores[k][i]
+	return s.Value, s.Undefined == ""
+}
+
+type metricRowJSON struct {
+	Posterior string         `json:"posterior"`
+	Replicate int            `json:"replicate,omitempty"`
+	Explainer string         `json:"explainer"`
+	Scope     string         `json:"scope"`
+	Draws     Stat           `json:"draws"`
+	DrawsSD   Stat           `json:"draws_sd"`
+	Summaries []metricSumRow `json:"summaries"`
+	Undefined int            `json:"undefined_draw_scores"`
+}
+
+type metricSumRow struct {
+	Summary string         `json:"summary"`
+	Score   Stat           `json:"score"`
+	Gain    *eval.Interval `json:"gain_over_draws,omitempty"`
+	// Why, when Gain is absent, says why (fewer than two records).
+	Why string `json:"why,omitempty"`
+}
+
+// scopes are the table's record groups: the run's groups of classes, or
+// every record when the run has an unlabelled split.
+func (a *Analyser) scopes() []struct {
+	name    string
+	classes []int
+} {
+	var out []struct {
+		name    string
+		classes []int
+	}
+	for _, t := range a.s.Tests {
+		if t.Unlabelled {
+			return append(out, struct {
+				name    string
+				classes []int
+			}{"all records", nil})
+		}
+	}
+	for _, g := range a.groupOrder() {
+		out = append(out, struct {
+			name    string
+			classes []int
+		}{groupNames[g], a.s.Groups[g]})
+	}
+	return out
+}
+
+// inScope reports whether r belongs to classes (nil: every record).
+func inScope(r *record, classes []int) bool {
+	if classes == nil {
+		return true
+	}
+	for _, c := range classes {
+		if c == r.label {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeStat is groupStat, with nil classes the mean over a split's
+// records (no classes to average over).
+func (a *Analyser) scopeStat(p *pair, classes []int, f func(r *record) (float64, bool)) Stat {
+	if classes != nil {
+		return a.groupStat(p, classes, f)
+	}
+	var means []float64
+	n := 0
+	for _, recs := range p.recs {
+		var s float64
+		k := 0
+		for _, r := range recs {
+			if r == nil {
+				continue
+			}
+			if v, ok := f(r); ok {
+				s += v
+				k++
+			}
+		}
+		if k > 0 {
+			means = append(means, s/float64(k))
+			n += k
+		}
+	}
+	return Stat{Stat: eval.StatOf(means), Records: n}
+}
+
+// metricsReport adds the metrics' tables, JSON and metrics.csv.
+func (a *Analyser) metricsReport(rep *Report) error {
+	if len(a.s.Metrics) == 0 {
+		return nil
+	}
+	var all []map[string]any
+	for k, info := range a.s.Metrics {
+		better := "higher is better"
+		if !info.Higher {
+			better = "lower is better, or neither"
+		}
+		t := report.Table{Title: fmt.Sprintf("%s (%s, %s): the draws' maps under their own networks and each map summary's under the posterior predictive (mean ± sd over test splits; gain: summary minus the draws' mean, paired over records, 95%% t interval)", info.ID, info.Category, better),
+			Header: []string{"Method", "Scope", "Draws", "SD over draws"}}
+		for _, s := range a.s.Summaries {
+			t.Header = append(t.Header, s, s+" gain")
+		}
+		t.Header = append(t.Header, "Records")
+		var rows []metricRowJSON
+		for _, p := range a.orderedPairs() {
+			for _, sc := range a.scopes() {
+				row := metricRowJSON{Posterior: p.post, Replicate: p.rep, Explainer: p.exp, Scope: sc.name}
+				row.Draws = a.scopeStat(p, sc.classes, func(r *record) (float64, bool) {
+					m, _, ok, _ := r.drawStats(k)
+					return m, ok
+				})
+				row.DrawsSD = a.scopeStat(p, sc.classes, func(r *record) (float64, bool) {
+					_, sd, _, ok := r.drawStats(k)
+					return sd, ok
+				})
+				p.each(func(r *record) {
+					if inScope(r, sc.classes) && k < len(r.drawScores) {
+						for _, s := range r.drawScores[k] {
+							if s.Undefined != "" {
+								row.Undefined++
+							}
+						}
+					}
+				})
+				cells := []string{a.pairLabel(p), sc.name, pm3(row.Draws.Stat), pm3(row.DrawsSD.Stat)}
+				for i, label := range a.s.Summaries {
+					sr := metricSumRow{Summary: label, Score: a.scopeStat(p, sc.classes, func(r *record) (float64, bool) { return r.sumScore(k, i) })}
+					var sum, draws []float64
+					p.each(func(r *record) {
+						if !inScope(r, sc.classes) {
+							return
+						}
+						v, ok := r.sumScore(k, i)
+						d, _, dok, _ := r.drawStats(k)
+						if ok && dok {
+							sum, draws = append(sum, v), append(draws, d)
+						}
+					})
+					gain := "n/a"
+					if iv, err := eval.PairedT(sum, draws, 0.95); err == nil {
+						sr.Gain = &iv
+						gain = fmt.Sprintf("%+.3f (%+.3f, %+.3f)", iv.Mean, iv.Lo, iv.Hi)
+					} else {
+						sr.Why = err.Error()
+					}
+					row.Summaries = append(row.Summaries, sr)
+					cells = append(cells, pm3(sr.Score.Stat), gain)
+				}
+				cells = append(cells, strconv.Itoa(row.Draws.Records))
+				t.Rows = append(t.Rows, cells)
+				rows = append(rows, row)
+			}
+		}
+		rep.Tables = append(rep.Tables, t)
+		all = append(all, map[string]any{"metric": info.ID, "category": info.Category, "higher_is_better": info.Higher, "rows": rows})
+	}
+	rep.JSON["metrics"] = all
+	data, err := a.metricsCSV()
+	if err != nil {
+		return err
+	}
+	rep.Files = append(rep.Files, File{Name: "metrics.csv", Data: data})
+	return nil
+}
+
+// metricsCSV is every score of every record: one line a (pair, split,
+// record, map, metric), map "draw <s>" or a summary's label; value empty
+// and undefined saying why when the record has no score; curve the
+// points of a curve metric separated by spaces. Numbers are Go's shortest
+// float64 form. Pairs in recipe order, then splits, records, maps (draws,
+// then summaries), metrics.
+func (a *Analyser) metricsCSV() ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.Write([]string{"posterior", "replicate", "explainer", "split", "record", "label", "target", "predicted", "map", "metric", "value", "undefined", "curve"})
+	line := func(p *pair, si, ri int, r *record, what string, k int, s metric.Score) {
+		var v, curve []byte
+		if s.Undefined == "" {
+			v = strconv.AppendFloat(nil, s.Value, 'g', -1, 64)
+		}
+		for c, x := range s.Curve {
+			if c > 0 {
+				curve = append(curve, ' ')
+			}
+			curve = strconv.AppendFloat(curve, x, 'g', -1, 64)
+		}
+		_ = w.Write([]string{p.post, strconv.Itoa(p.rep), p.exp, a.s.Tests[si].Name, strconv.Itoa(ri), strconv.Itoa(r.label), strconv.Itoa(r.target), strconv.Itoa(r.pred),
+			what, a.s.Metrics[k].ID, string(v), s.Undefined, string(curve)})
+	}
+	for _, p := range a.orderedPairs() {
+		for si, recs := range p.recs {
+			for ri, r := range recs {
+				if r == nil || r.drawScores == nil {
+					continue
+				}
+				for s := range p.draws {
+					for k := range a.s.Metrics {
+						if k < len(r.drawScores) && s < len(r.drawScores[k]) {
+							line(p, si, ri, r, "draw "+strconv.Itoa(s), k, r.drawScores[k][s])
+						}
+					}
+				}
+				for i, label := range a.s.Summaries {
+					for k := range a.s.Metrics {
+						if k < len(r.sumScores) && i < len(r.sumScores[k]) && r.sumScores[k][i].Undefined != "no map" {
+							line(p, si, ri, r, label, k, r.sumScores[k][i])
+						}
+					}
+				}
+			}
+		}
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
