@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/uaxai/uaxai/host/progress"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
+	"github.com/uaxai/uaxai/host/store"
 	"github.com/uaxai/uaxai/sdk/metric"
 )
 
@@ -21,6 +23,13 @@ func evaluateDetails() string {
 (one draw each); --set gives a key of the --metric before it, named as
 Quantus's constructor argument. The output CSV has one line an input,
 draw and metric: input,draw,metric,value,undefined,curve.
+
+With RUN_DIR, a finished run's stored maps ([output] maps = true) are
+scored instead, without explaining again: the run's recipe is run again
+as a new run "<name>-evaluate" under --out (default: beside RUN_DIR)
+whose maps are the stored ones, by the --metric given or else the
+recipe's [evaluate] metrics; its metrics.csv, tables and results.json are
+those a run of the recipe with these metrics writes.
 
 Metrics and their keys (defaults):`)
 	reg := metric.Builtin()
@@ -50,7 +59,7 @@ func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Var(&metricArgs.setFlag, "set", "a setting key=value of the --metric before it (TOML value), repeatable")
 	var esets listFlag
 	fs.Var(&esets, "explainer-set", "a setting key=value of the --explainer, repeatable")
-	out := fs.String("out", "", "output CSV file (default: stdout)")
+	out := fs.String("out", "", "output CSV file (default: stdout); with RUN_DIR, the directory of the new run (default: beside RUN_DIR)")
 	archName := wf.arch
 	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of the metrics' random draws (and of a stochastic explainer)")
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
@@ -58,12 +67,33 @@ func cmdEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
 	bf := addBoundFlags(fs)
+	noCache := fs.Bool("no-cache", false, "with RUN_DIR: fit the run's posteriors again instead of reading the cache")
+	cacheDir := fs.String("cache", store.DefaultDir(), "with RUN_DIR: the posterior cache directory ($UAXAI_CACHE)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("evaluate: unexpected argument %q (every input is a flag; see uaxai evaluate -h)", pos[0])
+	if len(pos) > 1 {
+		return fmt.Errorf("evaluate: unexpected argument %q (one RUN_DIR at most; see uaxai evaluate -h)", pos[1])
+	}
+	if len(pos) == 1 {
+		for _, name := range []string{"weights", "model", "input", "maps", "mask", "target", "explainer", "explainer-set", "arch", "channels", "seed"} {
+			if isSet(fs, name) {
+				return fmt.Errorf("evaluate %s: --%s does not go with a run directory (its recipe gives the model, the data and the explainer)", pos[0], name)
+			}
+		}
+		return withManager(ctx, *plugins, stderr, func(ctx context.Context, m *plugin.Manager) error {
+			opt := runner.Options{Plugins: m, Workers: *workers, Out: *out, Observer: progress.Stderr(), Stdout: stdout,
+				Command: append([]string{"uaxai", "evaluate"}, args...), Limits: *lf}
+			if !*noCache {
+				opt.Cache = store.Cache{Dir: *cacheDir}
+			}
+			_, err := runner.EvaluateRun(ctx, pos[0], metricArgs.specs, opt)
+			return err
+		})
+	}
+	if isSet(fs, "no-cache") || isSet(fs, "cache") {
+		return errors.New("evaluate: --no-cache and --cache go with a RUN_DIR")
 	}
 	bounds, err := bf.bounds("evaluate")
 	if err != nil {

@@ -69,6 +69,7 @@ func init() {
 		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, your own PyTorch model, or an ONNX or graph-spec network computed in Go", details: explainDetails, run: cmdExplain},
 		{name: "evaluate", forms: []string{
 			"[flags] --weights W[,W2,...] | --model M --input X.csv|X.npy --maps A.csv --target C|predicted|FILE --metric ID [--set key=value ...] [--mask S.csv] [--explainer NAME]",
+			"[--metric ID [--set key=value ...] ...] [--out DIR] RUN_DIR",
 		}, summary: "score maps made by any tool (uaxai explain, Captum, ...) with explanation metrics of Quantus's names: faithfulness, robustness, complexity, localisation", details: evaluateDetails(), run: cmdEvaluate},
 		{name: "paper", forms: []string{
 			"[flags] [--quick] [--dir DIR] [--out DIR]",

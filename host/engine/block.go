@@ -140,6 +140,12 @@ func (b *block) explainBatch(ctx context.Context, si, b0, b1 int) (idx []int, ma
 		targets[j] = b.target(si, r)
 	}
 	maps = newMaps(len(idx), b.draws)
+	if b.p.Stored != nil {
+		if err := b.p.Stored.Maps(b.ps, b.es, si, idx, maps); err != nil {
+			return nil, nil, fmt.Errorf("%s / %s, split %s: stored maps: %w", b.ps.Name(), b.es.Label, ts.Name, err)
+		}
+		return idx, maps, nil
+	}
 	if err := b.step.Explain(ctx, maps, Inputs{Split: ts.Name, Records: idx, X: x, Targets: targets}); err != nil {
 		return nil, nil, err
 	}

@@ -156,6 +156,11 @@ type Plan struct {
 	// draw's and each map summary's (the metric step, metrics.go), into
 	// Batch.DrawScores and Batch.SummaryScores.
 	Metrics []metric.Metric
+	// Stored, if not nil, gives the maps instead of the explainer (uaxai
+	// evaluate RUN_DIR: a finished run's [output] maps scored again); the
+	// explainer is still loaded, for the metrics that explain perturbed
+	// inputs.
+	Stored StoredMaps
 }
 
 // Sink is where a run's results go as the merge makes them (host/runner
@@ -196,6 +201,15 @@ type Analysis interface {
 	// merged.
 	Take(ps, es Step, si, b0, b1 int) ([]byte, error)
 	Put(ps, es Step, si int, data []byte) error
+}
+
+// StoredMaps are a run's maps as [output] maps stored them (float32).
+type StoredMaps interface {
+	// Maps writes into dst[j][s] the map of record records[j] of split si
+	// under draw s of the pair (ps, es); an error names what is missing.
+	Maps(ps, es Step, si int, records []int, dst [][][]float64) error
+	// Summary returns map summary i's maps of the records.
+	Summary(ps, es Step, i, si int, records []int) ([][]float64, error)
 }
 
 // Plugins resolves a step's ID (a plugin ID, or a script's path) to the

@@ -114,6 +114,12 @@ func (b *block) metricScores(ctx context.Context, ab *Batch, x []float32, models
 			if sm == nil {
 				continue
 			}
+			if b.p.Stored != nil { // the summary's maps as stored, not made again from the stored draws'
+				var err error
+				if sm, err = b.p.Stored.Summary(b.ps, b.es, i, ab.Split, ab.Records); err != nil {
+					return fmt.Errorf("%s: stored maps: %w", where(b.p.Summaries[i].Label+" maps"), err)
+				}
+			}
 			for j := range n {
 				asStored(in.Maps[j*L:(j+1)*L], sm[j])
 			}

@@ -58,6 +58,33 @@ func TestRecipeMetrics(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatal("metrics.csv differs between 1 and 2 workers")
 	}
+
+	// uaxai evaluate RUN_DIR: the stored maps scored again, the same
+	// bytes; with other metrics named, the lines of those metrics.
+	again, err := EvaluateRun(context.Background(), one.Dir, nil, Options{Plugins: inProcess(t), Workers: 2, Out: filepath.Join(dir, "again")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := read(t, filepath.Join(again.Dir, "metrics.csv")); !bytes.Equal(c, a) {
+		t.Errorf("uaxai evaluate RUN_DIR gives another metrics.csv:\n%.600s\n---\n%.600s", c, a)
+	}
+	only, err := EvaluateRun(context.Background(), one.Dir, []MetricSpec{{ID: "sparseness"}}, Options{Plugins: inProcess(t), Workers: 1, Out: filepath.Join(dir, "only")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sub bytes.Buffer
+	for k, l := range bytes.SplitAfter(a, []byte("\n")) {
+		if k == 0 || bytes.Contains(l, []byte(",metric.sparseness,")) {
+			sub.Write(l)
+		}
+	}
+	if c := read(t, filepath.Join(only.Dir, "metrics.csv")); !bytes.Equal(c, sub.Bytes()) {
+		t.Error("uaxai evaluate RUN_DIR --metric sparseness: not the run's sparseness lines")
+	}
+	if _, err := EvaluateRun(context.Background(), filepath.Join(dir, "nowhere"), nil, Options{Plugins: inProcess(t)}); err == nil {
+		t.Error("a directory without a run: no error")
+	}
+
 	lines, err := csv.NewReader(bytes.NewReader(a)).ReadAll()
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ type Options struct {
 	// --limit key=duration); they change no result.
 	Limits []limits.Setting
 
+	stored   engine.StoredMaps // EvaluateRun's: the maps of a finished run
 	versions map[string]string // plugin versions by ID, for the manifest
 	digests  map[string]string // script SHA-256 by path, for the manifest
 }
@@ -285,6 +286,7 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		Fingerprint: fingerprint,
 		UnitRecords: opt.UnitRecords,
 		Sink:        w,
+		Stored:      opt.stored,
 	}
 	if plan.Metrics, err = recipeMetrics(r); err != nil {
 		return nil, err
