@@ -119,7 +119,7 @@ func loadStoredMaps(dir string, sums []string) (*storedMaps, error) {
 	}
 	sort.Strings(names)
 	s := &storedMaps{dir: dir, sums: sums, pairs: map[[3]string]*storedPair{}}
-	reps := map[[2]string]int{}     // (posterior, explainer) -> replicates seen
+	reps := map[[2]string]int{}      // (posterior, explainer) -> replicates seen
 	prefix := map[string][3]string{} // a pair file's number prefix -> its key
 	var sumFiles []string
 	for _, name := range names {
