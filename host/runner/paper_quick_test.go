@@ -89,6 +89,37 @@ func TestPaperQuick(t *testing.T) {
 	if strings.Contains(text, "Incomplete") {
 		t.Error("a finished run's report is marked incomplete")
 	}
+	// The metrics study: its three metrics' tables, every pair's rows, and
+	// a summary of the one deterministic draw scoring as the draw does.
+	for _, p := range po.Parts {
+		if p.Name != "metrics-study-quick" {
+			continue
+		}
+		tables, err := os.ReadFile(filepath.Join(p.Dir, "tables.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"metric.faithfulness_correlation", "metric.region_perturbation", "metric.sparseness"} {
+			if !strings.Contains(text, id+" (") {
+				t.Errorf("REPORT.md lacks the %s table", id)
+			}
+		}
+		rows := 0
+		for _, l := range strings.Split(string(tables), "\n") {
+			if strings.Contains(l, "Deterministic baseline / ") && strings.Contains(l, "all-15") {
+				rows++
+				if !strings.Contains(l, "+0.000 (+0.000, +0.000)") {
+					t.Errorf("one draw: the mean map's gain over it is not 0: %s", l)
+				}
+			}
+		}
+		if rows != 3*4 {
+			t.Errorf("%d deterministic all-15 rows in the study's tables, want 3 metrics x 4 explainers", rows)
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, "metrics.csv")); err != nil {
+			t.Error(err)
+		}
+	}
 	// The report written again from the run directories alone has the same
 	// body (the wall times come from the manifests, so the head differs).
 	if _, err := paperreport.Rewrite(po.Dir); err != nil {
