@@ -45,6 +45,9 @@
 //	                      explain step: S maps of each record with a non-empty mask
 //	                        (engine.Explaining.Explain, step.go)
 //	                      score step:   every summary, RMA and IoU (host/eval)
+//	                      metric step:  with Plan.Metrics, every draw's map under its
+//	                        network and every map summary's under the posterior
+//	                        predictive, into Batch.DrawScores/SummaryScores (metrics.go)
 //	                      analyse step: the batch's maps (and its distortions'
 //	                        and explainer repeats', by the same explain step)
 //	                        to the plan's Analysis (host/analysis)
