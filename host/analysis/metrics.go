@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/uaxai/uaxai/host/engine"
@@ -296,4 +297,42 @@ func (a *Analyser) metricsCSV() ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// RecordColumns are the metrics' columns of records.csv (false without
+// metrics): per metric, "<id>" the score of the line's summary map and
+// "<id>_draws" the mean of the record's draws' scores, in Go's shortest
+// float64 form; empty where undefined or not scored.
+func (a *Analyser) RecordColumns() (report.RecordColumns, bool) {
+	if len(a.s.Metrics) == 0 {
+		return report.RecordColumns{}, false
+	}
+	var head []string
+	for _, m := range a.s.Metrics {
+		head = append(head, m.ID, m.ID+"_draws")
+	}
+	cells := func(row *engine.Row, rec *engine.Record) []string {
+		out := make([]string, len(head))
+		a.mu.Lock()
+		p := a.pairs[pairKey{row.Label, row.Replicate, row.ExplainerLabel}]
+		a.mu.Unlock()
+		if p == nil || rec.Split < 0 || rec.Split >= len(p.recs) || rec.Index < 0 || rec.Index >= len(p.recs[rec.Split]) {
+			return out
+		}
+		r := p.recs[rec.Split][rec.Index]
+		i := slices.Index(a.s.Summaries, row.SummaryLabel)
+		if r == nil {
+			return out
+		}
+		for k := range a.s.Metrics {
+			if v, ok := r.sumScore(k, i); ok && i >= 0 {
+				out[2*k] = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			if m, _, ok, _ := r.drawStats(k); ok {
+				out[2*k+1] = strconv.FormatFloat(m, 'g', -1, 64)
+			}
+		}
+		return out
+	}
+	return report.RecordColumns{Header: head, Cells: cells}, true
 }

@@ -249,15 +249,27 @@ type Section struct {
 	Value any
 }
 
+// RecordColumns are more columns of records.csv that another part of the
+// run gives (the explanation metrics' scores, host/analysis): Cells gives
+// a line's len(Header) cells.
+type RecordColumns struct {
+	Header []string
+	Cells  func(r *engine.Row, rec *engine.Record) []string
+}
+
 // RecordsCSV writes one line per (row, record): the scores of every record,
-// and for a run of C > 1 channels its channel view (channelHeader).
-func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
+// for a run of C > 1 channels its channel view (channelHeader), then the
+// extra columns.
+func RecordsCSV(res *engine.Results, splitNames []string, extra ...RecordColumns) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	head := []string{"row", "posterior", "explainer", "summary", "split", "record", "label", "class", "target", "predicted", "mask_len", "scored", "why", "rma", "iou"}
 	names := channelNames(res) // C > 1: the channel columns (channels.go)
 	if names != nil {
 		head = append(head, channelHeader(names)...)
+	}
+	for _, e := range extra {
+		head = append(head, e.Header...)
 	}
 	_ = w.Write(head)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
@@ -268,6 +280,9 @@ func RecordsCSV(res *engine.Results, splitNames []string) ([]byte, error) {
 				strconv.FormatBool(rec.OK), rec.Why.String(), f(rec.RMA), f(rec.IoU)}
 			if names != nil {
 				line = append(line, channelCells(rec, names, f)...)
+			}
+			for _, e := range extra {
+				line = append(line, e.Cells(&r, &rec)...)
 			}
 			_ = w.Write(line)
 		}

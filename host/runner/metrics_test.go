@@ -213,6 +213,56 @@ func TestRecipeMetrics(t *testing.T) {
 		t.Fatal("no map checked")
 	}
 
+	// records.csv: each summary row's record has its summary's score and
+	// its draws' mean, those of metrics.csv.
+	rc, err := csv.NewReader(bytes.NewReader(read(t, filepath.Join(one.Dir, "records.csv")))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcol := map[string]int{}
+	for i, h := range rc[0] {
+		rcol[h] = i
+	}
+	for _, h := range []string{"metric.sparseness", "metric.sparseness_draws", "metric.faithfulness_correlation_draws"} {
+		if _, ok := rcol[h]; !ok {
+			t.Fatalf("records.csv lacks column %s: %v", h, rc[0])
+		}
+	}
+	postLabel := map[string]string{"posterior.deterministic": "Deterministic", "posterior.ensemble": "Ensemble"}
+	compared := 0
+	for _, l := range rc[1:] {
+		post, sum := postLabel[l[rcol["posterior"]]], l[rcol["summary"]]
+		key := [5]string{post, l[rcol["split"]], l[rcol["record"]], sum, "metric.sparseness"}
+		v, ok := got[key]
+		if !ok {
+			if l[rcol["metric.sparseness"]] != "" {
+				t.Errorf("records.csv %v: sparseness %s, and metrics.csv has none", key, l[rcol["metric.sparseness"]])
+			}
+			continue
+		}
+		if l[rcol["metric.sparseness"]] != v {
+			t.Errorf("records.csv %v: sparseness %s, metrics.csv %s", key, l[rcol["metric.sparseness"]], v)
+		}
+		var sum0 float64
+		S := 1
+		if post == "Ensemble" {
+			S = 2
+		}
+		for s := range S {
+			key[3] = "draw " + strconv.Itoa(s)
+			x, _ := strconv.ParseFloat(got[key], 64)
+			sum0 += x
+		}
+		d, _ := strconv.ParseFloat(l[rcol["metric.sparseness_draws"]], 64)
+		if math.Abs(d-sum0/float64(S)) > 1e-15 {
+			t.Errorf("records.csv %v: draws' mean %v, metrics.csv's %v", key, d, sum0/float64(S))
+		}
+		compared++
+	}
+	if compared == 0 {
+		t.Error("no records.csv line compared")
+	}
+
 	var res struct {
 		Analysis struct {
 			Metrics []struct {

@@ -195,7 +195,13 @@ func (w *runWriter) results(res *engine.Results) error {
 	if err != nil {
 		return err
 	}
-	rc, err := report.RecordsCSV(records, w.splitNames())
+	var extra []report.RecordColumns
+	if w.an != nil {
+		if c, ok := w.an.RecordColumns(); ok {
+			extra = append(extra, c)
+		}
+	}
+	rc, err := report.RecordsCSV(records, w.splitNames(), extra...)
 	if err != nil {
 		return err
 	}
