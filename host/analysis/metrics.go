@@ -7,9 +7,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
+	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/sdk/metric"
 )
@@ -240,6 +242,7 @@ func (a *Analyser) metricsReport(rep *Report) error {
 		all = append(all, map[string]any{"metric": info.ID, "category": info.Category, "higher_is_better": info.Higher, "rows": rows})
 	}
 	rep.JSON["metrics"] = all
+	a.metricCurves(rep)
 	data, err := a.metricsCSV()
 	if err != nil {
 		return err
@@ -335,4 +338,112 @@ func (a *Analyser) RecordColumns() (report.RecordColumns, bool) {
 		return out
 	}
 	return report.RecordColumns{Header: head, Cells: cells}, true
+}
+
+// metricCurves draws, for each curve metric and pair, figures/metric-
+// <id>-<i>-<posterior>_<explainer>.png: the draws' curve (the mean over
+// the records of each draw's curve, then over the draws) with the band
+// from the lowest to the highest draw's, and each map summary's mean
+// curve. A figure that cannot be drawn is a note.
+func (a *Analyser) metricCurves(rep *Report) {
+	for k, info := range a.s.Metrics {
+		if !info.Curve {
+			continue
+		}
+		for pi, p := range a.orderedPairs() {
+			f, ok := a.curveFigure(p, k, info)
+			if !ok {
+				continue
+			}
+			var buf bytes.Buffer
+			if err := figure.CurvesPlot(&buf, f); err != nil {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s curves of %s / %s not drawn: %v", info.ID, p.post, p.exp, err))
+				continue
+			}
+			name := fmt.Sprintf("figures/metric-%s-%02d-%s_%s.png", report.Slug(strings.TrimPrefix(info.ID, "metric.")), pi+1, report.Slug(p.post), report.Slug(p.exp))
+			rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
+		}
+	}
+}
+
+// curveFigure is metric k's curves of pair p (false: no record has a
+// defined curve). Records whose curve is undefined or of another length
+// than the first's are left out of every line.
+func (a *Analyser) curveFigure(p *pair, k int, info metric.Info) (figure.Curves, bool) {
+	n := -1
+	p.each(func(r *record) {
+		if n < 0 && k < len(r.drawScores) {
+			for _, s := range r.drawScores[k] {
+				if s.Undefined == "" && len(s.Curve) > 0 {
+					n = len(s.Curve)
+					return
+				}
+			}
+		}
+	})
+	if n <= 0 {
+		return figure.Curves{}, false
+	}
+	mean := func(pick func(r *record) (metric.Score, bool)) ([]float64, bool) {
+		sum := make([]float64, n)
+		cnt := 0
+		p.each(func(r *record) {
+			if s, ok := pick(r); ok && s.Undefined == "" && len(s.Curve) == n {
+				for j, v := range s.Curve {
+					sum[j] += v
+				}
+				cnt++
+			}
+		})
+		if cnt == 0 {
+			return nil, false
+		}
+		for j := range sum {
+			sum[j] /= float64(cnt)
+		}
+		return sum, true
+	}
+	var perDraw [][]float64
+	for s := range p.draws {
+		if c, ok := mean(func(r *record) (metric.Score, bool) {
+			if k < len(r.drawScores) && s < len(r.drawScores[k]) {
+				return r.drawScores[k][s], true
+			}
+			return metric.Score{}, false
+		}); ok {
+			perDraw = append(perDraw, c)
+		}
+	}
+	if len(perDraw) == 0 {
+		return figure.Curves{}, false
+	}
+	draws := figure.Curve{Label: fmt.Sprintf("draws (mean of %d)", len(perDraw)), Y: make([]float64, n)}
+	if len(perDraw) > 1 {
+		draws.Label = fmt.Sprintf("draws (mean, band: lowest to highest of %d)", len(perDraw))
+		draws.Lo, draws.Hi = slices.Clone(perDraw[0]), slices.Clone(perDraw[0])
+	}
+	for _, c := range perDraw {
+		for j, v := range c {
+			draws.Y[j] += v / float64(len(perDraw))
+			if draws.Lo != nil {
+				draws.Lo[j], draws.Hi[j] = min(draws.Lo[j], v), max(draws.Hi[j], v)
+			}
+		}
+	}
+	xl := "step (regions or features removed)"
+	if info.Category == metric.Randomisation {
+		xl = "step (layers randomised)"
+	}
+	f := figure.Curves{Title: fmt.Sprintf("%s: %s / %s (mean over records)", info.ID, p.post, p.exp), XLabel: xl, YLabel: "curve value", Lines: []figure.Curve{draws}}
+	for i, label := range a.s.Summaries {
+		if c, ok := mean(func(r *record) (metric.Score, bool) {
+			if k < len(r.sumScores) && i < len(r.sumScores[k]) {
+				return r.sumScores[k][i], true
+			}
+			return metric.Score{}, false
+		}); ok {
+			f.Lines = append(f.Lines, figure.Curve{Label: label, Y: c})
+		}
+	}
+	return f, true
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,6 +212,13 @@ func TestRecipeMetrics(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no map checked")
+	}
+
+	// A curve metric's figure a pair.
+	for _, name := range []string{"metric-pixel-flipping-01-deterministic_explainer-occlusion.png", "metric-mprt-02-ensemble_explainer-occlusion.png"} {
+		if _, err := png.Decode(bytes.NewReader(read(t, filepath.Join(one.Dir, "figures", name)))); err != nil {
+			t.Errorf("figures/%s: %v", name, err)
+		}
 	}
 
 	// records.csv: each summary row's record has its summary's score and
