@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 
@@ -95,10 +96,11 @@ func (t *windowTable) csv() ([]byte, error) {
 // in the order of the rows (figures/timeline-<posterior label>.png): the
 // recording's kept windows (the split's records, C x T at ds.Rate) at
 // their start times, each with its row's class, probability, mutual
-// information and agreement.
-func (t *windowTable) timelines(ds Datasets) (names []string, pngs [][]byte, err error) {
+// information and agreement, drawn by plot (figure.TimelinePlot). A
+// figure that cannot be drawn is a note.
+func (t *windowTable) timelines(ds Datasets, plot func(io.Writer, figure.Timeline) error) (names []string, pngs [][]byte, notes []string, err error) {
 	if len(t.rows) == 0 || len(ds.Tests) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	d := ds.Tests[0].Data
 	var order []string
@@ -114,7 +116,7 @@ func (t *windowTable) timelines(ds Datasets) (names []string, pngs [][]byte, err
 		tl := figure.Timeline{Title: fmt.Sprintf("%s, %s", ds.Recording, rows[0].Label), Fs: ds.Rate, Channels: ds.Tests[0].Channels, ChannelNames: ds.Tests[0].ChannelNames}
 		for _, r := range rows {
 			if r.Window >= d.N {
-				return nil, nil, fmt.Errorf("timeline of %s: window %d of a split of %d records", rows[0].Label, r.Window, d.N)
+				return nil, nil, nil, fmt.Errorf("timeline of %s: window %d of a split of %d records", rows[0].Label, r.Window, d.N)
 			}
 			x := d.X[r.Window*d.Len : (r.Window+1)*d.Len]
 			wave := make([]float64, len(x))
@@ -124,13 +126,14 @@ func (t *windowTable) timelines(ds Datasets) (names []string, pngs [][]byte, err
 			tl.Windows = append(tl.Windows, figure.TimelineWindow{Start: r.Start, Wave: wave, Class: r.Class, Prob: r.Probability, MI: r.MutualInfo, Agreement: r.Agreement})
 		}
 		var b bytes.Buffer
-		if err := figure.TimelinePlot(&b, tl); err != nil {
-			return nil, nil, err
+		if err := plot(&b, tl); err != nil {
+			notes = append(notes, fmt.Sprintf("timeline of %s not drawn: %v", rows[0].Label, err))
+			continue
 		}
 		names = append(names, "figures/timeline-"+report.Slug(rows[0].Label)+".png")
 		pngs = append(pngs, b.Bytes())
 	}
-	return names, pngs, nil
+	return names, pngs, notes, nil
 }
 
 func (t *windowTable) section() report.Section {

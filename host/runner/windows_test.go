@@ -2,8 +2,10 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,9 +37,20 @@ func TestWindowTimelines(t *testing.T) {
 				Class: []string{"normal", "sag", "sag"}[w], Probability: 0.9, MutualInfo: 0.1, Agreement: 1})
 		}
 	}
-	names, pngs, err := tab.timelines(ds)
-	if err != nil {
-		t.Fatal(err)
+	names, pngs, notes, err := tab.timelines(ds, figure.TimelinePlot)
+	if err != nil || len(notes) > 0 {
+		t.Fatal(err, notes)
+	}
+	// A timeline that fails is a note naming it; the other is drawn.
+	failFirst := func(w io.Writer, tl figure.Timeline) error {
+		if strings.Contains(tl.Title, "Deep ensemble") {
+			return errors.New("drawing failed: huge dimensions")
+		}
+		return figure.TimelinePlot(w, tl)
+	}
+	fn, _, fnotes, err := tab.timelines(ds, failFirst)
+	if err != nil || len(fn) != 1 || fn[0] != "figures/timeline-mc-dropout.png" || len(fnotes) != 1 || !strings.Contains(fnotes[0], "timeline of Deep ensemble not drawn: drawing failed") {
+		t.Errorf("a failing timeline: %v, figures %v, notes %q", err, fn, fnotes)
 	}
 	if len(names) != 2 || names[0] != "figures/timeline-deep-ensemble.png" || names[1] != "figures/timeline-mc-dropout.png" {
 		t.Fatalf("timelines %q", names)
@@ -66,7 +79,7 @@ func TestWindowTimelines(t *testing.T) {
 	}
 	// A row naming a window the split has not is an error, not a panic.
 	tab.rows[1].Window = 7
-	if _, _, err := tab.timelines(ds); err == nil {
+	if _, _, _, err := tab.timelines(ds, figure.TimelinePlot); err == nil {
 		t.Error("a row of window 7 in a split of 3: no error")
 	}
 }

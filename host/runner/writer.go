@@ -16,6 +16,7 @@ import (
 
 	"github.com/uaxai/uaxai/host/analysis"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/rundir"
@@ -215,6 +216,16 @@ func (w *runWriter) results(res *engine.Results) error {
 		ts = append(append(append([]report.Table{}, ts[0]), repTables...), ts[1:]...)
 	}
 	w.shown, w.ts = shown, ts
+	var tlNames []string
+	var tlPNGs [][]byte
+	if w.ds.Recording != "" {
+		// a timeline that cannot be drawn is a note, never the run's end
+		var notes []string
+		if tlNames, tlPNGs, notes, err = w.windows.timelines(w.ds, figure.TimelinePlot); err != nil {
+			return err
+		}
+		res.Notes = append(res.Notes, notes...)
+	}
 	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
 	if err != nil {
 		return err
@@ -231,15 +242,11 @@ func (w *runWriter) results(res *engine.Results) error {
 			if err := w.write("windows.csv", wc); err != nil {
 				return err
 			}
-			names, pngs, err := w.windows.timelines(w.ds)
-			if err != nil {
-				return err
-			}
-			for i, name := range names {
+			for i, name := range tlNames {
 				if err := os.MkdirAll(filepath.Join(w.dir, "figures"), 0o755); err != nil {
 					return fmt.Errorf("run directory %s: %w", w.dir, err)
 				}
-				if err := w.write(name, pngs[i]); err != nil {
+				if err := w.write(name, tlPNGs[i]); err != nil {
 					return err
 				}
 			}
