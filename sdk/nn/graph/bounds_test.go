@@ -177,7 +177,7 @@ func TestSpecFileCounted(t *testing.T) {
 func TestBoundsExact(t *testing.T) {
 	in := func(c, l int) Spec { return Spec{Name: "exact", InChannels: c, InLen: l, Nodes: []Node{gap, fc}} }
 	_, err := Compile(in(1, MaxValues))
-	wantErr(t, "input of MaxValues", err, []string{`node 0 "gap"`, "a sample's values", "graph.MaxValues"})
+	wantErr(t, "input of MaxValues", err, []string{`node 0 "gap"`, "a sample's values", "graph.MaxValues", strconv.Itoa(MaxValues/(1<<18)) + " MiB as float32"})
 	if strings.Contains(err.Error(), "in_channels x in_len") {
 		t.Errorf("input of MaxValues values refused as the input: %v", err)
 	}
@@ -194,7 +194,7 @@ func TestBoundsExact(t *testing.T) {
 		t.Fatalf("MaxOut x 1024 = %d, not MaxParams %d: the case below needs another width", MaxOut*1024, MaxParams)
 	}
 	_, err = Compile(wide(MaxOut))
-	wantErr(t, "weight of MaxParams", err, []string{`node 0 "fc"`, "the network has " + strconv.Itoa(MaxParams+MaxOut) + " parameters up to fc.bias", "graph.MaxParams"})
+	wantErr(t, "weight of MaxParams", err, []string{`node 0 "fc"`, "the network has " + strconv.Itoa(MaxParams+MaxOut) + " parameters up to fc.bias", "graph.MaxParams", strconv.Itoa(MaxParams/(1<<18)) + " MiB as float32"})
 	if p, err := paramLen("w", []int{MaxParams + 1}); err == nil || !strings.Contains(err.Error(), "w of shape ["+strconv.Itoa(MaxParams+1)+"]") || !strings.Contains(err.Error(), strconv.Itoa(MaxParams/(1<<18))+" MiB as float32") {
 		t.Errorf("a parameter of MaxParams+1 values: %d, %v", p, err)
 	}
@@ -260,6 +260,24 @@ func TestCountSpec(t *testing.T) {
 		err := scanSpec(c.text)
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.40q...: %v; want %q", c.text, err, c.want)
+		}
+	}
+}
+
+// TestCheckPath: a module path's parts are letters, digits and '_' (the
+// ends of each range included); anything else is refused, naming it.
+func TestCheckPath(t *testing.T) {
+	for _, ok := range []string{"Az_09", "block1.conv1", "z.Z.a.A.0.9._"} {
+		if err := checkPath(ok); err != nil {
+			t.Errorf("checkPath(%q): %v", ok, err)
+		}
+	}
+	for _, c := range []struct{ path, want string }{
+		{"", "is empty"}, {"a..b", "empty part"}, {"a-b", `character '-'`}, {"a/b", `character '/'`},
+		{"a@", `character '@'`}, {"a[", `character '['`}, {"a`", "character '`'"}, {"a{", `character '{'`}, {"a:", `character ':'`},
+	} {
+		if err := checkPath(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("checkPath(%q): %v, want an error with %q", c.path, err, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -208,8 +209,10 @@ func TestBackpropArguments(t *testing.T) {
 	dx := make([]float32, len(x))
 	n.Backprop(dOut, nil, dx)
 	defer func() {
-		if recover() == nil {
-			t.Error("Backprop with a dx one short did not panic")
+		r := recover()
+		want := fmt.Sprintf("dOut %d (want %d), dTheta 0 (want %d), dx %d (want %d)", len(dOut), len(dOut), n.NumParams(), len(x)-1, len(x))
+		if s, _ := r.(string); !strings.Contains(s, want) {
+			t.Errorf("Backprop with a dx one short: panic %v, want one with %q", r, want)
 		}
 	}()
 	n.Backprop(dOut, nil, dx[1:])
