@@ -73,7 +73,7 @@ func TestImportSizeBound(t *testing.T) {
 	// MaxOutSamples/MaxGrowth+1 samples at 32 Hz grow 100 times: one
 	// growth within the bound, MaxGrowth more samples than accepted.
 	n := MaxOutSamples/MaxGrowth + 1
-	rec := &Recording{Path: "long.wav", Samples: make([]float64, n), Segments: []Segment{{0, n, 32}}, Nominal: 1}
+	rec := &Recording{Path: "long.wav", Samples: make([]float64, n), Segments: []Segment{{Start: 0, End: n, Rate: 32}}, Nominal: 1}
 	var err error
 	bytes := memtest.Allocated(func() { _, err = Import(context.Background(), rec, ImportOptions{Rate: 3200}) })
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("would make %d samples", n*MaxGrowth)) || !strings.Contains(err.Error(), "cut the recording") {
@@ -88,7 +88,7 @@ func TestImportSizeBound(t *testing.T) {
 	const window = 640
 	k := MaxOutSamples / window // the most windows accepted
 	total := window + 10*(k-1)  // hop 10 makes exactly k windows
-	rec = &Recording{Path: "w.wav", Samples: make([]float64, total), Segments: []Segment{{0, total, 3200}}, Nominal: 1}
+	rec = &Recording{Path: "w.wav", Samples: make([]float64, total), Segments: []Segment{{Start: 0, End: total, Rate: 3200}}, Nominal: 1}
 	imp, err := Import(context.Background(), rec, ImportOptions{Rate: DefaultRate, Window: window, Hop: 10})
 	if err != nil || len(imp.Windows) != k {
 		t.Fatalf("hop 10: %v (%d windows, want %d)", err, len(imp.Windows), k)
@@ -103,7 +103,7 @@ func TestImportSizeBound(t *testing.T) {
 // DAT byte count is replaced by count, and the line of the DAT header.
 func overflowingCFF(t testing.TB, ft, count string) (string, int) {
 	t.Helper()
-	w := testWriter(2013, ft, []Segment{{0, 10, 1000}}, false)
+	w := testWriter(2013, ft, []Segment{{Start: 0, End: 10, Rate: 1000}}, false)
 	good, err := w.EncodeCFF()
 	if err != nil {
 		t.Fatal(err)

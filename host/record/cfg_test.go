@@ -58,11 +58,11 @@ func TestTruncatedData(t *testing.T) {
 		segs []Segment
 		warn string
 	}{
-		{1, []Segment{{0, 1, 4000}}, "cut at 1"},
-		{2, []Segment{{0, 2, 4000}}, "cut at 2"},
-		{3, []Segment{{0, 2, 4000}, {2, 3, 1000}}, "cut at 3"},
-		{4, []Segment{{0, 2, 4000}, {2, 4, 1000}}, ""},
-		{6, []Segment{{0, 2, 4000}, {2, 4, 1000}}, "the samples after 4 are ignored"},
+		{1, []Segment{{Start: 0, End: 1, Rate: 4000}}, "cut at 1"},
+		{2, []Segment{{Start: 0, End: 2, Rate: 4000}}, "cut at 2"},
+		{3, []Segment{{Start: 0, End: 2, Rate: 4000}, {Start: 2, End: 3, Rate: 1000}}, "cut at 3"},
+		{4, []Segment{{Start: 0, End: 2, Rate: 4000}, {Start: 2, End: 4, Rate: 1000}}, ""},
+		{6, []Segment{{Start: 0, End: 2, Rate: 4000}, {Start: 2, End: 4, Rate: 1000}}, "the samples after 4 are ignored"},
 	} {
 		var dat strings.Builder
 		for i := 0; i < c.n; i++ {

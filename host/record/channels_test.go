@@ -313,7 +313,7 @@ func TestPhaseChannels(t *testing.T) {
 	}
 
 	// The same as a .cff: the CFG section's phases.
-	w := &COMTRADE{Rev: 2013, FileType: Binary, Station: "t", Device: "cff", LineFreq: 50, Segments: []Segment{{0, 10, 3200}},
+	w := &COMTRADE{Rev: 2013, FileType: Binary, Station: "t", Device: "cff", LineFreq: 50, Segments: []Segment{{Start: 0, End: 10, Rate: 3200}},
 		Analogs: []Channel{{ID: "VC", Phase: "C", Unit: "V", A: 1, Samples: make([]float64, 10)}, {ID: "VA", Phase: "A", Unit: "V", A: 1, Samples: make([]float64, 10)}}}
 	b, err := w.EncodeCFF()
 	if err != nil {

@@ -372,6 +372,7 @@ func (c *Config) segments(rec *Recording, d *channelData, n int, datPath string)
 				rec.Segments[len(rec.Segments)-1].End = n
 			}
 		}
+		rec.splitJumps(d.stamps, c.TimeMult, datPath)
 		return nil
 	}
 	// Timestamps: times t_i = stamp_i * timemult µs; they must be evenly
@@ -400,6 +401,40 @@ func (c *Config) segments(rec *Recording, d *channelData, n int, datPath string)
 	rec.Segments = []Segment{{Start: 0, End: n, Rate: rate}}
 	rec.warnf("%s: nrates = 0: rate %.6g Hz measured from the timestamps (timemult %g)", datPath, rate, c.TimeMult)
 	return nil
+}
+
+// JumpFactor: consecutive timestamps further apart than JumpFactor
+// sample periods of their rate segment are a jump (a recorder that
+// paused), which the import treats as a gap.
+const JumpFactor = 10
+
+// splitJumps splits rec's rate segments where the timestamps (in units
+// of timemult µs; NaN: missing) jump by more than JumpFactor sample
+// periods: the samples after a jump start a segment of the same rate
+// whose Skip is the time skipped, and a warning names the samples and the
+// jump. Timestamps that merely disagree with the rate (a steady ratio, a
+// clock's rounding, zeros) are not jumps.
+func (rec *Recording) splitJumps(stamps []float64, timemult float64, datPath string) {
+	if timemult <= 0 {
+		timemult = 1
+	}
+	var out []Segment
+	for k, s := range rec.Segments {
+		period := 1e6 / s.Rate // µs
+		for i := s.Start + 1; i < s.End && i < len(stamps); i++ {
+			dt := (stamps[i] - stamps[i-1]) * timemult
+			if !(dt > JumpFactor*period) { // NaN: a missing timestamp, no jump
+				continue
+			}
+			skip := (dt - period) / 1e6
+			out = append(out, Segment{Start: s.Start, End: i, Rate: s.Rate, Skip: s.Skip})
+			rec.warnf("%s: the timestamps jump by %.6g s between samples %d and %d (rate segment %d, %g Hz: one sample is %.6g µs): taken as a gap of %.6g s; no window straddles it, and times after it follow the timestamps",
+				datPath, dt/1e6, i, i+1, k+1, s.Rate, period, skip)
+			s = Segment{Start: i, End: s.End, Rate: s.Rate, Skip: skip}
+		}
+		out = append(out, s)
+	}
+	rec.Segments = out
 }
 
 // nominal sets the nominal RMS value: an INF "nominal" entry, else the

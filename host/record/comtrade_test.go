@@ -65,7 +65,7 @@ func stored(ft string, a, b, v float64) float64 {
 // reads each channel back: the values a*x+b of what was stored, the
 // missing values as gaps, the rates, the dates.
 func TestRoundTrip(t *testing.T) {
-	segs := []Segment{{0, 120, 4000}, {120, 300, 1000}}
+	segs := []Segment{{Start: 0, End: 120, Rate: 4000}, {Start: 120, End: 300, Rate: 1000}}
 	for _, rev := range []int{1991, 1999, 2013} {
 		for _, ft := range []string{ASCII, Binary, Binary32, Float32} {
 			for _, cff := range []bool{false, true} {
@@ -175,7 +175,7 @@ func checkChannel(t *testing.T, rec *Recording, w *COMTRADE, k int, ft string) {
 func TestTimestamped(t *testing.T) {
 	for _, tm := range []float64{1, 2, 0.5} {
 		for _, ft := range []string{ASCII, Binary} {
-			w := testWriter(2013, ft, []Segment{{0, 200, 2000}}, true)
+			w := testWriter(2013, ft, []Segment{{Start: 0, End: 200, Rate: 2000}}, true)
 			w.TimeMult = tm
 			cfg, dat, err := w.Encode()
 			if err != nil {
@@ -251,7 +251,7 @@ func TestUntidyConfigs(t *testing.T) {
 			}},
 		{"two rate segments", "S,R,1999\n2,1A,1D\n1,V,A,,V,1,0,0,-1,1,1,1,P\n1,T,,,0\n50\n2\n4000,2\n1000,4\n01/01/2020,00:00:00\n01/01/2020,00:00:00\nASCII\n1\n", Options{},
 			func(t *testing.T, r *Recording) {
-				if len(r.Segments) != 2 || r.Segments[0] != (Segment{0, 2, 4000}) || r.Segments[1] != (Segment{2, 4, 1000}) {
+				if len(r.Segments) != 2 || r.Segments[0] != (Segment{Start: 0, End: 2, Rate: 4000}) || r.Segments[1] != (Segment{Start: 2, End: 4, Rate: 1000}) {
 					t.Errorf("segments %v", r.Segments)
 				}
 				if got := r.Time(3); math.Abs(got-(2.0/4000+1.0/1000)) > 1e-15 {
@@ -317,7 +317,7 @@ func TestWrongLineFrequencyWarns(t *testing.T) {
 		x[i] = 100 * math.Sin(2*math.Pi*50*float64(i)/4000+0.3)
 	}
 	for _, stated := range []float64{60, 50} {
-		w := &COMTRADE{Rev: 1999, FileType: Binary, LineFreq: stated, Segments: []Segment{{0, len(x), 4000}},
+		w := &COMTRADE{Rev: 1999, FileType: Binary, LineFreq: stated, Segments: []Segment{{Start: 0, End: len(x), Rate: 4000}},
 			Analogs: []Channel{{ID: "V", A: 0.01, Samples: x}}}
 		cfg, dat, err := w.Encode()
 		if err != nil {
@@ -340,7 +340,7 @@ func TestWrongLineFrequencyWarns(t *testing.T) {
 // TestChannelErrors: an unknown channel, or a digital one (by number or
 // by ch_id), is refused with the accepted forms and the file's channels.
 func TestChannelErrors(t *testing.T) {
-	w := testWriter(1999, ASCII, []Segment{{0, 10, 1000}}, false)
+	w := testWriter(1999, ASCII, []Segment{{Start: 0, End: 10, Rate: 1000}}, false)
 	cfg, dat, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)

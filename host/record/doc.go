@@ -136,7 +136,12 @@
 // rate measured from timestamps) is taken as N * f, with a warning saying
 // how far the samples' times move; any other rate is an error. Adjacent
 // segments of one rate (as written, or as taken) are resampled as one
-// segment, without a border gap (importSegments). The signal is divided by sqrt(2) * Nominal, so that a sine
+// segment, without a border gap (importSegments), unless the file's
+// timestamps jump between them: consecutive timestamps more than
+// JumpFactor (10) sample periods apart split a rate segment there
+// (Segment.Skip, the time skipped; a warning names the samples), the
+// border is a gap ("timestamp jump"), a window that straddles it is
+// dropped, and the times after it follow the timestamps. The signal is divided by sqrt(2) * Nominal, so that a sine
 // of the nominal RMS value has peak 1 (the generator's amplitude), and cut
 // into windows k*hop .. k*hop+window-1 (640 and 640 by default).
 // The output is sized before it is allocated: a segment whose ratio

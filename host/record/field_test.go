@@ -125,7 +125,7 @@ func TestFieldFrequencyTracking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := &Recording{Path: "t.cfg", LineFreq: 50, Samples: rec.Samples, Segments: []Segment{{0, len(rec.Samples), 2400}}}
+	one := &Recording{Path: "t.cfg", LineFreq: 50, Samples: rec.Samples, Segments: []Segment{{Start: 0, End: len(rec.Samples), Rate: 2400}}}
 	ref, err := Import(context.Background(), one, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestFieldSameRateSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Import(context.Background(), &Recording{Path: "s.cfg", LineFreq: 50, Samples: x, Segments: []Segment{{0, n, 1200}}}, opt)
+	ref, err := Import(context.Background(), &Recording{Path: "s.cfg", LineFreq: 50, Samples: x, Segments: []Segment{{Start: 0, End: n, Rate: 1200}}}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

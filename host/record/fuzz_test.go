@@ -55,7 +55,7 @@ func FuzzReadCOMTRADE(f *testing.F) {
 	f.Add([]byte(goodCfg), []byte(goodDat))
 	for _, ft := range []string{ASCII, Binary, Binary32, Float32} {
 		for _, rev := range []int{1991, 1999, 2013} {
-			w := testWriter(rev, ft, []Segment{{0, 6, 4000}, {6, 10, 1000}}, false)
+			w := testWriter(rev, ft, []Segment{{Start: 0, End: 6, Rate: 4000}, {Start: 6, End: 10, Rate: 1000}}, false)
 			w.Digitals = w.Digitals[:3]
 			for i := range w.Digitals {
 				w.Digitals[i].States = w.Digitals[i].States[:10]

@@ -77,6 +77,9 @@ type SegmentRatio struct {
 	OutStart int     `json:"out_start"`
 	OutEnd   int     `json:"out_end"`
 	Time     float64 `json:"time_s"` // seconds from the first source sample to Start
+	// Skip is the time the file's timestamps skip before Start
+	// (Segment.Skip): the border is a gap.
+	Skip float64 `json:"skip_s,omitempty"`
 }
 
 // Window is one cut of the resampled signal.
@@ -272,7 +275,7 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 		if err != nil {
 			return nil, fmt.Errorf("record: %s: samples %d..%d: %w", rec.Path, s.Start, s.End-1, err)
 		}
-		r := SegmentRatio{Start: s.Start, End: s.End, Rate: s.Rate, Up: up, Down: down, OutStart: total, Time: rec.Time(s.Start)}
+		r := SegmentRatio{Start: s.Start, End: s.End, Rate: s.Rate, Up: up, Down: down, OutStart: total, Time: rec.Time(s.Start), Skip: s.Skip}
 		total += (s.End-s.Start)*up/down + btoi((s.End-s.Start)*up%down != 0)
 		r.OutEnd = total
 		imp.Ratios = append(imp.Ratios, r)
@@ -313,6 +316,14 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 					w.Dropped += "; "
 				}
 				w.Dropped += fmt.Sprintf("%s at samples %d..%d", g.Reason, g.Start, g.End-1)
+			}
+		}
+		for _, r := range imp.Ratios {
+			if r.Skip > 0 && s < r.OutStart && r.OutStart < s+opt.Window {
+				if w.Dropped != "" {
+					w.Dropped += "; "
+				}
+				w.Dropped += fmt.Sprintf("timestamp jump of %.6g s before sample %d", r.Skip, r.OutStart)
 			}
 		}
 		if w.Dropped == "" {
@@ -368,8 +379,8 @@ func importSegments(rec *Recording, sys float64, opt ImportOptions) ([]Segment, 
 			}
 		}
 		m := len(gs)
-		if m == 0 || gs[m-1].seg.Rate != r || gs[m-1].seg.End != s.Start {
-			gs = append(gs, group{seg: Segment{Start: s.Start, End: s.Start, Rate: r}, first: k, lo: s.Rate, hi: s.Rate})
+		if m == 0 || gs[m-1].seg.Rate != r || gs[m-1].seg.End != s.Start || s.Skip != 0 {
+			gs = append(gs, group{seg: Segment{Start: s.Start, End: s.Start, Rate: r, Skip: s.Skip}, first: k, lo: s.Rate, hi: s.Rate})
 			m++
 		}
 		g := &gs[m-1]
@@ -439,9 +450,15 @@ func (imp *Imported) resample(ctx context.Context, ch *ChannelSignal, total int,
 			}
 		}
 		n := r.End - r.Start
+		border := func(k int) string { // the border before segment k
+			if imp.Ratios[k].Skip > 0 {
+				return "timestamp jump"
+			}
+			return "rate segment border"
+		}
 		if k > 0 { // reaches back over the border with segment k-1
 			lo, hi := rs.Support(-rs.HalfLen-1, 0, len(out))
-			mark(lo, hi, "rate segment border")
+			mark(lo, hi, border(k))
 		}
 		for _, g := range rec.Gaps {
 			a, b := max(g.Start, r.Start)-r.Start, min(g.End, r.End)-r.Start
@@ -452,7 +469,7 @@ func (imp *Imported) resample(ctx context.Context, ch *ChannelSignal, total int,
 		}
 		if k < len(imp.Ratios)-1 {
 			lo, hi := rs.Support(n, n+rs.HalfLen+1, len(out))
-			mark(lo, hi, "rate segment border")
+			mark(lo, hi, border(k+1))
 		}
 	}
 	ch.Gaps = mergeGaps(ch.Gaps)

@@ -115,7 +115,7 @@ func constRec(n int, rate, v float64) *Recording {
 	for i := range x {
 		x[i] = v
 	}
-	return &Recording{Path: "c", Samples: x, Segments: []Segment{{0, n, rate}}}
+	return &Recording{Path: "c", Samples: x, Segments: []Segment{{Start: 0, End: n, Rate: rate}}}
 }
 
 // TestImportWindows: at 3200 Hz (ratio 1/1) a window is the source
@@ -163,7 +163,7 @@ func TestImportSine(t *testing.T) {
 	for i := range x {
 		x[i] = 230 * math.Sqrt2 * math.Sin(2*math.Pi*50*float64(i)/20000+0.7)
 	}
-	rec := &Recording{Path: "s", Samples: x, Segments: []Segment{{0, n, 20000}}}
+	rec := &Recording{Path: "s", Samples: x, Segments: []Segment{{Start: 0, End: n, Rate: 20000}}}
 	rec.finish()
 	if math.Abs(rec.EstFreq-50) > 1e-6 {
 		t.Errorf("estimated %g Hz", rec.EstFreq)
@@ -218,7 +218,7 @@ func TestImportGaps(t *testing.T) {
 // ratios; the border is a gap; the source times follow the segments.
 func TestImportSegments(t *testing.T) {
 	rec := constRec(6400+3200, 6400, 1)
-	rec.Segments = []Segment{{0, 6400, 6400}, {6400, 9600, 3200}}
+	rec.Segments = []Segment{{Start: 0, End: 6400, Rate: 6400}, {Start: 6400, End: 9600, Rate: 3200}}
 	rec.finish()
 	imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 1, Rate: DefaultRate, Window: 320})
 	if err != nil {

@@ -91,7 +91,7 @@ func TestMalformedCOMTRADE(t *testing.T) {
 
 // TestMalformedCFF: broken single-file recordings.
 func TestMalformedCFF(t *testing.T) {
-	w := testWriter(2013, Binary32, []Segment{{0, 10, 1000}}, false)
+	w := testWriter(2013, Binary32, []Segment{{Start: 0, End: 10, Rate: 1000}}, false)
 	good, err := w.EncodeCFF()
 	if err != nil {
 		t.Fatal(err)

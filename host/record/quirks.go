@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"time"
 
@@ -27,6 +28,15 @@ const (
 	QuirkOffFreq = 64.8 // Hz
 	QuirkLowRate = 100  // Hz
 	QuirkLevel   = 1.065
+)
+
+// The timestamp-jump quirk: QuirkJumpSamples samples at QuirkRate Hz in
+// one rate segment of the cfg, whose timestamps skip QuirkJump s between
+// samples QuirkJumpAt-1 and QuirkJumpAt (a recorder that paused).
+const (
+	QuirkJump        = 3.28 // s
+	QuirkJumpAt      = 1000
+	QuirkJumpSamples = 1920
 )
 
 // QuirkLatin1Station is quirk-latin1.cfg's station name.
@@ -69,7 +79,11 @@ func quirkAt(station string, x []float64, rate float64) *COMTRADE {
 //   - quirk-lowrate.cfg, .dat: the 50 Hz signal sampled at QuirkLowRate
 //     Hz (2 samples a cycle), v[n] = sqrt(2) 230 sin(pi n + 0.5);
 //   - quirk-level.cfg, .dat: the 50 Hz signal at QuirkLevel times the
-//     stated nominal (230 V) throughout.
+//     stated nominal (230 V) throughout;
+//   - quirk-timejump.cfg, .dat: QuirkJumpSamples samples of the 50 Hz
+//     signal in one rate segment, the timestamps of samples QuirkJumpAt on
+//     QuirkJump s later than the rate gives (3.28 s is 164 whole cycles,
+//     so the sine goes on in phase).
 func QuirkFiles() (map[string][]byte, error) {
 	x := make([]float64, QuirkSamples)
 	for n := range x {
@@ -124,5 +138,18 @@ func QuirkFiles() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	jump := quirkAt("uaxai quirk-timejump", sig(QuirkSignal, QuirkJumpSamples), QuirkRate)
+	jump.Segments = []Segment{{Start: 0, End: QuirkJumpAt, Rate: QuirkRate}, {Start: QuirkJumpAt, End: QuirkJumpSamples, Rate: QuirkRate, Skip: QuirkJump}}
+	if cfg, dat, err = jump.Encode(); err != nil {
+		return nil, err
+	}
+	// one rate segment in the cfg: the jump is in the timestamps alone
+	two := fmt.Sprintf("2\r\n%d,%d\r\n%d,%d\r\n", QuirkRate, QuirkJumpAt, QuirkRate, QuirkJumpSamples)
+	one := fmt.Sprintf("1\r\n%d,%d\r\n", QuirkRate, QuirkJumpSamples)
+	if bytes.Count(cfg, []byte(two)) != 1 {
+		return nil, fmt.Errorf("record: quirk-timejump.cfg: the rate lines %q not found", two)
+	}
+	files["quirk-timejump.cfg"] = bytes.Replace(cfg, []byte(two), []byte(one), 1)
+	files["quirk-timejump.dat"] = dat
 	return files, nil
 }

@@ -131,3 +131,55 @@ func TestQuirkWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestQuirkTimeJump: timestamps that skip 3.28 s inside the cfg's one
+// rate segment split it there, the second part carrying the skip, with a
+// warning naming the samples and the jump; the import makes the border a
+// gap ("timestamp jump"), so that no kept window straddles it, and the
+// windows after it start at the timestamps' times.
+func TestQuirkTimeJump(t *testing.T) {
+	path := filepath.Join(recordingsDir(t), "quirk-timejump.cfg")
+	rec, err := Read(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Segments) != 2 || rec.Segments[0].End != QuirkJumpAt || rec.Segments[1].Start != QuirkJumpAt || math.Abs(rec.Segments[1].Skip-QuirkJump) > 1e-6 || rec.Segments[0].Skip != 0 {
+		t.Fatalf("segments %+v: want a split at %d skipping %g s", rec.Segments, QuirkJumpAt, QuirkJump)
+	}
+	want := fmt.Sprintf("the timestamps jump by %.6g s between samples %d and %d (rate segment 1, 3200 Hz", QuirkJump+1.0/QuirkRate, QuirkJumpAt, QuirkJumpAt+1)
+	if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], want) {
+		t.Errorf("warnings %q: want one with %q", rec.Warnings, want)
+	}
+	// (the timestamps are whole µs: the skip is 3.28 s to within 1 µs)
+	if got, wantT := rec.Time(QuirkJumpAt+10), QuirkJump+float64(QuirkJumpAt+10)/QuirkRate; math.Abs(got-wantT) > 1e-6 {
+		t.Errorf("sample %d at %v s, want %v", QuirkJumpAt+10, got, wantT)
+	}
+	imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 230, Hop: 320})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, jumped := 0, 0
+	for _, w := range imp.Windows {
+		end := w.Start + imp.Length
+		straddles := w.SourceSample < QuirkJumpAt && w.SourceSample+imp.Length > QuirkJumpAt
+		if straddles != (w.Dropped != "") {
+			t.Errorf("window at %d (source %d, %v s): dropped %q", w.Start, w.SourceSample, w.SourceTime, w.Dropped)
+		}
+		if strings.Contains(w.Dropped, "timestamp jump") {
+			jumped++
+		}
+		if w.Dropped == "" {
+			kept++
+			wantT := float64(w.SourceSample) / QuirkRate
+			if w.SourceSample >= QuirkJumpAt {
+				wantT += QuirkJump
+			}
+			if math.Abs(w.SourceTime-wantT) > 1e-6 {
+				t.Errorf("window at %d..%d: source time %v s, want %v", w.Start, end, w.SourceTime, wantT)
+			}
+		}
+	}
+	if kept < 2 || jumped == 0 {
+		t.Errorf("%d windows kept, %d dropped for the jump (windows %+v)", kept, jumped, imp.Windows)
+	}
+}

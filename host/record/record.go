@@ -47,6 +47,10 @@ type Segment struct {
 	Start int     `json:"start"`
 	End   int     `json:"end"`
 	Rate  float64 `json:"rate"`
+	// Skip is the time, s, that the file's timestamps skip before the
+	// segment's first sample beyond one sample period (a recorder that
+	// paused: a timestamp jump inside the cfg's rate segment); 0: none.
+	Skip float64 `json:"skip_s,omitempty"`
 }
 
 // Gap is a run of missing samples Start..End-1 (0-based, End exclusive).
@@ -104,10 +108,11 @@ func (r *Recording) Rate() float64 {
 }
 
 // Time returns the time of sample i in seconds from the first sample,
-// following the rate segments.
+// following the rate segments and the time they skip.
 func (r *Recording) Time(i int) float64 {
 	t := 0.0
 	for k, s := range r.Segments {
+		t += s.Skip
 		if i < s.End || k == len(r.Segments)-1 {
 			return t + float64(i-s.Start)/s.Rate
 		}

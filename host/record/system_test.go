@@ -16,7 +16,7 @@ func sineRec(n int, rate, f, rms float64, stated float64, amp func(t float64) fl
 		t := float64(i) / rate
 		x[i] = math.Sqrt2 * rms * amp(t) * math.Sin(2*math.Pi*f*t+0.2)
 	}
-	r := &Recording{Path: "s.cfg", Channel: "VA", Unit: "V", Samples: x, Segments: []Segment{{0, n, rate}}, LineFreq: stated}
+	r := &Recording{Path: "s.cfg", Channel: "VA", Unit: "V", Samples: x, Segments: []Segment{{Start: 0, End: n, Rate: rate}}, LineFreq: stated}
 	r.EstFreq = EstimateFrequency(r)
 	return r
 }

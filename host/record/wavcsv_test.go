@@ -209,7 +209,7 @@ func TestCSV(t *testing.T) {
 // TestRawCSVRoundTrip: WriteRawCSV then ReadCSV gives the same float64
 // samples, gaps and rate.
 func TestRawCSVRoundTrip(t *testing.T) {
-	w := testWriter(2013, Float32, []Segment{{0, 400, 3000}}, false)
+	w := testWriter(2013, Float32, []Segment{{Start: 0, End: 400, Rate: 3000}}, false)
 	cfg, dat, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)

@@ -103,6 +103,7 @@ func (w *COMTRADE) stamps(n int) []uint32 {
 	out := make([]uint32, n)
 	t := 0.0
 	for _, s := range w.Segments {
+		t += s.Skip
 		for i := s.Start; i < s.End; i++ {
 			out[i] = uint32(math.Round((t + float64(i-s.Start)/s.Rate) * 1e6 / tm))
 		}
