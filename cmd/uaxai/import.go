@@ -105,8 +105,14 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fmt.Errorf("data import: %w", err)
 		}
 		rec := recs[0]
-		for _, w := range rec.Warnings {
+		for _, w := range record.Dedupe(rec.Warnings) {
 			fmt.Fprintf(stderr, "uaxai: warning: %s\n", w)
+		}
+		if len(channels) == 0 && len(phaseList) == 0 {
+			// the default channel is often a healthy phase: show them all
+			if chans, suggest, err := record.ChannelSummary(p, opt); err == nil && (len(chans) > 1 || suggest != "") {
+				fmt.Fprintf(stderr, "uaxai: %s: %s; channel A%d %q taken (choose with --channel)\n", p, record.FormatChannelSummary(chans, suggest), rec.Index, rec.Channel)
+			}
 		}
 		if *raw {
 			f, err := atomicfile.Temp(filepath.Dir(*out), filepath.Base(*out), func(w *bufio.Writer) error { return record.WriteRawCSV(w, rec) })
@@ -123,7 +129,7 @@ func cmdDataImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if err != nil {
 			return fmt.Errorf("data import: %w", err)
 		}
-		for _, w := range imp.Warnings {
+		for _, w := range record.Dedupe(imp.Warnings) {
 			fmt.Fprintf(stderr, "uaxai: warning: %s\n", w)
 		}
 		dir := *out

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,4 +178,100 @@ func ReadChannels(path string, opt Options, sels []string) ([]*Recording, error)
 		recs[i] = rec
 	}
 	return recs, nil
+}
+
+// MaxSummaryChannels bounds the channels ChannelSummary reads.
+const MaxSummaryChannels = 12
+
+// ChannelRMS is one analog channel of a recording with its RMS value
+// over the samples it has (NaN: none).
+type ChannelRMS struct {
+	Index     int
+	ID, Phase string
+	Unit      string
+	RMS       float64
+}
+
+// ChannelSummary reads the voltage channels (unit V or kV; every analog
+// channel when there is none) of the COMTRADE recording at path, at most
+// MaxSummaryChannels, and gives each one's RMS, so that an engineer sees
+// which phase carries the event before choosing one; suggest is the
+// --phases value that imports three phases when the cfg's voltage
+// channels name three distinct ones (A,B,C, R,S,T or 1,2,3), else "".
+// A recording that is not COMTRADE has no summary (nil, "", nil).
+func ChannelSummary(path string, opt Options) (chans []ChannelRMS, suggest string, err error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".cfg" && ext != ".cff" {
+		return nil, "", nil
+	}
+	c, err := readConfig(path, opt)
+	if err != nil {
+		return nil, "", err
+	}
+	var pick []Analog
+	for _, a := range c.Analogs {
+		if isVoltage(a.Unit) {
+			pick = append(pick, a)
+		}
+	}
+	if len(pick) == 0 {
+		pick = c.Analogs
+	}
+	pick = pick[:min(len(pick), MaxSummaryChannels)]
+	byPhase := map[int]string{}
+	for _, a := range pick {
+		o := opt
+		o.Channel = fmt.Sprintf("A%d", a.Index)
+		rec, err := Read(path, o)
+		if err != nil {
+			return nil, "", err
+		}
+		var s float64
+		n := 0
+		for _, v := range rec.Samples {
+			if !math.IsNaN(v) {
+				s += v * v
+				n++
+			}
+		}
+		rms := math.NaN()
+		if n > 0 {
+			rms = math.Sqrt(s / float64(n))
+		}
+		chans = append(chans, ChannelRMS{Index: a.Index, ID: a.ID, Phase: a.Phase, Unit: rec.Unit, RMS: rms})
+		if k := phaseOf(a.Phase); k >= 0 && isVoltage(a.Unit) {
+			if _, dup := byPhase[k]; dup {
+				byPhase[k] = "" // two channels of one phase: no suggestion for it
+			} else {
+				byPhase[k] = strings.TrimSpace(a.Phase)
+			}
+		}
+	}
+	if p0, p1, p2 := byPhase[0], byPhase[1], byPhase[2]; p0 != "" && p1 != "" && p2 != "" {
+		suggest = p0 + "," + p1 + "," + p2
+	}
+	return chans, suggest, nil
+}
+
+// FormatChannelSummary is the summary on one line: each channel as
+// "A1 VA (phase A) 230.1 V", then the suggestion, if any.
+func FormatChannelSummary(chans []ChannelRMS, suggest string) string {
+	var parts []string
+	for _, ch := range chans {
+		s := fmt.Sprintf("A%d %q", ch.Index, ch.ID)
+		if ch.Phase != "" {
+			s += " (phase " + ch.Phase + ")"
+		}
+		if math.IsNaN(ch.RMS) {
+			s += " no samples"
+		} else {
+			s += fmt.Sprintf(" %.4g %s rms", ch.RMS, ch.Unit)
+		}
+		parts = append(parts, s)
+	}
+	out := "channels: " + strings.Join(parts, ", ")
+	if suggest != "" {
+		out += "; --phases " + suggest + " imports the three phases (a recipe's [recording] phases = [...])"
+	}
+	return out
 }

@@ -398,3 +398,44 @@ func TestOneChannelBytes(t *testing.T) {
 		t.Errorf("waveforms.npy after a one-channel import: %v", err)
 	}
 }
+
+// TestChannelSummary: the three-phase recording's voltage channels in the
+// cfg's order with their RMS values (230 V on A and C; on B, sagged to
+// half for 0.1 s of 0.6 s, 230 sqrt((0.5 + 0.1/4)/0.6) V), and the
+// phases that import all three; a WAV has no summary.
+func TestChannelSummary(t *testing.T) {
+	dir := recordingsDir(t)
+	chans, suggest, err := ChannelSummary(filepath.Join(dir, "three-phase.cfg"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sagged := SynthNominal * math.Sqrt((0.5+0.1*ThreeSagDepth*ThreeSagDepth)/0.6)
+	want := []struct {
+		index int
+		id    string
+		rms   float64
+	}{{1, "VB", sagged}, {3, "VC", SynthNominal}, {4, "VA", SynthNominal}}
+	if len(chans) != len(want) {
+		t.Fatalf("channels %+v, want the three voltages", chans)
+	}
+	for i, w := range want {
+		if c := chans[i]; c.Index != w.index || c.ID != w.id || c.Unit != "V" || math.Abs(c.RMS-w.rms) > 0.05 {
+			t.Errorf("channel %d: %+v, want A%d %s %.4g V", i, c, w.index, w.id, w.rms)
+		}
+	}
+	if suggest != "A,B,C" {
+		t.Errorf("suggestion %q, want A,B,C", suggest)
+	}
+	line := FormatChannelSummary(chans, suggest)
+	for _, s := range []string{`A1 "VB" (phase B) 215.1 V rms`, `A4 "VA" (phase A) 230 V rms`, "--phases A,B,C imports the three phases"} {
+		if !strings.Contains(line, s) {
+			t.Errorf("summary %q lacks %q", line, s)
+		}
+	}
+	if chans, suggest, err := ChannelSummary(filepath.Join(dir, "demo.wav"), Options{}); chans != nil || suggest != "" || err != nil {
+		t.Errorf("a WAV: %v, %q, %v", chans, suggest, err)
+	}
+	if _, _, err := ChannelSummary(filepath.Join(dir, "nothing.cfg"), Options{}); err == nil {
+		t.Error("a missing cfg: no error")
+	}
+}

@@ -334,6 +334,10 @@ func ImportChannels(ctx context.Context, recs []*Recording, opt ImportOptions) (
 	if kept == 0 {
 		return nil, fmt.Errorf("record: %s: every one of the %d windows holds a gap (%s)", rec.Path, len(imp.Windows), imp.Windows[0].Dropped)
 	}
+	if last := imp.Windows[len(imp.Windows)-1].Start + opt.Window; last < total {
+		_, t := imp.source(last)
+		imp.Warnings = append(imp.Warnings, fmt.Sprintf("the last %d samples (%.4g s from %.4g s) make no whole window of %d: left out", total-last, float64(total-last)/opt.Rate, t, opt.Window))
+	}
 	return imp, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -299,5 +300,33 @@ func TestWriteDir(t *testing.T) {
 	j, err := os.ReadFile(filepath.Join(dir, ImportFile))
 	if err != nil || !strings.Contains(string(j), `"nominal_source": "INF nominal"`) {
 		t.Errorf("import.json: %v %s", err, j)
+	}
+}
+
+// TestPartialLastWindow: samples after the last whole window are named in
+// a warning (how many, how long, from when), not dropped silently; a
+// recording the windows cover to its end has no such warning.
+func TestPartialLastWindow(t *testing.T) {
+	x := make([]float64, 700)
+	for n := range x {
+		x[n] = math.Sqrt2 * 230 * math.Sin(2*math.Pi*50*float64(n)/3200)
+	}
+	rec := &Recording{Path: "p", Samples: x, Segments: []Segment{{Start: 0, End: len(x), Rate: 3200}}}
+	imp, err := Import(context.Background(), rec, ImportOptions{Nominal: 230})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the last 60 samples (0.01875 s from 0.2 s) make no whole window of 640: left out"
+	if !slices.Contains(imp.Warnings, want) {
+		t.Errorf("warnings %q: want %q", imp.Warnings, want)
+	}
+	rec.Samples, rec.Segments = x[:640], []Segment{{Start: 0, End: 640, Rate: 3200}}
+	if imp, err = Import(context.Background(), rec, ImportOptions{Nominal: 230}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range imp.Warnings {
+		if strings.Contains(w, "no whole window") {
+			t.Errorf("a recording of one whole window: %q", w)
+		}
 	}
 }

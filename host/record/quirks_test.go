@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,16 @@ func TestQuirkTimeJump(t *testing.T) {
 	}
 	if kept < 2 || jumped == 0 {
 		t.Errorf("%d windows kept, %d dropped for the jump (windows %+v)", kept, jumped, imp.Windows)
+	}
+}
+
+func TestDedupe(t *testing.T) {
+	got := Dedupe([]string{"b", "a", "b", "c", "b", "a"})
+	want := []string{"b (3 times)", "a (2 times)", "c"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Dedupe: %q, want %q", got, want)
+	}
+	if got := Dedupe(nil); len(got) != 0 {
+		t.Errorf("Dedupe(nil) = %q", got)
 	}
 }

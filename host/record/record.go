@@ -259,3 +259,24 @@ func nanGaps(x []float64, reason string) []Gap {
 	}
 	return gaps
 }
+
+// Dedupe returns the warnings ws in the order of their first appearance,
+// each once; one repeated is followed by " (N times)".
+func Dedupe(ws []string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, w := range ws {
+		if count[w] == 0 {
+			order = append(order, w)
+		}
+		count[w]++
+	}
+	out := make([]string, len(order))
+	for i, w := range order {
+		out[i] = w
+		if n := count[w]; n > 1 {
+			out[i] = fmt.Sprintf("%s (%d times)", w, n)
+		}
+	}
+	return out
+}

@@ -67,6 +67,12 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 		d.Y[i] = -1
 	}
 	name := "rec-" + strings.TrimSuffix(filepath.Base(rc.File), filepath.Ext(rc.File))
+	if rc.Channel == "" && len(rc.Channels) == 0 && len(rc.Phases) == 0 {
+		// the default channel is often a healthy phase: show them all
+		if chans, suggest, err := record.ChannelSummary(rc.File, opt); err == nil && (len(chans) > 1 || suggest != "") {
+			notes = append(notes, fmt.Sprintf("recording %s: %s; channel A%d %q taken by default ([recording] channel chooses)", rc.File, record.FormatChannelSummary(chans, suggest), recs[0].Index, recs[0].Channel))
+		}
+	}
 	if C == 1 {
 		notes = append(notes, fmt.Sprintf("recording %s (channel %s): %d windows of %d samples at %g Hz, divided by sqrt(2) x %g (%s)",
 			rc.File, recs[0].Channel, len(kept), L, imp.Rate, imp.Nominal, imp.NominalSource))
@@ -93,7 +99,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 		}
 	}
 	notes = append(notes, baselineNotes(r)...)
-	warnings = append(warnings, imp.Warnings...)
+	warnings = record.Dedupe(append(warnings, imp.Warnings...))
 	for _, w := range warnings {
 		notes = append(notes, "recording: "+w)
 	}
