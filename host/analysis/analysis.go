@@ -83,6 +83,12 @@ type record struct {
 	// drawScores[k][s] and sumScores[k][i]: metric k's score of draw s's
 	// map and of summary i's (metrics.go)
 	drawScores, sumScores [][]metric.Score
+	// randW1: the W1 between the draws' maps and the re-initialised
+	// draws' (randOK false: not measured)
+	randW1 float64
+	randOK bool
+	// meanAbs: the mean over samples and draws of |R|, for scale
+	meanAbs float64
 }
 
 type sensResult struct {
@@ -284,6 +290,16 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 		rec.figure.Fs, rec.figure.F0 = a.rates()
 	}
 	metricScores(b, j, rec)
+	if b.RandomisedW1 != nil {
+		rec.randW1, rec.randOK = b.RandomisedW1[j], true
+		var s float64
+		for _, m := range maps {
+			for _, v := range m {
+				s += math.Abs(v)
+			}
+		}
+		rec.meanAbs = s / float64(len(maps)*len(maps[0]))
+	}
 	if an.Output.Maps {
 		rec.maps = toF32(maps)
 		for _, sm := range b.Summaries {

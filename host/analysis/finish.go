@@ -33,6 +33,7 @@ func (a *Analyser) Finish(res *engine.Results) (*Report, error) {
 	if err := a.metricsReport(rep); err != nil {
 		return nil, err
 	}
+	a.randomisedReport(rep)
 	if err := a.figures(rep, res); err != nil {
 		return nil, err
 	}

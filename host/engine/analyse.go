@@ -70,6 +70,12 @@ type Batch struct {
 	// map of record j (nil for a summary without maps); nil without
 	// metrics.
 	DrawScores, SummaryScores [][][]metric.Score
+	// RandomisedW1[j], with Plan.RandomiseDraws, is the mean over the
+	// samples of record j of the 1-Wasserstein distance between its S
+	// maps and its S maps under the draws re-initialised; nil, with the
+	// reason in RandomisedWhy, when the draws cannot be re-initialised.
+	RandomisedW1  []float64
+	RandomisedWhy string
 }
 
 // extraMaps explains the batch again: under each repeat seed k >= 1 (a
@@ -163,6 +169,11 @@ func (b *block) analyse(ctx context.Context, si int, idx []int, maps, sumMaps []
 	}
 	if len(b.p.Metrics) > 0 {
 		if err := b.metricScores(ctx, ab, x, models, ts); err != nil {
+			return err
+		}
+	}
+	if b.p.RandomiseDraws {
+		if err := b.randomisedW1(ctx, ab, x, models, ts); err != nil {
 			return err
 		}
 	}

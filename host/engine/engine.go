@@ -156,6 +156,9 @@ type Plan struct {
 	// draw's and each map summary's (the metric step, metrics.go), into
 	// Batch.DrawScores and Batch.SummaryScores.
 	Metrics []metric.Metric
+	// RandomiseDraws, with an Analysis, explains every batch again under
+	// every draw re-initialised in every layer, into Batch.RandomisedW1.
+	RandomiseDraws bool
 	// Stored, if not nil, gives the maps instead of the explainer (uaxai
 	// evaluate RUN_DIR: a finished run's [output] maps scored again); the
 	// explainer is still loaded, for the metrics that explain perturbed

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
+	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/metric"
@@ -369,6 +371,78 @@ func (m *meanModel) mean(ctx context.Context, dst []float32, f func(nn.Model, []
 	}
 	for j, v := range sum {
 		dst[j] = float32(v / float64(len(m.models)))
+	}
+	return nil
+}
+
+// randomisedW1 sets ab.RandomisedW1: every draw's network re-initialised
+// in every layer (metric.Reinitialise, PyTorch's reset_parameters; draw
+// s's draws keyed by (seed, "randomise", "", s, 0)), the batch explained
+// again under each, and per record the mean over samples of the
+// 1-Wasserstein distance between the S maps and the S maps of the
+// re-initialised draws (eval.CoordW1, on |R| when the run scores |R|):
+// does re-initialising the model move the whole explanation
+// distribution? A draw that does not give its parameters (a served
+// network) leaves the records undefined (NaN), with the reason in
+// ab.RandomisedWhy.
+func (b *block) randomisedW1(ctx context.Context, ab *Batch, x []float32, models []*driver.DrawModel, ts TestSplit) error {
+	n, S := len(ab.Records), len(models)
+	L := len(x) / n
+	rand := newMaps(n, S)
+	for s, dm := range models {
+		re := &Reexplainer{Step: &b.step, Explainer: b.ex, ExplainerID: b.es.ID, Split: ts.Name + "/randomised/" + strconv.Itoa(ab.Records[0])}
+		why := ""
+		err := dm.Call(ctx, func(own nn.Model) error {
+			pm, ok := own.(paramsModel)
+			if !ok {
+				why = fmt.Sprintf("re-initialising the draws needs their parameters: this draw's network (%T) does not give them", own)
+				return nil
+			}
+			p := pm.Params()
+			lay, err := nn.NewLayout(p.Arch)
+			if err != nil {
+				return err
+			}
+			data := slices.Clone(p.Data)
+			seed := rng.Key(b.p.Seed, "randomise", "", s, 0)
+			for _, layer := range metric.Layers(lay) {
+				metric.Reinitialise(data, lay, layer, seed)
+			}
+			rm, err := nn.Open(nn.Params{Arch: p.Arch, Data: data})
+			if err != nil {
+				return fmt.Errorf("the re-initialised network: %w", err)
+			}
+			dst := make([]float64, n*L)
+			if err := re.Func(s, own)(ctx, rm, x, ab.Targets, dst); err != nil {
+				return err
+			}
+			for j := range n {
+				rand[j][s] = dst[j*L : (j+1)*L]
+			}
+			return nil
+		})
+		if err = errors.Join(err, re.Close()); err != nil {
+			return fmt.Errorf("%s / %s, split %s records %d..%d, draw %d re-initialised: %w", b.ps.Name(), b.es.Label, ts.Name, ab.Records[0], ab.Records[n-1], s, err)
+		}
+		if why != "" {
+			ab.RandomisedW1, ab.RandomisedWhy = nil, why
+			return nil
+		}
+	}
+	ab.RandomisedW1 = make([]float64, n)
+	scratch := make([]float64, 2*S)
+	abs := func(m [][]float64) [][]float64 {
+		if !b.p.Abs {
+			return m
+		}
+		out := make([][]float64, len(m))
+		for s, r := range m {
+			out[s] = eval.Abs(nil, r)
+		}
+		return out
+	}
+	for j := range n {
+		ab.RandomisedW1[j] = eval.CoordW1(abs(ab.Maps[j]), abs(rand[j]), scratch)
 	}
 	return nil
 }

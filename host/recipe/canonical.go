@@ -175,8 +175,9 @@ type canonEvaluate struct {
 	// Metrics and Metric: the metrics' IDs and their non-empty
 	// configurations by short name; absent without metrics, so that
 	// older recipes keep their hash.
-	Metrics []string                  `toml:"metrics,omitempty"`
-	Metric  map[string]map[string]any `toml:"metric,omitempty"`
+	Metrics        []string                  `toml:"metrics,omitempty"`
+	RandomiseDraws bool                      `toml:"randomise_draws,omitempty"`
+	Metric         map[string]map[string]any `toml:"metric,omitempty"`
 }
 
 // pathFn maps an absolute path to the form written: itself in Canonical,
@@ -347,7 +348,7 @@ func (r *Recipe) canon(path pathFn) canonRecipe {
 		Posterior: canonPlugins(r.Posteriors, path),
 		Explainer: canonPlugins(r.Explainers, path),
 		Summary:   canonPlugins(r.Summaries, path),
-		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs},
+		Evaluate:  canonEvaluate{Mask: r.Evaluate.Mask, Eps: r.Evaluate.Eps, Groups: groups, Abs: r.Evaluate.Abs, RandomiseDraws: r.Evaluate.RandomiseDraws},
 		Limits:    canonLimitsOf(r.Limits),
 		Slurm:     r.Slurm.canon(),
 		Replicate: r.Replicates.canon(),

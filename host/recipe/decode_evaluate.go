@@ -28,6 +28,7 @@ func (d *decoder) evaluate(v any, e *Evaluate) error {
 		{"groups", d.setStrings(&e.Groups)},
 		{"abs", d.setBool(&e.Abs)},
 		{"metrics", d.setStrings(&metrics)},
+		{"randomise_draws", d.setBool(&e.RandomiseDraws)},
 		{"metric", func(v any, p []string) error {
 			var err error
 			configs, err = d.asTable(v, p)

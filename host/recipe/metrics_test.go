@@ -8,6 +8,7 @@ import (
 const metricsRecipe = minimal + `
 [evaluate]
 metrics = ["sparseness", "metric.faithfulness_correlation", "pixel_flipping"]
+randomise_draws = true
 
 [evaluate.metric.faithfulness_correlation]
 nr_runs = 7
@@ -41,6 +42,9 @@ func TestEvaluateMetrics(t *testing.T) {
 	}
 	if len(ms[0].Config) != 0 || ms[1].Config["nr_runs"] != int64(7) || ms[1].Config["subset_size"] != int64(16) || ms[2].Config["features_in_step"] != int64(32) {
 		t.Errorf("configs %v, %v, %v", ms[0].Config, ms[1].Config, ms[2].Config)
+	}
+	if !r.Evaluate.RandomiseDraws {
+		t.Error("randomise_draws = true not read")
 	}
 	c := checkCanonical(t, r, "")
 	if !strings.Contains(string(c), `metrics = ["metric.sparseness", "metric.faithfulness_correlation", "metric.pixel_flipping"]`) {

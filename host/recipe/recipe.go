@@ -245,6 +245,10 @@ type Evaluate struct {
 	// sdk/metric), each configured by its [evaluate.metric.<name>] table:
 	// every draw's map and every map summary's map is scored by each.
 	Metrics []MetricRef
+	// RandomiseDraws: every draw re-initialised in every layer and the
+	// maps made again, to measure how far the whole explanation
+	// distribution moves ([evaluate] randomise_draws).
+	RandomiseDraws bool
 }
 
 // MetricRef is one metric of [evaluate] metrics.

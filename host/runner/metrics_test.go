@@ -20,6 +20,7 @@ import (
 const metricsExtra = `
 [evaluate]
 metrics = ["sparseness", "pixel_flipping", "max_sensitivity", "mprt", "faithfulness_correlation"]
+randomise_draws = true
 
 [evaluate.metric.pixel_flipping]
 features_in_step = 64
@@ -273,6 +274,17 @@ func TestRecipeMetrics(t *testing.T) {
 
 	var res struct {
 		Analysis struct {
+			Randomised []struct {
+				Posterior string `json:"posterior"`
+				Scope     string `json:"scope"`
+				W1        struct {
+					Mean    float64 `json:"mean"`
+					Records int     `json:"records"`
+				} `json:"w1"`
+				Relative struct {
+					Mean float64 `json:"mean"`
+				} `json:"w1_relative"`
+			} `json:"randomised_draws"`
 			Metrics []struct {
 				Metric string `json:"metric"`
 				Rows   []struct {
@@ -295,6 +307,17 @@ func TestRecipeMetrics(t *testing.T) {
 	}
 	if err := json.Unmarshal(read(t, filepath.Join(one.Dir, "results.json")), &res); err != nil {
 		t.Fatal(err)
+	}
+	// randomise_draws: a row a pair and group; re-initialising every
+	// layer moves occlusion's maps (a distance above 0, finite, of the
+	// order of the maps' own size).
+	if len(res.Analysis.Randomised) != 4 {
+		t.Errorf("randomised_draws rows %+v, want 2 posteriors x 2 groups", res.Analysis.Randomised)
+	}
+	for _, r := range res.Analysis.Randomised {
+		if !(r.W1.Mean > 0) || !(r.Relative.Mean > 0.05 && r.Relative.Mean < 20) || r.W1.Records == 0 {
+			t.Errorf("randomised draws %+v", r)
+		}
 	}
 	ms := res.Analysis.Metrics
 	if len(ms) != 5 || ms[0].Metric != "metric.sparseness" || ms[2].Metric != "metric.max_sensitivity" {

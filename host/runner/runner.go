@@ -291,6 +291,7 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 	if plan.Metrics, err = recipeMetrics(r); err != nil {
 		return nil, err
 	}
+	plan.RandomiseDraws = r.Evaluate.RandomiseDraws
 	w.an = newAnalyser(w, ds, groups, r.Evaluate.Abs)
 	plan.Analysis = w.an // every run: report.html's records (analysis.Explored)
 	if err := engine.FitParts(ctx, &plan, plugins); err != nil {
