@@ -225,16 +225,7 @@ func (a *Analyser) pairOf(ps, es engine.Step, draws int) *pair {
 }
 
 // absMaps returns |m| (new slices) when the run scores |R|, else m.
-func (a *Analyser) absMaps(m [][]float64) [][]float64 {
-	if !a.s.Abs {
-		return m
-	}
-	out := make([][]float64, len(m))
-	for s, r := range m {
-		out[s] = eval.Abs(nil, r)
-	}
-	return out
-}
+func (a *Analyser) absMaps(m [][]float64) [][]float64 { return eval.AbsMaps(m, a.s.Abs) }
 
 // record computes what the recipe asks of record j of the batch.
 func (a *Analyser) record(b *engine.Batch, j int) *record {

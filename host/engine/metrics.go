@@ -431,18 +431,8 @@ func (b *block) randomisedW1(ctx context.Context, ab *Batch, x []float32, models
 	}
 	ab.RandomisedW1 = make([]float64, n)
 	scratch := make([]float64, 2*S)
-	abs := func(m [][]float64) [][]float64 {
-		if !b.p.Abs {
-			return m
-		}
-		out := make([][]float64, len(m))
-		for s, r := range m {
-			out[s] = eval.Abs(nil, r)
-		}
-		return out
-	}
 	for j := range n {
-		ab.RandomisedW1[j] = eval.CoordW1(abs(ab.Maps[j]), abs(rand[j]), scratch)
+		ab.RandomisedW1[j] = eval.CoordW1(eval.AbsMaps(ab.Maps[j], b.p.Abs), eval.AbsMaps(rand[j], b.p.Abs), scratch)
 	}
 	return nil
 }

@@ -22,6 +22,19 @@ func Abs(dst, r []float64) []float64 {
 	return dst
 }
 
+// AbsMaps returns |m_s| for each map of m (new slices) when abs is true,
+// else m itself: the maps as a run that scores |R| compares them.
+func AbsMaps(m [][]float64, abs bool) [][]float64 {
+	if !abs {
+		return m
+	}
+	out := make([][]float64, len(m))
+	for s, r := range m {
+		out[s] = Abs(nil, r)
+	}
+	return out
+}
+
 // RMA returns the relevance mass accuracy (eq:rma) of the nonnegative map r
 // against mask:
 //

@@ -487,3 +487,22 @@ func BenchmarkRMA(b *testing.B) {
 		RMA(r, mask)
 	}
 }
+
+func TestAbsMaps(t *testing.T) {
+	m := [][]float64{{-1, 2}, {0, -3.5}}
+	if got := AbsMaps(m, false); &got[0][0] != &m[0][0] {
+		t.Error("AbsMaps(m, false) is not m itself")
+	}
+	got := AbsMaps(m, true)
+	want := [][]float64{{1, 2}, {0, 3.5}}
+	for s := range want {
+		for n := range want[s] {
+			if got[s][n] != want[s][n] {
+				t.Errorf("AbsMaps: [%d][%d] = %v, want %v", s, n, got[s][n], want[s][n])
+			}
+		}
+	}
+	if m[0][0] != -1 {
+		t.Error("AbsMaps changed its input")
+	}
+}
