@@ -89,6 +89,9 @@ type record struct {
 	randOK bool
 	// meanAbs: the mean over samples and draws of |R|, for scale
 	meanAbs float64
+	// chanShare[c]: channel c's share of the draws' mean map's total |R|
+	// (nil for one channel, or a map of no relevance)
+	chanShare []float64
 }
 
 type sensResult struct {
@@ -281,6 +284,7 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 		rec.figure.Fs, rec.figure.F0 = a.rates()
 	}
 	metricScores(b, j, rec)
+	rec.chanShare = channelShare(maps, b.Channels)
 	if b.RandomisedW1 != nil {
 		rec.randW1, rec.randOK = b.RandomisedW1[j], true
 		var s float64
@@ -302,6 +306,48 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 		}
 	}
 	return rec
+}
+
+// channelShare is each channel's share of the total |R| of the mean of
+// the maps (C rows, channel-major): sum_t |mean_s R_s[c, t]| over the sum
+// over every channel; nil for one channel or a total of 0.
+func channelShare(maps [][]float64, C int) []float64 {
+	if C <= 1 || len(maps) == 0 {
+		return nil
+	}
+	n := len(maps[0])
+	T := n / C
+	share := make([]float64, C)
+	var total float64
+	for i := range n {
+		var m float64
+		for _, r := range maps {
+			m += r[i]
+		}
+		v := math.Abs(m / float64(len(maps)))
+		share[i/T] += v
+		total += v
+	}
+	if !(total > 0) {
+		return nil
+	}
+	for c := range share {
+		share[c] /= total
+	}
+	return share
+}
+
+// ChannelShare is, for record ri of split si under the pair (posterior
+// label, replicate, explainer label), each channel's share of its mean
+// map's |R| (false: not analysed, or one channel).
+func (a *Analyser) ChannelShare(post string, rep int, exp string, si, ri int) ([]float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.pairs[pairKey{post, rep, exp}]
+	if p == nil || si < 0 || si >= len(p.recs) || ri < 0 || ri >= len(p.recs[si]) || p.recs[si][ri] == nil || p.recs[si][ri].chanShare == nil {
+		return nil, false
+	}
+	return p.recs[si][ri].chanShare, true
 }
 
 func meanOf(x []float64) float64 {

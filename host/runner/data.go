@@ -48,6 +48,9 @@ type Datasets struct {
 	// Hz: [data] fs and f0, or a recording's rate after resampling and
 	// its system frequency (host/record.SystemFrequency).
 	Rate, F0 float64
+	// Trigger is a recording's trigger time, s from its first sample
+	// (NaN: the file gives none; 0 without [recording]).
+	Trigger float64
 }
 
 // ToDataset converts records to the float32 rows the network reads.
@@ -210,7 +213,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		}
 		ds.Tests = []engine.TestSplit{ts}
 		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows.kept
-		ds.Rate, ds.F0 = windows.rate, windows.f0
+		ds.Rate, ds.F0, ds.Trigger = windows.rate, windows.f0, windows.trigger
 	}
 	if w := emptyValWarning(r, len(train), len(val)); w != "" {
 		ds.Warnings = append(ds.Warnings, w)

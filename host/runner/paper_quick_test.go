@@ -259,6 +259,36 @@ func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step f
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// events.csv partitions the windows into runs of one class.
+	ef, err := os.ReadFile(filepath.Join(dir, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := csv.NewReader(bytes.NewReader(ef)).ReadAll()
+	if err != nil || len(evs) < 2 {
+		t.Fatalf("events.csv: %q, %v", evs, err)
+	}
+	covered := 0
+	for _, e := range evs[1:] {
+		first, _ := strconv.Atoi(e[4])
+		last, _ := strconv.Atoi(e[5])
+		if first != covered || last < first || last >= n {
+			t.Errorf("event %q: windows %d..%d, want from %d", e, first, last, covered)
+			break
+		}
+		for w := first; w <= last; w++ {
+			if res.Windows[w].Class != e[3] {
+				t.Errorf("event %q holds window %d of class %s", e, w, res.Windows[w].Class)
+			}
+		}
+		if last+1 < n && res.Windows[last+1].Class == e[3] {
+			t.Errorf("event %q stops before window %d of its class", e, last+1)
+		}
+		covered = last + 1
+	}
+	if covered != n {
+		t.Errorf("events cover windows 0..%d of %d", covered-1, n)
+	}
 	for i, w := range res.Windows {
 		l := lines[i+1]
 		num := func(j int) float64 {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -110,6 +111,10 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 		}
 	}
 	windows.rate, windows.f0 = imp.Rate, imp.SystemFreq
+	windows.trigger = math.NaN()
+	if rec := recs[0]; !rec.Trigger.IsZero() && !rec.Start.IsZero() {
+		windows.trigger = rec.Trigger.Sub(rec.Start).Seconds()
+	}
 	return ts, notes, warnings, windows, nil
 }
 
@@ -118,6 +123,7 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 type recordingWindows struct {
 	kept     []record.Window
 	rate, f0 float64
+	trigger  float64 // s from the first sample; NaN: the file gives none
 }
 
 // baselineNotes say which occlusion explainers took the fundamental

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"sync"
 
@@ -141,4 +142,120 @@ func (t *windowTable) section() report.Section {
 		return report.Section{Key: "windows"}
 	}
 	return report.Section{Key: "windows", Value: t.rows}
+}
+
+// windowEvent is a run of consecutive kept windows (each one hop after
+// the last) that a posterior gives one class: an event of the recording.
+type windowEvent struct {
+	Posterior, Label string
+	Class            string
+	First, Last      int     // the windows (records of the split)
+	Start, End       float64 // s from the time origin: the first window's start, the last's end
+	Probability, MI  float64 // means over the windows
+	TopChannel       string  // the channel of most relevance over the event's windows ("" with one channel)
+	TopShare         float64 // its share of the relevance
+}
+
+// events merges each posterior's windows into events: consecutive kept
+// windows (the next one hop after, the hop the smallest step between
+// kept windows' starts) of one class. Times are seconds from the trigger
+// when the file gives one (origin "trigger"), else from the first sample
+// ("first sample"). share, if not nil, gives a window's per-channel share
+// of relevance (the first explainer's mean map): an event's top channel
+// is the one of largest mean share over its windows.
+func (t *windowTable) events(ds Datasets, share func(post string, window int) ([]float64, bool)) (evs []windowEvent, origin string) {
+	origin, t0 := "first sample", 0.0
+	if !math.IsNaN(ds.Trigger) {
+		origin, t0 = "trigger", ds.Trigger
+	}
+	if len(t.rows) == 0 || len(ds.Windows) == 0 || ds.Rate <= 0 || len(ds.Tests) == 0 {
+		return nil, origin
+	}
+	hop := 0
+	for i := 1; i < len(ds.Windows); i++ {
+		if d := ds.Windows[i].Start - ds.Windows[i-1].Start; d > 0 && (hop == 0 || d < hop) {
+			hop = d
+		}
+	}
+	C := max(ds.Tests[0].NumChannels(), 1)
+	length := float64(ds.Tests[0].Data.Len/C) / ds.Rate // a window's duration, s
+	names := ds.Tests[0].ChannelLabels()
+	var cur *windowEvent
+	var n int
+	var shares []float64
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		cur.Probability /= float64(n)
+		cur.MI /= float64(n)
+		if len(shares) > 0 {
+			best := 0
+			for c, v := range shares {
+				if v > shares[best] {
+					best = c
+				}
+			}
+			if best < len(names) {
+				cur.TopChannel, cur.TopShare = names[best], shares[best]/float64(n)
+			}
+		}
+		evs = append(evs, *cur)
+		cur, shares = nil, nil
+	}
+	for _, r := range t.rows {
+		if r.Window < 0 || r.Window >= len(ds.Windows) {
+			continue
+		}
+		w := ds.Windows[r.Window]
+		next := cur != nil && cur.Posterior == r.Posterior && cur.Class == r.Class && r.Window == cur.Last+1 && w.Start-ds.Windows[cur.Last].Start == hop
+		if !next {
+			flush()
+			cur = &windowEvent{Posterior: r.Posterior, Label: r.Label, Class: r.Class, First: r.Window, Start: w.SourceTime - t0}
+			n = 0
+		}
+		cur.Last, cur.End = r.Window, w.SourceTime+length-t0
+		cur.Probability += r.Probability
+		cur.MI += r.MutualInfo
+		n++
+		if share != nil {
+			if sh, ok := share(r.Label, r.Window); ok {
+				if shares == nil {
+					shares = make([]float64, len(sh))
+				}
+				for c := range min(len(sh), len(shares)) {
+					shares[c] += sh[c]
+				}
+			}
+		}
+	}
+	flush()
+	return evs, origin
+}
+
+// eventsCSV is events.csv: a header and one line an event, in the order
+// of the rows (posterior, then time). start_ms and end_ms are from the
+// origin the column time_origin names; top_channel is empty with one
+// channel.
+func eventsCSV(evs []windowEvent, origin, explainer string) ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	_ = w.Write([]string{"posterior", "posterior_label", "event", "class", "first_window", "last_window", "windows", "start_ms", "end_ms", "time_origin",
+		"mean_probability", "mean_mutual_information", "top_channel", "top_channel_share", "relevance_explainer"})
+	k := 0
+	for i, e := range evs {
+		if i > 0 && evs[i-1].Posterior != e.Posterior {
+			k = 0
+		}
+		top, sh := "", ""
+		if e.TopChannel != "" {
+			top, sh = e.TopChannel, f(e.TopShare)
+		}
+		_ = w.Write([]string{e.Posterior, e.Label, strconv.Itoa(k), e.Class, strconv.Itoa(e.First), strconv.Itoa(e.Last), strconv.Itoa(e.Last - e.First + 1),
+			strconv.FormatFloat(1e3*e.Start, 'f', 3, 64), strconv.FormatFloat(1e3*e.End, 'f', 3, 64), origin, f(e.Probability), f(e.MI), top, sh, explainer})
+		k++
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
 }

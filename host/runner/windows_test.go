@@ -111,3 +111,67 @@ func TestRecordingBaselineNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowEvents: consecutive windows (one hop apart) of one class
+// merge into an event; a window after a dropped one (two hops) starts a
+// new event even of the same class; times are ms from the trigger, the
+// end the last window's start plus a window; the probability and the
+// mutual information are the windows' means; the top channel is the one
+// of largest mean share.
+func TestWindowEvents(t *testing.T) {
+	const T, hop = 640, 320
+	d := sdk.Dataset{N: 6, Len: 2 * T, X: make([]float32, 6*2*T), Y: make([]int, 6)}
+	starts := []int{0, 320, 640, 960, 1600, 1920} // 1280 dropped
+	var wins []record.Window
+	for _, s := range starts {
+		wins = append(wins, record.Window{Start: s, SourceTime: float64(s) / 3200})
+	}
+	ds := Datasets{Recording: "rec", Rate: 3200, Trigger: 0.05, Windows: wins,
+		Tests: []engine.TestSplit{{Name: "rec", Data: d, Channels: 2, ChannelNames: []string{"VA", "VB"}}}}
+	classes := []string{"normal", "sag", "sag", "sag", "sag", "normal"}
+	var tab windowTable
+	for w, c := range classes {
+		tab.rows = append(tab.rows, windowRow{Posterior: "p", Label: "P", Window: w, Class: c, Probability: 0.5 + 0.1*float64(w), MutualInfo: 0.01 * float64(w)})
+	}
+	share := func(post string, w int) ([]float64, bool) {
+		if post != "P" {
+			t.Errorf("share asked of posterior %q", post)
+		}
+		return []float64{0.1 * float64(w), 1 - 0.1*float64(w)}, true
+	}
+	evs, origin := tab.events(ds, share)
+	if origin != "trigger" {
+		t.Errorf("origin %q", origin)
+	}
+	win := float64(T) / 3200
+	want := []windowEvent{
+		{Class: "normal", First: 0, Last: 0, Start: 0 - 0.05, End: win - 0.05, Probability: 0.5, MI: 0, TopChannel: "VB", TopShare: 1},
+		{Class: "sag", First: 1, Last: 3, Start: 0.1 - 0.05, End: 0.3 + win - 0.05, Probability: 0.7, MI: 0.02, TopChannel: "VB", TopShare: 0.8},
+		{Class: "sag", First: 4, Last: 4, Start: 0.5 - 0.05, End: 0.5 + win - 0.05, Probability: 0.9, MI: 0.04, TopChannel: "VB", TopShare: 0.6},
+		{Class: "normal", First: 5, Last: 5, Start: 0.6 - 0.05, End: 0.6 + win - 0.05, Probability: 1.0, MI: 0.05, TopChannel: "VA", TopShare: 0.5},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("events %+v, want %d", evs, len(want))
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	for i, w := range want {
+		e := evs[i]
+		if e.Class != w.Class || e.First != w.First || e.Last != w.Last || !near(e.Start, w.Start) || !near(e.End, w.End) ||
+			!near(e.Probability, w.Probability) || !near(e.MI, w.MI) || e.TopChannel != w.TopChannel || !near(e.TopShare, w.TopShare) {
+			t.Errorf("event %d: %+v, want %+v", i, e, w)
+		}
+	}
+	b, err := eventsCSV(evs, origin, "Occlusion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "p,P,1,sag,1,3,3,50.000,450.000,trigger,0.7,0.02,VB,0.8,Occlusion\n") {
+		t.Errorf("events.csv:\n%s", b)
+	}
+	// Without a trigger, from the first sample; without shares, no channel.
+	ds.Trigger = math.NaN()
+	evs, origin = tab.events(ds, nil)
+	if origin != "first sample" || !near(evs[1].Start, 0.1) || evs[1].TopChannel != "" {
+		t.Errorf("no trigger: %q, %+v", origin, evs[1])
+	}
+}

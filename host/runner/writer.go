@@ -242,6 +242,20 @@ func (w *runWriter) results(res *engine.Results) error {
 			if err := w.write("windows.csv", wc); err != nil {
 				return err
 			}
+			var share func(string, int) ([]float64, bool)
+			exp := ""
+			if w.an != nil && len(w.r.Explainers) > 0 {
+				exp = w.r.Explainers[0].Label
+				share = func(post string, window int) ([]float64, bool) { return w.an.ChannelShare(post, 0, exp, 0, window) }
+			}
+			evs, origin := w.windows.events(w.ds, share)
+			ec, err := eventsCSV(evs, origin, exp)
+			if err != nil {
+				return err
+			}
+			if err := w.write("events.csv", ec); err != nil {
+				return err
+			}
 			for i, name := range tlNames {
 				if err := os.MkdirAll(filepath.Join(w.dir, "figures"), 0o755); err != nil {
 					return fmt.Errorf("run directory %s: %w", w.dir, err)
