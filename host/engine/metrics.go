@@ -173,10 +173,18 @@ func metricSplit(ts TestSplit, k int, ab *Batch) string {
 	return ts.Name + "/metric/" + strconv.Itoa(k) + "/" + strconv.Itoa(ab.Records[0])
 }
 
-// scoreOrUndefined is m.Score, except that a metric that re-initialises a
-// network's layers, asked of one that does not give its parameters (a
-// served draw), gives every record an undefined score saying so.
+// scoreOrUndefined is m.Score, except that a localisation metric on
+// records without masks (an unlabelled recording), or a metric that
+// re-initialises a network's layers asked of one that does not give its
+// parameters (a served draw), gives every record an undefined score
+// saying so.
 func scoreOrUndefined(ctx context.Context, m metric.Metric, in *metric.Input, dst []metric.Score) error {
+	if m.Info().Needs.Mask && in.Masks == nil {
+		for j := range dst {
+			dst[j] = metric.Score{Value: math.NaN(), Undefined: m.Info().ID + " needs a ground-truth mask, and the records have none (a recording)"}
+		}
+		return nil
+	}
 	if m.Info().Needs.Params {
 		if _, ok := in.Model.(paramsModel); !ok {
 			for j := range dst {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/uaxai/uaxai/host/recipe"
@@ -361,5 +363,50 @@ func TestRecipeMetrics(t *testing.T) {
 	}
 	if !found {
 		t.Error("results.json has no deterministic all-15 row")
+	}
+}
+
+// TestRecordingMetrics: on a recording (no labels, no masks) the metrics
+// score every window; a localisation metric is undefined for each, saying
+// why, instead of failing the run; the tables' scope is every record.
+func TestRecordingMetrics(t *testing.T) {
+	dir := t.TempDir()
+	file, err := filepath.Abs(filepath.Join("..", "..", "testdata", "recordings", "demo.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := tinyRecipe(filepath.Join(dir, "runs"), fmt.Sprintf("\n[evaluate]\nmetrics = [\"sparseness\", \"pointing_game\"]\n\n[recording]\nfile = %q\nnominal = 212.13\n", file))
+	r, err := recipe.Parse("tiny.toml", []byte(src), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(bytes.NewReader(read(t, filepath.Join(o.Dir, "metrics.csv")))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, pg := 0, 0
+	for _, l := range lines[1:] {
+		switch l[9] {
+		case "metric.sparseness":
+			if l[10] == "" || l[11] != "" {
+				t.Errorf("sparseness of a window: %q", l)
+			}
+			sp++
+		case "metric.pointing_game":
+			if l[10] != "" || !strings.Contains(l[11], "needs a ground-truth mask") {
+				t.Errorf("pointing game of a window: %q", l)
+			}
+			pg++
+		}
+	}
+	if sp == 0 || sp != pg {
+		t.Errorf("%d sparseness and %d pointing game lines", sp, pg)
+	}
+	if tables := string(read(t, filepath.Join(o.Dir, "tables.md"))); !strings.Contains(tables, "| all records |") {
+		t.Error("the metrics' tables have no \"all records\" scope")
 	}
 }
