@@ -33,14 +33,18 @@ import (
 
 // runTinyRecording runs tinyRecipe on the shipped demonstration
 // recording (five windows of 640 samples).
-func runTinyRecording(t *testing.T) *Outcome {
+func runTinyRecording(t *testing.T) *Outcome { return runTinyRecordingWith(t, "") }
+
+// runTinyRecordingWith is runTinyRecording with more recipe text before
+// [recording].
+func runTinyRecordingWith(t *testing.T, extra string) *Outcome {
 	t.Helper()
 	dir := t.TempDir()
 	file, err := filepath.Abs(filepath.Join("..", "..", "testdata", "recordings", "demo.cfg"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := tinyRecipe(filepath.Join(dir, "runs"), fmt.Sprintf("\n[recording]\nfile = %q\nnominal = 212.13\n", file))
+	src := tinyRecipe(filepath.Join(dir, "runs"), extra+fmt.Sprintf("\n[recording]\nfile = %q\nnominal = 212.13\n", file))
 	r, err := recipe.Parse("tiny.toml", []byte(src), dir)
 	if err != nil {
 		t.Fatal(err)

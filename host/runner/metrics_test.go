@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -370,20 +369,7 @@ func TestRecipeMetrics(t *testing.T) {
 // score every window; a localisation metric is undefined for each, saying
 // why, instead of failing the run; the tables' scope is every record.
 func TestRecordingMetrics(t *testing.T) {
-	dir := t.TempDir()
-	file, err := filepath.Abs(filepath.Join("..", "..", "testdata", "recordings", "demo.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := tinyRecipe(filepath.Join(dir, "runs"), fmt.Sprintf("\n[evaluate]\nmetrics = [\"sparseness\", \"pointing_game\"]\n\n[recording]\nfile = %q\nnominal = 212.13\n", file))
-	r, err := recipe.Parse("tiny.toml", []byte(src), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := runTinyRecordingWith(t, "\n[evaluate]\nmetrics = [\"sparseness\", \"pointing_game\"]\n")
 	lines, err := csv.NewReader(bytes.NewReader(read(t, filepath.Join(o.Dir, "metrics.csv")))).ReadAll()
 	if err != nil {
 		t.Fatal(err)

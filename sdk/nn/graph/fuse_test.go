@@ -92,6 +92,20 @@ func TestFusedTrainingSameBits(t *testing.T) {
 	}
 }
 
+// planSpecs are specs and the golden networks of recipes/archs whose
+// buffer plans the plan tests check.
+func planSpecs(t *testing.T, specs ...Spec) []Spec {
+	t.Helper()
+	for _, name := range []string{"fcn", "resnet1d", "inceptiontime", "stridednet"} {
+		spec, err := ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
 // TestGradientPlanHolds walks the backward pass of training and of
 // evaluation over the gradient slots the plan assigned and checks that no
 // node writes a gradient into a slot that holds another value's gradient
@@ -100,15 +114,7 @@ func TestFusedTrainingSameBits(t *testing.T) {
 // longer-lived gradients) must keep; the same of inference's forward
 // slots. On the test graphs and the golden networks of recipes/archs.
 func TestGradientPlanHolds(t *testing.T) {
-	specs := []Spec{fuseSpec(), residualConcatSpec(false), residualConcatSpec(true)}
-	for _, name := range []string{"fcn", "resnet1d", "inceptiontime", "stridednet"} {
-		spec, err := ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, spec)
-	}
-	for _, spec := range specs {
+	for _, spec := range planSpecs(t, fuseSpec(), residualConcatSpec(false), residualConcatSpec(true)) {
 		net, err := Compile(spec)
 		if err != nil {
 			t.Fatal(err)

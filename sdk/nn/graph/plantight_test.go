@@ -3,11 +3,8 @@ package graph
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // maxLive is the largest number of intervals [start[v], end[v]]
@@ -68,15 +65,7 @@ func gradLives(n *Net) (start, end []int) {
 // writer, costs a buffer on some graph), and a value's slot is exactly as
 // large as the largest value it holds.
 func TestPlansAreTight(t *testing.T) {
-	specs := []Spec{longLivedSpec(), fuseSpec(), residualConcatSpec(false), residualConcatSpec(true)}
-	for _, name := range []string{"fcn", "resnet1d", "inceptiontime", "stridednet"} {
-		spec, err := ReadSpecFile(filepath.Join(golden.RepoRoot(t), "recipes", "archs", name+".toml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, spec)
-	}
-	for _, spec := range specs {
+	for _, spec := range planSpecs(t, longLivedSpec(), fuseSpec(), residualConcatSpec(false), residualConcatSpec(true)) {
 		n, err := Compile(spec)
 		if err != nil {
 			t.Fatal(err)
