@@ -104,9 +104,12 @@ func TestPaperQuick(t *testing.T) {
 				t.Errorf("REPORT.md lacks the %s table", id)
 			}
 		}
-		rows := 0
+		rows, inMetric := 0, false
 		for _, l := range strings.Split(string(tables), "\n") {
-			if strings.Contains(l, "Deterministic baseline / ") && strings.Contains(l, "all-15") {
+			if strings.HasPrefix(l, "## ") {
+				inMetric = strings.HasPrefix(l, "## metric.")
+			}
+			if inMetric && strings.Contains(l, "Deterministic baseline / ") && strings.Contains(l, "all-15") {
 				rows++
 				if !strings.Contains(l, "+0.000 (+0.000, +0.000)") {
 					t.Errorf("one draw: the mean map's gain over it is not 0: %s", l)
@@ -118,6 +121,9 @@ func TestPaperQuick(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(p.Dir, "metrics.csv")); err != nil {
 			t.Error(err)
+		}
+		if !strings.Contains(string(tables), "## Randomisation of the whole posterior") {
+			t.Error("the study's tables lack randomise_draws' table")
 		}
 	}
 	// The report written again from the run directories alone has the same
