@@ -13,6 +13,7 @@ import (
 	"github.com/uaxai/uaxai/sdk/metric"
 	"github.com/uaxai/uaxai/sdk/rng"
 	"github.com/uaxai/uaxai/sdk/stat"
+	"gonum.org/v1/gonum/floats"
 )
 
 // Setup is what an Analyser needs of a run.
@@ -315,39 +316,36 @@ func channelShare(maps [][]float64, C int) []float64 {
 	if C <= 1 || len(maps) == 0 {
 		return nil
 	}
-	n := len(maps[0])
-	T := n / C
-	share := make([]float64, C)
-	var total float64
-	for i := range n {
-		var m float64
-		for _, r := range maps {
-			m += r[i]
-		}
-		v := math.Abs(m / float64(len(maps)))
-		share[i/T] += v
-		total += v
-	}
+	mean := stat.Mean(make([]float64, len(maps[0])), maps)
+	share := eval.ChannelMass(nil, eval.Abs(mean, mean), C)
+	total := floats.Sum(share)
 	if !(total > 0) {
 		return nil
 	}
-	for c := range share {
-		share[c] /= total
-	}
+	floats.Scale(1/total, share)
 	return share
+}
+
+// recordOf is record ri of split si under the pair k (nil: none).
+func (a *Analyser) recordOf(k pairKey, si, ri int) *record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.pairs[k]
+	if p == nil || si < 0 || si >= len(p.recs) || ri < 0 || ri >= len(p.recs[si]) {
+		return nil
+	}
+	return p.recs[si][ri]
 }
 
 // ChannelShare is, for record ri of split si under the pair (posterior
 // label, replicate, explainer label), each channel's share of its mean
 // map's |R| (false: not analysed, or one channel).
 func (a *Analyser) ChannelShare(post string, rep int, exp string, si, ri int) ([]float64, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.pairs[pairKey{post, rep, exp}]
-	if p == nil || si < 0 || si >= len(p.recs) || ri < 0 || ri >= len(p.recs[si]) || p.recs[si][ri] == nil || p.recs[si][ri].chanShare == nil {
+	r := a.recordOf(pairKey{post, rep, exp}, si, ri)
+	if r == nil || r.chanShare == nil {
 		return nil, false
 	}
-	return p.recs[si][ri].chanShare, true
+	return r.chanShare, true
 }
 
 func meanOf(x []float64) float64 {

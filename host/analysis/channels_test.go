@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"testing"
 
@@ -31,5 +32,21 @@ func TestNewPanelChannels(t *testing.T) {
 	p = newPanel(b, 0, [][]float64{maps[0][:T], maps[1][:T]})
 	if p.Channels != 0 || p.ChannelNames != nil {
 		t.Errorf("one channel: panel channels %d names %v, want the one-channel panel", p.Channels, p.ChannelNames)
+	}
+}
+
+// TestChannelShare: each channel's share of the |R| of the draws' mean map
+// (mean of {1,-3,2,2} and {3,-1,0,0} is {2,-2,1,1}: channel 0 holds 4 of
+// 6); none for one channel or a map of no relevance.
+func TestChannelShare(t *testing.T) {
+	got := channelShare([][]float64{{1, -3, 2, 2}, {3, -1, 0, 0}}, 2)
+	if len(got) != 2 || math.Abs(got[0]-2.0/3) > 1e-15 || math.Abs(got[1]-1.0/3) > 1e-15 {
+		t.Errorf("shares %v, want [2/3 1/3]", got)
+	}
+	if got := channelShare([][]float64{{1, 2}}, 1); got != nil {
+		t.Errorf("one channel: %v", got)
+	}
+	if got := channelShare([][]float64{{1, 0}, {-1, 0}}, 2); got != nil {
+		t.Errorf("a mean map of no relevance: %v", got)
 	}
 }

@@ -36,6 +36,10 @@ import (
 // Student t interval: is the summary's map more faithful (sparser, more
 // robust) to the posterior than a single draw's is to its network?
 
+// noMap is the reason of a summary's score where the summary gives no
+// map (a set or band summary): not a score, so metrics.csv leaves it out.
+const noMap = "no map"
+
 // metricScores keeps the batch's scores of record j.
 func metricScores(b *engine.Batch, j int, rec *record) {
 	if b.DrawScores == nil {
@@ -50,7 +54,7 @@ func metricScores(b *engine.Batch, j int, rec *record) {
 			if k < len(b.SummaryScores) && i < len(b.SummaryScores[k]) && b.SummaryScores[k][i] != nil {
 				rec.sumScores[k][i] = b.SummaryScores[k][i][j]
 			} else {
-				rec.sumScores[k][i] = metric.Score{Value: math.NaN(), Undefined: "no map"}
+				rec.sumScores[k][i] = metric.Score{Value: math.NaN(), Undefined: noMap}
 			}
 		}
 	}
@@ -103,44 +107,30 @@ type metricSumRow struct {
 	Why string `json:"why,omitempty"`
 }
 
-// scopes are the table's record groups: the run's groups of classes, or
-// every record when the run has an unlabelled split.
-func (a *Analyser) scopes() []struct {
+// scope is a table's group of records: the classes (nil: every record).
+type scope struct {
 	name    string
 	classes []int
-} {
-	var out []struct {
-		name    string
-		classes []int
-	}
+}
+
+// scopes are the table's record groups: the run's groups of classes, or
+// every record when the run has an unlabelled split.
+func (a *Analyser) scopes() []scope {
 	for _, t := range a.s.Tests {
 		if t.Unlabelled {
-			return append(out, struct {
-				name    string
-				classes []int
-			}{"all records", nil})
+			return []scope{{"all records", nil}}
 		}
 	}
+	var out []scope
 	for _, g := range a.groupOrder() {
-		out = append(out, struct {
-			name    string
-			classes []int
-		}{groupNames[g], a.s.Groups[g]})
+		out = append(out, scope{groupNames[g], a.s.Groups[g]})
 	}
 	return out
 }
 
 // inScope reports whether r belongs to classes (nil: every record).
 func inScope(r *record, classes []int) bool {
-	if classes == nil {
-		return true
-	}
-	for _, c := range classes {
-		if c == r.label {
-			return true
-		}
-	}
-	return false
+	return classes == nil || slices.Contains(classes, r.label)
 }
 
 // scopeStat is groupStat, with nil classes the mean over a split's
@@ -290,7 +280,7 @@ func (a *Analyser) metricsCSV() ([]byte, error) {
 				}
 				for i, label := range a.s.Summaries {
 					for k := range a.s.Metrics {
-						if k < len(r.sumScores) && i < len(r.sumScores[k]) && r.sumScores[k][i].Undefined != "no map" {
+						if k < len(r.sumScores) && i < len(r.sumScores[k]) && r.sumScores[k][i].Undefined != noMap {
 							line(p, si, ri, r, label, k, r.sumScores[k][i])
 						}
 					}
@@ -316,13 +306,7 @@ func (a *Analyser) RecordColumns() (report.RecordColumns, bool) {
 	}
 	cells := func(row *engine.Row, rec *engine.Record) []string {
 		out := make([]string, len(head))
-		a.mu.Lock()
-		p := a.pairs[pairKey{row.Label, row.Replicate, row.ExplainerLabel}]
-		a.mu.Unlock()
-		if p == nil || rec.Split < 0 || rec.Split >= len(p.recs) || rec.Index < 0 || rec.Index >= len(p.recs[rec.Split]) {
-			return out
-		}
-		r := p.recs[rec.Split][rec.Index]
+		r := a.recordOf(pairKey{row.Label, row.Replicate, row.ExplainerLabel}, rec.Split, rec.Index)
 		i := slices.Index(a.s.Summaries, row.SummaryLabel)
 		if r == nil {
 			return out

@@ -79,13 +79,13 @@ func (b *block) metricScores(ctx context.Context, ab *Batch, x []float32, models
 			ab.DrawScores[k][j] = make([]metric.Score, S)
 		}
 	}
+	for j := range n { // common to every draw's map and every summary's
+		in.Keys[j] = rng.Key(b.p.Seed, MetricPurpose, ts.Name, ab.Records[j], 0)
+	}
 	dst := make([]metric.Score, n)
 	for s, dm := range models {
 		for j := range n {
 			asStored(in.Maps[j*L:(j+1)*L], ab.Maps[j][s])
-		}
-		for j := range n {
-			in.Keys[j] = rng.Key(b.p.Seed, MetricPurpose, ts.Name, ab.Records[j], 0)
 		}
 		re := &Reexplainer{Step: &b.step, Explainer: b.ex, ExplainerID: b.es.ID}
 		err := dm.Call(ctx, func(model nn.Model) error {

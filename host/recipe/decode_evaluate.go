@@ -74,10 +74,7 @@ func (d *decoder) metrics(path []string, names []string, configs map[string]any)
 	var out []MetricRef
 	for i, name := range names {
 		ip := sub(path, "metrics", strconv.Itoa(i))
-		id := name
-		if !strings.HasPrefix(id, "metric.") {
-			id = "metric." + id
-		}
+		id := metric.FullID(name)
 		if _, ok := reg.Lookup(id); !ok {
 			var known []string
 			for _, k := range reg.IDs() {

@@ -62,10 +62,7 @@ func Evaluate(ctx context.Context, opt EvaluateOptions, w io.Writer) error {
 	metrics := make([]metric.Metric, len(opt.Metrics))
 	explains := false
 	for k, spec := range opt.Metrics {
-		id := spec.ID
-		if !strings.HasPrefix(id, "metric.") {
-			id = "metric." + id
-		}
+		id := metric.FullID(spec.ID)
 		m, err := reg.New(id, spec.Config)
 		if err != nil {
 			return err

@@ -39,10 +39,7 @@ func EvaluateRun(ctx context.Context, dir string, metrics []MetricSpec, opt Opti
 		r.Evaluate.Metrics = nil
 		reg := metric.Builtin()
 		for _, m := range metrics {
-			id := m.ID
-			if !strings.HasPrefix(id, "metric.") {
-				id = "metric." + id
-			}
+			id := metric.FullID(m.ID)
 			if _, err := reg.New(id, m.Config); err != nil {
 				return nil, fmt.Errorf("evaluate %s: --metric %s: %w", dir, m.ID, err)
 			}

@@ -253,6 +253,15 @@ func (r *Registry) Add(e Entry) error {
 	return nil
 }
 
+// FullID is a metric's ID from its name as a user writes it:
+// "pixel_flipping" or "metric.pixel_flipping" both give the latter.
+func FullID(name string) string {
+	if strings.HasPrefix(name, "metric.") {
+		return name
+	}
+	return "metric." + name
+}
+
 // IDs lists the registered metrics' IDs in order.
 func (r *Registry) IDs() []string {
 	ids := make([]string, 0, len(r.entries))

@@ -707,3 +707,11 @@ func TestMPRTClosedForms(t *testing.T) {
 		t.Errorf("a model without parameters: %v", err)
 	}
 }
+
+func TestFullID(t *testing.T) {
+	for in, want := range map[string]string{"pixel_flipping": "metric.pixel_flipping", "metric.sparseness": "metric.sparseness"} {
+		if got := FullID(in); got != want {
+			t.Errorf("FullID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
