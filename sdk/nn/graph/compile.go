@@ -103,6 +103,7 @@ type Net struct {
 	backwardHook func(i int, c *Call)
 	ws           *workspace
 	win          *winWS     // the incremental path's (window.go)
+	chain        *chainWS   // the chains' (chain.go)
 	trunkOnce    bool       // tplan was looked for (trunk.go)
 	tplan        *trunkPlan // nil: no trunk and head split
 	last         lastRun    // the last Run, for Backprop

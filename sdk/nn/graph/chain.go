@@ -1,0 +1,366 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/uaxai/uaxai/sdk/nn/ops"
+)
+
+// This file computes chains of perturbed copies: the explanation metrics'
+// curves (region perturbation, pixel flipping, infidelity), where copy k
+// of an input is copy k-1 with a few more samples changed. A chain keeps
+// its current copy's every value (the chain's state, full length); a
+// step's edit changes the input on a range of steps, and node by node
+// only the output steps whose receptive field reads a changed step are
+// recomputed (the ranges of window.go's file comment), from the state's
+// values, and written back into the state over the changed range. From
+// the first node that is not Local every node is computed in full. So a
+// step costs what the edit reaches, not a forward pass, and the values
+// are the op's own arithmetic at each step: the outputs equal forward
+// passes' of the copies up to float32 rounding. After FoldEval the chains
+// run the folded pass (a batchnorm and ReLU computed in the convolution's
+// call), as Forward does.
+//
+// ChainBatch chains run side by side, a node's kernel called once for
+// all of them on the widest changed range of the step.
+
+// ChainBatch is the most chains one ChainOutputs call runs.
+const ChainBatch = 64
+
+// ChainEdit changes chain b's current input cur (C x T, channel-major:
+// the previous copy's values, or the input itself before step 0) in
+// place before step k, and returns the half-open range [lo, hi) of time
+// steps it changed in any channel (lo >= hi: none). Values outside the
+// range must not change.
+type ChainEdit func(b, k int, cur []float32) (lo, hi int)
+
+// chainWS is ChainOutputs's workspace, for up to ChainBatch chains.
+type chainWS struct {
+	st   [][]float32 // per value: the chains' current values, B x size
+	tmp  []float32   // a node's recomputed window, B x C x W
+	gat  [][]float32 // per input position: a node's gathered input
+	idx  []int32
+	out  []float32 // B x K: the output values, probabilities made
+	clo  [][]int   // per value, per chain: the changed range [clo, chi)
+	chi  [][]int
+	slo  []int // per chain: the recomputed window's start
+	size []int // per value: one chain's values
+	// fold: the call runs the folded pass (FoldEval): a node absorbed
+	// into another is skipped, and the absorbing node writes the value
+	// of the last node of its group.
+	fold  bool
+	calls []Call
+	p     [][][]float32 // per node: its parameters' slices of Theta
+}
+
+// chainBuffers returns the workspace, made on first use.
+func (n *Net) chainBuffers() *chainWS {
+	if n.chain != nil {
+		return n.chain
+	}
+	w := n.window()
+	nv := len(n.shapes)
+	c := &chainWS{st: make([][]float32, nv), clo: make([][]int, nv), chi: make([][]int, nv), slo: make([]int, ChainBatch), size: make([]int, nv)}
+	most := 0
+	for v := range nv {
+		c.size[v] = n.shapes[v].Size()
+		c.clo[v], c.chi[v] = make([]int, ChainBatch), make([]int, ChainBatch)
+		if v == 0 || n.anc[v-1] {
+			c.st[v] = make([]float32, ChainBatch*c.size[v])
+			most = max(most, c.size[v])
+		}
+	}
+	c.tmp = make([]float32, ChainBatch*most)
+	gat, idx := []int{}, 0
+	for i := range n.nodes {
+		nd := &n.nodes[i]
+		f := w.nodes[i].f
+		for j, s := range nd.in {
+			if j == len(gat) {
+				gat = append(gat, 0)
+			}
+			gat[j] = max(gat[j], s.C*(s.T+f.PadLeft+f.PadRight))
+		}
+		idx = max(idx, nd.idx)
+	}
+	for _, g := range gat {
+		c.gat = append(c.gat, make([]float32, ChainBatch*g))
+	}
+	c.idx = make([]int32, ChainBatch*idx)
+	c.out = make([]float32, ChainBatch*n.Classes())
+	c.calls, c.p = make([]Call, len(n.nodes)), make([][][]float32, len(n.nodes))
+	for i := range n.nodes {
+		c.calls[i].X = make([][]float32, len(n.nodes[i].inputs))
+		c.calls[i].In = make([]Shape, len(n.nodes[i].inputs))
+	}
+	n.chain = c
+	return c
+}
+
+// ChainOutputs runs B = len(classes) chains of K perturbed copies each,
+// chain b from input b of xs (B inputs of C x T): before step k, edit(b,
+// k, cur) changes chain b's current input, and
+//
+//	dst[b*K+k] = f_classes[b](copy k of chain b),
+//
+// f the class probability, or the logit (the softmax's input) when
+// logits is set. The copies are computed incrementally (see the file's
+// comment); the returned Path says how much of their forward passes'
+// work was done. Errors: xs of the wrong length or not finite, a class
+// outside 0..K-1, an edit that writes a non-finite value, a non-finite
+// output. B must be at most ChainBatch and dst K values a chain.
+func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool, edit ChainEdit) (Path, error) {
+	B := len(classes)
+	if B > ChainBatch || len(dst) != B*K || K < 0 {
+		panic(fmt.Sprintf("graph: ChainOutputs: %d chains (at most %d) of %d steps with %d outputs", B, ChainBatch, K, len(dst)))
+	}
+	in := n.shapes[0]
+	if len(xs) != B*in.Size() {
+		return Path{}, fmt.Errorf("graph %q: %d input values for %d chains; need %d inputs of %d channels x %d steps", n.spec.Name, len(xs), B, B, in.C, in.T)
+	}
+	if err := n.finiteInput(xs, "input", 0, in.T); err != nil {
+		return Path{}, err
+	}
+	for b, y := range classes {
+		if k := n.Classes(); y < 0 || y >= k {
+			return Path{}, fmt.Errorf("graph %q: chain %d: class %d; need 0 <= class < %d", n.spec.Name, b, y, k)
+		}
+	}
+	if B == 0 || K == 0 {
+		return Path{Copies: B * K}, nil
+	}
+	w, c := n.window(), n.chainBuffers()
+	c.fold = n.evalOn
+	p := Path{Copies: B * K, Incremental: B * K, Dense: float64(B*K) * w.dense, Done: float64(B) * w.dense}
+	copy(c.st[0][:B*in.Size()], xs)
+	for i := 0; i <= n.output; i++ {
+		if n.anc[i] && !(c.fold && n.eskip[i]) {
+			n.chainFull(B, i)
+		}
+	}
+	changed := true // the output's values are not yet read
+	for k := range K {
+		any := false
+		for b := range B {
+			cur := c.st[0][b*in.Size() : (b+1)*in.Size()]
+			lo, hi := edit(b, k, cur)
+			lo, hi = max(lo, 0), min(hi, in.T)
+			if lo >= hi {
+				lo, hi = 0, 0
+			} else {
+				any = true
+				for ch := range in.C {
+					if err := n.finiteInput(cur[ch*in.T+lo:ch*in.T+hi], fmt.Sprintf("chain %d step %d: edited input", b, k), ch*in.T+lo, in.T); err != nil {
+						return Path{}, err
+					}
+				}
+			}
+			c.clo[0][b], c.chi[0][b] = lo, hi
+		}
+		if any {
+			p.Done += n.chainStep(B)
+			changed = true
+		}
+		if changed {
+			if err := n.chainOut(B, logits); err != nil {
+				return Path{}, fmt.Errorf("step %d: %w", k, err)
+			}
+			changed = false
+		}
+		Kc := n.Classes()
+		for b, y := range classes {
+			dst[b*K+k] = c.out[b*Kc+y]
+		}
+	}
+	if p.Done < p.Dense {
+		return p, nil
+	}
+	p.Done = p.Dense // at least the forward passes' work was done
+	return p, nil
+}
+
+// finiteInput reports the first value of v that is not finite; v starts
+// at index off of a signal of T steps a channel.
+func (n *Net) finiteInput(v []float32, what string, off, T int) error {
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			j := off + i
+			return fmt.Errorf("graph %q: %s value %d (channel %d, step %d) is %v; need finite values", n.spec.Name, what, j, j/T, j%T, x)
+		}
+	}
+	return nil
+}
+
+// chainStep propagates the chains' changed input ranges through the
+// nodes, recomputing what they reach, and returns the work done.
+func (n *Net) chainStep(B int) float64 {
+	w, c := n.win, n.chain
+	var work float64
+	for i := 0; i <= n.output; i++ {
+		if !n.anc[i] || c.fold && n.eskip[i] {
+			continue
+		}
+		nd, wn := &n.nodes[i], &w.nodes[i]
+		v, To := n.chainOut1(i), nd.out.T
+		W := 0
+		for b := range B {
+			a, e := math.MaxInt, -1 // the hull of the inputs' changed steps
+			for _, u := range nd.inputs {
+				if c.clo[u][b] < c.chi[u][b] {
+					a, e = min(a, c.clo[u][b]), max(e, c.chi[u][b])
+				}
+			}
+			lo, hi := 0, 0
+			switch {
+			case e < 0:
+			case !wn.local:
+				lo, hi = 0, To
+			default:
+				f := wn.f
+				lo = max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0)
+				hi = max(min(floorDiv(e-1+f.PadLeft, f.Stride)+1, To), lo)
+			}
+			c.clo[v][b], c.chi[v][b] = lo, hi
+			W = max(W, hi-lo)
+		}
+		switch {
+		case W == 0:
+		case !wn.local || W == To:
+			n.chainFull(B, i)
+			work += float64(B*To) * wn.step
+		default:
+			n.chainWindow(B, i, W)
+			work += float64(B*W) * wn.step
+		}
+	}
+	return work
+}
+
+// chainOut1 is the value node i writes: its own, or in the folded pass
+// the last of its group's.
+func (n *Net) chainOut1(i int) int {
+	if n.chain.fold {
+		return n.egroup[i].last + 1
+	}
+	return i + 1
+}
+
+// chainCall prepares node i's Call of the chains: its parameters (the
+// folded ones, and the fused ReLU, in the folded pass).
+func (n *Net) chainCall(i, B int, a Attrs, out Shape) *Call {
+	c := n.chain
+	call := &c.calls[i]
+	call.A, call.Out, call.B = a, out, B
+	c.p[i] = n.theta(c.p[i][:0], i)
+	call.P, call.Fused = c.p[i], false
+	if g := n.egroup[i]; c.fold && g.last != i {
+		call.Fused = g.relu >= 0
+		if g.aff >= 0 {
+			call.P = n.evP[i]
+		}
+	}
+	return call
+}
+
+// chainFull computes node i's values of the B chains in full from their
+// inputs' values.
+func (n *Net) chainFull(B, i int) {
+	c := n.chain
+	nd := &n.nodes[i]
+	call := n.chainCall(i, B, nd.attrs, nd.out)
+	for j, u := range nd.inputs {
+		call.X[j], call.In[j] = c.st[u][:B*c.size[u]], nd.in[j]
+	}
+	v := n.chainOut1(i)
+	call.Y = c.st[v][:B*c.size[v]]
+	call.Idx = c.idx[:B*nd.idx]
+	nd.op.Forward(call)
+}
+
+// chainWindow recomputes node i's output steps [slo, slo+W) of each
+// chain, slo its changed range's start moved left to fit, from its
+// inputs' values (padding written out), and writes the changed range
+// into the chain's values.
+func (n *Net) chainWindow(B, i, W int) {
+	w, c := n.win, n.chain
+	nd, wn := &n.nodes[i], &w.nodes[i]
+	f := wn.f
+	v, To, Co := n.chainOut1(i), nd.out.T, nd.out.C
+	for b := range B {
+		c.slo[b] = min(c.clo[v][b], To-W)
+	}
+	G := (W-1)*f.Stride + (f.Kernel-1)*f.Dilation + 1
+	out := Shape{Co, W}
+	call := n.chainCall(i, B, wn.attrs, out)
+	for j, u := range nd.inputs {
+		s := n.shapes[u]
+		call.In[j] = Shape{s.C, G}
+		g := c.gat[j][:B*s.C*G]
+		for b := range B {
+			t0 := c.slo[b]*f.Stride - f.PadLeft
+			lo, hi := max(t0, 0), min(t0+G, s.T)
+			src := c.st[u][b*c.size[u] : (b+1)*c.size[u]]
+			for ch := range s.C {
+				row := g[(b*s.C+ch)*G : (b*s.C+ch+1)*G]
+				for t := range row[:lo-t0] {
+					row[t] = wn.pad
+				}
+				copyShort(row[lo-t0:hi-t0], src[ch*s.T+lo:ch*s.T+hi])
+				for t := hi - t0; t < G; t++ {
+					row[t] = wn.pad
+				}
+			}
+		}
+		call.X[j] = g
+	}
+	call.Y = c.tmp[:B*Co*W]
+	ni := 0
+	if nd.op.Indices != nil {
+		ni = nd.op.Indices(wn.attrs, call.In, out)
+	}
+	if len(c.idx) < B*ni {
+		c.idx = make([]int32, B*ni)
+	}
+	call.Idx = c.idx[:B*ni]
+	nd.op.Forward(call)
+	for b := range B {
+		lo, hi := c.clo[v][b], c.chi[v][b]
+		if lo >= hi {
+			continue
+		}
+		dst := c.st[v][b*c.size[v] : (b+1)*c.size[v]]
+		for ch := range Co {
+			copyShort(dst[ch*To+lo:ch*To+hi], c.tmp[(b*Co+ch)*W+lo-c.slo[b]:(b*Co+ch)*W+hi-c.slo[b]])
+		}
+	}
+}
+
+// chainOut writes the chains' output values to the workspace's out:
+// logits (the softmax's input when the output node is a softmax), or
+// probabilities.
+func (n *Net) chainOut(B int, logits bool) error {
+	c := n.chain
+	K := n.Classes()
+	out := c.out[:B*K]
+	soft := n.nodes[n.output].op.Kind == "softmax"
+	y := c.st[n.output+1][:B*K]
+	switch {
+	case logits && soft:
+		copy(out, c.st[n.nodes[n.output].inputs[0]][:B*K])
+	case logits, soft:
+		copy(out, y)
+	default:
+		ops.Softmax(out, y, K, 1)
+	}
+	what := "probability"
+	if logits {
+		what = "logit"
+	}
+	for j, v := range out {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("graph %q: chain %d class %d: %s %v (the parameters hold non-finite values)", n.spec.Name, j/K, j%K, what, v)
+		}
+	}
+	return nil
+}
