@@ -342,10 +342,31 @@ func (m *meanModel) Logits(ctx context.Context, dst, x []float32) error {
 	if err := m.Probs(ctx, dst, x); err != nil {
 		return err
 	}
+	logOf(dst)
+	return nil
+}
+
+// logOf replaces each probability p of dst by log p, p at least the least
+// positive float32.
+func logOf(dst []float32) {
 	for j, p := range dst {
 		dst[j] = float32(math.Log(math.Max(float64(p), math.SmallestNonzeroFloat32)))
 	}
-	return nil
+}
+
+// ChainOutputs computes the chains' outputs as Probs and Logits compute
+// a copy's: each draw's chains of probabilities (nn.Chained: the draw's
+// own path where it has one), their mean, and its log for logits.
+func (m *meanModel) ChainOutputs(ctx context.Context, req nn.Chain, dst []float32) (bool, error) {
+	r := req
+	r.Logits = false
+	if err := m.mean(ctx, dst, func(nm nn.Model, d []float32) error { return nn.Chained(ctx, nm, r, d) }); err != nil {
+		return false, err
+	}
+	if req.Logits {
+		logOf(dst)
+	}
+	return true, nil
 }
 
 func (m *meanModel) InputGrad(ctx context.Context, dst, probs, x []float32, target []int) error {

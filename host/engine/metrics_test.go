@@ -7,11 +7,13 @@ import (
 
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // TestMeanModel: the posterior predictive's probabilities are the mean of
 // the draws' (two constant networks, p and q: (p+q)/2 for every input),
-// its logits their logarithm, its input gradient the mean of the draws'
+// its logits their logarithm, also along chains of perturbed copies, its
+// input gradient the mean of the draws'
 // (0 here: the networks are constant), and it has no layers.
 func TestMeanModel(t *testing.T) {
 	ctx := context.Background()
@@ -50,6 +52,28 @@ func TestMeanModel(t *testing.T) {
 			}
 			if got := float64(logits[b*classes+c]); math.Abs(got-math.Log(want)) > 1e-5 {
 				t.Errorf("input %d class %d: logit %v, want log %v = %v", b, c, got, want, math.Log(want))
+			}
+		}
+	}
+	// the chains of perturbed copies (the metrics' path): the same mean
+	// and logarithm at every copy
+	for _, lg := range []bool{false, true} {
+		req := nn.Chain{X: x, Classes: []int{0, 2}, Steps: 3, Logits: lg, Edit: func(b, k int, cur []float32) (int, int) {
+			cur[k] = float32(b + k)
+			return k, k + 1
+		}}
+		out := make([]float32, 6)
+		if err := nn.Chained(ctx, m, req, out); err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range out {
+			c := req.Classes[j/3]
+			want := (p[c] + q[c]) / 2
+			if lg {
+				want = math.Log(want)
+			}
+			if math.Abs(float64(v)-want) > 1e-5 {
+				t.Errorf("chain %d copy %d (logits %v): %v, want %v", j/3, j%3, lg, v, want)
 			}
 		}
 	}

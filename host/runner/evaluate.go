@@ -112,7 +112,7 @@ func (j *explainJob) evaluate(ctx context.Context, opt EvaluateOptions, metrics 
 		for i := range keys {
 			keys[i] = rng.Key(j.opt.Seed, engine.MetricPurpose, "", i, s)
 		}
-		in := metric.Input{N: j.nIn, C: j.inC, T: j.n / j.inC, X: j.x, Maps: maps[s], Targets: j.targets, Masks: masks, Keys: keys}
+		in := metric.Input{N: j.nIn, C: j.inC, T: j.n / j.inC, X: j.x, Maps: maps[s], Targets: j.targets, Masks: masks, Keys: keys, Workers: j.workers}
 		var re *engine.Reexplainer
 		score := func(model nn.Model) error {
 			in.Model = model

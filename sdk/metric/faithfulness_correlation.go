@@ -52,7 +52,7 @@ func (m *faithCorr) Info() Info { return m.info }
 
 func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 	info := m.info
-	a, fw, err := m.start(info, in)
+	a, _, err := m.start(info, in)
 	if err != nil {
 		return err
 	}
@@ -60,24 +60,19 @@ func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 	if m.size > n {
 		return fmt.Errorf("%s: subset_size = %d is more than a record's %d x %d = %d samples", info.ID, m.size, in.C, in.T, n)
 	}
-	subsets := make([]int, in.N*m.runs*m.size)
-	out := make([]float64, in.N*(m.runs+1))
-	base := make([]float32, n)
+	subsets, bases := make([]int, in.N*m.runs*m.size), make([]float32, in.N*n)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		sub := subsets[i*m.runs*m.size : (i+1)*m.runs*m.size]
 		drawSubsets(sub, rng.For(in.key(i), info.ID, "", 0, 0), n, m.size)
-		if err := m.baselineOf(info, base, in, i); err != nil {
+		if err := m.baselineOf(info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
 		x, _, _ := in.record(i)
-		if err := removeEach(ctx, fw, in.Targets[i], x, base, sub, m.size, out[i*(m.runs+1):(i+1)*(m.runs+1)]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", info.ID, i, err)
-		}
+		eds[i] = &setEditor{x: x, base: bases[i*n : (i+1)*n], sets: sub, size: m.size, T: in.T, scattered: true}
 	}
-	if err := fw.flush(ctx); err != nil {
+	out, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", info.ID, err)
 	}
 	for i := range in.N {
@@ -100,28 +95,6 @@ func drawSubsets(sub []int, r *rand.Rand, n, size int) {
 		}
 		copy(sub[s:s+size], perm[:size])
 	}
-}
-
-// removeEach queues x's output into out[0] and, for each set of size
-// indices in sets (each from the original x), x with that set replaced by
-// base into out[1+r].
-func removeEach(ctx context.Context, fw *forwards, y int, x, base []float32, sets []int, size int, out []float64) error {
-	q, err := fw.next(ctx, y, &out[0])
-	if err != nil {
-		return err
-	}
-	copy(q, x)
-	for r := 0; r*size < len(sets); r++ {
-		q, err := fw.next(ctx, y, &out[1+r])
-		if err != nil {
-			return err
-		}
-		copy(q, x)
-		for _, j := range sets[r*size : (r+1)*size] {
-			q[j] = base[j]
-		}
-	}
-	return nil
 }
 
 // setCorrelation is corr(A, Δ) over the sets: A_r the sum of a over set

@@ -37,30 +37,24 @@ type faithEst struct {
 func (m *faithEst) Info() Info { return m.info }
 
 func (m *faithEst) Score(ctx context.Context, in *Input, dst []Score) error {
-	a, fw, err := m.start(m.info, in)
+	a, _, err := m.start(m.info, in)
 	if err != nil {
 		return err
 	}
 	n := in.Len()
-	orders := make([]int, in.N*n)
+	orders, bases := make([]int, in.N*n), make([]float32, in.N*n)
 	K := n / m.step
-	out := make([]float64, in.N*(K+1))
-	base := make([]float32, n)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		order := orders[i*n : (i+1)*n]
-		orderDesc(order, a[i*n:(i+1)*n])
-		if err := m.baselineOf(m.info, base, in, i); err != nil {
+		orderDesc(orders[i*n:(i+1)*n], a[i*n:(i+1)*n])
+		if err := m.baselineOf(m.info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
 		x, _, _ := in.record(i)
-		if err := removeEach(ctx, fw, in.Targets[i], x, base, order, m.step, out[i*(K+1):(i+1)*(K+1)]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", m.info.ID, i, err)
-		}
+		eds[i] = &setEditor{x: x, base: bases[i*n : (i+1)*n], sets: orders[i*n : (i+1)*n], size: m.step, T: in.T}
 	}
-	if err := fw.flush(ctx); err != nil {
+	out, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", m.info.ID, err)
 	}
 	for i := range in.N {

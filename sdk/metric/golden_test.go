@@ -339,31 +339,36 @@ func (c *quantusCase) savedOrderCurve(t *testing.T, ctx context.Context, quantus
 	if err := baselineSignal(base, in, i, BaselineBlack); err != nil {
 		t.Fatal(err)
 	}
-	cur := make([]float32, in.Len())
-	fw := newForwards(in.Model)
-	var p0 float64
-	var curve []float64
-	var err error
+	var e editor
 	switch quantus {
 	case "PixelFlipping":
-		curve = make([]float64, in.Len()/20)
-		err = flipSteps(ctx, fw, in.Targets[i], x, base, cur, descOrd, 20, curve)
+		e = &flipEditor{base: base, order: descOrd, step: 20, T: in.T}
 	default:
-		curve = make([]float64, 32)
-		err = removeRegions(ctx, fw, in.Targets[i], x, base, cur, regionOrd, in.C, in.T, 20, &p0, curve)
+		e = &regionEditor{base: base, order: regionOrd, C: in.C, T: in.T, patch: 20}
 	}
-	if err == nil {
-		err = fw.flush(ctx)
-	}
-	if err != nil {
-		t.Fatal(err)
+	out := chainOf(t, ctx, in, i, true, x, e)
+	curve := out
+	if quantus != "PixelFlipping" {
+		curve = out[1:]
 	}
 	if quantus == "RegionPerturbation" {
 		for k := range curve {
-			curve[k] = float64(float32(p0) - float32(curve[k]))
+			curve[k] = float64(float32(out[0]) - float32(curve[k]))
 		}
 	}
 	return curve
+}
+
+// chainOf is the outputs (probabilities if softmax, else logits) of the
+// chain of e from start, for record i's target.
+func chainOf(t *testing.T, ctx context.Context, in *Input, i int, softmax bool, start []float32, e editor) []float64 {
+	t.Helper()
+	one := Input{Model: in.Model, Targets: in.Targets[i : i+1]}
+	out, err := keys{softmax: softmax}.chainOutputs(ctx, &one, start, []editor{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestQuantusCorrelations: FaithfulnessCorrelation, FaithfulnessEstimate
@@ -403,38 +408,19 @@ func TestQuantusCorrelations(t *testing.T) {
 				if err := baselineSignal(base, in, i, BaselineBlack); err != nil {
 					t.Fatal(err)
 				}
-				// replay queues a record's copies on the model's outputs
-				// (probabilities if softmax) and runs them.
-				replay := func(softmax bool, queue func(fw *forwards) error) {
-					fw, err := newOutputs(in.Model, softmax)
-					if err == nil {
-						err = queue(fw)
-					}
-					if err == nil {
-						err = fw.flush(ctx)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
 				var got Score
 				switch q {
 				case "FaithfulnessCorrelation":
 					sets := subsets[i*100*224 : (i+1)*100*224]
-					out := make([]float64, 101)
-					replay(false, func(fw *forwards) error { return removeEach(ctx, fw, in.Targets[i], x, base, sets, 224, out) })
+					out := chainOf(t, ctx, in, i, false, x, &setEditor{x: x, base: base, sets: sets, size: 224, T: in.T, scattered: true})
 					got = setCorrelation(a, sets, 224, out, pearson)
 				case "FaithfulnessEstimate":
 					order := descOrd[i*n : (i+1)*n]
-					out := make([]float64, K+1)
-					replay(false, func(fw *forwards) error { return removeEach(ctx, fw, in.Targets[i], x, base, order, 20, out) })
+					out := chainOf(t, ctx, in, i, false, x, &setEditor{x: x, base: base, sets: order, size: 20, T: in.T})
 					got = setCorrelation(a, order, 20, out, pearson)
 				case "MonotonicityCorrelation":
 					order := ascOrd[i*n : (i+1)*n]
-					out := make([]float64, 1+K*10)
-					replay(true, func(fw *forwards) error {
-						return changeGroups(ctx, fw, in.Targets[i], x, nil, uniform[i*K*10:(i+1)*K*10], order, 20, 10, out)
-					})
+					out := chainOf(t, ctx, in, i, true, x, &setEditor{x: x, vals: uniform[i*K*10 : (i+1)*K*10], sets: order, size: 20, samples: 10, T: in.T})
 					got = monotonicityCorrelation(abs[i*n:(i+1)*n], order, 20, 10, 1e-5, out)
 					if nearTies(out, 10, 1e-4) {
 						t.Logf("%s/%s %s record %d: variances within 1e-4 of each other: %v, Quantus %v", c.net, c.method, q, i, got.Value, want[i])

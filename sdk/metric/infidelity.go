@@ -61,7 +61,7 @@ type infidelity struct {
 func (m *infidelity) Info() Info { return m.info }
 
 func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
-	a, fw, err := m.start(m.info, in)
+	a, _, err := m.start(m.info, in)
 	if err != nil {
 		return err
 	}
@@ -75,40 +75,18 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 	for _, p := range m.patches {
 		per += (in.T + p - 1) / p
 	}
-	out := make([]float64, in.N*per)
-	bases, cur := make([]float32, in.N*n), make([]float32, n)
+	bases := make([]float32, in.N*n)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		base := bases[i*n : (i+1)*n]
 		if err := m.baselineOf(m.info, base, in, i); err != nil {
 			return err
 		}
 		x, _, _ := in.record(i)
-		o := out[i*per : (i+1)*per]
-		q, err := fw.next(ctx, in.Targets[i], &o[0])
-		if err != nil {
-			return err
-		}
-		copy(q, x)
-		k := 1
-		for _, p := range m.patches {
-			copy(cur, x)
-			for t0 := 0; t0 < in.T; t0 += p {
-				for c := range in.C {
-					copy(cur[c*in.T+t0:c*in.T+min(t0+p, in.T)], base[c*in.T+t0:c*in.T+min(t0+p, in.T)])
-				}
-				q, err := fw.next(ctx, in.Targets[i], &o[k])
-				if err != nil {
-					return err
-				}
-				copy(q, cur)
-				k++
-			}
-		}
+		eds[i] = newPatchEditor(x, base, m.patches, in.C, in.T)
 	}
-	if err := fw.flush(ctx); err != nil {
+	out, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", m.info.ID, err)
 	}
 	for i := range in.N {
@@ -138,4 +116,44 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 		dst[i] = Score{Value: score / float64(len(m.patches))}
 	}
 	return nil
+}
+
+// patchEditor removes patches one after another, for each patch size in
+// turn: copy 0 is x; for patch size p, the copies that follow have the
+// first 1, 2, ... patches of p steps (all channels of [0, p), [p, 2p),
+// ...) set to base, each size starting again from x.
+type patchEditor struct {
+	x, base []float32
+	patches []int
+	C, T    int
+	// at is the copy's patch size index and patch start, from copy 1.
+	at [][2]int
+}
+
+func newPatchEditor(x, base []float32, patches []int, C, T int) *patchEditor {
+	e := &patchEditor{x: x, base: base, patches: patches, C: C, T: T}
+	for pi, p := range patches {
+		for t0 := 0; t0 < T; t0 += p {
+			e.at = append(e.at, [2]int{pi, t0})
+		}
+	}
+	return e
+}
+
+func (e *patchEditor) steps() int { return 1 + len(e.at) }
+
+func (e *patchEditor) edit(k int, cur []float32) (int, int) {
+	if k == 0 {
+		return 0, 0
+	}
+	pi, t0 := e.at[k-1][0], e.at[k-1][1]
+	lo, hi := t0, min(t0+e.patches[pi], e.T)
+	if t0 == 0 && pi > 0 { // the next patch size starts again from x
+		copy(cur, e.x)
+		lo, hi = 0, e.T
+	}
+	for c := range e.C {
+		copy(cur[c*e.T+t0:c*e.T+min(t0+e.patches[pi], e.T)], e.base[c*e.T+t0:c*e.T+min(t0+e.patches[pi], e.T)])
+	}
+	return lo, hi
 }

@@ -120,6 +120,9 @@ type Input struct {
 	TrainMean []float32
 	// Explain, nil when not known, re-explains other inputs.
 	Explain ExplainFunc
+	// Workers is the number of goroutines a metric may run its model's
+	// perturbed copies on (0 or 1: one). The scores do not depend on it.
+	Workers int
 }
 
 // Len is C*T, the length of one record.

@@ -41,31 +41,26 @@ func (m *monotonicity) Info() Info { return m.info }
 
 func (m *monotonicity) Score(ctx context.Context, in *Input, dst []Score) error {
 	info := m.info
-	a, fw, err := m.start(info, in)
+	a, _, err := m.start(info, in)
 	if err != nil {
 		return err
 	}
 	n := in.Len()
 	K := n / m.step
-	order := make([]int, n)
-	curves := make([]float64, in.N*K)
-	cur, scratch := make([]float32, n), make([]float32, n)
+	orders, bases := make([]int, in.N*n), make([]float32, in.N*n)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
+		orderAsc(orders[i*n:(i+1)*n], a[i*n:(i+1)*n])
+		if err := m.baselineOf(info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		orderAsc(order, a[i*n:(i+1)*n])
-		if err := m.baselineOf(info, cur, in, i); err != nil {
-			return err
-		}
+		// flipping from the baseline towards x: the "removed" value of
+		// a sample is its own
 		x, _, _ := in.record(i)
-		// flipSteps from the baseline towards x: the "removed" value of
-		// a sample is its own.
-		if err := flipSteps(ctx, fw, in.Targets[i], cur, x, scratch, order, m.step, curves[i*K:(i+1)*K]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", info.ID, i, err)
-		}
+		eds[i] = &flipEditor{base: x, order: orders[i*n : (i+1)*n], step: m.step, T: in.T}
 	}
-	if err := fw.flush(ctx); err != nil {
+	curves, err := m.chainOutputs(ctx, in, bases, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", info.ID, err)
 	}
 	for i := range in.N {

@@ -61,38 +61,37 @@ func (m *monoCorr) Info() Info { return m.info }
 
 func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 	info := m.info
-	a, fw, err := m.start(info, in)
+	a, _, err := m.start(info, in)
 	if err != nil {
 		return err
 	}
 	n := in.Len()
 	K := n / m.step
-	orders := make([]int, in.N*n)
-	out := make([]float64, in.N*(1+K*m.samples))
-	u := make([]float32, K*m.samples)
-	base := make([]float32, n)
+	orders, bases := make([]int, in.N*n), make([]float32, in.N*n)
+	var vals []float32
+	if m.baseline == "uniform" {
+		vals = make([]float32, in.N*K*m.samples)
+	}
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		order := orders[i*n : (i+1)*n]
 		orderAsc(order, a[i*n:(i+1)*n])
-		var vals []float32
-		if m.baseline == "uniform" {
+		e := &setEditor{sets: order, size: m.step, samples: m.samples, T: in.T}
+		if vals != nil {
 			r := rng.For(in.key(i), info.ID, "", 0, 0)
-			for j := range u {
-				u[j] = float32(r.Float64())
+			e.vals = vals[i*K*m.samples : (i+1)*K*m.samples]
+			for j := range e.vals {
+				e.vals[j] = float32(r.Float64())
 			}
-			vals = u
-		} else if err := m.baselineOf(info, base, in, i); err != nil {
+		} else if err := m.baselineOf(info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		x, _, _ := in.record(i)
-		if err := changeGroups(ctx, fw, in.Targets[i], x, base, vals, order, m.step, m.samples, out[i*(1+K*m.samples):(i+1)*(1+K*m.samples)]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", info.ID, i, err)
-		}
+		e.x, _, _ = in.record(i)
+		e.base = bases[i*n : (i+1)*n]
+		eds[i] = e
 	}
-	if err := fw.flush(ctx); err != nil {
+	out, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", info.ID, err)
 	}
 	for i := range in.N {
@@ -101,35 +100,8 @@ func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 	return nil
 }
 
-// changeGroups queues x's output into out[0] and, for each group k of
-// step indices of order and each change s, x with the group set to
-// vals[k*samples+s] (vals not nil) or to base, into out[1+k*samples+s].
-func changeGroups(ctx context.Context, fw *forwards, y int, x, base, vals []float32, order []int, step, samples int, out []float64) error {
-	q, err := fw.next(ctx, y, &out[0])
-	if err != nil {
-		return err
-	}
-	copy(q, x)
-	for k := 0; k*step < len(order); k++ {
-		for s := range samples {
-			q, err := fw.next(ctx, y, &out[1+k*samples+s])
-			if err != nil {
-				return err
-			}
-			copy(q, x)
-			for _, j := range order[k*step : (k+1)*step] {
-				if vals != nil {
-					q[j] = vals[k*samples+s]
-				} else {
-					q[j] = base[j]
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// monotonicityCorrelation is the score from the outputs of changeGroups.
+// monotonicityCorrelation is the score from the outputs of a setEditor's
+// chain (its copy 1+k*samples+s: group k changed, sample s).
 func monotonicityCorrelation(a []float64, order []int, step, samples int, eps float64, out []float64) Score {
 	K := len(order) / step
 	p0 := float32(out[0])

@@ -39,52 +39,28 @@ type pixelFlipping struct {
 func (m *pixelFlipping) Info() Info { return m.info }
 
 func (m *pixelFlipping) Score(ctx context.Context, in *Input, dst []Score) error {
-	a, fw, err := m.start(m.info, in)
+	a, _, err := m.start(m.info, in)
 	if err != nil {
 		return err
 	}
 	n := in.Len()
-	order := make([]int, n)
 	K := n / m.step
-	curves := make([]float64, in.N*K)
-	base := make([]float32, n)
-	cur := make([]float32, n)
+	orders, bases := make([]int, in.N*n), make([]float32, in.N*n)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
+		orderDesc(orders[i*n:(i+1)*n], a[i*n:(i+1)*n])
+		if err := m.baselineOf(m.info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		x, _, _ := in.record(i)
-		orderDesc(order, a[i*n:(i+1)*n])
-		if err := m.baselineOf(m.info, base, in, i); err != nil {
-			return err
-		}
-		if err := flipSteps(ctx, fw, in.Targets[i], x, base, cur, order, m.step, curves[i*K:(i+1)*K]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", m.info.ID, i, err)
-		}
+		eds[i] = &flipEditor{base: bases[i*n : (i+1)*n], order: orders[i*n : (i+1)*n], step: m.step, T: in.T}
 	}
-	if err := fw.flush(ctx); err != nil {
+	curves, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", m.info.ID, err)
 	}
 	for i := range in.N {
 		c := curves[i*K : (i+1)*K]
 		dst[i] = Score{Value: trapz(c), Curve: c}
-	}
-	return nil
-}
-
-// flipSteps queues, for k = 1..len(curve), x with the samples
-// order[:k*step] set to base, its probability into curve[k-1].
-func flipSteps(ctx context.Context, fw *forwards, y int, x, base, cur []float32, order []int, step int, curve []float64) error {
-	copy(cur, x)
-	for k := range curve {
-		for _, j := range order[k*step : (k+1)*step] {
-			cur[j] = base[j]
-		}
-		q, err := fw.next(ctx, y, &curve[k])
-		if err != nil {
-			return err
-		}
-		copy(q, cur)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ type regionMetric struct {
 func (m *regionMetric) Info() Info { return m.info }
 
 func (m *regionMetric) Score(ctx context.Context, in *Input, dst []Score) error {
-	a, fw, err := m.start(m.info, in)
+	a, _, err := m.start(m.info, in)
 	if err != nil {
 		return err
 	}
@@ -135,38 +135,32 @@ func (m *regionMetric) Score(ctx context.Context, in *Input, dst []Score) error 
 		K = min(m.evaluate, R)
 	}
 	s := make([]float64, R)
-	order := make([]int, R)
-	p0 := make([]float64, in.N)
-	curves := make([]float64, in.N*K)
-	base := make([]float32, in.Len())
-	cur := make([]float32, in.Len())
 	n := in.Len()
+	orders, bases := make([]int, in.N*K), make([]float32, in.N*n)
+	order := make([]int, R)
+	eds := make([]editor, in.N)
 	for i := range in.N {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		x, _, _ := in.record(i)
 		regionSums(s, a[i*n:(i+1)*n], in.C, in.T, m.patch)
 		if m.lerf {
 			orderAsc(order, s)
 		} else {
 			orderDesc(order, s)
 		}
-		if err := m.baselineOf(m.info, base, in, i); err != nil {
+		copy(orders[i*K:(i+1)*K], order)
+		if err := m.baselineOf(m.info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		if err := removeRegions(ctx, fw, in.Targets[i], x, base, cur, order[:K], in.C, in.T, m.patch, &p0[i], curves[i*K:(i+1)*K]); err != nil {
-			return fmt.Errorf("%s: record %d: %w", m.info.ID, i, err)
-		}
+		eds[i] = &regionEditor{base: bases[i*n : (i+1)*n], order: orders[i*K : (i+1)*K], C: in.C, T: in.T, patch: m.patch}
 	}
-	if err := fw.flush(ctx); err != nil {
+	out, err := m.chainOutputs(ctx, in, in.X, eds)
+	if err != nil {
 		return fmt.Errorf("%s: %w", m.info.ID, err)
 	}
 	for i := range in.N {
-		c := curves[i*K : (i+1)*K]
+		c := out[i*(K+1)+1 : (i+1)*(K+1)]
 		if !m.prob {
 			for k := range c {
-				c[k] = float64(float32(p0[i]) - float32(c[k]))
+				c[k] = float64(float32(out[i*(K+1)]) - float32(c[k]))
 			}
 		}
 		dst[i] = Score{Value: trapz(c), Curve: c}
@@ -183,28 +177,4 @@ func regionSums(s, a []float64, C, T, patch int) {
 			s[t/patch] += v
 		}
 	}
-}
-
-// removeRegions queues x's probability into *p0 and, for k = 1..len(order),
-// the probability of x with regions order[0..k-1] set to base into
-// curve[k-1] (cur is scratch of x's length).
-func removeRegions(ctx context.Context, fw *forwards, y int, x, base, cur []float32, order []int, C, T, patch int, p0 *float64, curve []float64) error {
-	q, err := fw.next(ctx, y, p0)
-	if err != nil {
-		return err
-	}
-	copy(q, x)
-	copy(cur, x)
-	for k, j := range order {
-		lo, hi := j*patch, min((j+1)*patch, T)
-		for c := range C {
-			copy(cur[c*T+lo:c*T+hi], base[c*T+lo:c*T+hi])
-		}
-		q, err := fw.next(ctx, y, &curve[k])
-		if err != nil {
-			return err
-		}
-		copy(q, cur)
-	}
-	return nil
 }

@@ -1,0 +1,180 @@
+package metric
+
+import (
+	"context"
+
+	"github.com/uaxai/uaxai/sdk/nn"
+)
+
+// The perturbation metrics' copies of a record are chains (nn.Chain):
+// copy k is made from copy k-1 by an editor, which changes a few samples,
+// so that a network computed in this process recomputes only what the
+// change reaches (graph.Net.ChainOutputs) and any other model runs a
+// forward pass a copy. An editor writes the same values either way.
+
+// editor makes one record's chain of copies.
+type editor interface {
+	// steps is the number of copies.
+	steps() int
+	// edit makes copy k from copy k-1 (from the chain's start when k =
+	// 0) in cur, and returns the range [lo, hi) of time steps changed.
+	edit(k int, cur []float32) (lo, hi int)
+}
+
+// hider is an editor some of whose copies are only a way to the next:
+// their outputs are left out.
+type hider interface {
+	hidden(k int) bool
+}
+
+// chainOutputs returns out[i*S+k] = the output (p_y, or the logit f_y
+// when softmax is false) of copy k of record i's chain, y = targets[i],
+// which starts at record i of starts and has the copies of eds[i] (every
+// editor's steps() the same), S of them not hidden (hider), those alone
+// in out.
+func (k keys) chainOutputs(ctx context.Context, in *Input, starts []float32, eds []editor) ([]float64, error) {
+	S := 0
+	if len(eds) > 0 {
+		S = eds[0].steps()
+	}
+	for _, e := range eds {
+		if e.steps() != S {
+			panic("metric: chains of different lengths")
+		}
+	}
+	out32 := make([]float32, len(eds)*S)
+	req := nn.Chain{X: starts, Classes: in.Targets, Steps: S, Logits: !k.softmax, Workers: in.Workers,
+		Edit: func(b, k int, cur []float32) (int, int) { return eds[b].edit(k, cur) }}
+	if err := nn.Chained(ctx, in.Model, req, out32); err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, len(out32))
+	for i, e := range eds {
+		h, _ := e.(hider)
+		for k, v := range out32[i*S : (i+1)*S] {
+			if h == nil || !h.hidden(k) {
+				out = append(out, float64(v))
+			}
+		}
+	}
+	return out, nil
+}
+
+// span widens [lo, hi) to hold time step t.
+func span(lo, hi, t int) (int, int) { return min(lo, t), max(hi, t+1) }
+
+// regionEditor removes whole regions: copy 0 is the start itself, copy k
+// has regions order[0..k-1] (all channels of the steps [patch*j,
+// patch*(j+1)) of region j) set to base.
+type regionEditor struct {
+	base        []float32
+	order       []int
+	C, T, patch int
+}
+
+func (e *regionEditor) steps() int { return 1 + len(e.order) }
+
+func (e *regionEditor) edit(k int, cur []float32) (int, int) {
+	if k == 0 {
+		return 0, 0
+	}
+	j := e.order[k-1]
+	lo, hi := j*e.patch, min((j+1)*e.patch, e.T)
+	for c := range e.C {
+		copy(cur[c*e.T+lo:c*e.T+hi], e.base[c*e.T+lo:c*e.T+hi])
+	}
+	return lo, hi
+}
+
+// flipEditor flips samples in groups: copy k (k = 0..len(order)/step-1)
+// has the samples order[:(k+1)*step] set to base.
+type flipEditor struct {
+	base    []float32
+	order   []int
+	step, T int
+}
+
+func (e *flipEditor) steps() int { return len(e.order) / e.step }
+
+func (e *flipEditor) edit(k int, cur []float32) (int, int) {
+	lo, hi := e.T, 0
+	for _, j := range e.order[k*e.step : (k+1)*e.step] {
+		cur[j] = e.base[j]
+		lo, hi = span(lo, hi, j%e.T)
+	}
+	return lo, hi
+}
+
+// setEditor changes one set at a time: copy 0 is x, copy 1+r is x with
+// the samples sets[r*size:(r+1)*size] set to base, or, with vals, x with
+// group g = r/samples of sets set to vals[r] (samples copies a group).
+// Before the copies of group g >= 1 a hidden step restores group g-1 to
+// x, so that every step changes one group's samples (a short range when
+// the group's samples lie together) rather than the hull of two; with
+// scattered set, whose samples lie all over the record, the first copy
+// of a group restores the group before itself (a hidden step would cost
+// a forward pass of its own).
+type setEditor struct {
+	x, base, vals []float32
+	sets          []int
+	size, samples int
+	T             int
+	scattered     bool
+}
+
+// per is the copies a group.
+func (e *setEditor) per() int { return max(e.samples, 1) }
+
+func (e *setEditor) steps() int {
+	G := len(e.sets) / e.size
+	if G == 0 || e.scattered {
+		return 1 + G*e.per()
+	}
+	return 1 + G*e.per() + G - 1
+}
+
+// at is step k's group and copy r, or the group it restores (r < 0).
+func (e *setEditor) at(k int) (g, r int) {
+	S := e.per()
+	j := k - 1
+	if j < S || e.scattered {
+		return j / S, j
+	}
+	j -= S
+	g = 1 + j/(S+1)
+	if j%(S+1) == 0 {
+		return g - 1, -1
+	}
+	return g, g*S + j%(S+1) - 1
+}
+
+func (e *setEditor) hidden(k int) bool {
+	_, r := e.at(k)
+	return k > 0 && r < 0
+}
+
+func (e *setEditor) edit(k int, cur []float32) (int, int) {
+	lo, hi := e.T, 0
+	if k == 0 {
+		return lo, hi
+	}
+	g, r := e.at(k)
+	if e.scattered && r%e.per() == 0 && g > 0 {
+		for _, j := range e.sets[(g-1)*e.size : g*e.size] {
+			cur[j] = e.x[j]
+			lo, hi = span(lo, hi, j%e.T)
+		}
+	}
+	for _, j := range e.sets[g*e.size : (g+1)*e.size] {
+		switch {
+		case r < 0:
+			cur[j] = e.x[j]
+		case e.vals != nil:
+			cur[j] = e.vals[r]
+		default:
+			cur[j] = e.base[j]
+		}
+		lo, hi = span(lo, hi, j%e.T)
+	}
+	return lo, hi
+}
