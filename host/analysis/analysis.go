@@ -88,6 +88,9 @@ type record struct {
 	// draws' (randOK false: not measured)
 	randW1 float64
 	randOK bool
+	// randWhy: why the draws could not be re-initialised (a served
+	// network), when randomise_draws asked for it
+	randWhy string
 	// meanAbs: the mean over samples and draws of |R|, for scale
 	meanAbs float64
 	// chanShare[c]: channel c's share of the draws' mean map's total |R|
@@ -286,6 +289,7 @@ func (a *Analyser) record(b *engine.Batch, j int) *record {
 	}
 	metricScores(b, j, rec)
 	rec.chanShare = channelShare(maps, b.Channels)
+	rec.randWhy = b.RandomisedWhy
 	if b.RandomisedW1 != nil {
 		rec.randW1, rec.randOK = b.RandomisedW1[j], true
 		var s float64

@@ -325,7 +325,8 @@ func (a *Analyser) RecordColumns() (report.RecordColumns, bool) {
 }
 
 // metricCurves draws, for each curve metric and pair, figures/metric-
-// <id>-<i>-<posterior>_<explainer>.png: the draws' curve (the mean over
+// <id>-<i>-<posterior>_<explainer>.png and report.html's chart of the
+// same lines (Report.Charts): the draws' curve (the mean over
 // the records of each draw's curve, then over the draws) with the band
 // from the lowest to the highest draw's, and each map summary's mean
 // curve. A figure that cannot be drawn is a note.
@@ -346,6 +347,11 @@ func (a *Analyser) metricCurves(rep *Report) {
 			}
 			name := fmt.Sprintf("figures/metric-%s-%02d-%s_%s.png", report.Slug(strings.TrimPrefix(info.ID, "metric.")), pi+1, report.Slug(p.post), report.Slug(p.exp))
 			rep.Files = append(rep.Files, File{Name: name, Data: buf.Bytes()})
+			ch := report.Chart{Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel}
+			for _, l := range f.Lines {
+				ch.Lines = append(ch.Lines, report.ChartLine{Label: l.Label, Y: l.Y, Lo: l.Lo, Hi: l.Hi})
+			}
+			rep.Charts = append(rep.Charts, ch)
 		}
 	}
 }
@@ -452,8 +458,16 @@ func (a *Analyser) randomisedReport(rep *Report) {
 	}
 	var js []row
 	for _, p := range a.orderedPairs() {
-		any := false
-		p.each(func(r *record) { any = any || r.randOK })
+		any, why := false, ""
+		p.each(func(r *record) {
+			any = any || r.randOK
+			if why == "" {
+				why = r.randWhy
+			}
+		})
+		if why != "" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("randomise_draws: %s / %s is left out of the randomisation table: %s", p.post, p.exp, why))
+		}
 		if !any {
 			continue
 		}

@@ -459,3 +459,36 @@ func TestFigureFailureIsANote(t *testing.T) {
 		t.Errorf("notes %q: none says the sag figure was not drawn", rep.Notes)
 	}
 }
+
+// TestRandomisedDrawsServedIsANote: batches whose draws could not be
+// re-initialised (RandomisedWhy, a served network) give no randomisation
+// table but a note naming the pair and the reason; measured batches give
+// the table and no note.
+func TestRandomisedDrawsServedIsANote(t *testing.T) {
+	for _, served := range []bool{true, false} {
+		w := newWorld(t, recipe.Analysis{}, 4, 3, nil)
+		a := New(w.setup)
+		for _, b := range w.batches {
+			if served {
+				b.RandomisedWhy = "draw 0 is served by a PyTorch process"
+			} else {
+				b.RandomisedW1 = make([]float64, len(b.Records))
+			}
+			if err := a.Batch(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep, err := a.Finish(&engine.Results{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range rep.Notes {
+			noted = noted || strings.Contains(n, "P / E is left out of the randomisation table: draw 0 is served")
+		}
+		_, table := rep.JSON["randomised_draws"]
+		if noted != served || table == served {
+			t.Errorf("served %v: note %v, table %v (notes %q)", served, noted, table, rep.Notes)
+		}
+	}
+}

@@ -21,6 +21,7 @@ type Report struct {
 	JSON   map[string]any
 	Files  []File
 	Notes  []string
+	Charts []report.Chart // report.html's metric curves (the PNGs' data)
 }
 
 // File is one file of the run directory.

@@ -35,6 +35,7 @@ type wireRecord struct {
 	DrawScores, SumScores        [][]metric.Score
 	RandW1, MeanAbs              float64
 	RandOK                       bool
+	RandWhy                      string `json:",omitempty"`
 	ChanShare                    []float64
 }
 
@@ -103,7 +104,7 @@ func (a *Analyser) Put(ps, es engine.Step, si int, data []byte) error {
 
 func toWire(i int, r *record) wireRecord {
 	w := wireRecord{Index: i, Label: r.label, Target: r.target, Pred: r.pred, MaskLen: r.maskLen, Correct: r.correct, LOO: r.loo,
-		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums, Explore: r.explore, DrawScores: r.drawScores, SumScores: r.sumScores, RandW1: r.randW1, MeanAbs: r.meanAbs, RandOK: r.randOK, ChanShare: r.chanShare}
+		Agree: r.agree, AgreeOK: r.agreeOK, CX: r.cx, Term: r.term, Figure: r.figure, Maps: r.maps, Sums: r.sums, Explore: r.explore, DrawScores: r.drawScores, SumScores: r.sumScores, RandW1: r.randW1, MeanAbs: r.meanAbs, RandOK: r.randOK, RandWhy: r.randWhy, ChanShare: r.chanShare}
 	for _, s := range r.sens {
 		w.Sens = append(w.Sens, wireSens{Corr: s.corr, Stab: s.stab, W1: s.w1, DIoU: s.dIoU, CorrOK: s.corrOK, StabOK: s.stabOK, IoUOK: s.iouOK})
 	}
@@ -118,7 +119,7 @@ func toWire(i int, r *record) wireRecord {
 
 func fromWire(w wireRecord) *record {
 	r := &record{label: w.Label, target: w.Target, pred: w.Pred, maskLen: w.MaskLen, correct: w.Correct, loo: w.LOO,
-		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums, explore: w.Explore, drawScores: w.DrawScores, sumScores: w.SumScores, randW1: w.RandW1, meanAbs: w.MeanAbs, randOK: w.RandOK, chanShare: w.ChanShare}
+		agree: w.Agree, agreeOK: w.AgreeOK, cx: w.CX, term: w.Term, figure: w.Figure, maps: w.Maps, sums: w.Sums, explore: w.Explore, drawScores: w.DrawScores, sumScores: w.SumScores, randW1: w.RandW1, meanAbs: w.MeanAbs, randOK: w.RandOK, randWhy: w.RandWhy, chanShare: w.ChanShare}
 	for _, s := range w.Sens {
 		r.sens = append(r.sens, sensResult{corr: s.Corr, stab: s.Stab, w1: s.W1, dIoU: s.DIoU, corrOK: s.CorrOK, stabOK: s.StabOK, iouOK: s.IoUOK})
 	}

@@ -18,7 +18,8 @@ import (
 
 // This file writes report.html: one self-contained page (no network
 // access; its script and style are inline, written here, html.js and
-// html.css) with the run's tables, the per-class IoU chart (inline SVG),
+// html.css) with the run's tables, the per-class IoU chart and the
+// metrics' curves (inline SVG),
 // a browser of the explained records (analysis.Explored) and, for a
 // recording, the timeline of its windows.
 
@@ -34,6 +35,7 @@ type HTML struct {
 	Notes, Warnings []string
 	Tables          []Table // tables.md's
 	Bars            *Bars   // nil: nothing scored
+	Charts          []Chart // the metrics' curves
 	Records         []Explored
 	Windows         []Window
 	ClassNames      []string
@@ -264,6 +266,7 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <section id="tables"><h2>Tables</h2>{{if not .Tables}}<p>No tables: the run scored nothing (a recording has no ground truth).</p>{{end}}
 {{range .Tables}}<table><caption>{{.Title}}</caption><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}</section>
 {{if .Bars}}<section id="charts"><h2>Per-class chart</h2>{{.BarsSVG}}</section>{{end}}
+{{if .ChartsSVG}}<section id="curves"><h2>Metric curves</h2><p>Each curve metric's mean curve over the records: the draws' (the band from the lowest to the highest draw's) and each map summary's.</p>{{range .ChartsSVG}}<div class="cwrap">{{.}}</div>{{end}}</section>{{end}}
 {{if .HasWindows}}<section id="timeline"><h2>Timeline of the recording</h2>
 <p>Each window along the recording's time, coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
 <label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div></section>{{end}}
@@ -309,6 +312,11 @@ func WriteHTML(w io.Writer, h HTML) error {
 	if h.Bars != nil {
 		v["BarsSVG"] = h.Bars.svg()
 	}
+	var charts []template.HTML
+	for i := range h.Charts {
+		charts = append(charts, h.Charts[i].svg())
+	}
+	v["ChartsSVG"] = charts
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, v); err != nil {
 		return fmt.Errorf("report.html: %w", err)

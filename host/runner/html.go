@@ -25,6 +25,9 @@ func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Result
 	if w.an != nil {
 		h.Records = w.an.Explored()
 	}
+	if w.anRep != nil {
+		h.Charts = w.anRep.Charts
+	}
 	if len(h.Windows) > 0 && len(h.Records) > 0 && h.Windows[0].Length > 0 {
 		h.Fs = float64(len(h.Records[0].Mean)/max(h.Records[0].Channels, 1)) / h.Windows[0].Length
 	}

@@ -216,11 +216,18 @@ func TestRecipeMetrics(t *testing.T) {
 		t.Fatal("no map checked")
 	}
 
-	// A curve metric's figure a pair.
+	// A curve metric's figure a pair, and report.html's chart of each.
 	for _, name := range []string{"metric-pixel-flipping-01-deterministic_explainer-occlusion.png", "metric-mprt-02-ensemble_explainer-occlusion.png"} {
 		if _, err := png.Decode(bytes.NewReader(read(t, filepath.Join(one.Dir, "figures", name)))); err != nil {
 			t.Errorf("figures/%s: %v", name, err)
 		}
+	}
+	figs, err := filepath.Glob(filepath.Join(one.Dir, "figures", "metric-*.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(read(t, filepath.Join(one.Dir, "report.html"))), `class="curves"`); n != len(figs) || n == 0 {
+		t.Errorf("report.html has %d curve charts for %d curve figures", n, len(figs))
 	}
 
 	// records.csv: each summary row's record has its summary's score and
