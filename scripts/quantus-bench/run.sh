@@ -58,6 +58,23 @@ run_go() { # metric rep: the uaxai evaluate process, timed as a whole
 	echo >>"$OUT/go-$m.times"
 }
 
+run_base() { # the same uaxai evaluate process scoring sparseness, which calls no model: its reading, network and writing
+	local t0 t1
+	t0=$(now)
+	if ! (cd "$ROOT" && "$BIN" evaluate --model "recipes/archs/$NET.toml" \
+		--weights "testdata/golden/archs/$NET/model.safetensors" \
+		--input "$OUT/inputs.csv" --maps "$OUT/maps.csv" --target "$OUT/targets.csv" \
+		--workers "$GO_WORKERS" --metric sparseness --out "$OUT/go-base.csv") 2>"$OUT/go-base.err"; then
+		echo "uaxai evaluate (sparseness) failed:" >&2
+		cat "$OUT/go-base.err" >&2
+		echo nan >>"$OUT/go-base.times"
+		return
+	fi
+	t1=$(now)
+	elapsed "$t0" "$t1" >>"$OUT/go-base.times"
+	echo >>"$OUT/go-base.times"
+}
+
 run_py() { # metric rep: quantus_bench.py's in-process seconds, and its process timed as a whole
 	local m=$1 r=$2 t0 t1 line
 	t0=$(now)
@@ -75,11 +92,12 @@ run_py() { # metric rep: quantus_bench.py's in-process seconds, and its process 
 	echo >>"$OUT/quantus-$m.whole"
 }
 
+rm -f "$OUT/go-base.times"
 for m in $METRICS; do
 	rm -f "$OUT/go-$m.times" "$OUT/quantus-$m.times" "$OUT/quantus-$m.whole"
 	for r in $(seq 1 "$K"); do
 		# alternate which side goes first, so that neither always runs on a machine the other just warmed
-		if ((r % 2)); then run_go "$m" "$r"; run_py "$m" "$r"; else run_py "$m" "$r"; run_go "$m" "$r"; fi
+		if ((r % 2)); then run_go "$m" "$r"; run_py "$m" "$r"; run_base; else run_base; run_py "$m" "$r"; run_go "$m" "$r"; fi
 		echo "   $m rep $r: go $(tail -n 1 "$OUT/go-$m.times" | tr -d '\n')... quantus $(tail -n 1 "$OUT/quantus-$m.times")" >&2
 	done
 done
@@ -87,19 +105,23 @@ done
 {
 	echo "# uaxai evaluate vs Quantus 0.6.0: $NET, $METHOD maps, N=$N, K=$K, torch threads $QUANTUS_THREADS (OMP_WAIT_POLICY=$OMP_WAIT_POLICY), uaxai --workers $GO_WORKERS"
 	echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), cpu family $(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-	printf '%-26s %10s %14s %14s %8s %8s\n' metric "go_s" "quantus_in_s" "quantus_whole" ratio ratio_wh
+	base=$(grep -v '^$' "$OUT/go-base.times" | median)
+	printf '%-26s %10s %10s %14s %14s %8s %8s %8s\n' metric "go_s" "go_metric" "quantus_in_s" "quantus_whole" ratio ratio_in ratio_wh
 	for m in $METRICS; do
 		g=$(grep -v '^$' "$OUT/go-$m.times" | median)
 		q=$(median <"$OUT/quantus-$m.times")
 		w=$(grep -v '^$' "$OUT/quantus-$m.whole" | median)
-		awk -v m="$m" -v g="$g" -v q="$q" -v w="$w" 'BEGIN {
+		awk -v m="$m" -v g="$g" -v b="$base" -v q="$q" -v w="$w" 'BEGIN {
+			gm = g - b
 			r = (g > 0) ? sprintf("%.1f", q / g) : "nan"; rw = (g > 0) ? sprintf("%.1f", w / g) : "nan"
-			printf "%-26s %10s %14s %14s %8s %8s\n", m, g, q, w, r, rw }'
+			ri = (gm > 0) ? sprintf("%.1f", q / gm) : "nan"
+			printf "%-26s %10s %10.4f %14s %14s %8s %8s %8s\n", m, g, gm, q, w, r, ri, rw }'
 	done
 	echo "# go_s: median wall seconds of the whole uaxai evaluate process (reading the files, the network, writing the scores)"
+	echo "# go_metric: go_s minus the median $base s of the same process scoring sparseness (no model calls): the metric's own time"
 	echo "# quantus_in_s: median seconds of the Quantus metric call alone (after a warm-up call on 8 records);"
 	echo "# quantus_whole: the whole python process (imports, reading, warm-up, the call); ratio = quantus_in_s / go_s,"
-	echo "# ratio_wh = quantus_whole / go_s"
+	echo "# ratio_in = quantus_in_s / go_metric (in-process against in-process), ratio_wh = quantus_whole / go_s"
 } | tee "$OUT/table.txt"
 
 echo "== agreement on the same data (the first $COMPARE_RECORDS records)" | tee -a "$OUT/table.txt"
