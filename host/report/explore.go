@@ -54,4 +54,8 @@ type Window struct {
 	Probability float64 `json:"probability"`
 	MutualInfo  float64 `json:"mutual_information"`
 	Agreement   float64 `json:"agreement"`
+	// OOD: the window is outside what the model was trained on (host/ood),
+	// OODReason says how
+	OOD       bool   `json:"ood,omitempty"`
+	OODReason string `json:"ood_reason,omitempty"`
 }

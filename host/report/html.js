@@ -205,7 +205,7 @@
       ws = D.windows.filter(function (w) { return w.posterior === sel.value; });
       t0 = Math.min.apply(null, ws.map(function (w) { return w.start_s; }));
       t1 = Math.max.apply(null, ws.map(function (w) { return w.start_s + w.length_s; }));
-      var g = tl.getContext("2d"), W = tl.width, H = tl.height, top = 10, bh = H - 40;
+      var g = tl.getContext("2d"), W = tl.width, H = tl.height, top = 12, bh = H - 42;
       var mimax = Math.max.apply(null, ws.map(function (w) { return w.mutual_information; })) || 1;
       g.clearRect(0, 0, W, H);
       function X(t) { return (t - t0) / ((t1 - t0) || 1) * W; }
@@ -216,6 +216,9 @@
         g.fillRect(x, top + bh * (1 - w.probability), xw, bh * w.probability);
         g.fillStyle = "#000"; g.fillRect(x, top + bh * (1 - w.agreement) - 1, xw, 2);
         g.fillStyle = "#D00"; g.fillRect(x, top + bh * (1 - w.mutual_information / mimax) - 1, xw, 2);
+        if (w.ood > 0) { // outside what the model was trained on: a black band above the bar
+          g.fillStyle = "#000"; g.fillRect(x, top - 8, xw, 6);
+        }
       });
       g.fillStyle = "#333";
       for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(t.toFixed(3) + " s", Math.min(W - 40, X(t)), H - 12); }
@@ -234,6 +237,7 @@
         "\nlowest p = " + w.probability.toFixed(4) + "\nhighest mutual information " + fmt(w.mutual_information) + "\nlowest agreement " + w.agreement.toFixed(3) :
         "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
         "\nmutual information " + fmt(w.mutual_information) + "\nagreement " + w.agreement.toFixed(3);
+      if (w.ood > 0) tip.textContent += "\n" + (w.n > 1 ? w.ood + " of them " : "") + w.ood_reason;
     });
     tl.addEventListener("mouseleave", function () { tip.style.display = "none"; });
     tl.addEventListener("click", function (e) {

@@ -109,6 +109,8 @@ type jsWindow struct {
 	Probability float64 `json:"probability"`
 	MutualInfo  float64 `json:"mutual_information"`
 	Agreement   float64 `json:"agreement"`
+	OOD         int     `json:"ood"`                  // of the bar's windows flagged out of distribution
+	OODReason   string  `json:"ood_reason,omitempty"` // the first flagged one's
 }
 
 // thinWindows is the timeline's bars: each posterior's windows (in the
@@ -142,6 +144,11 @@ func thinWindows(ws []Window, bound int) []jsWindow {
 					best, j.Class = count[w.Class], w.Class
 				}
 				j.Probability, j.MutualInfo, j.Agreement = min(j.Probability, w.Probability), max(j.MutualInfo, w.MutualInfo), min(j.Agreement, w.Agreement)
+				if w.OOD {
+					if j.OOD++; j.OODReason == "" {
+						j.OODReason = w.OODReason
+					}
+				}
 			}
 			j.Share = float64(best) / float64(len(g))
 			out = append(out, j)

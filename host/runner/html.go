@@ -59,7 +59,7 @@ func (w *runWriter) timeline() []report.Window {
 	out := make([]report.Window, len(rows))
 	for i, r := range rows {
 		out[i] = report.Window{Posterior: r.Label, Window: r.Window, Start: r.Start, Length: length, Class: r.Class,
-			Probability: r.Probability, MutualInfo: r.MutualInfo, Agreement: r.Agreement}
+			Probability: r.Probability, MutualInfo: r.MutualInfo, Agreement: r.Agreement, OOD: r.OOD, OODReason: r.OODReason}
 	}
 	return out
 }

@@ -245,7 +245,7 @@ func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step f
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != n+1 || strings.Join(lines[0], ",") != "posterior,posterior_label,window,start_s,class,probability,predictive_entropy,mutual_information,agreement" {
+	if len(lines) != n+1 || strings.Join(lines[0], ",") != "posterior,posterior_label,window,start_s,class,probability,predictive_entropy,mutual_information,agreement,ood_score,ood,ood_reason" {
 		t.Fatalf("windows.csv: %q", lines)
 	}
 	var res struct {

@@ -12,7 +12,9 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/figure"
+	"github.com/uaxai/uaxai/host/ood"
 	"github.com/uaxai/uaxai/host/report"
+	"github.com/uaxai/uaxai/sdk"
 )
 
 // windowRow is one window of a recording under one posterior: what the
@@ -23,16 +25,23 @@ import (
 //	predictive_entropy = H(p) = -sum_k p_k ln p_k, nats
 //	mutual_information = H(p) - (1/S) sum_s H(p_s) (the draws' disagreement)
 //	agreement          = the share of draws whose own argmax is c
+//	ood_score          = the window's distance from the training windows
+//	                     of class c (host/ood: RMS, f0, THD per channel)
+//	ood                = ood_score above the threshold fitted on the
+//	                     validation windows (ood.DefaultAlpha of them flagged)
 type windowRow struct {
-	Posterior   string  `json:"posterior"`
-	Label       string  `json:"posterior_label"`
-	Window      int     `json:"window"`
-	Start       float64 `json:"start_s"`
-	Class       string  `json:"class"`
-	Probability float64 `json:"probability"`
-	Entropy     float64 `json:"predictive_entropy"`
-	MutualInfo  float64 `json:"mutual_information"`
-	Agreement   float64 `json:"agreement"`
+	Posterior   string   `json:"posterior"`
+	Label       string   `json:"posterior_label"`
+	Window      int      `json:"window"`
+	Start       float64  `json:"start_s"`
+	Class       string   `json:"class"`
+	Probability float64  `json:"probability"`
+	Entropy     float64  `json:"predictive_entropy"`
+	MutualInfo  float64  `json:"mutual_information"`
+	Agreement   float64  `json:"agreement"`
+	OODScore    *float64 `json:"ood_score,omitempty"` // nil: no check (no training windows)
+	OOD         bool     `json:"ood"`
+	OODReason   string   `json:"ood_reason,omitempty"`
 }
 
 // windowTable gathers the rows of every posterior, in the order the
@@ -40,6 +49,43 @@ type windowRow struct {
 type windowTable struct {
 	mu   sync.Mutex
 	rows []windowRow
+	// the input-level check (host/ood), fitted on the first add
+	oodOnce sync.Once
+	ood     *ood.Reference
+	feats   [][]float64 // the recording's windows' features
+	oodNote string      // why there is no check, or how it was fitted
+}
+
+// fitOOD fits the input-level check on the recipe's training and
+// validation windows and measures the recording's windows; without
+// training or validation windows it leaves a note instead.
+func (t *windowTable) fitOOD(ds Datasets) {
+	C := max(ds.Channels, 1)
+	if ds.Train.N == 0 || ds.Val.N == 0 || ds.Rate <= 0 || ds.F0 <= 0 || len(ds.Tests) == 0 {
+		t.oodNote = "no out-of-distribution check of the recording's windows: the recipe has no training and validation windows to compare them with"
+		return
+	}
+	measure := func(d sdk.Dataset) [][]float64 {
+		T := d.Len / C
+		out := make([][]float64, d.N)
+		for i := range out {
+			out[i] = make([]float64, ood.PerChannel*C)
+			ood.Measure(out[i], d.X[i*d.Len:(i+1)*d.Len], C, T, ds.Rate, ds.F0)
+		}
+		return out
+	}
+	classes := len(data.ClassNames)
+	if ds.Classes != nil {
+		classes = len(ds.Classes)
+	}
+	names := ood.FeatureNames(ds.Tests[0].ChannelLabels())
+	ref, err := ood.Fit(names, classes, measure(ds.Train), ds.Train.Y, measure(ds.Val), ds.Val.Y, ood.DefaultAlpha)
+	if err != nil {
+		t.oodNote = fmt.Sprintf("no out-of-distribution check of the recording's windows: %v", err)
+		return
+	}
+	t.ood, t.feats = ref, measure(ds.Tests[0].Data)
+	t.oodNote = fmt.Sprintf("out-of-distribution check: each window's RMS, fundamental frequency and THD per channel against the %d training windows of its predicted class; the threshold %.3g flags %.0f%% of the %d validation windows", ds.Train.N, ref.Threshold, 100*ref.Alpha, ds.Val.N)
 }
 
 // add takes a posterior's predictions on a recording run's one split.
@@ -52,6 +98,7 @@ func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction) e
 		return fmt.Errorf("%s: %d predictions for the recording's %d windows", ps.Name(), n, len(ds.Windows))
 	}
 	k := len(pred.Probs[0]) / n
+	t.oodOnce.Do(func() { t.fitOOD(ds) })
 	rows := make([]windowRow, n)
 	for i := range n {
 		p := pred.Probs[0][i*k : (i+1)*k]
@@ -69,6 +116,10 @@ func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction) e
 		}
 		rows[i] = windowRow{Posterior: ps.ID, Label: ps.Label, Window: i, Start: ds.Windows[i].SourceTime, Class: name,
 			Probability: p[c], Entropy: h, MutualInfo: mi, Agreement: pred.Agree[0][i]}
+		if t.ood != nil && i < len(t.feats) {
+			s, flag, why := t.ood.Check(t.feats[i], c, name)
+			rows[i].OODScore, rows[i].OOD, rows[i].OODReason = &s, flag, why
+		}
 	}
 	t.mu.Lock()
 	t.rows = append(t.rows, rows...)
@@ -81,11 +132,17 @@ func (t *windowTable) csv() ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	if err := w.Write([]string{"posterior", "posterior_label", "window", "start_s", "class", "probability", "predictive_entropy", "mutual_information", "agreement"}); err != nil {
+	if err := w.Write([]string{"posterior", "posterior_label", "window", "start_s", "class", "probability", "predictive_entropy", "mutual_information", "agreement",
+		"ood_score", "ood", "ood_reason"}); err != nil {
 		return nil, err
 	}
 	for _, r := range t.rows {
-		if err := w.Write([]string{r.Posterior, r.Label, strconv.Itoa(r.Window), strconv.FormatFloat(r.Start, 'f', 6, 64), r.Class, f(r.Probability), f(r.Entropy), f(r.MutualInfo), f(r.Agreement)}); err != nil {
+		score, flag := "", ""
+		if r.OODScore != nil {
+			score, flag = f(*r.OODScore), strconv.FormatBool(r.OOD)
+		}
+		if err := w.Write([]string{r.Posterior, r.Label, strconv.Itoa(r.Window), strconv.FormatFloat(r.Start, 'f', 6, 64), r.Class, f(r.Probability), f(r.Entropy), f(r.MutualInfo), f(r.Agreement),
+			score, flag, r.OODReason}); err != nil {
 			return nil, err
 		}
 	}
@@ -154,6 +211,7 @@ type windowEvent struct {
 	Probability, MI  float64 // means over the windows
 	TopChannel       string  // the channel of most relevance over the event's windows ("" with one channel)
 	TopShare         float64 // its share of the relevance
+	OOD              int     // windows flagged out of distribution
 }
 
 // events merges each posterior's windows into events: consecutive kept
@@ -217,6 +275,9 @@ func (t *windowTable) events(ds Datasets, share func(post string, window int) ([
 		cur.Last, cur.End = r.Window, w.SourceTime+length-t0
 		cur.Probability += r.Probability
 		cur.MI += r.MutualInfo
+		if r.OOD {
+			cur.OOD++
+		}
 		n++
 		if share != nil {
 			if sh, ok := share(r.Label, r.Window); ok {
@@ -242,7 +303,7 @@ func eventsCSV(evs []windowEvent, origin, explainer string) ([]byte, error) {
 	w := csv.NewWriter(&b)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	_ = w.Write([]string{"posterior", "posterior_label", "event", "class", "first_window", "last_window", "windows", "start_ms", "end_ms", "time_origin",
-		"mean_probability", "mean_mutual_information", "top_channel", "top_channel_share", "relevance_explainer"})
+		"mean_probability", "mean_mutual_information", "top_channel", "top_channel_share", "relevance_explainer", "ood_windows"})
 	k := 0
 	for i, e := range evs {
 		if i > 0 && evs[i-1].Posterior != e.Posterior {
@@ -253,7 +314,7 @@ func eventsCSV(evs []windowEvent, origin, explainer string) ([]byte, error) {
 			top, sh = e.TopChannel, f(e.TopShare)
 		}
 		_ = w.Write([]string{e.Posterior, e.Label, strconv.Itoa(k), e.Class, strconv.Itoa(e.First), strconv.Itoa(e.Last), strconv.Itoa(e.Last - e.First + 1),
-			strconv.FormatFloat(1e3*e.Start, 'f', 3, 64), strconv.FormatFloat(1e3*e.End, 'f', 3, 64), origin, f(e.Probability), f(e.MI), top, sh, explainer})
+			strconv.FormatFloat(1e3*e.Start, 'f', 3, 64), strconv.FormatFloat(1e3*e.End, 'f', 3, 64), origin, f(e.Probability), f(e.MI), top, sh, explainer, strconv.Itoa(e.OOD)})
 		k++
 	}
 	w.Flush()

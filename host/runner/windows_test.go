@@ -2,6 +2,8 @@ package runner
 
 import (
 	"bytes"
+	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"image/png"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
@@ -165,7 +168,7 @@ func TestWindowEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "p,P,1,sag,1,3,3,50.000,450.000,trigger,0.7,0.02,VB,0.8,Occlusion\n") {
+	if !strings.Contains(string(b), "p,P,1,sag,1,3,3,50.000,450.000,trigger,0.7,0.02,VB,0.8,Occlusion,0\n") {
 		t.Errorf("events.csv:\n%s", b)
 	}
 	// Without a trigger, from the first sample; without shares, no channel.
@@ -173,5 +176,78 @@ func TestWindowEvents(t *testing.T) {
 	evs, origin = tab.events(ds, nil)
 	if origin != "first sample" || !near(evs[1].Start, 0.1) || evs[1].TopChannel != "" {
 		t.Errorf("no trigger: %q, %+v", origin, evs[1])
+	}
+}
+
+// TestWindowOOD: with training and validation windows of the generator,
+// a recording's windows called normal are checked against the training
+// normals: a clean 50 Hz sine of amplitude 1 is not flagged, a 0.10
+// amplitude one (a deep sag) is, for its RMS, and a 60 Hz one for its
+// fundamental; windows.csv and events.csv carry the flags, and the note
+// says how the check was fitted. Without training windows the columns
+// are empty and the note says there is no check.
+func TestWindowOOD(t *testing.T) {
+	cfg := data.DefaultConfig()
+	ps, err := data.MakePaperSplits(context.Background(), cfg, 3, 40, 0.5, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = 640
+	sine := func(A, f float64) []float32 {
+		x := make([]float32, T)
+		for i := range x {
+			x[i] = float32(A * math.Sin(2*math.Pi*f*float64(i)/cfg.Fs))
+		}
+		return x
+	}
+	var x []float32
+	for _, w := range [][]float32{sine(1, 50), sine(0.1, 50), sine(1, 60)} {
+		x = append(x, w...)
+	}
+	rec := sdk.Dataset{N: 3, Len: T, X: x, Y: make([]int, 3)}
+	wins := []record.Window{{Start: 0}, {Start: 640, SourceTime: 0.2}, {Start: 1280, SourceTime: 0.4}}
+	probs := make([]float64, 3*16)
+	for i := range 3 {
+		probs[i*16] = 1 // normal
+	}
+	pred := engine.Prediction{Probs: [][]float64{probs}, MeanEntropy: [][]float64{make([]float64, 3)}, Agree: [][]float64{{1, 1, 1}}}
+	for _, trained := range []bool{true, false} {
+		ds := Datasets{Recording: "rec", Rate: cfg.Fs, F0: cfg.F0, Channels: 1, Windows: wins, Trigger: math.NaN(),
+			Tests: []engine.TestSplit{{Name: "rec", Data: rec}}}
+		if trained {
+			ds.Train, ds.Val = ToDataset(ps.Train.Records), ToDataset(ps.Val.Records)
+		}
+		var tab windowTable
+		if err := tab.add(ds, engine.Step{ID: "p", Label: "P"}, pred); err != nil {
+			t.Fatal(err)
+		}
+		b, err := tab.csv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, origin := tab.events(ds, nil)
+		eb, err := eventsCSV(evs, origin, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !trained {
+			if lines[1][9] != "" || lines[1][10] != "" || !strings.Contains(tab.oodNote, "no out-of-distribution check") {
+				t.Errorf("untrained: windows.csv %q, note %q", lines[1], tab.oodNote)
+			}
+			continue
+		}
+		for i, want := range []string{"", "RMS", "f0"} {
+			l := lines[i+1]
+			if got := l[10] == "true"; got != (want != "") || !strings.Contains(l[11], want) || (want != "" && !strings.Contains(l[11], "outside what the model was trained on: "+want)) {
+				t.Errorf("window %d: windows.csv %q; want flagged %v for %q", i, l, want != "", want)
+			}
+		}
+		if !strings.Contains(string(eb), ",2\n") || !strings.Contains(tab.oodNote, "training windows of its predicted class") {
+			t.Errorf("events.csv %q (want the one event's 2 flagged windows), note %q", eb, tab.oodNote)
+		}
 	}
 }

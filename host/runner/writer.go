@@ -225,6 +225,9 @@ func (w *runWriter) results(res *engine.Results) error {
 			return err
 		}
 		res.Notes = append(res.Notes, notes...)
+		if w.windows.oodNote != "" {
+			res.Notes = append(res.Notes, w.windows.oodNote)
+		}
 	}
 	md, err := report.Markdown(w.r.Name, res.Notes, ts...)
 	if err != nil {
