@@ -40,6 +40,13 @@ type HTML struct {
 	Windows         []Window
 	ClassNames      []string
 	Fs              float64 // samples a second of the records (0: time in samples)
+	// Unit is the waveforms' unit ("p.u.": a recording divided by its
+	// nominal, or the generator's; "": unknown); F0 the system frequency
+	// (the timeline's tick a cycle, 0: none); Trigger a recording's trigger,
+	// s from its first sample (NaN: none; the timeline's times are ms
+	// from it).
+	Unit        string
+	F0, Trigger float64
 }
 
 // Bars is the per-class IoU chart: Values[m][c] ± SD[m][c] of method m
@@ -268,7 +275,7 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{if .Bars}}<section id="charts"><h2>Per-class chart</h2>{{.BarsSVG}}</section>{{end}}
 {{if .ChartsSVG}}<section id="curves"><h2>Metric curves</h2><p>Each curve metric's mean curve over the records: the draws' (the band from the lowest to the highest draw's) and each map summary's.</p>{{range .ChartsSVG}}<div class="cwrap">{{.}}</div>{{end}}</section>{{end}}
 {{if .HasWindows}}<section id="timeline"><h2>Timeline of the recording</h2>
-<p>Each window along the recording's time, coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). A black band above a window marks it outside what the model was trained on (its RMS, fundamental frequency or THD far from the training windows of the class it was given; hover for which). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
+<p>Each window along the recording's time (ms from the trigger, dashed, or from the first sample; a tick a cycle when they fit), coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). A black band above a window marks it outside what the model was trained on (its RMS, fundamental frequency or THD far from the training windows of the class it was given; hover for which). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
 <label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div></section>{{end}}
 {{if .HasRecords}}<section id="records"><h2>Explained records</h2>
 <p>Drag across a plot to zoom the time axis, double-click to reset; hover for values (the heat maps' are the maps' own float32 values). A record longer than {{.MaxColumns}} samples is drawn in {{.MaxColumns}} columns: a heat map cell is the value of largest |R| among its samples, a line the band from their minimum to their maximum, and the hover says which samples. The heat maps (draws x time) share one colour scale across records and methods (<span id="scale"></span>); each map's own range is written beside it.</p>
@@ -301,7 +308,12 @@ func WriteHTML(w io.Writer, h HTML) error {
 		}
 		recs = append(recs, j)
 	}
-	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette})
+	var trigger *float64
+	if !math.IsNaN(h.Trigger) && !math.IsInf(h.Trigger, 0) && len(h.Windows) > 0 {
+		trigger = &h.Trigger
+	}
+	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette,
+		"unit": h.Unit, "f0": h.F0, "trigger": trigger})
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}

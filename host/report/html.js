@@ -134,9 +134,18 @@
       g.fillStyle = "#0072B2"; r.dp.forEach(function (v) { g.fillRect(v * 396, 4, 3, 14); });
       g.fillStyle = "#D55E00"; g.fillRect(r.prob * 396 - 1, 0, 5, 22);
     }
-    var ew = extent(wave, C, T);
-    plot(box, r, "waveform" + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, function (ctx, w, hh) {
-      lines(ctx, w, hh, r.cn, C, T, [{ y: wave, colour: "#222" }], ew[0], ew[1], mask);
+    // one y axis for every channel (a sag beside a healthy phase shows as one), in the data's units
+    var ew = extent(wave, C, T), wl = Math.min.apply(null, ew[0]), wu = Math.max.apply(null, ew[1]);
+    var wa = Math.max(Math.abs(wl), Math.abs(wu)) || 1, wlo = [], whi = [];
+    for (var ch = 0; ch < C; ch++) { wlo.push(-wa); whi.push(wa); }
+    plot(box, r, "waveform" + (D.unit ? " (" + D.unit + ", one axis for the channels)" : " (one axis for the channels)") + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, function (ctx, w, hh) {
+      lines(ctx, w, hh, r.cn, C, T, [{ y: wave, colour: "#222" }], wlo, whi, mask);
+      var rh = hh / C; ctx.fillStyle = "#555"; ctx.strokeStyle = "#ccc";
+      for (var ch = 0; ch < C; ch++) [wa, 0, -wa].forEach(function (v) {
+        var y = ch * rh + rh - 4 - (rh - 8) * (v + wa) / (2 * wa);
+        ctx.beginPath(); ctx.moveTo(w - 34, y); ctx.lineTo(w, y); ctx.stroke();
+        ctx.fillText((v >= 0 ? " " : "") + v.toFixed(2), w - 34, y + (v > 0 ? 10 : v < 0 ? -2 : 4));
+      });
     }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); });
     var S = r.ns;
     plot(box, r, "member maps (" + S + " of " + r.draws + " draws x time" + (thin ? "; a cell: the largest |R| of its samples" : "") + ")", Math.max(40, Math.min(8 * S, 160)) * C, function (ctx, w, hh) {
@@ -186,8 +195,20 @@
     document.getElementById("prev").addEventListener("click", function () { show(cur - 1); });
     document.getElementById("next").addEventListener("click", function () { show(cur + 1); });
     document.addEventListener("keydown", function (e) { if (e.key === "ArrowRight") show(cur + 1); if (e.key === "ArrowLeft") show(cur - 1); });
-    var m = /record=(\d+)/.exec(location.hash);
-    show(m ? +m[1] : 0);
+    var toPanel = function () {
+      panel.scrollIntoView();
+      if (list.children[cur]) list.children[cur].scrollIntoView({ block: "nearest" });
+    };
+    var fromHash = function () {
+      var m = /record=(\d+)/.exec(location.hash);
+      if (!m) return false;
+      show(+m[1]);
+      return true;
+    };
+    if (!fromHash()) show(0);
+    else if (document.readyState === "complete") toPanel();
+    else window.addEventListener("load", toPanel); // once the page below has its height
+    window.addEventListener("hashchange", function () { if (fromHash()) toPanel(); });
   }
   // The timeline of a recording's windows.
   var tl = document.getElementById("tl");
@@ -220,8 +241,18 @@
           g.fillStyle = "#000"; g.fillRect(x, top - 8, xw, 6);
         }
       });
+      // time in ms from the trigger (from the first sample without one), a tick a cycle where they fit
+      var org = D.trigger === null || D.trigger === undefined ? 0 : D.trigger, cyc = D.f0 > 0 ? 1 / D.f0 : 0;
+      g.strokeStyle = "#999";
+      if (cyc > 0 && (t1 - t0) / cyc <= W / 4) {
+        for (var tc = org + Math.ceil((t0 - org) / cyc) * cyc; tc <= t1; tc += cyc) { g.beginPath(); g.moveTo(X(tc), top + bh); g.lineTo(X(tc), top + bh + 4); g.stroke(); }
+      }
       g.fillStyle = "#333";
-      for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(t.toFixed(3) + " s", Math.min(W - 40, X(t)), H - 12); }
+      for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(((t - org) * 1000).toFixed(1) + " ms", Math.min(W - 50, X(t)), H - 12); }
+      if (D.trigger !== null && D.trigger !== undefined && D.trigger >= t0 && D.trigger <= t1) {
+        g.strokeStyle = "#D00"; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(X(D.trigger), 0); g.lineTo(X(D.trigger), top + bh); g.stroke(); g.setLineDash([]);
+        g.fillStyle = "#D00"; g.fillText("trigger", Math.min(W - 40, X(D.trigger) + 3), 10);
+      }
     }
     function windowAt(x) {
       var t = t0 + (t1 - t0) * x / tl.width;
@@ -235,7 +266,7 @@
       tip.textContent = w.n > 1 ?
         "windows " + w.window + ".." + w.last + " (" + w.n + ") from " + w.start_s.toFixed(3) + " s\n" + w.class + " in " + Math.round(w.share * w.n) + " of them" +
         "\nlowest p = " + w.probability.toFixed(4) + "\nhighest mutual information " + fmt(w.mutual_information) + "\nlowest agreement " + w.agreement.toFixed(3) :
-        "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
+ "window " + w.window + " at " + w.start_s.toFixed(3) + " s\n" + w.class + "  p = " + w.probability.toFixed(4) +
         "\nmutual information " + fmt(w.mutual_information) + "\nagreement " + w.agreement.toFixed(3);
       if (w.ood > 0) tip.textContent += "\n" + (w.n > 1 ? w.ood + " of them " : "") + w.ood_reason;
     });

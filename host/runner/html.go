@@ -21,7 +21,13 @@ func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Result
 		return 0, err
 	}
 	h := report.HTML{Title: "uaxai run: " + w.r.Name, Notes: notes, Warnings: w.ds.Warnings, Tables: ts,
-		Bars: bars, ClassNames: w.ds.Classes, Windows: w.timeline()}
+		Bars: bars, ClassNames: w.ds.Classes, Windows: w.timeline(), F0: w.ds.F0, Trigger: math.NaN()}
+	if w.ds.Recording != "" || w.r.Data.Generated() {
+		h.Unit = "p.u." // a recording divided by its nominal, or the generator's waveforms
+	}
+	if w.ds.Recording != "" {
+		h.Trigger = w.ds.Trigger
+	}
 	if w.an != nil {
 		h.Records = w.an.Explored()
 	}

@@ -467,6 +467,15 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if len(windows) != 10 || len(recs) != 10 { // 5 windows x 2 posteriors
 		t.Fatalf("%d windows and %d records in the page, want 10 and 10", len(windows), len(recs))
 	}
+	var meta struct {
+		Unit    string
+		F0      float64
+		Trigger *float64
+	}
+	if m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindSubmatch(read(t, page)); m == nil || json.Unmarshal(m[1], &meta) != nil ||
+		meta.Unit != "p.u." || meta.F0 != 50 || meta.Trigger == nil || math.Abs(*meta.Trigger-0.2) > 1e-9 {
+		t.Errorf("the page's unit %q, f0 %v, trigger %v; want p.u., 50 and demo.cfg's 0.2 s", meta.Unit, meta.F0, meta.Trigger)
+	}
 	c.open(t, page)
 	first := c.eval(t, `document.querySelector("[data-record]").getAttribute("data-record")`)
 	if first != `"`+recs[0].Key+`"` {
@@ -497,6 +506,24 @@ func TestReportHTMLInChromium(t *testing.T) {
 	c.click(t, "#tl", 3.5/5) // the fourth of five windows
 	if got := c.eval(t, `document.getElementById("panel").getAttribute("data-record")`); got != fmt.Sprintf("%q", strings.Replace(recs[0].Key, "/0", "/3", 1)) {
 		t.Errorf("after a click on the timeline's window 3: record %s", got)
+	}
+	// The record list's numbers sit inside its box (a two-digit number
+	// was clipped to "0." when the markers hung outside).
+	if got := c.eval(t, `getComputedStyle(document.getElementById("reclist")).listStylePosition`); got != `"inside"` {
+		t.Errorf("the record list's markers are %s, want inside", got)
+	}
+	// report.html#record=K, opened afresh, shows record K and scrolls to it.
+	c.loaded = false
+	c.call(t, "Page.navigate", map[string]any{"url": "about:blank"}, nil)
+	c.collect(t, func() bool { return c.loaded })
+	c.open(t, page+"#record=2")
+	if got := c.eval(t, `document.getElementById("panel").getAttribute("data-record")`); got != fmt.Sprintf("%q", strings.Replace(recs[0].Key, "/0", "/2", 1)) {
+		t.Errorf("report.html#record=2 shows record %s", got)
+	}
+	// scrolled to the panel, or as far as the page goes
+	if got := c.eval(t, `(function () { var p = document.getElementById("panel").getBoundingClientRect().top + scrollY;
+		var want = Math.min(p, document.documentElement.scrollHeight - innerHeight); return scrollY > 0 && Math.abs(scrollY - want) <= 1 ? "scrolled" : scrollY + " of " + want; })()`); got != `"scrolled"` {
+		t.Errorf("report.html#record=2: the view is at %s, not scrolled to the panel", got)
 	}
 	var shot struct{ Data string }
 	c.call(t, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
