@@ -144,8 +144,8 @@ type Reference struct {
 	Names     []string    // the features' names
 	Lo, Hi    [][]float64 // per class and feature, the training range: the 0.5% and 99.5% quantiles; nil for a class without training windows
 	Width     [][]float64 // the range's width, at least the feature's floor
-	Threshold  float64
-	Alpha      float64
+	Threshold float64
+	Alpha     float64
 }
 
 // Fit returns the reference of the training windows' features train
