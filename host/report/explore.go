@@ -32,6 +32,9 @@ type Explored struct {
 	// r_(ceil(0.95 S))), Variance and CV (kappa 1e-8) of the S maps.
 	Mean, Q05, Q95, Variance, CV []float32
 	Draws                        int // S
+	// OOD, for a recording's window outside what the model was trained
+	// on (host/ood), says how; the panel shows it as a badge.
+	OOD string
 }
 
 // PosteriorName is the posterior as the page names it: its label, with

@@ -47,6 +47,22 @@ type HTML struct {
 	// from it).
 	Unit        string
 	F0, Trigger float64
+	// Events are a recording's events (events.csv), shown under the
+	// timeline.
+	Events []Event
+}
+
+// Event is one row of the report's event table: consecutive windows of
+// one class (events.csv).
+type Event struct {
+	Posterior, Class string
+	First, Last      int     // windows
+	StartMS, EndMS   float64 // from Origin
+	Origin           string  // "trigger" or "first sample"
+	Probability, MI  float64 // means over the windows
+	TopChannel       string  // "" with one channel
+	TopShare         float64
+	OOD              int // windows flagged out of distribution
 }
 
 // Bars is the per-class IoU chart: Values[m][c] ± SD[m][c] of method m
@@ -192,6 +208,7 @@ type jsRecord struct {
 	Q95       string    `json:"q95"`
 	Var       string    `json:"var"`
 	CV        string    `json:"cv"`
+	OOD       string    `json:"ood,omitempty"`
 }
 
 func f32b64(x []float32) string {
@@ -230,7 +247,7 @@ func toJS(e Explored, names []string) (jsRecord, error) {
 	T := N / C
 	B := min(T, MaxColumns)
 	j := jsRecord{Posterior: e.PosteriorName(), Explainer: e.Explainer, Split: e.SplitName, Record: e.Record, Key: fmt.Sprintf("%s/%d", e.SplitName, e.Record),
-		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: T, B: B, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members),
+		Pred: ClassName(names, e.Pred), Prob: e.Prob, DrawProbs: e.DrawProbs, C: C, T: T, B: B, ChNames: e.ChannelNames, Draws: e.Draws, MemS: len(e.Members), OOD: e.OOD,
 		Wave: line(e.Wave, C, T, B), Mean: line(e.Mean, C, T, B), Q05: line(e.Q05, C, T, B), Q95: line(e.Q95, C, T, B), Var: line(e.Variance, C, T, B), CV: line(e.CV, C, T, B)}
 	if e.Label >= 0 {
 		j.Label = ClassName(names, e.Label)
@@ -262,7 +279,10 @@ func toJS(e Explored, names []string) (jsRecord, error) {
 	return j, nil
 }
 
-var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct":     func(v float64) float64 { return 100 * v },
+	"windows": func(first, last int) int { return last - first + 1 },
+}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <link rel="icon" href="data:,">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
@@ -275,8 +295,11 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{if .Bars}}<section id="charts"><h2>Per-class chart</h2>{{.BarsSVG}}</section>{{end}}
 {{if .ChartsSVG}}<section id="curves"><h2>Metric curves</h2><p>Each curve metric's mean curve over the records: the draws' (the band from the lowest to the highest draw's) and each map summary's.</p>{{range .ChartsSVG}}<div class="cwrap">{{.}}</div>{{end}}</section>{{end}}
 {{if .HasWindows}}<section id="timeline"><h2>Timeline of the recording</h2>
-<p>Each window along the recording's time (ms from the trigger, dashed, or from the first sample; a tick a cycle when they fit), coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). A black band above a window marks it outside what the model was trained on (its RMS, fundamental frequency or THD far from the training windows of the class it was given; hover for which). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
-<label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div></section>{{end}}
+<p>Each window along the recording's time (ms from the trigger, the purple dashed line, or from the first sample; a tick a cycle when they fit), coloured by its predicted class; the bar's height is the predictive probability of that class, the black line the share of draws that agree with it and the red line the mutual information between the prediction and the draw (nats, scaled to the largest). A black band above a window marks it outside what the model was trained on (its RMS, fundamental frequency or THD far from the training windows of the class it was given; hover for which). Click a window to see its panel.{{if .Thinned}} The recording has more than {{.MaxTimeline}} windows: a bar is a run of consecutive windows, coloured by their most frequent class, showing their lowest probability, lowest agreement and highest mutual information.{{end}}</p>
+<label>Posterior <select id="tl-post"></select></label><div class="cwrap"><canvas id="tl" height="170"></canvas></div><div id="tl-legend" class="legend"></div>
+{{if .Events}}<table id="events"><caption>Events: consecutive windows of one class (events.csv)</caption><thead><tr><th>Posterior</th><th>Class</th><th>Windows</th><th>Start ms</th><th>End ms</th><th>Mean p</th><th>Mean MI</th><th>Top channel</th><th>Out of distribution</th></tr></thead><tbody>
+{{range .Events}}<tr{{if .OOD}} class="ood"{{end}}><td>{{.Posterior}}</td><td>{{.Class}}</td><td>{{.First}}..{{.Last}}</td><td>{{printf "%.1f" .StartMS}}</td><td>{{printf "%.1f" .EndMS}}</td><td>{{printf "%.3f" .Probability}}</td><td>{{printf "%.3g" .MI}}</td><td>{{if .TopChannel}}{{.TopChannel}} ({{printf "%.0f" (pct .TopShare)}}%){{end}}</td><td>{{if .OOD}}{{.OOD}} of {{windows .First .Last}}{{end}}</td></tr>{{end}}</tbody></table>
+<p>Times are ms from the {{(index .Events 0).Origin}}.</p>{{end}}</section>{{end}}
 {{if .HasRecords}}<section id="records"><h2>Explained records</h2>
 <p>Drag across a plot to zoom the time axis, double-click to reset; hover for values (the heat maps' are the maps' own float32 values). A record longer than {{.MaxColumns}} samples is drawn in {{.MaxColumns}} columns: a heat map cell is the value of largest |R| among its samples, a line the band from their minimum to their maximum, and the hover says which samples. The heat maps (draws x time) share one colour scale across records and methods (<span id="scale"></span>); each map's own range is written beside it.</p>
 <div class="browser"><div class="list"><button id="prev" type="button">&larr; previous</button> <button id="next" type="button">next &rarr;</button><ol id="reclist"></ol></div>
@@ -317,7 +340,7 @@ func WriteHTML(w io.Writer, h HTML) error {
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	v := map[string]any{"Title": h.Title, "Notes": h.Notes, "Warnings": h.Warnings, "Tables": h.Tables, "Bars": h.Bars,
+	v := map[string]any{"Events": h.Events, "Title": h.Title, "Notes": h.Notes, "Warnings": h.Warnings, "Tables": h.Tables, "Bars": h.Bars,
 		"HasRecords": len(recs) > 0, "HasWindows": len(h.Windows) > 0, "MaxColumns": MaxColumns, "MaxTimeline": MaxTimeline, "Thinned": thinned(h.Windows),
 		// json.Marshal escapes <, > and &: the data cannot close its script.
 		"Data": template.JS(data), "JS": template.JS(htmlJS), "CSS": template.CSS(htmlCSS)}

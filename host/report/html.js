@@ -125,6 +125,7 @@
     var h = document.createElement("h3");
     h.textContent = r.p + " / " + r.e + ": predicted " + r.pred + " (p = " + r.prob.toFixed(4) + ")" + (r.label ? ", true class " + r.label : "");
     box.appendChild(h);
+    if (r.ood) { var od = document.createElement("div"); od.className = "ood"; od.textContent = r.ood; box.appendChild(od); }
     if (r.dp && r.dp.length) {
       var dp = document.createElement("div"); dp.className = "range";
       dp.textContent = "each draw's probability of " + r.pred + ": " + r.dp.map(function (v) { return v.toFixed(3); }).join(" ");
@@ -146,7 +147,7 @@
         ctx.beginPath(); ctx.moveTo(w - 34, y); ctx.lineTo(w, y); ctx.stroke();
         ctx.fillText((v >= 0 ? " " : "") + v.toFixed(2), w - 34, y + (v > 0 ? 10 : v < 0 ? -2 : 4));
       });
-    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); });
+    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); }, null, "wave");
     var S = r.ns;
     plot(box, r, "member maps (" + S + " of " + r.draws + " draws x time" + (thin ? "; a cell: the largest |R| of its samples" : "") + ")", Math.max(40, Math.min(8 * S, 160)) * C, function (ctx, w, hh) {
       var img = ctx.createImageData(w, hh), rows = S * C;
@@ -250,8 +251,9 @@
       g.fillStyle = "#333";
       for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(((t - org) * 1000).toFixed(1) + " ms", Math.min(W - 50, X(t)), H - 12); }
       if (D.trigger !== null && D.trigger !== undefined && D.trigger >= t0 && D.trigger <= t1) {
-        g.strokeStyle = "#D00"; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(X(D.trigger), 0); g.lineTo(X(D.trigger), top + bh); g.stroke(); g.setLineDash([]);
-        g.fillStyle = "#D00"; g.fillText("trigger", Math.min(W - 40, X(D.trigger) + 3), 10);
+        g.strokeStyle = "#7B3294"; g.lineWidth = 2; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(X(D.trigger), 0); g.lineTo(X(D.trigger), top + bh); g.stroke(); g.setLineDash([]); g.lineWidth = 1;
+        var lx = Math.min(W - 44, X(D.trigger) + 3);
+        g.fillStyle = "#fff"; g.fillRect(lx - 1, top + 3, 40, 12); g.fillStyle = "#7B3294"; g.fillText("trigger", lx, top + 12);
       }
     }
     function windowAt(x) {

@@ -31,6 +31,14 @@ func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Result
 	if w.an != nil {
 		h.Records = w.an.Explored()
 	}
+	h.Events = w.events
+	if w.ds.Recording != "" {
+		for i := range h.Records {
+			if e := &h.Records[i]; e.SplitName == w.ds.Recording {
+				e.OOD = w.windows.oodOf(e.PosteriorName(), e.Record)
+			}
+		}
+	}
 	if w.anRep != nil {
 		h.Charts = w.anRep.Charts
 	}

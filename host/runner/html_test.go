@@ -622,3 +622,101 @@ func TestReportHTMLThinnedInChromium(t *testing.T) {
 	}
 	c.finish(t)
 }
+
+// TestReportHTMLEngineerInChromium: what an engineer reads in a
+// recording's report, drawn by headless chromium from a page of a
+// two-phase window (phase A of amplitude 1, phase B of 0.1, a deep sag)
+// and a timeline of ten windows with a trigger at 0.35 s:
+//   - the phases share one y axis: phase B's drawn line is about a tenth
+//     as tall as phase A's (each scaled to its own range they would be
+//     the same height), and the axis has tick labels;
+//   - the trigger is a dashed line at its time on the timeline;
+//   - the event table lists the events, the out-of-distribution one
+//     marked with its count;
+//   - the window's panel carries its out-of-distribution badge.
+func TestReportHTMLEngineerInChromium(t *testing.T) {
+	c := openChromium(t)
+	const C, T, S = 2, 640, 3
+	wave := make([]float32, C*T)
+	for i := range T {
+		v := float32(math.Sin(2 * math.Pi * float64(i) / 64))
+		wave[i], wave[T+i] = v, 0.1*v
+	}
+	flat := func() []float32 { return make([]float32, C*T) }
+	e := report.Explored{Posterior: "P", Explainer: "E", SplitName: "recording", Record: 3, Label: -1, Pred: 1, Prob: 0.99, Channels: C, ChannelNames: []string{"VA", "VB"},
+		Draws: S, Wave: wave, Mean: flat(), Q05: flat(), Q95: flat(), Variance: flat(), CV: flat(),
+		OOD: "outside what the model was trained on: RMS VB 0.0707, training 0.61-0.78 (sag)"}
+	for range S {
+		e.Members = append(e.Members, flat())
+	}
+	var ws []report.Window
+	for i := range 10 {
+		ws = append(ws, report.Window{Posterior: "P", Window: i, Start: 0.1 * float64(i), Length: 0.2, Class: []string{"normal", "sag"}[min(i/3, 1)],
+			Probability: 0.9, Agreement: 1, OOD: i >= 3 && i < 5, OODReason: "outside"})
+	}
+	evs := []report.Event{
+		{Posterior: "P", Class: "normal", First: 0, Last: 2, StartMS: -350, EndMS: 150, Origin: "trigger", Probability: 0.9},
+		{Posterior: "P", Class: "sag", First: 3, Last: 9, StartMS: -50, EndMS: 750, Origin: "trigger", Probability: 0.9, TopChannel: "VB", TopShare: 0.8, OOD: 2},
+	}
+	var buf bytes.Buffer
+	h := report.HTML{Title: "engineer", Records: []report.Explored{e}, Windows: ws, ClassNames: []string{"normal", "sag"}, Fs: 3200,
+		Unit: "p.u.", F0: 50, Trigger: 0.35, Events: evs}
+	if err := report.WriteHTML(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.open(t, file)
+	// Per channel row of the waveform, the rows of pixels the line
+	// darkens, away from the channel's name and the tick labels; and
+	// whether the label column holds dark pixels.
+	heights := c.eval(t, `(function () {
+		var cv = document.querySelector("#panel canvas.wave"), g = cv.getContext("2d"), W = cv.width, H = cv.height, C = 2, out = [];
+		var px = g.getImageData(0, 0, W, H).data;
+		function dark(x, y) { var k = 4 * (y * W + x); return px[k + 3] > 128 && px[k] < 90 && px[k + 1] < 90 && px[k + 2] < 90; }
+		for (var ch = 0; ch < C; ch++) {
+			var lo = Infinity, hi = -Infinity;
+			for (var y = Math.ceil(ch * H / C); y < (ch + 1) * H / C; y++) for (var x = 60; x < W - 40; x++) if (dark(x, y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+			out.push(hi - lo + 1);
+		}
+		var labels = 0;
+		for (var y = 0; y < H; y++) for (var x = W - 34; x < W; x++) if (dark(x, y)) labels++;
+		out.push(labels);
+		return out.join(" ");
+	})()`)
+	var hA, hB, labels int
+	if _, err := fmt.Sscanf(strings.Trim(heights, `"`), "%d %d %d", &hA, &hB, &labels); err != nil {
+		t.Fatalf("heights %s: %v", heights, err)
+	}
+	if !(hB*5 < hA && hB >= 1) || labels < 20 {
+		t.Errorf("phase A's line is %d px tall, phase B's (a tenth of A's amplitude) %d px, %d dark pixels of tick labels: want B under a fifth of A on one axis, and labels", hA, hB, labels)
+	}
+	// The trigger's dashed line: purple pixels in its column, 0.35 s into
+	// the 0..1.1 s the windows span.
+	trig := c.eval(t, `(function () {
+		var cv = document.getElementById("tl"), g = cv.getContext("2d"), W = cv.width, H = cv.height;
+		var x = Math.round(0.35 / 1.1 * W), n = 0, px = g.getImageData(x - 1, 0, 3, H).data;
+		for (var k = 0; k < px.length; k += 4) if (px[k] > 100 && px[k] < 140 && px[k + 1] < 70 && px[k + 2] > 120) n++;
+		return n;
+	})()`)
+	if n, _ := strconv.Atoi(trig); n < 20 {
+		t.Errorf("%s purple pixels at the trigger's time on the timeline, want its dashed line", trig)
+	}
+	rows := c.eval(t, `Array.prototype.map.call(document.querySelectorAll("#events tbody tr"), function (r) { return r.className + ":" + r.cells[1].textContent + ":" + r.cells[8].textContent; }).join("|")`)
+	if rows != `":normal:|ood:sag:2 of 7"` {
+		t.Errorf("the event table's rows %s; want the normal event, and the sag event marked with 2 of its 7 windows", rows)
+	}
+	if got := c.eval(t, `document.querySelector("#panel div.ood").textContent`); got != fmt.Sprintf("%q", e.OOD) {
+		t.Errorf("the panel's badge %s; want %q", got, e.OOD)
+	}
+	if out := os.Getenv("UAXAI_SCREENSHOT_ENGINEER"); out != "" {
+		var shot struct{ Data string }
+		c.call(t, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot)
+		if raw, err := base64.StdEncoding.DecodeString(shot.Data); err == nil {
+			_ = os.WriteFile(out, raw, 0o644)
+		}
+	}
+	c.finish(t)
+}

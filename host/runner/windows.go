@@ -294,6 +294,27 @@ func (t *windowTable) events(ds Datasets, share func(post string, window int) ([
 	return evs, origin
 }
 
+// reportEvents are the events as report.html's table shows them.
+func reportEvents(evs []windowEvent, origin string) []report.Event {
+	out := make([]report.Event, len(evs))
+	for i, e := range evs {
+		out[i] = report.Event{Posterior: e.Label, Class: e.Class, First: e.First, Last: e.Last, StartMS: 1e3 * e.Start, EndMS: 1e3 * e.End, Origin: origin,
+			Probability: e.Probability, MI: e.MI, TopChannel: e.TopChannel, TopShare: e.TopShare, OOD: e.OOD}
+	}
+	return out
+}
+
+// oodOf is the reason window i of posterior label post is out of
+// distribution ("" when it is not, or not checked).
+func (t *windowTable) oodOf(post string, i int) string {
+	for _, r := range t.rows {
+		if r.Label == post && r.Window == i && r.OOD {
+			return r.OODReason
+		}
+	}
+	return ""
+}
+
 // eventsCSV is events.csv: a header and one line an event, in the order
 // of the rows (posterior, then time). start_ms and end_ms are from the
 // origin the column time_origin names; top_channel is empty with one

@@ -68,6 +68,7 @@ type runWriter struct {
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
 	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
+	events             []report.Event     // a recording's events, for report.html
 	// shown and ts are what a finished run shows: its rows (a replicated
 	// run's aggregate rows) and its tables.
 	shown *engine.Results
@@ -252,6 +253,7 @@ func (w *runWriter) results(res *engine.Results) error {
 				share = func(post string, window int) ([]float64, bool) { return w.an.ChannelShare(post, 0, exp, 0, window) }
 			}
 			evs, origin := w.windows.events(w.ds, share)
+			w.events = reportEvents(evs, origin)
 			ec, err := eventsCSV(evs, origin, exp)
 			if err != nil {
 				return err
