@@ -53,6 +53,14 @@ type Datasets struct {
 	Trigger float64
 }
 
+// ClassList is the data's class names: Classes, or the one-phase PQD's 16.
+func (ds Datasets) ClassList() []string {
+	if ds.Classes != nil {
+		return ds.Classes
+	}
+	return data.ClassNames[:]
+}
+
 // ToDataset converts records to the float32 rows the network reads.
 func ToDataset(recs []data.Record) sdk.Dataset {
 	if len(recs) == 0 {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/host/ood"
 	"github.com/uaxai/uaxai/host/paperreport"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
@@ -89,6 +90,11 @@ func TestPaperQuick(t *testing.T) {
 	if strings.Contains(text, "Incomplete") {
 		t.Error("a finished run's report is marked incomplete")
 	}
+	// The out-of-distribution check on the test splits: of the records a
+	// posterior classified correctly (so checked against their own class's
+	// training windows, as the threshold was fitted), about ood.DefaultAlpha
+	// flagged: within 4 binomial sigmas, over the first part's first row.
+	checkOODRate(t, po.Parts[0].Dir)
 	// The metrics study: its three metrics' tables, every pair's rows, and
 	// a summary of the one deterministic draw scoring as the draw does.
 	for _, p := range po.Parts {
@@ -317,5 +323,49 @@ func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step f
 		if i > 0 && math.Abs(w.Start-res.Windows[i-1].Start-step) > 1e-3 {
 			t.Errorf("window %d starts at %g s, %g after the previous; want %g", i, w.Start, w.Start-res.Windows[i-1].Start, step)
 		}
+	}
+}
+
+// checkOODRate checks records.csv's ood column of a labelled run: over
+// the first row's correctly classified records, the flagged share is
+// ood.DefaultAlpha within 4 binomial sigmas, and a flagged record names
+// its reason.
+func checkOODRate(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "records.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(lines) < 2 {
+		t.Fatalf("records.csv: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range lines[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"row", "target", "predicted", "label", "ood", "ood_score", "ood_reason"} {
+		if _, ok := col[h]; !ok {
+			t.Fatalf("records.csv has no %s column: %q", h, lines[0])
+		}
+	}
+	n, flagged := 0, 0
+	for _, l := range lines[1:] {
+		if l[col["row"]] != lines[1][col["row"]] || l[col["label"]] != l[col["predicted"]] {
+			continue
+		}
+		n++
+		if l[col["ood"]] == "true" {
+			flagged++
+			if !strings.HasPrefix(l[col["ood_reason"]], "outside what the model was trained on: ") {
+				t.Errorf("a flagged record's reason %q", l[col["ood_reason"]])
+			}
+		}
+	}
+	a := ood.DefaultAlpha
+	rate := float64(flagged) / float64(n)
+	t.Logf("out of distribution: %d of %d correctly classified test records flagged (%.3f), alpha %.2f", flagged, n, rate, a)
+	if n < 100 || math.Abs(rate-a) > 4*math.Sqrt(a*(1-a)/float64(n)) {
+		t.Errorf("out of distribution: %d of %d correctly classified test records flagged; want about %.2f", flagged, n, a)
 	}
 }

@@ -60,32 +60,73 @@ type windowTable struct {
 // validation windows and measures the recording's windows; without
 // training or validation windows it leaves a note instead.
 func (t *windowTable) fitOOD(ds Datasets) {
-	C := max(ds.Channels, 1)
-	if ds.Train.N == 0 || ds.Val.N == 0 || ds.Rate <= 0 || ds.F0 <= 0 || len(ds.Tests) == 0 {
-		t.oodNote = "no out-of-distribution check of the recording's windows: the recipe has no training and validation windows to compare them with"
-		return
+	ref, note := fitReference(ds, "the recording's windows")
+	t.ood, t.oodNote = ref, note
+	if ref != nil {
+		t.feats = measureSplit(ds, ds.Tests[0].Data)
 	}
-	measure := func(d sdk.Dataset) [][]float64 {
-		T := d.Len / C
-		out := make([][]float64, d.N)
-		for i := range out {
-			out[i] = make([]float64, ood.PerChannel*C)
-			ood.Measure(out[i], d.X[i*d.Len:(i+1)*d.Len], C, T, ds.Rate, ds.F0)
-		}
-		return out
+}
+
+// fitReference fits host/ood's check of the inputs of ds's test splits
+// (what, for the note) on its training and validation windows: the
+// reference and a note saying how it was fitted, or nil and why there is
+// none.
+func fitReference(ds Datasets, what string) (*ood.Reference, string) {
+	if ds.Train.N == 0 || ds.Val.N == 0 || ds.Rate <= 0 || ds.F0 <= 0 || len(ds.Tests) == 0 {
+		return nil, fmt.Sprintf("no out-of-distribution check of %s: the recipe has no training and validation windows to compare them with", what)
 	}
 	classes := len(data.ClassNames)
 	if ds.Classes != nil {
 		classes = len(ds.Classes)
 	}
 	names := ood.FeatureNames(ds.Tests[0].ChannelLabels())
-	ref, err := ood.Fit(names, classes, measure(ds.Train), ds.Train.Y, measure(ds.Val), ds.Val.Y, ood.DefaultAlpha)
+	ref, err := ood.Fit(names, classes, measureSplit(ds, ds.Train), ds.Train.Y, measureSplit(ds, ds.Val), ds.Val.Y, ood.DefaultAlpha)
 	if err != nil {
-		t.oodNote = fmt.Sprintf("no out-of-distribution check of the recording's windows: %v", err)
-		return
+		return nil, fmt.Sprintf("no out-of-distribution check of %s: %v", what, err)
 	}
-	t.ood, t.feats = ref, measure(ds.Tests[0].Data)
-	t.oodNote = fmt.Sprintf("out-of-distribution check: each window's RMS, fundamental frequency and THD per channel against the %d training windows of its predicted class; the threshold %.3g flags %.0f%% of the %d validation windows", ds.Train.N, ref.Threshold, 100*ref.Alpha, ds.Val.N)
+	return ref, fmt.Sprintf("out-of-distribution check of %s: each one's RMS, fundamental frequency and THD per channel against the %d training windows of its predicted class; the threshold %.3g flags %.0f%% of the %d validation windows", what, ds.Train.N, ref.Threshold, 100*ref.Alpha, ds.Val.N)
+}
+
+// oodColumns are records.csv's out-of-distribution columns (host/ood):
+// each record's ood_score and ood under the class its row's posterior
+// predicted, and ood_reason; ref nil fits the check on ds (a recording
+// run passes the windows' own). It returns the note saying how the check
+// was fitted, or why there is none (no columns then).
+func oodColumns(ds Datasets, ref *ood.Reference) (report.RecordColumns, string, bool) {
+	note := ""
+	if ref == nil {
+		if ref, note = fitReference(ds, "the test records"); ref == nil {
+			return report.RecordColumns{}, note, false
+		}
+	}
+	feats := make([][][]float64, len(ds.Tests))
+	for i, ts := range ds.Tests {
+		feats[i] = measureSplit(ds, ts.Data)
+	}
+	cells := func(_ *engine.Row, rec *engine.Record) []string {
+		if rec.Split < 0 || rec.Split >= len(feats) || rec.Index < 0 || rec.Index >= len(feats[rec.Split]) || rec.Pred < 0 {
+			return []string{"", "", ""}
+		}
+		name := data.ClassName(rec.Pred)
+		if ds.Classes != nil && rec.Pred < len(ds.Classes) {
+			name = ds.Classes[rec.Pred]
+		}
+		s, flag, why := ref.Check(feats[rec.Split][rec.Index], rec.Pred, name)
+		return []string{strconv.FormatFloat(s, 'g', 6, 64), strconv.FormatBool(flag), why}
+	}
+	return report.RecordColumns{Header: []string{"ood_score", "ood", "ood_reason"}, Cells: cells}, note, true
+}
+
+// measureSplit is host/ood's features of each input of d.
+func measureSplit(ds Datasets, d sdk.Dataset) [][]float64 {
+	C := max(ds.Channels, 1)
+	T := d.Len / C
+	out := make([][]float64, d.N)
+	for i := range out {
+		out[i] = make([]float64, ood.PerChannel*C)
+		ood.Measure(out[i], d.X[i*d.Len:(i+1)*d.Len], C, T, ds.Rate, ds.F0)
+	}
+	return out
 }
 
 // add takes a posterior's predictions on a recording run's one split.
@@ -171,7 +212,8 @@ func (t *windowTable) timelines(ds Datasets, plot func(io.Writer, figure.Timelin
 	}
 	for _, p := range order {
 		rows := byPost[p]
-		tl := figure.Timeline{Title: fmt.Sprintf("%s, %s", ds.Recording, rows[0].Label), Fs: ds.Rate, Channels: ds.Tests[0].Channels, ChannelNames: ds.Tests[0].ChannelNames}
+		tl := figure.Timeline{Title: fmt.Sprintf("%s, %s", ds.Recording, rows[0].Label), Fs: ds.Rate, Channels: ds.Tests[0].Channels, ChannelNames: ds.Tests[0].ChannelNames,
+			Classes: ds.ClassList()}
 		for _, r := range rows {
 			if r.Window >= d.N {
 				return nil, nil, nil, fmt.Errorf("timeline of %s: window %d of a split of %d records", rows[0].Label, r.Window, d.N)

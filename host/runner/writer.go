@@ -203,6 +203,14 @@ func (w *runWriter) results(res *engine.Results) error {
 			extra = append(extra, c)
 		}
 	}
+	if c, note, ok := oodColumns(w.ds, w.windows.ood); ok || w.ds.Recording == "" {
+		if ok {
+			extra = append(extra, c)
+		}
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
+	}
 	rc, err := report.RecordsCSV(records, w.splitNames(), extra...)
 	if err != nil {
 		return err
