@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,6 +27,12 @@ type Timeline struct {
 	ChannelNames []string
 	// Windows are the recording's windows, by start time.
 	Windows []TimelineWindow
+	// Classes, if not nil, is the run's class list: a class's colour is
+	// ClassColour of its index there, as in report.html, so that a class
+	// has one colour in every figure and page of every run. A class not
+	// in it (or every class, when nil) takes the next colours after the
+	// list's in the order it first appears.
+	Classes []string
 }
 
 // TimelineWindow is one window of a Timeline.
@@ -56,14 +63,25 @@ func TimelineHeight(C int) vg.Length {
 	return vg.Length(max(C, 1))*vg.Inch*17/10 + 3*vg.Inch
 }
 
-// classColours are the windows' class colours in the order the classes
-// first appear: Okabe and Ito's seven colours (black left out, it is the
-// waveform's), then five of Paul Tol's muted scheme; a recording with
-// more classes than twelve repeats them (the legend says which is which).
+// classColours are the classes' colours (ClassColour): Okabe and Ito's
+// seven colours (black left out, it is the waveform's), then five of Paul
+// Tol's muted scheme, then four more; more classes repeat them (the legend
+// says which is which).
 var classColours = []color.NRGBA{
 	{0xe6, 0x9f, 0x00, 0xff}, {0x56, 0xb4, 0xe9, 0xff}, {0x00, 0x9e, 0x73, 0xff}, {0xf0, 0xe4, 0x42, 0xff},
 	{0x00, 0x72, 0xb2, 0xff}, {0xd5, 0x5e, 0x00, 0xff}, {0xcc, 0x79, 0xa7, 0xff},
 	{0xcc, 0x66, 0x77, 0xff}, {0x33, 0x22, 0x88, 0xff}, {0x99, 0x99, 0x33, 0xff}, {0x88, 0x22, 0x55, 0xff}, {0x44, 0xaa, 0x99, 0xff},
+	{0x8c, 0x56, 0x4b, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
+}
+
+// ClassColour is the colour of class i of a run's class list, in every
+// figure and in report.html.
+func ClassColour(i int) color.NRGBA { return classColours[i%len(classColours)] }
+
+// ClassColourHex is ClassColour as #rrggbb.
+func ClassColourHex(i int) string {
+	c := ClassColour(i)
+	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
 }
 
 // tint is c blended with white: (1 - a) white + a c, the shade of a
@@ -206,9 +224,15 @@ func newTimelineFigure(t Timeline) (*timelineFigure, error) {
 	T := len(t.Windows[0].Wave) / C
 	dur := float64(T) / t.Fs
 	f := &timelineFigure{colours: map[string]color.NRGBA{}}
+	extra := len(t.Classes) // the next colour of a class not in the list
 	for i, w := range t.Windows {
 		if _, ok := f.colours[w.Class]; !ok {
-			f.colours[w.Class] = classColours[len(f.classes)%len(classColours)]
+			if k := slices.Index(t.Classes, w.Class); k >= 0 {
+				f.colours[w.Class] = ClassColour(k)
+			} else {
+				f.colours[w.Class] = ClassColour(extra)
+				extra++
+			}
 			f.classes = append(f.classes, w.Class)
 		}
 		end := w.Start + dur

@@ -180,3 +180,40 @@ func TestTimelineErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineClassListColours: with the run's class list, a class's
+// colour is ClassColour of its index there whatever order the windows
+// show the classes in (the same class, the same colour, in every run and
+// in report.html); a class outside the list takes the colours after the
+// list's.
+func TestTimelineClassListColours(t *testing.T) {
+	list := []string{"normal", "swell", "sag"}
+	a := testTimeline() // normal, sag, swell in order of appearance
+	a.Classes = list
+	b := testTimeline()
+	b.Classes = list
+	slices.Reverse(b.Windows) // normal, swell, sag
+	for i := range b.Windows {
+		b.Windows[i].Start = 0.2 * float64(i)
+	}
+	for _, tl := range []Timeline{a, b} {
+		f, err := newTimelineFigure(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range list {
+			if f.colours[c] != ClassColour(k) {
+				t.Errorf("class %s (index %d of the list): colour %v, want %v", c, k, f.colours[c], ClassColour(k))
+			}
+		}
+	}
+	c := testTimeline()
+	c.Classes = []string{"normal", "sag"}
+	f, err := newTimelineFigure(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.colours["swell"] != ClassColour(2) || ClassColourHex(2) != "#009e73" {
+		t.Errorf("swell, outside the list of 2: colour %v (%s), want the list's next, %v", f.colours["swell"], ClassColourHex(2), ClassColour(2))
+	}
+}

@@ -12,7 +12,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
+	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/paper"
 )
 
@@ -335,7 +337,17 @@ func WriteHTML(w io.Writer, h HTML) error {
 	if !math.IsNaN(h.Trigger) && !math.IsInf(h.Trigger, 0) && len(h.Windows) > 0 {
 		trigger = &h.Trigger
 	}
-	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette,
+	// a class's colour is its index's in the run's class list, as in the
+	// PNG figures (figure.ClassColour), the same in every run
+	names := h.ClassNames
+	if names == nil {
+		names = data.ClassNames[:]
+	}
+	classColours := map[string]string{}
+	for i, n := range names {
+		classColours[n] = figure.ClassColourHex(i)
+	}
+	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette, "classColours": classColours,
 		"unit": h.Unit, "f0": h.F0, "trigger": trigger})
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)

@@ -220,7 +220,9 @@
     var classes = [];
     D.windows.forEach(function (w) { if (classes.indexOf(w.class) < 0) classes.push(w.class); });
     var leg = document.getElementById("tl-legend");
-    classes.forEach(function (c, k) { var s = document.createElement("span"); s.innerHTML = "<i></i>"; s.firstChild.style.background = D.palette[k % D.palette.length]; s.appendChild(document.createTextNode(c)); leg.appendChild(s); });
+    // a class's colour is the run's (D.classColours, the PNG figures' too); a class outside the list takes the palette's
+    function classColour(c) { return (D.classColours && D.classColours[c]) || D.palette[classes.indexOf(c) % D.palette.length]; }
+    classes.forEach(function (c) { var s = document.createElement("span"); s.innerHTML = "<i></i>"; s.firstChild.style.background = classColour(c); s.appendChild(document.createTextNode(c)); leg.appendChild(s); });
     tl.width = Math.max(400, Math.min(1100, tl.parentNode.clientWidth || 900));
     var ws = [], t0 = 0, t1 = 1;
     function drawTL() {
@@ -233,7 +235,7 @@
       function X(t) { return (t - t0) / ((t1 - t0) || 1) * W; }
       ws.forEach(function (w) {
         var x = X(w.start_s), xw = Math.max(1, X(w.start_s + w.length_s) - x - 1);
-        g.fillStyle = D.palette[classes.indexOf(w.class) % D.palette.length];
+        g.fillStyle = classColour(w.class);
         g.globalAlpha = 0.25; g.fillRect(x, top, xw, bh); g.globalAlpha = 1;
         g.fillRect(x, top + bh * (1 - w.probability), xw, bh * w.probability);
         g.fillStyle = "#000"; g.fillRect(x, top + bh * (1 - w.agreement) - 1, xw, 2);

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/websocket"
 
 	"github.com/uaxai/uaxai/host/analysis"
+	"github.com/uaxai/uaxai/host/figure"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/internal/testdep"
@@ -707,6 +708,13 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 	rows := c.eval(t, `Array.prototype.map.call(document.querySelectorAll("#events tbody tr"), function (r) { return r.className + ":" + r.cells[1].textContent + ":" + r.cells[8].textContent; }).join("|")`)
 	if rows != `":normal:|ood:sag:2 of 7"` {
 		t.Errorf("the event table's rows %s; want the normal event, and the sag event marked with 2 of its 7 windows", rows)
+	}
+	// One colour a class: the legend's sag is the PNG figures' colour of
+	// class 1 of the run's list.
+	sc := figure.ClassColour(1)
+	if got, want := c.eval(t, `Array.prototype.filter.call(document.querySelectorAll("#tl-legend span"), function (s) { return s.textContent === "sag"; })[0].firstChild.style.background`),
+		fmt.Sprintf(`"rgb(%d, %d, %d)"`, sc.R, sc.G, sc.B); got != want {
+		t.Errorf("the legend's sag is %s, want the figures' %s", got, want)
 	}
 	if got := c.eval(t, `document.querySelector("#panel div.ood").textContent`); got != fmt.Sprintf("%q", e.OOD) {
 		t.Errorf("the panel's badge %s; want %q", got, e.OOD)
