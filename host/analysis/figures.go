@@ -70,8 +70,12 @@ func newPanel(b *engine.Batch, j int, members [][]float64) *figure.Panel {
 		stat.Variance(vr, members)
 		stat.CV(cvm, members, figureKappa)
 	}
+	title := fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j])
+	if b.Labels[j] < 0 { // a recording's window
+		title = fmt.Sprintf("%s / %s, window %d of recording %s", b.Posterior.Label, b.Explainer.Label, b.Records[j], b.SplitName)
+	}
 	p := &figure.Panel{
-		Title:    fmt.Sprintf("%s / %s, split %s record %d", b.Posterior.Label, b.Explainer.Label, b.SplitName, b.Records[j]),
+		Title:    title,
 		Labels:   figure.Labels{Class: class, Predicted: report.ClassName(b.ClassNames, pred), Prob: b.Probs[j][pred]},
 		Wave:     wave,
 		Mask:     b.Masks[j],

@@ -271,6 +271,11 @@ func TestUnlabelledWindows(t *testing.T) {
 	if figs != MaxAllFigures {
 		t.Errorf("%d figures of %d windows, want %d", figs, len(w.batches), MaxAllFigures)
 	}
+	// a window's panel is titled as one: "window 3 of recording test-0"
+	b := w.batches[3]
+	if p := newPanel(b, 0, b.Maps[0]); p.Title != "P / E, window 3 of recording test-0" {
+		t.Errorf("a window's panel title %q", p.Title)
+	}
 	if rows := rep.JSON["agreement"].([]agreeJSON); len(rows) != 2 || rows[0].F1.N != 0 {
 		t.Errorf("agreement on unlabelled windows: %+v", rows)
 	}

@@ -182,7 +182,9 @@
     cur = i;
     var g = groups[i];
     panel.innerHTML = "";
-    var h = document.createElement("h3"); h.textContent = "Record " + g.key + (g.label ? " (" + g.label + ")" : ""); panel.appendChild(h);
+    var h = document.createElement("h3");
+    h.textContent = g.label ? "Record " + g.key + " (" + g.label + ")" : "Window " + g.items[0].r + " of recording " + g.items[0].sp; // unlabelled: a recording's window
+    panel.appendChild(h);
     g.items.forEach(function (r) { pairPanel(panel, r); });
     panel.setAttribute("data-record", g.key);
     Array.prototype.forEach.call(list.children, function (li, k) { li.className = k === i ? "cur" : ""; });

@@ -716,6 +716,9 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 		fmt.Sprintf(`"rgb(%d, %d, %d)"`, sc.R, sc.G, sc.B); got != want {
 		t.Errorf("the legend's sag is %s, want the figures' %s", got, want)
 	}
+	if got := c.eval(t, `document.querySelector("#panel h3").textContent`); got != `"Window 3 of recording recording"` {
+		t.Errorf("the window's panel is titled %s", got)
+	}
 	if got := c.eval(t, `document.querySelector("#panel div.ood").textContent`); got != fmt.Sprintf("%q", e.OOD) {
 		t.Errorf("the panel's badge %s; want %q", got, e.OOD)
 	}
