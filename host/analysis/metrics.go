@@ -477,7 +477,7 @@ func (a *Analyser) randomisedReport(rep *Report) {
 				return r.randW1 / r.meanAbs, r.randOK && r.meanAbs > 0 && !math.IsNaN(r.randW1)
 			})
 			js = append(js, row{p.post, p.rep, p.exp, sc.name, w, rel})
-			t.Rows = append(t.Rows, []string{a.pairLabel(p), sc.name, fmt.Sprintf("%.4g ± %.2g", w.Mean, w.SD), pm3(rel.Stat), strconv.Itoa(w.Records)})
+			t.Rows = append(t.Rows, []string{a.pairLabel(p), sc.name, pmG(w.Stat), pm3(rel.Stat), strconv.Itoa(w.Records)})
 		}
 	}
 	if len(js) == 0 {

@@ -130,16 +130,25 @@ func (a *Analyser) pairLabel(p *pair) string {
 
 func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
-func pm3(s eval.Stat) string {
-	if s.N == 0 {
+func pm3(s eval.Stat) string { return report.PM3(s) }
+
+// pmG is "mean ± sd" in 4 and 2 significant digits, "± n/a" over one split.
+func pmG(s eval.Stat) string {
+	switch s.N {
+	case 0:
 		return "n/a"
+	case 1:
+		return fmt.Sprintf("%.4g ± n/a", s.Mean)
 	}
-	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SD)
+	return fmt.Sprintf("%.4g ± %.2g", s.Mean, s.SD)
 }
 
 func signed3(s eval.Stat) string {
-	if s.N == 0 {
+	switch s.N {
+	case 0:
 		return "n/a"
+	case 1:
+		return fmt.Sprintf("%+.3f ± n/a", s.Mean)
 	}
 	return fmt.Sprintf("%+.3f ± %.3f", s.Mean, s.SD)
 }

@@ -97,7 +97,7 @@ func PaperTable(res *engine.Results, id string) (Table, error) {
 			c, ok := r.Agg.Class(ci)
 			cell := "n/a"
 			if ok {
-				cell = pm3(c.IoU)
+				cell = PM3(c.IoU)
 			}
 			if v, ok := pt.Cell([]string{cls}, MethodKey(id, r)); ok && MethodKey(id, r) != "" {
 				cell += " (" + v.Text + ")"
@@ -128,17 +128,12 @@ func rowStat(r engine.Row, col string) eval.Stat {
 	return g.IoU
 }
 
-// pm3 is PM with the per-class tables' three decimals.
-func pm3(s eval.Stat) string {
-	if s.N == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SD)
-}
+// PM3 is PM with the per-class tables' three decimals.
+func PM3(s eval.Stat) string { return pmf(s, "%.3f", "%.3f ± %.3f") }
 
 // PerClassIoU is a per-class table in the paper's layout without the
 // paper's values: a row a class, a column a row of the run, IoU mean ± sd.
 func PerClassIoU(res *engine.Results) Table {
 	return perClass(res, "Per-class IoU (mean ± sd over test splits)", []string{""},
-		func(c eval.ClassAgg) []string { return []string{pm3(c.IoU)} })
+		func(c eval.ClassAgg) []string { return []string{PM3(c.IoU)} })
 }

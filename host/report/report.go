@@ -70,13 +70,20 @@ func cell(s string, markdown bool) string {
 	return s
 }
 
-// PM formats a statistic as "mean ± sd" with 4 decimals ("n/a" when no
-// split had data).
-func PM(s eval.Stat) string {
-	if s.N == 0 {
+// PM formats a statistic as "mean ± sd" with 4 decimals: "n/a" when no
+// split had data, "mean ± n/a" when one did (a standard deviation over
+// one split does not exist).
+func PM(s eval.Stat) string { return pmf(s, "%.4f", "%.4f ± %.4f") }
+
+// pmf is PM with the formats of the mean alone and of mean and sd.
+func pmf(s eval.Stat, mean, both string) string {
+	switch s.N {
+	case 0:
 		return "n/a"
+	case 1:
+		return fmt.Sprintf(mean, s.Mean) + " ± n/a"
 	}
-	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.SD)
+	return fmt.Sprintf(both, s.Mean, s.SD)
 }
 
 // RowLabel is the posterior's label, qualified by the explainer's and the

@@ -369,3 +369,24 @@ func TestTableCellsEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestPMOneSplit: a statistic over one split has no standard deviation:
+// "mean ± n/a"; over none, "n/a"; over two or more, mean ± sd.
+func TestPMOneSplit(t *testing.T) {
+	for _, c := range []struct {
+		xs      []float64
+		pm, pm3 string
+	}{
+		{nil, "n/a", "n/a"},
+		{[]float64{0.25}, "0.2500 ± n/a", "0.250 ± n/a"},
+		{[]float64{0.25, 0.75}, fmt.Sprintf("0.5000 ± %.4f", eval.StatOf([]float64{0.25, 0.75}).SD), fmt.Sprintf("0.500 ± %.3f", eval.StatOf([]float64{0.25, 0.75}).SD)},
+	} {
+		s := eval.StatOf(c.xs)
+		if got := PM(s); got != c.pm {
+			t.Errorf("PM of %v: %q, want %q", c.xs, got, c.pm)
+		}
+		if got := PM3(s); got != c.pm3 {
+			t.Errorf("PM3 of %v: %q, want %q", c.xs, got, c.pm3)
+		}
+	}
+}
