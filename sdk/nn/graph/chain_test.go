@@ -269,3 +269,63 @@ func TestChainOutputsErrors(t *testing.T) {
 	}()
 	_, _ = n.ChainOutputs(make([]float32, 3), x, 1, []int{0, 1}, false, none)
 }
+
+// TestChainOutputsWideSteps: steps that change nearly every sample of
+// every chain run as forward passes, and a narrow step after one
+// recomputes from the copies those passes made: on every graph, folded
+// and not, a chain of narrow, wide, narrow, wide, wide, narrow steps
+// equals forward passes of its copies.
+func TestChainOutputsWideSteps(t *testing.T) {
+	for si, spec := range windowSpecs() {
+		n := randomNet(t, spec, uint64(80+si))
+		in := n.InShape()
+		K := n.Classes()
+		for _, fold := range []bool{false, true} {
+			if fold && n.FoldEval() == 0 {
+				continue
+			}
+			rng := rand.New(rand.NewPCG(uint64(si), 7))
+			const B, steps = 5, 6
+			xs := randVec(rng, B*in.Size())
+			classes := []int{0, 1 % K, 2 % K, 0, 1 % K}
+			wide := []bool{false, true, false, true, true, false}
+			cc := chainCase{idx: make([][][]int, B), vals: make([][][]float32, B), reset: make([][]bool, B)}
+			for b := range B {
+				cc.idx[b], cc.vals[b], cc.reset[b] = make([][]int, steps), make([][]float32, steps), make([]bool, steps)
+				for k := range steps {
+					if wide[k] { // every sample but the last step's, a new value
+						for i := range in.Size() {
+							if i%in.T != in.T-1 {
+								cc.idx[b][k] = append(cc.idx[b][k], i)
+							}
+						}
+					} else {
+						s := rng.IntN(in.T - 3)
+						for c := range in.C {
+							cc.idx[b][k] = append(cc.idx[b][k], c*in.T+s, c*in.T+s+1, c*in.T+s+2)
+						}
+					}
+					for range cc.idx[b][k] {
+						cc.vals[b][k] = append(cc.vals[b][k], float32(rng.NormFloat64()))
+					}
+				}
+			}
+			probs := make([]float32, B*steps*K)
+			if err := n.Forward(probs, cc.copies(xs, in.Size())); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, B*steps)
+			for j := range want {
+				want[j] = probs[j*K+classes[j/steps]]
+			}
+			got := make([]float32, B*steps)
+			p, err := n.ChainOutputs(got, xs, steps, classes, false, cc.edit(xs, in.C, in.T))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, ok := closeTo(got, want, 3e-6); !ok {
+				t.Errorf("%s folded %v (%v): differs from forward passes of the copies by %.3g of the largest value", spec.Name, fold, p, d)
+			}
+		}
+	}
+}
