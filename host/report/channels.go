@@ -119,17 +119,18 @@ func ChannelTables(res *engine.Results) []Table {
 		}))
 	}
 
+	// a row a (class, method), a pair of columns a channel: three phases
+	// make eight columns, whatever the number of methods
 	per := Table{Title: ChannelTitle + ": RMA and IoU of each channel against its own mask row (mean ± sd over test splits)",
-		Header: []string{"Class", "Channel"}}
-	for _, r := range res.Rows {
-		l := RowLabel(res, r)
-		per.Header = append(per.Header, l+" RMA", l+" IoU")
+		Header: []string{"Class", "Method"}}
+	for _, name := range ref.Names {
+		per.Header = append(per.Header, name+" RMA", name+" IoU")
 	}
 	for _, ca := range ref.Classes {
-		for c, name := range ref.Names {
-			row := []string{ClassName(res.ClassNames, ca.Class), name}
-			for _, r := range res.Rows {
-				x, _ := agg(r).Class(ca.Class)
+		for _, r := range res.Rows {
+			row := []string{ClassName(res.ClassNames, ca.Class), RowLabel(res, r)}
+			x, _ := agg(r).Class(ca.Class)
+			for c := range ref.Names {
 				if c < len(x.RMA) {
 					row = append(row, PM(x.RMA[c]), PM(x.IoU[c]))
 				} else {

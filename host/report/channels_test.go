@@ -74,23 +74,24 @@ func TestChannelTables(t *testing.T) {
 			}
 		}
 	}
-	// One row a (class, channel); class 2's channel B is never disturbed.
-	if len(per.Rows) != 6 || !slices.Equal(per.Header, []string{"Class", "Channel", "Det RMA", "Det IoU", "Ens RMA", "Ens IoU"}) {
+	// One row a (class, method), the channels as columns; class 2's
+	// channel B is never disturbed.
+	if len(per.Rows) != 4 || !slices.Equal(per.Header, []string{"Class", "Method", "A RMA", "A IoU", "B RMA", "B IoU", "C RMA", "C IoU"}) {
 		t.Fatalf("per-channel table %q / %q", per.Header, per.Rows)
 	}
-	for _, row := range per.Rows {
-		class := 1
-		if row[0] == data.ClassName(2) {
-			class = 2
+	for k, row := range per.Rows {
+		class := []int{1, 2}[k/2]
+		r := res.Rows[k%2]
+		if row[0] != data.ClassName(class) || row[1] != RowLabel(res, r) {
+			t.Errorf("row %d %q: want class %d under %s", k, row, class, r.Label)
 		}
-		c := slices.Index([]string{"A", "B", "C"}, row[1])
-		for i, r := range res.Rows {
-			ca, _ := r.Channels.Class(class)
-			if row[2+2*i] != PM(ca.RMA[c]) || row[3+2*i] != PM(ca.IoU[c]) {
-				t.Errorf("row %q: %s RMA %v IoU %v", row, r.Label, ca.RMA[c], ca.IoU[c])
+		ca, _ := r.Channels.Class(class)
+		for c := range 3 {
+			if row[2+2*c] != PM(ca.RMA[c]) || row[3+2*c] != PM(ca.IoU[c]) {
+				t.Errorf("row %q: channel %d RMA %v IoU %v", row, c, ca.RMA[c], ca.IoU[c])
 			}
 		}
-		if class == 2 && row[1] == "B" && row[2] != "n/a" {
+		if class == 2 && row[4] != "n/a" {
 			t.Errorf("class 2 channel B (never disturbed): %q, want n/a", row)
 		}
 	}

@@ -85,10 +85,10 @@ func TestThreePhaseQuick(t *testing.T) {
 		if !regexp.MustCompile(`\|\s*slg_sag\s*\|`).Match(tables) || bytes.Contains(tables, []byte("disc-7")) {
 			t.Errorf("tables.md lacks a slg_sag row or has disc-7 columns:\n%s", tables)
 		}
-		// The per-channel section names the phases and the generator's
-		// classes (sag_harmonics is a one-phase class only).
+		// The per-channel section names the phases (as columns) and the
+		// generator's classes (sag_harmonics is a one-phase class only).
 		sec := tables[bytes.Index(tables, []byte("Per-channel localisation")):]
-		for _, want := range []string{"A", "B", "C", "slg_sag", "ll_sag"} {
+		for _, want := range []string{"A RMA", "B IoU", "C RMA", "slg_sag", "ll_sag"} {
 			if !regexp.MustCompile(`\|\s*` + want + `\s*\|`).Match(sec) {
 				t.Errorf("the per-channel section lacks %q", want)
 			}
