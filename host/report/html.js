@@ -226,12 +226,21 @@
     function classColour(c) { return (D.classColours && D.classColours[c]) || D.palette[classes.indexOf(c) % D.palette.length]; }
     classes.forEach(function (c) { var s = document.createElement("span"); s.innerHTML = "<i></i>"; s.firstChild.style.background = classColour(c); s.appendChild(document.createTextNode(c)); leg.appendChild(s); });
     tl.width = Math.max(400, Math.min(1100, tl.parentNode.clientWidth || 900));
+    // the page's records of the recording's windows (a record's index is its window's), for the waveform strip
+    var waveOf = { any: false, max: 0 };
+    D.records.forEach(function (r) {
+      if (r.label || waveOf[r.r]) return;
+      var wave = series(r.wave, r);
+      for (var i = 0; i < wave.lo.length; i++) waveOf.max = Math.max(waveOf.max, Math.abs(wave.lo[i]), Math.abs(wave.hi[i]));
+      waveOf[r.r] = r; waveOf.any = true;
+    });
+    if (waveOf.any) { tl.height = 250; waveOf.max = waveOf.max || 1; }
     var ws = [], t0 = 0, t1 = 1;
     function drawTL() {
       ws = D.windows.filter(function (w) { return w.posterior === sel.value; });
       t0 = Math.min.apply(null, ws.map(function (w) { return w.start_s; }));
       t1 = Math.max.apply(null, ws.map(function (w) { return w.start_s + w.length_s; }));
-      var g = tl.getContext("2d"), W = tl.width, H = tl.height, top = 12, bh = H - 42;
+      var g = tl.getContext("2d"), W = tl.width, H = tl.height, top = 12, wh = waveOf.any ? 64 : 0, bh = H - 42 - (wh ? wh + 10 : 0);
       var mimax = Math.max.apply(null, ws.map(function (w) { return w.mutual_information; })) || 1;
       g.clearRect(0, 0, W, H);
       function X(t) { return (t - t0) / ((t1 - t0) || 1) * W; }
@@ -246,16 +255,41 @@
           g.fillStyle = "#000"; g.fillRect(x, top - 8, xw, 6);
         }
       });
+      // the recording's waveform under its windows (those the page holds), every channel on one p.u. axis
+      var wy = top + bh + 8, axisY = wh ? wy + wh : top + bh;
+      if (wh) {
+        g.strokeStyle = "#eee"; g.beginPath(); g.moveTo(0, wy + wh / 2); g.lineTo(W, wy + wh / 2); g.stroke();
+        ws.forEach(function (w) {
+          var r = w.n === 1 ? waveOf[w.window] : null; if (!r) return;
+          var wave = series(r.wave, r), x0 = X(w.start_s), x1 = X(w.start_s + w.length_s);
+          function Y(v) { return wy + wh / 2 - (wh / 2 - 2) * v / waveOf.max; }
+          for (var ch = 0; ch < r.C; ch++) {
+            var col = ["#222", "#0072B2", "#D55E00", "#009E73"][ch % 4];
+            if (wave.lo === wave.hi) { // each sample's own value: a line
+              g.strokeStyle = col; g.beginPath();
+              for (var n = 0; n < r.B; n++) g.lineTo(x0 + (x1 - x0) * (n + 0.5) / r.B, Y(wave.lo[ch * r.B + n]));
+              g.stroke();
+              continue;
+            }
+            g.fillStyle = col; // thinned columns: the band from their minimum to their maximum
+            for (var n = 0; n < r.B; n++) {
+              var ya = Y(wave.hi[ch * r.B + n]), yb = Y(wave.lo[ch * r.B + n]);
+              g.fillRect(x0 + (x1 - x0) * n / r.B, ya, Math.max(1, (x1 - x0) / r.B), Math.max(1, yb - ya));
+            }
+          }
+        });
+        g.fillStyle = "#555"; g.fillText("±" + waveOf.max.toFixed(2) + (D.unit ? " " + D.unit : ""), 2, wy + 10);
+      }
       // time in ms from the trigger (from the first sample without one), a tick a cycle where they fit
       var org = D.trigger === null || D.trigger === undefined ? 0 : D.trigger, cyc = D.f0 > 0 ? 1 / D.f0 : 0;
       g.strokeStyle = "#999";
       if (cyc > 0 && (t1 - t0) / cyc <= W / 4) {
-        for (var tc = org + Math.ceil((t0 - org) / cyc) * cyc; tc <= t1; tc += cyc) { g.beginPath(); g.moveTo(X(tc), top + bh); g.lineTo(X(tc), top + bh + 4); g.stroke(); }
+        for (var tc = org + Math.ceil((t0 - org) / cyc) * cyc; tc <= t1; tc += cyc) { g.beginPath(); g.moveTo(X(tc), axisY); g.lineTo(X(tc), axisY + 4); g.stroke(); }
       }
       g.fillStyle = "#333";
       for (var k = 0; k <= 5; k++) { var t = t0 + (t1 - t0) * k / 5; g.fillText(((t - org) * 1000).toFixed(1) + " ms", Math.min(W - 50, X(t)), H - 12); }
       if (D.trigger !== null && D.trigger !== undefined && D.trigger >= t0 && D.trigger <= t1) {
-        g.strokeStyle = "#7B3294"; g.lineWidth = 2; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(X(D.trigger), 0); g.lineTo(X(D.trigger), top + bh); g.stroke(); g.setLineDash([]); g.lineWidth = 1;
+        g.strokeStyle = "#7B3294"; g.lineWidth = 2; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(X(D.trigger), 0); g.lineTo(X(D.trigger), axisY); g.stroke(); g.setLineDash([]); g.lineWidth = 1;
         var lx = Math.min(W - 44, X(D.trigger) + 3);
         g.fillStyle = "#fff"; g.fillRect(lx - 1, top + 3, 40, 12); g.fillStyle = "#7B3294"; g.fillText("trigger", lx, top + 12);
       }

@@ -631,7 +631,8 @@ func TestReportHTMLThinnedInChromium(t *testing.T) {
 //   - the phases share one y axis: phase B's drawn line is about a tenth
 //     as tall as phase A's (each scaled to its own range they would be
 //     the same height), and the axis has tick labels;
-//   - the trigger is a dashed line at its time on the timeline;
+//   - the trigger is a dashed line at its time on the timeline, and the
+//     recording's waveform is drawn under the windows the page holds;
 //   - the event table lists the events, the out-of-distribution one
 //     marked with its count;
 //   - the window's panel carries its out-of-distribution badge.
@@ -704,6 +705,21 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 	})()`)
 	if n, _ := strconv.Atoi(trig); n < 20 {
 		t.Errorf("%s purple pixels at the trigger's time on the timeline, want its dashed line", trig)
+	}
+	// The recording's waveform under its windows: drawn under window 3
+	// (the page holds its record), nothing under window 6 (it does not).
+	strip := c.eval(t, `(function () {
+		var cv = document.getElementById("tl"), g = cv.getContext("2d"), W = cv.width, H = cv.height;
+		function ink(a, b) {
+			var x0 = Math.round(a / 1.1 * W), x1 = Math.round(b / 1.1 * W), px = g.getImageData(x0, 154, x1 - x0, 64).data, n = 0;
+			for (var k = 0; k < px.length; k += 4) if (px[k + 3] > 128 && px[k] < 200) n++;
+			return n;
+		}
+		return H + " " + ink(0.32, 0.48) + " " + ink(0.62, 0.78);
+	})()`)
+	var sh, under3, under6 int
+	if _, err := fmt.Sscanf(strings.Trim(strip, `"`), "%d %d %d", &sh, &under3, &under6); err != nil || sh != 250 || under3 < 100 || under6 != 0 {
+		t.Errorf("the timeline's waveform strip (canvas height, ink under window 3, under window 6): %s; want 250, the wave under 3 and nothing under 6", strip)
 	}
 	rows := c.eval(t, `Array.prototype.map.call(document.querySelectorAll("#events tbody tr"), function (r) { return r.className + ":" + r.cells[1].textContent + ":" + r.cells[8].textContent; }).join("|")`)
 	if rows != `":normal:|ood:sag:2 of 7"` {
