@@ -52,7 +52,7 @@ type chainWS struct {
 	// fold: the call runs the folded pass (FoldEval): a node absorbed
 	// into another is skipped, and the absorbing node writes the value
 	// of the last node of its group.
-	fold bool
+	fold  bool
 	// stale: the kept values (but the input's) are not the copies' (a
 	// wide step ran forward passes instead)
 	stale bool
