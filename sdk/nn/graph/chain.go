@@ -23,10 +23,7 @@ import (
 // call), as Forward does.
 //
 // ChainBatch chains run side by side, a node's kernel called once for
-// all of them on the widest changed range of the step. A step that
-// changes most of every chain's input (random subsets of the samples)
-// runs the planned forward pass of the copies instead, and the kept
-// values are recomputed before the next narrow step.
+// all of them on the widest changed range of the step.
 
 // ChainBatch is the most chains one ChainOutputs call runs.
 const ChainBatch = 64
@@ -53,9 +50,6 @@ type chainWS struct {
 	// into another is skipped, and the absorbing node writes the value
 	// of the last node of its group.
 	fold  bool
-	// stale: the kept values (but the input's) are not the copies' (a
-	// wide step ran forward passes instead)
-	stale bool
 	calls []Call
 	p     [][][]float32 // per node: its parameters' slices of Theta
 }
@@ -140,7 +134,6 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 	c.fold = n.evalOn
 	p := Path{Copies: B * K, Incremental: B * K, Dense: float64(B*K) * w.dense, Done: float64(B) * w.dense}
 	copy(c.st[0][:B*in.Size()], xs)
-	c.stale = false
 	for i := 0; i <= n.output; i++ {
 		if n.anc[i] && !(c.fold && n.eskip[i]) {
 			n.chainFull(B, i)
@@ -165,25 +158,7 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 			}
 			c.clo[0][b], c.chi[0][b] = lo, hi
 		}
-		switch {
-		case any && n.chainWide(B):
-			// nearly every step changed in every chain: the planned
-			// forward pass of the copies (the kept values become stale)
-			if err := n.forward(c.out[:B*n.Classes()], c.st[0][:B*in.Size()], c.fold, logits); err != nil {
-				return Path{}, fmt.Errorf("step %d: %w", k, err)
-			}
-			p.Done += float64(B) * w.dense
-			c.stale, changed = true, false
-		case any:
-			if c.stale { // the values of the copies the forward passes made
-				for i := 0; i <= n.output; i++ {
-					if n.anc[i] && !(c.fold && n.eskip[i]) {
-						n.chainFull(B, i)
-					}
-				}
-				p.Done += float64(B) * w.dense
-				c.stale = false
-			}
+		if any {
 			p.Done += n.chainStep(B)
 			changed = true
 		}
@@ -204,25 +179,6 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 	p.Done = p.Dense // at least the forward passes' work was done
 	return p, nil
 }
-
-// chainWide reports whether every chain's changed input range covers at
-// least chainWideShare of the input's steps: a step the planned forward
-// pass computes faster than recomputing nearly every kept value (which
-// for 64 copies of a network's every layer outgrow the caches).
-func (n *Net) chainWide(B int) bool {
-	c := n.chain
-	T := n.shapes[0].T
-	for b := range B {
-		if float64(c.chi[0][b]-c.clo[0][b]) < chainWideShare*float64(T) {
-			return false
-		}
-	}
-	return true
-}
-
-// chainWideShare is the share of the input's steps a chain's change must
-// cover, in every chain, for its step to run as forward passes.
-const chainWideShare = 0.75
 
 // finiteInput reports the first value of v that is not finite; v starts
 // at index off of a signal of T steps a channel.
