@@ -40,40 +40,32 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-run_go() { # metric rep: the uaxai evaluate process, timed as a whole
-	local m=$1 r=$2 t0 t1
-	mapfile -t args < <("$PY" "$HERE/quantus_bench.py" go-args "$m" --method "$METHOD")
+time_go() { # name args...: one uaxai evaluate process on the data with args, timed as a whole into go-<name>.times
+	local name=$1 t0 t1
+	shift
 	t0=$(now)
 	if ! (cd "$ROOT" && "$BIN" evaluate --model "recipes/archs/$NET.toml" \
 		--weights "testdata/golden/archs/$NET/model.safetensors" \
 		--input "$OUT/inputs.csv" --maps "$OUT/maps.csv" --target "$OUT/targets.csv" \
-		--workers "$GO_WORKERS" "${args[@]}" --out "$OUT/go-$m.csv") 2>"$OUT/go-$m.err"; then
-		echo "uaxai evaluate $m failed:" >&2
-		cat "$OUT/go-$m.err" >&2
-		echo nan >>"$OUT/go-$m.times"
+		--workers "$GO_WORKERS" "$@" --out "$OUT/go-$name.csv") 2>"$OUT/go-$name.err"; then
+		echo "uaxai evaluate ($name) failed:" >&2
+		cat "$OUT/go-$name.err" >&2
+		echo nan >>"$OUT/go-$name.times"
 		return
 	fi
 	t1=$(now)
-	elapsed "$t0" "$t1" >>"$OUT/go-$m.times"
-	echo >>"$OUT/go-$m.times"
+	elapsed "$t0" "$t1" >>"$OUT/go-$name.times"
+	echo >>"$OUT/go-$name.times"
 }
 
-run_base() { # the same uaxai evaluate process scoring sparseness, which calls no model: its reading, network and writing
-	local t0 t1
-	t0=$(now)
-	if ! (cd "$ROOT" && "$BIN" evaluate --model "recipes/archs/$NET.toml" \
-		--weights "testdata/golden/archs/$NET/model.safetensors" \
-		--input "$OUT/inputs.csv" --maps "$OUT/maps.csv" --target "$OUT/targets.csv" \
-		--workers "$GO_WORKERS" --metric sparseness --out "$OUT/go-base.csv") 2>"$OUT/go-base.err"; then
-		echo "uaxai evaluate (sparseness) failed:" >&2
-		cat "$OUT/go-base.err" >&2
-		echo nan >>"$OUT/go-base.times"
-		return
-	fi
-	t1=$(now)
-	elapsed "$t0" "$t1" >>"$OUT/go-base.times"
-	echo >>"$OUT/go-base.times"
+run_go() { # metric rep: the uaxai evaluate process, timed as a whole
+	local m=$1
+	mapfile -t args < <("$PY" "$HERE/quantus_bench.py" go-args "$m" --method "$METHOD")
+	time_go "$m" "${args[@]}"
 }
+
+# run_base: the same process scoring sparseness, which calls no model: its reading, network and writing
+run_base() { time_go base --metric sparseness; }
 
 run_py() { # metric rep: quantus_bench.py's in-process seconds, and its process timed as a whole
 	local m=$1 r=$2 t0 t1 line

@@ -59,7 +59,6 @@ func (n *Net) chainBuffers() *chainWS {
 	if n.chain != nil {
 		return n.chain
 	}
-	w := n.window()
 	nv := len(n.shapes)
 	c := &chainWS{st: make([][]float32, nv), clo: make([][]int, nv), chi: make([][]int, nv), slo: make([]int, ChainBatch), size: make([]int, nv)}
 	most := 0
@@ -72,18 +71,7 @@ func (n *Net) chainBuffers() *chainWS {
 		}
 	}
 	c.tmp = make([]float32, ChainBatch*most)
-	gat, idx := []int{}, 0
-	for i := range n.nodes {
-		nd := &n.nodes[i]
-		f := w.nodes[i].f
-		for j, s := range nd.in {
-			if j == len(gat) {
-				gat = append(gat, 0)
-			}
-			gat[j] = max(gat[j], s.C*(s.T+f.PadLeft+f.PadRight))
-		}
-		idx = max(idx, nd.idx)
-	}
+	gat, idx := n.gatherSizes()
 	for _, g := range gat {
 		c.gat = append(c.gat, make([]float32, ChainBatch*g))
 	}

@@ -195,8 +195,19 @@ func (n *Net) winBuffers() *winWS {
 	for _, s := range n.fwdSize {
 		w.slots = append(w.slots, make([]float32, winBatch*s))
 	}
-	gat := []int{}
-	idx := 0
+	gat, idx := n.gatherSizes()
+	for _, g := range gat {
+		w.gat = append(w.gat, make([]float32, winBatch*g))
+	}
+	w.idx = make([]int32, winBatch*idx)
+	return w
+}
+
+// gatherSizes are, per input position of a node, the most values one
+// copy's gathered input holds (the whole input with its padding), and the
+// most index scratch a node's call needs for one copy.
+func (n *Net) gatherSizes() (gat []int, idx int) {
+	w := n.window()
 	for i := range n.nodes {
 		nd := &n.nodes[i]
 		f := w.nodes[i].f
@@ -208,11 +219,7 @@ func (n *Net) winBuffers() *winWS {
 		}
 		idx = max(idx, nd.idx)
 	}
-	for _, g := range gat {
-		w.gat = append(w.gat, make([]float32, winBatch*g))
-	}
-	w.idx = make([]int32, winBatch*idx)
-	return w
+	return gat, idx
 }
 
 // unpadded returns node nd's attributes with its padding set to zero and
