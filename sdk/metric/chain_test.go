@@ -1,10 +1,14 @@
 package metric
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/uaxai/uaxai/sdk"
 )
 
 // TestEditorsMakeTheirCopies: each editor, applied step after step from
@@ -157,6 +161,37 @@ func TestSetEditorSteps(t *testing.T) {
 		}
 		if what := fmt.Sprintf("G=%d S=%d", c.G, c.S); hidden != c.G-1 || shown != c.G*c.S {
 			t.Errorf("%s: %d hidden steps and %d copies; want %d and %d", what, hidden, shown, c.G-1, c.G*c.S)
+		}
+	}
+}
+
+// TestChainMetricsEdges: a chain metric scores no records without error
+// (no chain to run), and faithfulness correlation takes a subset of every
+// sample of a record but not one more.
+func TestChainMetricsEdges(t *testing.T) {
+	ctx := context.Background()
+	for id, cfg := range map[string]sdk.Config{
+		"metric.region_perturbation": {"patch_size": int64(2)}, "metric.pixel_flipping": {"features_in_step": int64(2)},
+		"metric.infidelity": {}, "metric.faithfulness_estimate": {"features_in_step": int64(2)},
+	} {
+		m, err := Builtin().New(id, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := linearInput(0, 1, 8, 1)
+		if err := m.Score(ctx, in, nil); err != nil {
+			t.Errorf("%s on no records: %v", id, err)
+		}
+	}
+	in := linearInput(2, 2, 6, 3)
+	for _, size := range []int{12, 13} {
+		m, err := Builtin().New("metric.faithfulness_correlation", sdk.Config{"subset_size": int64(size), "nr_runs": int64(3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Score(ctx, in, make([]Score, 2))
+		if (err == nil) != (size == 12) || err != nil && !strings.Contains(err.Error(), "subset_size = 13 is more than a record's 2 x 6 = 12 samples") {
+			t.Errorf("subset_size %d of 12 samples: %v", size, err)
 		}
 	}
 }
