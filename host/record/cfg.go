@@ -570,9 +570,16 @@ func parseDate(f []string, rev int) (time.Time, string, error) {
 			ns *= 10
 		}
 	}
-	t := time.Date(year, time.Month(month), day, hh, mm, ss, ns, time.UTC)
+	// a leap second (ss = 60) is checked as :59 (time.Date would roll
+	// 23:59:60 into the next day, and the day check refuse it), then
+	// added: 23:59:60 is the next day's 00:00:00, Go's time having no
+	// leap seconds
+	t := time.Date(year, time.Month(month), day, hh, mm, min(ss, 59), ns, time.UTC)
 	if t.Day() != day {
 		return time.Time{}, "", fmt.Errorf("date %q: day %d does not exist in that month", f[0], day)
+	}
+	if ss == 60 {
+		t = t.Add(time.Second)
 	}
 	return t, strings.Join(warn, "; "), nil
 }

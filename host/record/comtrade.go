@@ -421,6 +421,16 @@ func (rec *Recording) splitJumps(stamps []float64, timemult float64, datPath str
 	var out []Segment
 	for k, s := range rec.Segments {
 		period := 1e6 / s.Rate // µs
+		// the step across a border of rate segments: a jump there starts
+		// the segment after a gap (by the longer of the two periods)
+		if i := s.Start; k > 0 && i > 0 && i < len(stamps) {
+			dt := (stamps[i] - stamps[i-1]) * timemult
+			if prev := 1e6 / rec.Segments[k-1].Rate; dt > JumpFactor*max(period, prev) {
+				s.Skip = (dt - period) / 1e6
+				rec.warnf("%s: the timestamps jump by %.6g s between samples %d and %d (the border of rate segments %d and %d): taken as a gap of %.6g s; no window straddles it, and times after it follow the timestamps",
+					datPath, dt/1e6, i, i+1, k, k+1, s.Skip)
+			}
+		}
 		for i := s.Start + 1; i < s.End && i < len(stamps); i++ {
 			dt := (stamps[i] - stamps[i-1]) * timemult
 			if !(dt > JumpFactor*period) { // NaN: a missing timestamp, no jump
