@@ -49,6 +49,12 @@ type HTML struct {
 	// from it).
 	Unit        string
 	F0, Trigger float64
+	// PeakUnits, per channel, is what 1 p.u. of the waveform is in the
+	// recording's own unit (sqrt(2) x the nominal RMS) and Units that
+	// unit: the waveform's axis then also reads in V, kV or A (nil: p.u.
+	// only).
+	PeakUnits []float64
+	Units     []string
 	// Events are a recording's events (events.csv), shown under the
 	// timeline.
 	Events []Event
@@ -348,7 +354,7 @@ func WriteHTML(w io.Writer, h HTML) error {
 		classColours[n] = figure.ClassColourHex(i)
 	}
 	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette, "classColours": classColours,
-		"unit": h.Unit, "f0": h.F0, "trigger": trigger})
+		"unit": h.Unit, "f0": h.F0, "trigger": trigger, "peakUnits": h.PeakUnits, "units": h.Units})
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}

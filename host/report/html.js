@@ -117,6 +117,13 @@
     return [lo, hi];
   }
   function rangeOf(a) { var l = Infinity, u = -Infinity; for (var i = 0; i < a.lo.length; i++) { l = Math.min(l, a.lo[i]); u = Math.max(u, a.hi[i]); } return "[" + fmt(l) + ", " + fmt(u) + "]"; }
+  // inUnit is " (326 V)": p.u. value v of channel ch in the recording's own unit (1 p.u. = sqrt(2) x its nominal), or "".
+  function inUnit(v, ch) {
+    if (!D.peakUnits || D.peakUnits[ch] === undefined) return "";
+    var x = v * D.peakUnits[ch], u = D.units[ch];
+    if (u === "V" && Math.abs(x) >= 1000) { x /= 1000; u = "kV"; }
+    return " (" + (Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3)) + " " + u + ")";
+  }
   function pairPanel(root, r) {
     var C = r.C, T = r.B, thin = r.B !== r.T; // T: the columns
     var wave = series(r.wave, r), mask = r.mask ? dec(r.mask) : null, mem = dec(r.mem, true);
@@ -141,13 +148,15 @@
     for (var ch = 0; ch < C; ch++) { wlo.push(-wa); whi.push(wa); }
     plot(box, r, "waveform" + (D.unit ? " (" + D.unit + ", one axis for the channels)" : " (one axis for the channels)") + (mask ? " (shaded: the ground-truth mask)" : ""), 70 * C, function (ctx, w, hh) {
       lines(ctx, w, hh, r.cn, C, T, [{ y: wave, colour: "#222" }], wlo, whi, mask);
-      var rh = hh / C; ctx.fillStyle = "#555"; ctx.strokeStyle = "#ccc";
+      var rh = hh / C, lw = D.peakUnits ? 92 : 34; ctx.fillStyle = "#555"; ctx.strokeStyle = "#ccc";
       for (var ch = 0; ch < C; ch++) [wa, 0, -wa].forEach(function (v) {
         var y = ch * rh + rh - 4 - (rh - 8) * (v + wa) / (2 * wa);
-        ctx.beginPath(); ctx.moveTo(w - 34, y); ctx.lineTo(w, y); ctx.stroke();
-        ctx.fillText((v >= 0 ? " " : "") + v.toFixed(2), w - 34, y + (v > 0 ? 10 : v < 0 ? -2 : 4));
+        ctx.beginPath(); ctx.moveTo(w - lw, y); ctx.lineTo(w, y); ctx.stroke();
+        var ty = y + (v > 0 ? 10 : v < 0 ? -2 : 4), label = (v >= 0 ? " " : "") + v.toFixed(2) + inUnit(v, ch);
+        ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillRect(w - lw, ty - 9, ctx.measureText(label).width + 2, 11); // readable over the line
+        ctx.fillStyle = "#555"; ctx.fillText(label, w - lw, ty);
       });
-    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); }, null, "wave");
+    }, function (n, fy) { var ch = Math.min(C - 1, Math.floor(fy * C)); return "x = " + val(wave, ch * T + n) + (!thin ? inUnit(wave.lo[ch * T + n], ch) : "") + (mask ? (mask[ch * T + n] ? (thin ? "  (some in the mask)" : "  (in the mask)") : "") : ""); }, null, "wave");
     var S = r.ns;
     plot(box, r, "member maps (" + S + " of " + r.draws + " draws x time" + (thin ? "; a cell: the largest |R| of its samples" : "") + ")", Math.max(40, Math.min(8 * S, 160)) * C, function (ctx, w, hh) {
       var img = ctx.createImageData(w, hh), rows = S * C;

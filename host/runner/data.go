@@ -51,6 +51,11 @@ type Datasets struct {
 	// Trigger is a recording's trigger time, s from its first sample
 	// (NaN: the file gives none; 0 without [recording]).
 	Trigger float64
+	// Nominal and Units, per channel of a recording, are the nominal RMS
+	// value it was divided by (times sqrt(2): 1 p.u. is sqrt(2) x
+	// Nominal) and its unit ("" when the file gives none).
+	Nominal []float64
+	Units   []string
 }
 
 // ClassList is the data's class names: Classes, or the one-phase PQD's 16.
@@ -222,6 +227,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 		ds.Tests = []engine.TestSplit{ts}
 		ds.Recording, ds.Notes, ds.Warnings, ds.Windows = ts.Name, notes, warnings, windows.kept
 		ds.Rate, ds.F0, ds.Trigger = windows.rate, windows.f0, windows.trigger
+		ds.Nominal, ds.Units = windows.nominal, windows.units
 	}
 	if w := emptyValWarning(r, len(train), len(val)); w != "" {
 		ds.Warnings = append(ds.Warnings, w)

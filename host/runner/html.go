@@ -27,6 +27,14 @@ func (w *runWriter) html(notes []string, ts []report.Table, shown *engine.Result
 	}
 	if w.ds.Recording != "" {
 		h.Trigger = w.ds.Trigger
+		for i, v := range w.ds.Nominal {
+			if i < len(w.ds.Units) && w.ds.Units[i] != "" && v > 0 {
+				h.PeakUnits, h.Units = append(h.PeakUnits, math.Sqrt2*v), append(h.Units, w.ds.Units[i])
+				continue
+			}
+			h.PeakUnits, h.Units = nil, nil // a channel without a unit: p.u. only
+			break
+		}
 	}
 	if w.an != nil {
 		h.Records = w.an.Explored()

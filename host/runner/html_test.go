@@ -469,13 +469,19 @@ func TestReportHTMLInChromium(t *testing.T) {
 		t.Fatalf("%d windows and %d records in the page, want 10 and 10", len(windows), len(recs))
 	}
 	var meta struct {
-		Unit    string
-		F0      float64
-		Trigger *float64
+		Unit      string
+		F0        float64
+		Trigger   *float64
+		PeakUnits []float64
+		Units     []string
 	}
 	if m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindSubmatch(read(t, page)); m == nil || json.Unmarshal(m[1], &meta) != nil ||
 		meta.Unit != "p.u." || meta.F0 != 50 || meta.Trigger == nil || math.Abs(*meta.Trigger-0.2) > 1e-9 {
 		t.Errorf("the page's unit %q, f0 %v, trigger %v; want p.u., 50 and demo.cfg's 0.2 s", meta.Unit, meta.F0, meta.Trigger)
+	}
+	// 1 p.u. of demo.cfg's channel VA is sqrt(2) x the recipe's nominal 212.13 V
+	if len(meta.PeakUnits) != 1 || math.Abs(meta.PeakUnits[0]-math.Sqrt2*212.13) > 1e-9 || len(meta.Units) != 1 || meta.Units[0] != "V" {
+		t.Errorf("the page's peak units %v %q; want sqrt(2) x 212.13 V", meta.PeakUnits, meta.Units)
 	}
 	c.open(t, page)
 	first := c.eval(t, `document.querySelector("[data-record]").getAttribute("data-record")`)
@@ -662,7 +668,7 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	h := report.HTML{Title: "engineer", Records: []report.Explored{e}, Windows: ws, ClassNames: []string{"normal", "sag"}, Fs: 3200,
-		Unit: "p.u.", F0: 50, Trigger: 0.35, Events: evs}
+		Unit: "p.u.", F0: 50, Trigger: 0.35, Events: evs, PeakUnits: []float64{math.Sqrt2 * 230e3, math.Sqrt2 * 230e3}, Units: []string{"V", "V"}}
 	if err := report.WriteHTML(&buf, h); err != nil {
 		t.Fatal(err)
 	}
@@ -680,7 +686,7 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 		function dark(x, y) { var k = 4 * (y * W + x); return px[k + 3] > 128 && px[k] < 90 && px[k + 1] < 90 && px[k + 2] < 90; }
 		for (var ch = 0; ch < C; ch++) {
 			var lo = Infinity, hi = -Infinity;
-			for (var y = Math.ceil(ch * H / C); y < (ch + 1) * H / C; y++) for (var x = 60; x < W - 40; x++) if (dark(x, y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+			for (var y = Math.ceil(ch * H / C); y < (ch + 1) * H / C; y++) for (var x = 60; x < W - 100; x++) if (dark(x, y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
 			out.push(hi - lo + 1);
 		}
 		var labels = 0;
@@ -694,6 +700,18 @@ func TestReportHTMLEngineerInChromium(t *testing.T) {
 	}
 	if !(hB*5 < hA && hB >= 1) || labels < 20 {
 		t.Errorf("phase A's line is %d px tall, phase B's (a tenth of A's amplitude) %d px, %d dark pixels of tick labels: want B under a fifth of A on one axis, and labels", hA, hB, labels)
+	}
+	// The axis also reads in the recording's unit: a 230 kV (RMS) line's
+	// 1 p.u. is sqrt(2) x 230 kV; the hover gives a sample's value in kV.
+	tip := c.hover(t, "#panel canvas.wave", 0.3, 0.25)
+	m := regexp.MustCompile(`x = (-?[0-9.]+) \((-?[0-9.]+) kV\)`).FindStringSubmatch(tip)
+	if m == nil {
+		t.Fatalf("the waveform's tip %q gives no value in kV", tip)
+	}
+	pu, _ := strconv.ParseFloat(m[1], 64)
+	kv, _ := strconv.ParseFloat(m[2], 64)
+	if want := pu * math.Sqrt2 * 230; math.Abs(kv-want) > 0.01*math.Abs(want)+0.5 {
+		t.Errorf("tip %q: %v kV, want %v p.u. x sqrt(2) x 230 kV = %.4g", tip, kv, pu, want)
 	}
 	// The trigger's dashed line: purple pixels in its column, 0.35 s into
 	// the 0..1.1 s the windows span.

@@ -111,6 +111,9 @@ func recordingSplit(ctx context.Context, r *recipe.Recipe) (ts engine.TestSplit,
 		}
 	}
 	windows.rate, windows.f0 = imp.Rate, imp.SystemFreq
+	for _, ch := range imp.Channels {
+		windows.nominal, windows.units = append(windows.nominal, ch.Nominal), append(windows.units, ch.Recording.Unit)
+	}
 	windows.trigger = math.NaN()
 	if rec := recs[0]; !rec.Trigger.IsZero() && !rec.Start.IsZero() {
 		windows.trigger = rec.Trigger.Sub(rec.Start).Seconds()
@@ -124,6 +127,10 @@ type recordingWindows struct {
 	kept     []record.Window
 	rate, f0 float64
 	trigger  float64 // s from the first sample; NaN: the file gives none
+	// per channel, the nominal RMS value each was divided by (times
+	// sqrt(2)) and its unit ("" when the file gives none)
+	nominal []float64
+	units   []string
 }
 
 // baselineNotes say which occlusion explainers took the fundamental
