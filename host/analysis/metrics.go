@@ -199,7 +199,7 @@ func (a *Analyser) metricsReport(rep *Report) error {
 						}
 					}
 				})
-				cells := []string{a.pairLabel(p), sc.name, pm3(row.Draws.Stat), pm3(row.DrawsSD.Stat)}
+				cells := []string{a.pairLabel(p), sc.name, report.PM3(row.Draws.Stat), report.PM3(row.DrawsSD.Stat)}
 				for i, label := range a.s.Summaries {
 					sr := metricSumRow{Summary: label, Score: a.scopeStat(p, sc.classes, func(r *record) (float64, bool) { return r.sumScore(k, i) })}
 					var sum, draws []float64
@@ -221,7 +221,7 @@ func (a *Analyser) metricsReport(rep *Report) error {
 						sr.Why = err.Error()
 					}
 					row.Summaries = append(row.Summaries, sr)
-					cells = append(cells, pm3(sr.Score.Stat), gain)
+					cells = append(cells, report.PM3(sr.Score.Stat), gain)
 				}
 				cells = append(cells, strconv.Itoa(row.Draws.Records))
 				t.Rows = append(t.Rows, cells)
@@ -477,7 +477,7 @@ func (a *Analyser) randomisedReport(rep *Report) {
 				return r.randW1 / r.meanAbs, r.randOK && r.meanAbs > 0 && !math.IsNaN(r.randW1)
 			})
 			js = append(js, row{p.post, p.rep, p.exp, sc.name, w, rel})
-			t.Rows = append(t.Rows, []string{a.pairLabel(p), sc.name, pmG(w.Stat), pm3(rel.Stat), strconv.Itoa(w.Records)})
+			t.Rows = append(t.Rows, []string{a.pairLabel(p), sc.name, pmG(w.Stat), report.PM3(rel.Stat), strconv.Itoa(w.Records)})
 		}
 	}
 	if len(js) == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
+	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/plugins/summary/cv"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
@@ -312,7 +313,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.d, got, c.want)
 		}
 	}
-	if pm3(eval.Stat{}) != "n/a" || signed3(eval.Stat{}) != "n/a" || signed3(eval.Stat{Mean: 0.01, N: 2}) != "+0.010 ± 0.000" {
+	if report.PM3(eval.Stat{}) != "n/a" || signed3(eval.Stat{}) != "n/a" || signed3(eval.Stat{Mean: 0.01, N: 2}) != "+0.010 ± 0.000" {
 		t.Error("pm3, signed3")
 	}
 	a := New(Setup{Explainers: []string{"E1", "E2"}})

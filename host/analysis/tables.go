@@ -130,8 +130,6 @@ func (a *Analyser) pairLabel(p *pair) string {
 
 func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
-func pm3(s eval.Stat) string { return report.PM3(s) }
-
 // pmG is "mean ± sd" in 4 and 2 significant digits, "± n/a" over one split.
 func pmG(s eval.Stat) string {
 	switch s.N {
@@ -209,7 +207,7 @@ func (a *Analyser) sensitivity(rep *Report) {
 				w1 := get(func(s sensResult) (float64, bool) { return s.w1, true })
 				dIoU := get(func(s sensResult) (float64, bool) { return s.dIoU, s.iouOK })
 				js = append(js, sensJSON{p.post, p.exp, name, groupNames[g], corr, stab, w1, dIoU})
-				t.Rows = append(t.Rows, []string{a.pairLabel(p), name, groupNames[g], pm3(corr.Stat), pm3(stab.Stat), pm3(w1.Stat), signed3(dIoU.Stat), strconv.Itoa(w1.Records)})
+				t.Rows = append(t.Rows, []string{a.pairLabel(p), name, groupNames[g], report.PM3(corr.Stat), report.PM3(stab.Stat), report.PM3(w1.Stat), signed3(dIoU.Stat), strconv.Itoa(w1.Records)})
 				if pt != nil {
 					row := []string{"  (paper)", "", ""}
 					for _, col := range []string{"Corr.", "Top-L stability", "W1 shift", "ΔIoU"} {
@@ -346,7 +344,7 @@ func (a *Analyser) agreement(rep *Report) {
 					})
 					js = append(js, agreeJSON{Posterior: p.post, Explainer: p.exp, Scope: groupNames[gr], Eta: eta, Delta: delta, Precision: prec, Recall: rec, F1: f1, Empty: empty})
 					t.Rows = append(t.Rows, []string{a.pairLabel(p), groupNames[gr], strconv.FormatFloat(eta, 'g', -1, 64), strconv.FormatFloat(delta, 'g', -1, 64),
-						pm3(prec.Stat), pm3(rec.Stat), pm3(f1.Stat), strconv.Itoa(empty)})
+						report.PM3(prec.Stat), report.PM3(rec.Stat), report.PM3(f1.Stat), strconv.Itoa(empty)})
 				}
 			}
 		}

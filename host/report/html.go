@@ -353,7 +353,7 @@ func WriteHTML(w io.Writer, h HTML) error {
 	for i, n := range names {
 		classColours[n] = figure.ClassColourHex(i)
 	}
-	data, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette, "classColours": classColours,
+	js, err := json.Marshal(map[string]any{"records": recs, "windows": thinWindows(h.Windows, MaxTimeline), "fs": h.Fs, "palette": palette, "classColours": classColours,
 		"unit": h.Unit, "f0": h.F0, "trigger": trigger, "peakUnits": h.PeakUnits, "units": h.Units})
 	if err != nil {
 		return fmt.Errorf("report.html: %w", err)
@@ -361,7 +361,7 @@ func WriteHTML(w io.Writer, h HTML) error {
 	v := map[string]any{"Events": h.Events, "Title": h.Title, "Notes": h.Notes, "Warnings": h.Warnings, "Tables": h.Tables, "Bars": h.Bars,
 		"HasRecords": len(recs) > 0, "HasWindows": len(h.Windows) > 0, "MaxColumns": MaxColumns, "MaxTimeline": MaxTimeline, "Thinned": thinned(h.Windows),
 		// json.Marshal escapes <, > and &: the data cannot close its script.
-		"Data": template.JS(data), "JS": template.JS(htmlJS), "CSS": template.CSS(htmlCSS)}
+		"Data": template.JS(js), "JS": template.JS(htmlJS), "CSS": template.CSS(htmlCSS)}
 	if h.Bars != nil {
 		v["BarsSVG"] = h.Bars.svg()
 	}

@@ -90,9 +90,10 @@ func fitReference(ds Datasets, what string) (*ood.Reference, string) {
 // oodColumns are records.csv's out-of-distribution columns (host/ood):
 // each record's ood_score and ood under the class its row's posterior
 // predicted, and ood_reason; ref nil fits the check on ds (a recording
-// run passes the windows' own). It returns the note saying how the check
-// was fitted, or why there is none (no columns then).
-func oodColumns(ds Datasets, ref *ood.Reference) (report.RecordColumns, string, bool) {
+// run passes the windows' own, and their features as feats0, the one
+// split's). It returns the note saying how the check was fitted, or why
+// there is none (no columns then).
+func oodColumns(ds Datasets, ref *ood.Reference, feats0 [][]float64) (report.RecordColumns, string, bool) {
 	note := ""
 	if ref == nil {
 		if ref, note = fitReference(ds, "the test records"); ref == nil {
@@ -101,6 +102,10 @@ func oodColumns(ds Datasets, ref *ood.Reference) (report.RecordColumns, string, 
 	}
 	feats := make([][][]float64, len(ds.Tests))
 	for i, ts := range ds.Tests {
+		if i == 0 && feats0 != nil {
+			feats[i] = feats0
+			continue
+		}
 		feats[i] = measureSplit(ds, ts.Data)
 	}
 	cells := func(_ *engine.Row, rec *engine.Record) []string {

@@ -203,7 +203,7 @@ func (w *runWriter) results(res *engine.Results) error {
 			extra = append(extra, c)
 		}
 	}
-	if c, note, ok := oodColumns(w.ds, w.windows.ood); ok || w.ds.Recording == "" {
+	if c, note, ok := oodColumns(w.ds, w.windows.ood, w.windows.feats); ok || w.ds.Recording == "" {
 		if ok {
 			extra = append(extra, c)
 		}

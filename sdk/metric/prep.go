@@ -213,8 +213,7 @@ type forwards struct {
 }
 
 func newForwards(m nn.Model) *forwards {
-	n := m.InputLen()
-	return &forwards{m: m, n: n, xs: make([]float32, 0, ForwardBatch*n), probs: make([]float32, ForwardBatch*m.Classes())}
+	return &forwards{m: m, n: m.InputLen()} // buffers on the first input (a chain metric only checks the model here)
 }
 
 // newOutputs is newForwards for the logit f_y when softmax is false
@@ -239,6 +238,9 @@ func (f *forwards) next(ctx context.Context, target int, out *float64) ([]float3
 		if err := f.flush(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if f.xs == nil {
+		f.xs, f.probs = make([]float32, 0, ForwardBatch*f.n), make([]float32, ForwardBatch*f.m.Classes())
 	}
 	f.xs = f.xs[:len(f.xs)+f.n]
 	f.target = append(f.target, target)

@@ -193,22 +193,7 @@ func (n *Net) chainStep(B int) float64 {
 		v, To := n.chainOut1(i), nd.out.T
 		W := 0
 		for b := range B {
-			a, e := math.MaxInt, -1 // the hull of the inputs' changed steps
-			for _, u := range nd.inputs {
-				if c.clo[u][b] < c.chi[u][b] {
-					a, e = min(a, c.clo[u][b]), max(e, c.chi[u][b])
-				}
-			}
-			lo, hi := 0, 0
-			switch {
-			case e < 0:
-			case !wn.local:
-				lo, hi = 0, To
-			default:
-				f := wn.f
-				lo = max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0)
-				hi = max(min(floorDiv(e-1+f.PadLeft, f.Stride)+1, To), lo)
-			}
+			lo, hi := n.reach(i, c.clo, c.chi, b, false)
 			c.clo[v][b], c.chi[v][b] = lo, hi
 			W = max(W, hi-lo)
 		}

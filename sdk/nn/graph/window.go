@@ -518,23 +518,7 @@ func (n *Net) winRanges(B, j0 int, rng func(j int) (int, int), plain bool) (floa
 		clo, chi := w.clo[v], w.chi[v]
 		W := 0
 		for j := 0; j < B; j++ {
-			a, b := math.MaxInt, -1 // the hull of the inputs' changed steps
-			for _, u := range nd.inputs {
-				if w.clo[u][j] < w.chi[u][j] {
-					a, b = min(a, w.clo[u][j]), max(b, w.chi[u][j])
-				}
-			}
-			lo, hi := 0, 0
-			switch {
-			case b < 0:
-			case plain || !wn.local:
-				lo, hi = 0, To
-			default:
-				f := wn.f
-				lo = max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0)
-				hi = min(floorDiv(b-1+f.PadLeft, f.Stride)+1, To)
-				hi = max(hi, lo)
-			}
+			lo, hi := n.reach(i, w.clo, w.chi, j, plain)
 			clo[j], chi[j] = lo, hi
 			W = max(W, hi-lo)
 		}
@@ -552,6 +536,32 @@ func (n *Net) winRanges(B, j0 int, rng func(j int) (int, int), plain bool) (floa
 		}
 	}
 	return work, first
+}
+
+// reach is the range [lo, hi) of node i's output steps that copy j
+// changes, from the changed ranges clo, chi of its inputs (per value, per
+// copy; empty when lo >= hi): the steps whose window reads a changed step
+// of the inputs' hull (the file's comment), clipped to the output; every
+// step when the node is not Local or whole is set; none when no input
+// changed.
+func (n *Net) reach(i int, clo, chi [][]int, j int, whole bool) (lo, hi int) {
+	a, b := math.MaxInt, -1 // the hull of the inputs' changed steps
+	for _, u := range n.nodes[i].inputs {
+		if clo[u][j] < chi[u][j] {
+			a, b = min(a, clo[u][j]), max(b, chi[u][j])
+		}
+	}
+	To, wn := n.nodes[i].out.T, &n.win.nodes[i]
+	switch {
+	case b < 0:
+		return 0, 0
+	case whole || !wn.local:
+		return 0, To
+	}
+	f := wn.f
+	lo = max(ceilDiv(a-(f.Kernel-1)*f.Dilation+f.PadLeft, f.Stride), 0)
+	hi = min(floorDiv(b-1+f.PadLeft, f.Stride)+1, To)
+	return lo, max(hi, lo)
 }
 
 // place sets value v's stored width W for B copies and each copy's
