@@ -272,3 +272,24 @@ var (
 	_ Model     = (*GraphModel)(nil)
 	_ Perturber = (*GraphModel)(nil)
 )
+
+// FeatureLen is the size of the graph's penultimate value
+// (graph.Net.Penultimate), or why it has none.
+func (m *GraphModel) FeatureLen() (int, error) {
+	n := m.get()
+	defer m.put(n)
+	s, err := n.Penultimate()
+	return s.Size(), err
+}
+
+// Features writes the penultimate features of the batch x
+// (graph.Net.Features).
+func (m *GraphModel) Features(ctx context.Context, dst, x []float32) error {
+	per, err := m.FeatureLen()
+	if err != nil {
+		return err
+	}
+	return m.chunks(ctx, x, dst, per, func(n *graph.Net, b0, b1 int) error {
+		return n.Features(dst[b0*per:b1*per], x[b0*m.n:b1*m.n])
+	})
+}

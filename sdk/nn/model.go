@@ -117,3 +117,16 @@ type Perturber interface {
 // Accelerated reports whether the AVX2+FMA kernels are in use (see package
 // internal/kern); false with the purego build tag or on other CPUs.
 func Accelerated() bool { return kern.Accelerated() }
+
+// Featurer is a Model that gives its penultimate features: the values
+// its last linear layer maps to the class scores (for a GraphModel,
+// graph.Net.Penultimate). The feature-space out-of-distribution score (a
+// Mahalanobis distance to the training records' features) needs it; a
+// Model without it gets the input-level check only.
+type Featurer interface {
+	// FeatureLen is the number of features of one input, or an error
+	// saying why the model has none.
+	FeatureLen() (int, error)
+	// Features writes the features of the batch x: dst[b*FeatureLen()+j].
+	Features(ctx context.Context, dst, x []float32) error
+}
