@@ -246,8 +246,10 @@ func (r *Reference) Check(f []float64, c int, className string) (score float64, 
 	return s, true, fmt.Sprintf("outside what the model was trained on: %s %.3g, training %.3g-%.3g (%s)", r.Names[j], f[j], r.Lo[c][j], r.Hi[c][j], className)
 }
 
-// quantile is the q-quantile of v by linear interpolation between order
+// Quantile is the q-quantile of v by linear interpolation between order
 // statistics (numpy's default); v is sorted in place.
+func Quantile(v []float64, q float64) float64 { return quantile(v, q) }
+
 func quantile(v []float64, q float64) float64 {
 	sort.Float64s(v)
 	p := q * float64(len(v)-1)
