@@ -118,7 +118,12 @@ type Plan struct {
 	TrainSet       sdk.Dataset
 	ValSet         sdk.Dataset
 	Tests          []TestSplit
-	Classes        []int // classes reported, in order
+	// HeldOut, if not empty, is labelled records that are only predicted:
+	// each posterior's predictive mean on them reaches the Sink
+	// (Prediction.HeldOut), for the model's quality beside the answers on
+	// an unlabelled test split (a recording's windows).
+	HeldOut sdk.Dataset
+	Classes []int // classes reported, in order
 	// ClassNames names every class of the data (ClassNames[label]); nil:
 	// the one-phase PQD's 16 (host/data's ClassNames). The results and
 	// their outputs carry it to the reports.

@@ -27,6 +27,7 @@ type exec struct {
 	arts       map[int]sdk.Artifact
 	draws      map[int][]sdk.Draw
 	models     map[int][]*driver.DrawModel // the draws as the host predicts with them
+	checks     map[int]*posteriorCheck     // each posterior's check of itself (selfcheck.go)
 	cur        *block                      // the loaded pair
 	curKey     [2]int
 	costs      map[string]float64
@@ -34,7 +35,7 @@ type exec struct {
 
 // resolve resolves the plan's plugins.
 func resolve(ctx context.Context, p *Plan, res Plugins, withExplainers bool) (*exec, error) {
-	e := &exec{p: p, res: res, arts: map[int]sdk.Artifact{}, draws: map[int][]sdk.Draw{}, models: map[int][]*driver.DrawModel{}, costs: map[string]float64{}}
+	e := &exec{p: p, res: res, arts: map[int]sdk.Artifact{}, draws: map[int][]sdk.Draw{}, models: map[int][]*driver.DrawModel{}, checks: map[int]*posteriorCheck{}, costs: map[string]float64{}}
 	if withExplainers {
 		for _, s := range p.Explainers {
 			ex, err := res.Explainer(ctx, s.ID)
@@ -329,6 +330,7 @@ func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *blo
 	b.probs = make([][]float64, len(b.tests))
 	b.ment = make([][]float64, len(b.tests))
 	b.agree = make([][]float64, len(b.tests))
+	b.fscore = make([][]float64, len(b.tests))
 	b.recs = make([][][]Record, len(sums))
 	b.outs = make([][][]*OutputRecord, len(sums))
 	for i := range sums {
@@ -340,6 +342,7 @@ func newBlock(p *Plan, pi, ei int, ex driver.Explainer, sums []sdk.Summary) *blo
 		b.probs[si] = make([]float64, ts.Data.N*k)
 		b.ment[si] = make([]float64, ts.Data.N)
 		b.agree[si] = make([]float64, ts.Data.N)
+		b.fscore[si] = make([]float64, ts.Data.N)
 		for i := range sums {
 			b.recs[i][si] = make([]Record, ts.Data.N)
 			b.outs[i][si] = make([]*OutputRecord, ts.Data.N)
@@ -362,7 +365,14 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
+	var check *posteriorCheck
+	if u.Exp == 0 { // the first explainer's units score the records (selfcheck.go)
+		if check, err = e.checkOf(ctx, u.Post); err != nil {
+			return nil, err
+		}
+	}
 	b := newBlock(e.p, u.Post, u.Exp, e.explainers[u.Exp], e.summaries)
+	b.live = check
 	b.activate(len(draws))
 	b.step = Explaining{ID: b.es.ID, Config: b.es.Config, Stochastic: b.ex.Info().Stochastic, Seed: e.p.Seed}
 	for s, d := range draws {
@@ -402,7 +412,9 @@ func (e *exec) closePair() error {
 // it, for the progress of its pair).
 func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	var pl explainPayload
-	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok || err != nil {
+	// A payload of an older uaxai (without the posterior's check) is done
+	// again.
+	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok && pl.Checked || err != nil {
 		return err
 	}
 	unlock, err := e.store.Lock(ctx, u.Name, func() {
@@ -412,7 +424,8 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		return err
 	}
 	defer unlock()
-	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok || err != nil {
+	pl = explainPayload{}
+	if ok, err := e.load(u.ID(), &pl, &pl.Fingerprint, &pl.ID); ok && pl.Checked || err != nil {
 		return err
 	}
 	b, err := e.pair(ctx, u, rest)
@@ -440,6 +453,13 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		scale(ent, 1/S)
 		for i, c := range b.preds[si][b0:b1] {
 			b.agree[si][b0+i] = float64(votes[i*k+c]) / S
+		}
+		if c := b.live; c != nil && c.draws != nil {
+			// one goroutine a batch already: the features run in it
+			feats := e.drawFeatures(ctx, models, c.draws.D)
+			if err := c.draws.Score(b.fscore[si][b0:b1], feats, d.X[b0*d.Len:b1*d.Len]); err != nil {
+				return fmt.Errorf("posterior %s: the feature check of records %d..%d of split %s: %w", b.ps.ID, b0, b1-1, b.tests[si].Name, err)
+			}
 		}
 		return nil
 	})
@@ -470,7 +490,15 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	}
 	pl = explainPayload{Fingerprint: p.Fingerprint, ID: u.ID(), Preds: b.preds[si][u.B0:u.B1], Probs: b.probs[si][u.B0*k : u.B1*k],
 		MeanEntropy: b.ment[si][u.B0:u.B1], Agree: b.agree[si][u.B0:u.B1],
-		Recs: make([][]Record, len(b.sums)), Outs: make([][]OutputRecord, len(b.sums))}
+		Recs: make([][]Record, len(b.sums)), Outs: make([][]OutputRecord, len(b.sums)), Checked: true}
+	if c := b.live; c != nil {
+		if c.draws != nil {
+			pl.FeatureOOD = b.fscore[si][u.B0:u.B1]
+		}
+		if si == 0 && u.B0 == 0 {
+			pl.Check = &checkPayload{Feature: c.Feature, Note: c.Note, HeldOut: c.HeldOut}
+		}
+	}
 	for i := range b.sums {
 		if b.active[i] {
 			pl.Recs[i] = b.recs[i][si][u.B0:u.B1]

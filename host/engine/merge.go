@@ -155,6 +155,12 @@ func (m *merger) fitted(pi int) (sdk.Artifact, error) {
 // hands each unit's analysis to the plan's Analysis.
 func (m *merger) readPair(b *block, pi, ei int) error {
 	k := m.p.Arch.Classes()
+	haveScores := false
+	defer func() {
+		if !haveScores {
+			b.fscore = nil
+		}
+	}()
 	for _, u := range m.units {
 		if u.Kind != ExplainUnit || u.Post != pi || u.Exp != ei {
 			continue
@@ -171,6 +177,21 @@ func (m *merger) readPair(b *block, pi, ei int) error {
 		copy(b.probs[u.Split][u.B0*k:], pl.Probs)
 		copy(b.ment[u.Split][u.B0:], pl.MeanEntropy)
 		copy(b.agree[u.Split][u.B0:], pl.Agree)
+		if !pl.Checked {
+			return fmt.Errorf("unit %s: its payload was written by an older uaxai, without the posterior's check of itself: run the recipe again in its run directory to redo the unit", u.Name)
+		}
+		if ei == 0 {
+			if pl.FeatureOOD != nil {
+				if len(pl.FeatureOOD) != u.B1-u.B0 {
+					return fmt.Errorf("unit %s: %d feature scores for %d records", u.Name, len(pl.FeatureOOD), u.B1-u.B0)
+				}
+				copy(b.fscore[u.Split][u.B0:], pl.FeatureOOD)
+				haveScores = true
+			}
+			if pl.Check != nil {
+				b.check = pl.Check
+			}
+		}
 		for i := range b.sums {
 			if b.active[i] {
 				if len(pl.Recs[i]) != u.B1-u.B0 {
@@ -203,7 +224,14 @@ func (m *merger) predicted(b *block) ([]float64, error) {
 		return nil, err
 	}
 	if m.p.Sink != nil {
-		if err := m.p.Sink.Predicted(b.ps, Prediction{Probs: b.probs, MeanEntropy: b.ment, Agree: b.agree}); err != nil {
+		pred := Prediction{Probs: b.probs, MeanEntropy: b.ment, Agree: b.agree}
+		if c := b.check; c != nil {
+			pred.FeatureCheck, pred.FeatureNote, pred.HeldOut = c.Feature, c.Note, c.HeldOut
+			if c.Feature != nil {
+				pred.FeatureOOD = b.fscore
+			}
+		}
+		if err := m.p.Sink.Predicted(b.ps, pred); err != nil {
 			return nil, fmt.Errorf("%s: predictive quality: %w", b.ps.Name(), err)
 		}
 	}

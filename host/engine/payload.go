@@ -29,6 +29,20 @@ type explainPayload struct {
 	Outs        [][]OutputRecord // summary -> the explained records' results
 	Analysis    []byte
 	Seconds     float64
+	// Checked marks a payload of this version, with the posterior's check
+	// (selfcheck.go): an older payload is done again. The first explainer's
+	// units hold the records' feature scores (nil: no feature check), and
+	// the posterior's first unit its check.
+	Checked    bool
+	FeatureOOD []float64
+	Check      *checkPayload
+}
+
+// checkPayload is a posterior's check as its first unit keeps it.
+type checkPayload struct {
+	Feature *FeatureCheck
+	Note    string
+	HeldOut []float64
 }
 
 func encode(v any) ([]byte, error) {

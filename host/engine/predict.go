@@ -52,8 +52,18 @@ func sumProbs(ctx context.Context, dst []float64, models []nn.Model, x []float32
 // prediction and the draw (the epistemic part of the predictive
 // entropy), and Agree the share of draws that vote for the predicted
 // class (ties: the lower class, as everywhere).
+//
+// The posterior's check of itself (selfcheck.go) comes with them:
+// FeatureOOD[i] is each record's feature-space out-of-distribution score
+// (FeatureCheck's; nil when the posterior has no feature check, and
+// FeatureNote says why), and HeldOut the predictive mean on the plan's
+// held-out records (Plan.HeldOut; row major; nil without them).
 type Prediction struct {
 	Probs, MeanEntropy, Agree [][]float64
+	FeatureOOD                [][]float64
+	FeatureCheck              *FeatureCheck
+	FeatureNote               string
+	HeldOut                   []float64
 }
 
 // Entropy is H(q) = -sum_c q_c ln q_c in nats (0 ln 0 = 0).

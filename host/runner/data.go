@@ -56,6 +56,12 @@ type Datasets struct {
 	// Nominal) and its unit ("" when the file gives none).
 	Nominal []float64
 	Units   []string
+	// HeldOut, with [recording], is labelled records the model is judged
+	// on beside the recording's answers (engine.Plan.HeldOut): the
+	// generator's test splits, or the [data] test folders. HeldOutFrom
+	// says which.
+	HeldOut     sdk.Dataset
+	HeldOutFrom string
 }
 
 // ClassList is the data's class names: Classes, or the one-phase PQD's 16.
@@ -124,10 +130,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			ph := r.Data.Phase.Value
 			cfg.Phase = &ph
 		}
-		nTests := r.Data.TestSplits
-		if r.Recording != nil {
-			nTests = 0 // the recording's windows are the test set
-		}
+		nTests := r.Data.TestSplits // with [recording], held out for the model's quality
 		ps, err := data.MakePaperSplitsOf(ctx, gen, cfg, r.Seed, r.Data.TrainPerClass, r.Data.ValFraction, nTests, r.Data.TestPerClass)
 		if err != nil {
 			return Datasets{}, fmt.Errorf("recipe %s: data: %w", r.Name, err)
@@ -174,10 +177,7 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 				train, val = HoldOut(train, r.Data.ValFraction, r.Seed)
 			}
 		}
-		for _, dir := range r.Data.Test {
-			if r.Recording != nil {
-				break
-			}
+		for _, dir := range r.Data.Test { // with [recording], held out for the model's quality
 			s, err := read(dir)
 			if err != nil {
 				return Datasets{}, err
@@ -201,6 +201,21 @@ func LoadData(ctx context.Context, r *recipe.Recipe) (Datasets, error) {
 			return Datasets{}, r.Errorf([]string{"data", "channel_names"}, "names %d channels, and the data has %d (accepted: one name a channel)", len(n), ds.Channels)
 		}
 		ds.ChannelNames = n
+	}
+	if r.Recording != nil && len(tests) > 0 {
+		var held []data.Record
+		for _, s := range tests {
+			if s.C() != ds.Channels {
+				return Datasets{}, r.Errorf([]string{"data", "test"}, "a held-out test split has %d channel(s), the training set %d (accepted: the training set's channels)", s.C(), ds.Channels)
+			}
+			held = append(held, s.Records...)
+		}
+		ds.HeldOut = ToDataset(held)
+		ds.HeldOutFrom = fmt.Sprintf("the %d records of the [data] test folders", len(held))
+		if r.Data.Generated() {
+			ds.HeldOutFrom = fmt.Sprintf("%d generated test records (seed %d, never trained on)", len(held), r.Seed)
+		}
+		tests = nil // the recording's windows are the test set
 	}
 	for i, s := range tests {
 		// Splits are named test-<i> whatever their folder: names key the

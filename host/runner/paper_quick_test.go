@@ -251,7 +251,7 @@ func checkWindows(t *testing.T, dir string, resultsJSON []byte, n, S int, step f
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != n+1 || strings.Join(lines[0], ",") != "posterior,posterior_label,window,start_s,class,probability,predictive_entropy,mutual_information,agreement,ood_score,ood,ood_reason" {
+	if len(lines) != n+1 || strings.Join(lines[0], ",") != "posterior,posterior_label,window,start_s,class,probability,predictive_entropy,mutual_information,agreement,ood_score,feature_ood_score,ood,ood_reason,held_out_precision,held_out_predicted" {
 		t.Fatalf("windows.csv: %q", lines)
 	}
 	var res struct {
@@ -349,23 +349,34 @@ func checkOODRate(t *testing.T, dir string) {
 			t.Fatalf("records.csv has no %s column: %q", h, lines[0])
 		}
 	}
-	n, flagged := 0, 0
+	// each check flags about alpha; ood is either's flag
+	n, input, feature := 0, 0, 0
 	for _, l := range lines[1:] {
 		if l[col["row"]] != lines[1][col["row"]] || l[col["label"]] != l[col["predicted"]] {
 			continue
 		}
 		n++
-		if l[col["ood"]] == "true" {
-			flagged++
-			if !strings.HasPrefix(l[col["ood_reason"]], "outside what the model was trained on: ") {
-				t.Errorf("a flagged record's reason %q", l[col["ood_reason"]])
-			}
+		why := l[col["ood_reason"]]
+		i, f := inputReason.MatchString(why), strings.Contains(why, "penultimate features")
+		if i {
+			input++
+		}
+		if f {
+			feature++
+		}
+		if (l[col["ood"]] == "true") != (i || f) || why != "" && !strings.HasPrefix(why, "outside what the model was trained on: ") {
+			t.Errorf("record flagged %s, reason %q", l[col["ood"]], why)
 		}
 	}
 	a := ood.DefaultAlpha
-	rate := float64(flagged) / float64(n)
-	t.Logf("out of distribution: %d of %d correctly classified test records flagged (%.3f), alpha %.2f", flagged, n, rate, a)
-	if n < 100 || math.Abs(rate-a) > 4*math.Sqrt(a*(1-a)/float64(n)) {
-		t.Errorf("out of distribution: %d of %d correctly classified test records flagged; want about %.2f", flagged, n, a)
+	for _, c := range []struct {
+		what    string
+		flagged int
+	}{{"input check", input}, {"feature check", feature}} {
+		rate := float64(c.flagged) / float64(n)
+		t.Logf("out of distribution, %s: %d of %d correctly classified test records flagged (%.3f), alpha %.2f", c.what, c.flagged, n, rate, a)
+		if n < 100 || math.Abs(rate-a) > 4*math.Sqrt(a*(1-a)/float64(n)) {
+			t.Errorf("out of distribution, %s: %d of %d correctly classified test records flagged; want about %.2f", c.what, c.flagged, n, a)
+		}
 	}
 }

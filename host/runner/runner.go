@@ -267,7 +267,7 @@ func setup(ctx context.Context, r *recipe.Recipe, opt Options) (*state, error) {
 		trainHash: hashDataset(ds.Train), valHash: hashDataset(ds.Val), tim: engine.Timings{"data": dataTime}}
 	plan := engine.Plan{
 		Seed: r.Seed, ReplicateSeeds: repSeeds, Workers: workers, Arch: arch, Train: r.Train,
-		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests,
+		TrainSet: ds.Train, ValSet: ds.Val, Tests: ds.Tests, HeldOut: ds.HeldOut,
 		Classes: classes, ClassNames: ds.Classes, Groups: groups, Abs: r.Evaluate.Abs,
 		Posteriors: posts, Explainers: steps(r.Explainers), Summaries: steps(r.Summaries),
 		CacheKey: func(p engine.Step, info sdk.Info) (string, error) {

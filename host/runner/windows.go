@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -27,8 +28,14 @@ import (
 //	agreement          = the share of draws whose own argmax is c
 //	ood_score          = the window's distance from the training windows
 //	                     of class c (host/ood: RMS, f0, THD per channel)
-//	ood                = ood_score above the threshold fitted on the
+//	feature_ood_score  = the posterior's feature-space score: the mean over
+//	                     the draws of the squared Mahalanobis distance of the
+//	                     window's penultimate features to the nearest class
+//	                     (engine.FeatureCheck)
+//	ood                = either score above its threshold, fitted on the
 //	                     validation windows (ood.DefaultAlpha of them flagged)
+//	held_out_precision = of the held-out labelled records the posterior
+//	                     gave class c, the share that are of c
 type windowRow struct {
 	Posterior   string   `json:"posterior"`
 	Label       string   `json:"posterior_label"`
@@ -40,8 +47,17 @@ type windowRow struct {
 	MutualInfo  float64  `json:"mutual_information"`
 	Agreement   float64  `json:"agreement"`
 	OODScore    *float64 `json:"ood_score,omitempty"` // nil: no check (no training windows)
-	OOD         bool     `json:"ood"`
-	OODReason   string   `json:"ood_reason,omitempty"`
+	// FeatureScore is the posterior's feature-space score (engine.FeatureCheck;
+	// nil: no feature check); OOD is either check's flag, OODReason both
+	// reasons.
+	FeatureScore *float64 `json:"feature_ood_score,omitempty"`
+	OOD          bool     `json:"ood"`
+	OODReason    string   `json:"ood_reason,omitempty"`
+	// HeldOutPrecision is the share of the held-out records the
+	// posterior gave this window's class that are of it (nil: no held-out
+	// record was given it, or none was held out), of HeldOutN.
+	HeldOutPrecision *float64 `json:"held_out_precision,omitempty"`
+	HeldOutN         int      `json:"held_out_predicted,omitempty"`
 }
 
 // windowTable gathers the rows of every posterior, in the order the
@@ -93,33 +109,70 @@ func fitReference(ds Datasets, what string) (*ood.Reference, string) {
 // run passes the windows' own, and their features as feats0, the one
 // split's). It returns the note saying how the check was fitted, or why
 // there is none (no columns then).
-func oodColumns(ds Datasets, ref *ood.Reference, feats0 [][]float64) (report.RecordColumns, string, bool) {
+func oodColumns(ds Datasets, ref *ood.Reference, feats0 [][]float64, checks *checks) (report.RecordColumns, string, bool) {
 	note := ""
 	if ref == nil {
-		if ref, note = fitReference(ds, "the test records"); ref == nil {
-			return report.RecordColumns{}, note, false
+		ref, note = fitReference(ds, "the test records")
+	}
+	anyFeature := false
+	for _, c := range checks.rows {
+		anyFeature = anyFeature || c.Feature != nil
+	}
+	if ref == nil && !anyFeature {
+		return report.RecordColumns{}, note, false
+	}
+	var feats [][][]float64
+	if ref != nil {
+		feats = make([][][]float64, len(ds.Tests))
+		for i, ts := range ds.Tests {
+			if i == 0 && feats0 != nil {
+				feats[i] = feats0
+				continue
+			}
+			feats[i] = measureSplit(ds, ts.Data)
 		}
 	}
-	feats := make([][][]float64, len(ds.Tests))
-	for i, ts := range ds.Tests {
-		if i == 0 && feats0 != nil {
-			feats[i] = feats0
-			continue
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	cells := func(row *engine.Row, rec *engine.Record) []string {
+		out := []string{"", "", "", ""}
+		if rec.Pred < 0 {
+			return out
 		}
-		feats[i] = measureSplit(ds, ts.Data)
+		flagged, checked := false, false
+		var why string
+		if ref != nil && rec.Split >= 0 && rec.Split < len(feats) && rec.Index >= 0 && rec.Index < len(feats[rec.Split]) {
+			name := data.ClassName(rec.Pred)
+			if ds.Classes != nil && rec.Pred < len(ds.Classes) {
+				name = ds.Classes[rec.Pred]
+			}
+			s, flag, w := ref.Check(feats[rec.Split][rec.Index], rec.Pred, name)
+			out[0], flagged, why, checked = g(s), flag, w, true
+		}
+		if s, flag, w, ok := checks.of(row.Label, row.Replicate).score(rec.Split, rec.Index); ok {
+			out[1], checked = g(s), true
+			if flag {
+				flagged, why = true, joinReasons(why, w)
+			}
+		}
+		if checked {
+			out[2], out[3] = strconv.FormatBool(flagged), why
+		}
+		return out
 	}
-	cells := func(_ *engine.Row, rec *engine.Record) []string {
-		if rec.Split < 0 || rec.Split >= len(feats) || rec.Index < 0 || rec.Index >= len(feats[rec.Split]) || rec.Pred < 0 {
-			return []string{"", "", ""}
-		}
-		name := data.ClassName(rec.Pred)
-		if ds.Classes != nil && rec.Pred < len(ds.Classes) {
-			name = ds.Classes[rec.Pred]
-		}
-		s, flag, why := ref.Check(feats[rec.Split][rec.Index], rec.Pred, name)
-		return []string{strconv.FormatFloat(s, 'g', 6, 64), strconv.FormatBool(flag), why}
+	return report.RecordColumns{Header: []string{"ood_score", "feature_ood_score", "ood", "ood_reason"}, Cells: cells}, note, true
+}
+
+// joinReasons is the reasons a and b, either may be empty, their common
+// head ("outside what the model was trained on: ") said once.
+func joinReasons(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
 	}
-	return report.RecordColumns{Header: []string{"ood_score", "ood", "ood_reason"}, Cells: cells}, note, true
+	const head = "outside what the model was trained on: "
+	if strings.HasPrefix(a, head) && strings.HasPrefix(b, head) {
+		b = strings.TrimPrefix(b, head)
+	}
+	return a + "; " + b
 }
 
 // measureSplit is host/ood's features of each input of d.
@@ -135,7 +188,7 @@ func measureSplit(ds Datasets, d sdk.Dataset) [][]float64 {
 }
 
 // add takes a posterior's predictions on a recording run's one split.
-func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction) error {
+func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction, check *postCheck) error {
 	if ds.Recording == "" || len(pred.Probs) == 0 {
 		return nil
 	}
@@ -166,6 +219,17 @@ func (t *windowTable) add(ds Datasets, ps engine.Step, pred engine.Prediction) e
 			s, flag, why := t.ood.Check(t.feats[i], c, name)
 			rows[i].OODScore, rows[i].OOD, rows[i].OODReason = &s, flag, why
 		}
+		if s, flag, why, ok := check.score(0, i); ok {
+			rows[i].FeatureScore = &s
+			if flag {
+				rows[i].OOD, rows[i].OODReason = true, joinReasons(rows[i].OODReason, why)
+			}
+		}
+		if check != nil && check.Quality != nil {
+			if p, n := check.Quality.Precision(c); n > 0 {
+				rows[i].HeldOutPrecision, rows[i].HeldOutN = &p, n
+			}
+		}
 	}
 	t.mu.Lock()
 	t.rows = append(t.rows, rows...)
@@ -179,16 +243,25 @@ func (t *windowTable) csv() ([]byte, error) {
 	w := csv.NewWriter(&b)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	if err := w.Write([]string{"posterior", "posterior_label", "window", "start_s", "class", "probability", "predictive_entropy", "mutual_information", "agreement",
-		"ood_score", "ood", "ood_reason"}); err != nil {
+		"ood_score", "feature_ood_score", "ood", "ood_reason", "held_out_precision", "held_out_predicted"}); err != nil {
 		return nil, err
 	}
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
 	for _, r := range t.rows {
-		score, flag := "", ""
-		if r.OODScore != nil {
-			score, flag = f(*r.OODScore), strconv.FormatBool(r.OOD)
+		flag, n := "", ""
+		if r.OODScore != nil || r.FeatureScore != nil {
+			flag = strconv.FormatBool(r.OOD)
+		}
+		if r.HeldOutPrecision != nil {
+			n = strconv.Itoa(r.HeldOutN)
 		}
 		if err := w.Write([]string{r.Posterior, r.Label, strconv.Itoa(r.Window), strconv.FormatFloat(r.Start, 'f', 6, 64), r.Class, f(r.Probability), f(r.Entropy), f(r.MutualInfo), f(r.Agreement),
-			score, flag, r.OODReason}); err != nil {
+			opt(r.OODScore), opt(r.FeatureScore), flag, r.OODReason, opt(r.HeldOutPrecision), n}); err != nil {
 			return nil, err
 		}
 	}

@@ -218,7 +218,7 @@ func TestWindowOOD(t *testing.T) {
 			ds.Train, ds.Val = ToDataset(ps.Train.Records), ToDataset(ps.Val.Records)
 		}
 		var tab windowTable
-		if err := tab.add(ds, engine.Step{ID: "p", Label: "P"}, pred); err != nil {
+		if err := tab.add(ds, engine.Step{ID: "p", Label: "P"}, pred, nil); err != nil {
 			t.Fatal(err)
 		}
 		b, err := tab.csv()
@@ -229,20 +229,25 @@ func TestWindowOOD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		col := map[string]int{}
+		for i, h := range lines[0] {
+			col[h] = i
+		}
 		evs, origin := tab.events(ds, nil)
 		eb, err := eventsCSV(evs, origin, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !trained {
-			if lines[1][9] != "" || lines[1][10] != "" || !strings.Contains(tab.oodNote, "no out-of-distribution check") {
+			if lines[1][col["ood_score"]] != "" || lines[1][col["ood"]] != "" || !strings.Contains(tab.oodNote, "no out-of-distribution check") {
 				t.Errorf("untrained: windows.csv %q, note %q", lines[1], tab.oodNote)
 			}
 			continue
 		}
 		for i, want := range []string{"", "RMS", "f0"} {
 			l := lines[i+1]
-			if got := l[10] == "true"; got != (want != "") || !strings.Contains(l[11], want) || (want != "" && !strings.Contains(l[11], "outside what the model was trained on: "+want)) {
+			ood, why := l[col["ood"]], l[col["ood_reason"]]
+			if got := ood == "true"; got != (want != "") || !strings.Contains(why, want) || (want != "" && !strings.Contains(why, "outside what the model was trained on: "+want)) {
 				t.Errorf("window %d: windows.csv %q; want flagged %v for %q", i, l, want != "", want)
 			}
 		}

@@ -65,6 +65,7 @@ type runWriter struct {
 	outputs            int // set and band outputs written
 	pred               predictive
 	windows            windowTable        // a recording's per-window answers
+	checks             checks             // each posterior's check of itself
 	an                 *analysis.Analyser // nil: the recipe asks for no analysis
 	costs              map[string]float64 // wall time of each unit, by name
 	anRep              *analysis.Report   // the analyses of a finished run
@@ -162,6 +163,12 @@ func (w *runWriter) final(res *engine.Results) error {
 func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
 	if len(res.Rows) == 0 { // a recording: nothing scored
 		var ts []report.Table
+		if t, ok := w.checks.table(); ok {
+			ts = append(ts, t)
+		}
+		if t, ok := w.checks.classTable(w.windows.rows, w.ds.ClassList()); ok {
+			ts = append(ts, t)
+		}
 		if w.anRep != nil {
 			ts = append(ts, w.anRep.Tables...)
 		}
@@ -193,7 +200,7 @@ func (w *runWriter) results(res *engine.Results) error {
 	if err != nil {
 		return err
 	}
-	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, append([]report.Section{w.pred.section(), w.windows.section(), {Key: "analysis", Value: anJSON}}, repSections...)...)
+	rj, err := report.ResultsJSON(w.r.Name, w.r.Seed, shown, append([]report.Section{w.pred.section(), w.windows.section(), w.checks.section(), {Key: "analysis", Value: anJSON}}, repSections...)...)
 	if err != nil {
 		return err
 	}
@@ -203,7 +210,14 @@ func (w *runWriter) results(res *engine.Results) error {
 			extra = append(extra, c)
 		}
 	}
-	if c, note, ok := oodColumns(w.ds, w.windows.ood, w.windows.feats); ok || w.ds.Recording == "" {
+	for _, c := range w.checks.rows {
+		if c.Note != "" {
+			res.Notes = append(res.Notes, c.Note)
+		} else if f := c.Feature; f != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("feature-space out-of-distribution check of %s: each record's squared Mahalanobis distance to the nearest class on the draws' penultimate features (%d), a Gaussian a draw fitted on %d training records; the threshold %.3g flags %.0f%% of the %d validation records", c.name, f.Features, f.Train, f.Threshold, 100*f.Alpha, f.Val))
+		}
+	}
+	if c, note, ok := oodColumns(w.ds, w.windows.ood, w.windows.feats, &w.checks); ok || w.ds.Recording == "" {
 		if ok {
 			extra = append(extra, c)
 		}
@@ -301,7 +315,10 @@ func (w *runWriter) Predicted(ps engine.Step, pred engine.Prediction) error {
 	if tests == nil {
 		tests = w.ds.Tests
 	}
-	if err := w.windows.add(w.ds, ps, pred); err != nil {
+	if err := w.checks.add(w.ds, w.classes, ps, pred); err != nil {
+		return err
+	}
+	if err := w.windows.add(w.ds, ps, pred, w.checks.of(ps.Label, ps.Replicate)); err != nil {
 		return err
 	}
 	return w.pred.add(tests, w.classes, ps, pred.Probs)
