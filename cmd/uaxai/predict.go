@@ -22,6 +22,15 @@ line in X.csv, the predicted class (the argmax, the lower class on ties), its
 name, and the mean probability of each class. With --out, F.csv gets only the
 probabilities (one line an input, no header) and stdout nothing. Probabilities
 are float32, in the shortest form that reads back to the same float32.
+With --reference DIR (a data folder of the network's labelled training
+records, as uaxai data generate writes one), every input is also checked
+against it, and the table gains ood_score (the input's RMS, fundamental
+frequency and THD per channel against the records of its predicted class, in
+widths of their range), feature_ood_score (the squared Mahalanobis distance
+to the nearest class on each draw's penultimate features, mean over the
+draws; empty when the model gives none), ood (either above its threshold, set
+so that 1% of a held-back tenth of the records is flagged) and ood_reason;
+--fs and --f0 give the waveforms' sampling rate and system frequency.
 A waveform of more than --max-in-len samples a channel, or a network of
 more than --max-params parameters or whose forward pass of 64 inputs holds
 more than --max-batch-values values, is refused before it is allocated.`
@@ -36,6 +45,9 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
 	bf := addBoundFlags(fs)
+	ref := fs.String("reference", "", "a data folder of the network's labelled training records: check every input against it (the ood columns)")
+	rate := fs.Float64("fs", 3200, "with --reference: the waveforms' sampling rate, Hz")
+	f0 := fs.Float64("f0", 50, "with --reference: the system frequency, Hz")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -59,9 +71,16 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if (len(files) == 0 && (model == nil || !model.Native())) || *input == "" {
 		return fs.usageError("--weights and --input are required")
 	}
-	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds, Limits: lf.limits()})
+	if *ref != "" && *out != "" {
+		return fs.usageError("--reference adds the ood columns to the table on stdout, and --out writes the bare probabilities: use one")
+	}
+	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds, Limits: lf.limits(),
+		Reference: *ref, Fs: *rate, F0: *f0})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
+	}
+	for _, n := range pred.CheckNotes {
+		fmt.Fprintln(stderr, "note:", n)
 	}
 	if *out != "" {
 		tmp, err := atomicfile.Temp(filepath.Dir(*out), filepath.Base(*out), func(w *bufio.Writer) error {
@@ -97,6 +116,9 @@ func writeProbs(w *bufio.Writer, pred *runner.Predictions, table bool) error {
 		for _, c := range pred.Classes {
 			b = append(append(b, ','), csvField(c)...)
 		}
+		if pred.Checks != nil {
+			b = append(b, ",ood_score,feature_ood_score,ood,ood_reason"...)
+		}
 		b = append(b, '\n')
 	}
 	for i, row := range pred.Probs {
@@ -112,6 +134,18 @@ func writeProbs(w *bufio.Writer, pred *runner.Predictions, table bool) error {
 				b = append(b, ',')
 			}
 			b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+		}
+		if table && pred.Checks != nil {
+			c := pred.Checks[i]
+			b = append(b, ',')
+			b = strconv.AppendFloat(b, c.Score, 'g', 6, 64)
+			b = append(b, ',')
+			if c.HasFeature {
+				b = strconv.AppendFloat(b, c.Feature, 'g', 6, 64)
+			}
+			b = append(b, ',')
+			b = strconv.AppendBool(b, c.OOD)
+			b = append(append(b, ','), csvField(c.Reason)...)
 		}
 		b = append(b, '\n')
 		if _, err := w.Write(b); err != nil {

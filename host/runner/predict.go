@@ -36,6 +36,12 @@ type PredictOptions struct {
 	// before either is allocated (readInputs, checkNetSize); zero:
 	// recipe.DefaultSizeBounds, a recipe's.
 	Bounds recipe.SizeBounds
+	// Reference, if set, is a data folder of the network's labelled
+	// training records: every input is then checked against it
+	// (Predictions.Checks), its waveforms sampled at Fs Hz on a system of
+	// F0 Hz.
+	Reference string
+	Fs, F0    float64
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -52,6 +58,10 @@ type Predictions struct {
 	// data.ClassNames when the network has the 16 PQD classes, else
 	// "class0", "class1", ...
 	Classes []string
+	// Checks, with PredictOptions.Reference, are each input's
+	// out-of-distribution check, and CheckNotes how they were fitted.
+	Checks     []InputCheck
+	CheckNotes []string
 }
 
 // predictBatch is the inputs of one forward pass of Predict.
@@ -114,6 +124,12 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 			}
 		}
 		out.set(b0, sum[:b*k])
+	}
+	if opt.Reference != "" {
+		f, D := modelFeatures(ctx, models)
+		if out.Checks, out.CheckNotes, err = checkInputs(ctx, opt.Reference, opt.Fs, opt.F0, in, out.Predicted, out.Classes, len(models), D, f); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -185,5 +201,11 @@ func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predi
 		return nil, err
 	}
 	out.set(0, mean)
+	if opt.Reference != "" {
+		f, D := servedFeatures(ctx, refs, calls)
+		if out.Checks, out.CheckNotes, err = checkInputs(ctx, opt.Reference, opt.Fs, opt.F0, in, out.Predicted, out.Classes, len(refs), D, f); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
