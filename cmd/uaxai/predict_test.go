@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -241,6 +243,7 @@ func TestPredictBadInput(t *testing.T) {
 		{[]string{"--weights", model}, []string{"--weights and --input are required", "Usage: uaxai predict"}},
 		{[]string{"--weights", model, "--input", in, "extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"--weights", model, "--input", in, "--out", filepath.Join(t.TempDir(), "no", "p.csv")}, []string{"--out", "p.csv"}},
+		{[]string{"--weights", model, "--input", in, "--reference", dir, "--out", filepath.Join(t.TempDir(), "p.csv")}, []string{"--reference adds the ood columns", "use one"}},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"predict"}, c.args...), &out, &errb)
@@ -248,6 +251,56 @@ func TestPredictBadInput(t *testing.T) {
 			if code != 1 || !strings.Contains(errb.String(), w) {
 				t.Errorf("predict %v: exit %d, stderr %q: want exit 1 and %q", c.args, code, errb.String(), w)
 			}
+		}
+	}
+}
+
+// TestPredictReferenceColumns: with --reference, the table gains
+// ood_score, feature_ood_score, ood and ood_reason after the
+// probabilities; ood is true exactly when a reason is given, and the
+// notes on stderr say how the checks were fitted.
+func TestPredictReferenceColumns(t *testing.T) {
+	dir := golden.Dir(t, "paper-1dcnn")
+	model, in := filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "waveforms.csv")
+	all := make([]int, data.NumClasses)
+	for i := range all {
+		all[i] = i
+	}
+	ref, err := data.MakeSplit(t.Context(), data.DefaultConfig(), 1, "reference", 10, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refDir := filepath.Join(t.TempDir(), "ref")
+	if err := data.WriteCSV(refDir, ref); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict", "--weights", model, "--input", in, "--reference", refDir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("stdout: %v", err)
+	}
+	h := rows[0]
+	if n := len(h); n != 3+16+4 || strings.Join(h[n-4:], ",") != "ood_score,feature_ood_score,ood,ood_reason" {
+		t.Fatalf("header %q", h)
+	}
+	for i, r := range rows[1:] {
+		n := len(r)
+		if _, err := strconv.ParseFloat(r[n-4], 64); err != nil {
+			t.Errorf("line %d: ood_score %q", i+2, r[n-4])
+		}
+		if _, err := strconv.ParseFloat(r[n-3], 64); err != nil {
+			t.Errorf("line %d: feature_ood_score %q", i+2, r[n-3])
+		}
+		if (r[n-2] == "true") != (r[n-1] != "") {
+			t.Errorf("line %d: ood %q, reason %q", i+2, r[n-2], r[n-1])
+		}
+	}
+	for _, w := range []string{"note: out-of-distribution check of the inputs", "note: feature-space out-of-distribution check of the inputs"} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("stderr %q lacks %q", errb.String(), w)
 		}
 	}
 }
