@@ -432,6 +432,30 @@ func (m *serviceModel) LayerShape(ctx context.Context, layer string) (nn.Shape, 
 	return nn.Shape{C: int(r.GetChannels()), T: int(r.GetLength())}, nil
 }
 
+// FeatureLen is the size of the service's penultimate features: its
+// layer nn.PenultimateLayer, which a PyTorch model's service gives when
+// the class scores come from a linear layer (the layer's input).
+func (m *serviceModel) FeatureLen() (int, error) {
+	for _, l := range m.layers {
+		if l.name == nn.PenultimateLayer {
+			return l.shape.Size(), nil
+		}
+	}
+	return 0, fmt.Errorf("model %q: its service gives no penultimate features (no layer %q: the class scores do not come from a linear layer run once)", m.arch.Name, nn.PenultimateLayer)
+}
+
+// Features writes the penultimate features of the batch x: the output of
+// the service's layer nn.PenultimateLayer, by its Layer requests (their
+// gradients, of class 0, are dropped).
+func (m *serviceModel) Features(ctx context.Context, dst, x []float32) error {
+	D, err := m.FeatureLen()
+	if err != nil {
+		return err
+	}
+	b := len(dst) / D
+	return m.LayerGrad(ctx, dst, make([]float32, len(dst)), x, make([]int, b), nn.PenultimateLayer)
+}
+
 // LayerGrad writes a layer's output and d p_target / d output, as
 // nn.Model.LayerGrad, in as many requests as the service's bounds take.
 func (m *serviceModel) LayerGrad(ctx context.Context, act, grad, x []float32, target []int, layer string) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,13 @@ import (
 
 	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/plugin"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // The networks of testdata/golden/archs (its README): folder, class in
@@ -162,6 +166,64 @@ func TestTorchModelGolden(t *testing.T) {
 					t.Errorf("predict: input %d predicted %d, PyTorch's argmax is %d", i, pred.Predicted[i], best)
 				}
 			}
+			if a.name != "lstm" { // the ONNX import has no recurrent op
+				checkServedFeatures(t, srv, filepath.Join(dir, "model.onnx"), filepath.Join(dir, "waveforms.csv"), a.cin)
+			}
 		})
+	}
+}
+
+// checkServedFeatures: the served module's penultimate features (its
+// last linear layer's input, through the service's Layer call) equal the
+// same network's from its ONNX export, computed by the Go graph (another
+// implementation), within 1e-5 of the largest.
+func checkServedFeatures(t *testing.T, srv *torchserver.Server, onnxPath, wave string, C int) {
+	t.Helper()
+	ctx := t.Context()
+	in, err := readInputs(wave, C, recipe.SizeBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := ONNXFile{Path: onnxPath}.net(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm := nn.NewGraphModel(net)
+	D, err := gm.FeatureLen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, in.n*D)
+	if err := gm.Features(ctx, want, in.x); err != nil {
+		t.Fatal(err)
+	}
+	refs := srv.Draws()
+	m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &refs[0]}, srv.ModelCalls(sdk.CallLimit{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got := make([]float32, in.n*D)
+	err = m.Call(ctx, func(nm nn.Model) error {
+		f, ok := nm.(nn.Featurer)
+		if !ok {
+			return fmt.Errorf("the served model (%T) is no nn.Featurer", nm)
+		}
+		d, err := f.FeatureLen()
+		if err != nil || d != D {
+			return fmt.Errorf("the service gives %d features (%v); the graph %d", d, err, D)
+		}
+		return f.Features(ctx, got, in.x)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top, diff float64
+	for i := range want {
+		top = math.Max(top, math.Abs(float64(want[i])))
+		diff = math.Max(diff, math.Abs(float64(got[i]-want[i])))
+	}
+	if !(top > 0) || diff > 1e-5*top {
+		t.Errorf("features: the service's and the ONNX graph's differ by %.3g of the largest %.3g", diff/top, top)
 	}
 }

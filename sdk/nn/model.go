@@ -118,6 +118,11 @@ type Perturber interface {
 // internal/kern); false with the purego build tag or on other CPUs.
 func Accelerated() bool { return kern.Accelerated() }
 
+// PenultimateLayer is the layer name under which a model service gives
+// its penultimate features (shape D x 1): the input of the last linear
+// layer, when it gives the class scores.
+const PenultimateLayer = "@penultimate"
+
 // Featurer is a Model that gives its penultimate features: the values
 // its last linear layer maps to the class scores (for a GraphModel,
 // graph.Net.Penultimate). The feature-space out-of-distribution score (a

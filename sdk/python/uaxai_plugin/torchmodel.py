@@ -108,6 +108,12 @@ _MAX_SOCKET_PATH = 107
 
 _RECURRENT = (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)
 
+# PENULTIMATE is the layer name of a model's penultimate features: the
+# input of the last torch.nn.Linear of a forward pass whose output is the
+# class scores (the host's out-of-distribution check reads them; Go's
+# nn.PenultimateLayer). Its shape is (features, 1).
+PENULTIMATE = "@penultimate"
+
 
 class InvalidRequest(ValueError):
     """A request the service refuses: code and a message saying what
@@ -165,16 +171,18 @@ class TorchDraw:
         self.name = name or type(module).__name__
         self.layers = {}
         self.classes = 0
-        calls, shapes, hooks = {}, {}, []
+        calls, shapes, hooks, linears = {}, {}, [], []
         mods = dict(module.named_modules())
         for path, sub in mods.items():
             if not path:
                 continue
 
-            def hook(mod, _inp, out, path=path):
+            def hook(mod, inp, out, path=path):
                 calls[path] = calls.get(path, 0) + 1
                 a = _layer_output(mod, out)
                 shapes[path] = None if a is None else tuple(_as_channels_by_length(mod, a).shape)
+                if isinstance(mod, torch.nn.Linear) and inp and isinstance(inp[0], torch.Tensor):
+                    linears.append((path, tuple(inp[0].shape), tuple(out.shape) if isinstance(out, torch.Tensor) else None))
 
             hooks.append(sub.register_forward_hook(hook))
         try:
@@ -194,6 +202,14 @@ class TorchDraw:
             sh = shapes.get(path)
             if calls.get(path) == 1 and sh is not None and len(sh) == 3 and sh[0] == 2 and sh[1] >= 1 and sh[2] >= 1:
                 self.layers[path] = (int(sh[1]), int(sh[2]))
+        # the penultimate features: the input of the last linear layer, run
+        # once, that maps (2, D) to the class scores
+        self.penultimate = None
+        if linears:
+            path, ins, outs = linears[-1]
+            if calls.get(path) == 1 and len(ins) == 2 and ins[0] == 2 and outs == (2, self.classes):
+                self.penultimate = path
+                self.layers[PENULTIMATE] = (int(ins[1]), 1)
 
     def _forward(self, x, what):
         """The probabilities of a batch x (B, C, T) CPU tensor, as a CPU
@@ -249,14 +265,18 @@ class TorchDraw:
     def layer(self, name, x, t, chunk):
         """The layer's output and d p_t / d output, each (B, C*L) float32."""
         c, n = self.layers[name]
-        mod = dict(self.module.named_modules())[name]
+        features = name == PENULTIMATE
+        mod = dict(self.module.named_modules())[self.penultimate if features else name]
         act = np.empty((len(x), c * n), np.float32)
         grad = np.empty_like(act)
         for lo in range(0, len(x), chunk):
             xs = torch.from_numpy(x[lo:lo + chunk]).view(-1, self.in_channels, self.in_len)
             got = []
 
-            def hook(m, _inp, out):
+            def hook(m, inp, out):
+                if features:  # the linear layer's input, (B, D)
+                    got.append(inp[0] if inp and isinstance(inp[0], torch.Tensor) else None)
+                    return
                 got.append(_layer_output(m, out))
 
             h = mod.register_forward_hook(hook)
@@ -275,7 +295,10 @@ class TorchDraw:
             finally:
                 h.remove()
             ga = torch.zeros_like(a) if ga is None else ga
-            a, ga = _as_channels_by_length(mod, a), _as_channels_by_length(mod, ga)
+            if features:  # (B, D) as (B, D, 1)
+                a, ga = a.unsqueeze(-1), ga.unsqueeze(-1)
+            else:
+                a, ga = _as_channels_by_length(mod, a), _as_channels_by_length(mod, ga)
             if tuple(a.shape[1:]) != (c, n):
                 raise _invalid("Layer: module %s's layer %r gave %s; it was %d x %d", self.name, name,
                                tuple(a.shape[1:]), c, n)
