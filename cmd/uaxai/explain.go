@@ -193,8 +193,30 @@ func (m *modelFlags) torchModel(cmd string, fs *flagSet, stderr io.Writer) (runn
 	return torch, nil
 }
 
+// referenceFlags are the flags of explain and predict that check the
+// inputs against the network's training records.
+type referenceFlags struct {
+	dir    *string
+	fs, f0 *float64
+}
+
+func addReferenceFlags(fs *flagSet) referenceFlags {
+	return referenceFlags{
+		dir: fs.String("reference", "", "a data folder of the network's labelled training records: check every input against it (out of distribution)"),
+		fs:  fs.Float64("fs", 3200, "with --reference: the waveforms' sampling rate, Hz"),
+		f0:  fs.Float64("f0", 50, "with --reference: the system frequency, Hz"),
+	}
+}
+
 // explainDetails is the text of uaxai explain -h after the usage.
-const explainDetails = `A waveform of more than --max-in-len samples a channel, or a network of
+const explainDetails = `With --reference DIR (a data folder of the network's labelled training
+records), every input is first checked against it as uaxai predict
+--reference checks it (its RMS, fundamental frequency and THD against the
+records of its predicted class, and the draws' penultimate features against
+every class's); stderr says how, and names every input outside what the
+model was trained on. --fs and --f0 give the waveforms' sampling rate and
+system frequency.
+A waveform of more than --max-in-len samples a channel, or a network of
 more than --max-params parameters or whose forward pass of 64 inputs holds
 more than --max-batch-values values (64 times the input's and every
 layer's or graph node's output values), is refused before it is
@@ -217,6 +239,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
 	bf := addBoundFlags(fs)
+	rf := addReferenceFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -242,7 +265,8 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explain: --set: %w", err)
 	}
 	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
-		Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits()}
+		Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits(),
+		Reference: *rf.dir, Fs: *rf.fs, F0: *rf.f0, Warn: func(msg string) { fmt.Fprintln(stderr, msg) }}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)
 		if err != nil {

@@ -45,9 +45,8 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
 	bf := addBoundFlags(fs)
-	ref := fs.String("reference", "", "a data folder of the network's labelled training records: check every input against it (the ood columns)")
-	rate := fs.Float64("fs", 3200, "with --reference: the waveforms' sampling rate, Hz")
-	f0 := fs.Float64("f0", 50, "with --reference: the system frequency, Hz")
+	rf := addReferenceFlags(fs)
+	ref, rate, f0 := rf.dir, rf.fs, rf.f0
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -255,13 +255,9 @@ func TestPredictBadInput(t *testing.T) {
 	}
 }
 
-// TestPredictReferenceColumns: with --reference, the table gains
-// ood_score, feature_ood_score, ood and ood_reason after the
-// probabilities; ood is true exactly when a reason is given, and the
-// notes on stderr say how the checks were fitted.
-func TestPredictReferenceColumns(t *testing.T) {
-	dir := golden.Dir(t, "paper-1dcnn")
-	model, in := filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "waveforms.csv")
+// referenceDir writes a data folder of 10 generated records a class.
+func referenceDir(t *testing.T) string {
+	t.Helper()
 	all := make([]int, data.NumClasses)
 	for i := range all {
 		all[i] = i
@@ -270,10 +266,72 @@ func TestPredictReferenceColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refDir := filepath.Join(t.TempDir(), "ref")
-	if err := data.WriteCSV(refDir, ref); err != nil {
+	dir := filepath.Join(t.TempDir(), "ref")
+	if err := data.WriteCSV(dir, ref); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestExplainReference: explain --reference writes the same maps as
+// without it, and names on stderr the input 25 times the amplitude of
+// another as outside what the model was trained on, with both checks'
+// notes.
+func TestExplainReference(t *testing.T) {
+	dir := golden.Dir(t, "paper-1dcnn")
+	model := filepath.Join(dir, "model.safetensors")
+	b, err := os.ReadFile(filepath.Join(dir, "waveforms.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var far []string
+	for _, f := range strings.Split(lines[0], ",") {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		far = append(far, strconv.FormatFloat(25*v, 'g', -1, 64))
+	}
+	lines = append(lines[:3], strings.Join(far, ","))
+	in := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	exe := buildUaxai(t)
+	args := []string{"explain", "--weights", model, "--input", in, "--explainer", "occlusion", "--set", "window=60", "--set", "stride=20", "--target", "predicted"}
+	plain, plainErr, code := graphExe(t, exe, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, plainErr)
+	}
+	checked, e, code := graphExe(t, exe, append(args, "--reference", referenceDir(t))...)
+	if code != 0 {
+		t.Fatalf("--reference: exit %d: %s", code, e)
+	}
+	if plain != checked {
+		t.Errorf("--reference changed the maps")
+	}
+	for _, w := range []string{"note: out-of-distribution check of the inputs", "note: feature-space out-of-distribution check", "warning: input 3 (line 4, predicted ", "penultimate features"} {
+		if !strings.Contains(e, w) {
+			t.Errorf("stderr %q lacks %q", e, w)
+		}
+	}
+	if strings.Contains(plainErr, "warning: input") {
+		t.Errorf("without --reference, stderr %q warns of an input", plainErr)
+	}
+}
+
+// TestPredictReferenceColumns: with --reference, the table gains
+// ood_score, feature_ood_score, ood and ood_reason after the
+// probabilities; ood is true exactly when a reason is given, and the
+// notes on stderr say how the checks were fitted.
+func TestPredictReferenceColumns(t *testing.T) {
+	dir := golden.Dir(t, "paper-1dcnn")
+	model, in := filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "waveforms.csv")
+	refDir := referenceDir(t)
 	var out, errb bytes.Buffer
 	if code := run([]string{"predict", "--weights", model, "--input", in, "--reference", refDir}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())

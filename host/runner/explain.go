@@ -19,6 +19,7 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/host/ood"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/atomicfile"
@@ -65,6 +66,14 @@ type ExplainOptions struct {
 	// before either is allocated (readInputs, checkNetSize); zero:
 	// recipe.DefaultSizeBounds, a recipe's.
 	Bounds recipe.SizeBounds
+	// Reference, if set, is a data folder of the network's labelled
+	// training records: every input is checked against it, as Predict's
+	// (PredictOptions.Reference; Fs and F0 the waveforms' rate and system
+	// frequency), and Warn gets the checks' notes and a line for every
+	// input outside what the model was trained on.
+	Reference string
+	Fs, F0    float64
+	Warn      func(msg string)
 	// explainerOptional: no Explainer is not an error (Evaluate without
 	// a metric that explains again).
 	explainerOptional bool
@@ -318,6 +327,11 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if j.targets, err = j.resolveTargets(ctx, classes); err != nil {
 		return nil, err
 	}
+	if opt.Reference != "" {
+		if err := j.check(ctx, in, classes); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Explainer == "" {
 		if opt.explainerOptional {
 			return j, nil
@@ -439,6 +453,49 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 		return nil
 	})
 	return out, err
+}
+
+// check checks the inputs against opt.Reference (checkInputs) under
+// their predicted classes, and tells opt.Warn how, and which inputs are
+// out of distribution.
+func (j *explainJob) check(ctx context.Context, in inputs, classes int) error {
+	pred, err := j.predicted(ctx, classes)
+	if err != nil {
+		return err
+	}
+	names, err := newPredictions("", 0, classes)
+	if err != nil {
+		return err
+	}
+	var f ood.Features
+	var D int
+	if j.served != nil {
+		f, D = servedFeatures(ctx, j.served, j.calls)
+	} else {
+		models := make([]nn.Model, len(j.draws))
+		for s, d := range j.draws {
+			if models[s], err = nn.Open(d); err != nil {
+				return fmt.Errorf("weights file %s: %w", j.names[s], err)
+			}
+		}
+		f, D = modelFeatures(ctx, models)
+	}
+	checks, notes, err := checkInputs(ctx, j.opt.Reference, j.opt.Fs, j.opt.F0, in, pred, names.Classes, len(j.names), D, f)
+	if err != nil {
+		return err
+	}
+	if j.opt.Warn == nil {
+		return nil
+	}
+	for _, n := range notes {
+		j.opt.Warn("note: " + n)
+	}
+	for i, c := range checks {
+		if c.OOD {
+			j.opt.Warn(fmt.Sprintf("warning: input %d (line %d, predicted %s): %s", i, i+1, names.Classes[pred[i]], c.Reason))
+		}
+	}
+	return nil
 }
 
 func (j *explainJob) close() error {
