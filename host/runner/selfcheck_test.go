@@ -18,16 +18,22 @@ import (
 	"github.com/uaxai/uaxai/host/recipe"
 )
 
-// farRecording writes a CSV recording at 3200 Hz of two 640-sample
-// windows: a clean 1 p.u. 50 Hz sine, then a 25 p.u. square wave with
-// spikes, far outside anything the generator makes.
+// farRecording writes a CSV recording at 3200 Hz of three 640-sample
+// windows: a clean 1 p.u. 50 Hz sine; a 25 p.u. square wave with spikes,
+// far outside anything the generator makes; and a window wholly inside a
+// 0.10 p.u. sag (RMS 0.071), below every class's training range (the
+// generator's sags and interruptions last at most 9 of a window's 10
+// cycles, so its windows' RMS is at least sqrt(0.1) x 0.707 = 0.22).
 func farRecording(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
-	for i := range 1280 {
+	for i := range 1920 {
 		ph := 2 * math.Pi * 50 * float64(i) / 3200
 		v := math.Sin(ph)
-		if i >= 640 {
+		switch {
+		case i >= 1280:
+			v *= 0.1
+		case i >= 640:
 			v = 25 * math.Copysign(1, math.Sin(3*ph))
 			if i%37 == 0 {
 				v = -40
@@ -50,8 +56,9 @@ var inputReason = regexp.MustCompile(`training -?[0-9]`)
 // accuracy is its confusion's diagonal; each window's held-out precision
 // is its class's column of the confusion; a window is flagged exactly
 // when a score passes its threshold; and the window far outside the
-// training data is flagged by both checks, the clean sine by neither
-// feature-space nor (it is the generator's normal class) input check.
+// training data is flagged by both checks, the clean sine not by the
+// feature-space check; the window inside a 0.10 p.u. sag is flagged for
+// its RMS whatever class it is given.
 func TestSelfCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := farRecording(t, dir)
@@ -111,8 +118,8 @@ func TestSelfCheck(t *testing.T) {
 			t.Errorf("%s: accuracy %g, confusion's diagonal %d of %d", c.Label, h.Accuracy, diag, total)
 		}
 	}
-	if len(res.Windows) != 2*2 {
-		t.Fatalf("%d window rows, want 2 windows x 2 posteriors", len(res.Windows))
+	if len(res.Windows) != 3*2 {
+		t.Fatalf("%d window rows, want 3 windows x 2 posteriors", len(res.Windows))
 	}
 	for _, w := range res.Windows {
 		if w.FeatureScore == nil || w.OODScore == nil {
@@ -128,6 +135,10 @@ func TestSelfCheck(t *testing.T) {
 			if !fflag || !iflag || !w.OOD {
 				t.Errorf("the far window under %s: feature score %g (threshold %g), %q: want flagged by both checks", w.Label, *w.FeatureScore, thr[w.Label], w.OODReason)
 			}
+		case 2:
+			if !iflag || !w.OOD || !strings.Contains(w.OODReason, "RMS 0.07") {
+				t.Errorf("the window inside a 0.10 p.u. sag under %s (%s): %q: want flagged for its RMS", w.Label, w.Class, w.OODReason)
+			}
 		case 0:
 			if fflag {
 				t.Errorf("the clean sine under %s: feature score %g above the threshold %g", w.Label, *w.FeatureScore, thr[w.Label])
@@ -136,7 +147,7 @@ func TestSelfCheck(t *testing.T) {
 	}
 	// windows.csv says the same, with the held-out precision of the class
 	lines, err := csv.NewReader(bytes.NewReader(read(t, filepath.Join(o.Dir, "windows.csv")))).ReadAll()
-	if err != nil || len(lines) != 5 {
+	if err != nil || len(lines) != 7 {
 		t.Fatalf("windows.csv: %d lines, %v", len(lines), err)
 	}
 	col := map[string]int{}
