@@ -27,7 +27,6 @@ type block struct {
 	agree  [][]float64         // the share of draws voting for the predicted class
 	fscore [][]float64         // the feature-space OOD score per split and record (nil: no check)
 	check  *checkPayload       // the posterior's check (the merge: from its first unit)
-	live   *posteriorCheck     // the check as fitted in this process (the first explainer's pairs)
 	probs  [][]float64         // predictive mean per split, row major
 	recs   [][][]Record        // summary -> split -> record
 	outs   [][][]*OutputRecord // summary -> split -> record (nil: not explained)

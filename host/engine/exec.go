@@ -365,14 +365,7 @@ func (e *exec) pair(ctx context.Context, u Unit, rest []Unit) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
-	var check *posteriorCheck
-	if u.Exp == 0 { // the first explainer's units score the records (selfcheck.go)
-		if check, err = e.checkOf(ctx, u.Post); err != nil {
-			return nil, err
-		}
-	}
 	b := newBlock(e.p, u.Post, u.Exp, e.explainers[u.Exp], e.summaries)
-	b.live = check
 	b.activate(len(draws))
 	b.step = Explaining{ID: b.es.ID, Config: b.es.Config, Stochastic: b.ex.Info().Stochastic, Seed: e.p.Seed}
 	for s, d := range draws {
@@ -454,17 +447,31 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 		for i, c := range b.preds[si][b0:b1] {
 			b.agree[si][b0+i] = float64(votes[i*k+c]) / S
 		}
-		if c := b.live; c != nil && c.draws != nil {
-			// one goroutine a batch already: the features run in it
-			feats := e.drawFeatures(ctx, models, c.draws.D)
-			if err := c.draws.Score(b.fscore[si][b0:b1], feats, d.X[b0*d.Len:b1*d.Len]); err != nil {
-				return fmt.Errorf("posterior %s: the feature check of records %d..%d of split %s: %w", b.ps.ID, b0, b1-1, b.tests[si].Name, err)
-			}
-		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("unit %s: %w", u.Name, err)
+	}
+	// The first explainer's units check the records (selfcheck.go), after
+	// the predictions: the check is fitted on the first such unit.
+	var check *posteriorCheck
+	if u.Exp == 0 {
+		if check, err = e.checkOf(ctx, u.Post); err != nil {
+			return fmt.Errorf("unit %s: %w", u.Name, err)
+		}
+	}
+	if check != nil && check.draws != nil {
+		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
+			// one goroutine a batch already: the features run in it
+			feats := e.drawFeatures(ctx, models, check.draws.D)
+			if err := check.draws.Score(b.fscore[si][b0:b1], feats, d.X[b0*d.Len:b1*d.Len]); err != nil {
+				return fmt.Errorf("posterior %s: the feature check of records %d..%d of split %s: %w", b.ps.ID, b0, b1-1, b.tests[si].Name, driver.ModelCallsOf(e.posts[u.Post]).Expire(err))
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("unit %s: %w", u.Name, err)
+		}
 	}
 	if firstActive(b.active) >= 0 || firstActive(b.output) >= 0 || p.Analysis != nil {
 		err = parallelRange(ctx, u.B0, u.B1, p.Batch, p.Workers, func(ctx context.Context, b0, b1 int) error {
@@ -491,7 +498,7 @@ func (e *exec) explainUnit(ctx context.Context, u Unit, rest []Unit) error {
 	pl = explainPayload{Fingerprint: p.Fingerprint, ID: u.ID(), Preds: b.preds[si][u.B0:u.B1], Probs: b.probs[si][u.B0*k : u.B1*k],
 		MeanEntropy: b.ment[si][u.B0:u.B1], Agree: b.agree[si][u.B0:u.B1],
 		Recs: make([][]Record, len(b.sums)), Outs: make([][]OutputRecord, len(b.sums)), Checked: true}
-	if c := b.live; c != nil {
+	if c := check; c != nil {
 		if c.draws != nil {
 			pl.FeatureOOD = b.fscore[si][u.B0:u.B1]
 		}

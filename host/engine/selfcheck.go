@@ -128,37 +128,41 @@ func (e *exec) checkOf(ctx context.Context, pi int) (*posteriorCheck, error) {
 		scale(sum, 1/float64(len(models)))
 		c.HeldOut = sum
 	}
-	if err := e.fitFeatureCheck(ctx, c, ps.Name(), models); err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
+	if why, err := e.fitFeatureCheck(ctx, c, models); err != nil {
+		// a failed model call: the draws' service may be stopped, and
+		// nothing after it could be trusted
+		return nil, fmt.Errorf("posterior %s: the out-of-distribution check: %w", ps.Name(), driver.ModelCallsOf(e.posts[pi]).Expire(err))
+	} else if why != "" {
 		c.draws, c.Feature = nil, nil
-		c.Note = fmt.Sprintf("no feature-space out-of-distribution check of %s: %v", ps.Name(), err)
+		c.Note = fmt.Sprintf("no feature-space out-of-distribution check of %s: %s", ps.Name(), why)
 	}
 	e.checks[pi] = c
 	return c, nil
 }
 
 // fitFeatureCheck fits c's Gaussians on the training records and sets
-// the threshold on the validation records.
-func (e *exec) fitFeatureCheck(ctx context.Context, c *posteriorCheck, name string, models []*driver.DrawModel) error {
+// the threshold on the validation records. It returns why there is no
+// check when the recipe or the model gives none, and an error when a
+// model call fails.
+func (e *exec) fitFeatureCheck(ctx context.Context, c *posteriorCheck, models []*driver.DrawModel) (string, error) {
 	if e.p.TrainSet.N == 0 || e.p.ValSet.N == 0 {
-		return errors.New("the recipe has no training and validation records to fit it on")
+		return "the recipe has no training and validation records to fit it on", nil
 	}
 	D, err := featureLen(ctx, models)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return err.Error(), nil
 	}
 	tx, ty := everyKth(e.p.TrainSet, MaxCheckRecords)
 	vx, _ := everyKth(e.p.ValSet, MaxCheckRecords)
 	in := e.p.Arch.InChannels * e.p.Arch.InLen
-	e.obs.Stage(fmt.Sprintf("out-of-distribution check of %s", name), 1)
 	d, err := ood.FitDraws(len(models), D, in, e.drawFeatures(ctx, models, D), tx, ty, e.p.Arch.Classes(), vx, ood.DefaultAlpha)
 	if err != nil {
-		return err
+		return "", err
 	}
-	e.obs.Advance(1, "")
 	c.draws = d
 	c.Feature = &FeatureCheck{Features: D, Train: len(ty), Val: len(vx) / in, Threshold: d.Threshold, Alpha: d.Alpha}
-	return nil
+	return "", nil
 }
