@@ -271,6 +271,9 @@ func (n *Net) chainWindow(B, i, W int) {
 		call.In[j] = Shape{s.C, G}
 		g := c.gat[j][:B*s.C*G]
 		for b := range B {
+			if c.clo[v][b] >= c.chi[v][b] {
+				continue // its window is not kept: its rows need no gathering
+			}
 			t0 := c.slo[b]*f.Stride - f.PadLeft
 			lo, hi := max(t0, 0), min(t0+G, s.T)
 			src := c.st[u][b*c.size[u] : (b+1)*c.size[u]]
