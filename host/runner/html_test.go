@@ -45,8 +45,14 @@ func runTinyRecordingWith(t *testing.T, extra string) *Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := tinyRecipe(filepath.Join(dir, "runs"), extra+fmt.Sprintf("\n[recording]\nfile = %q\nnominal = 212.13\n", file))
-	r, err := recipe.Parse("tiny.toml", []byte(src), dir)
+	return runTinyIn(t, dir, extra+fmt.Sprintf("\n[recording]\nfile = %q\nnominal = 212.13\n", file))
+}
+
+// runTinyIn runs tinyRecipe with extra, its runs under dir, on 2
+// workers.
+func runTinyIn(t *testing.T, dir, extra string) *Outcome {
+	t.Helper()
+	r, err := recipe.Parse("tiny.toml", []byte(tinyRecipe(filepath.Join(dir, "runs"), extra)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,21 @@ import (
 	"github.com/uaxai/uaxai/host/data"
 )
 
+// generated writes perClass generated records of each of classes (seed)
+// to a data folder, and returns it and the split.
+func generated(t *testing.T, seed uint64, perClass int, classes []int) (string, data.Split) {
+	t.Helper()
+	s, err := data.MakeSplit(t.Context(), data.DefaultConfig(), seed, "generated", perClass, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := data.WriteCSV(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	return dir, s
+}
+
 // TestPredictReference: with --reference, every input gets both checks.
 // An input 25 times the generator's amplitude is flagged by both; inputs
 // drawn like the reference are flagged by the feature check at most a
@@ -23,18 +38,8 @@ func TestPredictReference(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	ref, err := data.MakeSplit(ctx, cfg, 1, "reference", 20, all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refDir := filepath.Join(t.TempDir(), "ref")
-	if err := data.WriteCSV(refDir, ref); err != nil {
-		t.Fatal(err)
-	}
-	in, err := data.MakeSplit(ctx, cfg, 2, "inputs", 2, all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	refDir, _ := generated(t, 1, 20, all)
+	_, in := generated(t, 2, 2, all)
 	far := in.Records[0]
 	far.X = append([]float64(nil), far.X...)
 	for i := range far.X {
@@ -90,22 +95,8 @@ func TestPredictReferenceErrors(t *testing.T) {
 	weights, _ := paperWeights(t)
 	ctx := t.Context()
 	cfg := data.DefaultConfig()
-	in, err := data.MakeSplit(ctx, cfg, 2, "inputs", 1, []int{data.Sag})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inDir := filepath.Join(t.TempDir(), "in")
-	if err := data.WriteCSV(inDir, in); err != nil {
-		t.Fatal(err)
-	}
-	few, err := data.MakeSplit(ctx, cfg, 3, "few", 3, []int{data.Sag, data.Swell})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fewDir := filepath.Join(t.TempDir(), "few")
-	if err := data.WriteCSV(fewDir, few); err != nil {
-		t.Fatal(err)
-	}
+	inDir, _ := generated(t, 2, 1, []int{data.Sag})
+	fewDir, _ := generated(t, 3, 3, []int{data.Sag, data.Swell})
 	for _, c := range []struct {
 		ref    string
 		fs, f0 float64

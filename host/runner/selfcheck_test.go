@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
-	"github.com/uaxai/uaxai/host/recipe"
 )
 
 // farRecording writes a CSV recording at 3200 Hz of three 640-sample
@@ -62,15 +60,7 @@ var inputReason = regexp.MustCompile(`training -?[0-9]`)
 func TestSelfCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := farRecording(t, dir)
-	src := tinyRecipe(filepath.Join(dir, "runs"), fmt.Sprintf("\n[recording]\nfile = %q\nrate = 3200\nnominal = %v\n", file, 1/math.Sqrt2))
-	r, err := recipe.Parse("tiny.toml", []byte(src), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := Run(context.Background(), r, Options{Plugins: inProcess(t), Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := runTinyIn(t, dir, fmt.Sprintf("\n[recording]\nfile = %q\nrate = 3200\nnominal = %v\n", file, 1/math.Sqrt2))
 	var res struct {
 		Checks []struct {
 			Label   string `json:"posterior_label"`
