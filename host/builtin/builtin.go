@@ -3,6 +3,7 @@ package builtin
 import (
 	"github.com/uaxai/uaxai/host/plugin"
 	"github.com/uaxai/uaxai/plugins/explainer/gradcam"
+	"github.com/uaxai/uaxai/plugins/explainer/gradients"
 	"github.com/uaxai/uaxai/plugins/explainer/lime"
 	"github.com/uaxai/uaxai/plugins/explainer/occlusion"
 	"github.com/uaxai/uaxai/plugins/posterior/ensemble"
@@ -29,6 +30,11 @@ func Constructors() []func() sdk.Plugin {
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return gradcam.New() },
 		func() sdk.Plugin { return lime.New() },
+		func() sdk.Plugin { return gradients.NewSaliency() },
+		func() sdk.Plugin { return gradients.NewInputXGradient() },
+		func() sdk.Plugin { return gradients.NewIntegratedGradients() },
+		func() sdk.Plugin { return gradients.NewSmoothGrad() },
+		func() sdk.Plugin { return gradients.NewGradientShap() },
 		func() sdk.Plugin { return mean.New() },
 		func() sdk.Plugin { return variance.New() },
 		func() sdk.Plugin { return quantile.New() },

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/builtin"
 	"github.com/uaxai/uaxai/host/data"
 	"github.com/uaxai/uaxai/host/engine"
 	"github.com/uaxai/uaxai/host/plugin"
@@ -454,6 +455,17 @@ func TestQuickRecipes(t *testing.T) {
 		r, err := recipe.Load(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if filepath.Base(f) == "every_plugin.toml" { // every built-in, as it says
+			used := map[string]bool{}
+			for _, s := range slices.Concat(r.Posteriors, r.Explainers, r.Summaries) {
+				used[s.ID] = true
+			}
+			for _, mk := range builtin.Constructors() {
+				if id := mk().Info().ID; !used[id] {
+					t.Errorf("every_plugin.toml does not use the built-in %s", id)
+				}
+			}
 		}
 		o, err := Run(context.Background(), r, Options{Plugins: m, Out: t.TempDir(), Workers: 2})
 		if err != nil {

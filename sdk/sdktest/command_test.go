@@ -221,7 +221,7 @@ func TestReadmePythonPlugin(t *testing.T) {
 	if !strings.Contains(src, "/path/to/uaxai/sdk/python") {
 		t.Fatal("the README's plugin no longer puts /path/to/uaxai/sdk/python on sys.path")
 	}
-	path := filepath.Join(t.TempDir(), "uaxai-explainer-saliency")
+	path := filepath.Join(t.TempDir(), "uaxai-explainer-my_saliency")
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(src, "/path/to/uaxai/sdk/python", kit)), 0o755); err != nil {
 		t.Fatal(err)
 	}
