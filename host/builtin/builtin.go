@@ -10,6 +10,7 @@ import (
 	"github.com/uaxai/uaxai/plugins/posterior/files"
 	"github.com/uaxai/uaxai/plugins/posterior/laplace"
 	"github.com/uaxai/uaxai/plugins/posterior/mcdropout"
+	"github.com/uaxai/uaxai/plugins/posterior/noisegrad"
 	"github.com/uaxai/uaxai/plugins/summary/agreement"
 	"github.com/uaxai/uaxai/plugins/summary/band"
 	"github.com/uaxai/uaxai/plugins/summary/cv"
@@ -27,6 +28,7 @@ func Constructors() []func() sdk.Plugin {
 		func() sdk.Plugin { return mcdropout.New() },
 		func() sdk.Plugin { return files.New() },
 		func() sdk.Plugin { return laplace.New() },
+		func() sdk.Plugin { return noisegrad.New() },
 		func() sdk.Plugin { return occlusion.New() },
 		func() sdk.Plugin { return gradcam.New() },
 		func() sdk.Plugin { return lime.New() },
