@@ -279,3 +279,65 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("smoothgrad without seeds: %v", err)
 	}
 }
+
+// TestCaptumIntegratedGradients: integrated gradients on four golden
+// networks equal Captum 0.8's (testdata/golden/gradients: Gauss-Legendre
+// of 50 points, the trapezoid rule of 20, Captum's maps there scaled by
+// n/(n-1)) within 1e-4 in relative L2 norm, and their convergence deltas
+// Captum's within 3e-5.
+func TestCaptumIntegratedGradients(t *testing.T) {
+	for _, name := range []string{"fcn", "resnet1d", "stridednet", "resnet1d-3ph"} {
+		t.Run(name, func(t *testing.T) {
+			m, x, y, _ := goldenModel(t, name)
+			dir := filepath.Join(golden.Dir(t, "gradients"), name)
+			deltas := golden.CSV32(t, filepath.Join(dir, "deltas.csv"))
+			k := m.Classes()
+			px, p0 := make([]float32, len(y)*k), make([]float32, len(y)*k)
+			if err := m.Probs(context.Background(), px, x); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Probs(context.Background(), p0, make([]float32, len(x))); err != nil {
+				t.Fatal(err)
+			}
+			for col, c := range []struct {
+				method string
+				steps  int64
+				file   string
+			}{{GaussLegendre, 50, "ig_gausslegendre_50.csv"}, {RiemannTrapezoid, 20, "ig_riemann_trapezoid_20.csv"}} {
+				got := explain(t, NewIntegratedGradients(), m, x, y, sdk.Config{"method": c.method, "n_steps": c.steps}, nil)
+				want := golden.CSV32(t, filepath.Join(dir, c.file))
+				scale := 1.0
+				if c.method == RiemannTrapezoid {
+					// Captum's trapezoid weights are 1/n, not 1/(n-1)
+					// (docs/own-data-and-models.md): its maps are (n-1)/n of the rule's
+					scale = float64(c.steps-1) / float64(c.steps)
+				}
+				var num, den float64
+				for i, row := range want {
+					for j, v := range row {
+						d := scale*got[i][j] - float64(v)
+						num += d * d
+						den += float64(v) * float64(v)
+					}
+				}
+				// pointwise the maps can differ by 1e-3 of the largest
+				// value where a path point's pre-activation is within
+				// float32 rounding of a ReLU's kink (the gradient jumps
+				// there, in one implementation and not the other)
+				if r := math.Sqrt(num / den); r > 1e-4 {
+					t.Errorf("%s: relative L2 difference %.3g from Captum's maps", c.file, r)
+				}
+				for i, mp := range got {
+					var s float64
+					for _, v := range mp {
+						s += v
+					}
+					d := scale*s - float64(px[i*k+y[i]]-p0[i*k+y[i]])
+					if want := float64(deltas[i][col]); math.Abs(d-want) > 3e-5 {
+						t.Errorf("%s input %d: convergence delta %.6g, Captum's %.6g", c.file, i, d, want)
+					}
+				}
+			}
+		})
+	}
+}

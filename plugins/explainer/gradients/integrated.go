@@ -94,7 +94,7 @@ func Rule(method string, n int) (alphas, weights []float64, err error) {
 		for i := range n {
 			alphas[i], weights[i] = float64(i)/float64(n-1), 1/float64(n-1)
 		}
-		weights[0], weights[n-1] = weights[0]/2, weights[n-1]/2
+		weights[0], weights[n-1] = weights[0]/2, weights[n-1]/2 // Captum's are 1/n (docs/own-data-and-models.md)
 	case GaussLegendre:
 		z, v := legendre(n)
 		for i := range n {
