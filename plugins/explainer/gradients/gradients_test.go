@@ -15,7 +15,7 @@ import (
 
 // goldenModel is a golden network of testdata/golden/archs (its ONNX
 // export, run by the Go graph), its waveforms and targets.
-func goldenModel(t *testing.T, name string) (nn.Model, []float32, []int, string) {
+func goldenModel(t testing.TB, name string) (nn.Model, []float32, []int, string) {
 	t.Helper()
 	dir := filepath.Join(golden.Dir(t, "archs"), name)
 	net, err := onnx.LoadNet(filepath.Join(dir, "model.onnx"))
@@ -30,7 +30,7 @@ func goldenModel(t *testing.T, name string) (nn.Model, []float32, []int, string)
 	return nn.NewGraphModel(net), x, y, dir
 }
 
-func explain(t *testing.T, e sdk.Explainer, m nn.Model, x []float32, y []int, cfg sdk.Config, seeds []uint64) [][]float64 {
+func explain(t testing.TB, e sdk.Explainer, m nn.Model, x []float32, y []int, cfg sdk.Config, seeds []uint64) [][]float64 {
 	t.Helper()
 	if err := e.Check(cfg); err != nil {
 		t.Fatal(err)
@@ -338,6 +338,32 @@ func TestCaptumIntegratedGradients(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkResNet1D times, per map, integrated gradients (50
+// Gauss-Legendre steps) and SmoothGrad (50 samples, stdev 0.1) on the
+// golden ResNet1D's 8 waveforms: the cases testdata/peers/
+// gradients_golden.py --bench times for Captum.
+func BenchmarkResNet1D(b *testing.B) {
+	m, x, y, _ := goldenModel(b, "resnet1d")
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	for _, c := range []struct {
+		name string
+		e    sdk.Explainer
+		cfg  sdk.Config
+	}{
+		{"integrated_gradients_50", NewIntegratedGradients(), sdk.Config{"n_steps": int64(50)}},
+		{"smoothgrad_50", NewSmoothGrad(), sdk.Config{"nt_samples": int64(50), "stdevs": 0.1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.e.Explain(context.Background(), m, sdk.ExplainRequest{X: x, Targets: y, Config: c.cfg, Seeds: seeds}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N)/float64(len(y))*1e3, "ms/map")
 		})
 	}
 }
