@@ -127,7 +127,7 @@ func Read(r io.Reader, name string) (*File, error) {
 		return nil, fmt.Errorf("safetensors: %s: %w", name, err)
 	}
 	if n := binary.LittleEndian.Uint64(head[:]); n > MaxHeader {
-		return nil, fmt.Errorf("safetensors: %s: header length %d is oversized, want at most %d bytes (100 MB)", name, n, MaxHeader)
+		return nil, fmt.Errorf("safetensors: %s: header length %d is oversized, want at most %d bytes (100 MB)%s", name, n, MaxHeader, otherFormat(head[:]))
 	}
 	rest, err := io.ReadAll(r)
 	if err != nil {
@@ -136,6 +136,22 @@ func Read(r io.Reader, name string) (*File, error) {
 	b := make([]byte, 0, 8+len(rest))
 	b = append(append(b, head[:]...), rest...)
 	return Decode(b, name)
+}
+
+// otherFormat says what a file whose first 8 bytes are head is, when
+// they are another format's start rather than a header length: an ONNX
+// model (a protobuf ModelProto: ir_version, field 1, then the producer's
+// name, field 2), a torch.save zip, a .npy array; "" otherwise.
+func otherFormat(head []byte) string {
+	switch {
+	case len(head) >= 3 && head[0] == 0x08 && head[1] < 0x80 && head[2] == 0x12:
+		return "; the file is an ONNX model, not a state_dict: an ONNX file holds its own weights (give it as --model F.onnx, or [model] onnx, without weights), and an ONNX export folds batchnorm into the convolutions and drops dropout, so its weights do not fit a PyTorch module's state_dict"
+	case len(head) >= 4 && string(head[:4]) == "PK\x03\x04":
+		return "; the file is a zip, as torch.save writes (accepted here: safetensors; a .pt file goes to a PyTorch model's weights, which read it with torch.load)"
+	case len(head) >= 6 && string(head[:6]) == "\x93NUMPY":
+		return "; the file is a .npy array, not a state_dict"
+	}
+	return ""
 }
 
 // header is one tensor entry of the JSON header. The pointers tell a
@@ -167,10 +183,10 @@ func Decode(b []byte, name string) (*File, error) {
 	}
 	n := binary.LittleEndian.Uint64(b[:8])
 	if n > MaxHeader {
-		return nil, fail("header length %d is oversized, want at most %d bytes (100 MB)", n, MaxHeader)
+		return nil, fail("header length %d is oversized, want at most %d bytes (100 MB)%s", n, MaxHeader, otherFormat(b[:8]))
 	}
 	if n > uint64(len(b)-8) {
-		return nil, fail("header length %d is larger than the file: only %d bytes follow the 8-byte length (truncated file?)", n, len(b)-8)
+		return nil, fail("header length %d is larger than the file: only %d bytes follow the 8-byte length (truncated file?)%s", n, len(b)-8, otherFormat(b[:8]))
 	}
 	hdr := b[8 : 8+n]
 	data := b[8+n:]

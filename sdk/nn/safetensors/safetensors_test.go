@@ -737,3 +737,31 @@ func BenchmarkDecodeGoldenModel(b *testing.B) {
 		}
 	}
 }
+
+// TestOtherFormatsNamed: an ONNX model, a torch.save zip or a .npy array
+// given as a safetensors file is refused saying what it is and what to
+// do, by Decode and by Read.
+func TestOtherFormatsNamed(t *testing.T) {
+	for _, c := range []struct {
+		head []byte
+		want string
+	}{
+		{append([]byte{0x08, 0x07, 0x12, 0x07}, "pytorch"...), "is an ONNX model"},
+		{[]byte("PK\x03\x04\x00\x00\x00\x00\x00"), "is a zip, as torch.save writes"},
+		{[]byte("\x93NUMPY\x01\x00v\x00"), "is a .npy array"},
+	} {
+		b := append(append([]byte(nil), c.head...), make([]byte, 64)...)
+		_, err := Decode(b, "w.bin")
+		_, rerr := Read(bytes.NewReader(b), "w.bin")
+		for _, e := range []error{err, rerr} {
+			if e == nil || !strings.Contains(e.Error(), c.want) || !strings.Contains(e.Error(), "w.bin") {
+				t.Errorf("%q: %v; want an error naming the file and saying it %s", c.head, e, c.want)
+			}
+		}
+	}
+	// a plain oversized length says no more
+	b := append(bytes.Repeat([]byte{0xff}, 8), make([]byte, 16)...)
+	if _, err := Decode(b, "w.bin"); err == nil || strings.Contains(err.Error(), "; the file is") {
+		t.Errorf("an oversized header length: %v", err)
+	}
+}
