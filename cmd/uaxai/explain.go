@@ -209,7 +209,9 @@ func addReferenceFlags(fs *flagSet) referenceFlags {
 }
 
 // explainDetails is the text of uaxai explain -h after the usage.
-const explainDetails = `With --reference DIR (a data folder of the network's labelled training
+const explainDetails = `ONNX files as --weights, without --model, are an ensemble of their networks,
+one draw a file (each holds its weights).
+With --reference DIR (a data folder of the network's labelled training
 records), every input is first checked against it as uaxai predict
 --reference checks it (its RMS, fundamental frequency and THD against the
 records of its predicted class, and the draws' penultimate features against

@@ -16,7 +16,8 @@ import (
 
 // predictDetails is the text of uaxai predict -h after the usage.
 const predictDetails = `Each weights file is one draw theta_s of the network; the probabilities are
-their mean (1/S) sum_s p(c|x,theta_s). stdout: a header
+their mean (1/S) sum_s p(c|x,theta_s). ONNX files as --weights, without
+--model, are an ensemble of their networks, one draw a file. stdout: a header
 input,predicted,class,<the 16 class names>, then one line an input: its 0-based
 line in X.csv, the predicted class (the argmax, the lower class on ties), its
 name, and the mean probability of each class. With --out, F.csv gets only the

@@ -279,6 +279,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Plugins == nil {
 		return nil, errors.New("explain: no plugin manager")
 	}
+	opt.Model, opt.Weights = onnxEnsemble(opt.Model, opt.Weights)
 	if len(opt.Weights) == 0 && opt.Served == nil && !native(opt.Model) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}

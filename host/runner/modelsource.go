@@ -52,7 +52,27 @@ type ModelSource interface {
 type TorchModule struct{ torchserver.Model }
 
 // ONNXFile is an ONNX export, its weights inside it.
-type ONNXFile struct{ Path string }
+type ONNXFile struct {
+	Path string
+	// More are further ONNX files of the same network's shape, each a
+	// draw after Path's (an ensemble: --weights a.onnx,b.onnx).
+	More []string
+}
+
+// onnxEnsemble is the model source of weights that are all ONNX files
+// given without a model (--weights a.onnx,b.onnx): an ensemble, one draw
+// a file; else model and weights as they are.
+func onnxEnsemble(model ModelSource, weights []string) (ModelSource, []string) {
+	if model != nil || len(weights) == 0 {
+		return model, weights
+	}
+	for _, w := range weights {
+		if !strings.EqualFold(filepath.Ext(w), ".onnx") {
+			return model, weights
+		}
+	}
+	return ONNXFile{Path: weights[0], More: weights[1:]}, nil
+}
 
 // GraphSpec is a graph spec's TOML file; each draw's weights are a
 // state_dict file.
@@ -99,15 +119,23 @@ func (o ONNXFile) serve(_ context.Context, weights []string, in inputs, lim limi
 	if len(weights) > 0 {
 		return nil, nil, nil, driver.ModelCalls{}, fmt.Errorf("--model %s: an ONNX file holds its weights (accepted: no --weights with an .onnx model)", o.Path)
 	}
-	net, err := o.net(in)
+	paths := append([]string{o.Path}, o.More...)
+	nets := make([]*graph.Net, len(paths))
+	for s, p := range paths {
+		net, err := ONNXFile{Path: p}.net(in)
+		if err != nil {
+			return nil, nil, nil, driver.ModelCalls{}, err
+		}
+		if s > 0 && net.Classes() != nets[0].Classes() {
+			return nil, nil, nil, driver.ModelCalls{}, fmt.Errorf("draw %d, %s: %d classes, and draw 0, %s, has %d (accepted: ONNX files of one network's shape, one draw each)", s, p, net.Classes(), paths[0], nets[0].Classes())
+		}
+		nets[s] = net
+	}
+	refs, gs, err := serveNets(o.Path, nets)
 	if err != nil {
 		return nil, nil, nil, driver.ModelCalls{}, err
 	}
-	refs, gs, err := serveNets(o.Path, []*graph.Net{net})
-	if err != nil {
-		return nil, nil, nil, driver.ModelCalls{}, err
-	}
-	return refs, []string{o.Path}, gs, driver.ModelCalls{Limit: modelCallLimit(lim)}, nil
+	return refs, paths, gs, driver.ModelCalls{Limit: modelCallLimit(lim)}, nil
 }
 
 // serve compiles the spec's draws, one a file of weights, and serves them

@@ -71,6 +71,7 @@ const predictBatch = 256
 // returns the mean class probabilities of every waveform of opt.Input.
 // Errors name the file (and for the input the line) that is wrong.
 func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error) {
+	opt.Model, opt.Weights = onnxEnsemble(opt.Model, opt.Weights)
 	if len(opt.Weights) == 0 && opt.Served == nil && !native(opt.Model) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/data"
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // generated writes perClass generated records of each of classes (seed)
@@ -110,5 +111,46 @@ func TestPredictReferenceErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("reference %s, fs %v, f0 %v: %v; want an error with %q", c.ref, c.fs, c.f0, err, c.want)
 		}
+	}
+}
+
+// TestONNXEnsemble: weights that are ONNX files, given without a model,
+// are an ensemble, one draw a file: its probabilities are the mean of
+// each file's alone (two networks of the golden archs), and explain
+// gives one map a draw.
+func TestONNXEnsemble(t *testing.T) {
+	root := golden.Dir(t, "archs")
+	a, b := filepath.Join(root, "fcn", "model.onnx"), filepath.Join(root, "stridednet", "model.onnx")
+	in := filepath.Join(root, "fcn", "waveforms.csv")
+	both, err := Predict(t.Context(), PredictOptions{Weights: []string{a, b}, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := Predict(t.Context(), PredictOptions{Model: ONNXFile{Path: a}, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := Predict(t.Context(), PredictOptions{Model: ONNXFile{Path: b}, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := false
+	for i, row := range both.Probs {
+		for c, v := range row {
+			want := (float64(pa.Probs[i][c]) + float64(pb.Probs[i][c])) / 2
+			if math.Abs(float64(v)-want) > 1e-6 {
+				t.Fatalf("input %d class %d: %g, the mean of the two files' %g", i, c, v, want)
+			}
+			differ = differ || pa.Probs[i][c] != pb.Probs[i][c]
+		}
+	}
+	if !differ {
+		t.Fatal("the two networks give the same probabilities: the test shows nothing")
+	}
+	// a mix of an ONNX file and a state_dict is not an ensemble: the
+	// ONNX file is named for what it is
+	_, err = Predict(t.Context(), PredictOptions{Weights: []string{filepath.Join(golden.Dir(t, "paper-1dcnn"), "model.safetensors"), a}, Input: in})
+	if err == nil || !strings.Contains(err.Error(), "ONNX") {
+		t.Errorf("a state_dict and an ONNX file: %v; want an error naming the ONNX file", err)
 	}
 }
