@@ -75,8 +75,9 @@ var pythonKitFile = filepath.Join("uaxai_plugin", "torchmodel.py")
 // uaxai_plugin package (the repository's sdk/python): the first entry of
 // $PYTHONPATH that holds uaxai_plugin/torchmodel.py, else sdk/python in
 // the directory of the uaxai executable or one of its parents, else in
-// the working directory or one of its parents. The error lists where it
-// looked.
+// the working directory or one of its parents, else the kit this binary
+// embeds, unpacked in the cache directory (UnpackedKit). The error lists
+// where it looked.
 func FindPythonKit() (string, error) {
 	var looked []string
 	has := func(dir string) bool {
@@ -106,8 +107,13 @@ func FindPythonKit() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("the Python kit (the uaxai repository's sdk/python, with %s) is in none of: %s (accepted: run uaxai from the repository or build it there, or put its sdk/python on PYTHONPATH)",
-		pythonKitFile, strings.Join(looked, ", "))
+	// a binary without its repository: the kit it embeds, unpacked
+	kit, err := UnpackedKit()
+	if err == nil {
+		return kit, nil
+	}
+	return "", fmt.Errorf("the Python kit (sdk/python, with %s) is in none of: %s, and the one this binary holds could not be unpacked (%v) (accepted: a writable cache directory, $UAXAI_CACHE, or the kit's sdk/python on PYTHONPATH)",
+		pythonKitFile, strings.Join(looked, ", "), err)
 }
 
 // stderrTail keeps the last stderrKeep bytes a process writes to its
