@@ -55,8 +55,9 @@ type TorchModule struct{ torchserver.Model }
 type ONNXFile struct {
 	Path string
 	// More are further ONNX files of the same network's shape, each a
-	// draw after Path's (an ensemble: --weights a.onnx,b.onnx).
-	More []string
+	// draw after Path's (an ensemble: --weights a.onnx,b.onnx), "\x00"
+	// between them (a string keeps ONNXFile comparable).
+	More string
 }
 
 // onnxEnsemble is the model source of weights that are all ONNX files
@@ -71,7 +72,7 @@ func onnxEnsemble(model ModelSource, weights []string) (ModelSource, []string) {
 			return model, weights
 		}
 	}
-	return ONNXFile{Path: weights[0], More: weights[1:]}, nil
+	return ONNXFile{Path: weights[0], More: strings.Join(weights[1:], "\x00")}, nil
 }
 
 // GraphSpec is a graph spec's TOML file; each draw's weights are a
@@ -119,7 +120,10 @@ func (o ONNXFile) serve(_ context.Context, weights []string, in inputs, lim limi
 	if len(weights) > 0 {
 		return nil, nil, nil, driver.ModelCalls{}, fmt.Errorf("--model %s: an ONNX file holds its weights (accepted: no --weights with an .onnx model)", o.Path)
 	}
-	paths := append([]string{o.Path}, o.More...)
+	paths := []string{o.Path}
+	if o.More != "" {
+		paths = append(paths, strings.Split(o.More, "\x00")...)
+	}
 	nets := make([]*graph.Net, len(paths))
 	for s, p := range paths {
 		net, err := ONNXFile{Path: p}.net(in)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/uaxai/uaxai/internal/atomicfile"
 	"github.com/uaxai/uaxai/plugins/posterior/torch"
 	"github.com/uaxai/uaxai/sdk/python"
 )
@@ -83,7 +84,9 @@ func UnpackedKit() (string, error) {
 	root := filepath.Join(base, "python-kit-"+hex.EncodeToString(h.Sum(nil))[:16])
 	for _, f := range files {
 		p := filepath.Join(root, filepath.FromSlash(f.rel))
-		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, f.data) {
+		// a cache entry is untrusted: read as a regular file of at most the
+		// embedded size, and compared
+		if b, err := atomicfile.ReadRegular(p, atomicfile.Limit{Bytes: int64(len(f.data)) + 1, What: "a file of the unpacked Python kit"}); err == nil && bytes.Equal(b, f.data) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
