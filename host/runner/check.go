@@ -141,6 +141,10 @@ func checkWith(ctx context.Context, r *recipe.Recipe, res *resolver, static bool
 		if err := pl.Check(ref.Config, ref.Draws); err != nil {
 			return nil, nil, r.PluginError(ref, err)
 		}
+		if n := r.Replicates.N(); n > 1 && !info.Replicates {
+			// before the run: its replicates would be one network again
+			return nil, nil, r.Errorf([]string{"replicates", "count"}, "%d replicates, and [[posterior]] #%d uses %s, whose fit does not derive its training seeds from the replicate (it trains nothing of its own, or is older than sdk.Info.Replicates): its replicates would be the same networks (accepted with [replicates]: posteriors that train, such as deterministic, ensemble, mcdropout, laplace, noisegrad)", n, i+1, info.ID)
+		}
 		if err := checkFiles(r, ref, info.Files); err != nil {
 			return nil, nil, err
 		}

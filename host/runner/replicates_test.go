@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/uaxai/uaxai/host/eval"
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/store"
+	"github.com/uaxai/uaxai/internal/golden"
 )
 
 // replicatedResults is what the tests read of a replicated run's
@@ -363,4 +365,29 @@ func TestResampledSplits(t *testing.T) {
 	}
 	twoDir, _ := rows("resample_splits = true\n", 2)
 	sameFiles(t, "resampled, 2 workers", twoDir, resDir)
+}
+
+// TestReplicatesRefusedBeforeTheRun: [replicates] over a posterior that
+// trains nothing of its own (posterior.files) is refused by the recipe's
+// check, naming [replicates] count and the posterior, before anything
+// runs; the same recipe of one replicate passes.
+func TestReplicatesRefusedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	w := filepath.Join(golden.Dir(t, "paper-1dcnn"), "model.safetensors")
+	src := func(count int) string {
+		return tinyRecipe(filepath.Join(dir, "runs"), "") + fmt.Sprintf("\n[[posterior]]\nuse = \"files\"\nlabel = \"Files\"\nweights = %q\n\n[replicates]\ncount = %d\n", w, count)
+	}
+	for _, count := range []int{1, 2} {
+		r, err := recipe.Parse("rep.toml", []byte(src(count)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = CheckStatic(context.Background(), r, inProcess(t))
+		if count == 1 && err != nil && strings.Contains(err.Error(), "replicates") {
+			t.Errorf("one replicate: %v", err)
+		}
+		if count == 2 && (err == nil || !strings.Contains(err.Error(), "[[posterior]] #3 uses posterior.files") || !strings.Contains(err.Error(), "2 replicates")) {
+			t.Errorf("two replicates over posterior.files: %v; want the check to refuse it, naming the posterior", err)
+		}
+	}
 }
