@@ -210,3 +210,12 @@ func CloneValue(v any) any {
 	}
 	return v
 }
+
+// CheckDraws is the Check of a posterior that takes any number of draws
+// from 1 up: an error naming the plugin for fewer.
+func CheckDraws(id string, draws int) error {
+	if draws < 1 {
+		return fmt.Errorf("%s: key %q: %d (accepted: >= 1)", id, "draws", draws)
+	}
+	return nil
+}

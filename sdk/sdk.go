@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/uaxai/uaxai/sdk/nn"
 )
@@ -221,4 +222,25 @@ type Result struct {
 	Map          []float64
 	Set          []bool
 	Lower, Upper []float64
+}
+
+// BaseNetwork is the network of a post-hoc posterior's base artifact
+// (FitRequest.Base, the fit of posterior base), held under the tensor
+// name: its architecture, layout and parameters (not copied). Errors name
+// the posterior id: no base, an architecture without a layout, or no
+// tensor name of the layout's size.
+func BaseNetwork(id, base, name string, req FitRequest) (nn.Arch, *nn.Layout, []float32, error) {
+	if req.Base == nil {
+		return nn.Arch{}, nil, nil, fmt.Errorf("%s: no base artifact (the host fits %s first and passes it as FitRequest.Base)", id, base)
+	}
+	arch := req.Base.Arch
+	lay, err := nn.NewLayout(arch)
+	if err != nil {
+		return nn.Arch{}, nil, nil, fmt.Errorf("%s: base artifact: %w", id, err)
+	}
+	theta, ok := req.Base.Tensors[name]
+	if !ok || len(theta) != lay.Size {
+		return nn.Arch{}, nil, nil, fmt.Errorf("%s: the base artifact has no network %q of %d parameters (arch %q); is the base %s?", id, name, lay.Size, arch.Name, base)
+	}
+	return arch, lay, theta, nil
 }

@@ -127,10 +127,7 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 	if _, err := parse(cfg); err != nil {
 		return err
 	}
-	if draws < 1 {
-		return fmt.Errorf("%s: key %q: %d (accepted: >= 1)", ID, "draws", draws)
-	}
-	return nil
+	return sdk.CheckDraws(ID, draws)
 }
 
 // Fit computes the Fisher diagonal at the base's network and the scale.
@@ -139,17 +136,9 @@ func (*Posterior) Fit(ctx context.Context, req sdk.FitRequest) (sdk.Artifact, er
 	if err != nil {
 		return sdk.Artifact{}, err
 	}
-	if req.Base == nil {
-		return sdk.Artifact{}, fmt.Errorf("%s: no base artifact (the host fits %s first and passes it as FitRequest.Base)", ID, Base)
-	}
-	arch := req.Base.Arch
-	lay, err := nn.NewLayout(arch)
+	arch, lay, theta, err := sdk.BaseNetwork(ID, Base, baseTensor, req)
 	if err != nil {
-		return sdk.Artifact{}, fmt.Errorf("%s: base artifact: %w", ID, err)
-	}
-	theta, ok := req.Base.Tensors[baseTensor]
-	if !ok || len(theta) != lay.Size {
-		return sdk.Artifact{}, fmt.Errorf("%s: the base artifact has no network %q of %d parameters (arch %q); is the base %s?", ID, baseTensor, lay.Size, arch.Name, Base)
+		return sdk.Artifact{}, err
 	}
 	if c.scale == 0 && req.Val.N == 0 {
 		return sdk.Artifact{}, fmt.Errorf("%s: calibrating the scale needs a validation set, and it is empty (accepted: a validation set, or key \"scale\")", ID)

@@ -65,10 +65,7 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 	if _, err := parse(cfg); err != nil {
 		return err
 	}
-	if draws < 1 {
-		return fmt.Errorf("%s: key %q: %d (accepted: >= 1)", ID, "draws", draws)
-	}
-	return nil
+	return sdk.CheckDraws(ID, draws)
 }
 
 // WithDropout returns a with a dropout node of probability p, named

@@ -61,10 +61,7 @@ func (*Posterior) Check(cfg sdk.Config, draws int) error {
 	if _, err := parse(cfg); err != nil {
 		return err
 	}
-	if draws < 1 {
-		return fmt.Errorf("%s: key %q: %d (accepted: >= 1)", ID, "draws", draws)
-	}
-	return nil
+	return sdk.CheckDraws(ID, draws)
 }
 
 // Fit keeps the base's network and sigma: the noise is drawn by Sample.
@@ -73,18 +70,11 @@ func (*Posterior) Fit(_ context.Context, req sdk.FitRequest) (sdk.Artifact, erro
 	if err != nil {
 		return sdk.Artifact{}, err
 	}
-	if req.Base == nil {
-		return sdk.Artifact{}, fmt.Errorf("%s: no base artifact (the host fits %s first and passes it as FitRequest.Base)", ID, Base)
-	}
-	lay, err := nn.NewLayout(req.Base.Arch)
+	arch, _, theta, err := sdk.BaseNetwork(ID, Base, baseTensor, req)
 	if err != nil {
-		return sdk.Artifact{}, fmt.Errorf("%s: base artifact: %w", ID, err)
+		return sdk.Artifact{}, err
 	}
-	theta, ok := req.Base.Tensors[baseTensor]
-	if !ok || len(theta) != lay.Size {
-		return sdk.Artifact{}, fmt.Errorf("%s: the base artifact has no network %q of %d parameters (arch %q); is the base %s?", ID, baseTensor, lay.Size, req.Base.Arch.Name, Base)
-	}
-	return sdk.Artifact{Arch: req.Base.Arch, Tensors: map[string][]float32{"map": append([]float32(nil), theta...)},
+	return sdk.Artifact{Arch: arch, Tensors: map[string][]float32{"map": append([]float32(nil), theta...)},
 		Meta: map[string]string{"sigma": strconv.FormatFloat(sigma, 'g', -1, 64)}}, nil
 }
 
