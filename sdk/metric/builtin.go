@@ -34,6 +34,8 @@ func Builtin() *Registry {
 		PointingGame(),
 		AUC(),
 		AttributionLocalisation(),
+		// axiomatic
+		Completeness(),
 	} {
 		if err := r.Add(e); err != nil {
 			panic(err) // a built-in with a bad Info: a programmer's error

@@ -22,6 +22,7 @@ const (
 	Robustness    Category = "robustness"
 	Complexity    Category = "complexity"
 	Localisation  Category = "localisation"
+	Axiomatic     Category = "axiomatic"
 )
 
 // Needs lists what a metric reads beyond the maps.
@@ -245,9 +246,9 @@ func (r *Registry) Add(e Entry) error {
 		return fmt.Errorf("metric %s is registered twice", e.Info.ID)
 	}
 	switch e.Info.Category {
-	case Faithfulness, Randomisation, Robustness, Complexity, Localisation:
+	case Faithfulness, Randomisation, Robustness, Complexity, Localisation, Axiomatic:
 	default:
-		return fmt.Errorf("metric %s: category %s (want faithfulness, randomisation, robustness, complexity or localisation)", e.Info.ID, sdk.Quote(string(e.Info.Category)))
+		return fmt.Errorf("metric %s: category %s (want faithfulness, randomisation, robustness, complexity, localisation or axiomatic)", e.Info.ID, sdk.Quote(string(e.Info.Category)))
 	}
 	if e.New == nil {
 		return fmt.Errorf("metric %s: no constructor", e.Info.ID)
