@@ -45,17 +45,26 @@ func sines(T int, rate float64, freqs, amps, phases []float64) []float32 {
 	return x
 }
 
-// TestMeasureFrequencyAndHarmonics: the zero-crossing frequency of a sine
-// of 49.37 Hz, not a whole number of cycles in the window, is within
-// 0.01 Hz (the crossings' linear interpolation: without it the error is
-// a sample's worth); THD sums the harmonics up to the last below Nyquist
+// TestMeasureFrequencyAndHarmonics: the zero-crossing frequency of sines
+// of 45, 50 and 55 Hz (whole cycles in the window) at three phases, with
+// an offset of 0.5, is within 0.001 Hz (crossings about the mean,
+// linearly interpolated: without the interpolation the error is up to a
+// sample's worth, 0.08 Hz); THD sums the harmonics up to the last below Nyquist
 // (rate 1 kHz, 50 Hz: the 9th, 450 Hz), never the component at Nyquist
 // itself.
 func TestMeasureFrequencyAndHarmonics(t *testing.T) {
 	d := make([]float64, PerChannel)
-	Measure(d, sines(640, 3200, []float64{49.37}, []float64{1}, []float64{0.3}), 1, 640, 3200, 50)
-	if math.Abs(d[1]-49.37) > 0.01 {
-		t.Errorf("f0 of a 49.37 Hz sine: %g", d[1])
+	for _, f := range []float64{45, 50, 55} { // whole cycles: the mean is the offset
+		for _, ph := range []float64{0.3, 1.7, 2.9} {
+			x := sines(640, 3200, []float64{f}, []float64{1}, []float64{ph})
+			for t := range x {
+				x[t] += 0.5 // the crossings are about the mean
+			}
+			Measure(d, x, 1, 640, 3200, 50)
+			if math.Abs(d[1]-f) > 1e-3 {
+				t.Errorf("f0 of a %g Hz sine at phase %g with an offset: %g", f, ph, d[1])
+			}
+		}
 	}
 	T := 1000
 	x := sines(T, 1000, []float64{50, 450}, []float64{1, 0.1}, []float64{0, 0})
