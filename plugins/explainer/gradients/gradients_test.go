@@ -11,6 +11,7 @@ import (
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/onnx"
+	"github.com/uaxai/uaxai/sdk/rng"
 )
 
 // goldenModel is a golden network of testdata/golden/archs (its ONNX
@@ -365,5 +366,43 @@ func BenchmarkResNet1D(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N)/float64(len(y))*1e3, "ms/map")
 		})
+	}
+}
+
+// TestNoisyClosedForm: GradientSHAP of one sample without noise is
+// (x - x') g(x' + a (x - x')) with a the first uniform draw of the
+// input's seed, written out here; and SmoothGrad of a batch cut into
+// several groups of points (8 inputs of 100 samples: 2 inputs a group)
+// gives each input the maps it gets alone.
+func TestNoisyClosedForm(t *testing.T) {
+	m, x, y, _ := goldenModel(t, "fcn")
+	n := m.InputLen()
+	x1, y1 := x[:n], y[:1]
+	const base = -0.2
+	got := explain(t, NewGradientShap(), m, x1, y1, sdk.Config{"n_samples": int64(1), "baseline": base}, []uint64{42})[0]
+	a := float32(rng.New(42).Float64())
+	pt := make([]float32, n)
+	for j, v := range x1 {
+		pt[j] = base + a*(v-base)
+	}
+	g := make([]float32, n)
+	if err := m.InputGrad(context.Background(), g, nil, pt, y1); err != nil {
+		t.Fatal(err)
+	}
+	for j := range got {
+		if want := (float64(x1[j]) - base) * float64(g[j]); math.Abs(got[j]-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Fatalf("sample %d: %g, want %g", j, got[j], want)
+		}
+	}
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	cfg := sdk.Config{"nt_samples": int64(100), "stdevs": 0.05}
+	all := explain(t, NewSmoothGrad(), m, x, y, cfg, seeds)
+	for i := range y {
+		alone := explain(t, NewSmoothGrad(), m, x[i*n:(i+1)*n], y[i:i+1], cfg, seeds[i:i+1])[0]
+		for j := range alone {
+			if alone[j] != all[i][j] {
+				t.Fatalf("input %d sample %d: %g alone, %g in a batch of groups", i, j, alone[j], all[i][j])
+			}
+		}
 	}
 }
