@@ -460,9 +460,12 @@ func (j *explainJob) predicted(ctx context.Context, classes int) ([]int, error) 
 // their predicted classes, and tells opt.Warn how, and which inputs are
 // out of distribution.
 func (j *explainJob) check(ctx context.Context, in inputs, classes int) error {
-	pred, err := j.predicted(ctx, classes)
-	if err != nil {
-		return err
+	pred := j.targets // the predicted classes already, with --target predicted
+	if j.opt.Target != recipe.TargetPredicted {
+		var err error
+		if pred, err = j.predicted(ctx, classes); err != nil {
+			return err
+		}
 	}
 	names, err := newPredictions("", 0, classes)
 	if err != nil {

@@ -37,7 +37,7 @@ type heldOutQuality struct {
 }
 
 // Precision is the share of the held-out records predicted c that are of
-// class c (NaN: none was predicted c).
+// class c, and how many were predicted c (0, 0: none was).
 func (q *heldOutQuality) Precision(c int) (float64, int) {
 	n := 0
 	for _, row := range q.Confusion {

@@ -144,6 +144,19 @@ func TestAttributionLocalisationTinyMass(t *testing.T) {
 	}
 }
 
+// noiseRecorder is an explainer that keeps in dst each noisy copy's
+// values and appends to got their noise, the copy minus in's record of T
+// samples.
+func noiseRecorder(in *Input, T int, got *[]float64) ExplainFunc {
+	return func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
+		for j, v := range x {
+			*got = append(*got, float64(v)-float64(in.X[j%T]))
+			dst[j] = float64(v)
+		}
+		return nil
+	}
+}
+
 // TestLipschitzNoiseLaw: the noisy copies LocalLipschitzEstimate hands
 // the explainer are x + e with e ~ N(perturb_mean, perturb_std^2): over
 // 1000 draws the sample mean lies within 4 standard errors of
@@ -152,13 +165,7 @@ func TestLipschitzNoiseLaw(t *testing.T) {
 	const T, S, mu, sigma = 50, 20, 0.5, 0.1
 	in := linearInput(1, 1, T, 12)
 	var e []float64
-	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
-		for j, v := range x {
-			e = append(e, float64(v)-float64(in.X[j%T]))
-			dst[j] = float64(v)
-		}
-		return nil
-	}
+	in.Explain = noiseRecorder(in, T, &e)
 	scores(t, newMetric(t, "metric.local_lipschitz_estimate", sdk.Config{"nr_samples": int64(S), "perturb_mean": mu, "perturb_std": sigma}), in)
 	if len(e) != S*T {
 		t.Fatalf("%d noisy samples explained, want %d", len(e), S*T)
@@ -549,13 +556,7 @@ func TestSensitivityNoiseLaw(t *testing.T) {
 	const T, S, lo, hi = 60, 20, 0.1, 0.3
 	in := linearInput(1, 1, T, 13)
 	var u []float64
-	in.Explain = func(_ context.Context, _ nn.Model, x []float32, _ []int, dst []float64) error {
-		for j, v := range x {
-			u = append(u, float64(v)-float64(in.X[j%T]))
-			dst[j] = float64(v)
-		}
-		return nil
-	}
+	in.Explain = noiseRecorder(in, T, &u)
 	scores(t, newMetric(t, "metric.max_sensitivity", sdk.Config{"nr_samples": int64(S), "lower_bound": lo, "upper_bound": hi}), in)
 	if len(u) != S*T {
 		t.Fatalf("%d noisy samples explained, want %d", len(u), S*T)
