@@ -100,6 +100,47 @@ func EveryOp() graph.Spec {
 	}}
 }
 
+// Transformer is a small Transformer classifier (2 channels of 32
+// samples, 5 logits) with a node of every op kind a Transformer needs: a
+// patch convolution (kernel and stride 4) transposed to 8 tokens of 8
+// features, a learned position embedding (affine), multi-head attention
+// with a residual and a layernorm, a feed-forward block (dense, GELU's
+// tanh form, dense), a layernorm written out (reducemean, sub, pow,
+// sqrt, div, affine), a token-similarity branch (matmul of the tokens by
+// their transpose, softmax over each row, mul, erf), and a mean over the
+// tokens reshaped to a vector for the linear head.
+func Transformer() graph.Spec {
+	return graph.Spec{Name: "transformer", InChannels: 2, InLen: 32, Nodes: []graph.Node{
+		node("patch", "conv1d", []string{graph.Input}, map[string]any{"out": 8, "kernel": 4, "stride": 4}),
+		node("tok", "transpose", nil, nil),
+		node("pos", "affine", nil, map[string]any{"bias": []int64{8, 8}}),
+		node("attn", "attention", nil, map[string]any{"heads": 2}),
+		node("res1", "add", []string{"pos", "attn"}, nil),
+		node("norm1", "layernorm", nil, nil),
+		node("ff1", "dense", nil, map[string]any{"out": 16}),
+		node("act", "gelu_tanh", nil, nil),
+		node("ff2", "dense", nil, map[string]any{"out": 8}),
+		node("res2", "add", []string{"norm1", "ff2"}, nil),
+		node("mu", "reducemean", nil, map[string]any{"axis": 1}),
+		node("dev", "sub", []string{"res2", "mu"}, nil),
+		node("sq", "pow", nil, map[string]any{"exponent": 2}),
+		node("var", "reducemean", nil, map[string]any{"axis": 1}),
+		node("eps", "affine", nil, map[string]any{"shift": 1e-5}),
+		node("sd", "sqrt", nil, nil),
+		node("z", "div", []string{"dev", "sd"}, nil),
+		node("norm2", "affine", nil, map[string]any{"weight": []int64{1, 8}, "bias": []int64{1, 8}}),
+		node("tt", "transpose", nil, nil),
+		node("sim", "matmul", []string{"norm2", "tt"}, nil),
+		node("w", "softmax", nil, map[string]any{"axis": 1}),
+		node("mix", "matmul", []string{"w", "norm2"}, nil),
+		node("gate", "erf", nil, nil),
+		node("gated", "mul", []string{"norm2", "gate"}, nil),
+		node("pool", "reducemean", nil, map[string]any{"axis": 0}),
+		node("vec", "reshape", nil, map[string]any{"rows": 8, "cols": 1}),
+		node("head", "linear", nil, map[string]any{"out": 5}),
+	}}
+}
+
 // PositiveVar sets net's batchnorm running variances to |v| + 0.5.
 func PositiveVar(net *graph.Net) {
 	for _, p := range net.Params() {

@@ -7,23 +7,28 @@ import (
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
-// TestEveryOp: EveryOp compiles, has a node of every op kind of the
-// table (so a test running it on another implementation, such as the
-// Captum bridge's torch rebuild, sees a new op), and with PositiveVar
-// gives finite probabilities that depend on the input.
+// TestEveryOp: EveryOp and Transformer compile, have between them a
+// node of every op kind of the table (so a test running them on another
+// implementation sees a new op), and with PositiveVar give finite
+// probabilities that depend on the input.
 func TestEveryOp(t *testing.T) {
-	spec := EveryOp()
-	net := RandomNet(t, spec, 3)
-	PositiveVar(net)
 	has := map[string]bool{}
-	for _, nd := range spec.Nodes {
-		has[nd.Op] = true
+	for _, spec := range []graph.Spec{EveryOp(), Transformer()} {
+		for _, nd := range spec.Nodes {
+			has[nd.Op] = true
+		}
+		t.Run(spec.Name, func(t *testing.T) { probsDependOnInput(t, spec) })
 	}
 	for _, k := range graph.Ops().Kinds() {
 		if !has[k] {
-			t.Errorf("EveryOp has no %s node", k)
+			t.Errorf("neither EveryOp nor Transformer has a %s node", k)
 		}
 	}
+}
+
+func probsDependOnInput(t *testing.T, spec graph.Spec) {
+	net := RandomNet(t, spec, 3)
+	PositiveVar(net)
 	in := net.InShape().Size()
 	x := make([]float32, 2*in)
 	for i := range x {

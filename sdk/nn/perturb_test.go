@@ -55,7 +55,8 @@ func (u *unfolded) LayerGrad(ctx context.Context, act, grad, x []float32, target
 func graphModels(t *testing.T) []*GraphModel {
 	every := graphtest.RandomNet(t, graphtest.EveryOp(), 11)
 	graphtest.PositiveVar(every)
-	return []*GraphModel{NewGraphModel(graphtest.RandomNet(t, graphtest.Local("local", "globalmaxpool"), 3)), NewGraphModel(every)}
+	return []*GraphModel{NewGraphModel(graphtest.RandomNet(t, graphtest.Local("local", "globalmaxpool"), 3)), NewGraphModel(every),
+		NewGraphModel(graphtest.RandomNet(t, graphtest.Transformer(), 5))}
 }
 
 // randomRequest is a random Perturbation of kind ("windows", "signal",

@@ -16,7 +16,7 @@ import (
 // neither a caller's nor the model service's split of a request, nor the
 // plan a batch picks, moves a value).
 func TestCopiesIndependentOfTheBatch(t *testing.T) {
-	specs := []graph.Spec{graphtest.PaperGraph(), graphtest.EveryOp(), graphtest.Residual(60), graphtest.MidOutput()}
+	specs := []graph.Spec{graphtest.PaperGraph(), graphtest.EveryOp(), graphtest.Residual(60), graphtest.MidOutput(), graphtest.Transformer()}
 	for si, spec := range specs {
 		n := graphtest.RandomNet(t, spec, uint64(70+si))
 		graphtest.PositiveVar(n)

@@ -36,10 +36,39 @@
 //	flatten     C x T -> (C*T) x 1
 //	relu, gelu (exact, erf), silu, sigmoid, tanh
 //	leakyrelu   slope [0.01]
-//	softmax     over channels
+//	softmax     axis [0]: over the channels of each step (0) or the
+//	            steps of each channel (1)
 //	dropout     p [0.5]: identity in evaluation; MC dropout's masks
 //	add         two inputs of one shape
 //	concat      two or more inputs of one length, along channels
+//
+// A Transformer's ops (tokenops.go), on values read as rows (tokens) of
+// columns (features): after a transpose of a patch convolution's output,
+// PyTorch's (batch, tokens, features) with batch_first.
+//
+//	transpose   C x T -> T x C
+//	reshape     rows, cols: the same values read as rows x cols
+//	dense       out, bias [true]: nn.Linear on each row
+//	            weight (out, T), bias (out)
+//	layernorm   eps [1e-5]: nn.LayerNorm over each row's columns
+//	            weight (T), bias (T)
+//	attention   heads, dropout [0.0] (on the attention weights, in
+//	            training passes): nn.MultiheadAttention as
+//	            self-attention of the rows, batch_first, no mask
+//	            in_proj_weight (3T, T), in_proj_bias (3T),
+//	            out_proj.weight (T, T), out_proj.bias (T)
+//	matmul      a (M x K) and b (K x N) -> M x N, per sample
+//	sub, mul, div  two inputs, broadcast (each axis equal, or 1)
+//	affine      weight [[0, 0]], bias [[0, 0]] (the shapes of broadcast
+//	            parameters, [0, 0]: none), scale [1.0], shift [0.0]:
+//	            (x weight + bias) scale + shift   weight, bias
+//	pow         exponent; sqrt, erf, gelu_tanh (GELU's tanh form)
+//	reducemean  axis: the mean of the rows (0: 1 x T) or of each row
+//	            (1: C x 1)
+//
+// None of them is Local but pow, sqrt, erf and gelu_tanh: WindowProbs and
+// SpanProbs compute every node after the first of them in full (a
+// Transformer's attention reads every token).
 //
 // The lengths in time (kernel, stride, dilation, padding, left, right) are
 // at most MaxExtent, out and groups at most MaxOut; a spec has at most

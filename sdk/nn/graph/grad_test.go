@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"github.com/uaxai/uaxai/internal/fdiff"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -78,20 +79,8 @@ func objective(t *testing.T, net *Net, x []float32, targets []int) float64 {
 	return s
 }
 
-// fd is the Richardson-extrapolated central difference of f at v:
-// (4 D(h/2) - D(h)) / 3, D(h) = (f(v+h) - f(v-h)) / 2h, error O(h^4).
-func fd(v *float32, f func() float64, h float32) float64 {
-	old := *v
-	d := func(h float32) float64 {
-		*v = old + h
-		a := f()
-		*v = old - h
-		b := f()
-		*v = old
-		return (a - b) / float64((old+h)-(old-h))
-	}
-	return (4*d(h/2) - d(h)) / 3
-}
+// fd is fdiff.Richardson.
+func fd(v *float32, f func() float64, h float32) float64 { return fdiff.Richardson(v, f, h) }
 
 // TestGradFiniteDifferences: Grad's d p_target / d x and d p_target /
 // d theta on the residual+concat graph agree with finite differences of

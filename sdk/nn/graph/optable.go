@@ -208,6 +208,10 @@ type Op struct {
 	Shape func(a Attrs, in []Shape) (Shape, error)
 	// Field is the receptive field in time.
 	Field func(a Attrs) Field
+	// Cost, where set, is the floating-point work of one sample's output
+	// (2 x the multiply-adds of a product), as Net.Cost counts it; nil:
+	// the default of stepCost (window.go).
+	Cost func(a Attrs, in []Shape, out Shape) float64
 	// Indices is the number of int32 scratch values per sample (nil: 0).
 	Indices  func(a Attrs, in []Shape, out Shape) int
 	Forward  func(c *Call)
@@ -496,7 +500,15 @@ func bnForward(c *Call) {
 
 func leakyForward(c *Call) { ops.LeakyReLU(c.Y, c.X[0], float32(c.A.Float("slope"))) }
 
-func softmaxForward(c *Call) { ops.Softmax(c.Y, c.X[0], c.In[0].C, c.In[0].T) }
+// softmaxForward is softmax over the channels of each step (axis 0) or
+// over the steps of each channel (axis 1: a row's last axis).
+func softmaxForward(c *Call) {
+	if c.A.Int("axis") == 1 {
+		ops.Softmax(c.Y, c.X[0], c.In[0].T, 1)
+		return
+	}
+	ops.Softmax(c.Y, c.X[0], c.In[0].C, c.In[0].T)
+}
 
 // copyForward is the Forward of an op that passes its input on.
 func copyForward(c *Call) { copy(c.Y, c.X[0]) }
@@ -624,7 +636,7 @@ func convSparseBackward(c *Call) {
 }
 
 func opList() []*Op {
-	return []*Op{
+	return append([]*Op{
 		{
 			Kind: "conv1d",
 			Attrs: []AttrSpec{
@@ -934,14 +946,25 @@ func opList() []*Op {
 		},
 		{
 			Kind: "softmax", Inputs: 1,
-			Shape:   sameShape,
-			Field:   func(Attrs) Field { return identityField },
-			Forward: softmaxForward,
-			Columns: softmaxForward, // over the channels of each step
-			Backward: func(c *Call) {
-				if c.DX[0] != nil {
-					ops.SoftmaxBackward(c.DX[0], c.DY, c.Y, c.In[0].C, c.In[0].T)
+			Attrs: []AttrSpec{intAttr("axis", 0, 1, "1", int64(0), " (0: over the channels of each step; 1: over the steps of each channel)")},
+			Shape: sameShape,
+			Field: func(a Attrs) Field {
+				if a.Int("axis") == 1 {
+					return Field{}
 				}
+				return identityField
+			},
+			Forward: softmaxForward,
+			Columns: softmaxForward, // over the channels of each step (C x 1 copies: axis 1 is one step)
+			Backward: func(c *Call) {
+				if c.DX[0] == nil {
+					return
+				}
+				if c.A.Int("axis") == 1 {
+					ops.SoftmaxBackward(c.DX[0], c.DY, c.Y, c.In[0].T, 1)
+					return
+				}
+				ops.SoftmaxBackward(c.DX[0], c.DY, c.Y, c.In[0].C, c.In[0].T)
 			},
 		},
 		{
@@ -1017,7 +1040,7 @@ func opList() []*Op {
 				ops.ConcatBackward(c.DX, c.DY, chans(c), c.Out.T)
 			},
 		},
-	}
+	}, tokenOps()...)
 }
 
 // chans returns the input channels of a concat.

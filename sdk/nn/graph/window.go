@@ -263,6 +263,9 @@ func unpadded(nd *node) (Attrs, float32, bool) {
 func (n *Net) stepCost(i int) float64 {
 	nd := &n.nodes[i]
 	in, out := nd.in[0], nd.out
+	if nd.op.Cost != nil {
+		return nd.op.Cost(nd.attrs, nd.in, out) / float64(out.T)
+	}
 	switch nd.op.Kind {
 	case "conv1d":
 		return 2 * float64(out.C*in.C/nd.attrs.Int("groups")*nd.attrs.Int("kernel"))
