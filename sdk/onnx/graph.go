@@ -15,10 +15,10 @@ import (
 // linear layers, activations, residual additions, concatenation, means
 // over time, flattening).
 var computeOps = []string{
-	"Add", "AveragePool", "BatchNormalization", "Concat", "Conv", "Div", "Dropout",
-	"Erf", "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Identity",
-	"LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad", "ReduceMax", "ReduceMean", "Relu",
-	"Reshape", "Sigmoid", "Softmax", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
+	"Add", "AveragePool", "BatchNormalization", "Cast", "Concat", "Conv", "Div", "Dropout",
+	"Erf", "Flatten", "Gather", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Identity",
+	"LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad", "Pow", "ReduceMax", "ReduceMean", "Relu",
+	"Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
 }
 
 // SupportedOps returns, sorted, the operators a model may hold once its

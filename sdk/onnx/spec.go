@@ -150,6 +150,7 @@ type converter struct {
 	params    map[string]Tensor
 	onnxOf    []string // per Spec node, the ONNX value it computes
 	probes    int      // names name() tried, for the test of its linearity
+	f         *folder  // the shape arithmetic folded at conversion, attention blocks evaluated
 }
 
 // nodeErr is an error about node n.
@@ -158,7 +159,8 @@ func nodeErr(n *Node, format string, a ...any) error {
 }
 
 func convert(m *Model) (*converter, error) {
-	c := &converter{m: m, vals: map[string]sval{}, consumers: map[string][]int{}, done: make([]bool, len(m.Nodes)), padFor: map[int][2]int64{}}
+	c := &converter{m: m, vals: map[string]sval{}, consumers: map[string][]int{}, done: make([]bool, len(m.Nodes)), padFor: map[int][2]int64{},
+		f: &folder{b: budget{left: MaxFoldElements, max: MaxFoldElements, what: "values computed at conversion"}}}
 	if len(m.Inputs) != 1 || len(m.Outputs) != 1 {
 		return nil, fmt.Errorf("%d inputs and %d outputs; accepted: one input (batch, channels, samples) and one output", len(m.Inputs), len(m.Outputs))
 	}
@@ -180,6 +182,11 @@ func convert(m *Model) (*converter, error) {
 			continue
 		}
 		n := &m.Nodes[i]
+		if folded, err := c.foldConst(n); err != nil {
+			return nil, err
+		} else if folded {
+			continue
+		}
 		h, ok := handlers[n.OpType]
 		if !ok {
 			return nil, nodeErr(n, "operator not supported; supported: %s", strings.Join(SupportedOps(), ", "))
@@ -236,47 +243,48 @@ var attrSets = map[string][]string{
 	"Concat":             {"axis"},
 	"Dropout":            {"seed"},
 	"Transpose":          {"perm"},
+	"Gather":             {"axis"},
+	"Cast":               {"to"},
+	"Shape":              {"start", "end"},
 }
 
 // handlers convert each operator of SupportedOps.
 var handlers = map[string]func(c *converter, i int, n *Node) error{
-	"Add":                (*converter).add,
+	"Add":                (*converter).binary,
 	"AveragePool":        (*converter).pool,
 	"BatchNormalization": (*converter).batchnorm,
+	"Cast":               runtimeShapeOp,
 	"Concat":             (*converter).concat,
 	"Conv":               (*converter).conv,
 	"Div":                (*converter).div,
 	"Dropout":            (*converter).dropout,
-	"Erf": func(c *converter, i int, n *Node) error {
-		return nodeErr(n, "Erf is supported only in GELU's pattern x * (erf(x / √2) + 1) * 0.5")
-	},
-	"Flatten":           (*converter).reshape,
-	"Gemm":              (*converter).gemm,
-	"GlobalAveragePool": (*converter).global,
-	"GlobalMaxPool":     (*converter).global,
-	"Identity":          (*converter).identity,
-	"LeakyRelu":         (*converter).activation,
-	"MatMul":            (*converter).matmul,
-	"MaxPool":           (*converter).pool,
-	"Mul": func(c *converter, i int, n *Node) error {
-		return nodeErr(n, "Mul is supported only in GELU's pattern (x * (erf(x / √2) + 1) * 0.5) and SiLU's (x * sigmoid(x))")
-	},
-	"Pad":        (*converter).pad,
-	"ReduceMax":  (*converter).global,
-	"ReduceMean": (*converter).global,
-	"Relu":       (*converter).activation,
-	"Reshape":    (*converter).reshape,
-	"Sigmoid":    (*converter).sigmoid,
-	"Softmax":    (*converter).softmax,
-	"Squeeze":    (*converter).reshape,
-	"Sub": func(c *converter, i int, n *Node) error {
-		return nodeErr(n, "Sub is not supported outside constant subgraphs")
-	},
-	"Tanh": (*converter).activation,
-	"Transpose": func(c *converter, i int, n *Node) error {
-		return nodeErr(n, "a Transpose computed at run time is not supported: values stay (batch, channels, samples)")
-	},
-	"Unsqueeze": (*converter).reshape,
+	"Erf":                (*converter).unary,
+	"Flatten":            (*converter).reshape,
+	"Gather":             runtimeShapeOp,
+	"Gemm":               (*converter).gemm,
+	"GlobalAveragePool":  (*converter).global,
+	"GlobalMaxPool":      (*converter).global,
+	"Identity":           (*converter).identity,
+	"LeakyRelu":          (*converter).activation,
+	"MatMul":             (*converter).matmul,
+	"MaxPool":            (*converter).pool,
+	"Mul":                (*converter).binary,
+	"Pad":                (*converter).pad,
+	"Pow":                (*converter).unary,
+	"ReduceMax":          (*converter).global,
+	"ReduceMean":         (*converter).global,
+	"Relu":               (*converter).activation,
+	"Reshape":            (*converter).reshape,
+	"Shape":              (*converter).shapeOf,
+	"Sigmoid":            (*converter).sigmoid,
+	"Slice":              runtimeShapeOp,
+	"Softmax":            (*converter).softmax,
+	"Sqrt":               (*converter).unary,
+	"Squeeze":            (*converter).reshape,
+	"Sub":                (*converter).binary,
+	"Tanh":               (*converter).activation,
+	"Transpose":          (*converter).transpose,
+	"Unsqueeze":          (*converter).reshape,
 }
 
 // input returns the computed value of input k of n.
@@ -688,6 +696,21 @@ func (c *converter) global(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
+	if x.rank == 2 && n.OpType == "ReduceMean" {
+		// the mean of a (batch, features) value's features, kept as (batch, 1)
+		axes, err := intsAttr(n, "axes", nil)
+		if err != nil {
+			return err
+		}
+		keep, err := intAttr1(n, "keepdims", 1)
+		if err != nil {
+			return err
+		}
+		if len(n.Inputs) > 1 || keep != 1 || len(axes) != 1 || (axes[0] != 1 && axes[0] != -1) {
+			return nodeErr(n, "axes %v, keepdims %d of a (batch, %d) value are not supported; accepted: axes [1] or [-1] with keepdims 1", axes, keep, x.c)
+		}
+		return c.emit(n, "reducemean", map[string]any{"axis": int64(0)}, []sval{x}, nil, sval{rank: 2, c: 1, t: 1}, "")
+	}
 	if x.rank != 3 {
 		return nodeErr(n, "its input is a (batch, %d) value; accepted: (batch, channels, samples)", x.c)
 	}
@@ -704,12 +727,15 @@ func (c *converter) global(i int, n *Node) error {
 		if err != nil {
 			return err
 		}
-		if len(axes) != 1 || (axes[0] != 2 && axes[0] != -1) {
-			return nodeErr(n, "attribute \"axes\" = %v is not supported; accepted: [2] or [-1] (over time)", axes)
-		}
 		keep, err := intAttr1(n, "keepdims", 1)
 		if err != nil {
 			return err
+		}
+		if n.OpType == "ReduceMean" && len(axes) == 1 && (axes[0] == 1 || axes[0] == -2) {
+			return c.tokenMean(n, x, keep != 0)
+		}
+		if len(axes) != 1 || (axes[0] != 2 && axes[0] != -1) {
+			return nodeErr(n, "attribute \"axes\" = %v is not supported; accepted: [2] or [-1] (over time, or a row's features), and for ReduceMean [1] or [-2] (over the channels, or the tokens)", axes)
 		}
 		if keep == 0 {
 			res.rank = 2
@@ -815,25 +841,38 @@ func (c *converter) matmul(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if err := flat(n, x); err != nil {
+	if len(n.Inputs) == 2 && x.rank == 3 {
+		if y, ok := c.vals[n.Inputs[1]]; ok { // a product of two computed values
+			if y.rank != 3 || y.c != x.t {
+				return nodeErr(n, "a product of (batch, %d, %d) and a rank-%d (batch, %d, %d) value; accepted: (batch, M, K) and (batch, K, N)", x.c, x.t, y.rank, y.c, y.t)
+			}
+			return c.emit(n, "matmul", nil, []sval{x, y}, nil, sval{rank: 3, c: x.c, t: y.t}, "")
+		}
+	}
+	in := x.c // the features the product reads: of a vector, or of each row
+	op, res := "linear", func(out int) sval { return sval{rank: 2, c: out, t: 1} }
+	if x.rank == 3 && x.t != 1 {
+		in, op = x.t, "dense"
+		res = func(out int) sval { return sval{rank: 3, c: x.c, t: out} }
+	} else if err := flat(n, x); err != nil {
 		return err
 	}
 	w, err := c.constant(n, 1, "weight")
 	if err != nil {
 		return err
 	}
-	if w == nil || len(w.Shape) != 2 || w.Shape[0] != x.c {
-		return nodeErr(n, "its second input must be a constant of shape (%d, out)", x.c)
+	if w == nil || len(w.Shape) != 2 || w.Shape[0] != in {
+		return nodeErr(n, "its second input must be a constant of shape (%d, out)", in)
 	}
 	out := w.Shape[1]
-	wt := Tensor{DType: Float32, Shape: []int{out, x.c}, Float: make([]float32, out*x.c)}
-	for r := 0; r < x.c; r++ {
+	wt := Tensor{DType: Float32, Shape: []int{out, in}, Float: make([]float32, out*in)}
+	for r := 0; r < in; r++ {
 		for o := 0; o < out; o++ {
-			wt.Float[o*x.c+r] = w.Float[r*out+o]
+			wt.Float[o*in+r] = w.Float[r*out+o]
 		}
 	}
 	params := map[string]Tensor{"weight": wt}
-	res := n.Outputs[0]
+	resName := n.Outputs[0]
 	if k := c.soleConsumer(n.Outputs[0]); k >= 0 && c.m.Nodes[k].OpType == "Add" {
 		an := &c.m.Nodes[k]
 		other := an.Inputs[1]
@@ -843,11 +882,11 @@ func (c *converter) matmul(i int, n *Node) error {
 		if b, ok := c.m.Initializers[other]; ok && b.DType == Float32 && b.Len() == out && len(b.Shape) <= 2 {
 			params["bias"] = clone(&b, []int{out})
 			c.done[k] = true
-			res = an.Outputs[0]
+			resName = an.Outputs[0]
 		}
 	}
 	_, hasBias := params["bias"]
-	return c.emit(n, "linear", map[string]any{"out": int64(out), "bias": hasBias}, []sval{x}, params, sval{rank: 2, c: out, t: 1}, res)
+	return c.emit(n, op, map[string]any{"out": int64(out), "bias": hasBias}, []sval{x}, params, res(out), resName)
 }
 
 // reshape converts Flatten, Reshape, Squeeze and Unsqueeze: nothing on
@@ -974,8 +1013,13 @@ func (c *converter) softmax(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	if x.rank != 2 || (ax != 1 && ax != -1) {
-		return nodeErr(n, "axis %d on a rank-%d value is not supported; accepted: axis 1 or -1 of a (batch, classes) value", ax, x.rank)
+	switch {
+	case x.rank == 3 && (ax == 2 || ax == -1):
+		return c.emit(n, "softmax", map[string]any{"axis": int64(1)}, []sval{x}, nil, x, "")
+	case x.rank == 3 && (ax == 1 || ax == -2):
+		return c.emit(n, "softmax", nil, []sval{x}, nil, x, "")
+	case x.rank != 2 || (ax != 1 && ax != -1):
+		return nodeErr(n, "axis %d on a rank-%d value is not supported; accepted: axis 1 or -1 of a (batch, classes) value, any axis but the batch of a (batch, C, T) value", ax, x.rank)
 	}
 	return c.emit(n, "softmax", nil, []sval{x}, nil, x, "")
 }
@@ -990,11 +1034,10 @@ func (c *converter) softmax(i int, n *Node) error {
 func (c *converter) div(i int, n *Node) error {
 	x, err := c.input(n, 0)
 	if err != nil {
-		return err
+		return c.binary(i, n)
 	}
-	refuse := func(why string) error {
-		return nodeErr(n, "Div is supported only in GELU's pattern x * (erf(x / √2) + 1) * 0.5 (%s)", why)
-	}
+	// Not GELU's pattern: a division of its own.
+	refuse := func(string) error { return c.binary(i, n) }
 	scalar := func(name string, want, tol float64) bool {
 		t, ok := c.m.Initializers[name]
 		return ok && t.DType == Float32 && t.Len() == 1 && math.Abs(float64(t.Float[0])-want) <= tol

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""A small Transformer encoder classifier, exported to ONNX, with PyTorch's outputs and Captum 0.8's maps.
+
+Writes OUT (testdata/golden/transformer) for sdk/onnx's import of a Transformer and the explainers on it
+(internal/graphgolden): the module `TxNet` below (a patch convolution, a learned position embedding,
+torch.nn.TransformerEncoder of two batch_first layers with GELU, a mean over the tokens, LayerNorm and a
+linear head), briefly trained (Adam, 80 steps) on three-phase sines whose class is their frequency band,
+then in eval mode:
+
+  model.onnx         torch.onnx.export, opset 13, a FIXED batch of 8 (the attention block's shape
+                     arithmetic is folded at import), output `probs` (the softmax)
+  model.safetensors  state_dict(), for the graph spec recipes/archs/transformer.toml
+  waveforms.csv      8 x (3*640) inputs, channel-major
+  targets.csv        the model's own prediction for each
+  logits.csv, probs.csv   8 x 16
+  input_grad.csv     d p_target / d x (Captum Saliency, abs=False)
+  gradcam_raw.csv    Captum LayerGradCam on `patch` (20 tokens), relu_attributions=False, no interpolation
+  occlusion.csv      Captum Occlusion, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0
+  ig.csv             Captum IntegratedGradients, zero baseline, n_steps=50, method="gausslegendre"
+
+Usage, from the repository's root (Captum's source on PYTHONPATH, Debian's torch and python3-onnx):
+  PYTHONPATH=/path/to/captum-0.8.0 /usr/bin/python3 testdata/peers/transformer_golden.py --out testdata/golden/transformer
+"""
+import argparse, os, sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path[:0] = [os.path.join(ROOT, "sdk", "python")]
+from uaxai_plugin.torchmodel import save_state_dict  # noqa: E402
+
+C, T, K, D, PATCH = 3, 640, 16, 16, 32
+
+
+class Pos(nn.Module):
+    """A learned position embedding added to the tokens (state_dict name pos.bias)."""
+
+    def __init__(self, tokens, d):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(tokens, d) * 0.1)
+
+    def forward(self, h):
+        return h + self.bias
+
+
+class TxNet(nn.Module):
+    def __init__(self, cin=C, n=K, d=D, patch=PATCH, length=T, heads=2, layers=2, dropout=0.1):
+        super().__init__()
+        self.patch = nn.Conv1d(cin, d, patch, stride=patch)
+        self.pos = Pos(length // patch, d)
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=2 * d, dropout=dropout, activation="gelu", batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, n)
+
+    def logits(self, x):
+        h = self.pos(self.patch(x).transpose(1, 2))
+        h = self.enc(h)
+        return self.head(self.norm(h.mean(dim=1)))
+
+    def forward(self, x):
+        return torch.softmax(self.logits(x), dim=1)
+
+
+def signals(n, g):
+    """n three-phase sines; class k has the frequency band k (cycles per record 4 + 2k + U(0, 1))."""
+    y = torch.randint(0, K, (n,), generator=g)
+    f = 4 + 2 * y.double() + torch.rand(n, generator=g, dtype=torch.float64)
+    t = torch.arange(T, dtype=torch.float64) / T
+    ph = torch.tensor([0, -2 * np.pi / 3, 2 * np.pi / 3], dtype=torch.float64)
+    x = torch.sin(2 * np.pi * f[:, None, None] * t[None, None, :] + ph[None, :, None])
+    x = x + 0.05 * torch.randn(x.shape, generator=g, dtype=torch.float64)
+    return x.float(), y
+
+
+def csv(path, a):
+    a = np.asarray(a, dtype=np.float32).reshape(len(a), -1)
+    with open(path, "w") as f:
+        for row in a:
+            f.write(",".join("%.9g" % v for v in row) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=7)
+    a = ap.parse_args()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(a.seed)
+    m = TxNet()
+    opt = torch.optim.Adam(m.parameters(), lr=3e-3)
+    for _ in range(80):
+        x, y = signals(32, g)
+        loss = nn.functional.cross_entropy(m.logits(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    m.eval()
+    x, _ = signals(8, g)
+    os.makedirs(a.out, exist_ok=True)
+    with torch.no_grad():
+        logits = m.logits(x)
+        probs = torch.softmax(logits, dim=1)
+    t = probs.argmax(dim=1)
+    print("loss %.3f, max prob %.3f" % (loss.item(), probs.max().item()), file=sys.stderr)
+    save_state_dict(os.path.join(a.out, "model.safetensors"), m.state_dict())
+    torch.onnx.export(m, x, os.path.join(a.out, "model.onnx"), opset_version=13, input_names=["x"], output_names=["probs"])
+    csv(os.path.join(a.out, "waveforms.csv"), x.numpy())
+    with open(os.path.join(a.out, "targets.csv"), "w") as f:
+        f.write("".join("%d\n" % v for v in t.tolist()))
+    csv(os.path.join(a.out, "logits.csv"), logits.numpy())
+    csv(os.path.join(a.out, "probs.csv"), probs.numpy())
+    from captum.attr import IntegratedGradients, LayerGradCam, Occlusion, Saliency
+    csv(os.path.join(a.out, "input_grad.csv"), Saliency(m).attribute(x, target=t, abs=False).detach().numpy())
+    cam = LayerGradCam(m, m.patch).attribute(x, target=t, relu_attributions=False)
+    csv(os.path.join(a.out, "gradcam_raw.csv"), cam.detach().numpy())
+    occ = Occlusion(m).attribute(x, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0.0, target=t)
+    csv(os.path.join(a.out, "occlusion.csv"), occ.detach().numpy())
+    ig = IntegratedGradients(m).attribute(x, baselines=0.0, target=t, n_steps=50, method="gausslegendre")
+    csv(os.path.join(a.out, "ig.csv"), ig.detach().numpy())
+
+
+if __name__ == "__main__":
+    main()
