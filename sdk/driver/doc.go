@@ -190,10 +190,13 @@
 // posterior.torch (plugins/posterior/torch, on the kit's
 // uaxai_plugin.posterior) is that server's posterior: the user's module
 // (file, module, args) with one or several state_dict files (weights: draw
-// s is member s) or with mc_dropout (each torch.nn.Dropout replaced, in a
-// copy a draw, by a mask that is a fixed function of the draw's seed, the
-// layer and the activation's shape, shared by the inputs of a batch: a
-// draw is one thinned network). Fit loads everything and records the
+// s is member s) or with mc_dropout (uaxai_plugin.mcdropout: each
+// torch.nn.Dropout and the attention dropout of each
+// torch.nn.MultiheadAttention masked, in a copy a draw, by a mask that is
+// a fixed function of the draw's seed, the layer and the activation's
+// shape, shared by the inputs of a batch, with no TransformerEncoderLayer
+// fast path: a draw is one thinned network, the same in the no_grad and
+// the gradient calls). Fit loads everything and records the
 // files' SHA-256; Sample loads each member once a process and registers
 // the draws in a ModelServer listening on a socket inside socket_dir (all
 // servers of the process share one compute lock).

@@ -11,6 +11,11 @@ serving (uaxai_plugin.posterior), against independent facts:
 * an MC-dropout draw is the network with the documented fixed mask on
   fc2's input (softmax(fc2(m * h)) computed here from fc2_input), the
   same for the same seed in a fresh plugin, another for another seed;
+* an MC-dropout draw of a Transformer classifier is one network in every
+  call: Probs and Windows (no gradients, where PyTorch's encoder layer
+  has a fast path without dropout) give InputGrad's probabilities, and
+  each draw is PyTorch's training-mode pass with the documented masks on
+  every dropout, the attention's included;
 * the recipe errors users hit name the key and what is accepted;
 * over gRPC, a Check error is INVALID_ARGUMENT with the message, Fit
   streams the artifact, Sample answers served references.
@@ -51,6 +56,25 @@ NET = os.path.join(ROOT, "testdata", "peers", "torch_ref.py")
 GOLD = os.path.join(ROOT, "testdata", "golden", "paper-1dcnn")
 WEIGHTS = os.path.join(GOLD, "model.safetensors")
 ARCH = {"name": "paper-1dcnn", "in_channels": 1, "in_len": 640, "layers": []}
+
+
+# TRANSFORMER is the issue's small Transformer classifier (a file, as
+# posterior.torch loads one): a Conv1d patch embedding, one
+# TransformerEncoderLayer (batch first), the mean over tokens, a linear
+# head, the softmax.
+TRANSFORMER = """import torch
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self, dropout=0.2):
+        super().__init__()
+        self.embed = torch.nn.Conv1d(1, 16, 16, stride=16)
+        self.enc = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=dropout, batch_first=True)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.head(self.enc(self.embed(x).transpose(1, 2)).mean(dim=1)), dim=1)
+"""
 
 
 def plugin():
@@ -162,6 +186,50 @@ class TorchPosteriorTest(unittest.TestCase):
         # The same seed in a fresh plugin (another process's view): the same draw.
         _, again = self.sample(self.pm.TorchPosterior(), cfg, [12])
         np.testing.assert_array_equal(probs_at(again[0], self.x), got[1])
+
+    def test_mc_dropout_transformer_is_one_network_in_every_call(self):
+        # The issue's classifier: an eval-mode TransformerEncoderLayer
+        # under torch.no_grad() (Probs, Windows: probabilities, occlusion)
+        # takes PyTorch's fast path, which runs no dropout, and with
+        # gradients (InputGrad, Layer: input gradients, Grad-CAM) does
+        # not. A draw must be one network in both.
+        src = os.path.join(self.tmp, "tnet.py")
+        with open(src, "w") as f:
+            f.write(TRANSFORMER)
+        from uaxai_plugin import torchmodel as tm
+        torch.manual_seed(7)
+        net = tm.load_module(src + ":Classifier", {"dropout": 0.2})
+        w = os.path.join(self.tmp, "tnet.safetensors")
+        tm.save_state_dict(w, net.state_dict())
+        cfg = {"file": src, "module": "Classifier", "args": {"dropout": 0.2}, "weights": w, "mc_dropout": True}
+        arch = {"name": "tnet", "in_channels": 1, "in_len": 64, "layers": []}
+        p = self.pm.TorchPosterior()
+        refs = p.sample(p.fit(fit_request(cfg, arch)), kp.SampleRequest(seeds=[3, 4], config=cfg, socket_dir=self.sock))
+        x = np.random.RandomState(0).randn(6, 64).astype(np.float32)
+        t = [0, 1, 2, 3, 0, 1]
+        got = []
+        for ref in refs:
+            probs = probs_at(ref, x)
+            with grpc.insecure_channel("unix:" + ref.address) as ch:
+                st = plugin_pb2_grpc.ModelStub(ch)
+                ig = st.InputGrad(plugin_pb2.ModelBatch(handle=ref.handle, x=wire.float32_bytes(x), targets=t))
+                # occlusion's path: a window whose baseline is the input itself
+                wr = st.Windows(plugin_pb2.WindowsRequest(handle=ref.handle, x=wire.float32_bytes(x), targets=t,
+                                                          starts=[0], width=8, baseline_x=wire.float32_bytes(x)))
+            graded = wire.float32s(ig.probs).reshape(6, -1)
+            np.testing.assert_allclose(graded, probs, rtol=0, atol=1e-6, err_msg="draw at %s: Probs and InputGrad's "
+                                       "forward pass are other networks" % ref.handle)
+            np.testing.assert_allclose(wire.float32s(wr.probs), graded[np.arange(6), t], rtol=0, atol=1e-6,
+                                       err_msg="Windows and InputGrad's forward pass are other networks")
+            got.append(probs)
+        self.assertGreater(float(np.abs(got[0] - got[1]).max()), 1e-3, "seeds 3 and 4 give the same draw")
+        # each is PyTorch's training-mode pass with the documented masks
+        # on every dropout, the attention's included (test_mcdropout)
+        from test_mcdropout import ENCODER_ORDER, reference
+        with torch.no_grad():
+            for s, seed in enumerate((3, 4)):
+                want = reference(net, seed, ENCODER_ORDER, {0: 2}, torch.from_numpy(x).view(6, 1, 64)).numpy()
+                self.assertLess(float(np.abs(got[s] - want).max()), 1e-6, "seed %d" % seed)
 
     def test_check_errors(self):
         p = self.pm.TorchPosterior()

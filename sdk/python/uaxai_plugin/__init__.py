@@ -34,7 +34,9 @@ service; python-echo: no model).
 uaxai_plugin.torchmodel (imported on its own: it needs PyTorch) is the
 other side of that service for PyTorch modules: a posterior plugin that
 holds torch draws serves them with its ModelServer, so that every
-explainer computes with them (see its docstring).
+explainer computes with them (see its docstring); uaxai_plugin.mcdropout
+(torch too) makes MC-dropout draws of a module, one thinned network a
+seed, the same in every call.
 
 The kit needs only Debian's python3-grpcio, python3-protobuf and
 python3-numpy (and python3-torch for torchmodel); the protocol stubs are
