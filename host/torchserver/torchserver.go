@@ -1,8 +1,9 @@
 // Package torchserver runs the Python kit's model server
 // (sdk/python/uaxai_plugin/torchmodel.py, python3 -m
 // uaxai_plugin.torchmodel) over a user's torch.nn.Module, one served draw
-// a weights file, in a process group of its own, for `uaxai explain
-// --model` and `uaxai predict --model`.
+// a weights file (or, with Model.MCDropoutSeeds, one MC-dropout draw of
+// the one file's network a seed), in a process group of its own, for
+// `uaxai explain --model` and `uaxai predict --model`.
 package torchserver
 
 import (
@@ -47,6 +48,12 @@ type Model struct {
 	// error once it serves (Python's warnings); what it writes before is
 	// quoted in the error of a server that does not start.
 	Stderr io.Writer
+	// MCDropoutSeeds, if set, make the draws MC-dropout draws of the one
+	// weights file's network, one a seed (uaxai_plugin.mcdropout: every
+	// torch.nn.Dropout and the attention dropout of every
+	// torch.nn.MultiheadAttention masked by a mask fixed by the seed),
+	// instead of one draw a file.
+	MCDropoutSeeds []uint64
 }
 
 // Server is a running model server over a Model's draws. Its
@@ -56,6 +63,7 @@ type Model struct {
 type Server struct {
 	module   string
 	weights  []string
+	names    []string // the draws' names, for messages
 	c, t     int
 	draws    []sdk.ModelRef
 	cmd      *exec.Cmd
@@ -215,6 +223,16 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 			return nil, fmt.Errorf("--weights: %w", err)
 		}
 	}
+	names := weights
+	if seeds := m.MCDropoutSeeds; len(seeds) > 0 {
+		if len(weights) != 1 {
+			return nil, fmt.Errorf("--model %s: MC dropout of %d weights files; it samples the dropout of one network (accepted: one weights file with MC dropout, or several without it, an ensemble)", m.Module, len(weights))
+		}
+		names = make([]string, len(seeds))
+		for s := range seeds {
+			names[s] = fmt.Sprintf("%s, MC-dropout draw %d", weights[0], s)
+		}
+	}
 	kit := m.Kit
 	if kit == "" {
 		if kit, err = FindPythonKit(); err != nil {
@@ -230,6 +248,14 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 	cmdArgs = append(cmdArgs, weights...)
 	cmdArgs = append(cmdArgs, "--in-channels", strconv.Itoa(channels), "--in-len", strconv.Itoa(length),
 		"--output", output, "--threads", strconv.Itoa(threads))
+	if len(m.MCDropoutSeeds) > 0 {
+		// one argument a seed: a list as one argument could pass the
+		// kernel's bound on an argument's length (128 KiB)
+		cmdArgs = append(cmdArgs, "--mc-dropout-seeds")
+		for _, seed := range m.MCDropoutSeeds {
+			cmdArgs = append(cmdArgs, strconv.FormatUint(seed, 10))
+		}
+	}
 	cmd := exec.Command(py, cmdArgs...)
 	pp := kit
 	if old := os.Getenv("PYTHONPATH"); old != "" {
@@ -252,7 +278,7 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--model %s: starting %s: %w", m.Module, py, err)
 	}
-	s := &Server{module: m.Module, weights: weights, c: channels, t: length, cmd: cmd, stdin: stdin,
+	s := &Server{module: m.Module, weights: weights, names: names, c: channels, t: length, cmd: cmd, stdin: stdin,
 		stderr: &stderrTail{done: make(chan struct{})}, exited: make(chan struct{}), stop: make(chan struct{})}
 	go s.stderr.copyFrom(errPipe)
 	lines := make(chan string, 1)
@@ -295,15 +321,15 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 		Address string   `json:"address"`
 		Handles []string `json:"handles"`
 	}
-	if err := json.Unmarshal([]byte(line), &hello); err != nil || hello.Address == "" || len(hello.Handles) != len(weights) {
+	if err := json.Unmarshal([]byte(line), &hello); err != nil || hello.Address == "" || len(hello.Handles) != len(names) {
 		s.Close()
-		return nil, fmt.Errorf("--model %s: %s printed %q, want {\"address\": ..., \"handles\": [one a weights file, %d]}", m.Module, what, strings.TrimSpace(line), len(weights))
+		return nil, fmt.Errorf("--model %s: %s printed %q, want {\"address\": ..., \"handles\": [one a draw, %d]}", m.Module, what, strings.TrimSpace(line), len(names))
 	}
 	for i, h := range hello.Handles {
 		v, err := strconv.ParseUint(h, 10, 64)
 		if err != nil || v == 0 {
 			s.Close()
-			return nil, fmt.Errorf("--model %s: %s gave handle %q for %s, want an integer >= 1", m.Module, what, h, weights[i])
+			return nil, fmt.Errorf("--model %s: %s gave handle %q for %s, want an integer >= 1", m.Module, what, h, names[i])
 		}
 		s.draws = append(s.draws, sdk.ModelRef{Address: hello.Address, Handle: v})
 	}
@@ -355,11 +381,16 @@ func lastLines(s string, n int) string {
 	return strings.Join(ls, "\n")
 }
 
-// Draws are the served draws, one a weights file, in order.
+// Draws are the served draws, one a weights file (or one a seed of
+// Model.MCDropoutSeeds), in order.
 func (s *Server) Draws() []sdk.ModelRef { return s.draws }
 
-// Weights are the files of the draws, in order.
+// Weights are the weights files, in order.
 func (s *Server) Weights() []string { return s.weights }
+
+// Names name the draws, in order: their weights files, or "W,
+// MC-dropout draw s".
+func (s *Server) Names() []string { return s.names }
 
 // Shape is the channels and samples of the inputs the draws take.
 func (s *Server) Shape() (channels, length int) { return s.c, s.t }

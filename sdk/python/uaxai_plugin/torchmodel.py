@@ -22,8 +22,10 @@ A draw (TorchDraw) is a module in eval mode, float32, that maps a batch
 (B, in_channels, in_len) to (B, classes): the softmax (output="probs") or
 the logits (output="logits", then the server applies the softmax). It
 must be a deterministic function of its input whose batch items do not
-interact (eval-mode BatchNorm does not mix them); for MC dropout, wrap
-the module so that a draw's masks are fixed. The methods, for a draw:
+interact (eval-mode BatchNorm does not mix them); for MC dropout,
+uaxai_plugin.mcdropout.fixed makes a copy of the module a draw, its
+masks fixed, and check that it is one network in every method. The
+methods, for a draw:
 
 * Describe: arch_json an nn.Arch with the draw's name, in_channels and
   in_len and no layers (the model is known by its shape only),
@@ -61,6 +63,9 @@ input ends (see main):
         --weights model.safetensors --in-channels 1 --in-len 640
 
 It prints one JSON line {"address": ..., "handles": [...]} when it serves.
+With --mc-dropout-seeds 11 12 13 and one weights file it serves one
+MC-dropout draw of that network a seed instead (uaxai explain and predict
+--mc-dropout S).
 """
 
 import argparse
@@ -86,6 +91,7 @@ except ImportError as _e:
                       "apt-get install python3-torch, and run with /usr/bin/python3" % (sys.executable, _e)) from None
 
 from . import wire
+from .errors import Error
 from ._pb import plugin_pb2, plugin_pb2_grpc
 from .model import (
     MAX_SERVICE_INPUTS,
@@ -763,8 +769,11 @@ def main(argv=None):
     """Serves the modules of files: --module FILE.py:Class [--args JSON]
     --weights W [W ...] (one draw a file) --in-channels C --in-len T
     [--output probs|logits] [--threads N] [--chunk K] [--socket PATH].
-    Prints {"address": ..., "handles": [...]} on one line, then serves
-    until its standard input ends."""
+    With --mc-dropout-seeds S1 S2 ... (and one weights file) the draws
+    are instead MC-dropout draws of that network, one a seed
+    (uaxai_plugin.mcdropout: the same seed, the same network). Prints
+    {"address": ..., "handles": [...]} on one line, then serves until its
+    standard input ends."""
     ap = argparse.ArgumentParser(prog="python3 -m uaxai_plugin.torchmodel", description=main.__doc__)
     ap.add_argument("--module", required=True)
     ap.add_argument("--args", default="{}")
@@ -775,11 +784,16 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--chunk", type=int, default=DEFAULT_CHUNK)
     ap.add_argument("--socket", default=None)
+    ap.add_argument("--mc-dropout-seeds", nargs="*", default=[])
     a = ap.parse_args(argv)
     try:
         args = json.loads(a.args)
         if not isinstance(args, dict):
             raise ValueError("--args: want a JSON object of keyword arguments, got %s" % a.args)
+        seeds = _seeds(a.mc_dropout_seeds)
+        if seeds and len(a.weights) != 1:
+            raise ValueError("--mc-dropout-seeds with %d weights files; MC dropout samples the dropout of one network "
+                             "(accepted: one weights file)" % len(a.weights))
         srv = ModelServer(threads=a.threads, chunk=a.chunk)
         handles = []
         for w in a.weights or [None]:
@@ -789,9 +803,17 @@ def main(argv=None):
                     m.load_state_dict(load_state_dict(w))
                 except RuntimeError as e:
                     raise ValueError("%s: %s" % (w, e)) from None
-            handles.append(srv.add(TorchDraw(m, a.in_channels, a.in_len, output=a.output)))
+            if not seeds:
+                handles.append(srv.add(TorchDraw(m, a.in_channels, a.in_len, output=a.output)))
+                continue
+            from . import mcdropout
+            for seed in seeds:
+                d = TorchDraw(mcdropout.fixed(m, seed, "--mc-dropout"), a.in_channels, a.in_len, output=a.output,
+                              name=type(m).__name__)
+                mcdropout.check(d, "--mc-dropout")
+                handles.append(srv.add(d))
         address = srv.start(a.socket)
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, Error) as e:
         print("uaxai_plugin.torchmodel: %s" % e, file=sys.stderr)
         return 2
     print(json.dumps({"address": address, "handles": [str(h) for h in handles]}), flush=True)
@@ -800,6 +822,21 @@ def main(argv=None):
     finally:
         srv.close()
     return 0
+
+
+def _seeds(args):
+    """The seeds of --mc-dropout-seeds: integers 0..2^64-1, one an
+    argument."""
+    out = []
+    for f in args:
+        try:
+            v = int(f)
+        except ValueError:
+            v = -1
+        if not 0 <= v < 1 << 64:
+            raise ValueError("--mc-dropout-seeds: %r is not a seed (accepted: integers 0..2^64-1, one an argument)" % f)
+        out.append(v)
+    return out
 
 
 if __name__ == "__main__":
