@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/uaxai/uaxai/host/limits"
@@ -49,6 +50,33 @@ func addLimitFlag(fs *flagSet) *limitFlag {
 	l := &limitFlag{}
 	fs.Var(l, "limit", "key=duration: a [limits] key over the recipe's or the defaults, e.g. model_call=30s (each call of a PyTorch model's service), explain_batch=30m; repeatable")
 	return l
+}
+
+// mcDropoutFlag is --mc-dropout S of explain and predict: S MC-dropout
+// draws of the one network (0, unset: none).
+type mcDropoutFlag int
+
+func (m *mcDropoutFlag) String() string {
+	if m == nil || *m == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(*m))
+}
+
+func (m *mcDropoutFlag) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 2 || n > recipe.MaxDraws {
+		return fmt.Errorf("want an integer 2..%d, the number of MC-dropout draws of the one --weights network", recipe.MaxDraws)
+	}
+	*m = mcDropoutFlag(n)
+	return nil
+}
+
+// addMCDropoutFlag adds --mc-dropout to fs.
+func addMCDropoutFlag(fs *flagSet) *mcDropoutFlag {
+	m := new(mcDropoutFlag)
+	fs.Var(m, "mc-dropout", "S: the draws are S MC-dropout draws (2.."+strconv.Itoa(recipe.MaxDraws)+") of the one --weights network, its own dropout on with masks from --seed (a PyTorch --model: every torch.nn.Dropout and attention dropout; a graph spec, ONNX file or --arch: its dropout nodes on C x 1 features), instead of one draw a weights file")
+	return m
 }
 
 // limits are the defaults with the flag's settings over them.
@@ -210,7 +238,10 @@ func addReferenceFlags(fs *flagSet) referenceFlags {
 
 // explainDetails is the text of uaxai explain -h after the usage.
 const explainDetails = `ONNX files as --weights, without --model, are an ensemble of their networks,
-one draw a file (each holds its weights).
+one draw a file (each holds its weights). --mc-dropout S makes the draws S
+MC-dropout draws of one network instead (seeded by --seed: the same command,
+the same bytes), written as S weights files' are: a map a draw (input,draw,...)
+or the --summary of the S maps.
 With --reference DIR (a data folder of the network's labelled training
 records), every input is first checked against it as uaxai predict
 --reference checks it (its RMS, fundamental frequency and THD against the
@@ -236,7 +267,8 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "output CSV file (default: stdout)")
 	archName := wf.arch
 	workers := fs.Int("workers", 0, "goroutines (0: all cores); the output does not depend on it")
-	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime)")
+	seed := fs.Uint64("seed", recipe.DefaultSeed, "base seed of a stochastic explainer (lime) and of --mc-dropout's draws")
+	mcd := addMCDropoutFlag(fs)
 	plugins := fs.String("plugins", "", "directory of third-party plugin binaries")
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
@@ -267,7 +299,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("explain: --set: %w", err)
 	}
 	opt := runner.ExplainOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Explainer: *explainer, Config: cfg,
-		Target: *target, Seed: *seed, Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits(),
+		Target: *target, Seed: *seed, MCDropout: int(*mcd), Workers: *workers, Model: model, Bounds: bounds, Limits: lf.limits(),
 		Reference: *rf.dir, Fs: *rf.fs, F0: *rf.f0, Warn: func(msg string) { fmt.Fprintln(stderr, msg) }}
 	for _, s := range summaries {
 		spec, err := runner.ParseSummary(s)

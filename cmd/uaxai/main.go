@@ -61,11 +61,13 @@ func init() {
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] [--classes classes.txt] [--out F.csv]",
 			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
 			"[flags] --model F.onnx | --model SPEC.toml --weights W[,W2,...] --input X.csv|X.npy [--channels C] [--out F.csv]",
-		}, summary: "class probabilities of your waveforms: the mean over the weights files, and the predicted class", details: predictDetails, run: cmdPredict},
+			"[flags] [--model M] --weights W --mc-dropout S [--seed N] --input X.csv|X.npy [--channels C] [--out F.csv]",
+		}, summary: "class probabilities of your waveforms: the mean over the weights files (or MC-dropout draws), and the predicted class", details: predictDetails, run: cmdPredict},
 		{name: "explain", forms: []string{
 			"[flags] --weights W.safetensors[,W2.safetensors,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 			"[flags] --model F.py:Class [--model-args k=v,...] --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 			"[flags] --model F.onnx | --model SPEC.toml --weights W[,W2,...] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
+			"[flags] [--model M] --weights W --mc-dropout S [--seed N] --input X.csv|X.npy [--channels C] --explainer NAME --target C|predicted|FILE",
 		}, summary: "explain your own waveforms (CSV or .npy, any channels) under your own weights, your own PyTorch model, or an ONNX or graph-spec network computed in Go", details: explainDetails, run: cmdExplain},
 		{name: "evaluate", forms: []string{
 			"[flags] --weights W[,W2,...] | --model M --input X.csv|X.npy --maps A.csv --target C|predicted|FILE --metric ID [--set key=value ...] [--mask S.csv] [--explainer NAME]",

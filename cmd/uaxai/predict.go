@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/runner"
 	"github.com/uaxai/uaxai/internal/atomicfile"
 )
@@ -17,7 +18,9 @@ import (
 // predictDetails is the text of uaxai predict -h after the usage.
 const predictDetails = `Each weights file is one draw theta_s of the network; the probabilities are
 their mean (1/S) sum_s p(c|x,theta_s). ONNX files as --weights, without
---model, are an ensemble of their networks, one draw a file. stdout: a header
+--model, are an ensemble of their networks, one draw a file. --mc-dropout S
+makes the draws S MC-dropout draws of one network instead, seeded by --seed
+(the same command, the same bytes). stdout: a header
 input,predicted,class,<the 16 class names>, then one line an input: its 0-based
 line in X.csv, the predicted class (the argmax, the lower class on ties), its
 name, and the mean probability of each class. With --out, F.csv gets only the
@@ -43,6 +46,8 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "write the bare probability matrix to this CSV file (atomically) instead of the table on stdout")
 	archName := wf.arch
 	classes := fs.String("classes", "", "a classes.txt naming the network's classes, one a line (default: the 16 PQD classes' names for 16 logits, else class0, class1, ...)")
+	seed := fs.Uint64("seed", recipe.DefaultSeed, "seed of --mc-dropout's draws")
+	mcd := addMCDropoutFlag(fs)
 	mf := addModelFlags(fs)
 	lf := addLimitFlag(fs)
 	bf := addBoundFlags(fs)
@@ -75,7 +80,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fs.usageError("--reference adds the ood columns to the table on stdout, and --out writes the bare probabilities: use one")
 	}
 	pred, err := runner.Predict(ctx, runner.PredictOptions{Weights: files, Input: *input, Channels: *channels, Arch: *archName, Classes: *classes, Model: model, Bounds: bounds, Limits: lf.limits(),
-		Reference: *ref, Fs: *rate, F0: *f0})
+		Reference: *ref, Fs: *rate, F0: *f0, MCDropout: int(*mcd), Seed: *seed})
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

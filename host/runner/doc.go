@@ -27,7 +27,10 @@
 // PyTorch module through host/torchserver's model-server process, a graph
 // or ONNX network with --weights as nn.GraphModels served by a
 // driver.ModelService of the host's own process, no Python) with
-// served.go (the served draws' shapes and mean probabilities).
+// served.go (the served draws' shapes and mean probabilities) and
+// mcdropout.go (--mc-dropout S: S MC-dropout draws of one network, the
+// kit's for a PyTorch module, the graph's own dropout nodes folded for a
+// native network, seeded by --seed).
 //
 // # Recordings
 //

@@ -43,8 +43,12 @@ type ExplainOptions struct {
 	// file of one class a line, one line an input.
 	Target    string
 	Summaries []SummarySpec // none: the draws' maps themselves
-	Seed      uint64        // base seed of a stochastic explainer's streams
-	Workers   int           // goroutines (0: GOMAXPROCS); the output does not depend on it
+	Seed      uint64        // base seed of a stochastic explainer's streams and of MCDropout's draws
+	// MCDropout, if not 0, is S >= 2: the draws are S MC-dropout draws of
+	// the one network of Weights (or Model's own), its dropout on with
+	// masks from Seed (mcdropout.go), instead of one draw a file.
+	MCDropout int
+	Workers   int // goroutines (0: GOMAXPROCS); the output does not depend on it
 	Observer  engine.Observer
 	// Model, if set, is the network whose draws (one a file of Weights,
 	// state_dicts; an ONNX file's own) Explain serves for the time of the
@@ -286,6 +290,10 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	if opt.Input == "" {
 		return nil, errors.New("no input file (accepted: a CSV of waveforms, one a line)")
 	}
+	if err := checkMCDropout(opt.MCDropout, opt.Weights, opt.Model, opt.Served != nil); err != nil {
+		return nil, err
+	}
+	mc := mcDropout{draws: opt.MCDropout, seed: opt.Seed}
 	j := &explainJob{opt: opt, workers: opt.Workers, obs: opt.Observer, names: opt.Weights}
 	if j.workers <= 0 {
 		j.workers = runtime.GOMAXPROCS(0)
@@ -305,7 +313,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 	j.n, j.nIn, j.x, j.inC = in.c*in.t, in.n, in.x, in.c
 	var classes int
 	if opt.Served != nil || opt.Model != nil {
-		if j.served, j.names, j.server, j.calls, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in, opt.Limits); err != nil {
+		if j.served, j.names, j.server, j.calls, err = serveDraws(ctx, opt.Model, opt.Served, opt.Weights, mc, in, opt.Limits); err != nil {
 			return nil, err
 		}
 		if classes, err = servedShape(ctx, j.served, j.names, j.n, j.calls); err != nil {
@@ -322,6 +330,12 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 				return nil, fmt.Errorf("weights file %d (draw %d): %w", s+1, s, err)
 			}
 			j.draws = append(j.draws, p)
+		}
+		if mc.on() {
+			if j.draws, err = mc.fold(j.draws[0], fmt.Sprintf("architecture %q", arch.Name)); err != nil {
+				return nil, err
+			}
+			j.names = mc.drawNames(opt.Weights[0])
 		}
 		classes = arch.Classes()
 	}
@@ -365,7 +379,7 @@ func newExplainJob(ctx context.Context, opt ExplainOptions) (_ *explainJob, err 
 			return nil, fmt.Errorf("summary %q: %w", spec.Label, err)
 		}
 		if need := max(sm.Info().MinDraws, 1); len(j.names) < need {
-			return nil, fmt.Errorf("summary %q needs at least %d draws; %d weights file(s) given, one draw each", spec.Label, need, len(j.names))
+			return nil, fmt.Errorf("summary %q needs at least %d draws; %d weights file(s) given, one draw each (or one file and --mc-dropout S, S draws)", spec.Label, need, len(j.names))
 		}
 		j.sums = append(j.sums, sm)
 	}

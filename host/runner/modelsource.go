@@ -42,10 +42,12 @@ type ModelSource interface {
 	// the weights it is given (none for an ONNX file, one or more for a
 	// spec) with its own errors.
 	Native() bool
-	// serve serves the draws of weights on in's shape, and returns their
-	// references and names (for messages), what closes them, and the
-	// bound of each request to them (lim's model_call).
-	serve(ctx context.Context, weights []string, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error)
+	// serve serves the draws of weights (with mc on, mc's MC-dropout
+	// draws of the one network; checkMCDropout has checked mc) on in's
+	// shape, and returns their references and names (for messages), what
+	// closes them, and the bound of each request to them (lim's
+	// model_call).
+	serve(ctx context.Context, weights []string, mc mcDropout, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error)
 }
 
 // TorchModule is a PyTorch module served by the Python kit.
@@ -104,19 +106,23 @@ func (GraphSpec) Native() bool   { return true }
 func native(src ModelSource) bool { return src != nil && src.Native() }
 
 // serve starts the kit's model server over the module, one draw a file of
-// weights, which the caller closes; a request past lim's model_call kills
-// it (torchserver.Server.ModelCalls).
-func (m TorchModule) serve(ctx context.Context, weights []string, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
-	ts, err := torchserver.Start(ctx, m.Model, weights, in.c, in.t)
+// weights (or one a seed of mc's), which the caller closes; a request
+// past lim's model_call kills it (torchserver.Server.ModelCalls).
+func (m TorchModule) serve(ctx context.Context, weights []string, mc mcDropout, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
+	tm := m.Model
+	if mc.on() {
+		tm.MCDropoutSeeds = mc.torchSeeds()
+	}
+	ts, err := torchserver.Start(ctx, tm, weights, in.c, in.t)
 	if err != nil {
 		return nil, nil, nil, driver.ModelCalls{}, err
 	}
-	return ts.Draws(), ts.Weights(), ts, ts.ModelCalls(modelCallLimit(lim)), nil
+	return ts.Draws(), ts.Names(), ts, ts.ModelCalls(modelCallLimit(lim)), nil
 }
 
-// serve serves the ONNX file's one draw in a model service of this
-// process; its name is the file.
-func (o ONNXFile) serve(_ context.Context, weights []string, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
+// serve serves the ONNX file's one draw (or mc's MC-dropout draws of
+// its network) in a model service of this process; its name is the file.
+func (o ONNXFile) serve(_ context.Context, weights []string, mc mcDropout, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
 	if len(weights) > 0 {
 		return nil, nil, nil, driver.ModelCalls{}, fmt.Errorf("--model %s: an ONNX file holds its weights (accepted: no --weights with an .onnx model)", o.Path)
 	}
@@ -135,6 +141,13 @@ func (o ONNXFile) serve(_ context.Context, weights []string, in inputs, lim limi
 		}
 		nets[s] = net
 	}
+	if mc.on() {
+		var err error
+		if nets, err = mc.foldNets(nets[0], o.Path); err != nil {
+			return nil, nil, nil, driver.ModelCalls{}, err
+		}
+		paths = mc.drawNames(o.Path)
+	}
 	refs, gs, err := serveNets(o.Path, nets)
 	if err != nil {
 		return nil, nil, nil, driver.ModelCalls{}, err
@@ -142,9 +155,10 @@ func (o ONNXFile) serve(_ context.Context, weights []string, in inputs, lim limi
 	return refs, paths, gs, driver.ModelCalls{Limit: modelCallLimit(lim)}, nil
 }
 
-// serve compiles the spec's draws, one a file of weights, and serves them
-// in a model service of this process; their names are the files.
-func (g GraphSpec) serve(_ context.Context, weights []string, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
+// serve compiles the spec's draws, one a file of weights (or mc's
+// MC-dropout draws of the one file's network), and serves them in a model
+// service of this process; their names are the files.
+func (g GraphSpec) serve(_ context.Context, weights []string, mc mcDropout, in inputs, lim limits.Limits) ([]sdk.ModelRef, []string, io.Closer, driver.ModelCalls, error) {
 	if len(weights) == 0 {
 		return nil, nil, nil, driver.ModelCalls{}, fmt.Errorf("--model %s: a graph spec holds no weights (accepted: --weights W.safetensors[,W2,...], PyTorch state_dicts of the spec's modules, one draw each)", g.Path)
 	}
@@ -159,11 +173,19 @@ func (g GraphSpec) serve(_ context.Context, weights []string, in inputs, lim lim
 		}
 		nets[s] = net
 	}
+	names := weights
+	if mc.on() {
+		var err error
+		if nets, err = mc.foldNets(nets[0], g.Path+" with weights "+weights[0]); err != nil {
+			return nil, nil, nil, driver.ModelCalls{}, err
+		}
+		names = mc.drawNames(weights[0])
+	}
 	refs, gs, err := serveNets(g.Path, nets)
 	if err != nil {
 		return nil, nil, nil, driver.ModelCalls{}, err
 	}
-	return refs, weights, gs, driver.ModelCalls{Limit: modelCallLimit(lim)}, nil
+	return refs, names, gs, driver.ModelCalls{Limit: modelCallLimit(lim)}, nil
 }
 
 // net is the ONNX file's network, which must take the input's shape,
@@ -202,6 +224,26 @@ func (g GraphSpec) net(weight string, in inputs) (*graph.Net, error) {
 		return nil, fmt.Errorf("weights %s for %s: %w", weight, g.Path, err)
 	}
 	return net, nil
+}
+
+// foldNets returns m's draws of net, a graph network with its weights
+// (what names it), compiled.
+func (m mcDropout) foldNets(net *graph.Net, what string) ([]*graph.Net, error) {
+	spec := net.Spec()
+	a := nn.GraphArch(spec)
+	a.InChannels, a.InLen = net.InShape().C, net.InShape().T
+	ps, err := m.fold(nn.Params{Arch: a, Data: net.Theta}, what)
+	if err != nil {
+		return nil, err
+	}
+	nets := make([]*graph.Net, len(ps))
+	for s, p := range ps {
+		if nets[s], err = p.Arch.GraphNet(); err != nil {
+			return nil, fmt.Errorf("--mc-dropout: %s, draw %d: %w", what, s, err)
+		}
+		copy(nets[s].Theta, p.Data)
+	}
+	return nets, nil
 }
 
 // checkGraphSize refuses net, the network of module, when its size is

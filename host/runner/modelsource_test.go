@@ -62,7 +62,7 @@ func TestModelSourceWeights(t *testing.T) {
 		{ONNXFile{Path: onnxPath}, []string{w}, "--model " + onnxPath + ": an ONNX file holds its weights (accepted: no --weights with an .onnx model)"},
 		{GraphSpec{Path: specPath}, nil, "--model " + specPath + ": a graph spec holds no weights (accepted: --weights"},
 	} {
-		_, _, started, _, err := c.src.serve(ctx, c.weights, in, limits.Limits{})
+		_, _, started, _, err := c.src.serve(ctx, c.weights, mcDropout{}, in, limits.Limits{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || started != nil {
 			t.Errorf("%v with weights %v: %v (closer %v), want %q and nothing to close", c.src, c.weights, err, started, c.want)
 		}
@@ -75,7 +75,7 @@ func TestModelSourceWeights(t *testing.T) {
 		{ONNXFile{Path: onnxPath}, nil, []string{onnxPath}},
 		{GraphSpec{Path: specPath}, []string{w, w}, []string{w, w}},
 	} {
-		refs, names, started, calls, err := c.src.serve(ctx, c.weights, in, limits.Limits{})
+		refs, names, started, calls, err := c.src.serve(ctx, c.weights, mcDropout{}, in, limits.Limits{})
 		if err != nil {
 			t.Fatalf("%v: %v", c.src, err)
 		}
@@ -91,7 +91,7 @@ func TestModelSourceWeights(t *testing.T) {
 		}
 	}
 	// A spec's draw that does not load names the draw among several.
-	_, _, _, _, err := GraphSpec{Path: specPath}.serve(ctx, []string{w, filepath.Join(t.TempDir(), "none.safetensors")}, in, limits.Limits{})
+	_, _, _, _, err := GraphSpec{Path: specPath}.serve(ctx, []string{w, filepath.Join(t.TempDir(), "none.safetensors")}, mcDropout{}, in, limits.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "draw 1: weights ") || !strings.Contains(err.Error(), "none.safetensors") {
 		t.Errorf("a missing weights file of draw 1: %v", err)
 	}

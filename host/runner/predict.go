@@ -42,6 +42,11 @@ type PredictOptions struct {
 	// F0 Hz.
 	Reference string
 	Fs, F0    float64
+	// MCDropout, if not 0, is S >= 2: the draws are S MC-dropout draws of
+	// the one network of Weights (or Model's own), its dropout on with
+	// masks from Seed (mcdropout.go), instead of one draw a file.
+	MCDropout int
+	Seed      uint64
 }
 
 // Predictions are the posterior predictive of every input of a file.
@@ -75,6 +80,9 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 	if len(opt.Weights) == 0 && opt.Served == nil && !native(opt.Model) {
 		return nil, errors.New("no weights file (accepted: one or more safetensors files, each one draw)")
 	}
+	if err := checkMCDropout(opt.MCDropout, opt.Weights, opt.Model, opt.Served != nil); err != nil {
+		return nil, err
+	}
 	in, err := readInputs(opt.Input, opt.Channels, opt.Bounds)
 	if err != nil {
 		return nil, err
@@ -86,14 +94,23 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 	if err != nil {
 		return nil, err
 	}
-	models := make([]nn.Model, len(opt.Weights))
+	params := make([]nn.Params, len(opt.Weights))
+	names := opt.Weights
 	for s, path := range opt.Weights {
-		p, err := nn.LoadParams(path, arch)
-		if err != nil {
+		if params[s], err = nn.LoadParams(path, arch); err != nil {
 			return nil, fmt.Errorf("weights file %d of %d: %w", s+1, len(opt.Weights), err)
 		}
+	}
+	if mc := (mcDropout{draws: opt.MCDropout, seed: opt.Seed}); mc.on() {
+		if params, err = mc.fold(params[0], fmt.Sprintf("architecture %q", arch.Name)); err != nil {
+			return nil, err
+		}
+		names = mc.drawNames(opt.Weights[0])
+	}
+	models := make([]nn.Model, len(params))
+	for s, p := range params {
 		if models[s], err = nn.Open(p); err != nil {
-			return nil, fmt.Errorf("weights file %d of %d: %s: %w", s+1, len(opt.Weights), path, err)
+			return nil, fmt.Errorf("draw %d of %d: %s: %w", s+1, len(params), names[s], err)
 		}
 	}
 	n, k := models[0].InputLen(), models[0].Classes()
@@ -113,7 +130,7 @@ func Predict(ctx context.Context, opt PredictOptions) (_ *Predictions, err error
 		clear(sum)
 		for s, m := range models {
 			if err := m.Probs(ctx, pr[:b*k], x); err != nil {
-				return nil, fmt.Errorf("weights file %d of %d: inputs %d..%d: %w", s+1, len(models), b0, b0+b-1, err)
+				return nil, fmt.Errorf("draw %d of %d (%s): inputs %d..%d: %w", s+1, len(models), names[s], b0, b0+b-1, err)
 			}
 			for j, v := range pr[:b*k] {
 				sum[j] += float64(v)
@@ -181,7 +198,7 @@ func (p *Predictions) set(b0 int, mean []float64) {
 
 // predictServed is Predict on served draws (opt.Model or opt.Served).
 func predictServed(ctx context.Context, opt PredictOptions, in inputs) (_ *Predictions, err error) {
-	refs, names, started, calls, err := serveDraws(ctx, opt.Model, opt.Served, opt.Weights, in, opt.Limits)
+	refs, names, started, calls, err := serveDraws(ctx, opt.Model, opt.Served, opt.Weights, mcDropout{draws: opt.MCDropout, seed: opt.Seed}, in, opt.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -87,17 +87,17 @@ func servedProbs(ctx context.Context, dst []float64, refs []sdk.ModelRef, names 
 }
 
 // serveDraws returns the served draws of an Explain or a Predict and
-// their weights files: served's, a server the caller started (weights,
-// if any, must be its files), else those model serves on the shape of in,
-// which the caller closes (started): the Python kit's server of a PyTorch
-// module, or, for a native graph network, a model service of this
-// process.
+// their names: served's, a server the caller started (weights, if any,
+// must be its files), else those model serves on the shape of in (one a
+// weights file, or mc's MC-dropout draws), which the caller closes
+// (started): the Python kit's server of a PyTorch module, or, for a
+// native graph network, a model service of this process.
 //
 // calls bounds each request to the draws' service by lim's model_call;
 // past it a PyTorch model's server is killed (torchserver.Server.ModelCalls).
-func serveDraws(ctx context.Context, model ModelSource, served *torchserver.Server, weights []string, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error) {
+func serveDraws(ctx context.Context, model ModelSource, served *torchserver.Server, weights []string, mc mcDropout, in inputs, lim limits.Limits) (refs []sdk.ModelRef, names []string, started io.Closer, calls driver.ModelCalls, err error) {
 	if served == nil {
-		return model.serve(ctx, weights, in, lim)
+		return model.serve(ctx, weights, mc, in, lim)
 	}
 	if c, t := served.Shape(); c != in.c || t != in.t {
 		return nil, nil, nil, calls, fmt.Errorf("the model server of %s takes inputs of %d channel(s) x %d samples, and the input's waveforms have %d x %d", served.Module(), c, t, in.c, in.t)
@@ -105,7 +105,7 @@ func serveDraws(ctx context.Context, model ModelSource, served *torchserver.Serv
 	if len(weights) > 0 && strings.Join(weights, "\x00") != strings.Join(served.Weights(), "\x00") {
 		return nil, nil, nil, calls, fmt.Errorf("weights %s: the model server of %s serves %s (want its files, or none)", strings.Join(weights, ","), served.Module(), strings.Join(served.Weights(), ","))
 	}
-	return served.Draws(), served.Weights(), nil, served.ModelCalls(modelCallLimit(lim)), nil
+	return served.Draws(), served.Names(), nil, served.ModelCalls(modelCallLimit(lim)), nil
 }
 
 // modelCallLimit is limits.model_call of l (its default if unset).
