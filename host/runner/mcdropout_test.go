@@ -12,10 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uaxai/uaxai/host/limits"
 	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/driver"
 	"github.com/uaxai/uaxai/sdk/nn"
 	"github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
@@ -370,5 +372,95 @@ for seed, out in zip(sys.argv[3::2], sys.argv[4::2]):
 	o2.Seed = seed + 1
 	if other := explainCSV(t, o2); other == out {
 		t.Error("seeds 11 and 12 gave the same bytes")
+	}
+}
+
+// transformerNet is issue 38's small Transformer classifier: a Conv1d
+// patch embedding, a TransformerEncoderLayer (batch first, dropout 0.2),
+// the mean over tokens, a linear head; torch.manual_seed(7)'s weights.
+const transformerNet = `import torch
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self, dropout=0.2):
+        super().__init__()
+        torch.manual_seed(7)
+        self.embed = torch.nn.Conv1d(1, 16, 16, stride=16)
+        self.enc = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=dropout, batch_first=True)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.head(self.enc(self.embed(x).transpose(1, 2)).mean(dim=1)), dim=1)
+
+
+if __name__ == "__main__":
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from uaxai_plugin import torchmodel as tm
+    tm.save_state_dict(sys.argv[2], Classifier().state_dict())
+`
+
+// TestMCDropoutTorchTransformer: --mc-dropout of a PyTorch Transformer
+// classifier, as explain and predict serve it (TorchModule.serve): from
+// the host's side, each draw's probabilities are the same in a Probs
+// call (torch.no_grad(), where PyTorch's encoder layer has a fast path
+// that skips dropout) and in an InputGrad call (with gradients: input
+// gradients, and Grad-CAM's Layer), and the two draws differ.
+func TestMCDropoutTorchTransformer(t *testing.T) {
+	pythontest.Need(t, "torch")
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, w := filepath.Join(dir, "tnet.py"), filepath.Join(dir, "tnet.safetensors")
+	if err := os.WriteFile(src, []byte(transformerNet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(pythontest.Python, src, filepath.Join(golden.RepoRoot(t), "sdk", "python"), w).CombinedOutput(); err != nil {
+		t.Fatalf("writing the weights: %v\n%s", err, out)
+	}
+	const B, T, K = 6, 64, 4
+	x := make([]float32, B*T)
+	r := rng.For(1, "test", "", -1, -1)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	in := inputs{n: B, c: 1, t: T, x: x}
+	refs, names, started, calls, err := TorchModule{torchserver.Model{Module: src + ":Classifier"}}.serve(ctx, []string{w}, mcDropout{draws: 2, seed: 3}, in, limits.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close()
+	if len(refs) != 2 || names[1] != w+", MC-dropout draw 1" {
+		t.Fatalf("%d draws named %v, want 2, \"%s, MC-dropout draw 1\"", len(refs), names, w)
+	}
+	probs := make([][]float32, 2)
+	for s, ref := range refs {
+		m, err := driver.OpenDraw(ctx, sdk.Draw{Served: &ref}, calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, graded := make([]float32, B*K), make([]float32, B*K)
+		err = m.Call(ctx, func(model nn.Model) error {
+			if err := model.Probs(ctx, plain, x); err != nil {
+				return err
+			}
+			return model.InputGrad(ctx, make([]float32, B*T), graded, x, []int{0, 1, 2, 3, 0, 1})
+		})
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range plain {
+			if d := math.Abs(float64(plain[j] - graded[j])); d > 1e-6 {
+				t.Fatalf("draw %d, input %d class %d: Probs %g, InputGrad's forward pass %g: two networks", s, j/K, j%K, plain[j], graded[j])
+			}
+		}
+		probs[s] = plain
+	}
+	d := 0.0
+	for j := range probs[0] {
+		d = max(d, math.Abs(float64(probs[0][j]-probs[1][j])))
+	}
+	if d < 1e-3 {
+		t.Errorf("the two draws differ by %g at most: the same network", d)
 	}
 }
