@@ -209,8 +209,8 @@ type Op struct {
 	// Field is the receptive field in time.
 	Field func(a Attrs) Field
 	// Cost, where set, is the floating-point work of one sample's output
-	// (2 x the multiply-adds of a product), as Net.Cost counts it; nil:
-	// the default of stepCost (window.go).
+	// (2 x the multiply-adds of a product, the taps read by a pool), as
+	// Net.Cost counts it; nil: the default of stepCost (window.go).
 	Cost func(a Attrs, in []Shape, out Shape) float64
 	// Indices is the number of int32 scratch values per sample (nil: 0).
 	Indices  func(a Attrs, in []Shape, out Shape) int
@@ -543,6 +543,11 @@ func poolField(a Attrs) Field {
 
 func notLocal(Attrs) Field { return Field{} }
 
+// poolCost is a pool's Cost: the taps it reads, out.C x kernel a step.
+func poolCost(a Attrs, _ []Shape, out Shape) float64 {
+	return float64(out.C * a.Int("kernel") * out.T)
+}
+
 func sameShape(_ Attrs, in []Shape) (Shape, error) { return in[0], nil }
 
 func vectorIn(kind string, in []Shape) error {
@@ -670,6 +675,10 @@ func opList() []*Op {
 				l, r := a.Pair("padding")
 				return Field{Local: true, Kernel: a.Int("kernel"), Stride: a.Int("stride"), Dilation: a.Int("dilation"), PadLeft: l, PadRight: r}
 			},
+			// 2 x Cout x Cin/groups x kernel multiply-adds a step.
+			Cost: func(a Attrs, in []Shape, out Shape) float64 {
+				return 2 * float64(out.C*in[0].C/a.Int("groups")*a.Int("kernel")*out.T)
+			},
 			Forward: func(c *Call) {
 				var b []float32
 				if len(c.P) > 1 {
@@ -754,6 +763,7 @@ func opList() []*Op {
 				return Shape{in[0].C, L}, nil
 			},
 			Field:   poolField,
+			Cost:    poolCost,
 			Indices: func(_ Attrs, _ []Shape, out Shape) int { return out.Size() },
 			Forward: func(c *Call) {
 				k, s, p := pool(c.A)
@@ -781,6 +791,7 @@ func opList() []*Op {
 				return Shape{in[0].C, L}, nil
 			},
 			Field: poolField,
+			Cost:  poolCost,
 			Forward: func(c *Call) {
 				k, s, p := pool(c.A)
 				ops.AvgPool1D{Kernel: k, Stride: s, Pad: p}.Forward(c.Y, c.X[0], c.In[0].T)
@@ -869,6 +880,7 @@ func opList() []*Op {
 				return Shape{a.Int("out"), 1}, nil
 			},
 			Field: notLocal,
+			Cost:  func(_ Attrs, in []Shape, out Shape) float64 { return 2 * float64(out.C*in[0].C) },
 			Forward: func(c *Call) {
 				var b []float32
 				if len(c.P) > 1 {

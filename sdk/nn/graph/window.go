@@ -256,26 +256,17 @@ func unpadded(nd *node) (Attrs, float32, bool) {
 }
 
 // stepCost is the floating-point work of one output step of node i for
-// one input: 2 x the multiply-adds of a conv1d (Cout * Cin/groups *
-// kernel) or a linear layer (out * in), the output channels times the
-// kernel for a pool, the input's size for a global pool or flatten, the
+// one input: its op's Cost over its output's steps, or by default the
+// input's size for an op that is not Local (a global pool, flatten), the
 // output channels times the number of inputs otherwise.
 func (n *Net) stepCost(i int) float64 {
 	nd := &n.nodes[i]
-	in, out := nd.in[0], nd.out
+	out := nd.out
 	if nd.op.Cost != nil {
 		return nd.op.Cost(nd.attrs, nd.in, out) / float64(out.T)
 	}
-	switch nd.op.Kind {
-	case "conv1d":
-		return 2 * float64(out.C*in.C/nd.attrs.Int("groups")*nd.attrs.Int("kernel"))
-	case "linear":
-		return 2 * float64(out.C*in.C)
-	case "maxpool1d", "avgpool1d":
-		return float64(out.C * nd.attrs.Int("kernel"))
-	}
 	if f := nd.op.Field(nd.attrs); !f.Local {
-		return float64(in.Size()) / float64(out.T)
+		return float64(nd.in[0].Size()) / float64(out.T)
 	}
 	return float64(out.C * len(nd.in))
 }
