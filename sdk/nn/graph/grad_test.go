@@ -79,9 +79,6 @@ func objective(t *testing.T, net *Net, x []float32, targets []int) float64 {
 	return s
 }
 
-// fd is fdiff.Richardson.
-func fd(v *float32, f func() float64, h float32) float64 { return fdiff.Richardson(v, f, h) }
-
 // TestGradFiniteDifferences: Grad's d p_target / d x and d p_target /
 // d theta on the residual+concat graph agree with finite differences of
 // Forward, with the output node a softmax and without.
@@ -102,28 +99,17 @@ func TestGradFiniteDifferences(t *testing.T) {
 		}
 		f := func() float64 { return objective(t, net, x, targets) }
 		check := func(what string, got []float32, vals []float32, skip func(int) bool) {
-			top := 0.0
-			want := make([]float64, len(got))
-			for j := range got {
-				if skip(j) {
-					continue
-				}
-				want[j] = fd(&vals[j], f, 0.02)
-				top = max(top, math.Abs(want[j]))
-			}
+			d := fdiff.Compare(got, vals, f, 0.02, skip)
+			top := d.Top
 			if top == 0 {
 				t.Fatalf("%s: all finite differences are 0", what)
 			}
-			worst := 0.0
 			for j := range got {
-				if skip(j) {
-					if got[j] != 0 {
-						t.Errorf("%s %d: gradient %g of a constant", what, j, got[j])
-					}
-					continue
+				if skip(j) && got[j] != 0 {
+					t.Errorf("%s %d: gradient %g of a constant", what, j, got[j])
 				}
-				worst = max(worst, math.Abs(float64(got[j])-want[j])/top)
 			}
+			worst := d.Worst / top
 			t.Logf("softmax output %v: %s: %d values, largest |fd| %.3g, worst |grad - fd| / largest %.2g", softmaxOut, what, len(got), top, worst)
 			if !(worst <= 1e-3) {
 				t.Errorf("%s: worst |grad - fd| is %.3g of the largest gradient", what, worst)

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -33,18 +32,8 @@ func transformerNet(t *testing.T, dropout float64) *graph.Net {
 // share of 1e-3 of the largest difference, each value probed).
 func gradCheck(t *testing.T, what string, got, vals []float32, f func() float64) {
 	t.Helper()
-	want := make([]float64, len(got))
-	top := 0.0
-	for j := range got {
-		want[j] = fdiff.Richardson(&vals[j], f, 0.02)
-		top = max(top, math.Abs(want[j]))
-	}
-	worst, at := 0.0, 0
-	for j := range got {
-		if d := math.Abs(float64(got[j]) - want[j]); d > worst {
-			worst, at = d, j
-		}
-	}
+	d := fdiff.Compare(got, vals, f, 0.02, nil)
+	top, worst, at, want := d.Top, d.Worst, d.At, d.Want
 	t.Logf("%s: %d values, largest |fd| %.3g, worst |grad - fd| %.3g (value %d)", what, len(got), top, worst, at)
 	if top == 0 || !(worst <= 1e-3*top) {
 		t.Errorf("%s: worst |grad - fd| %.3g at %d (grad %g, fd %g), largest |fd| %.3g", what, worst, at, got[at], want[at], top)
