@@ -65,23 +65,28 @@ func (l LayerNorm) rows(nx, ny int) int {
 	return R
 }
 
+// rowStats returns a row's mean m and 1/sqrt(v + eps), v its biased
+// variance, in float64.
+func rowStats[F Float](xs []F, eps float64) (m, inv float64) {
+	for _, v := range xs {
+		m += float64(v)
+	}
+	m /= float64(len(xs))
+	var v float64
+	for _, e := range xs {
+		d := float64(e) - m
+		v += d * d
+	}
+	return m, 1 / math.Sqrt(v/float64(len(xs))+eps)
+}
+
 func layerNormForward[F Float](l LayerNorm, dst, x, w, b []F) {
 	R := l.rows(len(x), len(dst))
 	needOptF("layernorm w", w, l.N)
 	needOptF("layernorm b", b, l.N)
 	for r := 0; r < R; r++ {
 		xs, ys := x[r*l.N:(r+1)*l.N], dst[r*l.N:(r+1)*l.N]
-		var m float64
-		for _, v := range xs {
-			m += float64(v)
-		}
-		m /= float64(l.N)
-		var v float64
-		for _, e := range xs {
-			d := float64(e) - m
-			v += d * d
-		}
-		inv := 1 / math.Sqrt(v/float64(l.N)+l.Eps)
+		m, inv := rowStats(xs, l.Eps)
 		for n, e := range xs {
 			y := (float64(e) - m) * inv
 			if w != nil {
@@ -104,17 +109,7 @@ func layerNormBackward[F Float](l LayerNorm, dx, dw, db, dy, x, w []F) {
 	N := float64(l.N)
 	for r := 0; r < R; r++ {
 		xs, gs := x[r*l.N:(r+1)*l.N], dy[r*l.N:(r+1)*l.N]
-		var m float64
-		for _, v := range xs {
-			m += float64(v)
-		}
-		m /= N
-		var v float64
-		for _, e := range xs {
-			d := float64(e) - m
-			v += d * d
-		}
-		inv := 1 / math.Sqrt(v/N+l.Eps)
+		m, inv := rowStats(xs, l.Eps)
 		var sg, sgx float64
 		for n, e := range xs {
 			xh := (float64(e) - m) * inv
