@@ -865,12 +865,7 @@ func (c *converter) matmul(i int, n *Node) error {
 		return nodeErr(n, "its second input must be a constant of shape (%d, out)", in)
 	}
 	out := w.Shape[1]
-	wt := Tensor{DType: Float32, Shape: []int{out, in}, Float: make([]float32, out*in)}
-	for r := 0; r < in; r++ {
-		for o := 0; o < out; o++ {
-			wt.Float[o*in+r] = w.Float[r*out+o]
-		}
-	}
+	wt := transposed(w)
 	params := map[string]Tensor{"weight": wt}
 	resName := n.Outputs[0]
 	if k := c.soleConsumer(n.Outputs[0]); k >= 0 && c.m.Nodes[k].OpType == "Add" {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
@@ -172,7 +173,7 @@ func (c *converter) binary(i int, n *Node) error {
 	if err != nil {
 		return err
 	}
-	op := map[string]string{"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}[n.OpType]
+	op := strings.ToLower(n.OpType)
 	if v[0] != nil && v[1] != nil {
 		a, b := *v[0], *v[1]
 		if a.rank != b.rank {
@@ -198,45 +199,39 @@ func (c *converter) binary(i int, n *Node) error {
 	if err != nil {
 		return nodeErr(n, "%v", err)
 	}
-	attrs := map[string]any{}
-	params := map[string]Tensor{}
-	shape := []int{int(rc[0]), int(rc[1])}
-	vals := slices.Clone(t.Float)
+	// y = (x weight + bias) scale + shift with the constant k as the
+	// weight (Mul, Div: 1/k) or the bias (Add, Sub: -k), and scale -1 for
+	// k - x = (x - k) (-1); a scalar is an attribute, not a parameter.
+	attrs, params := map[string]any{}, map[string]Tensor{}
+	param, flip := "bias", n.OpType == "Sub" && j == 1
 	switch {
-	case n.OpType == "Sub" && j == 1: // c - x = (x + (-c)) (-1)
-		attrs["scale"] = -1.0
-		fallthrough
-	case n.OpType == "Sub":
-		for q := range vals {
-			vals[q] = -vals[q]
-		}
-		fallthrough
-	case n.OpType == "Add":
-		if scalar {
-			if n.OpType == "Sub" && j == 1 {
-				// c - x = -x + c: the shift after the scale
-				attrs["shift"] = f64(-vals[0])
-				break
-			}
-			attrs["shift"] = f64(vals[0])
-			break
-		}
-		attrs["bias"] = []int64{rc[0], rc[1]}
-		params["bias"] = Tensor{DType: Float32, Shape: shape, Float: vals}
 	case n.OpType == "Div" && j == 1:
 		return nodeErr(n, "a constant divided by a computed value is not supported; accepted: a value divided by a constant or by a value")
-	case n.OpType == "Div" || n.OpType == "Mul":
-		if n.OpType == "Div" {
-			for q := range vals {
-				vals[q] = 1 / vals[q]
-			}
+	case n.OpType == "Mul" || n.OpType == "Div":
+		param = "weight"
+	}
+	vals := slices.Clone(t.Float)
+	for q := range vals {
+		switch n.OpType {
+		case "Sub":
+			vals[q] = -vals[q]
+		case "Div":
+			vals[q] = 1 / vals[q]
 		}
-		if scalar {
-			attrs["scale"] = f64(vals[0])
-			break
-		}
-		attrs["weight"] = []int64{rc[0], rc[1]}
-		params["weight"] = Tensor{DType: Float32, Shape: shape, Float: vals}
+	}
+	if flip {
+		attrs["scale"] = -1.0
+	}
+	switch {
+	case !scalar:
+		attrs[param] = []int64{rc[0], rc[1]}
+		params[param] = Tensor{DType: Float32, Shape: []int{int(rc[0]), int(rc[1])}, Float: vals}
+	case param == "weight":
+		attrs["scale"] = f64(vals[0])
+	case flip: // k - x = x (-1) + k
+		attrs["shift"] = f64(-vals[0])
+	default:
+		attrs["shift"] = f64(vals[0])
 	}
 	return c.emit(n, "affine", attrs, []sval{x}, params, x, "")
 }
@@ -449,16 +444,6 @@ func (c *converter) attentionParams(n *Node, region []int, E int) (map[string]Te
 		}
 		return &t
 	}
-	transposed := func(t *Tensor) Tensor {
-		r, q := t.Shape[0], t.Shape[1]
-		o := Tensor{DType: Float32, Shape: []int{q, r}, Float: make([]float32, r*q)}
-		for a := range r {
-			for b := range q {
-				o.Float[b*r+a] = t.Float[a*q+b]
-			}
-		}
-		return o
-	}
 	biasOf := func(v string, size int) *Tensor {
 		for _, k := range region {
 			a := &c.m.Nodes[k]
@@ -503,6 +488,15 @@ func (c *converter) attentionParams(n *Node, region []int, E int) (map[string]Te
 		return nil, fmt.Errorf("no out-projection: a Gemm or MatMul by a constant (%d, %d) with a bias", E, E)
 	}
 	return p, nil
+}
+
+// transposed is the float32 matrix t (r, q) transposed: (q, r), PyTorch's
+// layout of a weight an export multiplies by on the right.
+func transposed(t *Tensor) Tensor {
+	r, q := t.Shape[0], t.Shape[1]
+	o := Tensor{DType: Float32, Shape: []int{q, r}, Float: make([]float32, r*q)}
+	ops.Transpose(o.Float, t.Float, r, q)
+	return o
 }
 
 // matmul evaluates MatMul of two float tensors of rank 2 or more, the
