@@ -244,6 +244,15 @@ func (a Attention) ScratchLen() int {
 		3*a.L*a.E + a.L*a.L + a.L*a.E // dqkv, dP, do
 }
 
+// split cuts the scratch (ScratchLen values) into the forward pass's
+// q, k, v, attention weights and head outputs, and the backward pass's
+// gradients of them (dP one head at a time).
+func (a Attention) split(s []float64) (qkv, P, o, dqkv, dP, do []float64) {
+	L, E := a.L, a.E
+	take := func(n int) []float64 { t := s[:n:n]; s = s[n:]; return t }
+	return take(3 * L * E), take(a.Heads * L * L), take(L * E), take(3 * L * E), take(L * L), take(L * E)
+}
+
 func (a Attention) batch(nx, ny, nw, nbi, nwo, nbo, ns int) int {
 	if err := a.Check(); err != nil {
 		panic("ops: " + err.Error())
@@ -340,7 +349,7 @@ func attentionForward[F Float](a Attention, dst, x, w, bi, wo, bo, drop []F, scr
 	B := a.batch(len(x), len(dst), len(w), len(bi), len(wo), len(bo), len(scratch))
 	L, E, H := a.L, a.E, a.Heads
 	needOptF("attention dropout mask", drop, B*H*L*L)
-	qkv, P, o := scratch[:3*L*E], scratch[3*L*E:3*L*E+H*L*L], scratch[3*L*E+H*L*L:3*L*E+H*L*L+L*E]
+	qkv, P, o, _, _, _ := a.split(scratch)
 	for b := 0; b < B; b++ {
 		var db []F
 		if drop != nil {
@@ -372,10 +381,7 @@ func attentionBackward[F Float](a Attention, dx, dw, dbi, dwo, dbo, dy, x, w, bi
 	needOptF("attention dwo", dwo, len(wo))
 	needOptF("attention dbo", dbo, len(bo))
 	needOptF("attention dropout mask", drop, B*H*L*L)
-	off := 0
-	take := func(n int) []float64 { s := scratch[off : off+n]; off += n; return s }
-	qkv, P, o := take(3*L*E), take(H*L*L), take(L*E)
-	dqkv, dP, do := take(3*L*E), take(L*L), take(L*E)
+	qkv, P, o, dqkv, dP, do := a.split(scratch)
 	scale := 1 / math.Sqrt(float64(d))
 	for b := 0; b < B; b++ {
 		var db []F

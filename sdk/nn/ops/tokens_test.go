@@ -186,8 +186,34 @@ func TestAttentionEquivariant(t *testing.T) {
 	if slices.Equal(y1, y) {
 		t.Error("one head and two give the same output")
 	}
-	if (Attention{L: 2, E: 6, Heads: 4}).Check() == nil || (Attention{L: 2, E: 6, Heads: 3}).Check() != nil {
-		t.Error("Check: 4 heads of 6 features accepted, or 3 refused")
+	for _, c := range []struct {
+		a  Attention
+		ok bool
+	}{{Attention{2, 6, 4}, false}, {Attention{2, 6, 3}, true}, {Attention{1, 1, 1}, true},
+		{Attention{0, 6, 1}, false}, {Attention{2, 0, 1}, false}, {Attention{2, 6, 0}, false}} {
+		if err := c.a.Check(); (err == nil) != c.ok {
+			t.Errorf("Check of %+v: %v; want accepted %v", c.a, err, c.ok)
+		}
+	}
+}
+
+// TestAttentionLargeScores: scores far beyond exp's range (inputs of
+// 1e3) still give finite outputs: the softmax subtracts its maximum.
+func TestAttentionLargeScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 1))
+	L, E := 3, 4
+	a := Attention{L: L, E: E, Heads: 1}
+	w, bi, wo, bo := attnParams(r, E)
+	x := randn(r, L*E)
+	for i := range x {
+		x[i] *= 1e3
+	}
+	y := make([]float64, len(x))
+	attentionForward(a, y, x, w, bi, wo, bo, nil, make([]float64, a.ScratchLen()))
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("output %d is %g", i, v)
+		}
 	}
 }
 
