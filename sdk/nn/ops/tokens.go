@@ -627,12 +627,8 @@ func (p Affine) check(nx, ny int) int {
 
 func affineForward[F Float](p Affine, dst, x, w, c []F) {
 	B := p.check(len(x), len(dst))
-	if w != nil {
-		need("affine w", len(w), p.WR*p.WN)
-	}
-	if c != nil {
-		need("affine c", len(c), p.CR*p.CN)
-	}
+	needOptF("affine w", w, p.WR*p.WN)
+	needOptF("affine c", c, p.CR*p.CN)
 	S := p.R * p.N
 	s, t := F(p.S), F(p.T)
 	for b := 0; b < B; b++ {
@@ -661,12 +657,8 @@ func affineForward[F Float](p Affine, dst, x, w, c []F) {
 func affineBackward[F Float](p Affine, dx, dw, dc, dy, x, w []F) {
 	B := p.check(len(x), len(dy))
 	needOptF("affine dx", dx, len(x))
-	if dw != nil {
-		need("affine dw", len(dw), p.WR*p.WN)
-	}
-	if dc != nil {
-		need("affine dc", len(dc), p.CR*p.CN)
-	}
+	needOptF("affine dw", dw, p.WR*p.WN)
+	needOptF("affine dc", dc, p.CR*p.CN)
 	S := p.R * p.N
 	s := float64(p.S)
 	for b := 0; b < B; b++ {
