@@ -417,9 +417,9 @@ func TestSpecRefusals(t *testing.T) {
 			tail(b, "r")
 		}, []string{`node "/Relu" (Relu)`, `attribute "fancy"`, "accepted attributes of Relu: none"}},
 		{"Transpose", func(b *builder) {
-			b.node("", "Transpose", []string{"x"}, "tr", intsAttr1("perm", 2, 0, 1))
+			b.node("", "Transpose", []string{"x"}, "tr", intsAttr1("perm", 1, 2, 0))
 			tail(b, "tr")
-		}, []string{`node "/Transpose" (Transpose)`, "perm [2 0 1] of a rank-3 value is not supported", "[0, 2, 1]"}},
+		}, []string{`node "/Transpose" (Transpose)`, "perm [1 2 0] of a rank-3 value is not supported", "[0, 2, 1]"}},
 	}
 	for _, c := range cases {
 		c.check(t)

@@ -288,17 +288,21 @@ func (c *converter) transpose(i int, n *Node) error {
 	case x.rank == 3 && slices.Equal(perm, []int64{0, 2, 1}):
 		return c.emit(n, "transpose", nil, []sval{x}, nil, sval{rank: 3, c: x.t, t: x.c}, "")
 	case x.rank == 3 && slices.Equal(perm, []int64{1, 0, 2}):
-		return c.attention(i, n, x)
+		return c.attention(i, n, x, false)
+	case x.rank == 3 && slices.Equal(perm, []int64{2, 0, 1}):
+		// [0, 2, 1] then [1, 0, 2], fused by the exporter: a patch
+		// convolution's (features, tokens) straight into attention
+		return c.attention(i, n, x, true)
 	}
-	return nodeErr(n, "perm %v of a rank-%d value is not supported; accepted: [0, 2, 1] (swapping channels and samples, or tokens and features) and [1, 0, 2] at the start of nn.MultiheadAttention's block (batch_first=True)", perm, x.rank)
+	return nodeErr(n, "perm %v of a rank-%d value is not supported; accepted: [0, 2, 1] (swapping channels and samples, or tokens and features), and [1, 0, 2] or [2, 0, 1] at the start of nn.MultiheadAttention's block (batch_first=True)", perm, x.rank)
 }
 
 // maxRegion bounds the nodes of one attention block.
 const maxRegion = 256
 
 // attention finds nn.MultiheadAttention's block that the Transpose n (the
-// i-th node, perm [1, 0, 2], of the value x of L tokens of E features)
-// begins, evaluates it on a random input of the export's batch size,
+// i-th node, perm [1, 0, 2], of the value x of L tokens of E features;
+// with swap, perm [2, 0, 1] of x of E features of L tokens) begins, evaluates it on a random input of the export's batch size,
 // and replaces it by one attention node whose heads make it compute the
 // same numbers (within 1e-4 of the largest), or says why not.
 //
@@ -306,19 +310,27 @@ const maxRegion = 256
 // constants, up to the first Transpose [1, 0, 2] after its Softmax that
 // gives a (batch, L, E) value back; no node outside it may read a value
 // inside it but that last one.
-func (c *converter) attention(i int, n *Node, x sval) error {
+func (c *converter) attention(i int, n *Node, x sval, swap bool) error {
 	B, err := c.batchSize(n)
 	if err != nil {
 		return err
 	}
 	L, E := x.c, x.t
+	if swap {
+		L, E = E, L
+	}
 	refuse := func(format string, a ...any) error {
 		return nodeErr(n, "the attention block it begins is not nn.MultiheadAttention's self-attention as torch.onnx.export writes it (batch_first=True, no mask, need_weights=False): %s", fmt.Sprintf(format, a...))
 	}
 	rng := rand.New(rand.NewPCG(uint64(L), uint64(E)))
-	in := Tensor{DType: Float32, Shape: []int{B, L, E}, Float: make([]float32, B*L*E)}
+	in := Tensor{DType: Float32, Shape: []int{B, x.c, x.t}, Float: make([]float32, B*L*E)}
 	for q := range in.Float {
 		in.Float[q] = float32(rng.NormFloat64())
+	}
+	tokens := in.Float // the input as (batch, L, E)
+	if swap {
+		tokens = make([]float32, len(in.Float))
+		ops.Transpose(tokens, in.Float, E, L)
 	}
 	vals := map[string]*Tensor{}
 	entry, err := c.f.transpose(asNode(n), []*Tensor{&in})
@@ -412,7 +424,7 @@ func (c *converter) attention(i int, n *Node, x sval) error {
 			continue
 		}
 		a := ops.Attention{L: L, E: E, Heads: h}
-		a.Forward(got, in.Float, params["in_proj_weight"].Float, params["in_proj_bias"].Float, params["out_proj.weight"].Float, params["out_proj.bias"].Float, nil, make([]float64, a.ScratchLen()))
+		a.Forward(got, tokens, params["in_proj_weight"].Float, params["in_proj_bias"].Float, params["out_proj.weight"].Float, params["out_proj.bias"].Float, nil, make([]float64, a.ScratchLen()))
 		worst := 0.0
 		for q := range got {
 			worst = max(worst, math.Abs(float64(got[q])-float64(want[q])))
@@ -426,6 +438,13 @@ func (c *converter) attention(i int, n *Node, x sval) error {
 	}
 	for _, k := range region {
 		c.done[k] = true
+	}
+	if swap {
+		tok := n.Outputs[0] + "#tokens"
+		if err := c.emit(n, "transpose", nil, []sval{x}, nil, sval{rank: 3, c: L, t: E}, tok); err != nil {
+			return err
+		}
+		x = c.vals[tok]
 	}
 	return c.emit(n, "attention", map[string]any{"heads": int64(heads)}, []sval{x}, params, sval{rank: 3, c: L, t: E}, out)
 }
@@ -601,8 +620,13 @@ func (f *folder) gemm(n *node, in []*Tensor) (Tensor, error) {
 		return B.Float[k*N+nn]
 	}
 	var C *Tensor
+	var cs []int // C's strides broadcast to (M, N)
 	if len(in) > 2 && in[2] != nil {
 		C = in[2]
+		if len(C.Shape) > 2 || (dimFromEnd(C.Shape, 0) != 1 && dimFromEnd(C.Shape, 0) != N) || (dimFromEnd(C.Shape, 1) != 1 && dimFromEnd(C.Shape, 1) != M) {
+			return Tensor{}, fmt.Errorf("Gemm's C of shape %v does not broadcast to (%d, %d)", C.Shape, M, N)
+		}
+		cs = bcast(C.Shape, 2)
 	}
 	for m := range M {
 		for nn := range N {
@@ -612,20 +636,7 @@ func (f *folder) gemm(n *node, in []*Tensor) (Tensor, error) {
 			}
 			s *= alpha
 			if C != nil {
-				j := 0
-				switch {
-				case C.Len() == 1:
-				case len(C.Shape) == 1 || (len(C.Shape) == 2 && C.Shape[0] == 1):
-					j = nn
-				case len(C.Shape) == 2 && C.Shape[1] == 1:
-					j = m
-				default:
-					j = m*N + nn
-				}
-				if j >= C.Len() {
-					return Tensor{}, fmt.Errorf("Gemm's C of shape %v does not broadcast to (%d, %d)", C.Shape, M, N)
-				}
-				s += beta * float64(C.Float[j])
+				s += beta * float64(C.Float[m*cs[0]+nn*cs[1]])
 			}
 			out.Float[m*N+nn] = float32(s)
 		}

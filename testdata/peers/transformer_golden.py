@@ -17,6 +17,10 @@ then in eval mode:
   gradcam_raw.csv    Captum LayerGradCam on `patch` (20 tokens), relu_attributions=False, no interpolation
   occlusion.csv      Captum Occlusion, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0
   ig.csv             Captum IntegratedGradients, zero baseline, n_steps=50, method="gausslegendre"
+  attention1.onnx    OneHead below (untrained, seed 11): nn.MultiheadAttention of ONE head, whose inner
+                     (batch*heads, tokens, features) values have the shape of its input, exported with
+                     a fixed batch of 2 on 2 x 16 inputs; attention1_x.csv and attention1_probs.csv its
+                     inputs and probabilities
 
 Usage, from the repository's root (Captum's source on PYTHONPATH, Debian's torch and python3-onnx):
   PYTHONPATH=/path/to/captum-0.8.0 /usr/bin/python3 testdata/peers/transformer_golden.py --out testdata/golden/transformer
@@ -62,6 +66,21 @@ class TxNet(nn.Module):
 
     def forward(self, x):
         return torch.softmax(self.logits(x), dim=1)
+
+
+class OneHead(nn.Module):
+    """Patches of 4 samples (8 features), self-attention of one head, the mean over tokens, 3 classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv1d(2, 8, 4, stride=4)
+        self.attn = nn.MultiheadAttention(8, 1, batch_first=True)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.patch(x).transpose(1, 2)
+        h, _ = self.attn(h, h, h, need_weights=False)
+        return torch.softmax(self.head(h.mean(dim=1)), dim=1)
 
 
 def signals(n, g):
@@ -121,6 +140,13 @@ def main():
     csv(os.path.join(a.out, "occlusion.csv"), occ.detach().numpy())
     ig = IntegratedGradients(m).attribute(x, baselines=0.0, target=t, n_steps=50, method="gausslegendre")
     csv(os.path.join(a.out, "ig.csv"), ig.detach().numpy())
+    torch.manual_seed(11)
+    one = OneHead().eval()
+    x1 = torch.randn(2, 2, 16)
+    torch.onnx.export(one, x1, os.path.join(a.out, "attention1.onnx"), opset_version=13, input_names=["x"], output_names=["probs"])
+    csv(os.path.join(a.out, "attention1_x.csv"), x1.numpy())
+    with torch.no_grad():
+        csv(os.path.join(a.out, "attention1_probs.csv"), one(x1).numpy())
 
 
 if __name__ == "__main__":
