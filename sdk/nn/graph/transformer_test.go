@@ -204,21 +204,21 @@ func TestAttentionSizesInTurn(t *testing.T) {
 // tokens, 3E x E; L x L scores and their mix of the values, over the
 // heads' E features together; the out-projection, E x E), dense layers
 // (in x out a token), a linear head; and one operation a value for the
-// rest as the op table declares it (layernorm 8 a value).
+// rest as the op table declares it (layernorm 8 a value, affine 2).
 func TestTransformerCost(t *testing.T) {
 	spec := graph.Spec{Name: "cost", InChannels: 2, InLen: 24, Nodes: []graph.Node{
 		{Name: "patch", Op: "conv1d", Attrs: map[string]any{"out": 4, "kernel": 4, "stride": 4}}, // 6 tokens of 4
 		{Name: "tok", Op: "transpose"},
 		{Name: "attn", Op: "attention", Attrs: map[string]any{"heads": 2}},
 		{Name: "norm", Op: "layernorm"},
+		{Name: "scale", Op: "affine", Attrs: map[string]any{"weight": []int64{1, 4}}},
 		{Name: "ff", Op: "dense", Attrs: map[string]any{"out": 5}},
-		{Name: "sq", Op: "matmul", Inputs: []string{"ff", "tok2"}},
+		{Name: "tok2", Op: "transpose"},                            // 5 x 6
+		{Name: "sq", Op: "matmul", Inputs: []string{"ff", "tok2"}}, // (6 x 5) (5 x 6)
+		{Name: "mean", Op: "reducemean", Attrs: map[string]any{"axis": 0}},
+		{Name: "vec", Op: "reshape", Attrs: map[string]any{"rows": 6, "cols": 1}},
+		{Name: "head", Op: "linear", Attrs: map[string]any{"out": 3}},
 	}}
-	// the matmul reads ff (6 x 5) and a (5 x 6) value: ff transposed
-	spec.Nodes = append(spec.Nodes[:5], graph.Node{Name: "tok2", Op: "transpose", Inputs: []string{"ff"}}, spec.Nodes[5],
-		graph.Node{Name: "mean", Op: "reducemean", Attrs: map[string]any{"axis": 0}},
-		graph.Node{Name: "vec", Op: "reshape", Attrs: map[string]any{"rows": 6, "cols": 1}},
-		graph.Node{Name: "head", Op: "linear", Attrs: map[string]any{"out": 3}})
 	net, err := graph.Compile(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +228,7 @@ func TestTransformerCost(t *testing.T) {
 		L*E + // transpose: its input's values
 		2*(L*E*3*E+L*L*E+L*L*E+L*E*E) + // attention
 		8*L*E + // layernorm
+		2*L*E + // affine: a product and a sum a value
 		2*L*E*5 + // dense
 		L*5 + // transpose of ff
 		2*L*5*L + // matmul (6 x 5) (5 x 6)
