@@ -3,6 +3,7 @@ package onnx
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/uaxai/uaxai/internal/golden"
@@ -79,6 +80,32 @@ func TestRegionMatMul(t *testing.T) {
 		t.Fatalf("(1,2,3) x (3,3,2): shape %v, %v", got.Shape, err)
 	}
 	closeTo(t, "(1,2,3) x (3,3,2)", got.Float, want(a, b, []int{3}, []int{0}, []int{1}))
+	a, b = ften(0.2, 3, 4), ften(-0.3, 4, 2)
+	got, err = mm(a, b)
+	if err != nil || len(got.Shape) != 2 {
+		t.Fatalf("(3,4) x (4,2): shape %v, %v", got.Shape, err)
+	}
+	closeTo(t, "(3,4) x (4,2)", got.Float, want(a, b, nil, []int{0}, []int{0}))
+	a, b = ften(0.1, 2, 1, 2, 3), ften(-0.2, 1, 3, 3, 2) // leading (2, 1) and (1, 3): (2, 3)
+	got, err = mm(a, b)
+	if err != nil || len(got.Shape) != 4 || got.Shape[0] != 2 || got.Shape[1] != 3 {
+		t.Fatalf("(2,1,2,3) x (1,3,3,2): shape %v, %v", got.Shape, err)
+	}
+	var w4 []float32
+	for i := range 2 {
+		for j := range 3 {
+			ai := &Tensor{Float: a.Float[i*6 : (i+1)*6], Shape: []int{2, 3}}
+			bj := &Tensor{Float: b.Float[j*6 : (j+1)*6], Shape: []int{3, 2}}
+			w4 = append(w4, want(ai, bj, nil, []int{0}, []int{0})...)
+		}
+	}
+	closeTo(t, "(2,1,2,3) x (1,3,3,2)", got.Float, w4)
+	a, b = ften(0.1, 2, 3, 2, 3), ften(-0.2, 3, 2) // leading (2, 3) against none
+	got, err = mm(a, b)
+	if err != nil || !slices.Equal(got.Shape, []int{2, 3, 2, 2}) {
+		t.Fatalf("(2,3,2,3) x (3,2): shape %v, %v", got.Shape, err)
+	}
+	closeTo(t, "(2,3,2,3) x (3,2)", got.Float, want(a, b, []int{6}, []int{1}, []int{0}))
 	for _, c := range [][2]*Tensor{{ften(0, 2, 3), ften(0, 4, 2)}, {ften(0, 3), ften(0, 3, 2)}, {ften(0, 2, 2, 3), ften(0, 3, 3, 2)}} {
 		if _, err := mm(c[0], c[1]); err == nil {
 			t.Errorf("%v x %v accepted", c[0].Shape, c[1].Shape)
@@ -120,11 +147,13 @@ func TestRegionGemm(t *testing.T) {
 		}
 		closeTo(t, "gemm with C "+shapeString(C.Shape), got.Float, want)
 	}
-	plain, err := f.gemm(&node{}, []*Tensor{ften(0, 2, 3), ften(1, 3, 1)})
+	plain, err := f.gemm(&node{}, []*Tensor{ften(0, 2, 3), ften(1, 3, 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "gemm without attributes or C", plain.Float, []float32{0*1 + 0.1*1.1 + 0.2*1.2, 0.3*1 + 0.4*1.1 + 0.5*1.2})
+	closeTo(t, "gemm without attributes or C", plain.Float, []float32{
+		0*1 + 0.1*1.2 + 0.2*1.4, 0*1.1 + 0.1*1.3 + 0.2*1.5,
+		0.3*1 + 0.4*1.2 + 0.5*1.4, 0.3*1.1 + 0.4*1.3 + 0.5*1.5})
 	if _, err := f.gemm(&node{attrs: attrs}, []*Tensor{A, B, ften(0, 3, 4)}); err == nil {
 		t.Error("a C of (3, 4) for a (2, 4) product accepted")
 	}
@@ -180,16 +209,22 @@ func TestRegionSoftmax(t *testing.T) {
 	}
 }
 
-// TestShapeOfVector: Shape of a (batch, C) value folds to [batch, C], so
-// that a Reshape to it is the identity.
+// TestShapeOfVector: Shape of a (batch, C) value folds to [batch, C],
+// the shape arithmetic on it (a Gather) folds after it, and a Reshape to
+// it is the identity.
 func TestShapeOfVector(t *testing.T) {
 	b := newBuilder()
 	b.node("", "ReduceMean", []string{"x"}, "m", intsAttr1("axes", 2), intAttr("keepdims", 0))
 	b.node("", "Shape", []string{"m"}, "s")
-	b.node("", "Reshape", []string{"m", "s"}, "y")
-	spec, _, err := ToSpec(b.model(t))
+	b.node("", "Gather", []string{"s", b.i64("both", 0, 1)}, "g", intAttr("axis", 0))
+	b.node("", "Reshape", []string{"m", "g"}, "y")
+	m := b.model(t)
+	spec, _, err := ToSpec(m)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s := m.Initializers["s"]; !slices.Equal(s.Int, []int64{1, 2}) || !slices.Equal(m.Initializers["g"].Int, []int64{1, 2}) {
+		t.Errorf("Shape folded to %v, its Gather to %v; want [1 2] (batch 1, 2 channels)", s.Int, m.Initializers["g"].Int)
 	}
 	if len(spec.Nodes) != 1 || spec.Nodes[0].Op != "globalavgpool" {
 		t.Errorf("nodes %+v; want the mean alone (the Reshape to its own shape is nothing)", spec.Nodes)
