@@ -21,17 +21,17 @@ type editor interface {
 	edit(k int, cur []float32) (lo, hi int)
 }
 
-// hider is an editor some of whose copies are only a way to the next:
-// their outputs are left out.
-type hider interface {
-	hidden(k int) bool
+// restarter is an editor whose copies k, where restart(k), are made
+// from the record itself rather than from copy k-1 (nn.Chain.Restart):
+// every editor of a call must restart at the same copies.
+type restarter interface {
+	restart(k int) bool
 }
 
 // chainOutputs returns out[i*S+k] = the output (p_y, or the logit f_y
 // when softmax is false) of copy k of record i's chain, y = targets[i],
-// which starts at record i of starts and has the copies of eds[i] (every
-// editor's steps() the same), S of them not hidden (hider), those alone
-// in out.
+// which starts at record i of starts and has the S copies of eds[i]
+// (every editor's steps() the same, and its restarts).
 func (k keys) chainOutputs(ctx context.Context, in *Input, starts []float32, eds []editor) ([]float64, error) {
 	S := 0
 	if len(eds) > 0 {
@@ -45,17 +45,17 @@ func (k keys) chainOutputs(ctx context.Context, in *Input, starts []float32, eds
 	out32 := make([]float32, len(eds)*S)
 	req := nn.Chain{X: starts, Classes: in.Targets, Steps: S, Logits: !k.softmax, Workers: in.Workers,
 		Edit: func(b, k int, cur []float32) (int, int) { return eds[b].edit(k, cur) }}
+	if len(eds) > 0 {
+		if r, ok := eds[0].(restarter); ok {
+			req.Restart = r.restart
+		}
+	}
 	if err := nn.Chained(ctx, in.Model, req, out32); err != nil {
 		return nil, err
 	}
-	out := make([]float64, 0, len(out32))
-	for i, e := range eds {
-		h, _ := e.(hider)
-		for k, v := range out32[i*S : (i+1)*S] {
-			if h == nil || !h.hidden(k) {
-				out = append(out, float64(v))
-			}
-		}
+	out := make([]float64, len(out32))
+	for j, v := range out32 {
+		out[j] = float64(v)
 	}
 	return out, nil
 }
@@ -108,70 +108,34 @@ func (e *flipEditor) edit(k int, cur []float32) (int, int) {
 // setEditor changes one set at a time: copy 0 is x, copy 1+r is x with
 // the samples sets[r*size:(r+1)*size] set to base, or, with vals, x with
 // group g = r/samples of sets set to vals[r] (samples copies a group).
-// Before the copies of group g >= 1 a hidden step restores group g-1 to
-// x, so that every step changes one group's samples (a short range when
-// the group's samples lie together) rather than the hull of two; with
-// scattered set, whose samples lie all over the record, the first copy
-// of a group restores the group before itself (a hidden step would cost
-// a forward pass of its own).
+// The first copy of each group g >= 1 restarts from x (restarter), so
+// that no copy is charged for undoing the last group: a model that keeps
+// the chain's start copies it back.
 type setEditor struct {
-	x, base, vals []float32
+	base, vals    []float32
 	sets          []int
 	size, samples int
 	T             int
-	scattered     bool
 }
 
 // per is the copies a group.
 func (e *setEditor) per() int { return max(e.samples, 1) }
 
-func (e *setEditor) steps() int {
-	G := len(e.sets) / e.size
-	if G == 0 || e.scattered {
-		return 1 + G*e.per()
-	}
-	return 1 + G*e.per() + G - 1
-}
+func (e *setEditor) steps() int { return 1 + len(e.sets)/e.size*e.per() }
 
-// at is step k's group and copy r, or the group it restores (r < 0).
-func (e *setEditor) at(k int) (g, r int) {
-	S := e.per()
-	j := k - 1
-	if j < S || e.scattered {
-		return j / S, j
-	}
-	j -= S
-	g = 1 + j/(S+1)
-	if j%(S+1) == 0 {
-		return g - 1, -1
-	}
-	return g, g*S + j%(S+1) - 1
-}
-
-func (e *setEditor) hidden(k int) bool {
-	_, r := e.at(k)
-	return k > 0 && r < 0
-}
+func (e *setEditor) restart(k int) bool { return k > 1 && (k-1)%e.per() == 0 }
 
 func (e *setEditor) edit(k int, cur []float32) (int, int) {
 	lo, hi := e.T, 0
 	if k == 0 {
 		return lo, hi
 	}
-	g, r := e.at(k)
-	if e.scattered && r%e.per() == 0 && g > 0 {
-		for _, j := range e.sets[(g-1)*e.size : g*e.size] {
-			cur[j] = e.x[j]
-			lo, hi = span(lo, hi, j%e.T)
-		}
-	}
+	r := k - 1
+	g := r / e.per()
 	for _, j := range e.sets[g*e.size : (g+1)*e.size] {
-		switch {
-		case r < 0:
-			cur[j] = e.x[j]
-		case e.vals != nil:
+		if e.vals != nil {
 			cur[j] = e.vals[r]
-		default:
+		} else {
 			cur[j] = e.base[j]
 		}
 		lo, hi = span(lo, hi, j%e.T)

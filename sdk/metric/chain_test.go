@@ -2,7 +2,6 @@ package metric
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,9 +11,9 @@ import (
 )
 
 // TestEditorsMakeTheirCopies: each editor, applied step after step from
-// its start, makes at each step that is not hidden the copy its doc
-// comment defines, written out here independently, and changes no
-// sample outside the range it returns.
+// its start (from the start again where it restarts), makes at each step
+// the copy its doc comment defines, written out here independently, and
+// changes no sample outside the range it returns.
 func TestEditorsMakeTheirCopies(t *testing.T) {
 	const C, T = 2, 30
 	n := C * T
@@ -38,7 +37,7 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 		name  string
 		start []float32
 		e     editor
-		want  [][]float32 // the copies not hidden
+		want  [][]float32 // the copies
 	}{
 		{"region", x, &regionEditor{base: base, order: regions, C: C, T: T, patch: 6}, func() [][]float32 {
 			out := [][]float32{slices.Clone(x)}
@@ -60,21 +59,14 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 			}
 			return out
 		}()},
-		{"sets", x, &setEditor{x: x, base: base, sets: perm, size: 15, T: T}, func() [][]float32 {
+		{"sets", x, &setEditor{base: base, sets: perm, size: 15, T: T}, func() [][]float32 {
 			out := [][]float32{slices.Clone(x)}
 			for r := 0; r*15 < n; r++ {
 				out = append(out, with(x, perm[r*15:(r+1)*15], fromBase))
 			}
 			return out
 		}()},
-		{"scattered sets", x, &setEditor{x: x, base: base, sets: perm, size: 15, T: T, scattered: true}, func() [][]float32 {
-			out := [][]float32{slices.Clone(x)}
-			for r := 0; r*15 < n; r++ {
-				out = append(out, with(x, perm[r*15:(r+1)*15], fromBase))
-			}
-			return out
-		}()},
-		{"scattered sets with values", x, &setEditor{x: x, vals: vals, sets: perm[:30], size: 10, samples: 3, T: T, scattered: true}, func() [][]float32 {
+		{"sets with values", x, &setEditor{vals: vals, sets: perm[:30], size: 10, samples: 3, T: T}, func() [][]float32 {
 			out := [][]float32{slices.Clone(x)}
 			for r := range 9 {
 				g := r / 3
@@ -82,15 +74,7 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 			}
 			return out
 		}()},
-		{"sets with values", x, &setEditor{x: x, vals: vals, sets: perm[:30], size: 10, samples: 3, T: T}, func() [][]float32 {
-			out := [][]float32{slices.Clone(x)}
-			for r := range 9 {
-				g := r / 3
-				out = append(out, with(x, perm[g*10:(g+1)*10], func(int) float32 { return vals[r] }))
-			}
-			return out
-		}()},
-		{"patches", x, newPatchEditor(x, base, []int{7, 30}, C, T), func() [][]float32 {
+		{"patches", x, newPatchEditor(base, []int{7, 30}, C, T), func() [][]float32 {
 			out := [][]float32{slices.Clone(x)}
 			for _, p := range []int{7, 30} {
 				var idx []int
@@ -109,8 +93,11 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 	for _, c := range cases {
 		cur := slices.Clone(c.start)
 		var got [][]float32
-		h, _ := c.e.(hider)
+		r, _ := c.e.(restarter)
 		for k := range c.e.steps() {
+			if r != nil && r.restart(k) {
+				copy(cur, c.start)
+			}
 			prev := slices.Clone(cur)
 			lo, hi := c.e.edit(k, cur)
 			for j := range cur {
@@ -118,9 +105,7 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 					t.Fatalf("%s step %d: sample %d changed outside the range [%d, %d) returned", c.name, k, j, lo, hi)
 				}
 			}
-			if h == nil || !h.hidden(k) {
-				got = append(got, slices.Clone(cur))
-			}
+			got = append(got, slices.Clone(cur))
 		}
 		if len(got) != len(c.want) {
 			t.Fatalf("%s: %d copies shown; want %d", c.name, len(got), len(c.want))
@@ -129,38 +114,6 @@ func TestEditorsMakeTheirCopies(t *testing.T) {
 			if !slices.Equal(got[k], c.want[k]) {
 				t.Errorf("%s: copy %d differs from its definition", c.name, k)
 			}
-		}
-	}
-}
-
-// TestSetEditorSteps: the hidden steps are one a group after the first,
-// each restoring the group before (by the step table, for several group
-// and sample counts).
-func TestSetEditorSteps(t *testing.T) {
-	for _, c := range []struct{ G, S int }{{1, 1}, {3, 1}, {4, 3}, {2, 5}} {
-		e := &setEditor{sets: make([]int, c.G*2), size: 2, samples: c.S, T: 1}
-		if c.S == 1 {
-			e.samples = 0
-		}
-		hidden, shown := 0, 0
-		lastG := 0
-		for k := 1; k < e.steps(); k++ {
-			g, r := e.at(k)
-			if e.hidden(k) {
-				hidden++
-				if g != lastG {
-					t.Errorf("G=%d S=%d step %d restores group %d; the copies before were of group %d", c.G, c.S, k, g, lastG)
-				}
-				continue
-			}
-			if r != shown || g != r/c.S {
-				t.Errorf("G=%d S=%d step %d: copy %d of group %d; want copy %d of group %d", c.G, c.S, k, r, g, shown, shown/c.S)
-			}
-			shown++
-			lastG = g
-		}
-		if what := fmt.Sprintf("G=%d S=%d", c.G, c.S); hidden != c.G-1 || shown != c.G*c.S {
-			t.Errorf("%s: %d hidden steps and %d copies; want %d and %d", what, hidden, shown, c.G-1, c.G*c.S)
 		}
 	}
 }

@@ -68,8 +68,7 @@ func (m *faithCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 		if err := m.baselineOf(info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		x, _, _ := in.record(i)
-		eds[i] = &setEditor{x: x, base: bases[i*n : (i+1)*n], sets: sub, size: m.size, T: in.T, scattered: true}
+		eds[i] = &setEditor{base: bases[i*n : (i+1)*n], sets: sub, size: m.size, T: in.T}
 	}
 	out, err := m.chainOutputs(ctx, in, in.X, eds)
 	if err != nil {

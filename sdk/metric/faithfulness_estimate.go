@@ -50,8 +50,7 @@ func (m *faithEst) Score(ctx context.Context, in *Input, dst []Score) error {
 		if err := m.baselineOf(m.info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		x, _, _ := in.record(i)
-		eds[i] = &setEditor{x: x, base: bases[i*n : (i+1)*n], sets: orders[i*n : (i+1)*n], size: m.step, T: in.T}
+		eds[i] = &setEditor{base: bases[i*n : (i+1)*n], sets: orders[i*n : (i+1)*n], size: m.step, T: in.T}
 	}
 	out, err := m.chainOutputs(ctx, in, in.X, eds)
 	if err != nil {

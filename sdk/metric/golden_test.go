@@ -412,15 +412,15 @@ func TestQuantusCorrelations(t *testing.T) {
 				switch q {
 				case "FaithfulnessCorrelation":
 					sets := subsets[i*100*224 : (i+1)*100*224]
-					out := chainOf(t, ctx, in, i, false, x, &setEditor{x: x, base: base, sets: sets, size: 224, T: in.T, scattered: true})
+					out := chainOf(t, ctx, in, i, false, x, &setEditor{base: base, sets: sets, size: 224, T: in.T})
 					got = setCorrelation(a, sets, 224, out, pearson)
 				case "FaithfulnessEstimate":
 					order := descOrd[i*n : (i+1)*n]
-					out := chainOf(t, ctx, in, i, false, x, &setEditor{x: x, base: base, sets: order, size: 20, T: in.T})
+					out := chainOf(t, ctx, in, i, false, x, &setEditor{base: base, sets: order, size: 20, T: in.T})
 					got = setCorrelation(a, order, 20, out, pearson)
 				case "MonotonicityCorrelation":
 					order := ascOrd[i*n : (i+1)*n]
-					out := chainOf(t, ctx, in, i, true, x, &setEditor{x: x, vals: uniform[i*K*10 : (i+1)*K*10], sets: order, size: 20, samples: 10, T: in.T})
+					out := chainOf(t, ctx, in, i, true, x, &setEditor{vals: uniform[i*K*10 : (i+1)*K*10], sets: order, size: 20, samples: 10, T: in.T})
 					got = monotonicityCorrelation(abs[i*n:(i+1)*n], order, 20, 10, 1e-5, out)
 					if nearTies(out, 10, 1e-4) {
 						t.Logf("%s/%s %s record %d: variances within 1e-4 of each other: %v, Quantus %v", c.net, c.method, q, i, got.Value, want[i])

@@ -82,8 +82,7 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 		if err := m.baselineOf(m.info, base, in, i); err != nil {
 			return err
 		}
-		x, _, _ := in.record(i)
-		eds[i] = newPatchEditor(x, base, m.patches, in.C, in.T)
+		eds[i] = newPatchEditor(base, m.patches, in.C, in.T)
 	}
 	out, err := m.chainOutputs(ctx, in, in.X, eds)
 	if err != nil {
@@ -121,17 +120,17 @@ func (m *infidelity) Score(ctx context.Context, in *Input, dst []Score) error {
 // patchEditor removes patches one after another, for each patch size in
 // turn: copy 0 is x; for patch size p, the copies that follow have the
 // first 1, 2, ... patches of p steps (all channels of [0, p), [p, 2p),
-// ...) set to base, each size starting again from x.
+// ...) set to base, each size starting again from x (restarter).
 type patchEditor struct {
-	x, base []float32
+	base    []float32
 	patches []int
 	C, T    int
 	// at is the copy's patch size index and patch start, from copy 1.
 	at [][2]int
 }
 
-func newPatchEditor(x, base []float32, patches []int, C, T int) *patchEditor {
-	e := &patchEditor{x: x, base: base, patches: patches, C: C, T: T}
+func newPatchEditor(base []float32, patches []int, C, T int) *patchEditor {
+	e := &patchEditor{base: base, patches: patches, C: C, T: T}
 	for pi, p := range patches {
 		for t0 := 0; t0 < T; t0 += p {
 			e.at = append(e.at, [2]int{pi, t0})
@@ -142,18 +141,16 @@ func newPatchEditor(x, base []float32, patches []int, C, T int) *patchEditor {
 
 func (e *patchEditor) steps() int { return 1 + len(e.at) }
 
+func (e *patchEditor) restart(k int) bool { return k > 1 && e.at[k-1][0] > 0 && e.at[k-1][1] == 0 }
+
 func (e *patchEditor) edit(k int, cur []float32) (int, int) {
 	if k == 0 {
 		return 0, 0
 	}
 	pi, t0 := e.at[k-1][0], e.at[k-1][1]
 	lo, hi := t0, min(t0+e.patches[pi], e.T)
-	if t0 == 0 && pi > 0 { // the next patch size starts again from x
-		copy(cur, e.x)
-		lo, hi = 0, e.T
-	}
 	for c := range e.C {
-		copy(cur[c*e.T+t0:c*e.T+min(t0+e.patches[pi], e.T)], e.base[c*e.T+t0:c*e.T+min(t0+e.patches[pi], e.T)])
+		copy(cur[c*e.T+lo:c*e.T+hi], e.base[c*e.T+lo:c*e.T+hi])
 	}
 	return lo, hi
 }

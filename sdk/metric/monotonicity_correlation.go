@@ -86,7 +86,6 @@ func (m *monoCorr) Score(ctx context.Context, in *Input, dst []Score) error {
 		} else if err := m.baselineOf(info, bases[i*n:(i+1)*n], in, i); err != nil {
 			return err
 		}
-		e.x, _, _ = in.record(i)
 		e.base = bases[i*n : (i+1)*n]
 		eds[i] = e
 	}

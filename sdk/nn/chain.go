@@ -35,6 +35,13 @@ type Chain struct {
 	// runs each chain once a model): it must make the same change each
 	// time.
 	Edit func(b, k int, cur []float32) (lo, hi int)
+	// Restart, if not nil, reports the copies k (k > 0) before which
+	// every chain starts again from its input: Edit(b, k, cur) is then
+	// given the input itself. Copies that are each one change of the
+	// input (faithfulness estimate's groups removed one at a time) need
+	// no edit that restores the last change: a model that keeps a
+	// chain's start undoes it for the cost of a copy.
+	Restart func(k int) bool
 	// Workers is the number of goroutines (at most; 0 or 1: one). The
 	// outputs do not depend on it.
 	Workers int
@@ -145,6 +152,9 @@ func forwardChain(ctx context.Context, m Model, req Chain, b0, b1 int, dst []flo
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if k > 0 && req.Restart != nil && req.Restart(k) {
+			copy(cur, req.X[b0*n:b1*n])
+		}
 		for b := range B {
 			req.Edit(b0+b, k, cur[b*n:(b+1)*n])
 		}
@@ -176,7 +186,7 @@ func (m *GraphModel) ChainOutputs(ctx context.Context, req Chain, dst []float32)
 		n := m.get()
 		defer m.put(n)
 		_, err := n.ChainOutputs(dst[b0*req.Steps:b1*req.Steps], req.X[b0*m.n:b1*m.n], req.Steps, req.Classes[b0:b1], req.Logits,
-			func(b, k int, cur []float32) (int, int) { return req.Edit(b0+b, k, cur) })
+			func(b, k int, cur []float32) (int, int) { return req.Edit(b0+b, k, cur) }, req.Restart)
 		if err != nil {
 			return fmt.Errorf("chains %d..%d: %w", b0, b1-1, err)
 		}

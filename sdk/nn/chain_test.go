@@ -47,8 +47,8 @@ func runEdit(C, T int) func(b, k int, cur []float32) (int, int) {
 
 // TestChainedMatchesForwardPasses: the graph's chains equal a forward
 // pass a copy (a model without the Chainer path) up to float32 rounding,
-// for probabilities and logits, over more chains than a block; and give
-// the same bytes on 1 and 3 workers.
+// for probabilities and logits, with and without restarts, over more
+// chains than a block; and give the same bytes on 1 and 3 workers.
 func TestChainedMatchesForwardPasses(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range graphModels(t) {
@@ -62,8 +62,12 @@ func TestChainedMatchesForwardPasses(t *testing.T) {
 		for b := range req.Classes {
 			req.Classes[b] = rng.IntN(m.Classes())
 		}
-		for _, logits := range []bool{false, true} {
-			req.Logits = logits
+		for _, c := range []struct{ logits, restart bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			logits := c.logits
+			req.Logits, req.Restart = logits, nil
+			if c.restart { // copies 2 and 4 start again from the input
+				req.Restart = func(k int) bool { return k%2 == 0 }
+			}
 			got, want := make([]float32, B*S), make([]float32, B*S)
 			if err := Chained(ctx, m, req, got); err != nil {
 				t.Fatal(err)
@@ -76,7 +80,7 @@ func TestChainedMatchesForwardPasses(t *testing.T) {
 				d, top = max(d, math.Abs(float64(got[j]-want[j]))), max(top, math.Abs(float64(want[j])))
 			}
 			if d > 3e-6*top {
-				t.Errorf("%s logits %v: chains differ from forward passes by %.3g of the largest value", m.spec.Name, logits, d/top)
+				t.Errorf("%s logits %v restart %v: chains differ from forward passes by %.3g of the largest value", m.spec.Name, logits, c.restart, d/top)
 			}
 			req.Workers = 3
 			again := make([]float32, B*S)

@@ -24,9 +24,23 @@ import (
 //
 // ChainBatch chains run side by side, a node's kernel called once for
 // all of them on the widest changed range of the step.
+//
+// A restart (every copy a change of the input itself, each undoing the
+// last: faithfulness estimate's groups removed one at a time) is not
+// recomputed: every value a step overwrites is first appended to an undo
+// log (a window's range, or a value computed in full the first time
+// since the start), and a restart writes the log back in reverse order
+// and the input's changed range from the inputs given. The log is read
+// and written in order, so a restart costs about what the step's own
+// write-back did.
 
 // ChainBatch is the most chains one ChainOutputs call runs.
 const ChainBatch = 64
+
+// ChainRestart reports the steps k before which every chain returns to
+// its start (its input and every value computed from it), so that copy
+// k is made by the edit from the input itself.
+type ChainRestart func(k int) bool
 
 // ChainEdit changes chain b's current input cur (C x T, channel-major:
 // the previous copy's values, or the input itself before step 0) in
@@ -52,7 +66,20 @@ type chainWS struct {
 	fold  bool
 	calls []Call
 	p     [][][]float32 // per node: its parameters' slices of Theta
+	// For restarts (track): the undo log, its entries, and per value
+	// whether it was logged whole since the start; the input's range
+	// changed since the start, per chain [dlo, dhi).
+	track    bool
+	undo     []float32
+	ulog     []undoEntry
+	ufull    []bool
+	dlo, dhi []int
 }
+
+// undoEntry is one overwrite in the undo log: value v's values of chain
+// b on steps [lo, hi) of every channel, or (b < 0) all of the chains'
+// values, kept at undo[off:].
+type undoEntry struct{ v, b, lo, hi, off int }
 
 // chainBuffers returns the workspace, made on first use.
 func (n *Net) chainBuffers() *chainWS {
@@ -95,10 +122,11 @@ func (n *Net) chainBuffers() *chainWS {
 // f the class probability, or the logit (the softmax's input) when
 // logits is set. The copies are computed incrementally (see the file's
 // comment); the returned Path says how much of their forward passes'
-// work was done. Errors: xs of the wrong length or not finite, a class
+// work was done. restart, if not nil, reports the steps before which
+// every chain returns to its input (ChainRestart). Errors: xs of the wrong length or not finite, a class
 // outside 0..K-1, an edit that writes a non-finite value, a non-finite
 // output. B must be at most ChainBatch and dst K values a chain.
-func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool, edit ChainEdit) (Path, error) {
+func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool, edit ChainEdit, restart ChainRestart) (Path, error) {
 	B := len(classes)
 	if B > ChainBatch || len(dst) != B*K || K < 0 {
 		panic(fmt.Sprintf("graph: ChainOutputs: %d chains (at most %d) of %d steps with %d outputs", B, ChainBatch, K, len(dst)))
@@ -119,7 +147,7 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 		return Path{Copies: B * K}, nil
 	}
 	w, c := n.window(), n.chainBuffers()
-	c.fold = n.evalOn
+	c.fold, c.track = n.evalOn, false
 	p := Path{Copies: B * K, Incremental: B * K, Dense: float64(B*K) * w.dense, Done: float64(B) * w.dense}
 	copy(c.st[0][:B*in.Size()], xs)
 	for i := 0; i <= n.output; i++ {
@@ -127,8 +155,16 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 			n.chainFull(B, i)
 		}
 	}
+	c.track = restart != nil
+	if c.track {
+		n.chainTrackStart()
+	}
 	changed := true // the output's values are not yet read
 	for k := range K {
+		if restart != nil && k > 0 && restart(k) {
+			n.chainRevert(B, xs)
+			changed = true
+		}
 		any := false
 		for b := range B {
 			cur := c.st[0][b*in.Size() : (b+1)*in.Size()]
@@ -147,6 +183,13 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 			c.clo[0][b], c.chi[0][b] = lo, hi
 		}
 		if any {
+			if c.track {
+				for b := range B {
+					if lo, hi := c.clo[0][b], c.chi[0][b]; lo < hi {
+						c.dlo[b], c.dhi[b] = min(c.dlo[b], lo), max(c.dhi[b], hi)
+					}
+				}
+			}
 			p.Done += n.chainStep(B)
 			changed = true
 		}
@@ -210,6 +253,79 @@ func (n *Net) chainStep(B int) float64 {
 	return work
 }
 
+// chainTrackStart starts the undo log at the chains' start.
+func (n *Net) chainTrackStart() {
+	c := n.chain
+	if c.ufull == nil {
+		c.ufull, c.dlo, c.dhi = make([]bool, len(c.st)), make([]int, ChainBatch), make([]int, ChainBatch)
+	}
+	n.chainClean()
+}
+
+// chainClean empties the undo log.
+func (n *Net) chainClean() {
+	c := n.chain
+	c.undo, c.ulog = c.undo[:0], c.ulog[:0]
+	clear(c.ufull)
+	for b := range c.dlo {
+		c.dlo[b], c.dhi[b] = n.shapes[0].T, 0
+	}
+}
+
+// chainLog appends to the undo log value v's values of chain b on steps
+// [lo, hi) of every channel, or, b < 0, the B chains' whole values the
+// first time since the start.
+func (n *Net) chainLog(B, v, b, lo, hi int) {
+	c := n.chain
+	sz := c.size[v]
+	if b < 0 {
+		if c.ufull[v] {
+			return
+		}
+		c.ufull[v] = true
+		c.ulog = append(c.ulog, undoEntry{v: v, b: -1, off: len(c.undo)})
+		c.undo = append(c.undo, c.st[v][:B*sz]...)
+		return
+	}
+	c.ulog = append(c.ulog, undoEntry{v: v, b: b, lo: lo, hi: hi, off: len(c.undo)})
+	sh := n.shapes[v]
+	for ch := range sh.C {
+		o := b*sz + ch*sh.T
+		c.undo = append(c.undo, c.st[v][o+lo:o+hi]...)
+	}
+}
+
+// chainRevert returns the B chains to their start: the undo log written
+// back in reverse order, and the inputs xs copied over the input's
+// changed ranges.
+func (n *Net) chainRevert(B int, xs []float32) {
+	c := n.chain
+	for j := len(c.ulog) - 1; j >= 0; j-- {
+		e := c.ulog[j]
+		s, sz := c.st[e.v], c.size[e.v]
+		if e.b < 0 {
+			copy(s[:B*sz], c.undo[e.off:e.off+B*sz])
+			continue
+		}
+		sh := n.shapes[e.v]
+		w := e.hi - e.lo
+		for ch := range sh.C {
+			o := e.b*sz + ch*sh.T
+			copyShort(s[o+e.lo:o+e.hi], c.undo[e.off+ch*w:e.off+(ch+1)*w])
+		}
+	}
+	in := n.shapes[0]
+	for b := range B {
+		for ch := range in.C {
+			o := b*c.size[0] + ch*in.T
+			if lo, hi := c.dlo[b], c.dhi[b]; lo < hi {
+				copyShort(c.st[0][o+lo:o+hi], xs[o+lo:o+hi])
+			}
+		}
+	}
+	n.chainClean()
+}
+
 // chainOut1 is the value node i writes: its own, or in the folded pass
 // the last of its group's.
 func (n *Net) chainOut1(i int) int {
@@ -246,6 +362,9 @@ func (n *Net) chainFull(B, i int) {
 		call.X[j], call.In[j] = c.st[u][:B*c.size[u]], nd.in[j]
 	}
 	v := n.chainOut1(i)
+	if c.track {
+		n.chainLog(B, v, -1, 0, 0)
+	}
 	call.Y = c.st[v][:B*c.size[v]]
 	call.Idx = c.idx[:B*nd.idx]
 	nd.op.Forward(call)
@@ -304,6 +423,9 @@ func (n *Net) chainWindow(B, i, W int) {
 		lo, hi := c.clo[v][b], c.chi[v][b]
 		if lo >= hi {
 			continue
+		}
+		if c.track {
+			n.chainLog(B, v, b, lo, hi)
 		}
 		dst := c.st[v][b*c.size[v] : (b+1)*c.size[v]]
 		for ch := range Co {

@@ -10,18 +10,25 @@ import (
 
 // chainCase is a chain's edits, made in advance: edit k of chain b sets
 // the samples idx[b][k] to vals[b][k] (cumulatively), or resets the whole
-// copy to the input when reset[b][k].
+// copy to the input when reset[b][k] (an edit that rewrites the input);
+// every chain restarts from its input before step k when restart[k] (the
+// engine's ChainRestart).
 type chainCase struct {
-	idx   [][][]int
-	vals  [][][]float32
-	reset [][]bool
+	idx     [][][]int
+	vals    [][][]float32
+	reset   [][]bool
+	restart []bool
 }
 
 // randomChains makes K steps of edits for B chains of inputs C x T: most
 // steps a run of up to 5 steps in one channel or all, some nothing, and
-// when wild some a few scattered samples, some a reset.
-func randomChains(rng *rand.Rand, B, K, C, T int, wild bool) chainCase {
-	cc := chainCase{idx: make([][][]int, B), vals: make([][][]float32, B), reset: make([][]bool, B)}
+// when wild some a few scattered samples, some a reset; with restarts,
+// about one step in three restarts the chains.
+func randomChains(rng *rand.Rand, B, K, C, T int, wild, restarts bool) chainCase {
+	cc := chainCase{idx: make([][][]int, B), vals: make([][][]float32, B), reset: make([][]bool, B), restart: make([]bool, K)}
+	for k := 1; restarts && k < K; k++ {
+		cc.restart[k] = rng.IntN(3) == 0
+	}
 	for b := range B {
 		cc.idx[b], cc.vals[b], cc.reset[b] = make([][]int, K), make([][]float32, K), make([]bool, K)
 		for k := range K {
@@ -67,7 +74,7 @@ func (cc chainCase) copies(xs []float32, n int) []float32 {
 		x := xs[b*n : (b+1)*n]
 		cur := append([]float32(nil), x...)
 		for k := range cc.idx[b] {
-			if cc.reset[b][k] {
+			if cc.reset[b][k] || cc.restart[k] {
 				copy(cur, x)
 			}
 			for j, i := range cc.idx[b][k] {
@@ -77,6 +84,16 @@ func (cc chainCase) copies(xs []float32, n int) []float32 {
 		}
 	}
 	return out
+}
+
+// restarts is the ChainRestart of cc (nil when it has none).
+func (cc chainCase) restarts() ChainRestart {
+	for _, r := range cc.restart {
+		if r {
+			return func(k int) bool { return cc.restart[k] }
+		}
+	}
+	return nil
 }
 
 // edit is the ChainEdit of cc: it applies step k's edits and returns the
@@ -100,13 +117,15 @@ func (cc chainCase) edit(xs []float32, C, T int) ChainEdit {
 // chains of random edits (runs, scattered samples, resets, no change),
 // ChainOutputs equals forward passes of the copies written out by hand,
 // for probabilities and logits, with 3 chains and with ChainBatch (runs
-// only: below the passes' work), unfolded and folded (FoldEval).
+// only: below the passes' work), unfolded and folded (FoldEval), with
+// and without restarts (the chains' start kept and copied back).
 func TestChainOutputsMatchForward(t *testing.T) {
 	for si, spec := range windowSpecs() {
 		n := randomNet(t, spec, uint64(60+si))
 		in := n.InShape()
 		K := n.Classes()
-		for _, B := range []int{3, ChainBatch, -3} {
+		for _, B := range []int{3, ChainBatch, -3, 4, -4} {
+			restarts := B == 4 || B == -4
 			if B < 0 { // the folded pass, against Forward's
 				if n.FoldEval() == 0 && si > 0 {
 					continue
@@ -120,7 +139,7 @@ func TestChainOutputsMatchForward(t *testing.T) {
 			for b := range classes {
 				classes[b] = rng.IntN(K)
 			}
-			cc := randomChains(rng, B, steps, in.C, in.T, B < ChainBatch)
+			cc := randomChains(rng, B, steps, in.C, in.T, B < ChainBatch, restarts)
 			copies := cc.copies(xs, in.Size())
 			probs := make([]float32, B*steps*K)
 			if err := n.Forward(probs, copies); err != nil {
@@ -140,11 +159,11 @@ func TestChainOutputsMatchForward(t *testing.T) {
 					want[j] = ref[j*K+classes[j/steps]]
 				}
 				got := make([]float32, B*steps)
-				p, err := n.ChainOutputs(got, xs, steps, classes, lg, cc.edit(xs, in.C, in.T))
+				p, err := n.ChainOutputs(got, xs, steps, classes, lg, cc.edit(xs, in.C, in.T), cc.restarts())
 				if err != nil {
 					t.Fatal(err)
 				}
-				what := fmt.Sprintf("%s B=%d logits %v (%v)", spec.Name, B, lg, p)
+				what := fmt.Sprintf("%s B=%d logits %v restarts %v (%v)", spec.Name, B, lg, restarts, p)
 				if d, ok := closeTo(got, want, 3e-6); !ok {
 					t.Errorf("%s: differs from forward passes of the copies by %.3g of the largest value", what, d)
 				}
@@ -186,7 +205,7 @@ func TestChainOutputsWork(t *testing.T) {
 				cur[t] = 0
 			}
 			return lo, lo + run
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +221,7 @@ func TestChainOutputsWork(t *testing.T) {
 		t.Errorf("runs of 16 cost %.3f of the passes, runs of 4 %.3f: want more for the longer run", f16, f4)
 	}
 	got := make([]float32, B*steps)
-	p, err := n.ChainOutputs(got, xs, steps, classes, false, func(int, int, []float32) (int, int) { return 0, 0 })
+	p, err := n.ChainOutputs(got, xs, steps, classes, false, func(int, int, []float32) (int, int) { return 0, 0 }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +254,17 @@ func TestChainOutputsErrors(t *testing.T) {
 		want string
 	}{
 		{"short input", func() error {
-			_, err := n.ChainOutputs(make([]float32, 2), x[:in.Size()], 1, []int{0, 1}, false, none)
+			_, err := n.ChainOutputs(make([]float32, 2), x[:in.Size()], 1, []int{0, 1}, false, none, nil)
 			return err
 		}, "need 2 inputs"},
-		{"class", func() error { _, err := n.ChainOutputs(make([]float32, 2), x, 1, []int{0, 4}, false, none); return err }, "chain 1: class 4"},
+		{"class", func() error {
+			_, err := n.ChainOutputs(make([]float32, 2), x, 1, []int{0, 4}, false, none, nil)
+			return err
+		}, "chain 1: class 4"},
 		{"nan input", func() error {
 			y := append([]float32(nil), x...)
 			y[in.Size()+3] = float32(math.NaN())
-			_, err := n.ChainOutputs(make([]float32, 2), y, 1, []int{0, 1}, false, none)
+			_, err := n.ChainOutputs(make([]float32, 2), y, 1, []int{0, 1}, false, none, nil)
 			return err
 		}, "step 3"},
 		{"nan edit", func() error {
@@ -252,7 +274,7 @@ func TestChainOutputsErrors(t *testing.T) {
 					return 7, 8
 				}
 				return 0, 0
-			})
+			}, nil)
 			return err
 		}, "chain 1 step 1: edited input value 7"},
 	}
@@ -267,5 +289,5 @@ func TestChainOutputsErrors(t *testing.T) {
 			t.Error("a dst of the wrong length did not panic")
 		}
 	}()
-	_, _ = n.ChainOutputs(make([]float32, 3), x, 1, []int{0, 1}, false, none)
+	_, _ = n.ChainOutputs(make([]float32, 3), x, 1, []int{0, 1}, false, none, nil)
 }
