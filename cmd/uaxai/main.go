@@ -11,7 +11,10 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/uaxai/uaxai/sdk"
 )
 
 // command is one command of uaxai. The table commands is the only list of
@@ -189,6 +192,21 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// onceWarner returns an sdk.Warn function that writes each distinct
+// warning to w once ("uaxai: warning: ..."), from any goroutine.
+func onceWarner(w io.Writer) func(string) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[msg] {
+			seen[msg] = true
+			fmt.Fprintf(w, "uaxai: warning: %s\n", msg)
+		}
+	}
+}
+
 // run executes one command; it returns the process exit code: 0, 1 when
 // the command fails, 2 for a command that does not exist, 130 when
 // interrupted.
@@ -226,6 +244,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
+	ctx = sdk.WithWarn(ctx, onceWarner(stderr))
 	err = c.run(ctx, rest, stdout, stderr)
 	if err == nil {
 		return 0

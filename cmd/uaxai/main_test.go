@@ -404,3 +404,15 @@ func TestPluginsListsProblems(t *testing.T) {
 func occlusionLine() string {
 	return fmt.Sprintf("explainer.occlusion          explainer  %-8s go       built-in", occlusion.New().Info().Version)
 }
+
+// TestOnceWarner: each distinct warning is written once, prefixed.
+func TestOnceWarner(t *testing.T) {
+	var b strings.Builder
+	w := onceWarner(&b)
+	for _, m := range []string{"a", "b", "a", "a"} {
+		w(m)
+	}
+	if got := b.String(); got != "uaxai: warning: a\nuaxai: warning: b\n" {
+		t.Errorf("%q", got)
+	}
+}

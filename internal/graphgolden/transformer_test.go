@@ -23,7 +23,10 @@ import (
 // stride 20, baseline 0, each channel), input gradients, integrated
 // gradients (50 Gauss-Legendre points) and raw Grad-CAM on the patch
 // convolution equal Captum 0.8's within 1e-4 of each map's largest
-// |value|.
+// |value|; and, on the TOML route, Grad-CAM over the tokens of the
+// patch's transpose and of the encoder's output (tokens x features: the
+// time axis from the graph) equal Captum's patch map and PyTorch's
+// autograd computation of the tokens' map.
 func TestGoldenTransformer(t *testing.T) {
 	ctx := context.Background()
 	file := func(name string) string { return golden.File(t, "transformer", name) }
@@ -91,6 +94,21 @@ func TestGoldenTransformer(t *testing.T) {
 				cam[i] = cam[i][:len(want[i])] // channel 0's row: the time map
 			}
 			golden.RowsClose(t, "gradcam", cam, want, 1e-4)
+			if route == "toml" {
+				// token layers: the transpose of the patch convolution
+				// (tokens x features) gives Captum's patch map, and the
+				// encoder's output the tokens' map autograd gives
+				cam = explain(gradcam.New(), sdk.Config{"layer": "tokens", "align": "none"})
+				for i := range cam {
+					cam[i] = cam[i][:len(want[i])]
+				}
+				golden.RowsClose(t, "gradcam on the tokens", cam, want, 1e-4)
+				cam = explain(gradcam.New(), sdk.Config{"layer": "enc.layers.1.norm2", "align": "none"})
+				for i := range cam {
+					cam[i] = cam[i][:len(want[i])]
+				}
+				golden.RowsClose(t, "gradcam on the encoder's output", cam, golden.CSV32(t, file("gradcam_tokens.csv")), 1e-4)
+			}
 			if p := model.Path(); p.Full == "" {
 				t.Errorf("occlusion's path %+v computed no node in full: attention reads every token", p)
 			}

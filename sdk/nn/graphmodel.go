@@ -193,6 +193,22 @@ func (m *GraphModel) LayerField(layer string) (stride, lo, hi int, err error) {
 	return s.Stride, s.Lo, s.Hi, nil
 }
 
+// LayerPositions is where the positions of module path layer's output
+// lie in the input (graph.Net.LayerPositions): position l stands for the
+// input samples [l*stride + lo, l*stride + hi], and rows says that the
+// positions are the output's rows (tokens x features, after a transpose)
+// rather than its columns. It is an error for a layer after a node that
+// mixes its positions (global pooling, a mean over the tokens).
+func (m *GraphModel) LayerPositions(layer string) (rows bool, stride, lo, hi int, err error) {
+	n := m.get()
+	defer m.put(n)
+	p, err := n.LayerPositions(layer)
+	if err != nil {
+		return false, 0, 0, 0, err
+	}
+	return p.Rows, p.Stride, p.Lo, p.Hi, nil
+}
+
 // PerturbedProbs computes a Perturbation (see Perturbed) by
 // graph.Net.WindowProbs (windows) or graph.Net.SpanProbs (spans of a
 // constant baseline): only the steps whose receptive field reads a

@@ -15,6 +15,7 @@ then in eval mode:
   logits.csv, probs.csv   8 x 16
   input_grad.csv     d p_target / d x (Captum Saliency, abs=False)
   gradcam_raw.csv    Captum LayerGradCam on `patch` (20 tokens), relu_attributions=False, no interpolation
+  gradcam_tokens.csv Grad-CAM over the tokens of `enc`'s output by autograd (Captum would take the tokens as channels)
   occlusion.csv      Captum Occlusion, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0
   ig.csv             Captum IntegratedGradients, zero baseline, n_steps=50, method="gausslegendre"
   attention1.onnx    OneHead below (untrained, seed 11): nn.MultiheadAttention of ONE head, whose inner
@@ -33,7 +34,7 @@ import torch.nn as nn
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path[:0] = [os.path.join(ROOT, "sdk", "python")]
-from uaxai_plugin.torchmodel import save_state_dict  # noqa: E402
+from uaxai_plugin.torchmodel import load_state_dict, save_state_dict  # noqa: E402
 
 C, T, K, D, PATCH = 3, 640, 16, 16, 32
 
@@ -101,11 +102,33 @@ def csv(path, a):
             f.write(",".join("%.9g" % v for v in row) + "\n")
 
 
+def token_cam(m, x, t, path):
+    """Grad-CAM over the tokens of the encoder's output (batch, tokens, features), by autograd:
+    alpha_e = mean_l dp_t/dA[l, e], cam[l] = sum_e alpha_e A[l, e] (the features are the channels)."""
+    keep = {}
+    h = m.enc.register_forward_hook(lambda mod, inp, out: keep.__setitem__("a", out))
+    p = m(x)
+    h.remove()
+    a = keep["a"]
+    g = torch.autograd.grad(p[torch.arange(len(t)), t].sum(), a)[0]
+    csv(path, (g.mean(dim=1, keepdim=True) * a).sum(dim=2).detach().numpy())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--token-cam-only", action="store_true",
+                    help="write gradcam_tokens.csv alone, from --out's model.safetensors, waveforms.csv and targets.csv")
     a = ap.parse_args()
+    if a.token_cam_only:
+        m = TxNet()
+        m.load_state_dict(load_state_dict(os.path.join(a.out, "model.safetensors")))
+        m.eval()
+        x = torch.from_numpy(np.loadtxt(os.path.join(a.out, "waveforms.csv"), delimiter=",", dtype=np.float32).reshape(-1, C, T))
+        t = torch.from_numpy(np.loadtxt(os.path.join(a.out, "targets.csv"), dtype=np.int64))
+        token_cam(m, x, t, os.path.join(a.out, "gradcam_tokens.csv"))
+        return
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(a.seed)
@@ -136,6 +159,7 @@ def main():
     csv(os.path.join(a.out, "input_grad.csv"), Saliency(m).attribute(x, target=t, abs=False).detach().numpy())
     cam = LayerGradCam(m, m.patch).attribute(x, target=t, relu_attributions=False)
     csv(os.path.join(a.out, "gradcam_raw.csv"), cam.detach().numpy())
+    token_cam(m, x, t, os.path.join(a.out, "gradcam_tokens.csv"))
     occ = Occlusion(m).attribute(x, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0.0, target=t)
     csv(os.path.join(a.out, "occlusion.csv"), occ.detach().numpy())
     ig = IntegratedGradients(m).attribute(x, baselines=0.0, target=t, n_steps=50, method="gausslegendre")

@@ -10,14 +10,13 @@ import (
 	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
-	"github.com/uaxai/uaxai/sdk/nn/graph"
 )
 
 // ID is the plugin's ID.
 const ID = "explainer.gradcam"
 
 // Version is the plugin's version.
-const Version = "1.4.0"
+const Version = "1.5.0"
 
 // DefaultLayer is the layer explained when the recipe names none.
 const DefaultLayer = "conv4"
@@ -42,16 +41,27 @@ func New() *Explainer { return &Explainer{} }
 // Info describes the plugin: it needs a layer's activations and their
 // gradient, and is deterministic.
 func (*Explainer) Info() sdk.Info {
-	return sdk.Info{ID: ID, Version: Version, Summary: "Grad-CAM of a named layer, signed (layer, align)", Needs: sdk.NeedsLayer}
+	return sdk.Info{ID: ID, Version: Version, Summary: "Grad-CAM of a named layer, signed (layer, align, time_axis)", Needs: sdk.NeedsLayer}
 }
 
 type config struct {
 	layer, align string
+	// timeAxis is the layer output's time axis as PyTorch numbers it
+	// for (batch, rows, columns): 1 (rows: tokens), 2 (columns: steps),
+	// or 0, from the model.
+	timeAxis int
 }
 
 func parse(cfg sdk.Config) (config, error) {
-	if err := cfg.Only("layer", "align"); err != nil {
+	if err := cfg.Only("layer", "align", "time_axis"); err != nil {
 		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	axis, err := cfg.Int("time_axis", 0)
+	if err != nil {
+		return config{}, fmt.Errorf("%s: %w", ID, err)
+	}
+	if axis != 0 && axis != 1 && axis != 2 {
+		return config{}, fmt.Errorf("%s: key %q is %d (accepted: 1, the layer's (batch, tokens, features) rows are time; 2, its (batch, channels, steps) columns are; or 0, from the model's graph)", ID, "time_axis", axis)
 	}
 	layer, err := cfg.String("layer", DefaultLayer)
 	if err != nil {
@@ -67,7 +77,7 @@ func parse(cfg sdk.Config) (config, error) {
 	if !slices.Contains(aligns, align) {
 		return config{}, fmt.Errorf("%s: key %q is %q (accepted: %q, %q, %q, %q)", ID, "align", align, AlignCentre, AlignNone, AlignLinear, AlignNearest)
 	}
-	return config{layer: layer, align: align}, nil
+	return config{layer: layer, align: align, timeAxis: int(axis)}, nil
 }
 
 // Check validates "layer" and "align". Whether the layer exists is known
@@ -89,21 +99,25 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	}
 	n := m.InputLen()
 	a := m.Arch()
-	var sp span // the layer's receptive field, for "centre"
-	if c.align == AlignCentre {
-		if sp, err = graphField(m, a, c.layer); err != nil {
-			return nil, err
-		}
+	pos, err := positions(ctx, m, a, c, sh)
+	if err != nil {
+		return nil, err
 	}
-	if c.align == AlignNone && sh.T > a.InLen {
-		return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, sh.T, a.InLen, a.InLen)
+	// The map's positions: the columns (steps), or the rows (tokens) of
+	// a (tokens x features) layer, whose features are then its channels.
+	L, C := sh.T, sh.C
+	if pos.rows {
+		L, C = sh.C, sh.T
+	}
+	if c.align == AlignNone && L > a.InLen {
+		return nil, fmt.Errorf("%s: key %q: layer %q has %d positions, more than the input's %d samples, so its raw map does not fit the input (accepted: a layer of at most %d positions)", ID, "layer", c.layer, L, a.InLen, a.InLen)
 	}
 	b := len(req.Targets)
 	sz := b * sh.Size()
-	if _, ok := checked.Prod(2, b, sh.C, sh.T); !ok {
+	if _, ok := checked.Prod(3, b, sh.C, sh.T); !ok {
 		return nil, fmt.Errorf("%s: layer %q: %d inputs of %d x %d values each overflow an int; want a smaller batch", ID, c.layer, b, sh.C, sh.T)
 	}
-	buf := getScratch(2 * sz)
+	buf := getScratch(3 * sz)
 	defer scratch.Put(buf)
 	act, grad := (*buf)[:sz:sz], (*buf)[sz:2*sz]
 	if err := m.LayerGrad(ctx, act, grad, req.X, req.Targets, c.layer); err != nil {
@@ -112,23 +126,30 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cam := make([]float64, sh.T)
+	if pos.rows { // features x tokens, as Raw reads channels x steps
+		tmp := (*buf)[2*sz : 3*sz]
+		transpose(tmp, act, b, sh.C, sh.T)
+		copy(act, tmp)
+		transpose(tmp, grad, b, sh.C, sh.T)
+		copy(grad, tmp)
+	}
+	cam := make([]float64, L)
 	maps := make([][]float64, b)
 	all := make([]float64, b*n)
 	for i := range maps {
-		Raw(cam, act[i*sh.Size():(i+1)*sh.Size()], grad[i*sh.Size():(i+1)*sh.Size()], sh.C)
+		Raw(cam, act[i*sh.Size():(i+1)*sh.Size()], grad[i*sh.Size():(i+1)*sh.Size()], C)
 		maps[i] = all[i*n : (i+1)*n : (i+1)*n]
 		for ch := range a.InChannels {
 			row := maps[i][ch*a.InLen : (ch+1)*a.InLen]
 			switch c.align {
 			case AlignNone:
-				copy(row, cam) // T <= InLen: the field checks that R >= 1
+				copy(row, cam) // L <= InLen: checked above
 			case AlignLinear:
 				Linear(row, cam)
 			case AlignNearest:
 				Nearest(row, cam)
 			default:
-				CentreSpan(row, cam, sp.stride, sp.lo, sp.hi)
+				CentreSpan(row, cam, pos.stride, pos.lo, pos.hi)
 			}
 		}
 	}
@@ -152,43 +173,105 @@ func getScratch(n int) *[]float32 {
 	return &b
 }
 
-// LayerFielder is a model that knows its layers' receptive fields in
-// input samples: position l of layer's output reads the input samples
-// [l*stride + lo, l*stride + hi] (nn.GraphModel).
-type LayerFielder interface {
-	LayerField(layer string) (stride, lo, hi int, err error)
+// LayerPositioner is a model that knows where its layers' positions lie
+// in the input: position l of layer's output stands for the input
+// samples [l*stride + lo, l*stride + hi], its receptive field through
+// local ops and its patch through ops that keep positions (a
+// Transformer's tokens); rows says that the positions are the output's
+// rows (tokens x features), not its columns (nn.GraphModel).
+type LayerPositioner interface {
+	LayerPositions(layer string) (rows bool, stride, lo, hi int, err error)
 }
 
-// span is a layer's receptive field: position l reads the input samples
-// [l*stride + lo, l*stride + hi].
-type span struct{ stride, lo, hi int }
+// place is where a layer's positions lie: its rows or columns, position
+// l standing for the input samples [l*stride + lo, l*stride + hi] (known
+// when err is nil).
+type place struct {
+	rows           bool
+	stride, lo, hi int
+	err            error
+}
 
-// graphField is the receptive field of a layer of m: from m's
-// LayerField, or from its Arch's graph (a network served by the model
-// service); a model known by its shape only has none.
-func graphField(m nn.Model, a nn.Arch, layer string) (span, error) {
-	var s span
-	var err error
-	switch f, ok := m.(LayerFielder); {
-	case ok:
-		s.stride, s.lo, s.hi, err = f.LayerField(layer)
+// graphPlace is where the positions of a layer of m lie: from m's
+// LayerPositions, or from its Arch's graph (a network served by the
+// model service whose graph is known); ok is false for a model known by
+// its shape only.
+func graphPlace(m nn.Model, a nn.Arch, layer string) (p place, ok bool) {
+	switch f, is := m.(LayerPositioner); {
+	case is:
+		p.rows, p.stride, p.lo, p.hi, p.err = f.LayerPositions(layer)
 	case !a.ShapeOnly():
-		var net *graph.Net
-		if net, err = a.GraphNet(); err == nil {
-			var g graph.Span
-			g, err = net.LayerSpan(layer)
-			s = span{g.Stride, g.Lo, g.Hi}
+		net, err := a.GraphNet()
+		if err != nil {
+			return place{err: err}, true
 		}
+		g, err := net.LayerPositions(layer)
+		p = place{rows: g.Rows, stride: g.Stride, lo: g.Lo, hi: g.Hi, err: err}
 	default:
-		return span{}, fmt.Errorf("%s: key %q: %q needs receptive fields, of an sdk/nn network, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", AlignCentre, a.Name, AlignNone, AlignLinear, AlignNearest)
+		return place{}, false
 	}
-	if err != nil {
-		return span{}, fmt.Errorf("%s: key %q: %q on layer %q: %w; or align = %q, %q or %q, which need no receptive field", ID, "align", AlignCentre, layer, err, AlignNone, AlignLinear, AlignNearest)
+	if p.err == nil && (p.stride < 1 || p.lo > p.hi) {
+		p.err = fmt.Errorf("model %q gives layer %q positions of stride %d over [%d, %d]; want stride >= 1 and lo <= hi", a.Name, layer, p.stride, p.lo, p.hi)
 	}
-	if s.stride < 1 || s.lo > s.hi {
-		return span{}, fmt.Errorf("%s: model %q gives layer %q the receptive field of stride %d over [%d, %d]; want stride >= 1 and lo <= hi", ID, a.Name, layer, s.stride, s.lo, s.hi)
+	return p, true
+}
+
+// positions decides which axis of layer (shape sh) is time and, for
+// align = centre, where its positions lie: from the model's graph, and
+// time_axis where it is set (which must agree with a graph that knows);
+// for a model known by its shape only, time_axis or else the columns,
+// with a warning (sdk.Warn) when the shape could be either way (fewer
+// columns than half the input's samples, and rows that could be steps).
+func positions(ctx context.Context, m nn.Model, a nn.Arch, c config, sh nn.Shape) (place, error) {
+	p, known := graphPlace(m, a, c.layer)
+	switch {
+	case known && p.err == nil:
+		if c.timeAxis != 0 && (c.timeAxis == 1) != p.rows {
+			return place{}, fmt.Errorf("%s: key %q is %d, but layer %q of model %q has its positions in its %s by its graph (accepted: time_axis = %d, or no time_axis)", ID, "time_axis", c.timeAxis, c.layer, a.Name, axisName(p.rows), axisOf(p.rows))
+		}
+		return p, nil
+	case c.align == AlignCentre && known:
+		return place{}, fmt.Errorf("%s: key %q: %q on layer %q: %w; or align = %q, %q or %q, which need no receptive field", ID, "align", AlignCentre, c.layer, p.err, AlignNone, AlignLinear, AlignNearest)
+	case c.align == AlignCentre:
+		return place{}, fmt.Errorf("%s: key %q: %q needs receptive fields, of an sdk/nn network, and model %q is known by its shape only (a network served by the model service, e.g. a PyTorch module); accepted: align = %q, the raw map, or %q or %q, resampled to the input", ID, "align", AlignCentre, a.Name, AlignNone, AlignLinear, AlignNearest)
+	case c.timeAxis != 0:
+		return place{rows: c.timeAxis == 1}, nil
 	}
-	return s, nil
+	// Steps of at least half the input's samples are time; fewer could
+	// be a deep layer's steps or a Transformer's features.
+	if !known && sh.C > 1 && sh.T > 1 && 2*sh.T < a.InLen && sh.C <= a.InLen {
+		sdk.Warn(ctx, fmt.Sprintf("%s: layer %q of model %q gives %d x %d values a sample, and the model does not say which axis is time: taken as %d channels x %d steps (time_axis = 2); if its %d rows are tokens (a Transformer's (batch, tokens, features)), set time_axis = 1", ID, c.layer, a.Name, sh.C, sh.T, sh.C, sh.T, sh.C))
+	}
+	return place{}, nil
+}
+
+// axisName and axisOf name a layer's time axis: its rows (tokens,
+// time_axis 1) or its columns (steps, time_axis 2).
+func axisName(rows bool) string {
+	if rows {
+		return "rows (tokens)"
+	}
+	return "columns (steps)"
+}
+
+func axisOf(rows bool) int {
+	if rows {
+		return 1
+	}
+	return 2
+}
+
+// transpose writes each of the b matrices of src (r x c) transposed into
+// dst (c x r).
+func transpose(dst, src []float32, b, r, c int) {
+	for i := range b {
+		s, d := src[i*r*c:(i+1)*r*c], dst[i*r*c:(i+1)*r*c]
+		for j := range r {
+			for k := range c {
+				d[k*r+j] = s[j*c+k]
+			}
+		}
+	}
 }
 
 // Raw writes the Grad-CAM map of one input, dst[t] = sum_c alpha_c

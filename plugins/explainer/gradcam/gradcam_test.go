@@ -155,6 +155,10 @@ func TestConfig(t *testing.T) {
 		{sdk.Config{"align": "center"}, `key "align" is "center" (accepted: "centre", "none", "linear", "nearest")`},
 		{sdk.Config{"align": "linear"}, ""},
 		{sdk.Config{"align": "nearest"}, ""},
+		{sdk.Config{"time_axis": int64(2)}, ""},
+		{sdk.Config{"time_axis": int64(3)}, `key "time_axis" is 3 (accepted: 1, the layer's (batch, tokens, features) rows are time; 2`},
+		{sdk.Config{"time_axis": int64(-1)}, `key "time_axis" is -1`},
+		{sdk.Config{"time_axis": "rows"}, `"time_axis"`},
 		{sdk.Config{"layer": ""}, `key "layer" is empty`},
 		{sdk.Config{"layer": 3}, `"layer"`},
 		{sdk.Config{"window": 3}, `unknown key "window"`},
@@ -174,7 +178,7 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{sdk.Config{"layer": "conv9"}, `key "layer"`},
-		{sdk.Config{"layer": "fc1"}, "has no receptive field in time"},
+		{sdk.Config{"layer": "fc1"}, "has no positions in time"},
 	} {
 		_, err := e.Explain(context.Background(), m, sdk.ExplainRequest{X: x[:640], Targets: y[:1], Config: c.cfg})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

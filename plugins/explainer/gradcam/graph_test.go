@@ -86,8 +86,8 @@ func TestGraphCentreAsLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := gm.(LayerFielder); !ok {
-		t.Fatalf("%T has no LayerField", gm)
+	if _, ok := gm.(LayerPositioner); !ok {
+		t.Fatalf("%T has no LayerPositions", gm)
 	}
 	ctx := context.Background()
 	explain := func(m nn.Model, layer, align string) [][]float64 {

@@ -208,6 +208,14 @@ type Op struct {
 	Shape func(a Attrs, in []Shape) (Shape, error)
 	// Field is the receptive field in time.
 	Field func(a Attrs) Field
+	// Positions, where set, places the output's positions in the input
+	// for a node that is not Local but keeps its input's positions in
+	// order (Net.LayerPositions): from its inputs' positions (in[i]
+	// their shapes) the output's, or an error saying why it has none
+	// (dense on the steps of a channel mixes them). nil: a Local op's
+	// positions are its receptive field's, and a node that is not Local
+	// has none (global pooling, flatten, linear).
+	Positions func(a Attrs, in []Shape, pos []Pos) (Pos, error)
 	// Cost, where set, is the floating-point work of one sample's output
 	// (2 x the multiply-adds of a product, the taps read by a pool), as
 	// Net.Cost counts it; nil: the default of stepCost (window.go).
@@ -966,8 +974,9 @@ func opList() []*Op {
 				}
 				return identityField
 			},
-			Forward: softmaxForward,
-			Columns: softmaxForward, // over the channels of each step (C x 1 copies: axis 1 is one step)
+			Positions: samePositions,
+			Forward:   softmaxForward,
+			Columns:   softmaxForward, // over the channels of each step (C x 1 copies: axis 1 is one step)
 			Backward: func(c *Call) {
 				if c.DX[0] == nil {
 					return

@@ -56,6 +56,36 @@ func affineParams(c *Call) (w, b []float32, dw, db []float32) {
 	return w, b, dw, db
 }
 
+// joinPositions is the Positions of an elementwise op of broadcast
+// inputs: the positions of the inputs that have more than one along
+// their time axis, which must agree (an input of one is broadcast).
+func joinPositions(kind string) func(Attrs, []Shape, []Pos) (Pos, error) {
+	return func(_ Attrs, in []Shape, pos []Pos) (Pos, error) {
+		var out Pos
+		found := false
+		for j, p := range pos {
+			if p.Rows != pos[0].Rows {
+				return Pos{}, fmt.Errorf("%s of a value of rows of tokens and one of steps", kind)
+			}
+			n := in[j].T
+			if p.Rows {
+				n = in[j].C
+			}
+			switch {
+			case n == 1 && len(pos) > 1:
+			case !found:
+				out, found = p, true
+			case p != out:
+				return Pos{}, fmt.Errorf("%s of values whose positions lie apart in the input (%+v and %+v)", kind, out.Span, p.Span)
+			}
+		}
+		if !found {
+			return pos[0], nil
+		}
+		return out, nil
+	}
+}
+
 // binaryOp is an elementwise op of two inputs, broadcast (ops.Binary).
 func binaryOp(kind string, op byte) *Op {
 	bc := func(c *Call) ops.Broadcast {
@@ -72,10 +102,11 @@ func binaryOp(kind string, op byte) *Op {
 			}
 			return out, nil
 		},
-		Field:    notLocal,
-		Cost:     func(_ Attrs, _ []Shape, out Shape) float64 { return float64(out.Size()) },
-		Forward:  func(c *Call) { ops.Binary(bc(c), c.Y, c.X[0], c.X[1]) },
-		Backward: func(c *Call) { ops.BinaryBackward(bc(c), c.DX[0], c.DX[1], c.DY, c.X[0], c.X[1]) },
+		Field:     notLocal,
+		Positions: joinPositions(kind),
+		Cost:      func(_ Attrs, _ []Shape, out Shape) float64 { return float64(out.Size()) },
+		Forward:   func(c *Call) { ops.Binary(bc(c), c.Y, c.X[0], c.X[1]) },
+		Backward:  func(c *Call) { ops.BinaryBackward(bc(c), c.DX[0], c.DX[1], c.DY, c.X[0], c.X[1]) },
 	}
 }
 
@@ -114,8 +145,13 @@ func tokenOps() []*Op {
 	return []*Op{
 		{
 			Kind: "transpose", Inputs: 1,
-			Shape:   func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].T, in[0].C}, nil },
-			Field:   notLocal,
+			Shape: func(_ Attrs, in []Shape) (Shape, error) { return Shape{in[0].T, in[0].C}, nil },
+			Field: notLocal,
+			Positions: func(_ Attrs, _ []Shape, pos []Pos) (Pos, error) {
+				p := pos[0]
+				p.Rows = !p.Rows // the steps become rows of tokens, and back
+				return p, nil
+			},
 			Forward: func(c *Call) { ops.Transpose(c.Y, c.X[0], c.In[0].C, c.In[0].T) },
 			Backward: func(c *Call) {
 				if c.DX[0] != nil {
@@ -136,7 +172,13 @@ func tokenOps() []*Op {
 				}
 				return out, nil
 			},
-			Field:    notLocal,
+			Field: notLocal,
+			Positions: func(a Attrs, in []Shape, pos []Pos) (Pos, error) {
+				if (Shape{a.Int("rows"), a.Int("cols")}) != in[0] {
+					return Pos{}, fmt.Errorf("reshape of %s to %d x %d regroups its input's values", in[0], a.Int("rows"), a.Int("cols"))
+				}
+				return pos[0], nil
+			},
 			Forward:  copyForward,
 			Backward: func(c *Call) { copy(c.DX[0], c.DY) },
 		},
@@ -151,8 +193,9 @@ func tokenOps() []*Op {
 				}
 				return p
 			},
-			Shape: func(a Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, a.Int("out")}, nil },
-			Field: notLocal,
+			Shape:     func(a Attrs, in []Shape) (Shape, error) { return Shape{in[0].C, a.Int("out")}, nil },
+			Field:     notLocal,
+			Positions: keepPositions("dense"),
 			Cost: func(a Attrs, in []Shape, _ Shape) float64 {
 				return 2 * float64(in[0].C*in[0].T*a.Int("out"))
 			},
@@ -179,9 +222,10 @@ func tokenOps() []*Op {
 			Params: func(_ Attrs, in []Shape) []ParamSpec {
 				return []ParamSpec{{"weight", []int{in[0].T}, true}, {"bias", []int{in[0].T}, true}}
 			},
-			Shape: sameShape,
-			Field: notLocal,
-			Cost:  func(_ Attrs, in []Shape, _ Shape) float64 { return 8 * float64(in[0].Size()) },
+			Shape:     sameShape,
+			Field:     notLocal,
+			Positions: samePositions,
+			Cost:      func(_ Attrs, in []Shape, _ Shape) float64 { return 8 * float64(in[0].Size()) },
 			Forward: func(c *Call) {
 				ops.LayerNorm{N: c.In[0].T, Eps: c.A.Float("eps")}.Forward(c.Y, c.X[0], c.P[0], c.P[1])
 			},
@@ -208,7 +252,8 @@ func tokenOps() []*Op {
 				}
 				return in[0], nil
 			},
-			Field: notLocal,
+			Field:     notLocal,
+			Positions: keepPositions("attention"),
 			Cost: func(a Attrs, in []Shape, _ Shape) float64 {
 				L, E := float64(in[0].C), float64(in[0].T)
 				return 2*(4*L*E*E) + 2*(2*L*L*E)
@@ -286,8 +331,9 @@ func tokenOps() []*Op {
 				}
 				return in[0], nil
 			},
-			Field: notLocal,
-			Cost:  func(_ Attrs, in []Shape, _ Shape) float64 { return 2 * float64(in[0].Size()) },
+			Field:     notLocal,
+			Positions: samePositions,
+			Cost:      func(_ Attrs, in []Shape, _ Shape) float64 { return 2 * float64(in[0].Size()) },
 			Forward: func(c *Call) {
 				w, b, _, _ := affineParams(c)
 				affineOf(c.A, c.In[0]).Forward(c.Y, c.X[0], w, b)
@@ -322,6 +368,12 @@ func tokenOps() []*Op {
 				return Shape{in[0].C, 1}, nil
 			},
 			Field: notLocal,
+			Positions: func(a Attrs, _ []Shape, pos []Pos) (Pos, error) {
+				if (a.Int("axis") == 0) == pos[0].Rows {
+					return Pos{}, fmt.Errorf("reducemean over axis %d averages its input's positions", a.Int("axis"))
+				}
+				return pos[0], nil
+			},
 			Forward: func(c *Call) {
 				if c.A.Int("axis") == 0 {
 					ops.MeanRows(c.Y, c.X[0], c.In[0].C, c.In[0].T)
