@@ -15,6 +15,7 @@ then in eval mode:
   logits.csv, probs.csv   8 x 16
   input_grad.csv     d p_target / d x (Captum Saliency, abs=False)
   gradcam_raw.csv    Captum LayerGradCam on `patch` (20 tokens), relu_attributions=False, no interpolation
+  train_*            PyTorch's training from model.safetensors, dropout off (train_curve)
   gradcam_tokens.csv Grad-CAM over the tokens of `enc`'s output by autograd (Captum would take the tokens as channels)
   occlusion.csv      Captum Occlusion, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0
   ig.csv             Captum IntegratedGradients, zero baseline, n_steps=50, method="gausslegendre"
@@ -114,13 +115,49 @@ def token_cam(m, x, t, path):
     csv(path, (g.mean(dim=1, keepdim=True) * a).sum(dim=2).detach().numpy())
 
 
+def train_curve(out, steps=8, batch=8, batches=4, lr=1e-3, wd=1e-4):
+    """PyTorch's training of the golden network with its dropout off, from model.safetensors:
+    Adam (lr 1e-3, weight decay 1e-4 as L2), mean cross-entropy on the logits, `batches` fixed
+    batches of `batch` (train_x.csv, train_y.csv) taken in order, `steps` steps. Writes the loss
+    before each step (train_losses.csv) and the parameters after the last (train_final.safetensors)."""
+    torch.manual_seed(3)
+    g = torch.Generator().manual_seed(99)
+    m = TxNet(dropout=0.0)
+    m.load_state_dict(load_state_dict(os.path.join(out, "model.safetensors")))
+    m.train()
+    xs, ys = [], []
+    for _ in range(batches):
+        x, y = signals(batch, g)
+        xs.append(x)
+        ys.append(y)
+    csv(os.path.join(out, "train_x.csv"), torch.cat(xs).numpy())
+    with open(os.path.join(out, "train_y.csv"), "w") as f:
+        f.write("".join("%d\n" % v for v in torch.cat(ys).tolist()))
+    opt = torch.optim.Adam(m.parameters(), lr=lr, weight_decay=wd)
+    losses = []
+    for k in range(steps):
+        loss = nn.functional.cross_entropy(m.logits(xs[k % batches]), ys[k % batches])
+        losses.append([loss.item()])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    csv(os.path.join(out, "train_losses.csv"), np.array(losses))
+    save_state_dict(os.path.join(out, "train_final.safetensors"), m.state_dict())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--token-cam-only", action="store_true",
                     help="write gradcam_tokens.csv alone, from --out's model.safetensors, waveforms.csv and targets.csv")
+    ap.add_argument("--train-only", action="store_true",
+                    help="write the training curve's files alone (train_curve), from --out's model.safetensors")
     a = ap.parse_args()
+    torch.set_num_threads(1)
+    if a.train_only:
+        train_curve(a.out)
+        return
     if a.token_cam_only:
         m = TxNet()
         m.load_state_dict(load_state_dict(os.path.join(a.out, "model.safetensors")))
@@ -160,6 +197,7 @@ def main():
     cam = LayerGradCam(m, m.patch).attribute(x, target=t, relu_attributions=False)
     csv(os.path.join(a.out, "gradcam_raw.csv"), cam.detach().numpy())
     token_cam(m, x, t, os.path.join(a.out, "gradcam_tokens.csv"))
+    train_curve(a.out)
     occ = Occlusion(m).attribute(x, sliding_window_shapes=(1, 60), strides=(1, 20), baselines=0.0, target=t)
     csv(os.path.join(a.out, "occlusion.csv"), occ.detach().numpy())
     ig = IntegratedGradients(m).attribute(x, baselines=0.0, target=t, n_steps=50, method="gausslegendre")
