@@ -7,6 +7,13 @@ for its target, from a zero baseline, with the Gauss-Legendre rule of 50 points 
 of 20, and its convergence deltas; written as float32 CSV (one map a line, C x 640 values,
 channel-major) to OUT/<network>/ig_gausslegendre_50.csv, ig_riemann_trapezoid_20.csv and deltas.csv.
 
+With --noisy it writes, for fcn and resnet1d-3ph, Captum's NoiseTunnel(Saliency) maps (abs=True,
+nt_samples=4, stdevs=0.1) of the first 2 waveforms for each nt_type (nt_<type>.csv, each call from
+torch's generator seeded 0, so the three draw the same points) and GradientShap's (n_samples=4,
+stdevs=0, a zero baseline, seeded 1: gradient_shap.csv), with the points the module was called on
+(points_noise_tunnel.csv, points_gradient_shap.csv: 8 rows, record-major), so that a test can give the
+same points to uaxai's explainers.
+
 With --bench it times, per map, Captum's IntegratedGradients (50 Gauss-Legendre steps) and
 NoiseTunnel(Saliency) SmoothGrad (50 samples, stdev 0.1) on ResNet1D's 8 waveforms, 2 threads,
 and prints the medians of --reps runs.
@@ -69,6 +76,35 @@ def golden(out):
         print(name, "done", file=sys.stderr)
 
 
+def noisy(out):
+    from captum.attr import GradientShap, NoiseTunnel, Saliency
+    for name, cls, args, cin in [n for n in NETS if n[0] in ("fcn", "resnet1d-3ph")]:
+        m, x, t = load(name, cls, args, cin)
+        x, t = x[:2], t[:2]
+        d = os.path.join(out, name)
+        seen = []
+        h = m.register_forward_pre_hook(lambda mod, inp: seen.append(inp[0].detach().clone()))
+        nt = NoiseTunnel(Saliency(m))
+        pts = None
+        for typ in ("smoothgrad", "smoothgrad_sq", "vargrad"):
+            seen.clear()
+            torch.manual_seed(0)
+            a = nt.attribute(x, nt_type=typ, nt_samples=4, stdevs=0.1, target=t, abs=True)
+            assert len(seen) == 1 and seen[0].shape[0] == 8, [s.shape for s in seen]
+            assert pts is None or torch.equal(pts, seen[0])
+            pts = seen[0]
+            csv(os.path.join(d, "nt_%s.csv" % typ), a.detach().numpy())
+        csv(os.path.join(d, "points_noise_tunnel.csv"), pts.numpy())
+        seen.clear()
+        torch.manual_seed(1)
+        a = GradientShap(m).attribute(x, baselines=torch.zeros_like(x[:1]), n_samples=4, stdevs=0.0, target=t)
+        assert len(seen) == 1 and seen[0].shape[0] == 8, [s.shape for s in seen]
+        csv(os.path.join(d, "gradient_shap.csv"), a.detach().numpy())
+        csv(os.path.join(d, "points_gradient_shap.csv"), seen[0].numpy())
+        h.remove()
+        print(name, "noisy done", file=sys.stderr)
+
+
 def bench(reps):
     from captum.attr import IntegratedGradients, NoiseTunnel, Saliency
     torch.set_num_threads(2)
@@ -92,11 +128,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.path.join(ROOT, "testdata", "golden", "gradients"))
     p.add_argument("--bench", action="store_true")
+    p.add_argument("--noisy", action="store_true")
     p.add_argument("--reps", type=int, default=5)
     a = p.parse_args()
     torch.manual_seed(0)
     if a.bench:
         bench(a.reps)
+    elif a.noisy:
+        noisy(a.out)
     else:
         golden(a.out)
 

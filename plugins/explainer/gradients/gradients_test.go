@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -404,5 +405,39 @@ func TestNoisyClosedForm(t *testing.T) {
 				t.Fatalf("input %d sample %d: %g alone, %g in a batch of groups", i, j, alone[j], all[i][j])
 			}
 		}
+	}
+}
+
+// TestCaptumNoisy: given the points Captum drew (from torch's generator:
+// testdata/peers/gradients_golden.py --noisy), smoothgrad in its three
+// forms (abs, 4 samples, stdev 0.1) equals Captum 0.8's
+// NoiseTunnel(Saliency), and gradient_shap (4 samples, no noise, a zero
+// baseline) its GradientShap, within 1e-4 of each map's largest value, on
+// a network of one channel and one of three; the maps uaxai draws itself
+// differ (the points matter).
+func TestCaptumNoisy(t *testing.T) {
+	for _, name := range []string{"fcn", "resnet1d-3ph"} {
+		t.Run(name, func(t *testing.T) {
+			m, x, y, _ := goldenModel(t, name)
+			dir := filepath.Join(golden.Dir(t, "gradients"), name)
+			n := m.InputLen()
+			x, y = x[:2*n], y[:2]
+			seeds := []uint64{1, 2}
+			pts := golden.Flat(golden.CSV32(t, filepath.Join(dir, "points_noise_tunnel.csv")))
+			for _, typ := range []string{SmoothGrad, SmoothGradSq, VarGrad} {
+				cfg := sdk.Config{"nt_samples": int64(4), "stdevs": 0.1, "nt_type": typ}
+				want := golden.CSV32(t, filepath.Join(dir, "nt_"+typ+".csv"))
+				got := explain(t, &Noisy{given: pts}, m, x, y, cfg, seeds)
+				golden.RowsClose(t, typ, got, want, 1e-4)
+				own := explain(t, NewSmoothGrad(), m, x, y, cfg, seeds)
+				if slices.Equal(own[0], got[0]) {
+					t.Errorf("%s: uaxai's own draws give Captum's map", typ)
+				}
+			}
+			cfg := sdk.Config{"n_samples": int64(4)}
+			pts = golden.Flat(golden.CSV32(t, filepath.Join(dir, "points_gradient_shap.csv")))
+			got := explain(t, &Noisy{shap: true, given: pts}, m, x, y, cfg, seeds)
+			golden.RowsClose(t, "gradient_shap", got, golden.CSV32(t, filepath.Join(dir, "gradient_shap.csv")), 1e-4)
+		})
 	}
 }

@@ -28,7 +28,14 @@ const (
 // Input i's draws come from rng.New(req.Seeds[i]) in this order: for
 // each of its samples k, the noise of its values (channel-major, only
 // when stdevs > 0), then for gradient_shap a_k.
-type Noisy struct{ shap bool }
+type Noisy struct {
+	shap bool
+	// given, in tests, replaces the draws by Captum's points: input i's
+	// sample k at given[(i*S+k)*n:], n an input's values (the noisy
+	// input for smoothgrad; for gradient_shap, whose stdevs must then be
+	// 0, the point between the baseline and the input).
+	given []float32
+}
 
 // NewSmoothGrad returns explainer.smoothgrad.
 func NewSmoothGrad() *Noisy { return &Noisy{} }
@@ -135,6 +142,14 @@ func (e *Noisy) Explain(ctx context.Context, m nn.Model, req sdk.ExplainRequest)
 				j := (i-i0)*S + k
 				owner[j] = i
 				xk := noisy[j*n : (j+1)*n]
+				if e.given != nil {
+					g := e.given[(i*S+k)*n : (i*S+k+1)*n]
+					copy(pts[j*n:(j+1)*n], g)
+					if copy(xk, g); e.shap {
+						copy(xk, x)
+					}
+					continue
+				}
 				for t, v := range x {
 					xk[t] = v
 					if c.stdev > 0 {
