@@ -17,7 +17,7 @@ import (
 
 // TestGoldenTransformer: a torch.nn.TransformerEncoder classifier
 // (testdata/golden/transformer), imported from its ONNX export (the
-// attention blocks fused, the layer norms and GELU from their operators)
+// attention blocks, layer norms and GELU fused)
 // and built from recipes/archs/transformer.toml with its state_dict, gives
 // PyTorch's probabilities within 1e-5, and Go's occlusion (window 60,
 // stride 20, baseline 0, each channel), input gradients, integrated

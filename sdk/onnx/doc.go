@@ -36,8 +36,8 @@
 // from its name) and Model.ModuleOutput; ToSpec/LoadSpec convert a model
 // into an sdk/nn/graph Spec and its parameters by <node>.<suffix> (Conv,
 // Pad merged into a following Conv/AveragePool when zero, pools, global
-// pools/ReduceMean, BatchNormalization, Gemm or MatMul+Add, Erf-GELU and
-// SiLU patterns, activations, Add, Concat, Dropout; anything else refused
+// pools/ReduceMean, BatchNormalization, Gemm or MatMul+Add, Erf-GELU,
+// SiLU and LayerNorm patterns, activations, Add, Concat, Dropout; anything else refused
 // by node, attribute and what is accepted), nodes named by module path
 // (block1.conv1; block1.relu, block1.relu_2 where a module has several) so
 // state_dict names and Grad-CAM layers resolve, in linear time (a base

@@ -77,6 +77,11 @@ func LoadNet(path string) (*nngraph.Net, error) {
 //	Div, Erf, Add, Mul, Mul  gelu, the pattern x * (erf(x / √2) + 1) * 0.5
 //	                     torch writes for F.gelu (constants checked)
 //	Sigmoid, Mul         silu, x * sigmoid(x) (F.silu)
+//	ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div [, Mul, Add]
+//	                     layernorm, nn.LayerNorm over the last axis as
+//	                     torch writes it (exponent 2, scalar eps; named
+//	                     after its module, whose weight and bias become
+//	                     its parameters: converter.layerNorm)
 //	Add                  add, of two computed values
 //	Concat               concat, along channels
 //	Dropout              dropout (p = its ratio; identity in evaluation)
@@ -695,6 +700,11 @@ func (c *converter) global(i int, n *Node) error {
 	x, err := c.input(n, 0)
 	if err != nil {
 		return err
+	}
+	if n.OpType == "ReduceMean" {
+		if ok, err := c.layerNorm(n, x); ok || err != nil {
+			return err
+		}
 	}
 	if x.rank == 2 && n.OpType == "ReduceMean" {
 		// the mean of a (batch, features) value's features, kept as (batch, 1)

@@ -683,3 +683,155 @@ func (f *folder) softmax(n *node, in []*Tensor) (Tensor, error) {
 	}
 	return out, nil
 }
+
+// layerNorm converts nn.LayerNorm over a value's last axis as torch 1.13
+// exports it, starting at its first ReduceMean n (axes [-1], keepdims 1)
+// of x:
+//
+//	m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2))
+//	z = Div(d, Sqrt(Add(v, eps))); y = Add(Mul(z, weight), bias)
+//
+// the Mul and Add by the affine parameters (E values each) only with
+// elementwise_affine, eps and the exponent scalar constants, each value
+// read by the next step alone but d (by Pow and Div). It emits one
+// layernorm node named after the module, whose parameters are then
+// PyTorch's (norm1.weight, norm1.bias), and reports false, having
+// emitted nothing, when the nodes are not this pattern (they are then
+// converted one by one). A (batch, E) value is normalised as a row: a
+// reshape to 1 x E before and back after.
+func (c *converter) layerNorm(n *Node, x sval) (bool, error) {
+	E := x.t
+	if x.rank == 2 {
+		E = x.c
+	}
+	var found []int
+	next := func(v, op string) *Node {
+		k := c.soleConsumer(v)
+		if v == "" || k < 0 || c.m.Nodes[k].OpType != op {
+			return nil
+		}
+		found = append(found, k)
+		return &c.m.Nodes[k]
+	}
+	lastAxis := func(r *Node) bool {
+		axes, err := intsAttr(r, "axes", nil)
+		keep, err2 := intAttr1(r, "keepdims", 1)
+		return err == nil && err2 == nil && keep == 1 && len(r.Inputs) == 1 && len(axes) == 1 && (axes[0] == -1 || int(axes[0]) == x.rank-1)
+	}
+	scalar := func(name string) (float32, bool) {
+		t, ok := c.m.Initializers[name]
+		if !ok || t.DType != Float32 || t.Len() != 1 {
+			return 0, false
+		}
+		return t.Float[0], true
+	}
+	vector := func(name string) (Tensor, bool) {
+		t, ok := c.m.Initializers[name]
+		return t, ok && t.DType == Float32 && t.Len() == E && len(t.Shape) == 1
+	}
+	other := func(b *Node, v string) string {
+		switch {
+		case len(b.Inputs) != 2:
+			return ""
+		case b.Inputs[0] == v:
+			return b.Inputs[1]
+		case b.Inputs[1] == v:
+			return b.Inputs[0]
+		}
+		return ""
+	}
+	if !lastAxis(n) {
+		return false, nil
+	}
+	sub := next(n.Outputs[0], "Sub")
+	if sub == nil || len(sub.Inputs) != 2 || sub.Inputs[0] != n.Inputs[0] || sub.Inputs[1] != n.Outputs[0] {
+		return false, nil
+	}
+	d := sub.Outputs[0]
+	readers := c.consumers[d]
+	if len(readers) != 2 || d == c.m.Outputs[0].Name {
+		return false, nil
+	}
+	var pow, div *Node
+	for _, k := range readers {
+		switch r := &c.m.Nodes[k]; r.OpType {
+		case "Pow":
+			pow = r
+		case "Div":
+			div = r
+		}
+		found = append(found, k)
+	}
+	if pow == nil || div == nil || len(pow.Inputs) != 2 || pow.Inputs[0] != d || len(div.Inputs) != 2 || div.Inputs[0] != d {
+		return false, nil
+	}
+	if e, ok := scalar(pow.Inputs[1]); !ok || e != 2 {
+		return false, nil
+	}
+	mean2 := next(pow.Outputs[0], "ReduceMean")
+	if mean2 == nil || !lastAxis(mean2) {
+		return false, nil
+	}
+	add := next(mean2.Outputs[0], "Add")
+	if add == nil {
+		return false, nil
+	}
+	eps, ok := scalar(other(add, mean2.Outputs[0]))
+	if !ok || eps < 0 {
+		return false, nil
+	}
+	sqrt := next(add.Outputs[0], "Sqrt")
+	if sqrt == nil || c.soleConsumer(sqrt.Outputs[0]) < 0 || &c.m.Nodes[c.soleConsumer(sqrt.Outputs[0])] != div || div.Inputs[1] != sqrt.Outputs[0] {
+		return false, nil
+	}
+	out := div.Outputs[0]
+	params := map[string]Tensor{}
+	if mul := next(out, "Mul"); mul != nil {
+		w, okw := vector(other(mul, out))
+		bias := next(mul.Outputs[0], "Add")
+		if !okw || bias == nil {
+			return false, nil
+		}
+		b, okb := vector(other(bias, mul.Outputs[0]))
+		if !okb {
+			return false, nil
+		}
+		params["weight"] = Tensor{DType: Float32, Shape: []int{E}, Float: slices.Clone(w.Float)}
+		params["bias"] = Tensor{DType: Float32, Shape: []int{E}, Float: slices.Clone(b.Float)}
+		out = bias.Outputs[0]
+	} else {
+		one := make([]float32, E)
+		for i := range one {
+			one[i] = 1
+		}
+		params["weight"] = Tensor{DType: Float32, Shape: []int{E}, Float: one}
+		params["bias"] = Tensor{DType: Float32, Shape: []int{E}, Float: make([]float32, E)}
+	}
+	for _, k := range found {
+		c.done[k] = true
+	}
+	attrs := map[string]any{"eps": f64(eps)}
+	if x.rank == 3 {
+		return true, c.emit(n, "layernorm", attrs, []sval{x}, params, x, out)
+	}
+	// a (batch, E) value is E x 1: normalised as one row of E
+	row := sval{rank: 3, c: 1, t: E}
+	if err := c.emitAnon(n, "reshape", map[string]any{"rows": int64(1), "cols": int64(E)}, x, row, n.Outputs[0]+"#row"); err != nil {
+		return true, err
+	}
+	row = c.vals[n.Outputs[0]+"#row"]
+	if err := c.emit(n, "layernorm", attrs, []sval{row}, params, row, n.Outputs[0]+"#norm"); err != nil {
+		return true, err
+	}
+	return true, c.emitAnon(n, "reshape", map[string]any{"rows": int64(E), "cols": int64(1)}, c.vals[n.Outputs[0]+"#norm"], x, out)
+}
+
+// emitAnon emits a node of no module (named after its op), computing
+// res from v into the value out.
+func (c *converter) emitAnon(n *Node, op string, attrs map[string]any, v, res sval, out string) error {
+	if err := c.emit(n, op, attrs, []sval{v}, nil, res, out); err != nil {
+		return err
+	}
+	c.out[len(c.out)-1].module = ""
+	return nil
+}
