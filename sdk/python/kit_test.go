@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,12 @@ func archs(t *testing.T) []nn.Arch {
 	// bridge's torch rebuild, and a graph of every op kind.
 	ph3 := toml("resnet1d")
 	ph3.Name, ph3.InChannels = "resnet1d-3ph", 3
-	goldens := []nn.Arch{nn.GraphArch(toml("fcn")), nn.GraphArch(toml("inceptiontime")), nn.GraphArch(toml("stridednet")), nn.GraphArch(ph3), nn.GraphArch(graphtest.EveryOp())}
+	// The golden Transformer's spec, and every token op (with Go's
+	// probabilities for the rebuild to match: entry.Check).
+	tokens := graphtest.Transformer()
+	tokens.Name = "token-ops"
+	goldens := []nn.Arch{nn.GraphArch(toml("fcn")), nn.GraphArch(toml("inceptiontime")), nn.GraphArch(toml("stridednet")), nn.GraphArch(ph3), nn.GraphArch(graphtest.EveryOp()),
+		nn.GraphArch(toml("transformer")), nn.GraphArch(tokens)}
 	conv := func(name string, out, k int) nn.Layer {
 		return nn.Layer{Kind: nn.KindConv1D, Name: name, Out: out, Kernel: k}
 	}
@@ -72,6 +78,16 @@ func archs(t *testing.T) []nn.Arch {
 type entry struct {
 	Arch   json.RawMessage `json:"arch"`
 	Layers []layer         `json:"layers"`
+	Check  *check          `json:"check,omitempty"`
+}
+
+// check is, for the token-ops graph, what Go's engine computes, for the
+// torch rebuild of the Captum bridge to match: its probabilities of 2
+// inputs x under the parameters params (graphtest.RandomNet, seed 3).
+type check struct {
+	Params []float32 `json:"params"`
+	X      []float32 `json:"x"`
+	Probs  []float32 `json:"probs"`
 }
 
 type layer struct {
@@ -90,6 +106,9 @@ func TestArchsGolden(t *testing.T) {
 	out := map[string]entry{}
 	for _, a := range archs(t) {
 		e := loadEntry(t, a)
+		if a.Name == "token-ops" {
+			e.Check = engineCheck(t, a)
+		}
 		out[a.Name] = e
 		names = append(names, a.Name)
 		{
@@ -145,6 +164,22 @@ func TestArchsGolden(t *testing.T) {
 	if !bytes.Equal(old, b) {
 		t.Errorf("%s is not what wire.LoadParams sends for %s: rewrite it with go test ./sdk/python -run TestArchsGolden -update", path, strings.Join(names, ", "))
 	}
+}
+
+// engineCheck is Go's probabilities of a's graph for two inputs of
+// sines under random parameters.
+func engineCheck(t *testing.T, a nn.Arch) *check {
+	t.Helper()
+	net := graphtest.RandomNet(t, *a.Graph, 3)
+	n := net.InShape().Size()
+	c := &check{Params: net.Theta, X: make([]float32, 2*n), Probs: make([]float32, 2*net.Classes())}
+	for i := range c.X {
+		c.X[i] = float32(math.Sin(0.37*float64(i)) + 0.1*float64(i%5))
+	}
+	if err := net.Forward(c.Probs, c.X); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // loadEntry is the Load's Params of a (zero parameters) as an entry.

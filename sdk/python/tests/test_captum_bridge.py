@@ -280,13 +280,43 @@ class TestRebuildGraph(unittest.TestCase):
                     p = net(torch.from_numpy(x.reshape(len(x), c, -1))).numpy()
                 np.testing.assert_allclose(p, archs_csv(name, "probs.csv"), rtol=0, atol=1e-5)
 
+    def test_transformer_golden(self):
+        # The golden Transformer (testdata/golden/transformer) rebuilt from
+        # recipes/archs/transformer.toml: the bridge's layout is its
+        # state_dict's names, and the probabilities PyTorch's within 1e-5.
+        arch = archs.arch("transformer")
+        d = os.path.join(REPO, "testdata", "golden", "transformer")
+        t = read_safetensors(os.path.join(d, "model.safetensors"), only_f32=True)
+        names = [n for _, _, n, _ in bridge.graph_layout(arch)]
+        self.assertEqual(sorted(names), sorted(t))
+        net = bridge.build_graph(arch, np.concatenate([t[n].reshape(-1) for n in names]))
+        x = np.loadtxt(os.path.join(d, "waveforms.csv"), delimiter=",", dtype=np.float32, ndmin=2)
+        with torch.no_grad():
+            p = net(torch.from_numpy(x.reshape(len(x), 3, -1))).numpy()
+        want = np.loadtxt(os.path.join(d, "probs.csv"), delimiter=",", dtype=np.float32, ndmin=2)
+        np.testing.assert_allclose(p, want, rtol=0, atol=1e-5)
+
+    def test_token_ops_engine(self):
+        # A graph of every token op (matmul of two values, broadcast
+        # sub/div/mul, pow, sqrt, erf, gelu_tanh, softmax over the steps,
+        # both reducemeans, affine, reshape, ...) rebuilt under random
+        # parameters gives the probabilities Go's engine computed
+        # (archs.json's check, kit_test.go) within 1e-5.
+        arch = archs.arch("token-ops")
+        chk = archs.GOLDEN["token-ops"]["check"]
+        net = bridge.build_graph(arch, np.asarray(chk["params"], dtype=np.float32))
+        x = np.asarray(chk["x"], dtype=np.float32).reshape(2, arch["in_channels"], arch["in_len"])
+        with torch.no_grad():
+            p = net(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(p.reshape(-1), np.asarray(chk["probs"], dtype=np.float32), rtol=0, atol=1e-5)
+
     def test_layout_errors(self):
         # An op the bridge does not rebuild, and a node after the output
         # with parameters, are refused by node, with what is accepted.
         arch = json.loads(json.dumps(archs.arch("resnet1d")))
         arch["graph"]["nodes"][1]["op"] = "lstm"
         with self.assertRaisesRegex(kit.Error, r"^arch 'resnet1d' node 1 'block1.conv1': op 'lstm' is not one the "
-                                    r"bridge rebuilds in torch \(accepted: add, avgpool1d, .*, tanh\)$"):
+                                    r"bridge rebuilds in torch \(accepted: add, affine, attention, .*, tanh, transpose\)$"):
             bridge.graph_layout(arch)
         arch = json.loads(json.dumps(archs.arch("res-output")))
         nodes = arch["graph"]["nodes"]
