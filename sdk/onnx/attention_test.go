@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
+	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
@@ -141,6 +144,106 @@ func TestTransformerImportRefusals(t *testing.T) {
 		for _, w := range c.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: %v; want it to say %q", c.what, err, w)
+			}
+		}
+	}
+}
+
+// TestOutProjMatMulAdd: an attention block whose out-projection is
+// written as a MatMul by the transposed weight and an Add of the bias
+// (as torch exports F.linear of a 3-D value) instead of one Gemm imports
+// the same: the out-projection is the state_dict's bit for bit, and the
+// network gives PyTorch's probabilities within 1e-5.
+func TestOutProjMatMulAdd(t *testing.T) {
+	mp := transformerProto(t)
+	init := map[string]*onnxpb.TensorProto{}
+	for _, in := range mp.Graph.Initializer {
+		init[in.GetName()] = in
+	}
+	var nodes []*onnxpb.NodeProto
+	rewritten := 0
+	for _, n := range mp.Graph.Node {
+		if n.GetOpType() != "Gemm" || !strings.Contains(n.GetName(), "self_attn") {
+			nodes = append(nodes, n)
+			continue
+		}
+		w := init[n.Input[1]]
+		if w == nil || len(w.Dims) != 2 {
+			t.Fatalf("%s: its weight %q is not a 2-d initializer", n.GetName(), n.Input[1])
+		}
+		r, q := int(w.Dims[0]), int(w.Dims[1])
+		vals := w.FloatData
+		if len(vals) == 0 {
+			vals = make([]float32, r*q)
+			for i := range vals {
+				vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(w.RawData[4*i:]))
+			}
+		}
+		wt := make([]float32, r*q)
+		for i := range r {
+			for j := range q {
+				wt[j*r+i] = vals[i*q+j]
+			}
+		}
+		name := n.Input[1] + ".t"
+		mp.Graph.Initializer = append(mp.Graph.Initializer, &onnxpb.TensorProto{Name: proto.String(name), Dims: []int64{int64(q), int64(r)},
+			DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), FloatData: wt})
+		mm := n.GetName() + "/MatMul"
+		nodes = append(nodes,
+			&onnxpb.NodeProto{Name: proto.String(strings.Replace(n.GetName(), "Gemm", "MatMul_out", 1)), OpType: proto.String("MatMul"), Input: []string{n.Input[0], name}, Output: []string{mm}},
+			&onnxpb.NodeProto{Name: proto.String(strings.Replace(n.GetName(), "Gemm", "Add_out", 1)), OpType: proto.String("Add"), Input: []string{mm, n.Input[2]}, Output: n.Output})
+		rewritten++
+	}
+	mp.Graph.Node = nodes
+	if rewritten != 2 {
+		t.Fatalf("%d out-projections rewritten; want one a layer", rewritten)
+	}
+	_, params, heads, err := toSpec(t, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(heads, []int64{2, 2}) {
+		t.Errorf("heads %v; want [2 2]", heads)
+	}
+	sd, err := safetensors.ReadFile(filepath.Join(golden.Dir(t, "transformer"), "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nm := range []string{"enc.layers.0.self_attn.out_proj.weight", "enc.layers.0.self_attn.out_proj.bias", "enc.layers.1.self_attn.out_proj.weight", "enc.layers.1.self_attn.out_proj.bias"} {
+		want, _ := sd.Get(nm)
+		if got := params[nm]; !slices.Equal(got.Float, want.Data) {
+			t.Errorf("%s: the import's values are not the state_dict's", nm)
+		}
+	}
+	raw, err := proto.Marshal(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(raw, "matmul-add.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, ps, err := ToSpec(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := nngraph.Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range net.Params() {
+		copy(net.Theta[p.Offset:p.Offset+p.Len], ps[p.Name].Float)
+	}
+	x := golden.Flat(golden.CSV32(t, filepath.Join(golden.Dir(t, "transformer"), "waveforms.csv")))
+	want := golden.CSV32(t, filepath.Join(golden.Dir(t, "transformer"), "probs.csv"))
+	got := make([]float32, len(want)*len(want[0]))
+	if err := net.Forward(got, x); err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range want {
+		for j, v := range row {
+			if d := math.Abs(float64(got[i*len(row)+j] - v)); d > 1e-5 {
+				t.Fatalf("record %d class %d: %v, PyTorch %v", i, j, got[i*len(row)+j], v)
 			}
 		}
 	}
