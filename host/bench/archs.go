@@ -28,8 +28,18 @@ import (
 )
 
 // ArchNets are the golden networks `uaxai bench --archs` times:
-// recipes/archs/<net>.toml with testdata/golden/archs/<net>/model.safetensors.
-var ArchNets = []string{"fcn", "resnet1d", "inceptiontime"}
+// recipes/archs/<net>.toml with its golden PyTorch weights (archWeights).
+var ArchNets = []string{"fcn", "resnet1d", "inceptiontime", "transformer"}
+
+// archWeights is the golden state_dict of network name under the
+// repository's root: testdata/golden/archs/<net>/model.safetensors, and
+// the Transformer's own golden set's.
+func archWeights(root, name string) string {
+	if name == "transformer" {
+		return filepath.Join(root, "testdata", "golden", "transformer", "model.safetensors")
+	}
+	return filepath.Join(root, "testdata", "golden", "archs", name, "model.safetensors")
+}
 
 // The archs cases' sizes: a forward batch of ArchBatch inputs; occlusion
 // maps with the golden README's settings (Captum's window 60, stride 20,
@@ -54,27 +64,52 @@ func LoadArch(root, name string) (*graph.Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := net.LoadSafetensors(filepath.Join(root, "testdata", "golden", "archs", name, "model.safetensors")); err != nil {
+	if err := net.LoadSafetensors(archWeights(root, name)); err != nil {
 		return nil, err
 	}
 	return net, nil
 }
 
 // ArchFLOPs is the floating-point work of one input's forward pass counted
-// as the reference counts it: 2 x the multiply-adds of the conv and linear
-// nodes, a conv's weights times its output length, a linear's weights.
+// as the reference counts it: 2 x the multiply-adds of the conv, linear,
+// dense and attention nodes: a conv's weights times its output length, a
+// linear's weights, a dense layer's weights times its rows (tokens), and
+// attention's projections times its L tokens plus its two products of L
+// x L x E (the scores and the weighted values).
 func ArchFLOPs(net *graph.Net) (float64, error) {
 	var f float64
+	spec := net.Spec()
 	for _, p := range net.Params() {
-		node, ok := strings.CutSuffix(p.Name, ".weight")
-		if !ok || len(p.Shape) < 2 {
-			continue // batchnorm's weight is a vector
+		if len(p.Shape) < 2 {
+			continue // batchnorm's, layernorm's weight is a vector
+		}
+		var node string
+		ok := false
+		for _, suf := range []string{".in_proj_weight", ".out_proj.weight", ".weight"} {
+			if node, ok = strings.CutSuffix(p.Name, suf); ok {
+				break
+			}
+		}
+		if !ok {
+			continue
 		}
 		l, err := net.Layer(node)
 		if err != nil {
 			return 0, err
 		}
-		f += 2 * float64(p.Len*l.Shape.T)
+		switch spec.Nodes[l.Node].Op {
+		case "dense":
+			f += 2 * float64(p.Len*l.Shape.C)
+		case "attention":
+			L, E := l.Shape.C, l.Shape.T
+			f += 2 * float64(p.Len*L)
+			if strings.HasSuffix(p.Name, ".in_proj_weight") {
+				f += 2 * 2 * float64(L*L*E)
+			}
+		case "affine":
+		default:
+			f += 2 * float64(p.Len*l.Shape.T)
+		}
 	}
 	return f, nil
 }
@@ -113,15 +148,19 @@ func ArchCases(name string, net *graph.Net, seed uint64, epochN int) ([]ArchCase
 	}
 	m := nn.NewGraphModel(net)
 	n := m.InputLen()
-	if n != archInLen || m.Classes() != archClasses {
-		return nil, fmt.Errorf("bench: %s: %d inputs and %d classes; the reference's networks have %d and %d", name, n, m.Classes(), archInLen, archClasses)
+	in := net.InShape()
+	if in.T != archInLen || m.Classes() != archClasses {
+		return nil, fmt.Errorf("bench: %s: inputs of %d samples and %d classes; the reference's networks have %d and %d", name, in.T, m.Classes(), archInLen, archClasses)
 	}
 	r := rng.New(rng.Key(seed, "bench-archs", "inputs", 0, 0))
 	x := make([]float32, ArchBatch*n)
 	for b := 0; b < ArchBatch; b++ {
 		f := 1 + float64(b%7)
-		for t := 0; t < n; t++ {
-			x[b*n+t] = float32(math.Sin(2*math.Pi*f*float64(t)/float64(n)) + 0.3*r.NormFloat64())
+		for c := 0; c < in.C; c++ { // three phases for three channels
+			for t := 0; t < in.T; t++ {
+				ph := 2 * math.Pi * float64(c) / float64(in.C)
+				x[b*n+c*in.T+t] = float32(math.Sin(2*math.Pi*f*float64(t)/float64(in.T)-ph) + 0.3*r.NormFloat64())
+			}
 		}
 	}
 	probs := make([]float32, ArchBatch*m.Classes())

@@ -34,6 +34,25 @@ func TestArchFLOPs(t *testing.T) {
 	}
 }
 
+// TestArchFLOPsTransformer: the golden Transformer's count, from
+// testdata/peers/transformer_golden.py's TxNet: the patch convolution 3
+// -> 16 of kernel 32 at 20 positions; per encoder layer attention's
+// projections (3E x E in, E x E out, E = 16) at L = 20 tokens and its
+// two L x L x E products, and the feed-forward 16 -> 32 -> 16 at each
+// token; the head 16 -> 16. archs_bench.py's hooks count 276992 too.
+func TestArchFLOPsTransformer(t *testing.T) {
+	const L, E = 20, 16
+	layer := L*(3*E*E+E*E) + 2*L*L*E + L*(E*2*E+2*E*E)
+	want := 2.0 * float64(16*3*32*L+2*layer+16*16)
+	got, err := ArchFLOPs(archNet(t, "transformer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || want != 276992 {
+		t.Fatalf("Transformer: %g FLOPs an input, want %g", got, want)
+	}
+}
+
 // TestArchCasesSplit: each case runs on 1, 3 and 9 goroutines (9 leaves
 // one idle for the 8 maps) without error, a measurement's best is at most
 // its median, and the occlusion case counts 30 windows and the input for

@@ -30,6 +30,7 @@ before torch is imported, and torch.set_num_threads(T).
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -64,12 +65,25 @@ from torch_ref import environment, read_safetensors  # noqa: E402
 LENGTH = 640
 BATCH = 64
 WINDOW, STRIDE = 60, 20
-CLASSES = {"fcn": "FCN", "resnet1d": "ResNet1D", "inceptiontime": "InceptionTime"}
+CLASSES = {"fcn": "FCN", "resnet1d": "ResNet1D", "inceptiontime": "InceptionTime", "transformer": "TxNet"}
+
+
+def transformer_module():
+    """testdata/peers/transformer_golden.py, the golden Transformer's TxNet."""
+    spec = importlib.util.spec_from_file_location("transformer_golden", os.path.join(ROOT, "testdata", "peers", "transformer_golden.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
 
 
 def load(name):
-    model = getattr(archs, CLASSES[name])()
-    tensors, _ = read_safetensors(os.path.join(ROOT, "testdata", "golden", "archs", name, "model.safetensors"))
+    if name == "transformer":
+        model = transformer_module().TxNet()
+        path = os.path.join(ROOT, "testdata", "golden", "transformer", "model.safetensors")
+    else:
+        model = getattr(archs, CLASSES[name])()
+        path = os.path.join(ROOT, "testdata", "golden", "archs", name, "model.safetensors")
+    tensors, _ = read_safetensors(path)
     state = model.state_dict()
     for k in state:
         if k.endswith("num_batches_tracked"):
@@ -80,18 +94,33 @@ def load(name):
 
 
 def count_flops(model, x):
-    """2 x the multiply-adds of the conv and linear layers on x."""
+    """2 x the multiply-adds of the conv and linear layers on x, and of
+    each nn.MultiheadAttention (batch first, self-attention of L tokens of
+    E): its projections, L x (3E x E + E x E), and its two L x L x E
+    products (its out_proj is not called as a module)."""
     total = [0]
 
     def hook(m, inp, out):
         if isinstance(m, nn.Conv1d):
             total[0] += 2 * out.numel() * (m.in_channels // m.groups) * m.kernel_size[0]
+        elif isinstance(m, nn.MultiheadAttention):
+            L, E = inp[0].shape[1], m.embed_dim
+            total[0] += 2 * (L * (3 * E * E + E * E) + 2 * L * L * E) * inp[0].shape[0]
         elif isinstance(m, nn.Linear):
             total[0] += 2 * out.numel() * m.in_features
 
-    hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Linear))]
+    kinds = (nn.Conv1d, nn.Linear, nn.MultiheadAttention)
+    hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, kinds)]
+    # an eval-mode TransformerEncoderLayer's fast path calls none of its
+    # modules: count those layers in training mode (their dropout does not
+    # change the work; no batchnorm statistics move)
+    enc = [m for m in model.modules() if isinstance(m, nn.TransformerEncoderLayer) and not m.training]
+    for m in enc:
+        m.train()
     with torch.no_grad():
         model(x)
+    for m in enc:
+        m.eval()
     for h in hs:
         h.remove()
     return total[0]
@@ -155,6 +184,8 @@ def main():
         if name not in CLASSES:
             raise SystemExit(f"unknown network {name!r}; known: {', '.join(CLASSES)}")
         model = load(name)
+        cin = next(m for m in model.modules() if isinstance(m, nn.Conv1d)).in_channels
+        x64 = torch.randn(BATCH, cin, LENGTH)
         f1 = count_flops(model, x64[:1])
 
         def fwd():
@@ -170,7 +201,7 @@ def main():
         best, med, n = timed(lambda: occlusion_map(model, x, target), args.reps)
         emit({"net": name, "case": "occlusion", "ms": best, "median": med, "reps": n, "flops": rows * f1})
 
-        xs = torch.randn(args.epoch_n, 1, LENGTH)
+        xs = torch.randn(args.epoch_n, cin, LENGTH)
         ys = torch.randint(0, archs.N_CLASSES, (args.epoch_n,))
         state = {k: v.clone() for k, v in model.state_dict().items()}
         best, med, n = timed(lambda: epoch(model, xs, ys), max(1, args.reps // 3))
