@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/uaxai/uaxai/host/limits"
+	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/torchserver"
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/internal/pythontest"
@@ -462,5 +463,16 @@ func TestMCDropoutTorchTransformer(t *testing.T) {
 	}
 	if d < 1e-3 {
 		t.Errorf("the two draws differ by %g at most: the same network", d)
+	}
+}
+
+// TestCheckMCDropoutBounds: the draw counts at the ends of 2..MaxDraws
+// are accepted, and the counts just outside refused, as is none (0).
+func TestCheckMCDropoutBounds(t *testing.T) {
+	for draws, ok := range map[int]bool{0: true, 1: false, 2: true, recipe.MaxDraws: true, recipe.MaxDraws + 1: false} {
+		err := checkMCDropout(draws, []string{"w.safetensors"}, nil, false)
+		if (err == nil) != ok {
+			t.Errorf("--mc-dropout %d: %v; accepted %v", draws, err, ok)
+		}
 	}
 }
