@@ -134,26 +134,33 @@ func BenchmarkArchs(b *testing.B) {
 }
 
 // TestArchEpochCase: with epochN records the epoch case trains the
-// network on 1 and 2 goroutines without error, counts 3 forward passes a
+// network (the FCN, and the Transformer of three channels with its
+// dropout) on 1 and 2 goroutines without error, counts 3 forward passes a
 // record, and leaves the network it was made from as it was.
 func TestArchEpochCase(t *testing.T) {
-	net := archNet(t, "fcn")
-	theta := append([]float32(nil), net.Theta...)
-	cases, err := ArchCases("fcn", net, 1, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) != 3 || cases[2].Case != "epoch" || cases[2].FLOPs != 3*8*5407232.0 {
-		t.Fatalf("cases %+v", cases)
-	}
-	for _, w := range []int{1, 2} {
-		if err := cases[2].Run(context.Background(), w); err != nil {
-			t.Fatalf("%d workers: %v", w, err)
+	for _, name := range []string{"fcn", "transformer"} {
+		net := archNet(t, name)
+		fwd, err := ArchFLOPs(net)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for i, v := range net.Theta {
-		if v != theta[i] {
-			t.Fatalf("parameter %d changed from %g to %g", i, theta[i], v)
+		theta := append([]float32(nil), net.Theta...)
+		cases, err := ArchCases(name, net, 1, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cases) != 3 || cases[2].Case != "epoch" || cases[2].FLOPs != 3*8*fwd || name == "fcn" && fwd != 5407232 {
+			t.Fatalf("%s: cases %+v", name, cases)
+		}
+		for _, w := range []int{1, 2} {
+			if err := cases[2].Run(context.Background(), w); err != nil {
+				t.Fatalf("%s, %d workers: %v", name, w, err)
+			}
+		}
+		for i, v := range net.Theta {
+			if v != theta[i] {
+				t.Fatalf("%s: parameter %d changed from %g to %g", name, i, theta[i], v)
+			}
 		}
 	}
 }
