@@ -22,7 +22,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	script := fs.String("ref-script", "testdata/peers/torch_ref.py", "the reference harness")
 	threads := fs.Int("ref-threads", 2, "torch threads of the reference")
 	n := fs.Int("ref-n", 10, "waveforms a reference op")
-	archs := fs.Bool("archs", false, "time the golden graph networks (FCN, ResNet1D, InceptionTime: forward of 64, occlusion maps) beside testdata/peers/archs_bench.py instead")
+	archs := fs.Bool("archs", false, "time the golden graph networks (FCN, ResNet1D, InceptionTime, the Transformer: forward of 64, occlusion maps, a training epoch) beside testdata/peers/archs_bench.py instead")
 	nets := fs.String("nets", strings.Join(bench.ArchNets, ","), "with --archs: the networks")
 	workers := fs.Int("workers", runtime.NumCPU(), "with --archs: goroutines of the parallel column")
 	root := fs.String("root", ".", "with --archs: the repository's root (recipes/archs, testdata/golden/archs)")

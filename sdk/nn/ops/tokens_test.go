@@ -418,3 +418,62 @@ func TestTokenPointwise(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionInnerBits: attentionInner, which computes the projections
+// and the scores four outputs at a time, gives the same bits as the
+// formula computed one output at a time (each sum in the order of its
+// terms), on sizes whose tokens and 3E are and are not multiples of 4.
+func TestAttentionInnerBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 2))
+	for _, c := range []struct{ L, E, H int }{{1, 6, 2}, {5, 6, 3}, {7, 10, 2}, {8, 16, 2}, {20, 16, 2}, {3, 5, 1}} {
+		a := Attention{L: c.L, E: c.E, Heads: c.H}
+		L, E, H, d := c.L, c.E, c.H, c.E/c.H
+		f32 := func(v []float64) []float32 {
+			out := make([]float32, len(v))
+			for i, x := range v {
+				out[i] = float32(x)
+			}
+			return out
+		}
+		x, w, bi := f32(randn(r, L*E)), f32(randn(r, 3*E*E)), f32(randn(r, 3*E))
+		qkv, P, o := make([]float64, L*3*E), make([]float64, H*L*L), make([]float64, L*E)
+		attentionInner(a, x, w, bi, nil, qkv, P, o)
+		want := make([]float64, L*3*E)
+		for l := range L {
+			for j := range 3 * E {
+				v := float64(bi[j])
+				for k := range E {
+					v += float64(w[j*E+k]) * float64(x[l*E+k])
+				}
+				want[l*3*E+j] = v
+			}
+		}
+		if !slices.Equal(qkv, want) {
+			t.Fatalf("L %d E %d H %d: the projections differ in their bits", L, E, H)
+		}
+		scale := 1 / math.Sqrt(float64(d))
+		for h := range H {
+			for i := range L {
+				s := make([]float64, L)
+				m := math.Inf(-1)
+				for j := range L {
+					for q := range d {
+						s[j] += want[i*3*E+h*d+q] * want[j*3*E+E+h*d+q]
+					}
+					s[j] *= scale
+					m = max(m, s[j])
+				}
+				var z float64
+				for j := range L {
+					s[j] = math.Exp(s[j] - m)
+					z += s[j]
+				}
+				for j := range L {
+					if got := P[h*L*L+i*L+j]; got != s[j]/z {
+						t.Fatalf("L %d E %d H %d: head %d weight (%d, %d) = %v, want %v", L, E, H, h, i, j, got, s[j]/z)
+					}
+				}
+			}
+		}
+	}
+}
