@@ -14,6 +14,10 @@ stdevs=0, a zero baseline, seeded 1: gradient_shap.csv), with the points the mod
 (points_noise_tunnel.csv, points_gradient_shap.csv: 8 rows, record-major), so that a test can give the
 same points to uaxai's explainers.
 
+With --noisegrad it writes NoiseGrad's map on fcn's first 2 waveforms as its authors' algorithm
+computes it (noisegrad.csv), with the factors each of its 4 noisy networks multiplied its parameters
+by (noisegrad_factors_<s>.safetensors): see noisegrad().
+
 With --bench it times, per map, Captum's IntegratedGradients (50 Gauss-Legendre steps) and
 NoiseTunnel(Saliency) SmoothGrad (50 samples, stdev 0.1) on ResNet1D's 8 waveforms, 2 threads,
 and prints the medians of --reps runs.
@@ -105,6 +109,36 @@ def noisy(out):
         print(name, "noisy done", file=sys.stderr)
 
 
+def noisegrad(out, n=4, sigma=0.2):
+    """NoiseGrad (Bykov et al. 2022) as its authors' algorithm states it: n times, every parameter
+    of the trained network (model.parameters(): not the batchnorm buffers) multiplied elementwise
+    by factors drawn from N(1, sigma^2), the explanation (Captum's Saliency, abs=True, of the target's
+    probability) of each noisy network, and their mean. On fcn's first 2 waveforms: the mean in
+    noisegrad.csv, draw s's factors in noisegrad_factors_<s>.safetensors (by parameter name)."""
+    from captum.attr import Saliency
+    sys.path[:0] = [os.path.join(ROOT, "sdk", "python")]
+    from uaxai_plugin.torchmodel import save_state_dict
+    torch.manual_seed(2)
+    name, cls, args, cin = next(nt for nt in NETS if nt[0] == "fcn")
+    m, x, t = load(name, cls, args, cin)
+    x, t = x[:2], t[:2]
+    base = {k: v.clone() for k, v in m.state_dict().items()}
+    normal = torch.distributions.normal.Normal(loc=1.0, scale=sigma)
+    maps = []
+    for s in range(n):
+        m.load_state_dict(base)
+        factors = {}
+        with torch.no_grad():
+            for pname, p in m.named_parameters():
+                f = normal.sample(p.size())
+                factors[pname] = f
+                p.mul_(f)
+        save_state_dict(os.path.join(out, name, "noisegrad_factors_%d.safetensors" % s), factors)
+        maps.append(Saliency(m).attribute(x, target=t, abs=True).detach())
+    m.load_state_dict(base)
+    csv(os.path.join(out, name, "noisegrad.csv"), torch.stack(maps).mean(dim=0).numpy())
+
+
 def bench(reps):
     from captum.attr import IntegratedGradients, NoiseTunnel, Saliency
     torch.set_num_threads(2)
@@ -129,6 +163,7 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "testdata", "golden", "gradients"))
     p.add_argument("--bench", action="store_true")
     p.add_argument("--noisy", action="store_true")
+    p.add_argument("--noisegrad", action="store_true")
     p.add_argument("--reps", type=int, default=5)
     a = p.parse_args()
     torch.manual_seed(0)
@@ -136,6 +171,8 @@ def main():
         bench(a.reps)
     elif a.noisy:
         noisy(a.out)
+    elif a.noisegrad:
+        noisegrad(a.out)
     else:
         golden(a.out)
 

@@ -112,11 +112,27 @@ func (*Posterior) Sample(ctx context.Context, a sdk.Artifact, req sdk.SampleRequ
 // not depend on the others' kinds), and returns dst.
 func Noisy(dst, theta []float32, mask []bool, sigma float64, seed uint64) []float32 {
 	r := rng.New(rng.Key(seed, "noisegrad", "", -1, -1))
+	eps := make([]float64, len(theta))
+	for j := range eps {
+		eps[j] = r.NormFloat64()
+	}
+	return Scale(dst, theta, mask, sigma, eps)
+}
+
+// Scale writes into dst the network theta with each trainable parameter
+// (mask) times 1 + sigma eps[j], the others as they are, and returns dst:
+//
+//	dst[j] = theta[j] (1 + sigma eps[j])   (mask[j]),   theta[j] otherwise,
+//
+// computed in float64 and rounded once.
+func Scale(dst, theta []float32, mask []bool, sigma float64, eps []float64) []float32 {
+	if len(dst) != len(theta) || len(mask) != len(theta) || len(eps) != len(theta) {
+		panic(fmt.Sprintf("noisegrad: Scale: %d, %d, %d and %d values", len(dst), len(theta), len(mask), len(eps)))
+	}
 	for j, v := range theta {
-		eps := r.NormFloat64()
 		dst[j] = v
 		if mask[j] {
-			dst[j] = float32(float64(v) * (1 + sigma*eps))
+			dst[j] = float32(float64(v) * (1 + sigma*eps[j]))
 		}
 	}
 	return dst
