@@ -67,17 +67,7 @@ func TestElementwiseImport(t *testing.T) {
 			t.Errorf("%s: %v", tc.what, err)
 			continue
 		}
-		net, err := nngraph.Compile(spec)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.what, err)
-		}
-		for _, p := range net.Params() {
-			copy(net.Theta[p.Offset:p.Offset+p.Len], params[p.Name].Float)
-		}
-		got := make([]float32, 2)
-		if err := net.ForwardLogits(got, x); err != nil {
-			t.Fatalf("%s: %v", tc.what, err)
-		}
+		got := specLogits(t, tc.what, spec, params, x, 2)
 		for ch := range 2 {
 			want := 0.0
 			for s := range 8 {
@@ -88,4 +78,23 @@ func TestElementwiseImport(t *testing.T) {
 			}
 		}
 	}
+}
+
+// specLogits compiles an imported spec with its parameters and returns
+// its logits (n of them) for the inputs x; what names the case in a
+// failure.
+func specLogits(t *testing.T, what string, spec nngraph.Spec, params map[string]Tensor, x []float32, n int) []float32 {
+	t.Helper()
+	net, err := nngraph.Compile(spec)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for _, p := range net.Params() {
+		copy(net.Theta[p.Offset:p.Offset+p.Len], params[p.Name].Float)
+	}
+	got := make([]float32, n)
+	if err := net.ForwardLogits(got, x); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return got
 }

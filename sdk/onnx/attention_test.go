@@ -13,7 +13,6 @@ import (
 
 	"github.com/uaxai/uaxai/internal/golden"
 	"github.com/uaxai/uaxai/sdk/internal/onnxpb"
-	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
@@ -153,7 +152,7 @@ func TestTransformerImportRefusals(t *testing.T) {
 // written as a MatMul by the transposed weight and an Add of the bias
 // (as torch exports F.linear of a 3-D value) instead of one Gemm imports
 // the same: the out-projection is the state_dict's bit for bit, and the
-// network gives PyTorch's probabilities within 1e-5.
+// network gives PyTorch's logits (the softmax's input) within 1e-5.
 func TestOutProjMatMulAdd(t *testing.T) {
 	mp := transformerProto(t)
 	init := map[string]*onnxpb.TensorProto{}
@@ -227,19 +226,9 @@ func TestOutProjMatMulAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := nngraph.Compile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range net.Params() {
-		copy(net.Theta[p.Offset:p.Offset+p.Len], ps[p.Name].Float)
-	}
 	x := golden.Flat(golden.CSV32(t, filepath.Join(golden.Dir(t, "transformer"), "waveforms.csv")))
-	want := golden.CSV32(t, filepath.Join(golden.Dir(t, "transformer"), "probs.csv"))
-	got := make([]float32, len(want)*len(want[0]))
-	if err := net.Forward(got, x); err != nil {
-		t.Fatal(err)
-	}
+	want := golden.CSV32(t, filepath.Join(golden.Dir(t, "transformer"), "logits.csv"))
+	got := specLogits(t, "MatMul and Add", spec, ps, x, len(want)*len(want[0]))
 	for i, row := range want {
 		for j, v := range row {
 			if d := math.Abs(float64(got[i*len(row)+j] - v)); d > 1e-5 {

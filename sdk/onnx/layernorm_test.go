@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	nngraph "github.com/uaxai/uaxai/sdk/nn/graph"
 	"github.com/uaxai/uaxai/sdk/nn/safetensors"
 )
 
@@ -83,17 +82,7 @@ func TestLayerNormFusion(t *testing.T) {
 				}
 			}
 		}
-		net, err := nngraph.Compile(spec)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.what, err)
-		}
-		for _, p := range net.Params() {
-			copy(net.Theta[p.Offset:p.Offset+p.Len], params[p.Name].Float)
-		}
-		got := make([]float32, 2)
-		if err := net.ForwardLogits(got, x); err != nil {
-			t.Fatalf("%s: %v", tc.what, err)
-		}
+		got := specLogits(t, tc.what, spec, params, x, 2)
 		eps := c(0)
 		for ch := range 2 {
 			row := x[ch*8 : (ch+1)*8]
