@@ -94,7 +94,7 @@ func TestExplainCommand(t *testing.T) {
 		}
 	}
 	b, err := exec.Command(exe, append(common, "--explainer", "gradcam", "--set", "layr=conv4")...).CombinedOutput()
-	if err == nil || !strings.Contains(string(b), `explainer config (--set): explainer.gradcam: Check: unknown key "layr" (accepted: align, layer)`) {
+	if err == nil || !strings.Contains(string(b), `explainer config (--set): explainer.gradcam: Check: unknown key "layr" (accepted: align, layer, time_axis)`) {
 		t.Errorf("--set layr=conv4: %v\n%s", err, b)
 	}
 	b, err = exec.Command(exe, "plugins", "--scripts", t.TempDir()).CombinedOutput()

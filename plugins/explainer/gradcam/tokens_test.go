@@ -142,3 +142,56 @@ func TestTokenLayerShapeOnly(t *testing.T) {
 		t.Errorf("a layer of 630 steps of 640 samples warned: %q", warned)
 	}
 }
+
+// TestTimeAxisGuess: which layer shapes of a model without a graph the
+// warning calls ambiguous (the boundaries of the rule): steps fewer than
+// half the input's samples and rows that could be steps, more than one of
+// each.
+func TestTimeAxisGuess(t *testing.T) {
+	m, _, _ := tokenNet(t) // 32 samples a channel
+	for _, c := range []struct {
+		C, T int
+		warn bool
+	}{
+		{8, 6, true}, {1, 6, false}, {8, 1, false}, {2, 2, true},
+		{8, 15, true}, {8, 16, false}, // 2T < 32
+		{32, 6, true}, {33, 6, false}, // rows <= 32
+	} {
+		var warned []string
+		ctx := sdk.WithWarn(context.Background(), func(msg string) { warned = append(warned, msg) })
+		p, err := positions(ctx, shapeOnly{m}, shapeOnly{m}.Arch(), config{layer: "attn", align: AlignLinear}, nn.Shape{C: c.C, T: c.T})
+		if err != nil || p.rows {
+			t.Fatalf("%d x %d: %+v, %v; want the columns", c.C, c.T, p, err)
+		}
+		if (len(warned) == 1) != c.warn || len(warned) > 1 {
+			t.Errorf("%d x %d: warnings %q; want one: %v", c.C, c.T, warned, c.warn)
+		}
+	}
+}
+
+// TestRawMapTooLong: align = "none" refuses a layer of more positions
+// than the input has samples (a padded layer here), naming it and what is
+// accepted; resampled, it is mapped.
+func TestRawMapTooLong(t *testing.T) {
+	n := func(name, op string, attrs map[string]any) graph.Node { return graph.Node{Name: name, Op: op, Attrs: attrs} }
+	spec := graph.Spec{Name: "padded", InChannels: 1, InLen: 16, Nodes: []graph.Node{
+		n("pad", "pad", map[string]any{"left": 10, "right": 10}),
+		n("conv", "conv1d", map[string]any{"out": 2, "kernel": 3}),
+		n("gap", "globalavgpool", nil),
+		n("fc", "linear", map[string]any{"out": 2}),
+	}}
+	m := nn.NewGraphModel(graphtest.RandomNet(t, spec, 2))
+	x := make([]float32, 16)
+	for i := range x {
+		x[i] = float32(i%5) - 2
+	}
+	req := sdk.ExplainRequest{X: x, Targets: []int{1}, Config: sdk.Config{"layer": "conv", "align": AlignNone}}
+	_, err := New().Explain(context.Background(), m, req)
+	if err == nil || !strings.Contains(err.Error(), `layer "conv" has 34 positions, more than the input's 16 samples`) {
+		t.Errorf("align none on 34 positions of 16 samples: %v", err)
+	}
+	req.Config = sdk.Config{"layer": "conv", "align": AlignLinear}
+	if _, err := New().Explain(context.Background(), m, req); err != nil {
+		t.Errorf("align linear: %v", err)
+	}
+}
