@@ -173,7 +173,9 @@ func TestTimeAxisGuess(t *testing.T) {
 // than the input has samples (a padded layer here), naming it and what is
 // accepted; resampled, it is mapped.
 func TestRawMapTooLong(t *testing.T) {
-	n := func(name, op string, attrs map[string]any) graph.Node { return graph.Node{Name: name, Op: op, Attrs: attrs} }
+	n := func(name, op string, attrs map[string]any) graph.Node {
+		return graph.Node{Name: name, Op: op, Attrs: attrs}
+	}
 	spec := graph.Spec{Name: "padded", InChannels: 1, InLen: 16, Nodes: []graph.Node{
 		n("pad", "pad", map[string]any{"left": 10, "right": 10}),
 		n("conv", "conv1d", map[string]any{"out": 2, "kernel": 3}),
