@@ -32,7 +32,11 @@ import (
 // since the start), and a restart writes the log back in reverse order
 // and the input's changed range from the inputs given. The log is read
 // and written in order, so a restart costs about what the step's own
-// write-back did.
+// write-back did. When the log since the start outgrows the values
+// themselves (a long stretch between restarts: infidelity removes 640
+// patches before it starts again), it is compacted into one copy of each
+// value's start, the log replayed onto the current values in reverse,
+// and from then on holds each value whole, once.
 
 // ChainBatch is the most chains one ChainOutputs call runs.
 const ChainBatch = 64
@@ -70,6 +74,8 @@ type chainWS struct {
 	// whether it was logged whole since the start; the input's range
 	// changed since the start, per chain [dlo, dhi).
 	track    bool
+	whole    bool // the log holds every value whole since its compaction
+	state    int  // the values a compacted log holds (B x their sizes)
 	undo     []float32
 	ulog     []undoEntry
 	ufull    []bool
@@ -155,9 +161,16 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 			n.chainFull(B, i)
 		}
 	}
+	never := restart != nil
+	for k := 1; never && k < K; k++ {
+		never = !restart(k)
+	}
+	if never {
+		restart = nil // it never restarts: nothing to undo
+	}
 	c.track = restart != nil
 	if c.track {
-		n.chainTrackStart()
+		n.chainTrackStart(B)
 	}
 	changed := true // the output's values are not yet read
 	for k := range K {
@@ -253,11 +266,22 @@ func (n *Net) chainStep(B int) float64 {
 	return work
 }
 
-// chainTrackStart starts the undo log at the chains' start.
-func (n *Net) chainTrackStart() {
+// compactOver is the size of an undo log, as a multiple of the values'
+// (chainWS.state), past which it is compacted; tests set it to 0 to
+// compact at every window.
+var compactOver = 1
+
+// chainTrackStart starts the undo log at the B chains' start.
+func (n *Net) chainTrackStart(B int) {
 	c := n.chain
 	if c.ufull == nil {
 		c.ufull, c.dlo, c.dhi = make([]bool, len(c.st)), make([]int, ChainBatch), make([]int, ChainBatch)
+	}
+	c.state = 0
+	for v, s := range c.st {
+		if s != nil && v > 0 {
+			c.state += B * c.size[v]
+		}
 	}
 	n.chainClean()
 }
@@ -265,7 +289,7 @@ func (n *Net) chainTrackStart() {
 // chainClean empties the undo log.
 func (n *Net) chainClean() {
 	c := n.chain
-	c.undo, c.ulog = c.undo[:0], c.ulog[:0]
+	c.undo, c.ulog, c.whole = c.undo[:0], c.ulog[:0], false
 	clear(c.ufull)
 	for b := range c.dlo {
 		c.dlo[b], c.dhi[b] = n.shapes[0].T, 0
@@ -273,12 +297,12 @@ func (n *Net) chainClean() {
 }
 
 // chainLog appends to the undo log value v's values of chain b on steps
-// [lo, hi) of every channel, or, b < 0, the B chains' whole values the
-// first time since the start.
+// [lo, hi) of every channel, or, b < 0 or in a stretch that logs values
+// whole, the B chains' whole values the first time since the start.
 func (n *Net) chainLog(B, v, b, lo, hi int) {
 	c := n.chain
 	sz := c.size[v]
-	if b < 0 {
+	if b < 0 || c.whole {
 		if c.ufull[v] {
 			return
 		}
@@ -293,6 +317,44 @@ func (n *Net) chainLog(B, v, b, lo, hi int) {
 		o := b*sz + ch*sh.T
 		c.undo = append(c.undo, c.st[v][o+lo:o+hi]...)
 	}
+	if len(c.undo) > compactOver*c.state {
+		n.chainCompact(B)
+	}
+}
+
+// chainCompact replaces the undo log by one entry a value holding its
+// start: the current values with the log written back onto them in
+// reverse order; from then on the log holds values whole.
+func (n *Net) chainCompact(B int) {
+	c := n.chain
+	old, oldLog := c.undo, c.ulog
+	c.undo, c.ulog = nil, nil
+	start := make([]int, len(c.st)) // value v's entry's offset in the new log
+	for v, s := range c.st {
+		if s == nil || v == 0 {
+			continue
+		}
+		start[v] = len(c.undo)
+		c.ulog = append(c.ulog, undoEntry{v: v, b: -1, off: len(c.undo)})
+		c.undo = append(c.undo, s[:B*c.size[v]]...)
+		c.ufull[v] = true
+	}
+	for j := len(oldLog) - 1; j >= 0; j-- {
+		e := oldLog[j]
+		sz := c.size[e.v]
+		dst := c.undo[start[e.v] : start[e.v]+B*sz]
+		if e.b < 0 {
+			copy(dst, old[e.off:e.off+B*sz])
+			continue
+		}
+		sh := n.shapes[e.v]
+		w := e.hi - e.lo
+		for ch := range sh.C {
+			o := e.b*sz + ch*sh.T
+			copy(dst[o+e.lo:o+e.hi], old[e.off+ch*w:e.off+(ch+1)*w])
+		}
+	}
+	c.whole = true
 }
 
 // chainRevert returns the B chains to their start: the undo log written

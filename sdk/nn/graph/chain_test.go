@@ -22,12 +22,16 @@ type chainCase struct {
 
 // randomChains makes K steps of edits for B chains of inputs C x T: most
 // steps a run of up to 5 steps in one channel or all, some nothing, and
-// when wild some a few scattered samples, some a reset; with restarts,
-// about one step in three restarts the chains.
-func randomChains(rng *rand.Rand, B, K, C, T int, wild, restarts bool) chainCase {
+// when wild some a few scattered samples, some a reset; with restarts 1,
+// about one step in three restarts the chains; with restarts 2, only
+// step K-3 does.
+func randomChains(rng *rand.Rand, B, K, C, T int, wild bool, restarts int) chainCase {
 	cc := chainCase{idx: make([][][]int, B), vals: make([][][]float32, B), reset: make([][]bool, B), restart: make([]bool, K)}
-	for k := 1; restarts && k < K; k++ {
+	for k := 1; restarts == 1 && k < K; k++ {
 		cc.restart[k] = rng.IntN(3) == 0
+	}
+	if restarts == 2 {
+		cc.restart[K-3] = true
 	}
 	for b := range B {
 		cc.idx[b], cc.vals[b], cc.reset[b] = make([][]int, K), make([][]float32, K), make([]bool, K)
@@ -118,14 +122,15 @@ func (cc chainCase) edit(xs []float32, C, T int) ChainEdit {
 // ChainOutputs equals forward passes of the copies written out by hand,
 // for probabilities and logits, with 3 chains and with ChainBatch (runs
 // only: below the passes' work), unfolded and folded (FoldEval), with
-// and without restarts (the chains' start kept and copied back).
+// and without restarts (the chains' start kept and copied back: undo logs
+// of windows, and compacted into whole values).
 func TestChainOutputsMatchForward(t *testing.T) {
 	for si, spec := range windowSpecs() {
 		n := randomNet(t, spec, uint64(60+si))
 		in := n.InShape()
 		K := n.Classes()
-		for _, B := range []int{3, ChainBatch, -3, 4, -4} {
-			restarts := B == 4 || B == -4
+		for _, B := range []int{3, ChainBatch, -3, 4, -4, 5, 6} {
+			restarts := map[int]int{4: 1, -4: 1, 5: 2, 6: 1}[B]
 			if B < 0 { // the folded pass, against Forward's
 				if n.FoldEval() == 0 && si > 0 {
 					continue
@@ -159,7 +164,12 @@ func TestChainOutputsMatchForward(t *testing.T) {
 					want[j] = ref[j*K+classes[j/steps]]
 				}
 				got := make([]float32, B*steps)
+				compactOver = 1
+				if B == 5 || B == 6 { // undo logs compacted at every window
+					compactOver = 0
+				}
 				p, err := n.ChainOutputs(got, xs, steps, classes, lg, cc.edit(xs, in.C, in.T), cc.restarts())
+				compactOver = 1
 				if err != nil {
 					t.Fatal(err)
 				}
