@@ -13,20 +13,24 @@ import (
 // torch exports it (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
 // Div, and with elementwise_affine Mul and Add by E-vectors) imports as
 // one layernorm node named after its module, whose parameters are the
-// module's weight and bias (ones and zeros without the affine); the
+// module's weight and bias (ones and zeros without the affine), its axis
+// given as -1 or as 2, its eps 0.1 or 0; the
 // network computes the layer norm of each channel's 8 steps written out
 // here in float64. The same operators with an exponent of 4, or with the
 // centred value read by a third node, are not LayerNorm: they import
 // operator by operator and compute what they say.
 func TestLayerNormFusion(t *testing.T) {
 	c := func(i int) float64 { return float64(float32(i+1) / 10) } // a builder constant's value i
-	build := func(b *builder, exp float32, affine, extra bool) string {
-		b.node("ln", "ReduceMean", []string{"x"}, "m", intsAttr1("axes", -1))
+	build := func(b *builder, exp float32, affine, extra bool, axis int64, eps0 bool) string {
+		b.node("ln", "ReduceMean", []string{"x"}, "m", intsAttr1("axes", axis))
 		b.node("ln", "Sub", []string{"x", "m"}, "d")
 		b.node("ln", "Pow", []string{"d", b.f32("two")}, "p")
 		b.g.Initializer[len(b.g.Initializer)-1].FloatData[0] = exp
-		b.node("ln", "ReduceMean", []string{"p"}, "v", intsAttr1("axes", -1))
+		b.node("ln", "ReduceMean", []string{"p"}, "v", intsAttr1("axes", axis))
 		b.node("ln", "Add", []string{"v", b.f32("eps")}, "a")
+		if eps0 {
+			b.g.Initializer[len(b.g.Initializer)-1].FloatData[0] = 0
+		}
 		b.node("ln", "Sqrt", []string{"a"}, "s")
 		b.node("ln", "Div", []string{"d", "s"}, "z")
 		out := "z"
@@ -49,14 +53,18 @@ func TestLayerNormFusion(t *testing.T) {
 		what                 string
 		exp                  float32
 		affine, extra, fused bool
+		axis                 int64
+		eps0                 bool
 	}{
-		{"affine", 2, true, false, true},
-		{"no affine", 2, false, false, true},
-		{"exponent 4", 4, true, false, false},
-		{"centred value read thrice", 2, false, true, false},
+		{"affine", 2, true, false, true, -1, false},
+		{"no affine", 2, false, false, true, -1, false},
+		{"axes [2]", 2, true, false, true, 2, false},
+		{"eps 0", 2, false, false, true, -1, true},
+		{"exponent 4", 4, true, false, false, -1, false},
+		{"centred value read thrice", 2, false, true, false, -1, false},
 	} {
 		b := newBuilder()
-		v := build(b, tc.exp, tc.affine, tc.extra)
+		v := build(b, tc.exp, tc.affine, tc.extra, tc.axis, tc.eps0)
 		b.node("", "ReduceMean", []string{v}, "y", intsAttr1("axes", 2), intAttr("keepdims", 0))
 		spec, params, err := ToSpec(b.model(t))
 		if err != nil {
@@ -84,6 +92,9 @@ func TestLayerNormFusion(t *testing.T) {
 		}
 		got := specLogits(t, tc.what, spec, params, x, 2)
 		eps := c(0)
+		if tc.eps0 {
+			eps = 0
+		}
 		for ch := range 2 {
 			row := x[ch*8 : (ch+1)*8]
 			var m, v float64
