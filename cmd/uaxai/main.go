@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/uaxai/uaxai/sdk"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // command is one command of uaxai. The table commands is the only list of
@@ -244,6 +245,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
+	if err := nn.KernelsError(); err != nil {
+		fmt.Fprintf(stderr, "uaxai: %v\n", err)
+		return 2
+	}
 	ctx = sdk.WithWarn(ctx, onceWarner(stderr))
 	err = c.run(ctx, rest, stdout, stderr)
 	if err == nil {

@@ -416,3 +416,21 @@ func TestOnceWarner(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestKernelsEnvRefused: an UAXAI_KERNELS value that cannot be had stops
+// every command at once (exit 2) with what is accepted; "portable" runs.
+func TestKernelsEnvRefused(t *testing.T) {
+	exe := buildUaxai(t)
+	cmd := exec.Command(exe, "help")
+	cmd.Env = append(os.Environ(), "UAXAI_KERNELS=fast")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `uaxai: UAXAI_KERNELS="fast" (accepted: avx2, portable, or unset for the CPU's best)`) {
+		t.Errorf("UAXAI_KERNELS=fast: %v\n%s", err, out)
+	}
+	cmd = exec.Command(exe, "help")
+	cmd.Env = append(os.Environ(), "UAXAI_KERNELS=portable")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("UAXAI_KERNELS=portable: %v\n%s", err, out)
+	}
+}

@@ -399,7 +399,7 @@ func RunArchs(ctx context.Context, o ArchOptions, w, logw io.Writer) error {
 			refNote = fmt.Sprintf("reference not measured: %v", err)
 		}
 	}
-	fmt.Fprintf(w, "uaxai bench --archs: golden networks (640 samples a channel -> 16 classes), ops on sdk/nn's kernels (AVX2+FMA: %v), GOMAXPROCS %d\n", nn.Accelerated(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "uaxai bench --archs: golden networks (640 samples a channel -> 16 classes), ops on sdk/nn's kernels (%s: UAXAI_KERNELS), GOMAXPROCS %d\n", nn.Kernels(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "ms a run, the best of >= %d runs (median in brackets); forward64: one batch of %d; occlusion: one map (window %d, stride %d, baseline 0), runs of %d maps; epoch: one training epoch of %d records, batch %d, Adam; GFLOP/s: 2 x the conv, linear, dense and attention multiply-adds (an epoch: 3 forward passes a record)\n",
 		o.Reps, ArchBatch, ArchWindow, ArchStride, ArchMaps, o.Ref.N, ArchBatch)
 	tbl := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))

@@ -61,7 +61,7 @@ func Run(ctx context.Context, o Options, w, logw io.Writer) error {
 		}
 	}
 	loadAfter := loadAvg()
-	fmt.Fprintf(w, "uaxai bench: paper-1dcnn (640 samples, 16 classes), one goroutine a map, AVX2+FMA kernels: %v, GOMAXPROCS %d\n", nn.Accelerated(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "uaxai bench: paper-1dcnn (640 samples, 16 classes), one goroutine a map, kernels %s (UAXAI_KERNELS), GOMAXPROCS %d\n", nn.Kernels(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "ours: median ms a map over >= %d runs of %d maps; load average (1 min) %s before, %s after ours, %s after the reference\n", o.Reps, Batch, loadBefore, loadOurs, loadAfter)
 	tbl := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	tbl.Header("operator", "ours, ms a map (median)", "ours, CPU ms a map", "goal", "PyTorch, this run, ms a map", "README figures (not measured here), ms a map")

@@ -20,6 +20,7 @@ import (
 	"github.com/uaxai/uaxai/host/recipe"
 	"github.com/uaxai/uaxai/host/report"
 	"github.com/uaxai/uaxai/host/rundir"
+	"github.com/uaxai/uaxai/sdk/nn"
 )
 
 // This file writes the run directory: recipe.toml and units/plan.json,
@@ -117,7 +118,7 @@ func (w *runWriter) shardStatus(sh engine.Shard, status string, runErr error) er
 	if kind == "" {
 		kind = "all"
 	}
-	m := map[string]any{"status": status, "host": host, "pid": os.Getpid(), "shard": sh.I, "shards": sh.N, "kind": kind,
+	m := map[string]any{"status": status, "host": host, "pid": os.Getpid(), "shard": sh.I, "shards": sh.N, "kind": kind, "kernels": nn.Kernels(),
 		"started": w.start.UTC().Format(time.RFC3339), "wall_s": time.Since(w.start).Seconds(), "units_s": w.costs,
 		"command": strings.Join(w.opt.Command, " ")}
 	if runErr != nil {
@@ -363,6 +364,7 @@ func (w *runWriter) manifest(status string, runErr error) error {
 		"wall_s":         time.Since(w.start).Seconds(),
 		"workers":        w.workers,
 		"go":             runtime.Version(),
+		"kernels":        nn.Kernels(),
 		"machine":        map[string]any{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": runtime.NumCPU(), "host": host},
 		"plugins":        w.opt.versions,
 		"scripts_sha256": w.opt.digests,

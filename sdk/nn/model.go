@@ -118,6 +118,16 @@ type Perturber interface {
 // internal/kern); false with the purego build tag or on other CPUs.
 func Accelerated() bool { return kern.Accelerated() }
 
+// Kernels names the kernels in use, "avx2" or "portable": the CPU's best,
+// or what the environment variable UAXAI_KERNELS chose at start. The two
+// give the same results up to float32 rounding, not the same bytes, so a
+// run's manifest records it.
+func Kernels() string { return kern.Path() }
+
+// KernelsError is the error of an UAXAI_KERNELS value that cannot be had
+// (an unknown one, or avx2 on a CPU without it), or nil.
+func KernelsError() error { return kern.EnvError() }
+
 // PenultimateLayer is the layer name under which a model service gives
 // its penultimate features (shape D x 1): the input of the last linear
 // layer, when it gives the class scores.

@@ -8,6 +8,42 @@ import (
 // Accelerated reports whether the AVX2+FMA assembly kernels are in use.
 func Accelerated() bool { return useAVX2 }
 
+// KernelsEnv is the environment variable that chooses the kernels once
+// at start: "avx2", "portable", or unset (the best the CPU has). The two
+// paths agree up to float32 rounding, not bit for bit, so a run records
+// which it took.
+const KernelsEnv = "UAXAI_KERNELS"
+
+// Path names the kernels in use: "avx2" or "portable".
+func Path() string {
+	if useAVX2 {
+		return "avx2"
+	}
+	return "portable"
+}
+
+// EnvError is the error of a KernelsEnv value that cannot be had (the
+// kernels are then the CPU's best), or nil.
+func EnvError() error { return envErr }
+
+// choose is the kernels' choice for the KernelsEnv value env on a CPU
+// (and build) that has the assembly or not: whether to use it, and the
+// error of a value that cannot be had.
+func choose(env string, has bool) (bool, error) {
+	switch env {
+	case "":
+		return has, nil
+	case "portable":
+		return false, nil
+	case "avx2":
+		if !has {
+			return false, fmt.Errorf("%s=avx2: this CPU or build has no AVX2+FMA kernels (accepted: portable, or unset for the CPU's best)", KernelsEnv)
+		}
+		return true, nil
+	}
+	return has, fmt.Errorf("%s=%q (accepted: avx2, portable, or unset for the CPU's best)", KernelsEnv, env)
+}
+
 // minVec is the shortest length the vector kernels accept: their tails
 // reuse an overlapping 8-lane chunk.
 const minVec = 8

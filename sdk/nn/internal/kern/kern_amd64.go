@@ -2,11 +2,16 @@
 
 package kern
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
 
-// useAVX2 selects the assembly kernels. x/sys/cpu also checks that the OS
-// saves the YMM registers.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	"golang.org/x/sys/cpu"
+)
+
+// useAVX2 selects the assembly kernels: where the CPU has AVX2 and FMA
+// (x/sys/cpu also checks that the OS saves the YMM registers), unless
+// KernelsEnv says otherwise.
+var useAVX2, envErr = choose(os.Getenv(KernelsEnv), cpu.X86.HasAVX2 && cpu.X86.HasFMA)
 
 // The assembly kernels in kern_amd64.s. Slice arguments must hold at least
 // 8 elements (the length the exported wrappers check); pointer arguments

@@ -2,7 +2,13 @@
 
 package kern
 
+import "os"
+
 const useAVX2 = false
+
+// envErr is KernelsEnv's error here, where only the portable kernels are
+// built.
+var _, envErr = choose(os.Getenv(KernelsEnv), false)
 
 // Stubs for the assembly kernels; useAVX2 is false so they are never called.
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ var lengths = func() []int {
 // does not save the YMM registers), so the path is not decided on a
 // misread CPUID.
 func TestPath(t *testing.T) {
-	want := runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	want := runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv(KernelsEnv) != "portable"
 	if Accelerated() != want {
 		t.Errorf("Accelerated() = %v; want %v (GOARCH %s, purego %v, AVX2 %v, FMA %v)",
 			Accelerated(), want, runtime.GOARCH, puregoTag, cpu.X86.HasAVX2, cpu.X86.HasFMA)
@@ -671,5 +672,47 @@ func TestOverflowPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestChoose: UAXAI_KERNELS unset takes the CPU's best; "portable" the
+// portable kernels on any CPU; "avx2" the assembly where there is one and
+// an error naming what is accepted where not; any other value is an
+// error that leaves the CPU's best.
+func TestChoose(t *testing.T) {
+	for _, c := range []struct {
+		env       string
+		has, want bool
+		err       string
+	}{
+		{"", true, true, ""}, {"", false, false, ""},
+		{"portable", true, false, ""}, {"portable", false, false, ""},
+		{"avx2", true, true, ""}, {"avx2", false, false, "UAXAI_KERNELS=avx2: this CPU or build has no AVX2+FMA kernels (accepted: portable, or unset"},
+		{"AVX2", true, true, `UAXAI_KERNELS="AVX2" (accepted: avx2, portable, or unset for the CPU's best)`},
+		{"avx512", false, false, `UAXAI_KERNELS="avx512"`},
+	} {
+		got, err := choose(c.env, c.has)
+		if got != c.want || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("choose(%q, %v) = %v, %v; want %v, %q", c.env, c.has, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestKernelsEnv: a test binary started with UAXAI_KERNELS=portable runs
+// the portable kernels (Path, Accelerated) without error, and one started
+// with an unknown value reports it (EnvError) and runs the CPU's best.
+func TestKernelsEnv(t *testing.T) {
+	if os.Getenv("KERN_CHILD") != "" {
+		fmt.Printf("PATH=%s ERR=%v\n", Path(), EnvError())
+		return
+	}
+	best := Path()
+	for env, want := range map[string]string{"portable": "PATH=portable ERR=<nil>", "bogus": "PATH=" + best + " ERR=UAXAI_KERNELS=\"bogus\""} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestKernelsEnv$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "KERN_CHILD=1", KernelsEnv+"="+env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s=%s: %v\n%s; want %q", KernelsEnv, env, err, out, want)
+		}
 	}
 }
