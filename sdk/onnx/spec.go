@@ -364,6 +364,29 @@ func checkSize(n *Node, what string, ch, t int) error {
 	return nodeErr(n, "%s", why)
 }
 
+// scalarInit is the value of the float32 scalar initializer name.
+func (c *converter) scalarInit(name string) (float32, bool) {
+	t, ok := c.m.Initializers[name]
+	if !ok || t.DType != Float32 || t.Len() != 1 {
+		return 0, false
+	}
+	return t.Float[0], true
+}
+
+// otherInput is the input of a two-input node b that is not v ("" when
+// b has not two inputs or v is neither).
+func otherInput(b *Node, v string) string {
+	switch {
+	case len(b.Inputs) != 2:
+		return ""
+	case b.Inputs[0] == v:
+		return b.Inputs[1]
+	case b.Inputs[1] == v:
+		return b.Inputs[0]
+	}
+	return ""
+}
+
 // alias makes n's first output the value v (a node converted to nothing).
 func (c *converter) alias(n *Node, v sval) { c.vals[n.Outputs[0]] = v }
 
@@ -1044,8 +1067,8 @@ func (c *converter) div(i int, n *Node) error {
 	// Not GELU's pattern: a division of its own.
 	refuse := func(string) error { return c.binary(i, n) }
 	scalar := func(name string, want, tol float64) bool {
-		t, ok := c.m.Initializers[name]
-		return ok && t.DType == Float32 && t.Len() == 1 && math.Abs(float64(t.Float[0])-want) <= tol
+		v, ok := c.scalarInit(name)
+		return ok && math.Abs(float64(v)-want) <= tol
 	}
 	// next returns the sole reader of value v if it is of op type op.
 	var found []int
@@ -1057,19 +1080,6 @@ func (c *converter) div(i int, n *Node) error {
 		found = append(found, k)
 		return &c.m.Nodes[k]
 	}
-	// otherOf returns the input of a two-input node that is not v.
-	otherOf := func(b *Node, v string) string {
-		if len(b.Inputs) != 2 {
-			return ""
-		}
-		if b.Inputs[0] == v {
-			return b.Inputs[1]
-		}
-		if b.Inputs[1] == v {
-			return b.Inputs[0]
-		}
-		return ""
-	}
 	if len(n.Inputs) != 2 || !scalar(n.Inputs[1], math.Sqrt2, 1e-6) {
 		return refuse("its divisor is not the constant √2")
 	}
@@ -1078,15 +1088,15 @@ func (c *converter) div(i int, n *Node) error {
 		return refuse("no Erf alone reads its result")
 	}
 	add := next(erf.Outputs[0], "Add")
-	if add == nil || !scalar(otherOf(add, erf.Outputs[0]), 1, 0) {
+	if add == nil || !scalar(otherInput(add, erf.Outputs[0]), 1, 0) {
 		return refuse("no Add of 1 alone reads the Erf")
 	}
 	mul := next(add.Outputs[0], "Mul")
-	if mul == nil || otherOf(mul, add.Outputs[0]) != n.Inputs[0] {
+	if mul == nil || otherInput(mul, add.Outputs[0]) != n.Inputs[0] {
 		return refuse("no Mul by x alone reads erf(x/√2) + 1")
 	}
 	half := next(mul.Outputs[0], "Mul")
-	if half == nil || !scalar(otherOf(half, mul.Outputs[0]), 0.5, 0) {
+	if half == nil || !scalar(otherInput(half, mul.Outputs[0]), 0.5, 0) {
 		return refuse("no Mul by 0.5 alone reads x * (erf(x/√2) + 1)")
 	}
 	for _, k := range found {

@@ -718,27 +718,9 @@ func (c *converter) layerNorm(n *Node, x sval) (bool, error) {
 		keep, err2 := intAttr1(r, "keepdims", 1)
 		return err == nil && err2 == nil && keep == 1 && len(r.Inputs) == 1 && len(axes) == 1 && (axes[0] == -1 || int(axes[0]) == x.rank-1)
 	}
-	scalar := func(name string) (float32, bool) {
-		t, ok := c.m.Initializers[name]
-		if !ok || t.DType != Float32 || t.Len() != 1 {
-			return 0, false
-		}
-		return t.Float[0], true
-	}
 	vector := func(name string) (Tensor, bool) {
 		t, ok := c.m.Initializers[name]
 		return t, ok && t.DType == Float32 && t.Len() == E && len(t.Shape) == 1
-	}
-	other := func(b *Node, v string) string {
-		switch {
-		case len(b.Inputs) != 2:
-			return ""
-		case b.Inputs[0] == v:
-			return b.Inputs[1]
-		case b.Inputs[1] == v:
-			return b.Inputs[0]
-		}
-		return ""
 	}
 	if !lastAxis(n) {
 		return false, nil
@@ -765,7 +747,7 @@ func (c *converter) layerNorm(n *Node, x sval) (bool, error) {
 	if pow == nil || div == nil || len(pow.Inputs) != 2 || pow.Inputs[0] != d || len(div.Inputs) != 2 || div.Inputs[0] != d {
 		return false, nil
 	}
-	if e, ok := scalar(pow.Inputs[1]); !ok || e != 2 {
+	if e, ok := c.scalarInit(pow.Inputs[1]); !ok || e != 2 {
 		return false, nil
 	}
 	mean2 := next(pow.Outputs[0], "ReduceMean")
@@ -776,7 +758,7 @@ func (c *converter) layerNorm(n *Node, x sval) (bool, error) {
 	if add == nil {
 		return false, nil
 	}
-	eps, ok := scalar(other(add, mean2.Outputs[0]))
+	eps, ok := c.scalarInit(otherInput(add, mean2.Outputs[0]))
 	if !ok || eps < 0 {
 		return false, nil
 	}
@@ -787,12 +769,12 @@ func (c *converter) layerNorm(n *Node, x sval) (bool, error) {
 	out := div.Outputs[0]
 	params := map[string]Tensor{}
 	if mul := next(out, "Mul"); mul != nil {
-		w, okw := vector(other(mul, out))
+		w, okw := vector(otherInput(mul, out))
 		bias := next(mul.Outputs[0], "Add")
 		if !okw || bias == nil {
 			return false, nil
 		}
-		b, okb := vector(other(bias, mul.Outputs[0]))
+		b, okb := vector(otherInput(bias, mul.Outputs[0]))
 		if !okb {
 			return false, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/uaxai/uaxai/internal/checked"
 	"github.com/uaxai/uaxai/sdk"
 	"github.com/uaxai/uaxai/sdk/nn"
+	"github.com/uaxai/uaxai/sdk/nn/ops"
 )
 
 // ID is the plugin's ID.
@@ -128,10 +129,9 @@ func (*Explainer) Explain(ctx context.Context, m nn.Model, req sdk.ExplainReques
 	}
 	if pos.rows { // features x tokens, as Raw reads channels x steps
 		tmp := (*buf)[2*sz : 3*sz]
-		transpose(tmp, act, b, sh.C, sh.T)
-		copy(act, tmp)
-		transpose(tmp, grad, b, sh.C, sh.T)
-		copy(grad, tmp)
+		ops.Transpose(tmp, act, sh.C, sh.T)
+		ops.Transpose(act, grad, sh.C, sh.T) // act's rows are in tmp now
+		act, grad = tmp, act
 	}
 	cam := make([]float64, L)
 	maps := make([][]float64, b)
@@ -259,19 +259,6 @@ func axisOf(rows bool) int {
 		return 1
 	}
 	return 2
-}
-
-// transpose writes each of the b matrices of src (r x c) transposed into
-// dst (c x r).
-func transpose(dst, src []float32, b, r, c int) {
-	for i := range b {
-		s, d := src[i*r*c:(i+1)*r*c], dst[i*r*c:(i+1)*r*c]
-		for j := range r {
-			for k := range c {
-				d[k*r+j] = s[j*c+k]
-			}
-		}
-	}
 }
 
 // Raw writes the Grad-CAM map of one input, dst[t] = sum_c alpha_c

@@ -129,8 +129,8 @@ func (n *Net) chainBuffers() *chainWS {
 // logits is set. The copies are computed incrementally (see the file's
 // comment); the returned Path says how much of their forward passes'
 // work was done. restart, if not nil, reports the steps before which
-// every chain returns to its input (ChainRestart). Errors: xs of the wrong length or not finite, a class
-// outside 0..K-1, an edit that writes a non-finite value, a non-finite
+// every chain returns to its input (ChainRestart). Errors: xs of the
+// wrong length or not finite, a class outside 0..K-1, an edit that writes a non-finite value, a non-finite
 // output. B must be at most ChainBatch and dst K values a chain.
 func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool, edit ChainEdit, restart ChainRestart) (Path, error) {
 	B := len(classes)
@@ -339,22 +339,28 @@ func (n *Net) chainCompact(B int) {
 		c.undo = append(c.undo, s[:B*c.size[v]]...)
 		c.ufull[v] = true
 	}
-	for j := len(oldLog) - 1; j >= 0; j-- {
-		e := oldLog[j]
-		sz := c.size[e.v]
-		dst := c.undo[start[e.v] : start[e.v]+B*sz]
+	n.unwind(B, oldLog, old, func(v int) []float32 { return c.undo[start[v] : start[v]+B*c.size[v]] })
+	c.whole = true
+}
+
+// unwind writes the undo log (entries ulog, values undo) back in reverse
+// order onto the values into(v) holds, each laid out as the chains'
+// values of v (B x its size).
+func (n *Net) unwind(B int, ulog []undoEntry, undo []float32, into func(v int) []float32) {
+	for j := len(ulog) - 1; j >= 0; j-- {
+		e := ulog[j]
+		s, sz := into(e.v), n.chain.size[e.v]
 		if e.b < 0 {
-			copy(dst, old[e.off:e.off+B*sz])
+			copy(s[:B*sz], undo[e.off:e.off+B*sz])
 			continue
 		}
 		sh := n.shapes[e.v]
 		w := e.hi - e.lo
 		for ch := range sh.C {
 			o := e.b*sz + ch*sh.T
-			copy(dst[o+e.lo:o+e.hi], old[e.off+ch*w:e.off+(ch+1)*w])
+			copyShort(s[o+e.lo:o+e.hi], undo[e.off+ch*w:e.off+(ch+1)*w])
 		}
 	}
-	c.whole = true
 }
 
 // chainRevert returns the B chains to their start: the undo log written
@@ -362,20 +368,7 @@ func (n *Net) chainCompact(B int) {
 // changed ranges.
 func (n *Net) chainRevert(B int, xs []float32) {
 	c := n.chain
-	for j := len(c.ulog) - 1; j >= 0; j-- {
-		e := c.ulog[j]
-		s, sz := c.st[e.v], c.size[e.v]
-		if e.b < 0 {
-			copy(s[:B*sz], c.undo[e.off:e.off+B*sz])
-			continue
-		}
-		sh := n.shapes[e.v]
-		w := e.hi - e.lo
-		for ch := range sh.C {
-			o := e.b*sz + ch*sh.T
-			copyShort(s[o+e.lo:o+e.hi], c.undo[e.off+ch*w:e.off+(ch+1)*w])
-		}
-	}
+	n.unwind(B, c.ulog, c.undo, func(v int) []float32 { return c.st[v] })
 	in := n.shapes[0]
 	for b := range B {
 		for ch := range in.C {

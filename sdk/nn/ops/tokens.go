@@ -292,33 +292,15 @@ func (a Attention) Backward(dx, dw, dbi, dwo, dbo, dy, x, w, bi, wo, bo, drop []
 func attentionInner[F Float](a Attention, xs []F, w, bi []F, drop []F, qkv, P, o []float64) {
 	L, E, H := a.L, a.E, a.Heads
 	d := E / H
-	// Four outputs at a time, each its own sum in the order of the
-	// formula: the same bits as one at a time, four chains of additions
-	// in flight instead of one.
 	for l := 0; l < L; l++ {
 		row := xs[l*E : (l+1)*E]
-		out := qkv[l*3*E : (l+1)*3*E]
-		j := 0
-		for ; j+4 <= 3*E; j += 4 {
-			w0, w1, w2, w3 := w[j*E:(j+1)*E], w[(j+1)*E:(j+2)*E], w[(j+2)*E:(j+3)*E], w[(j+3)*E:(j+4)*E]
-			w0, w1, w2, w3 = w0[:len(row)], w1[:len(row)], w2[:len(row)], w3[:len(row)]
-			v0, v1, v2, v3 := float64(bi[j]), float64(bi[j+1]), float64(bi[j+2]), float64(bi[j+3])
-			for k, xv := range row {
-				x := float64(xv)
-				v0 += float64(w0[k]) * x
-				v1 += float64(w1[k]) * x
-				v2 += float64(w2[k]) * x
-				v3 += float64(w3[k]) * x
-			}
-			out[j], out[j+1], out[j+2], out[j+3] = v0, v1, v2, v3
-		}
-		for ; j < 3*E; j++ {
+		for j := 0; j < 3*E; j++ {
 			wr := w[j*E : (j+1)*E]
 			v := float64(bi[j])
 			for k, xv := range row {
 				v += float64(wr[k]) * float64(xv)
 			}
-			out[j] = v
+			qkv[l*3*E+j] = v
 		}
 	}
 	scale := 1 / math.Sqrt(float64(d))
@@ -327,24 +309,7 @@ func attentionInner[F Float](a Attention, xs []F, w, bi []F, drop []F, qkv, P, o
 		for i := 0; i < L; i++ {
 			q := qkv[i*3*E+h*d : i*3*E+h*d+d]
 			m := math.Inf(-1)
-			j := 0
-			for ; j+4 <= L; j += 4 {
-				k0 := qkv[j*3*E+E+h*d : j*3*E+E+h*d+d][:len(q)]
-				k1 := qkv[(j+1)*3*E+E+h*d : (j+1)*3*E+E+h*d+d][:len(q)]
-				k2 := qkv[(j+2)*3*E+E+h*d : (j+2)*3*E+E+h*d+d][:len(q)]
-				k3 := qkv[(j+3)*3*E+E+h*d : (j+3)*3*E+E+h*d+d][:len(q)]
-				var s0, s1, s2, s3 float64
-				for t, qt := range q {
-					s0 += qt * k0[t]
-					s1 += qt * k1[t]
-					s2 += qt * k2[t]
-					s3 += qt * k3[t]
-				}
-				s0, s1, s2, s3 = s0*scale, s1*scale, s2*scale, s3*scale
-				Ph[i*L+j], Ph[i*L+j+1], Ph[i*L+j+2], Ph[i*L+j+3] = s0, s1, s2, s3
-				m = max(m, s0, s1, s2, s3)
-			}
-			for ; j < L; j++ {
+			for j := 0; j < L; j++ {
 				k := qkv[j*3*E+E+h*d : j*3*E+E+h*d+d]
 				var s float64
 				for t := range q {

@@ -419,10 +419,10 @@ func TestTokenPointwise(t *testing.T) {
 	}
 }
 
-// TestAttentionInnerBits: attentionInner, which computes the projections
-// and the scores four outputs at a time, gives the same bits as the
-// formula computed one output at a time (each sum in the order of its
-// terms), on sizes whose tokens and 3E are and are not multiples of 4.
+// TestAttentionInnerBits: attentionInner's projections and attention
+// weights are the bits of the formula written out here (each sum in the
+// order of its terms), on sizes whose tokens and 3E are and are not
+// multiples of 4: a kernel that reorders its loops must keep them.
 func TestAttentionInnerBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(44, 2))
 	for _, c := range []struct{ L, E, H int }{{1, 6, 2}, {5, 6, 3}, {7, 10, 2}, {8, 16, 2}, {20, 16, 2}, {3, 5, 1}} {
