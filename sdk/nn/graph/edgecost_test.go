@@ -13,7 +13,6 @@ import (
 // planes a boundary's work does not depend on its position, so the
 // estimate is the plan's own count.
 func TestEdgeOKIsTheWorkDone(t *testing.T) {
-	needPlanes(t)
 	for si, spec := range []Spec{trunkSpecs()[1], trunkSpecs()[3]} {
 		n := randomNet(t, spec, uint64(70+si))
 		in := n.InShape()
@@ -60,7 +59,6 @@ func TestEdgeOKIsTheWorkDone(t *testing.T) {
 // the middle of the input on planes is their number times boundaryCost,
 // whatever the batch's size (one or many batches of winBatch).
 func TestBoundaryCostIsThePlanesWork(t *testing.T) {
-	needPlanes(t)
 	for _, spec := range []Spec{trunkSpecs()[1], trunkSpecs()[3]} {
 		n := randomNet(t, spec, 74)
 		in := n.InShape()

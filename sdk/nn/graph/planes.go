@@ -59,14 +59,6 @@ func (n *Net) planes() *planeWS {
 		return e.pl
 	}
 	e.plOnce = true
-	if !kern.Accelerated() {
-		// The AVX2+FMA kernels sum a convolution's im2col product in the
-		// direct kernel's order (channel, then tap, fused), so a plane
-		// has the bits of the node-by-node path and of forward passes;
-		// the portable kernels group a tap's terms otherwise, and the
-		// plan a call takes must not move a copy's bits.
-		return nil
-	}
 	pl := &planeWS{lo: make([]int, len(n.shapes)), hi: make([]int, len(n.shapes)), val: make([][]float32, len(n.shapes)), pos: make([]int, winBatch)}
 	var taps []int
 	for _, i := range p.trunk {

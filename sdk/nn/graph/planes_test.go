@@ -5,25 +5,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
-
-// needPlanes skips a test of the planes path where it is off: the
-// portable kernels (planes() says why).
-func needPlanes(t *testing.T) {
-	t.Helper()
-	if !kern.Accelerated() {
-		t.Skip("the planes path runs on the AVX2+FMA kernels only")
-	}
-}
 
 // TestPlanesWhere: the boundary plan runs on planes exactly where every
 // trunk node has stride 1 and an op with Taps or a per-step op with
 // Columns (the paper's network, a residual join of stride 1), and node by
 // node otherwise (a stride, an average pool).
 func TestPlanesWhere(t *testing.T) {
-	needPlanes(t)
 	specs := trunkSpecs()
 	avg := Spec{Name: "avg", InChannels: 1, InLen: 30, Nodes: []Node{
 		wnode("c", "conv1d", nil, map[string]any{"out": 3, "kernel": 3}),
@@ -61,7 +49,6 @@ func TestPlanesWhere(t *testing.T) {
 // others (many batches, both directions, both ends) or alone, for
 // windows and LIME's spans, a constant baseline and a baseline signal.
 func TestPlanesIndependentOfTheBatch(t *testing.T) {
-	needPlanes(t)
 	for si, spec := range []Spec{trunkSpecs()[1], trunkSpecs()[3]} {
 		n := randomNet(t, spec, uint64(60+si))
 		in := n.InShape()

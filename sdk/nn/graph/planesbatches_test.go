@@ -12,7 +12,6 @@ import (
 // computed batch by batch and still equals the forward passes of the
 // copies; a copy's value has the same bits alone as among all the others.
 func TestPlanesManyBatches(t *testing.T) {
-	needPlanes(t)
 	long := func(s Spec) Spec {
 		s.InLen = 2*winBatch + 23
 		s.Name += "-long"

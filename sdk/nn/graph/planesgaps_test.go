@@ -13,7 +13,6 @@ import (
 // gathers each boundary's own steps: the copies equal their forward
 // passes.
 func TestPlanesBatchesWithGaps(t *testing.T) {
-	needPlanes(t)
 	for si, spec := range []Spec{trunkSpecs()[1], trunkSpecs()[3]} {
 		n := randomNet(t, spec, uint64(85+si))
 		in := n.InShape()

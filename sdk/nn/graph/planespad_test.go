@@ -13,7 +13,6 @@ import (
 // forward passes of the copies. (The trunk specs' padded readers read
 // values whose dirty steps never leave the value.)
 func TestPlanesPaddedReadersNearTheEnds(t *testing.T) {
-	needPlanes(t)
 	spec := Spec{Name: "pad-deep", InChannels: 2, InLen: 40, Nodes: []Node{
 		wnode("a", "conv1d", nil, map[string]any{"out": 3, "kernel": 3}),
 		wnode("ar", "relu", nil, nil),

@@ -5,12 +5,19 @@
 //
 // Every kernel has a portable pure-Go implementation. On amd64 CPUs with
 // AVX2 and FMA (detected at run time with golang.org/x/sys/cpu) hand-written
-// assembly is used instead; the build tag purego forces the portable code.
-// The two agree up to float32 rounding: the assembly fuses multiply-adds
-// and sums in a different order (8 or more partial sums in vector lanes).
-// Relu, ReluGrad, MaxPool, MaxPoolGrad, ArgMax, Normalize and
-// NormalizeGrad give the same bits on both paths. Inputs shorter than 8
-// elements always take the portable code.
+// assembly is used instead; the build tag purego, or UAXAI_KERNELS=portable
+// at start, forces the portable code. The two give the same bits for every
+// input without NaNs (a NaN stays a NaN; its payload may differ): where
+// the assembly fuses multiply-adds and sums in 8-lane partial sums, the
+// portable path runs a Go twin of it (lanes.go) that does the same
+// operations in the same order, with fma32, an exactly rounded fused
+// multiply-add in float64 arithmetic; where the assembly rounds every
+// operation (the element-wise ops, pooling), plain Go code has its bits.
+// Inputs shorter than 8 elements take plain Go code on both paths.
+// TestPathsSameBits runs every exported kernel on both paths, bit for
+// bit, and TestFMA32 checks fma32 against math/big and the CPU's FMA. The
+// price is speed: the twins' fma32 makes the portable convolution about
+// 3x slower than plain Go loops would be.
 //
 // Sums accumulate in float32, except those of Sum64, SqDev64 and SumDot64
 // (float64). Slices that are too short, negative sizes or strides are

@@ -2,11 +2,14 @@ package kern
 
 import "math"
 
-// Portable implementations. They are the reference the accelerated kernels
-// are tested against, and the implementation used on other architectures,
-// on CPUs without AVX2/FMA, with the purego build tag, and for short inputs
-// where a vector kernel has nothing to gain. They assume the argument
-// checks of the exported functions have been done.
+// Plain implementations: the references the vector kernels (the assembly
+// and their Go twins in lanes.go) are tested against within rounding, and,
+// on every path alike, the code of the inputs a vector kernel does not
+// take (shorter than 8, or taps past packMax/4). They assume the argument
+// checks of the exported functions have been done. Every product is
+// rounded before its sum (an explicit float32 or float64 conversion), so
+// a compiler that fuses multiply-adds (arm64, GOAMD64=v3) gives the same
+// bits as one that does not.
 
 func corr3Generic(dst, x []float32, w0, w1, w2 float32) {
 	n := len(dst)
@@ -16,7 +19,7 @@ func corr3Generic(dst, x []float32, w0, w1, w2 float32) {
 	x = x[:n+2]
 	dst = dst[:n]
 	for t := range dst {
-		dst[t] += w0*x[t] + w1*x[t+1] + w2*x[t+2]
+		dst[t] += float32(w0*x[t]) + float32(w1*x[t+1]) + float32(w2*x[t+2])
 	}
 }
 
@@ -28,7 +31,7 @@ func corrKGeneric(dst, x, w []float32) {
 	for j, wj := range w {
 		xj := x[j : j+n]
 		for t := range dst {
-			dst[t] += wj * xj[t]
+			dst[t] += float32(wj * xj[t])
 		}
 	}
 }
@@ -40,9 +43,9 @@ func dot3Generic(dy, x []float32) (s0, s1, s2 float32) {
 	}
 	x = x[:n+2]
 	for t, d := range dy {
-		s0 += d * x[t]
-		s1 += d * x[t+1]
-		s2 += d * x[t+2]
+		s0 += float32(d * x[t])
+		s1 += float32(d * x[t+1])
+		s2 += float32(d * x[t+2])
 	}
 	return
 }
@@ -52,13 +55,13 @@ func dotGeneric(x, y []float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
+		s0 += float32(x[i] * y[i])
+		s1 += float32(x[i+1] * y[i+1])
+		s2 += float32(x[i+2] * y[i+2])
+		s3 += float32(x[i+3] * y[i+3])
 	}
 	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
+		s0 += float32(x[i] * y[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -81,7 +84,7 @@ func sumGeneric(x []float32) float32 {
 func axpyGeneric(dst, x []float32, a float32) {
 	x = x[:len(dst)]
 	for i := range dst {
-		dst[i] += a * x[i]
+		dst[i] += float32(a * x[i])
 	}
 }
 
@@ -245,12 +248,12 @@ func sqDev64Generic(x []float32, c float64) float64 {
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
 		d0, d1 := float64(x[i])-c, float64(x[i+1])-c
-		s0 += d0 * d0
-		s1 += d1 * d1
+		s0 += float64(d0 * d0)
+		s1 += float64(d1 * d1)
 	}
 	if i < len(x) {
 		d := float64(x[i]) - c
-		s0 += d * d
+		s0 += float64(d * d)
 	}
 	return s0 + s1
 }
@@ -260,7 +263,7 @@ func sumDot64Generic(x, y []float32) (sx, sxy float64) {
 	for i, v := range x {
 		a := float64(v)
 		sx += a
-		sxy += a * float64(y[i])
+		sxy += float64(a * float64(y[i]))
 	}
 	return sx, sxy
 }
@@ -288,7 +291,7 @@ func gerGeneric(a []float32, lda int, x, y []float32) {
 	for i, xi := range x {
 		row := a[i*lda : i*lda+len(y)]
 		for j, yj := range y {
-			row[j] += xi * yj
+			row[j] += float32(xi * yj)
 		}
 	}
 }
@@ -298,7 +301,7 @@ func gemvTGeneric(y, a []float32, lda int, x []float32) {
 	for i, xi := range x {
 		row := a[i*lda : i*lda+len(y)]
 		for j, v := range row {
-			y[j] += xi * v
+			y[j] += float32(xi * v)
 		}
 	}
 }

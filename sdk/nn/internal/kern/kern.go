@@ -10,8 +10,9 @@ func Accelerated() bool { return useAVX2 }
 
 // KernelsEnv is the environment variable that chooses the kernels once
 // at start: "avx2", "portable", or unset (the best the CPU has). The two
-// paths agree up to float32 rounding, not bit for bit, so a run records
-// which it took.
+// paths give the same bits (the portable one runs the assembly's
+// arithmetic in Go: lanes.go); a run records which it took, for its
+// speed.
 const KernelsEnv = "UAXAI_KERNELS"
 
 // Path names the kernels in use: "avx2" or "portable".
@@ -64,22 +65,20 @@ func Corr3(dst, x []float32, w0, w1, w2 float32) {
 	if len(x) < n+2 {
 		shortPanic("Corr3 x", len(x), n+2)
 	}
-	if useAVX2 && n >= minVec {
-		corr3AVX2(dst, x, w0, w1, w2)
+	if n >= minVec {
+		corr3Vec(dst, x, w0, w1, w2)
 		return
 	}
-	if useAVX2 && n > 0 {
+	if n > 0 {
 		// The vector kernel on a padded copy: a step's bits do not
 		// depend on how many steps the call has.
 		var d [minVec]float32
 		var xb [minVec + 2]float32
 		copy(d[:], dst)
 		copy(xb[:], x[:n+2])
-		corr3AVX2(d[:], xb[:], w0, w1, w2)
+		corr3Vec(d[:], xb[:], w0, w1, w2)
 		copy(dst, d[:n])
-		return
 	}
-	corr3Generic(dst, x, w0, w1, w2)
 }
 
 // CorrK adds a valid cross-correlation with k = len(w) taps to dst:
@@ -99,22 +98,20 @@ func CorrK(dst, x, w []float32) {
 		Corr3(dst, x, w[0], w[1], w[2])
 		return
 	}
-	if useAVX2 && n >= minVec {
-		corrKAVX2(dst, x, w)
+	if n >= minVec {
+		corrKVec(dst, x, w)
 		return
 	}
-	if useAVX2 {
+	{
 		// The vector kernel on a padded copy, as Corr3.
 		var st [padStack]float32
 		buf := padBuf(st[:], minVec+minVec+k-1)
 		d, xb := buf[:minVec], buf[minVec:]
 		copy(d, dst)
 		copy(xb, x[:n+k-1])
-		corrKAVX2(d, xb, w)
+		corrKVec(d, xb, w)
 		copy(dst, d[:n])
-		return
 	}
-	corrKGeneric(dst, x, w)
 }
 
 // Dot3 returns the three lagged dot products of dy with x
@@ -132,8 +129,8 @@ func Dot3(dy, x []float32) (s0, s1, s2 float32) {
 	if len(x) < n+2 {
 		shortPanic("Dot3 x", len(x), n+2)
 	}
-	if useAVX2 && n >= minVec {
-		return dot3AVX2(dy, x)
+	if n >= minVec {
+		return dot3Vec(dy, x)
 	}
 	return dot3Generic(dy, x)
 }
@@ -169,16 +166,16 @@ func Dot(x, y []float32) float32 {
 	if len(y) < len(x) {
 		shortPanic("Dot y", len(y), len(x))
 	}
-	if useAVX2 && len(x) >= minVec {
-		return dotAVX2(x, y)
+	if len(x) >= minVec {
+		return dotVec(x, y)
 	}
 	return dotGeneric(x, y)
 }
 
 // Sum returns sum_i x[i].
 func Sum(x []float32) float32 {
-	if useAVX2 && len(x) >= minVec {
-		return sumAVX2(x)
+	if len(x) >= minVec {
+		return sumVec(x)
 	}
 	return sumGeneric(x)
 }
@@ -189,8 +186,8 @@ func Axpy(dst, x []float32, a float32) {
 	if len(x) < len(dst) {
 		shortPanic("Axpy x", len(x), len(dst))
 	}
-	if useAVX2 && len(dst) >= minVec {
-		axpyAVX2(dst, x, a)
+	if len(dst) >= minVec {
+		axpyVec(dst, x, a)
 		return
 	}
 	axpyGeneric(dst, x, a)
@@ -323,12 +320,12 @@ func ConvMulti(dst []float32, dstStride int, x []float32, xStride int, w []float
 	}
 	checkRows("ConvMulti", "x", x, C, xStride, T+K-1)
 	checkW("ConvMulti", w, O, C, K)
-	if useAVX2 && T < minVec && 4*K <= packMax {
-		convPadded(dst, dstStride, x, xStride, w, O, C, K, T)
+	if 4*K > packMax {
+		convMultiGeneric(dst, dstStride, x, xStride, w, O, C, K, T)
 		return
 	}
-	if !useAVX2 || 4*K > packMax {
-		convMultiGeneric(dst, dstStride, x, xStride, w, O, C, K, T)
+	if T < minVec {
+		convPadded(dst, dstStride, x, xStride, w, O, C, K, T)
 		return
 	}
 	convMulti(dst, nil, dstStride, x, xStride, w, nil, nil, O, C, K, T)
@@ -405,16 +402,16 @@ func convMulti(dst, rel []float32, dstStride int, x []float32, xStride int, w, p
 	var wp [packMax]float32
 	o := 0
 	for ; o+4 <= O; o += 4 {
-		var b, rl *float32
+		var b, rl []float32
 		if bias != nil {
-			b = &bias[o]
+			b = bias[o : o+4]
 		}
 		for c0 := 0; c0 < C; c0 += cb {
 			cn := min(cb, C-c0)
 			// wp[(c*K+k)*4+r] = w[o+r, c0+c, k]
-			var blk *float32
+			var blk []float32
 			if pw != nil {
-				blk = &pw[o*C*K+c0*K*4]
+				blk = pw[o*C*K+c0*K*4:]
 			} else {
 				for r := 0; r < 4; r++ {
 					wr := w[((o+r)*C+c0)*K : ((o+r)*C+c0+cn)*K]
@@ -422,12 +419,12 @@ func convMulti(dst, rel []float32, dstStride int, x []float32, xStride int, w, p
 						wp[j*4+r] = v
 					}
 				}
-				blk = &wp[0]
+				blk = wp[:]
 			}
 			if rel != nil && c0+cn == C {
-				rl = &rel[o*dstStride] // the last block writes the ReLU
+				rl = rel[o*dstStride:] // the last block writes the ReLU
 			}
-			convx4AVX2(&dst[o*dstStride], dstStride, &x[c0*xStride], xStride, blk, b, rl, cn, K, T)
+			convx4Vec(dst[o*dstStride:], dstStride, x[c0*xStride:], xStride, blk, b, rl, cn, K, T)
 			b = nil // later blocks add to what the first wrote
 		}
 	}
@@ -474,14 +471,14 @@ func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStri
 	if K != 3 {
 		// The portable twin of the column kernel sums as convGradWGeneric.
 		o = gradWCols(dw, dy, dyStride, x, xStride, O, C, K, T)
-	} else if !useAVX2 || T < minVec {
+	} else if T < minVec {
 		convGradWGeneric(dw, dy, dyStride, x, xStride, O, C, K, T)
 		return
 	} else {
 		var out [12]float32
 		for ; o+4 <= O; o += 4 {
 			for i := 0; i < C; i++ {
-				gradw3x4AVX2(&out, &dy[o*dyStride], dyStride, &x[i*xStride], T)
+				gradw3x4Vec(&out, dy[o*dyStride:], dyStride, x[i*xStride:], T)
 				for r := 0; r < 4; r++ {
 					g := dw[((o+r)*C+i)*3 : ((o+r)*C+i)*3+3]
 					g[0] += out[r*3]
@@ -541,8 +538,8 @@ func gradWCol(x []float32, xStride, K, T, j int) []float32 {
 func gradw4x3(out *[12]float32, dy []float32, dyStride int, x0, x1, x2 []float32, T int) {
 	_ = dy[3*dyStride+T-1]
 	x0, x1, x2 = x0[:T], x1[:T], x2[:T]
-	if useAVX2 && T >= minVec {
-		gradw4x3AVX2(out, &dy[0], dyStride, &x0[0], &x1[0], &x2[0], T)
+	if T >= minVec {
+		gradw4x3Vec(out, dy, dyStride, x0, x1, x2, T)
 		return
 	}
 	gradw4x3Generic(out, dy, dyStride, x0, x1, x2, T)
@@ -565,7 +562,7 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 	checkRows("ConvMultiGradX", "dy", dy, O, dyStride, T)
 	checkW("ConvMultiGradX", w, O, C, K)
 	Ti := T - K + 1 // interior outputs s = K-1 .. T-1 see every tap
-	if !useAVX2 || Ti < minVec || 4*K > packMax {
+	if Ti < minVec || 4*K > packMax {
 		convGradXGeneric(dx, dxStride, dy, dyStride, w, O, C, K, T)
 		return
 	}
@@ -594,7 +591,7 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 					}
 				}
 			}
-			convx4AVX2(&dx[i*dxStride+K-1], dxStride, &dy[o0*dyStride], dyStride, &wp[0], nil, nil, on, K, Ti)
+			convx4Vec(dx[i*dxStride+K-1:], dxStride, dy[o0*dyStride:], dyStride, wp[:], nil, nil, on, K, Ti)
 		}
 	}
 	var wf [packMax]float32
@@ -618,10 +615,10 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 			for i := 0; i < C; i++ {
 				wr := wo[i*3 : i*3+3]
 				row := dx[i*dxStride : i*dxStride+T+2]
-				row[0] += wr[0] * d0
-				row[1] += wr[0]*d1 + wr[1]*d0
-				row[T] += wr[1]*e1 + wr[2]*e2
-				row[T+1] += wr[2] * e1
+				row[0] += float32(wr[0] * d0)
+				row[1] += float32(wr[0]*d1) + float32(wr[1]*d0)
+				row[T] += float32(wr[1]*e1) + float32(wr[2]*e2)
+				row[T+1] += float32(wr[2] * e1)
 			}
 		}
 		return
@@ -634,14 +631,14 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 			for s := 0; s < K-1; s++ {
 				var acc float32
 				for k := 0; k <= s; k++ {
-					acc += wr[k] * d[s-k]
+					acc += float32(wr[k] * d[s-k])
 				}
 				row[s] += acc
 			}
 			for s := T; s < T+K-1; s++ {
 				var acc float32
 				for k := s - T + 1; k < K; k++ {
-					acc += wr[k] * d[s-k]
+					acc += float32(wr[k] * d[s-k])
 				}
 				row[s] += acc
 			}

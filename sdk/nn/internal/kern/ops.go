@@ -6,10 +6,9 @@ import (
 )
 
 // The kernels of the network's other layers. The element-wise and pooling
-// ones round every operation as the portable code does (no fused
-// multiply-adds), so both implementations give the same bits; the float64
-// sums differ only in their summation order, Ger and GemvT in fused
-// multiply-adds.
+// ones round every operation (no fused multiply-adds), so their plain Go
+// code has the assembly's bits; the float64 sums, Ger, GemvT and Exp have
+// Go twins of their assembly (lanes.go).
 
 // Relu writes the rectified x to dst:
 //
@@ -133,10 +132,10 @@ func ArgMax(x []float32) (float32, int) {
 // Sum64 returns sum_i x[i] accumulated in float64.
 func Sum64(x []float32) float64 {
 	n := len(x)
-	if !useAVX2 || n < minVec {
+	if n < minVec {
 		return sum64Generic(x)
 	}
-	s := sum64AVX2(x[:n&^3])
+	s := sum64Vec(x[:n&^3])
 	for _, v := range x[n&^3:] {
 		s += float64(v)
 	}
@@ -146,13 +145,13 @@ func Sum64(x []float32) float64 {
 // SqDev64 returns sum_i (x[i] - c)^2 accumulated in float64.
 func SqDev64(x []float32, c float64) float64 {
 	n := len(x)
-	if !useAVX2 || n < minVec {
+	if n < minVec {
 		return sqDev64Generic(x, c)
 	}
-	s := sqDev64AVX2(x[:n&^3], c)
+	s := sqDev64Vec(x[:n&^3], c)
 	for _, v := range x[n&^3:] {
 		d := float64(v) - c
-		s += d * d
+		s += float64(d * d)
 	}
 	return s
 }
@@ -164,14 +163,14 @@ func SumDot64(x, y []float32) (sx, sxy float64) {
 	if len(y) < n {
 		shortPanic("SumDot64 y", len(y), n)
 	}
-	if !useAVX2 || n < minVec {
+	if n < minVec {
 		return sumDot64Generic(x, y)
 	}
-	sx, sxy = sumDot64AVX2(x[:n&^3], y)
+	sx, sxy = sumDot64Vec(x[:n&^3], y)
 	for i := n &^ 3; i < n; i++ {
 		a := float64(x[i])
 		sx += a
-		sxy += a * float64(y[i])
+		sxy += float64(a * float64(y[i]))
 	}
 	return sx, sxy
 }
@@ -243,7 +242,7 @@ func ConvMultiBias(dst, rel []float32, dstStride int, x []float32, xStride int, 
 	if O == 0 || T == 0 {
 		return
 	}
-	if C == 0 || K == 0 || !useAVX2 || T < minVec || 4*K > packMax {
+	if C == 0 || K == 0 || T < minVec || 4*K > packMax {
 		for o := 0; o < O; o++ {
 			d := dst[o*dstStride : o*dstStride+T]
 			for t := range d {
@@ -273,8 +272,8 @@ func Ger(a []float32, lda int, x, y []float32) {
 	if len(x) == 0 || len(y) == 0 {
 		return
 	}
-	if useAVX2 && len(y) >= minVec {
-		gerAVX2(&a[0], lda, x, y)
+	if len(y) >= minVec {
+		gerVec(a, lda, x, y)
 		return
 	}
 	gerGeneric(a, lda, x, y)
@@ -294,8 +293,8 @@ func GemvT(y, a []float32, lda int, x []float32) {
 		clear(y)
 		return
 	}
-	if useAVX2 && len(y) >= minVec {
-		gemvTAVX2(y, &a[0], lda, x)
+	if len(y) >= minVec {
+		gemvTVec(y, a, lda, x)
 		return
 	}
 	gemvTGeneric(y, a, lda, x)
@@ -321,18 +320,16 @@ func Exp(dst, x []float32) {
 		shortPanic("Exp x", len(x), len(dst))
 	}
 	n := 0
-	if useAVX2 && len(dst) >= minVec {
-		expAVX2(dst, x, &expConsts)
+	if len(dst) >= minVec {
+		expVec(dst, x, &expConsts)
 		n = len(dst) &^ 7
 	}
-	if useAVX2 && n < len(dst) {
+	if n < len(dst) {
 		// The tail by the vector kernel on a padded copy: a value's bits
 		// do not depend on its place in dst nor on len(dst).
 		var t [minVec]float32
 		copy(t[:], x[n:len(dst)])
-		expAVX2(t[:], t[:], &expConsts)
+		expVec(t[:], t[:], &expConsts)
 		copy(dst[n:], t[:])
-		return
 	}
-	expGeneric(dst[n:], x[n:len(dst)])
 }
