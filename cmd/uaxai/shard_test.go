@@ -27,14 +27,22 @@ func sameResults(t *testing.T, what, got, want string) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s: %s differs from the uninterrupted run's", what, f)
+			t.Errorf("%s: %s differs from %s's", what, f, want)
 		}
 	}
 }
 
 func uaxai(t *testing.T, exe string, args ...string) string {
 	t.Helper()
-	b, err := exec.Command(exe, args...).CombinedOutput()
+	return uaxaiEnv(t, exe, nil, args...)
+}
+
+// uaxaiEnv is uaxai with env added to the environment.
+func uaxaiEnv(t *testing.T, exe string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), env...)
+	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("uaxai %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
@@ -45,7 +53,9 @@ func uaxai(t *testing.T, exe string, args ...string) string {
 // its explain units), with one of its unit files then cut short as by a
 // power cut, is finished by `uaxai run --resume`, which redoes only what
 // is missing and ends in the same bytes as an uninterrupted run. Four
-// shards run in a shuffled order, then `uaxai merge`, give them too.
+// shards run in a shuffled order, then `uaxai merge`, give them too, with
+// the odd shards on the portable kernels (UAXAI_KERNELS) and the even ones
+// on the CPU's best: the fits and maps of either path are the same bits.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -113,7 +123,17 @@ func TestKilledRunResumes(t *testing.T) {
 
 	sharded := filepath.Join(dir, "sharded")
 	for _, i := range rand.New(rand.NewPCG(5, 6)).Perm(4) {
-		uaxai(t, exe, "run", rec, "--run-dir", sharded, "--shard", strconv.Itoa(i)+"/4", "--workers", "1", "--no-cache")
+		env := []string{"UAXAI_KERNELS="}
+		if i%2 == 1 {
+			env = []string{"UAXAI_KERNELS=portable"}
+		}
+		uaxaiEnv(t, exe, env, "run", rec, "--run-dir", sharded, "--shard", strconv.Itoa(i)+"/4", "--workers", "1", "--no-cache")
+	}
+	for i := 1; i < 4; i += 2 {
+		st := string(must(os.ReadFile(filepath.Join(sharded, "shards", "all-"+strconv.Itoa(i)+"-of-4.json"))))
+		if !strings.Contains(st, `"kernels": "portable"`) {
+			t.Errorf("shard %d's status file does not record the portable kernels:\n%s", i, st)
+		}
 	}
 	uaxai(t, exe, "merge", sharded)
 	sameResults(t, "4 shards merged", sharded, whole)

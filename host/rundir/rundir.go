@@ -271,31 +271,3 @@ func (d Dir) States() ([]UnitState, error) {
 	}
 	return out, nil
 }
-
-// ShardKernels returns, for each kernel path the shards of the run
-// recorded (shards/*.json's "kernels": "avx2", "portable"), the status
-// files that name it; files without it (older shards) are left out. A
-// status file that is not a regular file of JSON is an error naming it.
-func (d Dir) ShardKernels() (map[string][]string, error) {
-	files, err := filepath.Glob(filepath.Join(d.Path, "shards", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]string{}
-	for _, f := range files {
-		b, err := atomicfile.ReadRegular(f, atomicfile.Limit{Bytes: 1 << 20, What: "a shard's status file"})
-		if err != nil {
-			return nil, err
-		}
-		var st struct {
-			Kernels string `json:"kernels"`
-		}
-		if err := json.Unmarshal(b, &st); err != nil {
-			return nil, fmt.Errorf("%s: %w (want the JSON a shard writes)", f, err)
-		}
-		if st.Kernels != "" {
-			out[st.Kernels] = append(out[st.Kernels], filepath.Base(f))
-		}
-	}
-	return out, nil
-}

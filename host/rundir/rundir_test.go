@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,39 +219,5 @@ func TestNonRegularUnitFile(t *testing.T) {
 	case <-done:
 	case <-time.After(time.Minute):
 		t.Fatal("still blocked on a FIFO after a minute")
-	}
-}
-
-// TestShardKernels: the kernel paths the shards' status files name, each
-// with its files; a file without one is left out; a file that is not JSON
-// is an error naming it and what is wanted.
-func TestShardKernels(t *testing.T) {
-	d := Dir{Path: t.TempDir()}
-	if ks, err := d.ShardKernels(); err != nil || len(ks) != 0 {
-		t.Fatalf("no shards: %v, %v", ks, err)
-	}
-	sh := filepath.Join(d.Path, "shards")
-	if err := os.MkdirAll(sh, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{
-		"all-0-of-3.json": `{"status": "complete", "kernels": "avx2"}`,
-		"all-1-of-3.json": `{"status": "complete", "kernels": "portable"}`,
-		"all-2-of-3.json": `{"status": "complete", "kernels": "avx2"}`,
-		"old-0-of-1.json": `{"status": "complete"}`,
-	} {
-		if err := os.WriteFile(filepath.Join(sh, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ks, err := d.ShardKernels()
-	if err != nil || len(ks) != 2 || !slices.Equal(ks["avx2"], []string{"all-0-of-3.json", "all-2-of-3.json"}) || !slices.Equal(ks["portable"], []string{"all-1-of-3.json"}) {
-		t.Errorf("%v, %v", ks, err)
-	}
-	if err := os.WriteFile(filepath.Join(sh, "bad.json"), []byte("{"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.ShardKernels(); err == nil || !strings.Contains(err.Error(), "bad.json") || !strings.Contains(err.Error(), "want the JSON a shard writes") {
-		t.Errorf("a broken status file: %v", err)
 	}
 }

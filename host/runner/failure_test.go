@@ -229,38 +229,3 @@ func TestScriptCrashFailsTheRunCleanly(t *testing.T) {
 		})
 	}
 }
-
-// TestMergeRefusesMixedKernels: a run whose shards ran the AVX2 and the
-// portable kernels is refused by merge before anything is read, naming
-// each path's shards and what is accepted; shards of one path pass.
-func TestMergeRefusesMixedKernels(t *testing.T) {
-	dir := t.TempDir()
-	sh := filepath.Join(dir, "shards")
-	if err := os.MkdirAll(sh, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, kernels string) {
-		if err := os.WriteFile(filepath.Join(sh, name), []byte(`{"status": "complete", "kernels": "`+kernels+`"}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("all-0-of-2.json", "avx2")
-	if err := sameKernels(dir); err != nil {
-		t.Errorf("one shard: %v", err)
-	}
-	write("all-1-of-2.json", "avx2")
-	if err := sameKernels(dir); err != nil {
-		t.Errorf("two shards of avx2: %v", err)
-	}
-	write("all-1-of-2.json", "portable")
-	err := sameKernels(dir)
-	if err == nil || !strings.Contains(err.Error(), "avx2 (all-0-of-2.json); portable (all-1-of-2.json)") || !strings.Contains(err.Error(), "UAXAI_KERNELS=portable") {
-		t.Errorf("mixed kernels: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "recipe.toml"), []byte(`name = "x"`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Merge(context.Background(), dir, Options{Plugins: inProcess(t)}); err == nil || !strings.Contains(err.Error(), "its shards ran different kernels") {
-		t.Errorf("Merge of mixed kernels: %v", err)
-	}
-}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/uaxai/uaxai/host/data"
@@ -129,9 +127,6 @@ func Resume(ctx context.Context, dir string, opt Options) (*Outcome, error) {
 // tables.md and the rest) from its units, once every shard is done. They
 // are the same bytes as those of the run in one piece.
 func Merge(ctx context.Context, dir string, opt Options) (*Outcome, error) {
-	if err := sameKernels(dir); err != nil {
-		return nil, fmt.Errorf("merge %s: %w", dir, err)
-	}
 	r, err := recipe.Load(filepath.Join(dir, "recipe.toml"))
 	if err != nil {
 		return nil, fmt.Errorf("merge %s: %w", dir, err)
@@ -142,25 +137,6 @@ func Merge(ctx context.Context, dir string, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	return st.merge(ctx, opt)
-}
-
-// sameKernels refuses a run whose shards computed on different kernel
-// paths (nn.Kernels): the AVX2 and the portable kernels agree up to
-// float32 rounding, not bit for bit, so their units would not merge into
-// the bytes of one run.
-func sameKernels(dir string) error {
-	ks, err := rundir.Dir{Path: dir}.ShardKernels()
-	if err != nil {
-		return err
-	}
-	if len(ks) < 2 {
-		return nil
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(ks)) {
-		parts = append(parts, fmt.Sprintf("%s (%s)", k, strings.Join(ks[k], ", ")))
-	}
-	return fmt.Errorf("its shards ran different kernels: %s, which agree up to float32 rounding but not bit for bit; run every shard on CPUs of one kind, or all with UAXAI_KERNELS=portable, and merge again (accepted: shards of one kernel path)", strings.Join(parts, "; "))
 }
 
 // Prepare checks a recipe with its plugins and writes the run directory
