@@ -222,23 +222,3 @@ func TestConvMultiBlocksSameBits(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkConvMultiK: ConvMultiBias (the forward convolution and, with
-// the roles of the channels swapped, the input gradient of sdk/nn/ops) on
-// ResNet1D's shapes, weights packed once as the ops do.
-func BenchmarkConvMultiK(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	for _, c := range []convCase{{16, 16, 3, 640}, {32, 16, 8, 640}, {32, 32, 8, 640}, {32, 32, 5, 640}, {32, 32, 3, 640}} {
-		O, C, K, T := c.O, c.C, c.K, c.T
-		s := T + K - 1
-		x, dst, w, bias := randVec(r, C*s), randVec(r, O*T), randVec(r, O*C*K), randVec(r, O)
-		pw := make([]float32, PackedLen(O, C, K))
-		PackConv(pw, w, O, C, K)
-		b.Run(fmt.Sprintf("O=%d,C=%d,K=%d,T=%d", O, C, K, T), func(b *testing.B) {
-			for range b.N {
-				ConvMultiBias(dst, nil, T, x, s, w, pw, bias, O, C, K, T)
-			}
-			report(b, 2*O*C*K*T)
-		})
-	}
-}

@@ -126,3 +126,9 @@ func gemvTAVX2(y []float32, a *float32, lda int, x []float32)
 //
 //go:noescape
 func expAVX2(dst, x []float32, c *[12]float32)
+
+// fmaPeakAVX2 runs n iterations of 12 independent 8-lane FMAs (192 flops
+// each): the core's AVX2 peak, for the benchmarks.
+//
+//go:noescape
+func fmaPeakAVX2(n int)

@@ -53,3 +53,5 @@ func gerAVX2(a *float32, lda int, x, y []float32)             { panic("kern: no 
 func gemvTAVX2(y []float32, a *float32, lda int, x []float32) { panic("kern: no asm") }
 
 func expAVX2(dst, x []float32, c *[12]float32) { panic("kern: no asm") }
+
+func fmaPeakAVX2(n int) { panic("kern: no asm") }
