@@ -592,7 +592,14 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 				}
 			}
 			convx4Vec(dx[i*dxStride+K-1:], dxStride, dy[o0*dyStride:], dyStride, wp[:], nil, nil, on, K, Ti)
+			if K != 3 {
+				gradXEdges(dx[i*dxStride:], dxStride, dy[o0*dyStride:], dyStride, wp[:], on, K, T)
+			}
 		}
+	}
+	edge0 := 0 // the first dx row whose edges the scalar code below adds
+	if K != 3 {
+		edge0 = i
 	}
 	var wf [packMax]float32
 	for ; i < C; i++ {
@@ -625,7 +632,7 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 	}
 	for o := 0; o < O; o++ {
 		d := dy[o*dyStride : o*dyStride+T]
-		for i := 0; i < C; i++ {
+		for i := edge0; i < C; i++ {
 			wr := w[(o*C+i)*K : (o*C+i+1)*K]
 			row := dx[i*dxStride : i*dxStride+T+K-1]
 			for s := 0; s < K-1; s++ {
@@ -642,6 +649,60 @@ func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []
 				}
 				row[s] += acc
 			}
+		}
+	}
+}
+
+// gradXEdges adds to 4 rows of dx (dx[r*dxStride:], r < 4, of T+K-1
+// samples) the edge samples s < K-1 and s >= T of ConvMultiGradX's sum
+// over the on rows of dy (dy[o*dyStride:], o < on) whose flipped taps wp
+// holds, packed as its interior call has them: the vector kernel on
+// windows of W = max(K-1, minVec) samples at each end, against dy padded
+// with K-1 zeros on both sides,
+//
+//	dx[r, s] += sum_{o<on} sum_{j<K} wp[(o*K+j)*4+r] * dyp[o, s+j],
+//	dyp[o, q] = dy[o, q-K+1] for K-1 <= q < T+K-1, else 0,
+//
+// each sample's terms fused in the interior's order, the zeros included.
+// The window samples that are not edges are computed and dropped. T-K+1
+// >= minVec, K >= 1 and 4K <= packMax.
+func gradXEdges(dx []float32, dxStride int, dy []float32, dyStride int, wp []float32, on, K, T int) {
+	if K == 1 {
+		return
+	}
+	W := max(K-1, minVec)
+	ws := W + K - 1 // a window's padded dy row
+	// on*ws <= (packMax/(4K)) * (max(K-1, minVec)+K-1) <= 864, and
+	// 4W <= 4*(packMax/4-1).
+	var pad [1024]float32
+	var d [packMax]float32
+	p := pad[:on*ws]
+	for _, left := range []bool{true, false} {
+		s0 := 0 // the window's first output sample
+		if !left {
+			s0 = T + K - 1 - W
+		}
+		for o := 0; o < on; o++ {
+			row := p[o*ws : (o+1)*ws]
+			for q := range row {
+				// dyp[o, s0+q] = dy[o, s0+q-K+1] where that is in dy.
+				if t := s0 + q - K + 1; t >= 0 && t < T {
+					row[q] = dy[o*dyStride+t]
+				} else {
+					row[q] = 0
+				}
+			}
+		}
+		e0, e1 := 0, K-1 // the window's edge samples, from s0
+		if !left {
+			e0, e1 = W-K+1, W
+		}
+		for r := 0; r < 4; r++ {
+			copy(d[r*W+e0:r*W+e1], dx[r*dxStride+s0+e0:r*dxStride+s0+e1])
+		}
+		convx4Vec(d[:], W, p, ws, wp, nil, nil, on, K, W)
+		for r := 0; r < 4; r++ {
+			copy(dx[r*dxStride+s0+e0:r*dxStride+s0+e1], d[r*W+e0:r*W+e1])
 		}
 	}
 }

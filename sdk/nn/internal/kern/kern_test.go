@@ -291,6 +291,10 @@ func convCases() []convCase {
 	}
 	// More input channels than fit one packed weight block (packMax/(4K)).
 	cs = append(cs, convCase{4, 70, 3, 20}, convCase{5, 4, 70, 30}, convCase{8, 5, 200, 9}, convCase{4, 3, 300, 12})
+	// More output channels than fit one packed block of ConvMultiGradX
+	// (packMax/(4K) dy rows), with an interior of 8 steps or more: its
+	// edges come in windows, block by block.
+	cs = append(cs, convCase{50, 5, 5, 40}, convCase{9, 8, 39, 100}, convCase{100, 4, 2, 9}, convCase{7, 6, 192, 200})
 	return cs
 }
 
