@@ -37,7 +37,7 @@ func (s *rowScratch) rows(T, k int) []float32 {
 
 var rowPool = sync.Pool{New: func() any { return new(rowScratch) }}
 
-// bnForward32 is BatchNorm1D.Forward with kern.Normalize on each row:
+// bnForward32 is BatchNorm1D.Forward with kern.NormalizeY on each row:
 // xh = (x - mu) r, y = xh gamma + beta, each operation rounded to
 // float32 (r = 1/sqrt(v + Eps) computed in float64, then rounded).
 func bnForward32(n BatchNorm1D, dst, x, gamma, beta, mean, variance []float32, T int) {
@@ -45,18 +45,12 @@ func bnForward32(n BatchNorm1D, dst, x, gamma, beta, mean, variance []float32, T
 	need("batchnorm dst", len(dst), len(x))
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
-	sc := rowPool.Get().(*rowScratch)
-	defer rowPool.Put(sc)
-	if cap(sc.buf) < T {
-		sc.buf = make([]float32, T)
-	}
-	xh := sc.buf[:T]
 	for c := 0; c < n.C; c++ {
 		r := float32(1 / math.Sqrt(float64(variance[c])+n.Eps))
 		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			kern.Normalize(xh, dst[row:row+T], x[row:row+T], mean[c], r, g, sh)
+			kern.NormalizeY(dst[row:row+T], x[row:row+T], mean[c], r, g, sh, false)
 		}
 	}
 }

@@ -25,8 +25,9 @@ import (
 //	runMean[c] = (1 - m) runMean[c] + m mu[c]
 //	runVar[c]  = (1 - m) runVar[c]  + m var[c] N/(N-1)   (N > 1; unchanged for N = 1)
 //
-// The sums are in float64 (row by row, rows in sample order), xh and y
-// in float32 (kern.Normalize). gamma (beta) nil stands for ones (zeros).
+// The sums are in float64 (row by row, rows in sample order), y in
+// float32 (kern.NormalizeY, the ReLU in the same pass). gamma (beta) nil
+// stands for ones (zeros).
 func (n BatchNorm1D) TrainForward(dst, stats, x, gamma, beta, runMean, runVar []float32, T int, m float64, relu bool) {
 	n.TrainForwardChannels(0, n.C, dst, stats, x, gamma, beta, runMean, runVar, T, m, relu)
 }
@@ -42,9 +43,6 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, stats, x, gamma, beta
 	need("batchnorm stats", len(stats), n.StatsLen())
 	needOpt("batchnorm gamma", gamma, n.C)
 	needOpt("batchnorm beta", beta, n.C)
-	sc := rowPool.Get().(*rowScratch)
-	defer rowPool.Put(sc)
-	xh := sc.rows(T, 1)
 	N := float64(B * T)
 	for c := c0; c < c1; c++ {
 		var s float64
@@ -66,11 +64,7 @@ func (n BatchNorm1D) TrainForwardChannels(c0, c1 int, dst, stats, x, gamma, beta
 		g, sh := affine(gamma, beta, c)
 		for b := 0; b < B; b++ {
 			row := (b*n.C + c) * T
-			y := dst[row : row+T]
-			kern.Normalize(xh, y, x[row:row+T], float32(mu), float32(r), g, sh)
-			if relu {
-				kern.Relu(y, y)
-			}
+			kern.NormalizeY(dst[row:row+T], x[row:row+T], float32(mu), float32(r), g, sh, relu)
 		}
 		runMean[c] = float32((1-m)*float64(runMean[c]) + m*mu)
 		if N > 1 {
@@ -142,8 +136,7 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 	}
 	sc := rowPool.Get().(*rowScratch)
 	defer rowPool.Put(sc)
-	rows := sc.rows(T, kinds*per+1)
-	junk := rows[kinds*per*T:]
+	rows := sc.rows(T, kinds*per)
 	N := float64(B * T)
 	// stored is slot s's xh and the dy it goes with (with z, the masked
 	// row of slot s; else row's own); recompute writes them for row.
@@ -156,7 +149,7 @@ func (n BatchNorm1D) trainBackward(c0, c1 int, dx, dgamma, dbeta, dy, x, z, gamm
 	}
 	recompute := func(row, s int, mu, r float32) (d, xh []float32) {
 		d, xh = stored(row, s)
-		kern.Normalize(xh, junk, x[row:row+T], mu, r, 1, 0)
+		kern.Center(xh, x[row:row+T], mu, r)
 		if z != nil {
 			kern.ReluGrad(d, dy[row:row+T], z[row:row+T])
 		}

@@ -280,6 +280,18 @@ func normalizeGeneric(xh, y, x []float32, mu, s, g, b float32) {
 	}
 }
 
+func normalizeYGeneric(y, x []float32, mu, s, g, b float32, relu bool) {
+	x = x[:len(y)]
+	for i, v := range x {
+		h := float32(v-mu) * s
+		v = float32(h*g) + b
+		if relu && v < 0 {
+			v = 0
+		}
+		y[i] = v
+	}
+}
+
 func normalizeGradGeneric(dx, dy, xh []float32, k, md, mdx float32) {
 	dy, xh = dy[:len(dx)], xh[:len(dx)]
 	for i := range dx {

@@ -110,6 +110,12 @@ func sumDot64AVX2(x, y []float32) (sx, sxy float64)
 func normalizeAVX2(xh, y, x []float32, mu, sc, ga, be float32)
 
 //go:noescape
+func normalizeYAVX2(y, x []float32, mu, sc, ga, be float32, relu int)
+
+//go:noescape
+func centerAVX2(xh, x []float32, mu, sc float32)
+
+//go:noescape
 func normalizeGradAVX2(dx, dy, xh []float32, k, md, mdx float32)
 
 // gerAVX2 is Ger for len(x) >= 1, len(y) >= 8.

@@ -1958,3 +1958,98 @@ fploop:
 fpdone:
 	VZEROUPPER
 	RET
+
+// func normalizeYAVX2(y, x []float32, mu, sc, ga, be float32, relu int)
+//
+// normalizeAVX2's y without its xh: y = ((x - mu) * sc) * ga + be, each
+// operation rounded, then max(0, y) as reluToAVX2 takes it when relu is
+// not 0. len(y) >= 8, len(x) >= len(y).
+TEXT ·normalizeYAVX2(SB), NOSPLIT, $0-72
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	VBROADCASTSS mu+48(FP), Y12
+	VBROADCASTSS sc+52(FP), Y13
+	VBROADCASTSS ga+56(FP), Y14
+	VBROADCASTSS be+60(FP), Y15
+	MOVQ         relu+64(FP), R9
+	VXORPS       Y10, Y10, Y10
+	MOVQ         CX, DX
+	ANDQ         $7, DX
+	SHRQ         $3, CX
+
+nyloop8:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMULPS  Y14, Y0, Y1
+	VADDPS  Y15, Y1, Y1
+	TESTQ   R9, R9
+	JZ      nystore
+	VMAXPS  Y1, Y10, Y1
+
+nystore:
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     nyloop8
+	TESTQ   DX, DX
+	JZ      nydone
+	LEAQ    -32(SI)(DX*4), SI
+	LEAQ    -32(DI)(DX*4), DI
+	LEAQ    tailmask<>(SB), AX
+	VMOVUPS (AX)(DX*4), Y11
+	VMOVUPS (SI), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMULPS  Y14, Y0, Y1
+	VADDPS  Y15, Y1, Y1
+	TESTQ   R9, R9
+	JZ      nytstore
+	VMAXPS  Y1, Y10, Y1
+
+nytstore:
+	VMASKMOVPS Y1, Y11, (DI)
+
+nydone:
+	VZEROUPPER
+	RET
+
+// func centerAVX2(xh, x []float32, mu, sc float32)
+//
+// normalizeAVX2's xh alone: xh = (x - mu) * sc, each operation rounded.
+// len(xh) >= 8, len(x) >= len(xh).
+TEXT ·centerAVX2(SB), NOSPLIT, $0-56
+	MOVQ         xh_base+0(FP), DI
+	MOVQ         xh_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	VBROADCASTSS mu+48(FP), Y12
+	VBROADCASTSS sc+52(FP), Y13
+	MOVQ         CX, DX
+	ANDQ         $7, DX
+	SHRQ         $3, CX
+
+celoop8:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     celoop8
+	TESTQ   DX, DX
+	JZ      cedone
+	LEAQ    -32(SI)(DX*4), SI
+	LEAQ    -32(DI)(DX*4), DI
+	LEAQ    tailmask<>(SB), AX
+	VMOVUPS (AX)(DX*4), Y11
+	VMOVUPS (SI), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMASKMOVPS Y0, Y11, (DI)
+
+cedone:
+	VZEROUPPER
+	RET

@@ -55,3 +55,6 @@ func gemvTAVX2(y []float32, a *float32, lda int, x []float32) { panic("kern: no 
 func expAVX2(dst, x []float32, c *[12]float32) { panic("kern: no asm") }
 
 func fmaPeakAVX2(n int) { panic("kern: no asm") }
+
+func normalizeYAVX2(y, x []float32, mu, sc, ga, be float32, relu int) { panic("kern: no asm") }
+func centerAVX2(xh, x []float32, mu, sc float32)                      { panic("kern: no asm") }

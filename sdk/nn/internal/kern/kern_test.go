@@ -452,7 +452,9 @@ func TestNoAllocs(t *testing.T) {
 		"ConvMulti":      func() { ConvMulti(dst, 640, x, 640, w, 16, 16, 3, 630) },
 		"ConvMultiGradW": func() { ConvMultiGradW(w, dst, 640, x, 640, 16, 16, 3, 630) },
 		"ConvMultiGradX": func() { ConvMultiGradX(x, 640, dst, 640, w, 16, 16, 3, 630) },
-		"Dot3":           func() { Dot3(dst[:630], x) },
+		"ConvMultiGradX K=5, its edges in windows": func() { ConvMultiGradX(x, 640, dst, 640, w, 16, 8, 5, 630) },
+		"NormalizeY": func() { NormalizeY(dst[:640], x, 0.1, 2, 0.5, 0.1, true) },
+		"Dot3":       func() { Dot3(dst[:630], x) },
 	} {
 		if n := testing.AllocsPerRun(10, f); n != 0 {
 			t.Errorf("%s allocates %v times per call", name, n)

@@ -294,12 +294,15 @@ var kernelCases = []kernelCase{
 		sx, sxy := SumDot64(x, randScaled(r, n))
 		return bits64(Sum64(x), SqDev64(x, r.NormFloat64()), sx, sxy)
 	}},
-	{"Normalize+NormalizeGrad", func(r *rand.Rand) []uint32 {
+	{"Normalize+NormalizeGrad+NormalizeY+Center", func(r *rand.Rand) []uint32 {
 		n := randN(r)
 		xh, y, dx := make([]float32, n), make([]float32, n), make([]float32, n)
 		Normalize(xh, y, randScaled(r, n), 0.3, 1.7, -0.8, 0.1)
 		NormalizeGrad(dx, randScaled(r, n), xh, 0.9, 0.05, -0.2)
-		return bitsOf(xh, y, dx)
+		yr, c := make([]float32, n), make([]float32, n)
+		NormalizeY(yr, xh, -0.1, 1.3, 0.7, -0.2, true)
+		Center(c, y, 0.2, 0.9)
+		return bitsOf(xh, y, dx, yr, c)
 	}},
 	{"Ger", func(r *rand.Rand) []uint32 {
 		m, n := 1+r.IntN(5), randN(r)

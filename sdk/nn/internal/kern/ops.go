@@ -196,6 +196,45 @@ func Normalize(xh, y, x []float32, mu, s, g, b float32) {
 	normalizeGeneric(xh[:n], y[:n], x, mu, s, g, b)
 }
 
+// NormalizeY is Normalize's y alone, rectified if relu is set:
+//
+//	y[t] = ((x[t] - mu) * s) * g + b,  then max(y[t], 0) with relu,
+//
+// every operation rounded to float32, the bits of Normalize's y (and of
+// Relu after it): a training pass's batchnorm, which keeps no xh, in one
+// pass over the row. len(x) must be at least len(y); y may be x.
+func NormalizeY(y, x []float32, mu, s, g, b float32, relu bool) {
+	n := len(y)
+	if len(x) < n {
+		shortPanic("NormalizeY x", len(x), n)
+	}
+	if useAVX2 && n >= minVec {
+		r := 0
+		if relu {
+			r = 1
+		}
+		normalizeYAVX2(y, x, mu, s, g, b, r)
+		return
+	}
+	normalizeYGeneric(y, x[:n], mu, s, g, b, relu)
+}
+
+// Center is Normalize's xh alone: xh[t] = (x[t] - mu) * s, each operation
+// rounded to float32. len(x) must be at least len(xh); xh may be x.
+func Center(xh, x []float32, mu, s float32) {
+	n := len(xh)
+	if len(x) < n {
+		shortPanic("Center x", len(x), n)
+	}
+	if useAVX2 && n >= minVec {
+		centerAVX2(xh, x, mu, s)
+		return
+	}
+	for i, v := range x[:n] {
+		xh[i] = float32(v-mu) * s
+	}
+}
+
 // NormalizeGrad is the train-mode batchnorm input gradient of one channel
 // row:
 //

@@ -486,3 +486,43 @@ func TestExp(t *testing.T) {
 	}()
 	Exp(make([]float32, 9), make([]float32, 8))
 }
+
+// TestNormalizeYCenter: NormalizeY gives Normalize's y, and with relu
+// Relu's of it, and Center Normalize's xh, bit for bit (NaNs, -0 and
+// values that rectify to 0 included), in place too, for every length
+// that reaches the vector loop and its tail.
+func TestNormalizeYCenter(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	for n := 0; n <= 70; n++ {
+		x := randScaled(r, n)
+		if n > 3 {
+			x[1], x[2], x[3] = float32(math.NaN()), float32(math.Copysign(0, -1)), 0.3 // 0.3: y = -0 below
+		}
+		mu, s, g, b := float32(0.3), float32(1.7), float32(-0.8), float32(0)
+		xh, y, rel := make([]float32, n), make([]float32, n), make([]float32, n)
+		Normalize(xh, y, x, mu, s, g, b)
+		Relu(rel, y)
+		for _, relu := range []bool{false, true} {
+			want := y
+			if relu {
+				want = rel
+			}
+			got := make([]float32, n)
+			NormalizeY(got, x, mu, s, g, b, relu)
+			inPlace := append([]float32(nil), x...)
+			NormalizeY(inPlace, inPlace, mu, s, g, b, relu)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inPlace[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d relu=%v i=%d: NormalizeY %#x (in place %#x), want %#x", n, relu, i, math.Float32bits(got[i]), math.Float32bits(inPlace[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+		c := make([]float32, n)
+		Center(c, x, mu, s)
+		for i := range xh {
+			if math.Float32bits(c[i]) != math.Float32bits(xh[i]) {
+				t.Fatalf("n=%d i=%d: Center %#x, want Normalize's xh %#x", n, i, math.Float32bits(c[i]), math.Float32bits(xh[i]))
+			}
+		}
+	}
+}
