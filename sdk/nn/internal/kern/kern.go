@@ -66,7 +66,11 @@ func Corr3(dst, x []float32, w0, w1, w2 float32) {
 		shortPanic("Corr3 x", len(x), n+2)
 	}
 	if n >= minVec {
-		corr3Vec(dst, x, w0, w1, w2)
+		if useAVX2 {
+			corr3AVX2(dst, x, w0, w1, w2)
+		} else {
+			corr3Lanes(dst, x, w0, w1, w2)
+		}
 		return
 	}
 	if n > 0 {
@@ -76,7 +80,11 @@ func Corr3(dst, x []float32, w0, w1, w2 float32) {
 		var xb [minVec + 2]float32
 		copy(d[:], dst)
 		copy(xb[:], x[:n+2])
-		corr3Vec(d[:], xb[:], w0, w1, w2)
+		if useAVX2 {
+			corr3AVX2(d[:], xb[:], w0, w1, w2)
+		} else {
+			corr3Lanes(d[:], xb[:], w0, w1, w2)
+		}
 		copy(dst, d[:n])
 	}
 }
@@ -99,7 +107,11 @@ func CorrK(dst, x, w []float32) {
 		return
 	}
 	if n >= minVec {
-		corrKVec(dst, x, w)
+		if useAVX2 {
+			corrKAVX2(dst, x, w)
+		} else {
+			corrKLanes(dst, x, w)
+		}
 		return
 	}
 	{
@@ -109,7 +121,11 @@ func CorrK(dst, x, w []float32) {
 		d, xb := buf[:minVec], buf[minVec:]
 		copy(d, dst)
 		copy(xb, x[:n+k-1])
-		corrKVec(d, xb, w)
+		if useAVX2 {
+			corrKAVX2(d, xb, w)
+		} else {
+			corrKLanes(d, xb, w)
+		}
 		copy(dst, d[:n])
 	}
 }
@@ -130,7 +146,10 @@ func Dot3(dy, x []float32) (s0, s1, s2 float32) {
 		shortPanic("Dot3 x", len(x), n+2)
 	}
 	if n >= minVec {
-		return dot3Vec(dy, x)
+		if useAVX2 {
+			return dot3AVX2(dy, x)
+		}
+		return dot3Lanes(dy, x)
 	}
 	return dot3Generic(dy, x)
 }
@@ -167,7 +186,10 @@ func Dot(x, y []float32) float32 {
 		shortPanic("Dot y", len(y), len(x))
 	}
 	if len(x) >= minVec {
-		return dotVec(x, y)
+		if useAVX2 {
+			return dotAVX2(x, y)
+		}
+		return dotLanes(x, y)
 	}
 	return dotGeneric(x, y)
 }
@@ -175,7 +197,10 @@ func Dot(x, y []float32) float32 {
 // Sum returns sum_i x[i].
 func Sum(x []float32) float32 {
 	if len(x) >= minVec {
-		return sumVec(x)
+		if useAVX2 {
+			return sumAVX2(x)
+		}
+		return sumLanes(x)
 	}
 	return sumGeneric(x)
 }
@@ -187,7 +212,11 @@ func Axpy(dst, x []float32, a float32) {
 		shortPanic("Axpy x", len(x), len(dst))
 	}
 	if len(dst) >= minVec {
-		axpyVec(dst, x, a)
+		if useAVX2 {
+			axpyAVX2(dst, x, a)
+		} else {
+			axpyLanes(dst, x, a)
+		}
 		return
 	}
 	axpyGeneric(dst, x, a)
