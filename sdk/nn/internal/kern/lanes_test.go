@@ -330,6 +330,38 @@ var kernelCases = []kernelCase{
 	}},
 }
 
+// samePaths runs kernel case c from seed on the AVX2 path and the portable
+// path and reports the first output whose bits differ.
+func samePaths(t *testing.T, c kernelCase, seed uint64) {
+	t.Helper()
+	avx := c.run(rand.New(rand.NewPCG(seed, 7)))
+	setAVX2(false)
+	port := c.run(rand.New(rand.NewPCG(seed, 7)))
+	setAVX2(true)
+	if len(avx) != len(port) {
+		t.Fatalf("%s seed %d: %d outputs on AVX2, %d portable", c.name, seed, len(avx), len(port))
+	}
+	for j := range avx {
+		if avx[j] != port[j] {
+			t.Fatalf("%s seed %d: output %d is %#x on AVX2, %#x portable", c.name, seed, j, avx[j], port[j])
+		}
+	}
+}
+
+// FuzzPathsSameBits is TestPathsSameBits with the fuzzer's seeds: kernel
+// case which (modulo their number) on both paths, bit for bit.
+func FuzzPathsSameBits(f *testing.F) {
+	for i := range kernelCases {
+		f.Add(uint64(1000+i), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, which uint8) {
+		if !useAVX2 {
+			t.Skip("one kernel path here")
+		}
+		samePaths(t, kernelCases[int(which)%len(kernelCases)], seed)
+	})
+}
+
 // TestPathsSameBits: every exported kernel gives the same bits on the
 // AVX2 path and the portable path, on random shapes and values (300 draws
 // each, lengths 0 to 150 covering every tail and block count). Where the
@@ -342,18 +374,7 @@ func TestPathsSameBits(t *testing.T) {
 	for _, c := range kernelCases {
 		t.Run(c.name, func(t *testing.T) {
 			for i := uint64(0); i < 300; i++ {
-				avx := c.run(rand.New(rand.NewPCG(i, 7)))
-				setAVX2(false)
-				port := c.run(rand.New(rand.NewPCG(i, 7)))
-				setAVX2(true)
-				if len(avx) != len(port) {
-					t.Fatalf("draw %d: %d outputs on AVX2, %d portable", i, len(avx), len(port))
-				}
-				for j := range avx {
-					if avx[j] != port[j] {
-						t.Fatalf("draw %d: output %d is %#x on AVX2, %#x portable", i, j, avx[j], port[j])
-					}
-				}
+				samePaths(t, c, i)
 			}
 		})
 	}
