@@ -571,6 +571,8 @@ cv16go:
 	MOVQ    SI, R11
 	MOVQ    DX, R12
 	MOVQ    C+56(FP), CX
+	CMPQ    K+64(FP), $1
+	JEQ     cv16k1
 
 cv16c:
 	MOVQ K+64(FP), BX
@@ -648,6 +650,8 @@ cv16cnext:
 	ADDQ         R10, R11
 	DECQ         CX
 	JNZ          cv16c
+
+cv16store:
 	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)
 	VMOVUPS      Y2, (DI)(R8*1)
@@ -684,6 +688,68 @@ cv16next:
 	ADDQ         $64, SI
 	DECQ         R14
 	JNZ          cv16
+	JMP          cv8
+
+	// K = 1 (a 1x1 convolution, a dense layer): two input rows an
+	// iteration and no tap loop, R13 the bytes from one row to the
+	// next; the same FMAs in the same order as cv16c.
+cv16k1:
+	LEAQ 4(R10), R13
+
+cv16k1two:
+	CMPQ         CX, $2
+	JLT          cv16k1one
+	VMOVUPS      (R11), Y8
+	VMOVUPS      32(R11), Y9
+	VBROADCASTSS (R12), Y10
+	VBROADCASTSS 4(R12), Y11
+	VBROADCASTSS 8(R12), Y12
+	VBROADCASTSS 12(R12), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	VMOVUPS      (R11)(R13*1), Y8
+	VMOVUPS      32(R11)(R13*1), Y9
+	VBROADCASTSS 16(R12), Y10
+	VBROADCASTSS 20(R12), Y11
+	VBROADCASTSS 24(R12), Y12
+	VBROADCASTSS 28(R12), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	LEAQ         (R11)(R13*2), R11
+	ADDQ         $32, R12
+	SUBQ         $2, CX
+	JMP          cv16k1two
+
+cv16k1one:
+	TESTQ        CX, CX
+	JZ           cv16store
+	VMOVUPS      (R11), Y8
+	VMOVUPS      32(R11), Y9
+	VBROADCASTSS (R12), Y10
+	VBROADCASTSS 4(R12), Y11
+	VBROADCASTSS 8(R12), Y12
+	VBROADCASTSS 12(R12), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	JMP          cv16store
 
 cv8:
 	MOVQ  T+72(FP), R13
