@@ -518,6 +518,12 @@ redone:
 	VZEROUPPER
 	RET
 
+// ZERO12 clears Y0..Y11, the accumulators of the 12-chain kernels.
+#define ZERO12 \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; VXORPS Y9, Y9, Y9; VXORPS Y10, Y10, Y10; VXORPS Y11, Y11, Y11
+
 // CV16STEP is one (input row, tap) step of convx4AVX2's 16-step block:
 // the x vectors at xa and xb (steps t..t+7, t+8..t+15), the weights of
 // its 4 output rows at w0..w3, and 8 FMAs into Y0..Y7 (row r: Y(2r),
@@ -830,18 +836,7 @@ TEXT ·gradw3x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ   CX, DX
 	ANDQ   $7, DX
 	SHRQ   $3, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 
 gwloop:
 	VMOVUPS     (DI), Y12
@@ -943,18 +938,7 @@ TEXT ·gradw4x3AVX2(SB), NOSPLIT, $0-56
 	MOVQ   CX, DX
 	ANDQ   $7, DX
 	SHRQ   $3, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 
 g43loop:
 	VMOVUPS     (DI), Y12
@@ -1568,6 +1552,15 @@ sxreduce:
 	VZEROUPPER
 	RET
 
+// BNROW is a batchnorm row's arithmetic on the 8 values in Y0, with mu,
+// s, g, b broadcast in Y12..Y15: Y0 = (Y0 - mu) * s (xh), Y1 = Y0 * g + b
+// (y), each operation rounded.
+#define BNROW \
+	VSUBPS Y12, Y0, Y0; \
+	VMULPS Y13, Y0, Y0; \
+	VMULPS Y14, Y0, Y1; \
+	VADDPS Y15, Y1, Y1
+
 // func normalizeAVX2(xh, y, x []float32, mu, sc, ga, be float32)
 TEXT ·normalizeAVX2(SB), NOSPLIT, $0-88
 	MOVQ         xh_base+0(FP), DI
@@ -1584,10 +1577,7 @@ TEXT ·normalizeAVX2(SB), NOSPLIT, $0-88
 
 nmloop8:
 	VMOVUPS (SI), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMULPS  Y14, Y0, Y1
-	VADDPS  Y15, Y1, Y1
+	BNROW
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, (R8)
 	ADDQ    $32, SI
@@ -1603,10 +1593,7 @@ nmloop8:
 	LEAQ    tailmask<>(SB), AX
 	VMOVUPS (AX)(DX*4), Y11
 	VMOVUPS (SI), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMULPS  Y14, Y0, Y1
-	VADDPS  Y15, Y1, Y1
+	BNROW
 	VMASKMOVPS Y0, Y11, (DI)
 	VMASKMOVPS Y1, Y11, (R8)
 
@@ -1917,18 +1904,7 @@ dcdone:
 // AVX2 peak.
 TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-8
 	MOVQ   n+0(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	VXORPS Y12, Y12, Y12
 	VXORPS Y13, Y13, Y13
 	TESTQ  CX, CX
@@ -1975,10 +1951,7 @@ TEXT ·normalizeYAVX2(SB), NOSPLIT, $0-72
 
 nyloop8:
 	VMOVUPS (SI), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMULPS  Y14, Y0, Y1
-	VADDPS  Y15, Y1, Y1
+	BNROW
 	TESTQ   R9, R9
 	JZ      nystore
 	VMAXPS  Y1, Y10, Y1
@@ -1996,10 +1969,7 @@ nystore:
 	LEAQ    tailmask<>(SB), AX
 	VMOVUPS (AX)(DX*4), Y11
 	VMOVUPS (SI), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMULPS  Y14, Y0, Y1
-	VADDPS  Y15, Y1, Y1
+	BNROW
 	TESTQ   R9, R9
 	JZ      nytstore
 	VMAXPS  Y1, Y10, Y1
