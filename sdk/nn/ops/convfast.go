@@ -147,15 +147,23 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 	sc := convPool.Get().(*convScratch)
 	defer convPool.Put(sc)
 	if c.direct() {
-		Tp := T + c.PadLeft + c.PadRight // = L+K-1
-		pad := c.PadLeft+c.PadRight > 0
-		nx := 0
-		if pad {
+		pl, pr := c.PadLeft, c.PadRight
+		Tp := T + pl + pr // = L+K-1
+		Li := L - pl - pr // the outputs whose taps all read x
+		// Padded, the interior comes from x in place and each edge from
+		// a window of W outputs over a padded copy of its few steps
+		// (padEdges); a padding wider than the interior pads it all.
+		W := max(pl, pr, 8)
+		nx, nw := 0, 0
+		switch {
+		case pl+pr > 0 && Li > 0:
+			nx, nw = c.Cin*(W+K-1), c.Cout*W
+		case pl+pr > 0:
 			nx = c.Cin * Tp
 		}
 		np := kern.PackedLen(c.Cout, c.Cin, K)
-		buf := sc.take(nx + np + c.Cout)
-		xp, pw, zero := buf[:nx], buf[nx:nx+np], buf[nx+np:]
+		buf := sc.take(nx + nw + np + c.Cout)
+		xp, yw, pw, zero := buf[:nx], buf[nx:nx+nw], buf[nx+nw:nx+nw+np], buf[nx+nw+np:]
 		if bias == nil {
 			clear(zero)
 			bias = zero
@@ -163,12 +171,17 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 		kern.PackConv(pw, w, c.Cout, c.Cin, K)
 		for b := 0; b < B; b++ {
 			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
-			if pad {
-				padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)
-				xb = xp
-			}
 			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
-			kern.ConvMultiBias(y, nil, L, xb, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+			switch {
+			case pl+pr == 0:
+				kern.ConvMultiBias(y, nil, L, xb, T, w, pw, bias, c.Cout, c.Cin, K, L)
+			case Li > 0:
+				kern.ConvMultiBias(y[pl:], nil, L, xb, T, w, pw, bias, c.Cout, c.Cin, K, Li)
+				c.padEdges(y, xb, xp, yw, w, pw, bias, T, L, W)
+			default:
+				padRows(xp, xb, c.Cin, T, pl, pr)
+				kern.ConvMultiBias(y, nil, L, xp, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+			}
 			if relu {
 				kern.Relu(y, y)
 			}
@@ -191,6 +204,39 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 		if relu {
 			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
 			kern.Relu(y, y)
+		}
+	}
+}
+
+// padEdges writes the outputs of a padded direct convolution that read
+// its padding, t < PadLeft and t >= L-PadRight, of one sample (x: Cin
+// rows of T, y: Cout rows of L): kern.ConvMultiBias on a window of W
+// outputs at each end, over xw, the window's Cin rows of W+K-1 steps of
+// the padded input (zeros outside x), into yw (Cout rows of W), then
+// copied to y. Each output is the sum ConvMultiBias makes over the whole
+// padded input (the bias, then every input row and tap in order, the
+// padding's zeros included), so the bits are those of padding x whole.
+func (c Conv1D) padEdges(y, x, xw, yw, w, pw, bias []float32, T, L, W int) {
+	pl, pr, K := c.PadLeft, c.PadRight, c.Kernel
+	ws := W + K - 1
+	for _, e := range [2][3]int{{0, 0, pl}, {L - W, W - pr, W}} { // window start, edge outputs [e1, e2) in it
+		if e[1] == e[2] {
+			continue
+		}
+		for i := 0; i < c.Cin; i++ {
+			row := xw[i*ws : (i+1)*ws]
+			for q := range row {
+				// padded step e[0]+q is x's step e[0]+q-pl
+				if j := e[0] + q - pl; j >= 0 && j < T {
+					row[q] = x[i*T+j]
+				} else {
+					row[q] = 0
+				}
+			}
+		}
+		kern.ConvMultiBias(yw, nil, W, xw, ws, w, pw, bias, c.Cout, c.Cin, K, W)
+		for o := 0; o < c.Cout; o++ {
+			copy(y[o*L+e[0]+e[1]:o*L+e[0]+e[2]], yw[o*W+e[1]:o*W+e[2]])
 		}
 	}
 }

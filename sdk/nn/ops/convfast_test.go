@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 func to64(x []float32) []float64 {
@@ -240,4 +242,55 @@ func TestConvForwardReLU(t *testing.T) {
 	if zeros == 0 {
 		t.Fatal("no value was rectified")
 	}
+}
+
+// TestPaddedForwardBits: a padded direct convolution, computed from x in
+// place with its edges in windows (padEdges), has the bits of the whole
+// input padded first and one kern.ConvMultiBias over it, for paddings
+// narrower and wider than the kernel, interiors from 1 step up, tiny
+// inputs whose padding covers every output, and channel counts around
+// multiples of 4; ForwardReLU is its ReLU.
+func TestPaddedForwardBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(81, 82))
+	for n := 0; n < 400; n++ {
+		K := []int{1, 2, 3, 5, 8, 9, 39}[r.IntN(7)]
+		c := Conv1D{Cin: 1 + r.IntN(9), Cout: 1 + r.IntN(10), Kernel: K, Stride: 1, Dilation: 1, Groups: 1,
+			PadLeft: r.IntN(K + 4), PadRight: r.IntN(K + 4)}
+		T := 1 + r.IntN(60)
+		if r.IntN(3) == 0 {
+			T = K + r.IntN(3) // a short input: the padding covers most outputs
+		}
+		L := T + c.PadLeft + c.PadRight - K + 1
+		if L < 1 {
+			continue
+		}
+		B := 1 + r.IntN(3)
+		x, w, bias := randVec32(r, B*c.Cin*T), randVec32(r, c.Cout*c.Cin*K), randVec32(r, c.Cout)
+		got, rel := make([]float32, B*c.Cout*L), make([]float32, B*c.Cout*L)
+		c.Forward(got, x, w, bias, T)
+		c.ForwardReLU(rel, x, w, bias, T)
+		Tp := T + c.PadLeft + c.PadRight
+		xp, pw := make([]float32, c.Cin*Tp), make([]float32, kern.PackedLen(c.Cout, c.Cin, K))
+		kern.PackConv(pw, w, c.Cout, c.Cin, K)
+		want := make([]float32, c.Cout*L)
+		for b := 0; b < B; b++ {
+			padRows(xp, x[b*c.Cin*T:(b+1)*c.Cin*T], c.Cin, T, c.PadLeft, c.PadRight)
+			kern.ConvMultiBias(want, nil, L, xp, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
+			for j, v := range want {
+				g, gr := got[b*c.Cout*L+j], rel[b*c.Cout*L+j]
+				wr := max(v, 0)
+				if math.Float32bits(g) != math.Float32bits(v) || math.Float32bits(gr) != math.Float32bits(wr) {
+					t.Fatalf("%+v T=%d sample %d output %d (channel %d, step %d): %g (relu %g), want %g (%g)", c, T, b, j, j/L, j%L, g, gr, v, wr)
+				}
+			}
+		}
+	}
+}
+
+func randVec32(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
 }
