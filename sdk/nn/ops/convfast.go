@@ -148,40 +148,18 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 	defer convPool.Put(sc)
 	if c.direct() {
 		pl, pr := c.PadLeft, c.PadRight
-		Tp := T + pl + pr // = L+K-1
-		Li := L - pl - pr // the outputs whose taps all read x
-		// Padded, the interior comes from x in place and each edge from
-		// a window of W outputs over a padded copy of its few steps
-		// (padEdges); a padding wider than the interior pads it all.
-		W := max(pl, pr, 8)
-		nx, nw := 0, 0
-		switch {
-		case pl+pr > 0 && Li > 0:
-			nx, nw = c.Cin*(W+K-1), c.Cout*W
-		case pl+pr > 0:
-			nx = c.Cin * Tp
-		}
+		nx, nw := padConvScratch(c.Cin, c.Cout, K, T, pl, pr)
 		np := kern.PackedLen(c.Cout, c.Cin, K)
 		buf := sc.take(nx + nw + np + c.Cout)
-		xp, yw, pw, zero := buf[:nx], buf[nx:nx+nw], buf[nx+nw:nx+nw+np], buf[nx+nw+np:]
+		xw, yw, pw, zero := buf[:nx], buf[nx:nx+nw], buf[nx+nw:nx+nw+np], buf[nx+nw+np:]
 		if bias == nil {
 			clear(zero)
 			bias = zero
 		}
 		kern.PackConv(pw, w, c.Cout, c.Cin, K)
 		for b := 0; b < B; b++ {
-			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
 			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
-			switch {
-			case pl+pr == 0:
-				kern.ConvMultiBias(y, nil, L, xb, T, w, pw, bias, c.Cout, c.Cin, K, L)
-			case Li > 0:
-				kern.ConvMultiBias(y[pl:], nil, L, xb, T, w, pw, bias, c.Cout, c.Cin, K, Li)
-				c.padEdges(y, xb, xp, yw, w, pw, bias, T, L, W)
-			default:
-				padRows(xp, xb, c.Cin, T, pl, pr)
-				kern.ConvMultiBias(y, nil, L, xp, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
-			}
+			padConv(y, x[b*c.Cin*T:(b+1)*c.Cin*T], xw, yw, w, pw, bias, c.Cout, c.Cin, K, T, pl, pr)
 			if relu {
 				kern.Relu(y, y)
 			}
@@ -208,22 +186,51 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 	}
 }
 
-// padEdges writes the outputs of a padded direct convolution that read
-// its padding, t < PadLeft and t >= L-PadRight, of one sample (x: Cin
-// rows of T, y: Cout rows of L): kern.ConvMultiBias on a window of W
-// outputs at each end, over xw, the window's Cin rows of W+K-1 steps of
-// the padded input (zeros outside x), into yw (Cout rows of W), then
-// copied to y. Each output is the sum ConvMultiBias makes over the whole
-// padded input (the bias, then every input row and tap in order, the
-// padding's zeros included), so the bits are those of padding x whole.
-func (c Conv1D) padEdges(y, x, xw, yw, w, pw, bias []float32, T, L, W int) {
-	pl, pr, K := c.PadLeft, c.PadRight, c.Kernel
+// padConvScratch is the scratch padConv needs: nx values for xw, nw for
+// yw.
+func padConvScratch(C, O, K, T, pl, pr int) (nx, nw int) {
+	L := T + pl + pr - K + 1
+	switch W := max(pl, pr, 8); {
+	case pl+pr == 0:
+		return 0, 0
+	case L-pl-pr > 0:
+		return C * (W + K - 1), O * W
+	default:
+		return C * (T + pl + pr), 0
+	}
+}
+
+// padConv writes y (O rows of L = T+pl+pr-K+1) = the bias plus the
+// convolution of x (C rows of T) between pl and pr zeros, as
+// kern.ConvMultiBias computes it over the padded rows (w, packed in pw;
+// scratch xw and yw as padConvScratch says). The outputs whose taps all
+// land in x (the interior, t in [pl, L-pr)) are read from x in place;
+// each edge is a window of W = max(pl, pr, 8) outputs over a padded copy
+// of its few steps (xw), computed into yw and copied. Every output is the
+// sum ConvMultiBias makes over the whole padded input (the bias, then
+// every input row and tap in order, the zeros included), so the bits are
+// those of padding x whole, which is done when there is no interior.
+func padConv(y, x, xw, yw, w, pw, bias []float32, O, C, K, T, pl, pr int) {
+	Tp := T + pl + pr
+	L := Tp - K + 1
+	Li := L - pl - pr
+	if pl+pr == 0 {
+		kern.ConvMultiBias(y, nil, L, x, T, w, pw, bias, O, C, K, L)
+		return
+	}
+	if Li <= 0 {
+		padRows(xw, x, C, T, pl, pr)
+		kern.ConvMultiBias(y, nil, L, xw, Tp, w, pw, bias, O, C, K, L)
+		return
+	}
+	kern.ConvMultiBias(y[pl:], nil, L, x, T, w, pw, bias, O, C, K, Li)
+	W := max(pl, pr, 8)
 	ws := W + K - 1
 	for _, e := range [2][3]int{{0, 0, pl}, {L - W, W - pr, W}} { // window start, edge outputs [e1, e2) in it
 		if e[1] == e[2] {
 			continue
 		}
-		for i := 0; i < c.Cin; i++ {
+		for i := 0; i < C; i++ {
 			row := xw[i*ws : (i+1)*ws]
 			for q := range row {
 				// padded step e[0]+q is x's step e[0]+q-pl
@@ -234,8 +241,8 @@ func (c Conv1D) padEdges(y, x, xw, yw, w, pw, bias []float32, T, L, W int) {
 				}
 			}
 		}
-		kern.ConvMultiBias(yw, nil, W, xw, ws, w, pw, bias, c.Cout, c.Cin, K, W)
-		for o := 0; o < c.Cout; o++ {
+		kern.ConvMultiBias(yw, nil, W, xw, ws, w, pw, bias, O, C, K, W)
+		for o := 0; o < O; o++ {
 			copy(y[o*L+e[0]+e[1]:o*L+e[0]+e[2]], yw[o*W+e[1]:o*W+e[2]])
 		}
 	}
@@ -274,14 +281,24 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 		if pad && dw != nil {
 			n = c.Cin * Tp
 		}
-		Tq, nq, nt, np := 0, 0, 0, 0
+		// dx is the convolution of dy, between pl2 and pr2 zeros, with
+		// the flipped taps (padConv), or with a padding wider than the
+		// kernel the same read from dy between K-1 zeros (dyq).
+		pl2, pr2 := K-1-c.PadLeft, K-1-c.PadRight
+		viaPad := pl2 >= 0 && pr2 >= 0
+		Tq, nq, nw, nt, np := L+2*(K-1), 0, 0, 0, 0
 		if dx != nil {
-			Tq = L + 2*(K-1)
-			nq, nt, np = c.Cout*Tq, c.WeightLen(), kern.PackedLen(c.Cin, c.Cout, K)
+			nt, np = c.WeightLen(), kern.PackedLen(c.Cin, c.Cout, K)
+			if viaPad {
+				nq, nw = padConvScratch(c.Cout, c.Cin, K, L, pl2, pr2)
+			} else {
+				nq = c.Cout * Tq
+			}
 		}
-		buf := sc.take(n + nq + nt + np + c.Cin)
+		buf := sc.take(n + nq + nw + nt + np + c.Cin)
 		xp, buf := buf[:n], buf[n:]
 		dyq, buf := buf[:nq], buf[nq:]
+		dyw, buf := buf[:nw], buf[nw:]
 		wt, buf := buf[:nt], buf[nt:]
 		pwt, zero := buf[:np], buf[np:]
 		if dx != nil {
@@ -341,6 +358,10 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 			// dx[i,u] = sum_o sum_j wt[i,o,j] dyq[o, PadLeft+u+j] with dyq
 			// = dy between K-1 zeros on both sides: a forward convolution
 			// of Cout rows into Cin, every output seeing all K taps.
+			if viaPad {
+				padConv(dx[b*c.Cin*T:(b+1)*c.Cin*T], dyb, dyq, dyw, wt, pwt, zero, c.Cin, c.Cout, K, L, pl2, pr2)
+				continue
+			}
 			padRows(dyq, dyb, c.Cout, L, K-1, K-1)
 			kern.ConvMultiBias(dx[b*c.Cin*T:(b+1)*c.Cin*T], nil, T, dyq[c.PadLeft:], Tq, wt, pwt, zero, c.Cin, c.Cout, K, T)
 		}

@@ -294,3 +294,39 @@ func randVec32(r *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// TestPaddedBackwardBits: a padded direct convolution's input gradient,
+// computed by padConv from dy in place, has the bits of the forward
+// kernel over dy padded with K-1 zeros on both sides (the formula
+// convBackward32 keeps for paddings wider than the kernel).
+func TestPaddedBackwardBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 84))
+	for n := 0; n < 300; n++ {
+		K := []int{1, 2, 3, 5, 8, 9, 39}[r.IntN(7)]
+		c := Conv1D{Cin: 1 + r.IntN(9), Cout: 1 + r.IntN(10), Kernel: K, Stride: 1, Dilation: 1, Groups: 1,
+			PadLeft: r.IntN(K), PadRight: r.IntN(K)}
+		if K == 3 && c.PadLeft+c.PadRight == 0 {
+			continue // ConvMultiGradX's path
+		}
+		T := K + r.IntN(50)
+		L := T + c.PadLeft + c.PadRight - K + 1
+		B := 1 + r.IntN(2)
+		x, w, dy := randVec32(r, B*c.Cin*T), randVec32(r, c.Cout*c.Cin*K), randVec32(r, B*c.Cout*L)
+		dx := make([]float32, B*c.Cin*T)
+		convBackward32(c, dx, nil, nil, dy, x, w, T, false)
+		Tq := L + 2*(K-1)
+		wt, pwt := make([]float32, c.WeightLen()), make([]float32, kern.PackedLen(c.Cin, c.Cout, K))
+		flipConvWeights(wt, w, c.Cout, c.Cin, K)
+		kern.PackConv(pwt, wt, c.Cin, c.Cout, K)
+		dyq, want, zero := make([]float32, c.Cout*Tq), make([]float32, c.Cin*T), make([]float32, c.Cin)
+		for b := 0; b < B; b++ {
+			padRows(dyq, dy[b*c.Cout*L:(b+1)*c.Cout*L], c.Cout, L, K-1, K-1)
+			kern.ConvMultiBias(want, nil, T, dyq[c.PadLeft:], Tq, wt, pwt, zero, c.Cin, c.Cout, K, T)
+			for j, v := range want {
+				if g := dx[b*c.Cin*T+j]; math.Float32bits(g) != math.Float32bits(v) {
+					t.Fatalf("%+v T=%d sample %d dx %d (row %d, step %d): %g, want %g", c, T, b, j, j/T, j%T, g, v)
+				}
+			}
+		}
+	}
+}
