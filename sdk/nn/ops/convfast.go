@@ -147,19 +147,28 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 	sc := convPool.Get().(*convScratch)
 	defer convPool.Put(sc)
 	if c.direct() {
-		pl, pr := c.PadLeft, c.PadRight
-		nx, nw := padConvScratch(c.Cin, c.Cout, K, T, pl, pr)
+		Tp := T + c.PadLeft + c.PadRight // = L+K-1
+		pad := c.PadLeft+c.PadRight > 0
+		nx := 0
+		if pad {
+			nx = c.Cin * Tp
+		}
 		np := kern.PackedLen(c.Cout, c.Cin, K)
-		buf := sc.take(nx + nw + np + c.Cout)
-		xw, yw, pw, zero := buf[:nx], buf[nx:nx+nw], buf[nx+nw:nx+nw+np], buf[nx+nw+np:]
+		buf := sc.take(nx + np + c.Cout)
+		xp, pw, zero := buf[:nx], buf[nx:nx+np], buf[nx+np:]
 		if bias == nil {
 			clear(zero)
 			bias = zero
 		}
 		kern.PackConv(pw, w, c.Cout, c.Cin, K)
 		for b := 0; b < B; b++ {
+			xb := x[b*c.Cin*T : (b+1)*c.Cin*T]
+			if pad {
+				padRows(xp, xb, c.Cin, T, c.PadLeft, c.PadRight)
+				xb = xp
+			}
 			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
-			padConv(y, x[b*c.Cin*T:(b+1)*c.Cin*T], xw, yw, w, pw, bias, c.Cout, c.Cin, K, T, pl, pr)
+			kern.ConvMultiBias(y, nil, L, xb, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
 			if relu {
 				kern.Relu(y, y)
 			}
@@ -182,68 +191,6 @@ func convForward32(c Conv1D, dst, x, w, bias []float32, T int, relu bool) {
 		if relu {
 			y := dst[b*c.Cout*L : (b+1)*c.Cout*L]
 			kern.Relu(y, y)
-		}
-	}
-}
-
-// padConvScratch is the scratch padConv needs: nx values for xw, nw for
-// yw.
-func padConvScratch(C, O, K, T, pl, pr int) (nx, nw int) {
-	L := T + pl + pr - K + 1
-	switch W := max(pl, pr, 8); {
-	case pl+pr == 0:
-		return 0, 0
-	case L-pl-pr > 0:
-		return C * (W + K - 1), O * W
-	default:
-		return C * (T + pl + pr), 0
-	}
-}
-
-// padConv writes y (O rows of L = T+pl+pr-K+1) = the bias plus the
-// convolution of x (C rows of T) between pl and pr zeros, as
-// kern.ConvMultiBias computes it over the padded rows (w, packed in pw;
-// scratch xw and yw as padConvScratch says). The outputs whose taps all
-// land in x (the interior, t in [pl, L-pr)) are read from x in place;
-// each edge is a window of W = max(pl, pr, 8) outputs over a padded copy
-// of its few steps (xw), computed into yw and copied. Every output is the
-// sum ConvMultiBias makes over the whole padded input (the bias, then
-// every input row and tap in order, the zeros included), so the bits are
-// those of padding x whole, which is done when there is no interior.
-func padConv(y, x, xw, yw, w, pw, bias []float32, O, C, K, T, pl, pr int) {
-	Tp := T + pl + pr
-	L := Tp - K + 1
-	Li := L - pl - pr
-	if pl+pr == 0 {
-		kern.ConvMultiBias(y, nil, L, x, T, w, pw, bias, O, C, K, L)
-		return
-	}
-	if Li <= 0 {
-		padRows(xw, x, C, T, pl, pr)
-		kern.ConvMultiBias(y, nil, L, xw, Tp, w, pw, bias, O, C, K, L)
-		return
-	}
-	kern.ConvMultiBias(y[pl:], nil, L, x, T, w, pw, bias, O, C, K, Li)
-	W := max(pl, pr, 8)
-	ws := W + K - 1
-	for _, e := range [2][3]int{{0, 0, pl}, {L - W, W - pr, W}} { // window start, edge outputs [e1, e2) in it
-		if e[1] == e[2] {
-			continue
-		}
-		for i := 0; i < C; i++ {
-			row := xw[i*ws : (i+1)*ws]
-			for q := range row {
-				// padded step e[0]+q is x's step e[0]+q-pl
-				if j := e[0] + q - pl; j >= 0 && j < T {
-					row[q] = x[i*T+j]
-				} else {
-					row[q] = 0
-				}
-			}
-		}
-		kern.ConvMultiBias(yw, nil, W, xw, ws, w, pw, bias, O, C, K, W)
-		for o := 0; o < O; o++ {
-			copy(y[o*L+e[0]+e[1]:o*L+e[0]+e[2]], yw[o*W+e[1]:o*W+e[2]])
 		}
 	}
 }
@@ -281,24 +228,14 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 		if pad && dw != nil {
 			n = c.Cin * Tp
 		}
-		// dx is the convolution of dy, between pl2 and pr2 zeros, with
-		// the flipped taps (padConv), or with a padding wider than the
-		// kernel the same read from dy between K-1 zeros (dyq).
-		pl2, pr2 := K-1-c.PadLeft, K-1-c.PadRight
-		viaPad := pl2 >= 0 && pr2 >= 0
-		Tq, nq, nw, nt, np := L+2*(K-1), 0, 0, 0, 0
+		Tq, nq, nt, np := 0, 0, 0, 0
 		if dx != nil {
-			nt, np = c.WeightLen(), kern.PackedLen(c.Cin, c.Cout, K)
-			if viaPad {
-				nq, nw = padConvScratch(c.Cout, c.Cin, K, L, pl2, pr2)
-			} else {
-				nq = c.Cout * Tq
-			}
+			Tq = L + 2*(K-1)
+			nq, nt, np = c.Cout*Tq, c.WeightLen(), kern.PackedLen(c.Cin, c.Cout, K)
 		}
-		buf := sc.take(n + nq + nw + nt + np + c.Cin)
+		buf := sc.take(n + nq + nt + np + c.Cin)
 		xp, buf := buf[:n], buf[n:]
 		dyq, buf := buf[:nq], buf[nq:]
-		dyw, buf := buf[:nw], buf[nw:]
 		wt, buf := buf[:nt], buf[nt:]
 		pwt, zero := buf[:np], buf[np:]
 		if dx != nil {
@@ -358,10 +295,6 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 			// dx[i,u] = sum_o sum_j wt[i,o,j] dyq[o, PadLeft+u+j] with dyq
 			// = dy between K-1 zeros on both sides: a forward convolution
 			// of Cout rows into Cin, every output seeing all K taps.
-			if viaPad {
-				padConv(dx[b*c.Cin*T:(b+1)*c.Cin*T], dyb, dyq, dyw, wt, pwt, zero, c.Cin, c.Cout, K, L, pl2, pr2)
-				continue
-			}
 			padRows(dyq, dyb, c.Cout, L, K-1, K-1)
 			kern.ConvMultiBias(dx[b*c.Cin*T:(b+1)*c.Cin*T], nil, T, dyq[c.PadLeft:], Tq, wt, pwt, zero, c.Cin, c.Cout, K, T)
 		}

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/uaxai/uaxai/sdk/nn/internal/kern"
 )
 
 func to64(x []float32) []float64 {
@@ -241,92 +239,5 @@ func TestConvForwardReLU(t *testing.T) {
 	}
 	if zeros == 0 {
 		t.Fatal("no value was rectified")
-	}
-}
-
-// TestPaddedForwardBits: a padded direct convolution, computed from x in
-// place with its edges in windows (padEdges), has the bits of the whole
-// input padded first and one kern.ConvMultiBias over it, for paddings
-// narrower and wider than the kernel, interiors from 1 step up, tiny
-// inputs whose padding covers every output, and channel counts around
-// multiples of 4; ForwardReLU is its ReLU.
-func TestPaddedForwardBits(t *testing.T) {
-	r := rand.New(rand.NewPCG(81, 82))
-	for n := 0; n < 400; n++ {
-		K := []int{1, 2, 3, 5, 8, 9, 39}[r.IntN(7)]
-		c := Conv1D{Cin: 1 + r.IntN(9), Cout: 1 + r.IntN(10), Kernel: K, Stride: 1, Dilation: 1, Groups: 1,
-			PadLeft: r.IntN(K + 4), PadRight: r.IntN(K + 4)}
-		T := 1 + r.IntN(60)
-		if r.IntN(3) == 0 {
-			T = K + r.IntN(3) // a short input: the padding covers most outputs
-		}
-		L := T + c.PadLeft + c.PadRight - K + 1
-		if L < 1 {
-			continue
-		}
-		B := 1 + r.IntN(3)
-		x, w, bias := randVec32(r, B*c.Cin*T), randVec32(r, c.Cout*c.Cin*K), randVec32(r, c.Cout)
-		got, rel := make([]float32, B*c.Cout*L), make([]float32, B*c.Cout*L)
-		c.Forward(got, x, w, bias, T)
-		c.ForwardReLU(rel, x, w, bias, T)
-		Tp := T + c.PadLeft + c.PadRight
-		xp, pw := make([]float32, c.Cin*Tp), make([]float32, kern.PackedLen(c.Cout, c.Cin, K))
-		kern.PackConv(pw, w, c.Cout, c.Cin, K)
-		want := make([]float32, c.Cout*L)
-		for b := 0; b < B; b++ {
-			padRows(xp, x[b*c.Cin*T:(b+1)*c.Cin*T], c.Cin, T, c.PadLeft, c.PadRight)
-			kern.ConvMultiBias(want, nil, L, xp, Tp, w, pw, bias, c.Cout, c.Cin, K, L)
-			for j, v := range want {
-				g, gr := got[b*c.Cout*L+j], rel[b*c.Cout*L+j]
-				wr := max(v, 0)
-				if math.Float32bits(g) != math.Float32bits(v) || math.Float32bits(gr) != math.Float32bits(wr) {
-					t.Fatalf("%+v T=%d sample %d output %d (channel %d, step %d): %g (relu %g), want %g (%g)", c, T, b, j, j/L, j%L, g, gr, v, wr)
-				}
-			}
-		}
-	}
-}
-
-func randVec32(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())
-	}
-	return v
-}
-
-// TestPaddedBackwardBits: a padded direct convolution's input gradient,
-// computed by padConv from dy in place, has the bits of the forward
-// kernel over dy padded with K-1 zeros on both sides (the formula
-// convBackward32 keeps for paddings wider than the kernel).
-func TestPaddedBackwardBits(t *testing.T) {
-	r := rand.New(rand.NewPCG(83, 84))
-	for n := 0; n < 300; n++ {
-		K := []int{1, 2, 3, 5, 8, 9, 39}[r.IntN(7)]
-		c := Conv1D{Cin: 1 + r.IntN(9), Cout: 1 + r.IntN(10), Kernel: K, Stride: 1, Dilation: 1, Groups: 1,
-			PadLeft: r.IntN(K), PadRight: r.IntN(K)}
-		if K == 3 && c.PadLeft+c.PadRight == 0 {
-			continue // ConvMultiGradX's path
-		}
-		T := K + r.IntN(50)
-		L := T + c.PadLeft + c.PadRight - K + 1
-		B := 1 + r.IntN(2)
-		x, w, dy := randVec32(r, B*c.Cin*T), randVec32(r, c.Cout*c.Cin*K), randVec32(r, B*c.Cout*L)
-		dx := make([]float32, B*c.Cin*T)
-		convBackward32(c, dx, nil, nil, dy, x, w, T, false)
-		Tq := L + 2*(K-1)
-		wt, pwt := make([]float32, c.WeightLen()), make([]float32, kern.PackedLen(c.Cin, c.Cout, K))
-		flipConvWeights(wt, w, c.Cout, c.Cin, K)
-		kern.PackConv(pwt, wt, c.Cin, c.Cout, K)
-		dyq, want, zero := make([]float32, c.Cout*Tq), make([]float32, c.Cin*T), make([]float32, c.Cin)
-		for b := 0; b < B; b++ {
-			padRows(dyq, dy[b*c.Cout*L:(b+1)*c.Cout*L], c.Cout, L, K-1, K-1)
-			kern.ConvMultiBias(want, nil, T, dyq[c.PadLeft:], Tq, wt, pwt, zero, c.Cin, c.Cout, K, T)
-			for j, v := range want {
-				if g := dx[b*c.Cin*T+j]; math.Float32bits(g) != math.Float32bits(v) {
-					t.Fatalf("%+v T=%d sample %d dx %d (row %d, step %d): %g, want %g", c, T, b, j, j/T, j%T, g, v)
-				}
-			}
-		}
 	}
 }
