@@ -120,8 +120,7 @@ func Accelerated() bool { return kern.Accelerated() }
 
 // Kernels names the kernels in use, "avx2" or "portable": the CPU's best,
 // or what the environment variable UAXAI_KERNELS chose at start. The two
-// give the same results up to float32 rounding, not the same bytes, so a
-// run's manifest records it.
+// give the same bits; a run's manifest records which ran, for its speed.
 func Kernels() string { return kern.Path() }
 
 // KernelsError is the error of an UAXAI_KERNELS value that cannot be had

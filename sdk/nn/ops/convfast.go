@@ -286,8 +286,8 @@ func convBackward32(c Conv1D, dx, dw, db, dy, x, w []float32, T int, scan bool) 
 			}
 			if !pad && K == 3 {
 				// the layer-list engine's kernel (the paper's network's
-				// bytes); other sizes are faster by the one below (its
-				// edges are scalar code for K != 3)
+				// bytes); other sizes take the one below, as fast or
+				// faster (docs/speed.md, the kernel paths)
 				clear(dxb)
 				kern.ConvMultiGradX(dxb, T, dyb, L, w, c.Cout, c.Cin, K, L)
 				continue

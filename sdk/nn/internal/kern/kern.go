@@ -114,20 +114,18 @@ func CorrK(dst, x, w []float32) {
 		}
 		return
 	}
-	{
-		// The vector kernel on a padded copy, as Corr3.
-		var st [padStack]float32
-		buf := padBuf(st[:], minVec+minVec+k-1)
-		d, xb := buf[:minVec], buf[minVec:]
-		copy(d, dst)
-		copy(xb, x[:n+k-1])
-		if useAVX2 {
-			corrKAVX2(d, xb, w)
-		} else {
-			corrKLanes(d, xb, w)
-		}
-		copy(dst, d[:n])
+	// The vector kernel on a padded copy, as Corr3.
+	var st [padStack]float32
+	buf := padBuf(st[:], minVec+minVec+k-1)
+	d, xb := buf[:minVec], buf[minVec:]
+	copy(d, dst)
+	copy(xb, x[:n+k-1])
+	if useAVX2 {
+		corrKAVX2(d, xb, w)
+	} else {
+		corrKLanes(d, xb, w)
 	}
+	copy(dst, d[:n])
 }
 
 // Dot3 returns the three lagged dot products of dy with x
@@ -136,7 +134,7 @@ func CorrK(dst, x, w []float32) {
 //
 // over t = 0..len(dy)-1: the weight gradient of one (output, input) channel
 // pair of a 3-tap convolution. len(x) must be at least len(dy)+2. The sums
-// accumulate in float32 (16 partial sums per lag on the AVX2 path, which
+// accumulate in float32 (16 partial sums per lag on the vector path, which
 // keeps the rounding error near sqrt(n/16) ulps for n = 640; float64
 // accumulation would halve the vector width for no accuracy the network
 // needs).
@@ -215,7 +213,7 @@ func Axpy(dst, x []float32, a float32) {
 		if useAVX2 {
 			axpyAVX2(dst, x, a)
 		} else {
-			axpyLanes(dst, x, a)
+			axpyFMA(dst, x, a)
 		}
 		return
 	}
@@ -339,8 +337,8 @@ const packMax = 768
 //	dst[o*dstStride+t] += sum_{i<C} sum_{k<K} w[(o*C+i)*K+k] * x[i*xStride+t+k]
 //
 // for o < O and t < T. w is laid out (O, C, K); input rows have T+K-1
-// valid samples. The AVX2 path computes 4 output rows by 16 time steps per
-// register block, so every load of x feeds 4 output channels.
+// valid samples. The vector kernel computes 4 output rows by 16 time steps
+// per register block, so every load of x feeds 4 output channels.
 func ConvMulti(dst []float32, dstStride int, x []float32, xStride int, w []float32, O, C, K, T int) {
 	checkDims("ConvMulti", O, C, K, T)
 	checkRows("ConvMulti", "dst", dst, O, dstStride, T)
@@ -371,7 +369,7 @@ func padBuf(st []float32, n int) []float32 {
 	return make([]float32, n)
 }
 
-// convPadded is ConvMulti's AVX2 path for T < minVec: the vector kernel
+// convPadded is ConvMulti's path for T < minVec: the vector kernel
 // on copies padded to minVec steps, so that a step's bits are the same
 // whatever the number of steps of the call (the incremental path of the
 // perturbed copies computes a copy's changed steps in windows whose
@@ -421,7 +419,7 @@ func PackConv(wp, w []float32, O, C, K int) {
 	}
 }
 
-// convMulti is the AVX2 path of ConvMulti (bias and rel nil) and
+// convMulti is the vector path of ConvMulti (bias and rel nil) and
 // ConvMultiBias (dst rows start from bias[o] instead of their contents;
 // rel, if not nil, gets max(dst, 0) at the same offsets), with weights
 // packed per block here or, if pw is not nil, by PackConv. The arguments
@@ -483,7 +481,7 @@ func Conv3Multi(dst []float32, dstStride int, x []float32, xStride int, w []floa
 //	dw[(o*C+i)*K+k] += sum_{t<T} dy[o*dyStride+t] * x[i*xStride+t+k]
 //
 // for o < O, i < C, k < K. dy has O rows of T samples, x has C rows of T+K-1.
-// The AVX2 path has register-blocked kernels, 12 vector accumulators each:
+// The vector path has register-blocked kernels, 12 vector accumulators each:
 // for K = 3, 4 output rows by one input row by its 3 taps; for other K,
 // 4 output rows by 3 of the C*K columns x[i*xStride+k : i*xStride+k+T]
 // (j = i*K+k, so dw[o*C*K+j] is the sum of dy's row o times column j),
@@ -498,7 +496,7 @@ func ConvMultiGradW(dw []float32, dy []float32, dyStride int, x []float32, xStri
 	checkRows("ConvMultiGradW", "x", x, C, xStride, T+K-1)
 	o := 0
 	if K != 3 {
-		// The portable twin of the column kernel sums as convGradWGeneric.
+		// The column kernel; its rows of T < minVec sum as convGradWGeneric.
 		o = gradWCols(dw, dy, dyStride, x, xStride, O, C, K, T)
 	} else if T < minVec {
 		convGradWGeneric(dw, dy, dyStride, x, xStride, O, C, K, T)
@@ -562,7 +560,7 @@ func gradWCol(x []float32, xStride, K, T, j int) []float32 {
 }
 
 // gradw4x3 sets out[r*3+j] = sum_{t<T} dy[r*dyStride+t] * xj[t] for r < 4
-// and j < 3 (x0, x1, x2 as xj): on the AVX2 path 12 vector accumulators,
+// and j < 3 (x0, x1, x2 as xj): for T >= minVec 12 vector accumulators,
 // each load of xj feeding 4 rows; otherwise gradw4x3Generic.
 func gradw4x3(out *[12]float32, dy []float32, dyStride int, x0, x1, x2 []float32, T int) {
 	_ = dy[3*dyStride+T-1]
@@ -579,9 +577,11 @@ func gradw4x3(out *[12]float32, dy []float32, dyStride int, x0, x1, x2 []float32
 //	dx[i*dxStride+t+k] += sum_{o<O} w[(o*C+i)*K+k] * dy[o*dyStride+t]
 //
 // for i < C, t < T, k < K; dx has C rows of T+K-1 samples. It is a full
-// correlation of dy with the flipped taps; the AVX2 path runs ConvMulti's
+// correlation of dy with the flipped taps; the vector path runs ConvMulti's
 // kernel on the T-K+1 interior samples of each dx row (roles of C and O
-// swapped) and adds the 2(K-1) edge samples with scalar code.
+// swapped) and adds the 2(K-1) edge samples with scalar code for K = 3 and
+// for the rows past the last group of 4, and with the same kernel on
+// windows of zero-padded dy otherwise (gradXEdges).
 func ConvMultiGradX(dx []float32, dxStride int, dy []float32, dyStride int, w []float32, O, C, K, T int) {
 	checkDims("ConvMultiGradX", O, C, K, T)
 	if O == 0 || C == 0 || K == 0 || T == 0 {

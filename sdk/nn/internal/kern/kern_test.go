@@ -74,6 +74,13 @@ var lengths = func() []int {
 	return append(l, 127, 128, 129, 630, 632, 636, 638, 640)
 }()
 
+// asmBuiltAndCPU reports whether this build has the assembly kernels
+// (amd64 without -tags purego) and the CPU has AVX2 and FMA, as x/sys/cpu
+// says: the CPU's best path, whatever KernelsEnv asks.
+func asmBuiltAndCPU() bool {
+	return runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+}
+
 // TestPath: the assembly kernels are in use exactly when the build
 // allows them (amd64 without -tags purego) and the CPU has AVX2 and FMA,
 // as x/sys/cpu says; and on Linux x/sys/cpu's answer agrees with the
@@ -81,7 +88,7 @@ var lengths = func() []int {
 // does not save the YMM registers), so the path is not decided on a
 // misread CPUID.
 func TestPath(t *testing.T) {
-	want := runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv(KernelsEnv) != "portable"
+	want := asmBuiltAndCPU() && os.Getenv(KernelsEnv) != "portable"
 	if Accelerated() != want {
 		t.Errorf("Accelerated() = %v; want %v (GOARCH %s, purego %v, AVX2 %v, FMA %v)",
 			Accelerated(), want, runtime.GOARCH, puregoTag, cpu.X86.HasAVX2, cpu.X86.HasFMA)
@@ -713,7 +720,7 @@ func TestKernelsEnv(t *testing.T) {
 		return
 	}
 	best := "portable" // the CPU's best, whatever this binary was started with
-	if runtime.GOARCH == "amd64" && !puregoTag && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if asmBuiltAndCPU() {
 		best = "avx2"
 	}
 	for env, want := range map[string]string{"portable": "PATH=portable ERR=<nil>", "bogus": "PATH=" + best + " ERR=UAXAI_KERNELS=\"bogus\""} {

@@ -11,7 +11,8 @@ import "math"
 // assembly assumes (see kern_amd64.go).
 //
 // No float32 expression here has a multiply whose product meets an add:
-// every fused operation is an fma32 call, and every other product is
+// every fused operation is fma32's (or its loops', axpyFMA and fmaVV),
+// and every other product is
 // rounded before it is used, so a compiler that fuses (arm64, GOAMD64=v3)
 // changes nothing.
 
@@ -26,13 +27,20 @@ import "math"
 func fma32(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	r := p + float64(c)
-	// Not a midpoint (the 29 bits float32 drops are not 1 followed by
-	// zeros) and |r| >= 2^-126 (float32's normal range, a float64
-	// exponent field of 1023-126, the sign shifted out).
-	if u := math.Float64bits(r); u&(1<<29-1) != 1<<28 && u<<1 >= (1023-126)<<53 {
+	if roundsOnce(r) {
 		return float32(r)
 	}
 	return roundOdd32(p, float64(c), r)
+}
+
+// roundsOnce reports whether rounding r, a*b + c rounded to float64, to
+// float32 gives a*b + c rounded once: r is not a float32 midpoint (the 29
+// bits float32 drops are not 1 followed by zeros) and |r| >= 2^-126
+// (float32's normal range, a float64 exponent field of 1023-126, the sign
+// shifted out).
+func roundsOnce(r float64) bool {
+	u := math.Float64bits(r)
+	return u&(1<<29-1) != 1<<28 && u<<1 >= (1023-126)<<53
 }
 
 // roundOdd32 is fma32's rare case: r = p + c rounded to float64, the
@@ -51,15 +59,16 @@ func roundOdd32(p, c, r float64) float32 {
 	return float32(r)
 }
 
-// axpyFMA sets dst[i] = fma32(a, x[i], dst[i]): fma32 written out in the
-// loop, which the compiler would not inline.
+// axpyFMA sets dst[i] = fma32(a, x[i], dst[i]), fma32 written out in the
+// loop (the compiler would not inline it): axpyAVX2's twin, and the row
+// operation of the other twins.
 func axpyFMA(dst, x []float32, a float32) {
 	x = x[:len(dst)]
 	a64 := float64(a)
 	for i, d := range dst {
 		p := a64 * float64(x[i])
 		r := p + float64(d)
-		if u := math.Float64bits(r); u&(1<<29-1) != 1<<28 && u<<1 >= (1023-126)<<53 {
+		if roundsOnce(r) {
 			dst[i] = float32(r)
 			continue
 		}
@@ -74,7 +83,7 @@ func fmaVV(acc, a, b []float32) {
 	for i, c := range acc {
 		p := float64(a[i]) * float64(b[i])
 		r := p + float64(c)
-		if u := math.Float64bits(r); u&(1<<29-1) != 1<<28 && u<<1 >= (1023-126)<<53 {
+		if roundsOnce(r) {
 			acc[i] = float32(r)
 			continue
 		}
@@ -130,9 +139,6 @@ func corrKLanes(dst, x, w []float32) {
 		axpyFMA(dst, x[j:j+n], wj)
 	}
 }
-
-// axpyLanes is axpyAVX2: dst[i] = fma(a, x[i], dst[i]).
-func axpyLanes(dst, x []float32, a float32) { axpyFMA(dst, x, a) }
 
 // dot3Lanes is dot3AVX2: per lag k, accumulators A_k (even chunks of 8, and
 // a last odd one out) and B_k (odd chunks and the masked tail), reduced as

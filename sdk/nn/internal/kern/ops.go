@@ -265,7 +265,7 @@ func NormalizeGrad(dx, dy, xh []float32, k, md, mdx float32) {
 // for o < O and t < T, summed in the order of ConvMulti (bias first). If
 // rel is not nil it also gets the rectified result, at the same offsets:
 // rel[o*dstStride+t] = max(dst[o*dstStride+t], 0) (as Relu). pw, if not
-// nil, holds w as PackConv packs it, saving the AVX2 path the packing.
+// nil, holds w as PackConv packs it, saving the vector path the packing.
 func ConvMultiBias(dst, rel []float32, dstStride int, x []float32, xStride int, w, pw, bias []float32, O, C, K, T int) {
 	checkDims("ConvMultiBias", O, C, K, T)
 	checkRows("ConvMultiBias", "dst", dst, O, dstStride, T)
@@ -305,7 +305,7 @@ func ConvMultiBias(dst, rel []float32, dstStride int, x []float32, xStride int, 
 //
 //	a[i*lda+j] += x[i]*y[j],  i = 0..len(x)-1, j = 0..len(y)-1.
 //
-// The AVX2 path fuses the multiply-add.
+// The multiply-adds are fused (for len(y) >= 8).
 func Ger(a []float32, lda int, x, y []float32) {
 	checkRows("Ger", "a", a, len(x), lda, len(y))
 	if len(x) == 0 || len(y) == 0 {
@@ -322,7 +322,7 @@ func Ger(a []float32, lda int, x, y []float32) {
 //
 //	y[j] = sum_i x[i]*a[i*lda+j],  j = 0..len(y)-1, i = 0..len(x)-1,
 //
-// summed in increasing i (fused multiply-adds on the AVX2 path).
+// summed in increasing i (fused multiply-adds for len(y) >= 8).
 func GemvT(y, a []float32, lda int, x []float32) {
 	checkRows("GemvT", "a", a, len(x), lda, len(y))
 	if len(y) == 0 {
@@ -352,7 +352,7 @@ var expConsts = [12]float32{
 //
 //	e^x = 2^f (1 + r + r^2 (1/2 + r/6 + ... + 1.99e-4 r^5)).
 //
-// The AVX2 path fuses the multiply-adds. A NaN gives an unspecified
+// The multiply-adds are fused. A NaN gives an unspecified
 // value. len(x) must be at least len(dst); dst may be x.
 func Exp(dst, x []float32) {
 	if len(x) < len(dst) {
