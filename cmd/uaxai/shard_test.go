@@ -72,6 +72,9 @@ func TestKilledRunResumes(t *testing.T) {
 
 	killed := filepath.Join(dir, "killed")
 	cmd := exec.Command(exe, "run", rec, "--run-dir", killed, "--workers", "1", "--no-cache")
+	// A process killed with SIGKILL cannot remove its plugins' socket
+	// directories (go-plugin's plugin-dir*): they go to the test's TMPDIR.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -248,6 +248,9 @@ func TestExplainTorchModelSignal(t *testing.T) {
 	dir := golden.Dir(t, "archs")
 	cmd := exec.Command(exe, "explain", "--model", filepath.Join(dir, "archs.py")+":ResNet1D", "--weights", filepath.Join(dir, "resnet1d", "model.safetensors"),
 		"--input", filepath.Join(dir, "resnet1d", "waveforms.csv"), "--target", "0", "--explainer", "occlusion", "--set", "stride=1", "--workers", "1")
+	// Its own TMPDIR, to see that the server's socket directory goes too.
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -292,5 +295,10 @@ func TestExplainTorchModelSignal(t *testing.T) {
 			t.Fatalf("model server %d still runs after the command ended:\n%s", server, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The server was killed, so it could not remove its socket's
+	// directory; the command did, before it ended.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "uaxai-torch-*")); len(left) > 0 {
+		t.Errorf("the model server's socket directory is left behind: %v", left)
 	}
 }

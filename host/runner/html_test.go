@@ -351,6 +351,9 @@ func openChromium(t *testing.T) *browser {
 	})
 	cmd := exec.CommandContext(ctx, bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", "--remote-allow-origins=*",
 		"--user-data-dir="+profile, "--window-size=1280,2000", "about:blank")
+	// Killed, chromium leaves its singleton socket's directory
+	// (org.chromium.Chromium.*) in TMPDIR: the profile's, removed above.
+	cmd.Env = append(os.Environ(), "TMPDIR="+profile)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -256,6 +256,21 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 			cmdArgs = append(cmdArgs, strconv.FormatUint(seed, 10))
 		}
 	}
+	// The socket's directory is made here and removed here once the
+	// server is reaped: a server killed with its group (Close's grace
+	// run out, a signal to this process, a call past its limit) cannot
+	// remove it itself.
+	sockDir, err := os.MkdirTemp("", "uaxai-torch-") // mode 0700
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: the model server's socket directory: %w", m.Module, err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = os.RemoveAll(sockDir)
+		}
+	}()
+	cmdArgs = append(cmdArgs, "--socket", filepath.Join(sockDir, "model.sock"))
 	cmd := exec.Command(py, cmdArgs...)
 	pp := kit
 	if old := os.Getenv("PYTHONPATH"); old != "" {
@@ -278,6 +293,7 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--model %s: starting %s: %w", m.Module, py, err)
 	}
+	started = true // the goroutine that reaps it removes sockDir
 	s := &Server{module: m.Module, weights: weights, names: names, c: channels, t: length, cmd: cmd, stdin: stdin,
 		stderr: &stderrTail{done: make(chan struct{})}, exited: make(chan struct{}), stop: make(chan struct{})}
 	go s.stderr.copyFrom(errPipe)
@@ -295,6 +311,7 @@ func Start(ctx context.Context, m Model, weights []string, channels, length int)
 		<-s.stderr.done
 		<-outDone
 		s.waitErr = cmd.Wait()
+		_ = os.RemoveAll(sockDir)
 		close(s.exited)
 	}()
 	go func() {
