@@ -166,7 +166,7 @@ func (a *Analyser) metricsReport(rep *Report) error {
 	if len(a.s.Metrics) == 0 {
 		return nil
 	}
-	var all []map[string]any
+	var all, across []map[string]any
 	for k, info := range a.s.Metrics {
 		better := "higher is better"
 		if !info.Higher {
@@ -230,8 +230,19 @@ func (a *Analyser) metricsReport(rep *Report) error {
 		}
 		rep.Tables = append(rep.Tables, t)
 		all = append(all, map[string]any{"metric": info.ID, "category": info.Category, "higher_is_better": info.Higher, "rows": rows})
+		at, arows, ok, err := a.metricAcrossReplicates(info, rows)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rep.Tables = append(rep.Tables, at)
+			across = append(across, map[string]any{"metric": info.ID, "category": info.Category, "higher_is_better": info.Higher, "replicates": len(a.replicates()), "rows": arows})
+		}
 	}
 	rep.JSON["metrics"] = all
+	if across != nil {
+		rep.JSON["metrics_across_replicates"] = across
+	}
 	a.metricCurves(rep)
 	data, err := a.metricsCSV()
 	if err != nil {

@@ -119,13 +119,19 @@ func (a *Analyser) orderedPairs() []*pair {
 	return out
 }
 
-// pairLabel names a pair in a table: the posterior, and the explainer when
-// the run has more than one.
+// pairLabel names a pair in a table: the posterior, with its replicate
+// when the run has more than one ("Laplace (replicate 2)", as the
+// predictive table names it), and the explainer when the run has more
+// than one.
 func (a *Analyser) pairLabel(p *pair) string {
-	if len(a.s.Explainers) > 1 {
-		return p.post + " / " + p.exp
+	post := p.post
+	if len(a.replicates()) > 1 {
+		post = fmt.Sprintf("%s (replicate %d)", p.post, p.rep)
 	}
-	return p.post
+	if len(a.s.Explainers) > 1 {
+		return post + " / " + p.exp
+	}
+	return post
 }
 
 func f3(v float64) string { return fmt.Sprintf("%.3f", v) }

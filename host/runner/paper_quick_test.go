@@ -110,20 +110,33 @@ func TestPaperQuick(t *testing.T) {
 				t.Errorf("REPORT.md lacks the %s table", id)
 			}
 		}
-		rows, inMetric := 0, false
+		// Its 2 replicates: every replicate's rows, named, and a table
+		// across them after each metric's.
+		rows, across, inMetric := 0, 0, false
 		for _, l := range strings.Split(string(tables), "\n") {
 			if strings.HasPrefix(l, "## ") {
 				inMetric = strings.HasPrefix(l, "## metric.")
 			}
-			if inMetric && strings.Contains(l, "Deterministic baseline / ") && strings.Contains(l, "all-15") {
+			if !inMetric || !strings.Contains(l, "all-15") {
+				continue
+			}
+			switch {
+			case strings.Contains(l, "Deterministic baseline (replicate 0) / "), strings.Contains(l, "Deterministic baseline (replicate 1) / "):
 				rows++
-				if !strings.Contains(l, "+0.000 (+0.000, +0.000)") {
-					t.Errorf("one draw: the mean map's gain over it is not 0: %s", l)
-				}
+			case strings.Contains(l, "Deterministic baseline / "):
+				across++
+			default:
+				continue
+			}
+			if !strings.Contains(l, "+0.000 (+0.000, +0.000)") {
+				t.Errorf("one draw: the mean map's gain over it is not 0: %s", l)
 			}
 		}
-		if rows != 3*4 {
-			t.Errorf("%d deterministic all-15 rows in the study's tables, want 3 metrics x 4 explainers", rows)
+		if rows != 3*4*2 || across != 3*4 {
+			t.Errorf("%d deterministic all-15 rows of a replicate and %d across replicates in the study's tables, want 3 metrics x 4 explainers x 2 replicates and 3 x 4", rows, across)
+		}
+		if !strings.Contains(string(tables), "## metric.sparseness across 2 training-seed replicates") {
+			t.Error("the study's tables lack sparseness across its replicates")
 		}
 		if _, err := os.Stat(filepath.Join(p.Dir, "metrics.csv")); err != nil {
 			t.Error(err)
@@ -161,10 +174,13 @@ func TestPaperQuick(t *testing.T) {
 	// members (each an entry: the ensemble's fit units are its members),
 	// MC dropout's and Laplace's fit, and the five members as
 	// deterministic networks of their own (headline/members_alone), each
-	// fitted once for all the recipes.
+	// fitted once for all the recipes. Replicates share their fits too:
+	// the metrics study's replicate 1 trains its deterministic network and
+	// members as headline/replicated's replicate 1 does (the same recipe
+	// seed), so of its own it adds only Laplace's and MC dropout's.
 	entries, _ := filepath.Glob(filepath.Join(cache, "posteriors", "*.safetensors"))
-	if len(entries) != 3+5+5+2*(1+5) {
-		t.Errorf("%d cache entries after every recipe, want 25 (deterministic, laplace, mcdropout, the ensemble's 5 members, 5 members alone, and the deterministic network and 5 members of headline/replicated's replicates 1 and 2)", len(entries))
+	if len(entries) != 3+5+5+2*(1+5)+2 {
+		t.Errorf("%d cache entries after every recipe, want 27 (deterministic, laplace, mcdropout, the ensemble's 5 members, 5 members alone, the deterministic network and 5 members of headline/replicated's replicates 1 and 2, and the metrics study's replicate 1's laplace and mcdropout)", len(entries))
 	}
 	// The headline section has a row a setting, and the paper's.
 	head := text[strings.Index(text, "## The headline finding"):]

@@ -175,21 +175,30 @@ func (w *runWriter) tables(res *engine.Results) ([]report.Table, error) {
 		}
 		return ts, nil
 	}
-	ts := []report.Table{report.Main(res)}
+	// The tables of res's rows are of aggregate rows in a replicated run
+	// (their sd over the replicates' means); the analysis's and the
+	// predictive table have a row per replicate and keep their titles.
+	agg := func(ts ...report.Table) []report.Table {
+		if w.r.Replicates != nil {
+			return overReplicates(ts, w.r.Replicates.N())
+		}
+		return ts
+	}
+	ts := agg(report.Main(res))
 	pts, err := w.paperTables(res)
 	if err != nil {
 		return nil, err
 	}
-	ts = append(ts, pts...)
+	ts = append(ts, agg(pts...)...)
 	if w.anRep != nil {
 		ts = append(ts, w.anRep.Tables...)
 	}
 	if len(w.pred.rows) > 0 {
 		ts = append(ts, w.pred.table())
 	}
-	ts = append(ts, report.ChannelTables(res)...) // none for one channel
+	ts = append(ts, agg(report.ChannelTables(res)...)...) // none for one channel
 	// The per-class tables last: the terminal leaves them out (runner.go).
-	return append(ts, report.PerClassIoU(res), report.PerClass(res)), nil
+	return append(ts, agg(report.PerClassIoU(res), report.PerClass(res))...), nil
 }
 
 func (w *runWriter) results(res *engine.Results) error {
@@ -235,7 +244,6 @@ func (w *runWriter) results(res *engine.Results) error {
 		return err
 	}
 	if w.r.Replicates != nil && len(ts) > 0 {
-		ts = overReplicates(ts, w.r.Replicates.N())
 		// The tables across replicates follow the main table.
 		ts = append(append(append([]report.Table{}, ts[0]), repTables...), ts[1:]...)
 	}
