@@ -132,10 +132,7 @@ func (a *Analyser) metricAcrossReplicates(info metric.Info, rows []metricRowJSON
 			as := acrossSummary{Summary: name}
 			var score, gain []float64
 			for _, r := range rs {
-				if i >= len(r.Summaries) {
-					continue
-				}
-				s := r.Summaries[i]
+				s := r.Summaries[i] // metricsReport gives every row every summary
 				if s.Score.N > 0 {
 					score = append(score, s.Score.Mean)
 				}

@@ -86,10 +86,26 @@ func TestMetricAcrossReplicates(t *testing.T) {
 		t.Errorf("gains all 0: %+v, want 0 (0, 0), none up or down", q)
 	}
 	// One replicate: nothing to put together.
-	one := New(Setup{Summaries: []string{"Mean"}})
+	one := New(Setup{Explainers: []string{"E"}, Summaries: []string{"Mean", "Set"}})
 	one.pairs[pairKey{"P", 0, "E"}] = &pair{}
 	if _, _, ok, _ := one.metricAcrossReplicates(metric.Info{ID: "metric.x"}, rows[:1]); ok {
 		t.Error("a run of one replicate has a table across replicates")
+	}
+	// Two replicates, one explainer (the rows name the posterior alone),
+	// the draws' column undefined in one of them.
+	one.pairs[pairKey{"P", 1, "E"}] = &pair{}
+	two := []metricRowJSON{rows[0], rows[2]}
+	two[1].Draws = Stat{}
+	tab, js, ok, err = one.metricAcrossReplicates(metric.Info{ID: "metric.x"}, two)
+	if err != nil || !ok || len(js) != 1 {
+		t.Fatalf("two replicates: ok %v, err %v, %d rows", ok, err, len(js))
+	}
+	if d := js[0].Draws; d == nil || d.Defined || d.N != 1 || d.Mean != draws[0] {
+		t.Errorf("the draws defined in one replicate of two: %+v, want its value alone", d)
+	}
+	check("gain of two", js[0].Summaries[0].Gain, gains[:2])
+	if tab.Rows[0][0] != "P" {
+		t.Errorf("one explainer: the row is named %q, want the posterior alone", tab.Rows[0][0])
 	}
 	// A column defined in one replicate only: its value, marked as such.
 	e, err := acrossEstimate([]float64{0.25})
