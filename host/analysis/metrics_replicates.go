@@ -77,10 +77,10 @@ func acrossEstimate(xs []float64) (*eval.Estimate, error) {
 // acrossCell formats an estimate: "mean (lo, hi)", "mean (1 replicate)",
 // or "n/a".
 func acrossCell(e *eval.Estimate, format string) string {
-	switch {
-	case e == nil:
+	if e == nil {
 		return "n/a"
-	case !e.Defined:
+	}
+	if !e.Defined {
 		return fmt.Sprintf(format+" (%d replicate)", e.Mean, e.N)
 	}
 	return fmt.Sprintf(format+" ("+format+", "+format+")", e.Mean, e.Lo, e.Hi)
@@ -138,10 +138,9 @@ func (a *Analyser) metricAcrossReplicates(info metric.Info, rows []metricRowJSON
 				}
 				if s.Gain != nil {
 					gain = append(gain, s.Gain.Mean)
-					switch {
-					case s.Gain.Mean > 0:
+					if s.Gain.Mean > 0 {
 						as.Up++
-					case s.Gain.Mean < 0:
+					} else if s.Gain.Mean < 0 {
 						as.Down++
 					}
 				}
