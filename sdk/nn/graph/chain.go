@@ -27,12 +27,18 @@ import (
 //
 // A restart (every copy a change of the input itself, each undoing the
 // last: faithfulness estimate's groups removed one at a time) is not
-// recomputed: every value a step overwrites is first appended to an undo
-// log (a window's range, or a value computed in full the first time
-// since the start), and a restart writes the log back in reverse order
-// and the input's changed range from the inputs given. The log is read
-// and written in order, so a restart costs about what the step's own
-// write-back did. When the log since the start outgrows the values
+// recomputed. In a chain with restarts, a node's recomputed window is
+// kept in an overlay of its value instead of written into it: the
+// nodes that read the value take its changed range from the overlay,
+// and a restart discards it. What is written into the values (a node
+// computed in full, an overlay that a node computed in full or the
+// output reads, or that the next copy goes on from) is first appended
+// to an undo log (a window's range, or a value computed in full the
+// first time since the start), and a restart writes the log back in
+// reverse order and the input's changed range from the inputs given.
+// The log is read and written in order, so a restart costs about what
+// the step's own write-back did; with the overlay, a step that a
+// restart follows writes back only what is read whole. When the log since the start outgrows the values
 // themselves (a long stretch between restarts: infidelity removes 640
 // patches before it starts again), it is compacted into one copy of each
 // value's start, the log replayed onto the current values in reverse,
@@ -80,6 +86,18 @@ type chainWS struct {
 	ulog     []undoEntry
 	ufull    []bool
 	dlo, dhi []int
+	// The overlay (restarts only): a windowed node's recomputed window
+	// is kept in ovl[v] (B x C x ow[v], chain b's from step oslo[v][b])
+	// instead of written into the values, while ovOn[v]; its readers
+	// take the changed range [clo, chi) from it. A restart then discards
+	// it, neither logged nor written back. A reader that needs the
+	// values whole (a node computed in full, the output), or a step that
+	// goes on from this one, writes it into the values first, logged
+	// (materialise).
+	ovl  [][]float32
+	oslo [][]int
+	ow   []int
+	ovOn []bool
 }
 
 // undoEntry is one overwrite in the undo log: value v's values of chain
@@ -177,6 +195,8 @@ func (n *Net) ChainOutputs(dst, xs []float32, K int, classes []int, logits bool,
 		if restart != nil && k > 0 && restart(k) {
 			n.chainRevert(B, xs)
 			changed = true
+		} else if c.track {
+			n.materialiseAll(B) // copy k goes on from copy k-1
 		}
 		any := false
 		for b := range B {
@@ -276,6 +296,7 @@ func (n *Net) chainTrackStart(B int) {
 	c := n.chain
 	if c.ufull == nil {
 		c.ufull, c.dlo, c.dhi = make([]bool, len(c.st)), make([]int, ChainBatch), make([]int, ChainBatch)
+		c.ovl, c.oslo, c.ow, c.ovOn = make([][]float32, len(c.st)), make([][]int, len(c.st)), make([]int, len(c.st)), make([]bool, len(c.st))
 	}
 	c.state = 0
 	for v, s := range c.st {
@@ -291,6 +312,7 @@ func (n *Net) chainClean() {
 	c := n.chain
 	c.undo, c.ulog, c.whole = c.undo[:0], c.ulog[:0], false
 	clear(c.ufull)
+	clear(c.ovOn)
 	for b := range c.dlo {
 		c.dlo[b], c.dhi[b] = n.shapes[0].T, 0
 	}
@@ -381,6 +403,39 @@ func (n *Net) chainRevert(B int, xs []float32) {
 	n.chainClean()
 }
 
+// materialise writes value v's overlay, if it has one, into the values
+// over each chain's changed range, logging what it overwrites.
+func (n *Net) materialise(B, v int) {
+	c := n.chain
+	if !c.track || !c.ovOn[v] {
+		return
+	}
+	c.ovOn[v] = false
+	sh, sz, ow := n.shapes[v], c.size[v], c.ow[v]
+	for b := range B {
+		lo, hi := c.clo[v][b], c.chi[v][b]
+		if lo >= hi {
+			continue
+		}
+		n.chainLog(B, v, b, lo, hi)
+		dst, os := c.st[v][b*sz:(b+1)*sz], c.oslo[v][b]
+		for ch := range sh.C {
+			o := (b*sh.C + ch) * ow
+			copyShort(dst[ch*sh.T+lo:ch*sh.T+hi], c.ovl[v][o+lo-os:o+hi-os])
+		}
+	}
+}
+
+// materialiseAll writes every overlay into the values (materialise), in
+// the values' order.
+func (n *Net) materialiseAll(B int) {
+	for v, on := range n.chain.ovOn {
+		if on {
+			n.materialise(B, v)
+		}
+	}
+}
+
 // chainOut1 is the value node i writes: its own, or in the folded pass
 // the last of its group's.
 func (n *Net) chainOut1(i int) int {
@@ -414,6 +469,7 @@ func (n *Net) chainFull(B, i int) {
 	nd := &n.nodes[i]
 	call := n.chainCall(i, B, nd.attrs, nd.out)
 	for j, u := range nd.inputs {
+		n.materialise(B, u)
 		call.X[j], call.In[j] = c.st[u][:B*c.size[u]], nd.in[j]
 	}
 	v := n.chainOut1(i)
@@ -461,10 +517,30 @@ func (n *Net) chainWindow(B, i, W int) {
 					row[t] = wn.pad
 				}
 			}
+			if c.track && c.ovOn[u] {
+				// u's changed range, from its overlay
+				olo, ohi := max(c.clo[u][b], lo), min(c.chi[u][b], hi)
+				if olo < ohi {
+					ow, os := c.ow[u], c.oslo[u][b]
+					for ch := range s.C {
+						o := (b*s.C + ch) * ow
+						copyShort(g[(b*s.C+ch)*G+olo-t0:(b*s.C+ch)*G+ohi-t0], c.ovl[u][o+olo-os:o+ohi-os])
+					}
+				}
+			}
 		}
 		call.X[j] = g
 	}
-	call.Y = c.tmp[:B*Co*W]
+	if c.track {
+		// the window goes to v's overlay: a restart discards it
+		if len(c.ovl[v]) < B*Co*W {
+			c.ovl[v] = make([]float32, B*c.size[v])
+			c.oslo[v] = make([]int, ChainBatch)
+		}
+		call.Y = c.ovl[v][:B*Co*W]
+	} else {
+		call.Y = c.tmp[:B*Co*W]
+	}
 	ni := 0
 	if nd.op.Indices != nil {
 		ni = nd.op.Indices(wn.attrs, call.In, out)
@@ -474,13 +550,15 @@ func (n *Net) chainWindow(B, i, W int) {
 	}
 	call.Idx = c.idx[:B*ni]
 	nd.op.Forward(call)
+	if c.track {
+		c.ovOn[v], c.ow[v] = true, W
+		copy(c.oslo[v][:B], c.slo[:B])
+		return
+	}
 	for b := range B {
 		lo, hi := c.clo[v][b], c.chi[v][b]
 		if lo >= hi {
 			continue
-		}
-		if c.track {
-			n.chainLog(B, v, b, lo, hi)
 		}
 		dst := c.st[v][b*c.size[v] : (b+1)*c.size[v]]
 		for ch := range Co {
@@ -497,6 +575,12 @@ func (n *Net) chainOut(B int, logits bool) error {
 	K := n.Classes()
 	out := c.out[:B*K]
 	soft := n.nodes[n.output].op.Kind == "softmax"
+	if c.track {
+		n.materialise(B, n.output+1)
+		if soft {
+			n.materialise(B, n.nodes[n.output].inputs[0])
+		}
+	}
 	y := c.st[n.output+1][:B*K]
 	switch {
 	case logits && soft:
