@@ -138,6 +138,14 @@ func TestPaperQuick(t *testing.T) {
 		if !strings.Contains(string(tables), "## metric.sparseness across 2 training-seed replicates") {
 			t.Error("the study's tables lack sparseness across its replicates")
 		}
+		// Only the tables of aggregate rows are over the replicates' means;
+		// a metric's rows are each replicate's, over its test splits.
+		for _, want := range []string{"## Accuracy and localisation of the UA-RAO maps (mean ± sd over 2 replicates' means over the test splits)",
+			"## metric.sparseness (complexity, higher is better): the draws' maps under their own networks and each map summary's under the posterior predictive (mean ± sd over test splits;"} {
+			if !strings.Contains(string(tables), want) {
+				t.Errorf("the study's tables lack the title %q", want)
+			}
+		}
 		if _, err := os.Stat(filepath.Join(p.Dir, "metrics.csv")); err != nil {
 			t.Error(err)
 		}
