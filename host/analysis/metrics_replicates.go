@@ -123,11 +123,7 @@ func (a *Analyser) metricAcrossReplicates(info metric.Info, rows []metricRowJSON
 		if ar.Draws, err = acrossEstimate(draws); err != nil {
 			return report.Table{}, nil, false, fmt.Errorf("%s, %s / %s, %s, the draws: %w", info.ID, k.post, k.exp, k.scope, err)
 		}
-		label := k.post
-		if len(a.s.Explainers) > 1 {
-			label += " / " + k.exp
-		}
-		cells := []string{label, k.scope, acrossCell(ar.Draws, "%.3f")}
+		cells := []string{a.methodLabel(k.post, k.exp), k.scope, acrossCell(ar.Draws, "%.3f")}
 		for i, name := range a.s.Summaries {
 			as := acrossSummary{Summary: name}
 			var score, gain []float64

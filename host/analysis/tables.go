@@ -128,8 +128,14 @@ func (a *Analyser) pairLabel(p *pair) string {
 	if len(a.replicates()) > 1 {
 		post = fmt.Sprintf("%s (replicate %d)", p.post, p.rep)
 	}
+	return a.methodLabel(post, p.exp)
+}
+
+// methodLabel is a table's name of a posterior and an explainer: the
+// posterior, and the explainer when the run has more than one.
+func (a *Analyser) methodLabel(post, exp string) string {
 	if len(a.s.Explainers) > 1 {
-		return post + " / " + p.exp
+		return post + " / " + exp
 	}
 	return post
 }

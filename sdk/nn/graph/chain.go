@@ -411,19 +411,7 @@ func (n *Net) materialise(B, v int) {
 		return
 	}
 	c.ovOn[v] = false
-	sh, sz, ow := n.shapes[v], c.size[v], c.ow[v]
-	for b := range B {
-		lo, hi := c.clo[v][b], c.chi[v][b]
-		if lo >= hi {
-			continue
-		}
-		n.chainLog(B, v, b, lo, hi)
-		dst, os := c.st[v][b*sz:(b+1)*sz], c.oslo[v][b]
-		for ch := range sh.C {
-			o := (b*sh.C + ch) * ow
-			copyShort(dst[ch*sh.T+lo:ch*sh.T+hi], c.ovl[v][o+lo-os:o+hi-os])
-		}
-	}
+	n.writeBack(B, v, c.ovl[v], c.ow[v], c.oslo[v])
 }
 
 // materialiseAll writes every overlay into the values (materialise), in
@@ -555,14 +543,27 @@ func (n *Net) chainWindow(B, i, W int) {
 		copy(c.oslo[v][:B], c.slo[:B])
 		return
 	}
+	n.writeBack(B, v, c.tmp, W, c.slo)
+}
+
+// writeBack writes windows win (B x C x W, chain b's from step slo[b])
+// into value v's values over each chain's changed range [clo, chi),
+// logging what it overwrites when the chains track restarts.
+func (n *Net) writeBack(B, v int, win []float32, W int, slo []int) {
+	c := n.chain
+	sh, sz := n.shapes[v], c.size[v]
 	for b := range B {
 		lo, hi := c.clo[v][b], c.chi[v][b]
 		if lo >= hi {
 			continue
 		}
-		dst := c.st[v][b*c.size[v] : (b+1)*c.size[v]]
-		for ch := range Co {
-			copyShort(dst[ch*To+lo:ch*To+hi], c.tmp[(b*Co+ch)*W+lo-c.slo[b]:(b*Co+ch)*W+hi-c.slo[b]])
+		if c.track {
+			n.chainLog(B, v, b, lo, hi)
+		}
+		dst := c.st[v][b*sz : (b+1)*sz]
+		for ch := range sh.C {
+			o := (b*sh.C+ch)*W - slo[b]
+			copyShort(dst[ch*sh.T+lo:ch*sh.T+hi], win[o+lo:o+hi])
 		}
 	}
 }
